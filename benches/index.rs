@@ -1,0 +1,189 @@
+//! Index throughput on real code available offline (a bench binary, not a test).
+//!
+//! For each corpus (a directory copied to a scratch dir first) it measures:
+//! - the bare parse: walk + read + tree-sitter parse of every file, in parallel;
+//! - a cold index into a fresh data dir (files/s, symbols/s, peak RSS);
+//! - a no-op re-index and a re-index after touching 10 files.
+//!
+//! Corpora: `CRUXE_BENCH_CORPORA` (`name=dir,name=dir`), else the Python standard
+//! library and the Rust crates in `~/.cargo/registry/src`, and Go's standard
+//! library when `golang-src` is installed. `make bench` runs it.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use cruxe::datadir::DataDir;
+use cruxe::extract::Extractor;
+use cruxe::graph::GraphConfig;
+use cruxe::index::{IndexOptions, Silent, index_repo};
+use cruxe::walk::{WalkOptions, walk};
+use rayon::prelude::*;
+
+fn corpora() -> Vec<(String, PathBuf)> {
+    if let Ok(spec) = std::env::var("CRUXE_BENCH_CORPORA") {
+        return spec
+            .split(',')
+            .filter_map(|p| p.split_once('='))
+            .map(|(n, d)| (n.to_string(), PathBuf::from(d)))
+            .collect();
+    }
+    let mut out = Vec::new();
+    if let Some(py) = python_stdlib() {
+        out.push(("python-stdlib".to_string(), py));
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        let reg = Path::new(&home).join(".cargo/registry/src");
+        if let Some(first) = std::fs::read_dir(&reg)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+        {
+            out.push(("rust-crates".to_string(), first.path()));
+        }
+    }
+    for go in ["/usr/share/go/src", "/usr/lib/go/src"] {
+        if Path::new(go).is_dir() {
+            out.push(("go-stdlib".to_string(), PathBuf::from(go)));
+            break;
+        }
+    }
+    out
+}
+
+fn python_stdlib() -> Option<PathBuf> {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"])
+        .output()
+        .ok()?;
+    let p = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
+    p.is_dir().then_some(p)
+}
+
+fn copy_tree(from: &Path, to: &Path) -> usize {
+    let mut n = 0;
+    let mut stack = vec![from.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            let Ok(ft) = e.file_type() else { continue };
+            let rel = p.strip_prefix(from).unwrap_or(&p);
+            if ft.is_dir() {
+                stack.push(p);
+            } else if ft.is_file() {
+                let dest = to.join(rel);
+                if let Some(parent) = dest.parent() {
+                    let _ = std::fs::create_dir_all(parent);
+                }
+                if std::fs::copy(&p, &dest).is_ok() {
+                    n += 1;
+                }
+            }
+        }
+    }
+    n
+}
+
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn bare_parse(root: &Path) -> (usize, f64) {
+    let started = Instant::now();
+    let walked = walk(root, &WalkOptions::default());
+    let extractor = Extractor::new().expect("parsers");
+    let parsed: usize = walked
+        .sources
+        .par_iter()
+        .map_init(tree_sitter::Parser::new, |parser, src| {
+            let Ok(text) = std::fs::read_to_string(&src.abs_path) else {
+                return 0;
+            };
+            usize::from(extractor.parse(parser, src.language, &text).is_some())
+        })
+        .sum();
+    (parsed, started.elapsed().as_secs_f64())
+}
+
+fn main() {
+    let graph = GraphConfig::default();
+    println!(
+        "cruxe index benchmark — {} threads, buffer pool {} MiB",
+        rayon::current_num_threads(),
+        graph.buffer_pool_bytes >> 20
+    );
+    for (name, dir) in corpora() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let repo = tmp.path().join(&name);
+        let copied = copy_tree(&dir, &repo);
+        let opts = IndexOptions {
+            repo: Some(name.clone()),
+            ref_name: Some("bench".into()),
+            graph: graph.clone(),
+            ..IndexOptions::default()
+        };
+        let data = DataDir::new(tmp.path().join("data"));
+
+        let rss_before = peak_rss_mib();
+        let t = Instant::now();
+        let cold = index_repo(&repo, &data, &opts, &Silent).expect("cold index");
+        let cold_s = t.elapsed().as_secs_f64();
+        let rss_peak = peak_rss_mib();
+
+        let (parsed, parse_s) = bare_parse(&repo);
+
+        let t = Instant::now();
+        let noop = index_repo(&repo, &data, &opts, &Silent).expect("no-op");
+        let noop_s = t.elapsed().as_secs_f64();
+
+        let walked = walk(&repo, &WalkOptions::default());
+        for src in walked.sources.iter().step_by((walked.sources.len() / 10).max(1)).take(10) {
+            let mut text = std::fs::read_to_string(&src.abs_path).unwrap_or_default();
+            text.push_str("\n");
+            let _ = std::fs::write(&src.abs_path, text);
+        }
+        let t = Instant::now();
+        let touched = index_repo(&repo, &data, &opts, &Silent).expect("touched");
+        let touched_s = t.elapsed().as_secs_f64();
+
+        println!("\n## {name} ({} files copied from {})", copied, dir.display());
+        println!(
+            "source files {} | symbols {} | skipped {}",
+            cold.files,
+            cold.symbols,
+            cold.diagnostics.len()
+        );
+        println!(
+            "bare parse   {:>8.2} s  ({} files, {:.0} files/s)",
+            parse_s,
+            parsed,
+            parsed as f64 / parse_s
+        );
+        println!(
+            "cold index   {:>8.2} s  ({:.0} files/s, {:.0} symbols/s, {:.2}x bare parse)",
+            cold_s,
+            cold.files as f64 / cold_s,
+            cold.symbols as f64 / cold_s,
+            cold_s / parse_s
+        );
+        println!(
+            "peak RSS     {:>8.0} MiB (process peak after cold index; {:.0} MiB before)",
+            rss_peak, rss_before
+        );
+        println!(
+            "no-op        {:>8.2} s  ({} parsed)",
+            noop_s, noop.parsed
+        );
+        println!(
+            "touch 10     {:>8.2} s  ({} parsed)",
+            touched_s, touched.parsed
+        );
+    }
+}

@@ -1,0 +1,3 @@
+UNWIND $ids AS fid
+MATCH (f:File {id: fid})
+DETACH DELETE f

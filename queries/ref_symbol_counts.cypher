@@ -1,0 +1,1 @@
+MATCH (s:Symbol) RETURN s.repo, s.ref, count(*) AS symbols

@@ -1,0 +1,1 @@
+MERGE (r:Repo {name: $name}) SET r.root = $root

@@ -1,0 +1,497 @@
+//! The command line: argument parsing (clap), progress display (indicatif) and all
+//! printing to stdout. Errors become exit codes in `main`, in one place.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::datadir::DataDir;
+use crate::graph::{GraphConfig, GraphError, QueryRows};
+use crate::index::{self, IndexOptions, IndexReport, Progress};
+use crate::nav::{self, Scope};
+use crate::walk::WalkOptions;
+
+const ABOUT: &str = "Code navigation for AI coding agents: symbols and imports of a repository \
+in a Kuzu graph, queried with Cypher and served over MCP.";
+
+const AFTER_HELP: &str = "\
+Examples:
+  cruxe index                       index the current directory into ./.cruxe
+  cruxe index ~/src/app --force     rebuild the index of ~/src/app from scratch
+  cruxe status                      repos, refs and counts in ./.cruxe
+  cruxe hierarchy validate --path src/auth/handler.rs
+  cruxe cypher \"MATCH (p)-[:CONTAINS*]->(s:Symbol {name:'validate'}) RETURN p.name\"
+  cruxe cypher --json \"MATCH (s:Symbol) RETURN s.kind AS kind, count(*) AS n ORDER BY n DESC\"";
+
+#[derive(Parser, Debug)]
+#[command(name = "cruxe", version, about = ABOUT, after_help = AFTER_HELP)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Index a repository: symbols, nesting and imports into the graph.
+    ///
+    /// Re-running re-parses only files whose content changed and drops deleted ones;
+    /// the whole run commits atomically, so an interrupted run leaves the previous
+    /// index intact. Files that cannot be indexed (binary, too large, invalid UTF-8,
+    /// unreadable, symlink loops) are listed, never fatal.
+    Index(IndexArgs),
+    /// Run one read-only Cypher query and print the rows.
+    ///
+    /// Node tables: Repo, Ref, File, Symbol, External. Relationships: HAS_REF,
+    /// HAS_FILE, CONTAINS (File→Symbol, Symbol→Symbol), IMPORTS. A query that would
+    /// write is refused.
+    Cypher(CypherArgs),
+    /// Show the indexed repos and refs with their counts.
+    Status(StatusArgs),
+    /// Show where a symbol lives (ancestors) or what it contains (descendants).
+    Hierarchy(HierarchyArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct Resources {
+    /// Kuzu buffer pool in MiB.
+    #[arg(long, default_value_t = 512, env = "CRUXE_BUFFER_POOL_MB")]
+    pub buffer_pool_mb: u64,
+    /// Worker threads for Kuzu queries.
+    #[arg(long, env = "CRUXE_THREADS")]
+    pub threads: Option<u64>,
+}
+
+impl Resources {
+    fn graph_config(&self) -> GraphConfig {
+        let mut cfg = GraphConfig {
+            buffer_pool_bytes: self.buffer_pool_mb.max(64) * 1024 * 1024,
+            ..GraphConfig::default()
+        };
+        if let Some(t) = self.threads {
+            cfg.threads = t.max(1);
+        }
+        cfg
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct IndexArgs {
+    /// The repository to index.
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// Data dir holding the index [default: PATH/.cruxe].
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Repository name [default: the folder name of PATH].
+    #[arg(long)]
+    pub repo: Option<String>,
+    /// Ref name [default: the checked-out git branch, or `live` outside git].
+    #[arg(long = "ref")]
+    pub ref_name: Option<String>,
+    /// Rebuild this repo/ref from scratch instead of updating it.
+    #[arg(long)]
+    pub force: bool,
+    /// Skip files larger than this many bytes.
+    #[arg(long, default_value_t = 1024 * 1024)]
+    pub max_file_size: u64,
+    /// List every skipped file and syntax error after the summary.
+    #[arg(long, short)]
+    pub verbose: bool,
+    #[command(flatten)]
+    pub resources: Resources,
+}
+
+#[derive(Args, Debug)]
+pub struct CypherArgs {
+    /// The query, e.g. "MATCH (s:Symbol {kind:'struct'}) RETURN s.name, s.path LIMIT 5".
+    pub query: String,
+    /// Data dir holding the index.
+    #[arg(long, default_value = ".cruxe")]
+    pub data: PathBuf,
+    /// Print a JSON array of objects keyed by the RETURN aliases.
+    #[arg(long)]
+    pub json: bool,
+    /// Stop after this many rows.
+    #[arg(long, default_value_t = 10_000)]
+    pub limit: usize,
+    /// Stop the query after this many milliseconds (0 = no limit).
+    #[arg(long, default_value_t = 30_000)]
+    pub timeout_ms: u64,
+    #[command(flatten)]
+    pub resources: Resources,
+}
+
+#[derive(Args, Debug)]
+pub struct StatusArgs {
+    /// Data dir holding the index.
+    #[arg(long, default_value = ".cruxe")]
+    pub data: PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub resources: Resources,
+}
+
+#[derive(Args, Debug)]
+pub struct HierarchyArgs {
+    /// Symbol name (`validate`) or qualified name (`auth::handler::AuthHandler::validate`).
+    pub symbol: String,
+    /// File that holds the symbol, to tell same-named symbols apart.
+    #[arg(long)]
+    pub path: Option<String>,
+    /// `ancestors` (where it lives) or `descendants` (what it contains).
+    #[arg(long, default_value = "ancestors", value_parser = ["ancestors", "descendants"])]
+    pub direction: String,
+    /// Data dir holding the index.
+    #[arg(long, default_value = ".cruxe")]
+    pub data: PathBuf,
+    /// Repository name (needed when the data dir holds several).
+    #[arg(long)]
+    pub repo: Option<String>,
+    /// Ref name [default: the only or most recently indexed ref of the repo].
+    #[arg(long = "ref")]
+    pub ref_name: Option<String>,
+    #[command(flatten)]
+    pub resources: Resources,
+}
+
+pub fn run(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Index(a) => cmd_index(a),
+        Command::Cypher(a) => cmd_cypher(a),
+        Command::Status(a) => cmd_status(a),
+        Command::Hierarchy(a) => cmd_hierarchy(a),
+    }
+}
+
+/// A progress bar on a terminal, a line per phase otherwise (both on stderr).
+struct Bar {
+    bar: Option<ProgressBar>,
+    phase: Mutex<String>,
+}
+
+impl Bar {
+    fn new() -> Bar {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let b = ProgressBar::new(0);
+            b.set_style(
+                ProgressStyle::with_template("{msg:>8} [{bar:30}] {pos}/{len} files {elapsed}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+            );
+            b
+        });
+        Bar {
+            bar,
+            phase: Mutex::new(String::new()),
+        }
+    }
+}
+
+impl Progress for Bar {
+    fn phase(&self, name: &str, total: u64) {
+        if let Ok(mut p) = self.phase.lock() {
+            *p = name.to_string();
+        }
+        match &self.bar {
+            Some(b) => {
+                b.set_message(name.to_string());
+                if total > 0 {
+                    b.set_length(total);
+                    b.set_position(0);
+                }
+            }
+            None if total > 0 => eprintln!("cruxe: {name} {total} files"),
+            None => eprintln!("cruxe: {name}"),
+        }
+    }
+    fn advance(&self, n: u64) {
+        if let Some(b) = &self.bar {
+            b.inc(n);
+        }
+    }
+    fn done(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}
+
+fn cmd_index(a: IndexArgs) -> Result<i32> {
+    let data = DataDir::new(a.data.clone().unwrap_or_else(|| a.path.join(".cruxe")));
+    let opts = IndexOptions {
+        repo: a.repo,
+        ref_name: a.ref_name,
+        force: a.force,
+        walk: WalkOptions {
+            max_file_size: a.max_file_size,
+            ..WalkOptions::default()
+        },
+        graph: a.resources.graph_config(),
+    };
+    let bar = Bar::new();
+    let report = index::index_repo(&a.path, &data, &opts, &bar)
+        .with_context(|| format!("indexing {} failed", a.path.display()))?;
+    print_report(&report, a.verbose);
+    Ok(0)
+}
+
+fn print_report(r: &IndexReport, verbose: bool) {
+    let mut out = std::io::stdout().lock();
+    let skipped = r.diagnostics.len() - r.syntax_error_files;
+    let _ = writeln!(
+        out,
+        "indexed {}@{}: {} files ({} parsed, {} unchanged, {} removed), {} symbols, {} import edges, {} unresolved imports, {} skipped, {} with syntax errors, {:.2} s",
+        r.repo,
+        r.ref_name,
+        r.files,
+        r.parsed,
+        r.unchanged,
+        r.removed,
+        r.symbols,
+        r.import_edges,
+        r.unresolved_imports,
+        skipped,
+        r.syntax_error_files,
+        r.seconds
+    );
+    const SHOWN: usize = 20;
+    let limit = if verbose { usize::MAX } else { SHOWN };
+    for d in r.diagnostics.iter().take(limit) {
+        let _ = writeln!(out, "  {}: {}", d.path, d.problem);
+    }
+    if r.diagnostics.len() > limit {
+        let _ = writeln!(
+            out,
+            "  … and {} more (use --verbose to list all)",
+            r.diagnostics.len() - limit
+        );
+    }
+}
+
+fn cmd_cypher(a: CypherArgs) -> Result<i32> {
+    let data = DataDir::new(&a.data);
+    let store = data.open_graph_read_only(&a.resources.graph_config())?;
+    let (rows, truncated) = match store.query_read_only(&a.query, Vec::new(), a.limit, a.timeout_ms)
+    {
+        Ok(r) => r,
+        Err(GraphError::NotReadOnly) => {
+            bail!("refused: this query would modify the graph; `cruxe cypher` only reads")
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if a.json {
+        print_json_rows(&rows);
+    } else {
+        print_table(&rows);
+    }
+    if truncated {
+        eprintln!("cruxe: stopped after {} rows (--limit)", a.limit);
+    }
+    Ok(0)
+}
+
+fn print_json_rows(rows: &QueryRows) {
+    let objects: Vec<serde_json::Value> = rows
+        .rows
+        .iter()
+        .map(|r| {
+            serde_json::Value::Object(
+                rows.columns
+                    .iter()
+                    .cloned()
+                    .zip(r.iter().cloned())
+                    .collect(),
+            )
+        })
+        .collect();
+    let text = serde_json::to_string_pretty(&objects).unwrap_or_else(|_| "[]".into());
+    println!("{text}");
+}
+
+fn cell(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.replace('\n', "\\n"),
+        serde_json::Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn print_table(rows: &QueryRows) {
+    let cells: Vec<Vec<String>> = rows
+        .rows
+        .iter()
+        .map(|r| r.iter().map(cell).collect())
+        .collect();
+    let mut widths: Vec<usize> = rows.columns.iter().map(|c| c.chars().count()).collect();
+    for r in &cells {
+        for (i, c) in r.iter().enumerate() {
+            if let Some(w) = widths.get_mut(i) {
+                *w = (*w).max(c.chars().count().min(80));
+            }
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    let line = |out: &mut std::io::StdoutLock<'_>, items: &[String]| {
+        let parts: Vec<String> = items
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let w = widths.get(i).copied().unwrap_or(0);
+                let c: String = if c.chars().count() > 80 {
+                    c.chars().take(79).chain(std::iter::once('…')).collect()
+                } else {
+                    c.clone()
+                };
+                format!("{c:<w$}")
+            })
+            .collect();
+        let _ = writeln!(out, "{}", parts.join(" | ").trim_end());
+    };
+    line(&mut out, &rows.columns);
+    let sep: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    let _ = writeln!(out, "{}", sep.join("-+-"));
+    for r in &cells {
+        line(&mut out, r);
+    }
+    let _ = writeln!(out, "({} row{})", cells.len(), if cells.len() == 1 { "" } else { "s" });
+}
+
+fn cmd_status(a: StatusArgs) -> Result<i32> {
+    let data = DataDir::new(&a.data);
+    let store = data.open_graph_read_only(&a.resources.graph_config())?;
+    let status = store.status()?;
+    if a.json {
+        let v: Vec<serde_json::Value> = status
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "repo": s.repo, "ref": s.ref_name, "commit": s.commit,
+                    "indexed_at": s.indexed_at, "files": s.files, "symbols": s.symbols,
+                    "import_edges": s.import_edges, "unresolved_imports": s.unresolved_imports,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        return Ok(0);
+    }
+    if status.is_empty() {
+        println!("no repositories indexed in {}", data.root().display());
+        return Ok(0);
+    }
+    let rows = QueryRows {
+        columns: [
+            "repo", "ref", "commit", "indexed_at", "files", "symbols", "imports", "unresolved",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+        rows: status
+            .iter()
+            .map(|s| {
+                vec![
+                    s.repo.clone().into(),
+                    s.ref_name.clone().into(),
+                    s.commit.chars().take(12).collect::<String>().into(),
+                    s.indexed_at.clone().into(),
+                    s.files.into(),
+                    s.symbols.into(),
+                    s.import_edges.into(),
+                    s.unresolved_imports.into(),
+                ]
+            })
+            .collect(),
+    };
+    print_table(&rows);
+    Ok(0)
+}
+
+fn cmd_hierarchy(a: HierarchyArgs) -> Result<i32> {
+    let data = DataDir::new(&a.data);
+    let store = data.open_graph_read_only(&a.resources.graph_config())?;
+    let status = store.status()?;
+    let repo = match &a.repo {
+        Some(r) => r.clone(),
+        None => {
+            let mut repos: Vec<&str> = status.iter().map(|s| s.repo.as_str()).collect();
+            repos.dedup();
+            match repos.as_slice() {
+                [one] => one.to_string(),
+                [] => bail!("nothing indexed in {}", data.root().display()),
+                many => bail!("several repos are indexed ({}); pass --repo", many.join(", ")),
+            }
+        }
+    };
+    let ref_name = match &a.ref_name {
+        Some(r) => r.clone(),
+        None => status
+            .iter()
+            .filter(|s| s.repo == repo)
+            .max_by(|x, y| x.indexed_at.cmp(&y.indexed_at))
+            .map(|s| s.ref_name.clone())
+            .with_context(|| format!("repo {repo} is not indexed"))?,
+    };
+    let scope = Scope {
+        repo: &repo,
+        ref_name: &ref_name,
+    };
+    let symbol = match nav::resolve(&store, &scope, &a.symbol, a.path.as_deref()) {
+        Ok(s) => s,
+        Err(nav::NavError::Ambiguous { name, candidates }) => {
+            eprintln!("`{name}` is ambiguous; candidates:");
+            for c in &candidates {
+                eprintln!(
+                    "  {} {} ({}:{})",
+                    c.kind, c.qualified_name, c.path, c.line_start
+                );
+            }
+            return Ok(1);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut out = std::io::stdout().lock();
+    if a.direction == "ancestors" {
+        let anc = nav::ancestors(&store, &symbol)?;
+        for (row, depth) in &anc.chain {
+            let _ = writeln!(
+                out,
+                "{}{} {} ({}:{}-{})",
+                "  ".repeat(*depth as usize),
+                row.kind,
+                row.qualified_name,
+                row.path,
+                row.line_start,
+                row.line_end
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{}file {}",
+            "  ".repeat(anc.chain.len()),
+            anc.file_path
+        );
+    } else {
+        let tree = nav::descendants(&store, &scope, &symbol)?;
+        fn show(out: &mut std::io::StdoutLock<'_>, n: &nav::TreeNode) {
+            let _ = writeln!(
+                out,
+                "{}{} {} ({}-{})",
+                "  ".repeat(n.depth as usize),
+                n.symbol.kind,
+                n.symbol.name,
+                n.symbol.line_start,
+                n.symbol.line_end
+            );
+            for c in &n.children {
+                show(out, c);
+            }
+        }
+        show(&mut out, &tree);
+    }
+    Ok(0)
+}

@@ -1,0 +1,422 @@
+//! Symbol extraction: tree-sitter parse → definitions from the query files under
+//! `queries/<lang>/symbols.scm` → language rules (kinds, names, signatures, docs,
+//! visibility) → nesting from byte ranges → qualified names.
+//!
+//! Architecture invariant: this module knows nothing of the graph store or the wire
+//! format. It turns `(path, text, module info)` into `model::Symbol`s and nothing else.
+
+mod go;
+mod python;
+mod rust;
+mod typescript;
+
+use std::collections::HashSet;
+
+use streaming_iterator::StreamingIterator;
+use tree_sitter::{Node, Parser, Query, QueryCursor, Tree};
+
+use crate::model::{Language, ModuleInfo, Symbol, SymbolKind};
+
+/// The grammar, compiled symbol query and naming rules of one language.
+struct LangSpec {
+    grammar: tree_sitter::Language,
+    symbols: Query,
+}
+
+/// Compiled grammars and queries for every language. Build once, share across threads.
+pub struct Extractor {
+    rust: LangSpec,
+    python: LangSpec,
+    typescript: LangSpec,
+    tsx: LangSpec,
+    go: LangSpec,
+}
+
+/// The query source of every language, as `(language, file name, text)`; tests compile each.
+pub const QUERY_FILES: &[(&str, &str, &str)] = &[
+    ("rust", "symbols.scm", include_str!("../../queries/rust/symbols.scm")),
+    ("python", "symbols.scm", include_str!("../../queries/python/symbols.scm")),
+    (
+        "typescript",
+        "symbols.scm",
+        include_str!("../../queries/typescript/symbols.scm"),
+    ),
+    ("go", "symbols.scm", include_str!("../../queries/go/symbols.scm")),
+];
+
+fn query_text(lang: &str, file: &str) -> &'static str {
+    QUERY_FILES
+        .iter()
+        .find(|(l, f, _)| *l == lang && *f == file)
+        .map(|(_, _, text)| *text)
+        .unwrap_or_default()
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExtractError {
+    #[error("query {lang}/{file} does not compile: {message}")]
+    Query {
+        lang: &'static str,
+        file: &'static str,
+        message: String,
+    },
+    #[error("grammar for {0} could not be loaded: {1}")]
+    Grammar(&'static str, String),
+}
+
+fn spec(
+    grammar: tree_sitter::Language,
+    lang: &'static str,
+    file: &'static str,
+) -> Result<LangSpec, ExtractError> {
+    let symbols = Query::new(&grammar, query_text(lang, file)).map_err(|e| ExtractError::Query {
+        lang,
+        file,
+        message: e.to_string(),
+    })?;
+    Ok(LangSpec { grammar, symbols })
+}
+
+impl Extractor {
+    pub fn new() -> Result<Extractor, ExtractError> {
+        Ok(Extractor {
+            rust: spec(tree_sitter_rust::LANGUAGE.into(), "rust", "symbols.scm")?,
+            python: spec(tree_sitter_python::LANGUAGE.into(), "python", "symbols.scm")?,
+            typescript: spec(
+                tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+                "typescript",
+                "symbols.scm",
+            )?,
+            tsx: spec(
+                tree_sitter_typescript::LANGUAGE_TSX.into(),
+                "typescript",
+                "symbols.scm",
+            )?,
+            go: spec(tree_sitter_go::LANGUAGE.into(), "go", "symbols.scm")?,
+        })
+    }
+
+    fn spec(&self, language: Language) -> &LangSpec {
+        match language {
+            Language::Rust => &self.rust,
+            Language::Python => &self.python,
+            Language::TypeScript => &self.typescript,
+            // JSX is legal in .js files, and the TSX grammar accepts plain JS too.
+            Language::Tsx | Language::JavaScript => &self.tsx,
+            Language::Go => &self.go,
+        }
+    }
+
+    /// Parses `source` only (no extraction); the baseline the benchmark compares against.
+    pub fn parse(&self, parser: &mut Parser, language: Language, source: &str) -> Option<Tree> {
+        parser.set_language(&self.spec(language).grammar).ok()?;
+        parser.parse(source, None)
+    }
+
+    /// Extracts every definition of one file. Syntax errors do not stop extraction:
+    /// tree-sitter recovers and what it recognised is kept.
+    pub fn extract(
+        &self,
+        parser: &mut Parser,
+        language: Language,
+        source: &str,
+        module: &ModuleInfo,
+    ) -> Extracted {
+        let Some(tree) = self.parse(parser, language, source) else {
+            return Extracted {
+                symbols: Vec::new(),
+                has_syntax_errors: true,
+            };
+        };
+        let root = tree.root_node();
+        let defs = self.collect_defs(language, root, source);
+        let symbols = build_symbols(language, defs, source, module);
+        Extracted {
+            symbols,
+            has_syntax_errors: root.has_error(),
+        }
+    }
+
+    fn collect_defs<'t>(&self, language: Language, root: Node<'t>, src: &str) -> Vec<Def<'t>> {
+        let spec = self.spec(language);
+        let names = spec.symbols.capture_names();
+        let mut cursor = QueryCursor::new();
+        let mut matches = cursor.matches(&spec.symbols, root, src.as_bytes());
+        let mut seen = HashSet::new();
+        let mut defs = Vec::new();
+        while let Some(m) = matches.next() {
+            let mut def_node = None;
+            let mut tag = "";
+            let mut name_node = None;
+            for c in m.captures {
+                let cname = names[c.index as usize];
+                if let Some(t) = cname.strip_prefix("definition.") {
+                    def_node = Some(c.node);
+                    tag = t;
+                } else if cname == "name" {
+                    name_node = Some(c.node);
+                }
+            }
+            let (Some(node), Some(name_node)) = (def_node, name_node) else {
+                continue;
+            };
+            if !seen.insert((node.id(), name_node.id())) {
+                continue;
+            }
+            let raw = RawDef {
+                node,
+                name_node,
+                tag,
+            };
+            let refined = match language {
+                Language::Rust => rust::refine(raw, src),
+                Language::Python => python::refine(raw, src),
+                Language::TypeScript | Language::Tsx | Language::JavaScript => {
+                    typescript::refine(raw, src)
+                }
+                Language::Go => go::refine(raw, src),
+            };
+            defs.extend(refined);
+        }
+        defs
+    }
+}
+
+/// What one file yields.
+#[derive(Debug, Clone)]
+pub struct Extracted {
+    pub symbols: Vec<Symbol>,
+    pub has_syntax_errors: bool,
+}
+
+/// A query match before language rules: the definition node, its name node, the tag
+/// after `definition.` in the capture name.
+struct RawDef<'t> {
+    node: Node<'t>,
+    name_node: Node<'t>,
+    tag: &'static str,
+}
+
+/// A definition after language rules, before nesting.
+struct Def<'t> {
+    name: String,
+    kind: SymbolKind,
+    /// The node whose range is the definition's range (may be wider than the
+    /// captured node: decorators, `export`, a Go `type` keyword).
+    range_node: Node<'t>,
+    signature: String,
+    doc: String,
+    visibility: String,
+    /// Go methods: the receiver type's name, which becomes their parent.
+    receiver: Option<String>,
+}
+
+/// Text of a node, or "" when the range is not valid UTF-8 boundaries (cannot
+/// happen for source that is a `&str`, but never panic on input).
+fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
+    src.get(node.start_byte()..node.end_byte()).unwrap_or("")
+}
+
+/// The declaration header: source from `start` up to where `body` begins, on one
+/// line, with a trailing `{`, `:` or `=` removed. Without a body, the first line.
+fn header(start: Node<'_>, body: Option<Node<'_>>, src: &str) -> String {
+    let from = start.start_byte();
+    let raw = match body {
+        Some(b) if b.start_byte() > from => src.get(from..b.start_byte()).unwrap_or(""),
+        _ => {
+            let whole = text(start, src);
+            whole.lines().next().unwrap_or("")
+        }
+    };
+    let mut sig = crate::model::normalize_ws(raw);
+    while sig.ends_with(['{', ':', '=']) {
+        sig.pop();
+        sig = sig.trim_end().to_string();
+    }
+    const MAX: usize = 400;
+    if sig.len() > MAX {
+        let mut cut = MAX;
+        while !sig.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        sig.truncate(cut);
+        sig.push('…');
+    }
+    sig
+}
+
+/// Comments directly above `node` (no blank line between), oldest first, as
+/// accepted by `keep`, which returns the comment's text without its markers.
+fn leading_comments(
+    node: Node<'_>,
+    src: &str,
+    skip: &[&str],
+    keep: impl Fn(Node<'_>, &str) -> Option<String>,
+) -> String {
+    let mut parts = Vec::new();
+    let mut expected_row = node.start_position().row;
+    let mut cur = node.prev_sibling();
+    while let Some(n) = cur {
+        if skip.contains(&n.kind()) {
+            expected_row = n.start_position().row;
+            cur = n.prev_sibling();
+            continue;
+        }
+        // A comment counts only if it ends on the line above (or the same line);
+        // line comments may include their newline, ending at column 0 of the next row.
+        let end = n.end_position();
+        let end_row = if end.column == 0 && end.row > n.start_position().row {
+            end.row - 1
+        } else {
+            end.row
+        };
+        if end_row + 1 < expected_row {
+            break;
+        }
+        match keep(n, text(n, src)) {
+            Some(t) => parts.push(t),
+            None => break,
+        }
+        expected_row = n.start_position().row;
+        cur = n.prev_sibling();
+    }
+    parts.reverse();
+    parts.join("\n").trim().to_string()
+}
+
+/// Nesting, method detection and qualified names for one file's definitions.
+fn build_symbols(
+    language: Language,
+    mut defs: Vec<Def<'_>>,
+    src: &str,
+    module: &ModuleInfo,
+) -> Vec<Symbol> {
+    defs.sort_by_key(|d| {
+        (
+            d.range_node.start_byte(),
+            std::cmp::Reverse(d.range_node.end_byte()),
+        )
+    });
+    // Same range twice (e.g. a Go type_spec captured both ways): keep the first.
+    defs.dedup_by(|b, a| {
+        a.range_node.start_byte() == b.range_node.start_byte()
+            && a.range_node.end_byte() == b.range_node.end_byte()
+            && a.name == b.name
+    });
+
+    let mut symbols: Vec<Symbol> = Vec::with_capacity(defs.len());
+    // Index into `symbols` of each kept def, for the enclosing stack.
+    let mut stack: Vec<(usize, usize)> = Vec::new(); // (symbol index, end byte)
+    let mut receivers: Vec<Option<String>> = Vec::new();
+    for def in defs {
+        let start = def.range_node.start_byte();
+        let end = def.range_node.end_byte();
+        while let Some(&(_, top_end)) = stack.last() {
+            if start >= top_end {
+                stack.pop();
+            } else {
+                break;
+            }
+        }
+        let parent = stack.last().map(|&(i, _)| i);
+        let mut kind = def.kind;
+        if let Some(p) = parent {
+            let pk = symbols[p].kind;
+            // Variables inside functions are locals, not navigation targets.
+            if matches!(kind, SymbolKind::Var | SymbolKind::Const | SymbolKind::Static)
+                && pk.is_callable()
+                && language != Language::Rust
+            {
+                continue;
+            }
+            if kind == SymbolKind::Fn && pk.holds_methods() {
+                kind = SymbolKind::Method;
+            }
+        }
+        let visibility = if def.visibility.is_empty() {
+            parent.map(|p| symbols[p].visibility.clone()).unwrap_or_default()
+        } else {
+            def.visibility
+        };
+        let start_pos = def.range_node.start_position();
+        let end_pos = def.range_node.end_position();
+        // A node ending at column 0 ends on the previous line (trailing newline).
+        let line_end = if end_pos.column == 0 && end_pos.row > start_pos.row {
+            end_pos.row
+        } else {
+            end_pos.row + 1
+        };
+        symbols.push(Symbol {
+            name: def.name,
+            kind,
+            qualified_name: String::new(),
+            signature: def.signature,
+            doc: def.doc,
+            visibility,
+            line_start: start_pos.row as u32 + 1,
+            line_end: line_end as u32,
+            byte_start: start as u32,
+            byte_end: end as u32,
+            parent,
+        });
+        receivers.push(def.receiver);
+        stack.push((symbols.len() - 1, end));
+    }
+
+    // Go: a method's parent is its receiver type when that type is in the same file.
+    if language == Language::Go {
+        for i in 0..symbols.len() {
+            if let Some(recv) = &receivers[i] {
+                symbols[i].parent = symbols.iter().position(|s| {
+                    s.name == *recv
+                        && matches!(
+                            s.kind,
+                            SymbolKind::Struct | SymbolKind::Interface | SymbolKind::Type
+                        )
+                });
+            }
+        }
+    }
+
+    for i in 0..symbols.len() {
+        let mut chain = vec![symbols[i].name.as_str()];
+        let mut cur = symbols[i].parent;
+        let mut guard = 0;
+        while let Some(p) = cur {
+            chain.push(symbols[p].name.as_str());
+            cur = symbols[p].parent;
+            guard += 1;
+            if guard > 256 {
+                break;
+            }
+        }
+        // Go methods outside their type's file still carry the type in their name.
+        if symbols[i].parent.is_none()
+            && let Some(recv) = &receivers[i]
+        {
+            chain.push(recv.as_str());
+        }
+        chain.reverse();
+        symbols[i].qualified_name = qualify(language, &module.module, &chain);
+    }
+    let _ = src;
+    symbols
+}
+
+/// Joins a module path and a chain of enclosing names per the language's convention
+/// (README, "Names"): Rust `a::b::T::f`, Python `a.b.T.f`, TS `src/a/b:T.f`, Go
+/// `example.com/m/pkg.T.f`.
+pub fn qualify(language: Language, module: &str, chain: &[&str]) -> String {
+    let (module_sep, sep) = match language {
+        Language::Rust => ("::", "::"),
+        Language::Python => (".", "."),
+        Language::TypeScript | Language::Tsx | Language::JavaScript => (":", "."),
+        Language::Go => (".", "."),
+    };
+    let inner = chain.join(sep);
+    if module.is_empty() {
+        inner
+    } else {
+        format!("{module}{module_sep}{inner}")
+    }
+}

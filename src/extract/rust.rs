@@ -1,0 +1,123 @@
+//! Rust rules: impl names (the implemented type, generics stripped), `///` and `/** */`
+//! docs above attributes, `pub`/`pub(crate)` visibility, headers up to the body.
+
+use tree_sitter::Node;
+
+use super::{Def, RawDef, header, leading_comments, text};
+use crate::model::SymbolKind;
+
+pub(super) fn refine<'t>(raw: RawDef<'t>, src: &str) -> Option<Def<'t>> {
+    let node = raw.node;
+    let kind = match raw.tag {
+        "fn" => SymbolKind::Fn,
+        "struct" => SymbolKind::Struct,
+        "enum" => SymbolKind::Enum,
+        "trait" => SymbolKind::Trait,
+        "impl" => SymbolKind::Impl,
+        "mod" => SymbolKind::Mod,
+        "type" => SymbolKind::Type,
+        "const" => SymbolKind::Const,
+        "static" => SymbolKind::Static,
+        "macro" => SymbolKind::Macro,
+        _ => return None,
+    };
+    let name = if kind == SymbolKind::Impl {
+        type_name(raw.name_node, src)
+    } else {
+        text(raw.name_node, src).to_string()
+    };
+    if name.is_empty() {
+        return None;
+    }
+    let body = node.child_by_field_name("body");
+    let signature = header(node, body, src);
+    let visibility = match kind {
+        // Trait items and trait-impl items are as visible as the trait; inherent impls
+        // have no visibility of their own. Empty means "inherit from the parent".
+        SymbolKind::Impl => {
+            if node.child_by_field_name("trait").is_some() {
+                "public".to_string()
+            } else {
+                String::new()
+            }
+        }
+        _ => visibility(node, src),
+    };
+    Some(Def {
+        name,
+        kind,
+        range_node: node,
+        signature,
+        doc: doc(node, src),
+        visibility,
+        receiver: None,
+    })
+}
+
+/// `Foo<T>` → `Foo`, `&'a mut Foo` → `Foo`, `crate::a::Foo` → `Foo`, `[T]` → `[T]`.
+fn type_name(node: Node<'_>, src: &str) -> String {
+    match node.kind() {
+        "generic_type" => node
+            .child_by_field_name("type")
+            .map(|t| type_name(t, src))
+            .unwrap_or_default(),
+        "reference_type" | "pointer_type" => node
+            .child_by_field_name("type")
+            .map(|t| type_name(t, src))
+            .unwrap_or_default(),
+        "scoped_type_identifier" => node
+            .child_by_field_name("name")
+            .map(|t| text(t, src).to_string())
+            .unwrap_or_default(),
+        _ => crate::model::normalize_ws(text(node, src)),
+    }
+}
+
+fn visibility(node: Node<'_>, src: &str) -> String {
+    let mut cursor = node.walk();
+    let vis = node
+        .children(&mut cursor)
+        .find(|c| c.kind() == "visibility_modifier")
+        .map(|c| text(c, src).replace(' ', ""));
+    match vis.as_deref() {
+        None => {
+            // Items inside a trait or trait impl inherit (empty), the rest are private.
+            match node.parent().and_then(|p| p.parent()).map(|g| g.kind()) {
+                Some("trait_item") => String::new(),
+                Some("impl_item")
+                    if node
+                        .parent()
+                        .and_then(|p| p.parent())
+                        .and_then(|g| g.child_by_field_name("trait"))
+                        .is_some() =>
+                {
+                    String::new()
+                }
+                _ => "private".to_string(),
+            }
+        }
+        Some("pub") => "public".to_string(),
+        Some("pub(crate)") => "crate".to_string(),
+        Some(_) => "restricted".to_string(),
+    }
+}
+
+/// Outer doc comments (`///`, `/** */`) above the item; attributes may sit between.
+fn doc(node: Node<'_>, src: &str) -> String {
+    leading_comments(node, src, &["attribute_item"], |n, t| match n.kind() {
+        "line_comment" if t.starts_with("///") && !t.starts_with("////") => {
+            Some(t.trim_start_matches("///").trim_end().trim_start_matches(' ').to_string())
+        }
+        "block_comment" if t.starts_with("/**") && !t.starts_with("/***") => Some(
+            t.trim_start_matches("/**")
+                .trim_end_matches("*/")
+                .lines()
+                .map(|l| l.trim().trim_start_matches('*').trim())
+                .collect::<Vec<_>>()
+                .join("\n")
+                .trim()
+                .to_string(),
+        ),
+        _ => None,
+    })
+}

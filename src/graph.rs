@@ -1,0 +1,783 @@
+//! The graph store: the only module that speaks to Kuzu.
+//!
+//! Owns the database file inside the data dir, the schema (`schema/*.cypher`), every
+//! query the code runs (`queries/*.cypher`), batched writes, and read-only ad hoc
+//! Cypher. A `GraphStore` opened read-write is the process's single writer: every
+//! write goes through `&mut self`, and an index run's changes commit in one
+//! transaction, so a kill at any moment leaves the last completed state.
+//!
+//! Architecture invariant: nothing outside this module names a Kuzu type.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use kuzu::{Connection, Database, LogicalType, SystemConfig, Value};
+
+/// DDL, applied in order on every read-write open (`IF NOT EXISTS`).
+pub const SCHEMA_FILES: &[(&str, &str)] = &[
+    ("001_nodes.cypher", include_str!("../schema/001_nodes.cypher")),
+    ("002_rels.cypher", include_str!("../schema/002_rels.cypher")),
+];
+
+/// Every query the code runs, by name. A test prepares each against a fresh database.
+pub const QUERY_FILES: &[(&str, &str)] = &[
+    ("ancestors", include_str!("../queries/ancestors.cypher")),
+    ("descendants", include_str!("../queries/descendants.cypher")),
+    ("symbols_by_name", include_str!("../queries/symbols_by_name.cypher")),
+    ("file_hashes", include_str!("../queries/file_hashes.cypher")),
+    ("ref_counts", include_str!("../queries/ref_counts.cypher")),
+    ("ref_symbol_counts", include_str!("../queries/ref_symbol_counts.cypher")),
+    ("ref_import_counts", include_str!("../queries/ref_import_counts.cypher")),
+    ("upsert_repo", include_str!("../queries/upsert_repo.cypher")),
+    ("upsert_ref", include_str!("../queries/upsert_ref.cypher")),
+    ("insert_files", include_str!("../queries/insert_files.cypher")),
+    ("insert_symbols", include_str!("../queries/insert_symbols.cypher")),
+    ("insert_file_contains", include_str!("../queries/insert_file_contains.cypher")),
+    ("insert_symbol_contains", include_str!("../queries/insert_symbol_contains.cypher")),
+    ("delete_files", include_str!("../queries/delete_files.cypher")),
+    ("delete_file_symbols", include_str!("../queries/delete_file_symbols.cypher")),
+    ("delete_ref_files", include_str!("../queries/delete_ref_files.cypher")),
+    ("delete_ref_symbols", include_str!("../queries/delete_ref_symbols.cypher")),
+    ("delete_ref_externals", include_str!("../queries/delete_ref_externals.cypher")),
+];
+
+fn q(name: &str) -> &'static str {
+    QUERY_FILES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| *t)
+        .unwrap_or_else(|| panic!("no query file named {name}"))
+}
+
+/// Rows per UNWIND batch: large enough to amortise the call, small enough to keep
+/// parameter conversion cheap.
+const BATCH: usize = 5_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GraphError {
+    #[error(
+        "the data dir {0} is in use by another cruxe process (an index run or a server); wait for it to finish or stop it"
+    )]
+    Locked(PathBuf),
+    #[error("cannot open the graph at {path}: {message}")]
+    Open { path: PathBuf, message: String },
+    #[error("the query writes to the graph; only read-only queries are allowed here")]
+    NotReadOnly,
+    #[error("invalid query: {0}")]
+    Invalid(String),
+    #[error("the query ran longer than {0} ms and was stopped")]
+    Timeout(u64),
+    #[error("graph error: {0}")]
+    Kuzu(String),
+}
+
+impl From<kuzu::Error> for GraphError {
+    fn from(e: kuzu::Error) -> Self {
+        GraphError::Kuzu(e.to_string())
+    }
+}
+
+pub type Result<T> = std::result::Result<T, GraphError>;
+
+/// Resource settings for Kuzu; its defaults (80% of RAM for the buffer pool, an
+/// 8 TB address-space reservation) do not suit a tool that shares the machine.
+#[derive(Debug, Clone)]
+pub struct GraphConfig {
+    pub buffer_pool_bytes: u64,
+    pub threads: u64,
+    pub max_db_bytes: u64,
+}
+
+impl Default for GraphConfig {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get()) as u64;
+        GraphConfig {
+            buffer_pool_bytes: 512 * 1024 * 1024,
+            threads: cores.clamp(1, 4),
+            max_db_bytes: 1 << 36,
+        }
+    }
+}
+
+/// A node's properties as the store returns them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SymbolRow {
+    pub id: String,
+    pub stable_id: String,
+    pub name: String,
+    pub kind: String,
+    pub qualified_name: String,
+    pub path: String,
+    pub language: String,
+    pub line_start: i64,
+    pub line_end: i64,
+    pub signature: String,
+    pub visibility: String,
+    pub doc: String,
+}
+
+/// One step of an ancestor chain: an enclosing symbol or, last, the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ancestor {
+    Symbol(SymbolRow, i64),
+    File { id: String, path: String, depth: i64 },
+}
+
+/// A descendant with its direct parent's id and depth below the start symbol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Descendant {
+    pub symbol: SymbolRow,
+    pub parent_id: String,
+    pub depth: i64,
+}
+
+/// Rows to write for one file (already carrying graph ids).
+#[derive(Debug, Clone, Default)]
+pub struct FileRows {
+    pub file: FileRow,
+    pub symbols: Vec<SymbolInsert>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct FileRow {
+    pub id: String,
+    pub path: String,
+    pub language: String,
+    pub module: String,
+    pub package: String,
+    pub content_hash: String,
+    pub line_count: i64,
+    pub size: i64,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SymbolInsert {
+    pub row: SymbolRow,
+    pub byte_start: i64,
+    pub byte_end: i64,
+    /// Parent symbol id; `None` = contained by the file.
+    pub parent: Option<String>,
+}
+
+/// One index run's changes to one repo/ref, applied in a single transaction.
+#[derive(Debug, Clone, Default)]
+pub struct Changes {
+    pub repo: String,
+    pub repo_root: String,
+    pub ref_name: String,
+    pub commit: String,
+    pub indexed_at: String,
+    /// Drop everything of this repo/ref first (a `--force` rebuild).
+    pub replace_all: bool,
+    /// Files (repo-relative paths) whose nodes are removed: changed and deleted ones.
+    pub remove_paths: Vec<String>,
+    pub add: Vec<FileRows>,
+}
+
+/// Counts of one indexed ref.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RefStatus {
+    pub repo: String,
+    pub ref_name: String,
+    pub commit: String,
+    pub indexed_at: String,
+    pub files: i64,
+    pub symbols: i64,
+    pub import_edges: i64,
+    pub unresolved_imports: i64,
+}
+
+/// Rows of an ad hoc query, keyed by the RETURN aliases.
+#[derive(Debug, Clone, Default)]
+pub struct QueryRows {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<serde_json::Value>>,
+}
+
+pub fn file_id(repo: &str, ref_name: &str, path: &str) -> String {
+    format!("{repo}@{ref_name}:{path}")
+}
+
+pub fn ref_id(repo: &str, ref_name: &str) -> String {
+    format!("{repo}@{ref_name}")
+}
+
+pub struct GraphStore {
+    db: Database,
+    read_only: bool,
+}
+
+impl GraphStore {
+    /// Opens (creating if needed) the graph at `path` read-write and applies the schema.
+    pub fn open(path: &Path, cfg: &GraphConfig) -> Result<GraphStore> {
+        let store = Self::open_with(path, cfg, false)?;
+        let conn = store.conn()?;
+        for (_, ddl) in SCHEMA_FILES {
+            for stmt in statements(ddl) {
+                conn.query(&stmt)?;
+            }
+        }
+        Ok(store)
+    }
+
+    /// Opens an existing graph read-only: any write is refused by Kuzu itself.
+    pub fn open_read_only(path: &Path, cfg: &GraphConfig) -> Result<GraphStore> {
+        Self::open_with(path, cfg, true)
+    }
+
+    fn open_with(path: &Path, cfg: &GraphConfig, read_only: bool) -> Result<GraphStore> {
+        let config = SystemConfig::default()
+            .buffer_pool_size(cfg.buffer_pool_bytes)
+            .max_num_threads(cfg.threads)
+            .max_db_size(cfg.max_db_bytes)
+            .read_only(read_only);
+        let db = Database::new(path, config).map_err(|e| {
+            let message = e.to_string();
+            if message.contains("lock") {
+                GraphError::Locked(path.to_path_buf())
+            } else {
+                GraphError::Open {
+                    path: path.to_path_buf(),
+                    message,
+                }
+            }
+        })?;
+        Ok(GraphStore { db, read_only })
+    }
+
+    fn conn(&self) -> Result<Connection<'_>> {
+        Ok(Connection::new(&self.db)?)
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Content hash of every file of a repo/ref, by path.
+    pub fn file_hashes(&self, repo: &str, ref_name: &str) -> Result<HashMap<String, String>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(q("file_hashes"))?;
+        let rows = conn.execute(&mut stmt, vec![("repo", s(repo)), ("ref", s(ref_name))])?;
+        Ok(rows
+            .map(|r| (string(&r[0]), string(&r[1])))
+            .collect::<HashMap<_, _>>())
+    }
+
+    /// Applies one run's changes atomically: all of them or (after a crash or error)
+    /// none of them.
+    pub fn apply(&mut self, changes: &Changes) -> Result<()> {
+        let conn = self.conn()?;
+        conn.query("BEGIN TRANSACTION")?;
+        match write_changes(&conn, changes) {
+            Ok(()) => {
+                conn.query("COMMIT")?;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = conn.query("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    /// Symbols named `name` in a repo/ref, optionally only in `path`.
+    pub fn symbols_by_name(
+        &self,
+        repo: &str,
+        ref_name: &str,
+        name: &str,
+        path: Option<&str>,
+    ) -> Result<Vec<SymbolRow>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(q("symbols_by_name"))?;
+        let rows = conn.execute(
+            &mut stmt,
+            vec![
+                ("repo", s(repo)),
+                ("ref", s(ref_name)),
+                ("name", s(name)),
+                ("path", s(path.unwrap_or(""))),
+            ],
+        )?;
+        Ok(rows.map(|r| symbol_row(&r, 0)).collect())
+    }
+
+    /// The chain from the symbol's parent up to its file, nearest first.
+    pub fn ancestors(&self, symbol_id: &str) -> Result<Vec<Ancestor>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(q("ancestors"))?;
+        let rows = conn.execute(&mut stmt, vec![("id", s(symbol_id))])?;
+        Ok(rows
+            .map(|r| {
+                let depth = int(&r[13]);
+                if string(&r[0]) == "File" {
+                    Ancestor::File {
+                        id: string(&r[1]),
+                        path: string(&r[7]),
+                        depth,
+                    }
+                } else {
+                    Ancestor::Symbol(symbol_row(&r, 1), depth)
+                }
+            })
+            .collect())
+    }
+
+    /// Every symbol nested under `symbol_id`, shallowest first.
+    pub fn descendants(&self, symbol_id: &str) -> Result<Vec<Descendant>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(q("descendants"))?;
+        let rows = conn.execute(&mut stmt, vec![("id", s(symbol_id))])?;
+        Ok(rows
+            .map(|r| Descendant {
+                symbol: symbol_row(&r, 0),
+                depth: int(&r[12]),
+                parent_id: string(&r[13]),
+            })
+            .collect())
+    }
+
+    /// Counts per repo/ref.
+    pub fn status(&self) -> Result<Vec<RefStatus>> {
+        let conn = self.conn()?;
+        let mut out: Vec<RefStatus> = conn
+            .query(q("ref_counts"))?
+            .map(|r| RefStatus {
+                repo: string(&r[0]),
+                ref_name: string(&r[1]),
+                commit: string(&r[2]),
+                indexed_at: string(&r[3]),
+                files: int(&r[4]),
+                ..RefStatus::default()
+            })
+            .collect();
+        let find = |out: &mut Vec<RefStatus>, repo: &str, r: &str| {
+            out.iter().position(|x| x.repo == repo && x.ref_name == r)
+        };
+        for r in conn.query(q("ref_symbol_counts"))? {
+            if let Some(i) = find(&mut out, &string(&r[0]), &string(&r[1])) {
+                out[i].symbols = int(&r[2]);
+            }
+        }
+        for r in conn.query(q("ref_import_counts"))? {
+            if let Some(i) = find(&mut out, &string(&r[0]), &string(&r[1])) {
+                out[i].import_edges = int(&r[2]);
+                out[i].unresolved_imports = int(&r[3]);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Runs one ad hoc query inside a read-only transaction. Writes are refused by
+    /// Kuzu (not by inspecting the text); `timeout_ms` 0 means no limit.
+    pub fn query_read_only(
+        &self,
+        cypher: &str,
+        params: Vec<(String, serde_json::Value)>,
+        max_rows: usize,
+        timeout_ms: u64,
+    ) -> Result<(QueryRows, bool)> {
+        let conn = self.conn()?;
+        if timeout_ms > 0 {
+            conn.set_query_timeout(timeout_ms);
+        }
+        conn.query("BEGIN TRANSACTION READ ONLY")?;
+        let result = run_read_only(&conn, cypher, params, max_rows, timeout_ms);
+        let _ = conn.query("COMMIT");
+        result
+    }
+
+    /// Prepares (compiles, does not run) a query: used by tests to check every query file.
+    pub fn prepare_check(&self, cypher: &str) -> Result<()> {
+        let conn = self.conn()?;
+        conn.prepare(cypher)
+            .map(|_| ())
+            .map_err(|e| GraphError::Invalid(e.to_string()))
+    }
+}
+
+fn run_read_only(
+    conn: &Connection<'_>,
+    cypher: &str,
+    params: Vec<(String, serde_json::Value)>,
+    max_rows: usize,
+    timeout_ms: u64,
+) -> Result<(QueryRows, bool)> {
+    let classify = |e: kuzu::Error| {
+        let m = e.to_string();
+        let lower = m.to_lowercase();
+        if lower.contains("read only") || lower.contains("read-only") {
+            GraphError::NotReadOnly
+        } else if lower.contains("interrupt") || lower.contains("timeout") {
+            GraphError::Timeout(timeout_ms)
+        } else {
+            GraphError::Invalid(
+                m.trim_start_matches("Query execution failed: ")
+                    .to_string(),
+            )
+        }
+    };
+    let mut stmt = conn.prepare(cypher).map_err(classify)?;
+    let mut bound = Vec::with_capacity(params.len());
+    for (k, v) in &params {
+        bound.push((k.as_str(), json_to_value(v)?));
+    }
+    let result = conn.execute(&mut stmt, bound).map_err(classify)?;
+    let columns = result.get_column_names();
+    let mut rows = Vec::new();
+    let mut truncated = false;
+    for row in result {
+        if rows.len() >= max_rows {
+            truncated = true;
+            break;
+        }
+        rows.push(row.iter().map(value_to_json).collect());
+    }
+    Ok((QueryRows { columns, rows }, truncated))
+}
+
+/// Splits a DDL file into statements (`;`-separated, `//` comment lines dropped).
+fn statements(ddl: &str) -> Vec<String> {
+    let body: String = ddl
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    body.split(';')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
+    let repo = s(&c.repo);
+    let rf = s(&c.ref_name);
+    if c.replace_all {
+        for name in ["delete_ref_symbols", "delete_ref_externals", "delete_ref_files"] {
+            let mut stmt = conn.prepare(q(name))?;
+            conn.execute(&mut stmt, vec![("repo", repo.clone()), ("ref", rf.clone())])?;
+        }
+    } else if !c.remove_paths.is_empty() {
+        for chunk in c.remove_paths.chunks(BATCH) {
+            let paths = list_of_strings(chunk.iter().cloned());
+            let mut stmt = conn.prepare(q("delete_file_symbols"))?;
+            conn.execute(
+                &mut stmt,
+                vec![("repo", repo.clone()), ("ref", rf.clone()), ("paths", paths)],
+            )?;
+            let ids =
+                list_of_strings(chunk.iter().map(|p| file_id(&c.repo, &c.ref_name, p)));
+            let mut stmt = conn.prepare(q("delete_files"))?;
+            conn.execute(&mut stmt, vec![("ids", ids)])?;
+        }
+    }
+
+    let mut stmt = conn.prepare(q("upsert_repo"))?;
+    conn.execute(
+        &mut stmt,
+        vec![("name", repo.clone()), ("root", s(&c.repo_root))],
+    )?;
+    let rid = ref_id(&c.repo, &c.ref_name);
+    let mut stmt = conn.prepare(q("upsert_ref"))?;
+    conn.execute(
+        &mut stmt,
+        vec![
+            ("repo", repo.clone()),
+            ("id", s(&rid)),
+            ("name", rf.clone()),
+            ("commit", s(&c.commit)),
+            ("indexed_at", s(&c.indexed_at)),
+        ],
+    )?;
+
+    // Files.
+    let file_fields = [
+        "id",
+        "repo",
+        "ref",
+        "path",
+        "language",
+        "module",
+        "package",
+        "content_hash",
+        "line_count",
+        "size",
+    ];
+    let file_rows = c.add.iter().map(|f| {
+        let r = &f.file;
+        vec![
+            s(&r.id),
+            repo.clone(),
+            rf.clone(),
+            s(&r.path),
+            s(&r.language),
+            s(&r.module),
+            s(&r.package),
+            s(&r.content_hash),
+            Value::Int64(r.line_count),
+            Value::Int64(r.size),
+        ]
+    });
+    let file_types = struct_type(&file_fields, &[8, 9]);
+    write_batches(conn, q("insert_files"), &file_types, &file_fields, file_rows, |p| {
+        p.push(("ref_id", s(&rid)));
+    })?;
+
+    // Symbols, then structure.
+    let sym_fields = [
+        "id",
+        "stable_id",
+        "repo",
+        "ref",
+        "path",
+        "name",
+        "kind",
+        "qualified_name",
+        "language",
+        "line_start",
+        "line_end",
+        "byte_start",
+        "byte_end",
+        "signature",
+        "visibility",
+        "doc",
+    ];
+    let sym_types = struct_type(&sym_fields, &[9, 10, 11, 12]);
+    let sym_rows = c.add.iter().flat_map(|f| {
+        f.symbols.iter().map(|si| {
+            let r = &si.row;
+            vec![
+                s(&r.id),
+                s(&r.stable_id),
+                repo.clone(),
+                rf.clone(),
+                s(&r.path),
+                s(&r.name),
+                s(&r.kind),
+                s(&r.qualified_name),
+                s(&r.language),
+                Value::Int64(r.line_start),
+                Value::Int64(r.line_end),
+                Value::Int64(si.byte_start),
+                Value::Int64(si.byte_end),
+                s(&r.signature),
+                s(&r.visibility),
+                s(&r.doc),
+            ]
+        })
+    });
+    write_batches(conn, q("insert_symbols"), &sym_types, &sym_fields, sym_rows, |_| {})?;
+
+    let edge_fields = ["from", "to"];
+    let edge_types = struct_type(&edge_fields, &[]);
+    let file_edges = c.add.iter().flat_map(|f| {
+        f.symbols
+            .iter()
+            .filter(|si| si.parent.is_none())
+            .map(|si| vec![s(&f.file.id), s(&si.row.id)])
+    });
+    write_batches(
+        conn,
+        q("insert_file_contains"),
+        &edge_types,
+        &edge_fields,
+        file_edges,
+        |_| {},
+    )?;
+    let sym_edges = c.add.iter().flat_map(|f| {
+        f.symbols.iter().filter_map(|si| {
+            si.parent
+                .as_ref()
+                .map(|p| vec![s(p), s(&si.row.id)])
+        })
+    });
+    write_batches(
+        conn,
+        q("insert_symbol_contains"),
+        &edge_types,
+        &edge_fields,
+        sym_edges,
+        |_| {},
+    )?;
+    Ok(())
+}
+
+/// A STRUCT type whose fields are STRING except the INT64 ones at `int_fields`.
+fn struct_type(fields: &[&str], int_fields: &[usize]) -> LogicalType {
+    LogicalType::Struct {
+        fields: fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let t = if int_fields.contains(&i) {
+                    LogicalType::Int64
+                } else {
+                    LogicalType::String
+                };
+                (f.to_string(), t)
+            })
+            .collect(),
+    }
+}
+
+/// Runs `query` once per batch of rows, bound as `$rows` (a list of structs).
+fn write_batches(
+    conn: &Connection<'_>,
+    query: &str,
+    row_type: &LogicalType,
+    fields: &[&str],
+    rows: impl Iterator<Item = Vec<Value>>,
+    extra: impl Fn(&mut Vec<(&str, Value)>),
+) -> Result<()> {
+    let mut stmt = conn.prepare(query)?;
+    let mut batch: Vec<Value> = Vec::with_capacity(BATCH);
+    let mut flush = |batch: &mut Vec<Value>| -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let list = Value::List(row_type.clone(), std::mem::take(batch));
+        let mut params = vec![("rows", list)];
+        extra(&mut params);
+        conn.execute(&mut stmt, params)?;
+        Ok(())
+    };
+    for row in rows {
+        let value = Value::Struct(
+            fields
+                .iter()
+                .map(|f| f.to_string())
+                .zip(row)
+                .collect(),
+        );
+        batch.push(value);
+        if batch.len() >= BATCH {
+            flush(&mut batch)?;
+        }
+    }
+    flush(&mut batch)
+}
+
+fn s(v: &str) -> Value {
+    Value::String(v.to_string())
+}
+
+fn list_of_strings(items: impl Iterator<Item = String>) -> Value {
+    Value::List(LogicalType::String, items.map(Value::String).collect())
+}
+
+fn string(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null(_) => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn int(v: &Value) -> i64 {
+    match v {
+        Value::Int64(i) => *i,
+        Value::Int32(i) => i64::from(*i),
+        Value::Int16(i) => i64::from(*i),
+        Value::Int8(i) => i64::from(*i),
+        Value::UInt64(i) => *i as i64,
+        Value::UInt32(i) => i64::from(*i),
+        Value::Int128(i) => *i as i64,
+        Value::Double(d) => *d as i64,
+        _ => 0,
+    }
+}
+
+/// A symbol from 12 consecutive columns starting at `at` (the order of the
+/// `RETURN` lists in `symbols_by_name`, `ancestors` and `descendants`).
+fn symbol_row(r: &[Value], at: usize) -> SymbolRow {
+    SymbolRow {
+        id: string(&r[at]),
+        stable_id: string(&r[at + 1]),
+        name: string(&r[at + 2]),
+        kind: string(&r[at + 3]),
+        qualified_name: string(&r[at + 4]),
+        path: string(&r[at + 5]),
+        language: string(&r[at + 6]),
+        line_start: int(&r[at + 7]),
+        line_end: int(&r[at + 8]),
+        signature: string(&r[at + 9]),
+        visibility: string(&r[at + 10]),
+        doc: string(&r[at + 11]),
+    }
+}
+
+fn json_to_value(v: &serde_json::Value) -> Result<Value> {
+    use serde_json::Value as J;
+    Ok(match v {
+        J::Null => Value::Null(LogicalType::String),
+        J::Bool(b) => Value::Bool(*b),
+        J::Number(n) => match n.as_i64() {
+            Some(i) => Value::Int64(i),
+            None => Value::Double(n.as_f64().unwrap_or(0.0)),
+        },
+        J::String(s) => Value::String(s.clone()),
+        J::Array(items) => {
+            let values = items.iter().map(json_to_value).collect::<Result<Vec<_>>>()?;
+            let elem = match values.first() {
+                Some(Value::Int64(_)) => LogicalType::Int64,
+                Some(Value::Double(_)) => LogicalType::Double,
+                Some(Value::Bool(_)) => LogicalType::Bool,
+                _ => LogicalType::String,
+            };
+            Value::List(elem, values)
+        }
+        J::Object(_) => {
+            return Err(GraphError::Invalid(
+                "map parameters are not supported; pass scalars or lists".into(),
+            ));
+        }
+    })
+}
+
+/// A Kuzu value as JSON for ad hoc query output.
+pub fn value_to_json(v: &Value) -> serde_json::Value {
+    use serde_json::{Value as J, json};
+    match v {
+        Value::Null(_) => J::Null,
+        Value::Bool(b) => J::Bool(*b),
+        Value::Int64(i) => json!(i),
+        Value::Int32(i) => json!(i),
+        Value::Int16(i) => json!(i),
+        Value::Int8(i) => json!(i),
+        Value::UInt64(i) => json!(i),
+        Value::UInt32(i) => json!(i),
+        Value::UInt16(i) => json!(i),
+        Value::UInt8(i) => json!(i),
+        Value::Int128(i) => json!(i.to_string()),
+        Value::Double(d) => json!(d),
+        Value::Float(f) => json!(f),
+        Value::String(s) => J::String(s.clone()),
+        Value::List(_, items) | Value::Array(_, items) => {
+            J::Array(items.iter().map(value_to_json).collect())
+        }
+        Value::Struct(fields) => J::Object(
+            fields
+                .iter()
+                .map(|(k, v)| (k.clone(), value_to_json(v)))
+                .collect(),
+        ),
+        Value::Node(n) => {
+            let mut m = serde_json::Map::new();
+            m.insert("_label".into(), J::String(n.get_label_name().clone()));
+            for (k, v) in n.get_properties() {
+                m.insert(k.clone(), value_to_json(v));
+            }
+            J::Object(m)
+        }
+        Value::Rel(r) => {
+            let mut m = serde_json::Map::new();
+            m.insert("_label".into(), J::String(r.get_label_name().clone()));
+            for (k, v) in r.get_properties() {
+                m.insert(k.clone(), value_to_json(v));
+            }
+            J::Object(m)
+        }
+        other => J::String(other.to_string()),
+    }
+}

@@ -1,0 +1,396 @@
+//! The index pipeline: walk → read and hash → parse and extract (in parallel, only
+//! files whose content changed) → one atomic graph write → report.
+//!
+//! Architecture invariant: bad input never fails a run. Unreadable, binary, huge or
+//! non-UTF-8 files and syntax errors become diagnostics in the report; only a
+//! failure of the data dir itself (locked, corrupt, disk full) is an error.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use rayon::prelude::*;
+use tree_sitter::Parser;
+
+use crate::datadir::{DataDir, DataDirError};
+use crate::extract::Extractor;
+use crate::graph::{
+    Changes, FileRow, FileRows, GraphConfig, GraphError, GraphStore, SymbolInsert, SymbolRow,
+    file_id,
+};
+use crate::layout::{Layout, Manifest};
+use crate::model::{self, Language, ModuleInfo};
+use crate::walk::{self, Diagnostic, SourceFile, WalkOptions};
+
+#[derive(Debug, Clone, Default)]
+pub struct IndexOptions {
+    /// Repository name; defaults to the folder name.
+    pub repo: Option<String>,
+    /// Ref name; defaults to the checked-out git branch (short hash when detached),
+    /// `live` outside git.
+    pub ref_name: Option<String>,
+    /// Rebuild this repo/ref from scratch.
+    pub force: bool,
+    pub walk: WalkOptions,
+    pub graph: GraphConfig,
+}
+
+/// Receives progress of a long run. The CLI draws a bar; tests and servers log.
+pub trait Progress: Sync {
+    fn phase(&self, _name: &str, _total: u64) {}
+    fn advance(&self, _n: u64) {}
+    fn done(&self) {}
+}
+
+/// A `Progress` that shows nothing.
+pub struct Silent;
+impl Progress for Silent {}
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("{0} is not a directory")]
+    NotADirectory(PathBuf),
+    #[error(transparent)]
+    DataDir(#[from] DataDirError),
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+    #[error("could not load the parsers: {0}")]
+    Parsers(String),
+}
+
+/// What one run did, for the summary line and the diagnostics list.
+#[derive(Debug, Clone, Default)]
+pub struct IndexReport {
+    pub repo: String,
+    pub ref_name: String,
+    pub commit: String,
+    /// Source files in the tree now.
+    pub files: usize,
+    /// Files parsed this run (new or changed).
+    pub parsed: usize,
+    pub unchanged: usize,
+    /// Files whose nodes were dropped because they were deleted or are now skipped.
+    pub removed: usize,
+    /// Totals of the ref after the run.
+    pub symbols: i64,
+    pub import_edges: i64,
+    pub unresolved_imports: i64,
+    pub syntax_error_files: usize,
+    pub diagnostics: Vec<Diagnostic>,
+    pub seconds: f64,
+}
+
+enum Outcome {
+    Unchanged,
+    Parsed(Box<FileRows>, bool),
+    Skipped(Diagnostic),
+}
+
+/// Indexes the repository at `root` into the data dir.
+pub fn index_repo(
+    root: &Path,
+    data: &DataDir,
+    opts: &IndexOptions,
+    progress: &dyn Progress,
+) -> Result<IndexReport, IndexError> {
+    let started = Instant::now();
+    if !root.is_dir() {
+        return Err(IndexError::NotADirectory(root.to_path_buf()));
+    }
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let repo = opts.repo.clone().unwrap_or_else(|| repo_name(&root));
+    let (detected_ref, commit) = git_ref(&root);
+    let ref_name = opts.ref_name.clone().unwrap_or(detected_ref);
+
+    let mut walk_opts = opts.walk.clone();
+    walk_opts.exclude.push(data.root().to_path_buf());
+    progress.phase("walking", 0);
+    let walked = walk::walk(&root, &walk_opts);
+    let mut diagnostics = walked.diagnostics;
+
+    let manifests: Vec<Manifest> = walked
+        .manifests
+        .iter()
+        .filter_map(|(rel, abs)| {
+            std::fs::read_to_string(abs).ok().map(|text| Manifest {
+                path: rel.clone(),
+                text,
+            })
+        })
+        .collect();
+    let layout = Layout::new(&repo, &manifests, walked.has_src_dir);
+
+    let mut store = data.open_graph(&opts.graph)?;
+    let existing = if opts.force {
+        HashMap::new()
+    } else {
+        store.file_hashes(&repo, &ref_name)?
+    };
+
+    let extractor = Extractor::new().map_err(|e| IndexError::Parsers(e.to_string()))?;
+    progress.phase("parsing", walked.sources.len() as u64);
+    let ctx = FileContext {
+        repo: &repo,
+        ref_name: &ref_name,
+        layout: &layout,
+        extractor: &extractor,
+        existing: &existing,
+    };
+    let outcomes: Vec<(String, Outcome)> = walked
+        .sources
+        .par_iter()
+        .map_init(Parser::new, |parser, src| {
+            let outcome = process_file(&ctx, parser, src);
+            progress.advance(1);
+            (src.path.clone(), outcome)
+        })
+        .collect();
+
+    let mut report = IndexReport {
+        repo: repo.clone(),
+        ref_name: ref_name.clone(),
+        commit: commit.clone(),
+        ..IndexReport::default()
+    };
+    let mut present: HashSet<String> = HashSet::new();
+    let mut changes = Changes {
+        repo: repo.clone(),
+        repo_root: root.to_string_lossy().into_owned(),
+        ref_name: ref_name.clone(),
+        commit,
+        indexed_at: now_rfc3339(),
+        replace_all: opts.force,
+        ..Changes::default()
+    };
+    for (path, outcome) in outcomes {
+        match outcome {
+            Outcome::Unchanged => {
+                report.unchanged += 1;
+                present.insert(path);
+            }
+            Outcome::Parsed(rows, syntax_errors) => {
+                report.parsed += 1;
+                if syntax_errors {
+                    report.syntax_error_files += 1;
+                    diagnostics.push(Diagnostic {
+                        path: path.clone(),
+                        problem: "syntax errors; indexed what could be parsed".into(),
+                    });
+                }
+                if existing.contains_key(&path) {
+                    changes.remove_paths.push(path.clone());
+                }
+                present.insert(path);
+                changes.add.push(*rows);
+            }
+            Outcome::Skipped(d) => diagnostics.push(d),
+        }
+    }
+    report.files = present.len();
+    let mut gone: Vec<String> = existing
+        .keys()
+        .filter(|p| !present.contains(*p))
+        .cloned()
+        .collect();
+    gone.sort();
+    report.removed = gone.len();
+    changes.remove_paths.extend(gone);
+
+    progress.phase("writing", 0);
+    store.apply(&changes)?;
+    if let Some(st) = store
+        .status()?
+        .into_iter()
+        .find(|s| s.repo == repo && s.ref_name == ref_name)
+    {
+        report.symbols = st.symbols;
+        report.import_edges = st.import_edges;
+        report.unresolved_imports = st.unresolved_imports;
+    }
+    progress.done();
+    diagnostics.sort_by(|a, b| a.path.cmp(&b.path));
+    report.diagnostics = diagnostics;
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+struct FileContext<'a> {
+    repo: &'a str,
+    ref_name: &'a str,
+    layout: &'a Layout,
+    extractor: &'a Extractor,
+    existing: &'a HashMap<String, String>,
+}
+
+fn process_file(ctx: &FileContext<'_>, parser: &mut Parser, src: &SourceFile) -> Outcome {
+    let skip = |problem: String| {
+        Outcome::Skipped(Diagnostic {
+            path: src.path.clone(),
+            problem,
+        })
+    };
+    let bytes = match std::fs::read(&src.abs_path) {
+        Ok(b) => b,
+        Err(e) => return skip(format!("unreadable: {e}")),
+    };
+    if bytes[..bytes.len().min(8192)].contains(&0) {
+        return skip("binary file; skipped".into());
+    }
+    let hash = blake3::hash(&bytes).to_hex().to_string();
+    if ctx.existing.get(&src.path) == Some(&hash) {
+        return Outcome::Unchanged;
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            return skip(format!(
+                "invalid UTF-8 at byte {}; skipped",
+                e.utf8_error().valid_up_to()
+            ));
+        }
+    };
+    let module = ctx.layout.module_info(&src.path, src.language);
+    let extracted = ctx
+        .extractor
+        .extract(parser, src.language, &text, &module);
+    let rows = file_rows(ctx, src, &text, hash, &module, extracted.symbols);
+    Outcome::Parsed(Box::new(rows), extracted.has_syntax_errors)
+}
+
+/// Graph rows for one file: ids unique per (repo, ref), stable ids per definition.
+fn file_rows(
+    ctx: &FileContext<'_>,
+    src: &SourceFile,
+    text: &str,
+    content_hash: String,
+    module: &ModuleInfo,
+    symbols: Vec<model::Symbol>,
+) -> FileRows {
+    let fid = file_id(ctx.repo, ctx.ref_name, &src.path);
+    let mut seen: HashMap<(String, &'static str), u32> = HashMap::new();
+    let ids: Vec<String> = symbols
+        .iter()
+        .map(|s| {
+            let n = seen
+                .entry((s.qualified_name.clone(), s.kind.as_str()))
+                .or_insert(0);
+            *n += 1;
+            symbol_id(ctx.repo, ctx.ref_name, &src.path, s, *n)
+        })
+        .collect();
+    let inserts = symbols
+        .iter()
+        .enumerate()
+        .map(|(i, s)| SymbolInsert {
+            row: SymbolRow {
+                id: ids[i].clone(),
+                stable_id: model::stable_id(src.language, &s.qualified_name, s.kind, &s.signature),
+                name: s.name.clone(),
+                kind: s.kind.as_str().to_string(),
+                qualified_name: s.qualified_name.clone(),
+                path: src.path.clone(),
+                language: src.language.as_str().to_string(),
+                line_start: i64::from(s.line_start),
+                line_end: i64::from(s.line_end),
+                signature: s.signature.clone(),
+                visibility: s.visibility.clone(),
+                doc: s.doc.clone(),
+            },
+            byte_start: i64::from(s.byte_start),
+            byte_end: i64::from(s.byte_end),
+            parent: s.parent.map(|p| ids[p].clone()),
+        })
+        .collect();
+    FileRows {
+        file: FileRow {
+            id: fid,
+            path: src.path.clone(),
+            language: language_name(src.language).to_string(),
+            module: module.module.clone(),
+            package: module.package.clone(),
+            content_hash,
+            line_count: text.lines().count() as i64,
+            size: text.len() as i64,
+        },
+        symbols: inserts,
+    }
+}
+
+fn language_name(l: Language) -> &'static str {
+    l.as_str()
+}
+
+/// `s_` + 24 hex digits of blake3 over where the definition is and what it is;
+/// `ordinal` separates same-named definitions of one file.
+fn symbol_id(repo: &str, ref_name: &str, path: &str, s: &model::Symbol, ordinal: u32) -> String {
+    let mut h = blake3::Hasher::new();
+    for part in [repo, ref_name, path, s.kind.as_str(), &s.qualified_name] {
+        h.update(part.as_bytes());
+        h.update(&[0]);
+    }
+    h.update(&ordinal.to_le_bytes());
+    format!("s_{}", &h.finalize().to_hex()[..24])
+}
+
+/// The folder name of the repository root.
+pub fn repo_name(root: &Path) -> String {
+    root.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "repo".to_string())
+}
+
+/// (ref name, commit): the checked-out branch, the short hash when detached, or
+/// (`live`, "") outside git.
+pub fn git_ref(root: &Path) -> (String, String) {
+    let git = |args: &[&str]| -> Option<String> {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(args)
+            .stderr(std::process::Stdio::null())
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            return None;
+        }
+        let s = String::from_utf8(out.stdout).ok()?.trim().to_string();
+        (!s.is_empty()).then_some(s)
+    };
+    let Some(commit) = git(&["rev-parse", "HEAD"]) else {
+        // An empty repository has a branch but no commit yet.
+        return match git(&["symbolic-ref", "--short", "HEAD"]) {
+            Some(branch) => (branch, String::new()),
+            None => ("live".to_string(), String::new()),
+        };
+    };
+    let name = match git(&["symbolic-ref", "--short", "-q", "HEAD"]) {
+        Some(branch) => branch,
+        None => commit.chars().take(7).collect(),
+    };
+    (name, commit)
+}
+
+/// The current time as `YYYY-MM-DDTHH:MM:SSZ`.
+pub fn now_rfc3339() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}

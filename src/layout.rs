@@ -1,0 +1,297 @@
+//! Where each file sits in its language's module system: Rust crates (`Cargo.toml`),
+//! Python package roots (repo root, `src/`, folders with `pyproject.toml`/`setup.py`),
+//! npm packages (`package.json`), Go modules (`go.mod`). Built once per index run from
+//! the manifests the walk found; answers `module`/`package` for every source file.
+//!
+//! The naming rules are documented in the README ("Names"): keep the two in step.
+
+use std::collections::BTreeMap;
+
+use crate::model::{Language, ModuleInfo};
+
+/// A manifest found by the walk: its repo-relative path and its text.
+pub struct Manifest {
+    pub path: String,
+    pub text: String,
+}
+
+/// File names the walk hands to the layout.
+pub const MANIFEST_NAMES: &[&str] = &[
+    "Cargo.toml",
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "package.json",
+    "go.mod",
+];
+
+#[derive(Debug, Default, Clone)]
+pub struct Layout {
+    /// Directory (repo-relative, "" for the root) → crate name.
+    rust_crates: BTreeMap<String, String>,
+    /// Directories that are Python import roots.
+    python_roots: Vec<String>,
+    /// Directory → npm package name.
+    npm_packages: BTreeMap<String, String>,
+    /// Directory → Go module path.
+    go_modules: BTreeMap<String, String>,
+    /// The repository's name, the fallback crate/package name.
+    repo_name: String,
+}
+
+fn parent_dir(path: &str) -> &str {
+    path.rsplit_once('/').map(|(d, _)| d).unwrap_or("")
+}
+
+/// `dir` is `path`'s directory or one of its ancestors.
+fn is_under(path: &str, dir: &str) -> bool {
+    dir.is_empty() || path.starts_with(dir) && path[dir.len()..].starts_with('/')
+}
+
+/// The deepest entry of `map` whose directory contains `path`.
+fn nearest<'m>(map: &'m BTreeMap<String, String>, path: &str) -> Option<(&'m str, &'m str)> {
+    map.iter()
+        .filter(|(dir, _)| is_under(path, dir))
+        .max_by_key(|(dir, _)| dir.len())
+        .map(|(d, v)| (d.as_str(), v.as_str()))
+}
+
+fn strip_ext(path: &str) -> &str {
+    let file_start = path.rfind('/').map(|i| i + 1).unwrap_or(0);
+    match path[file_start..].find('.') {
+        Some(dot) => &path[..file_start + dot],
+        None => path,
+    }
+}
+
+impl Layout {
+    pub fn new(repo_name: &str, manifests: &[Manifest], has_src_dir: bool) -> Layout {
+        let mut layout = Layout {
+            repo_name: repo_name.to_string(),
+            python_roots: vec![String::new()],
+            ..Layout::default()
+        };
+        if has_src_dir {
+            layout.python_roots.push("src".to_string());
+        }
+        for m in manifests {
+            let dir = parent_dir(&m.path).to_string();
+            let file = m.path.rsplit('/').next().unwrap_or(&m.path);
+            match file {
+                "Cargo.toml" => {
+                    if let Some(name) = cargo_package_name(&m.text) {
+                        layout.rust_crates.insert(dir, name);
+                    }
+                }
+                "pyproject.toml" | "setup.py" | "setup.cfg" => {
+                    let src = if dir.is_empty() {
+                        "src".to_string()
+                    } else {
+                        format!("{dir}/src")
+                    };
+                    layout.python_roots.push(dir);
+                    layout.python_roots.push(src);
+                }
+                "package.json" => {
+                    let name = serde_json::from_str::<serde_json::Value>(&m.text)
+                        .ok()
+                        .and_then(|v| v.get("name")?.as_str().map(str::to_string))
+                        .unwrap_or_default();
+                    layout.npm_packages.insert(dir, name);
+                }
+                "go.mod" => {
+                    if let Some(module) = m
+                        .text
+                        .lines()
+                        .find_map(|l| l.trim().strip_prefix("module "))
+                    {
+                        let module = module.trim().trim_matches('"').to_string();
+                        layout.go_modules.insert(dir, module);
+                    }
+                }
+                _ => {}
+            }
+        }
+        layout.python_roots.sort();
+        layout.python_roots.dedup();
+        layout
+    }
+
+    pub fn module_info(&self, path: &str, language: Language) -> ModuleInfo {
+        match language {
+            Language::Rust => self.rust(path),
+            Language::Python => self.python(path),
+            Language::TypeScript | Language::Tsx | Language::JavaScript => self.npm(path),
+            Language::Go => self.go(path),
+        }
+    }
+
+    /// Go module path of the directory `dir` (repo-relative), if inside a module.
+    pub fn go_module_of(&self, path: &str) -> Option<(&str, &str)> {
+        nearest(&self.go_modules, path)
+    }
+
+    fn rust(&self, path: &str) -> ModuleInfo {
+        let (crate_dir, crate_name) =
+            nearest(&self.rust_crates, path).unwrap_or(("", self.repo_name.as_str()));
+        let rel = if crate_dir.is_empty() {
+            path
+        } else {
+            &path[crate_dir.len() + 1..]
+        };
+        let rel = strip_ext(rel);
+        // src/… is the library/binary tree; tests/, benches/, examples/ and src/bin/
+        // hold separate crate roots whose modules start fresh.
+        let rel = ["src/bin/", "src/", "tests/", "benches/", "examples/"]
+            .iter()
+            .find_map(|p| rel.strip_prefix(p))
+            .unwrap_or(rel);
+        let mut parts: Vec<&str> = rel.split('/').collect();
+        if matches!(parts.last(), Some(&"mod")) {
+            parts.pop();
+        }
+        if parts.len() == 1 && matches!(parts[0], "lib" | "main" | "build") {
+            parts.clear();
+        }
+        ModuleInfo {
+            module: parts.join("::"),
+            package: crate_name.replace('-', "_"),
+        }
+    }
+
+    fn python(&self, path: &str) -> ModuleInfo {
+        let root = self
+            .python_roots
+            .iter()
+            .filter(|r| is_under(path, r))
+            .max_by_key(|r| r.len())
+            .map(String::as_str)
+            .unwrap_or("");
+        let rel = if root.is_empty() {
+            path
+        } else {
+            &path[root.len() + 1..]
+        };
+        let mut parts: Vec<&str> = strip_ext(rel).split('/').collect();
+        let is_init = matches!(parts.last(), Some(&"__init__"));
+        if is_init {
+            parts.pop();
+        }
+        let module = parts.join(".");
+        let package = if is_init {
+            module.clone()
+        } else {
+            parts[..parts.len().saturating_sub(1)].join(".")
+        };
+        ModuleInfo { module, package }
+    }
+
+    fn npm(&self, path: &str) -> ModuleInfo {
+        ModuleInfo {
+            module: strip_ext(path).to_string(),
+            package: nearest(&self.npm_packages, path)
+                .map(|(_, n)| n.to_string())
+                .unwrap_or_default(),
+        }
+    }
+
+    fn go(&self, path: &str) -> ModuleInfo {
+        let dir = parent_dir(path);
+        match nearest(&self.go_modules, path) {
+            Some((mod_dir, module)) => {
+                let rel = if mod_dir.is_empty() {
+                    dir
+                } else {
+                    dir.get(mod_dir.len() + 1..).unwrap_or("")
+                };
+                let import_path = if rel.is_empty() {
+                    module.to_string()
+                } else {
+                    format!("{module}/{rel}")
+                };
+                ModuleInfo {
+                    module: import_path,
+                    package: module.to_string(),
+                }
+            }
+            None => ModuleInfo {
+                module: dir.to_string(),
+                package: String::new(),
+            },
+        }
+    }
+}
+
+fn cargo_package_name(text: &str) -> Option<String> {
+    let value: toml::Table = text.parse().ok()?;
+    value
+        .get("package")?
+        .get("name")?
+        .as_str()
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout() -> Layout {
+        Layout::new(
+            "demo",
+            &[
+                Manifest {
+                    path: "Cargo.toml".into(),
+                    text: "[package]\nname = \"my-app\"\n".into(),
+                },
+                Manifest {
+                    path: "crates/util/Cargo.toml".into(),
+                    text: "[package]\nname = \"util\"\n".into(),
+                },
+                Manifest {
+                    path: "go.mod".into(),
+                    text: "module example.com/app\n\ngo 1.22\n".into(),
+                },
+                Manifest {
+                    path: "web/package.json".into(),
+                    text: "{\"name\": \"@demo/web\"}".into(),
+                },
+            ],
+            true,
+        )
+    }
+
+    #[test]
+    fn rust_modules_follow_the_file_tree() {
+        let l = layout();
+        let m = l.module_info("src/auth/handler.rs", Language::Rust);
+        assert_eq!((m.module.as_str(), m.package.as_str()), ("auth::handler", "my_app"));
+        assert_eq!(l.module_info("src/auth/mod.rs", Language::Rust).module, "auth");
+        assert_eq!(l.module_info("src/lib.rs", Language::Rust).module, "");
+        let u = l.module_info("crates/util/src/fmt.rs", Language::Rust);
+        assert_eq!((u.module.as_str(), u.package.as_str()), ("fmt", "util"));
+        assert_eq!(l.module_info("tests/it.rs", Language::Rust).module, "it");
+    }
+
+    #[test]
+    fn python_modules_are_dotted_from_the_root() {
+        let l = layout();
+        let m = l.module_info("src/auth/jwt.py", Language::Python);
+        assert_eq!((m.module.as_str(), m.package.as_str()), ("auth.jwt", "auth"));
+        let i = l.module_info("auth/__init__.py", Language::Python);
+        assert_eq!((i.module.as_str(), i.package.as_str()), ("auth", "auth"));
+        assert_eq!(l.module_info("main.py", Language::Python).package, "");
+    }
+
+    #[test]
+    fn go_and_npm_modules() {
+        let l = layout();
+        let g = l.module_info("auth/jwt.go", Language::Go);
+        assert_eq!(
+            (g.module.as_str(), g.package.as_str()),
+            ("example.com/app/auth", "example.com/app")
+        );
+        assert_eq!(l.module_info("main.go", Language::Go).module, "example.com/app");
+        let t = l.module_info("web/src/router.ts", Language::TypeScript);
+        assert_eq!((t.module.as_str(), t.package.as_str()), ("web/src/router", "@demo/web"));
+    }
+}

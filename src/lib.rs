@@ -1,0 +1,15 @@
+//! cruxe: code navigation for AI coding agents.
+//!
+//! Data flows one way: files → [`walk`] → [`extract`] (with [`layout`] naming) →
+//! [`index`] → [`graph`] (Kuzu) → [`nav`] → CLI / MCP. See the README's
+//! "Architecture" section for the map and the invariants.
+
+pub mod cli;
+pub mod datadir;
+pub mod extract;
+pub mod graph;
+pub mod index;
+pub mod layout;
+pub mod model;
+pub mod nav;
+pub mod walk;

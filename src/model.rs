@@ -1,0 +1,190 @@
+//! The indexer's vocabulary: languages, symbol kinds, and the records that flow from
+//! extraction into the graph store. Plain data, no I/O, no wire format.
+
+use std::fmt;
+
+/// A source language cruxe parses. JavaScript rides on the TypeScript/TSX grammars.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Language {
+    Rust,
+    Python,
+    TypeScript,
+    Tsx,
+    JavaScript,
+    Go,
+}
+
+impl Language {
+    /// The language of a file, by its extension; `None` for files cruxe does not index.
+    pub fn from_path(path: &str) -> Option<Language> {
+        let ext = path.rsplit_once('.')?.1;
+        Some(match ext {
+            "rs" => Language::Rust,
+            "py" | "pyi" => Language::Python,
+            "ts" | "mts" | "cts" => Language::TypeScript,
+            "tsx" => Language::Tsx,
+            "js" | "jsx" | "mjs" | "cjs" => Language::JavaScript,
+            "go" => Language::Go,
+            _ => return None,
+        })
+    }
+
+    /// The name stored in the graph (`language` property) and accepted by filters.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Language::Rust => "rust",
+            Language::Python => "python",
+            Language::TypeScript => "typescript",
+            Language::Tsx => "tsx",
+            Language::JavaScript => "javascript",
+            Language::Go => "go",
+        }
+    }
+}
+
+impl fmt::Display for Language {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The CONTRACT's `kind` vocabulary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SymbolKind {
+    Mod,
+    Fn,
+    Method,
+    Struct,
+    Enum,
+    Trait,
+    Impl,
+    Class,
+    Interface,
+    Type,
+    Const,
+    Static,
+    Var,
+    Macro,
+    Namespace,
+}
+
+impl SymbolKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SymbolKind::Mod => "mod",
+            SymbolKind::Fn => "fn",
+            SymbolKind::Method => "method",
+            SymbolKind::Struct => "struct",
+            SymbolKind::Enum => "enum",
+            SymbolKind::Trait => "trait",
+            SymbolKind::Impl => "impl",
+            SymbolKind::Class => "class",
+            SymbolKind::Interface => "interface",
+            SymbolKind::Type => "type",
+            SymbolKind::Const => "const",
+            SymbolKind::Static => "static",
+            SymbolKind::Var => "var",
+            SymbolKind::Macro => "macro",
+            SymbolKind::Namespace => "namespace",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<SymbolKind> {
+        Some(match s {
+            "mod" => SymbolKind::Mod,
+            "fn" => SymbolKind::Fn,
+            "method" => SymbolKind::Method,
+            "struct" => SymbolKind::Struct,
+            "enum" => SymbolKind::Enum,
+            "trait" => SymbolKind::Trait,
+            "impl" => SymbolKind::Impl,
+            "class" => SymbolKind::Class,
+            "interface" => SymbolKind::Interface,
+            "type" => SymbolKind::Type,
+            "const" => SymbolKind::Const,
+            "static" => SymbolKind::Static,
+            "var" => SymbolKind::Var,
+            "macro" => SymbolKind::Macro,
+            "namespace" => SymbolKind::Namespace,
+            _ => return None,
+        })
+    }
+
+    /// Kinds whose functions are methods (CONTRACT: impl/trait/class/interface → methods).
+    pub fn holds_methods(self) -> bool {
+        matches!(
+            self,
+            SymbolKind::Impl | SymbolKind::Trait | SymbolKind::Class | SymbolKind::Interface
+        )
+    }
+
+    /// Function-like kinds: variables declared inside them are locals, not symbols.
+    pub fn is_callable(self) -> bool {
+        matches!(self, SymbolKind::Fn | SymbolKind::Method)
+    }
+}
+
+impl fmt::Display for SymbolKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One definition found in a file. `parent` indexes into the same file's symbol list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Symbol {
+    pub name: String,
+    pub kind: SymbolKind,
+    pub qualified_name: String,
+    pub signature: String,
+    pub doc: String,
+    pub visibility: String,
+    /// 1-based, inclusive.
+    pub line_start: u32,
+    pub line_end: u32,
+    pub byte_start: u32,
+    pub byte_end: u32,
+    pub parent: Option<usize>,
+}
+
+/// Where a file sits in its language's module system (see README, "Names").
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ModuleInfo {
+    pub module: String,
+    pub package: String,
+}
+
+/// Everything extracted from one parsed file.
+#[derive(Debug, Clone)]
+pub struct ParsedFile {
+    pub path: String,
+    pub language: Language,
+    pub module: ModuleInfo,
+    pub content_hash: String,
+    pub line_count: u32,
+    pub size: u64,
+    pub symbols: Vec<Symbol>,
+    /// tree-sitter reported syntax errors; the symbols found are still kept.
+    pub has_syntax_errors: bool,
+}
+
+/// `b3:` + blake3 over what identifies a definition independent of where it sits
+/// in the file, so the id survives line moves and re-indexing.
+pub fn stable_id(language: Language, qualified_name: &str, kind: SymbolKind, signature: &str) -> String {
+    let mut h = blake3::Hasher::new();
+    for part in [
+        language.as_str(),
+        qualified_name,
+        kind.as_str(),
+        &normalize_ws(signature),
+    ] {
+        h.update(part.as_bytes());
+        h.update(&[0]);
+    }
+    format!("b3:{}", h.finalize().to_hex())
+}
+
+/// Collapses every run of whitespace to one space and trims the ends.
+pub fn normalize_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,183 @@
+//! Structural navigation over the graph: resolve a symbol by name, walk its
+//! ancestor chain (leaf → file) or its descendant tree. The MCP tools and the CLI
+//! call this; it knows nothing of either.
+
+use crate::graph::{Ancestor, GraphError, GraphStore, SymbolRow};
+
+#[derive(Debug, thiserror::Error)]
+pub enum NavError {
+    #[error("no symbol named `{name}` in {repo}@{ref_name}{}", path_note(.path))]
+    SymbolNotFound {
+        name: String,
+        path: Option<String>,
+        repo: String,
+        ref_name: String,
+    },
+    #[error("`{name}` matches {} symbols in several places; pass a path or a qualified name", .candidates.len())]
+    Ambiguous {
+        name: String,
+        candidates: Vec<SymbolRow>,
+    },
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+}
+
+fn path_note(path: &Option<String>) -> String {
+    path.as_ref()
+        .map(|p| format!(" (in {p})"))
+        .unwrap_or_default()
+}
+
+/// Which repo/ref a question is about.
+#[derive(Debug, Clone)]
+pub struct Scope<'a> {
+    pub repo: &'a str,
+    pub ref_name: &'a str,
+}
+
+/// Finds the one symbol meant by `name` (a plain name or a qualified name) and an
+/// optional file path. Several matches without a path that tells them apart are
+/// ambiguous; the candidates come back so the caller can choose.
+pub fn resolve(
+    store: &GraphStore,
+    scope: &Scope<'_>,
+    name: &str,
+    path: Option<&str>,
+) -> Result<SymbolRow, NavError> {
+    let path = path.filter(|p| !p.is_empty());
+    let mut found = store.symbols_by_name(scope.repo, scope.ref_name, name, path)?;
+    if found.is_empty() && looks_qualified(name) {
+        found = store
+            .symbols_by_name(scope.repo, scope.ref_name, last_segment(name), path)?
+            .into_iter()
+            .filter(|s| qualified_match(&s.qualified_name, name))
+            .collect();
+    }
+    // A Rust type and its impl blocks share a qualified name: the type is meant.
+    if found.len() > 1
+        && found
+            .iter()
+            .all(|c| c.qualified_name == found[0].qualified_name && c.path == found[0].path)
+        && let Some(i) = found.iter().position(|c| c.kind != "impl")
+    {
+        return Ok(found.swap_remove(i));
+    }
+    match found.len() {
+        0 => Err(NavError::SymbolNotFound {
+            name: name.to_string(),
+            path: path.map(str::to_string),
+            repo: scope.repo.to_string(),
+            ref_name: scope.ref_name.to_string(),
+        }),
+        1 => Ok(found.remove(0)),
+        _ => Err(NavError::Ambiguous {
+            name: name.to_string(),
+            candidates: found,
+        }),
+    }
+}
+
+/// `qn` is `name` or ends with it right after a separator (`::`, `.`, `:`, `/`).
+fn qualified_match(qn: &str, name: &str) -> bool {
+    qn == name
+        || qn
+            .strip_suffix(name)
+            .is_some_and(|head| head.ends_with([':', '.', '/']))
+}
+
+fn looks_qualified(name: &str) -> bool {
+    name.contains("::") || name.contains('.') || name.contains(':')
+}
+
+fn last_segment(name: &str) -> &str {
+    name.rsplit(|c| c == ':' || c == '.')
+        .next()
+        .unwrap_or(name)
+}
+
+/// The ancestor chain: the symbol itself (depth 0), its enclosing symbols, nearest
+/// first. The file that holds the chain is returned beside it.
+#[derive(Debug, Clone)]
+pub struct Ancestry {
+    pub chain: Vec<(SymbolRow, i64)>,
+    pub file_path: String,
+}
+
+pub fn ancestors(store: &GraphStore, symbol: &SymbolRow) -> Result<Ancestry, NavError> {
+    let mut chain = vec![(symbol.clone(), 0)];
+    let mut file_path = symbol.path.clone();
+    for a in store.ancestors(&symbol.id)? {
+        match a {
+            Ancestor::Symbol(row, depth) => chain.push((row, depth)),
+            Ancestor::File { path, .. } => file_path = path,
+        }
+    }
+    Ok(Ancestry { chain, file_path })
+}
+
+/// A symbol with its nested symbols.
+#[derive(Debug, Clone)]
+pub struct TreeNode {
+    pub symbol: SymbolRow,
+    pub depth: i64,
+    pub children: Vec<TreeNode>,
+}
+
+impl TreeNode {
+    /// Number of nodes in the tree, this one included.
+    pub fn size(&self) -> usize {
+        1 + self.children.iter().map(TreeNode::size).sum::<usize>()
+    }
+}
+
+/// The descendant tree of `symbol`. A Rust type's tree also holds the impl blocks
+/// of that type in the same file (with their methods), since that is where a
+/// struct's or enum's members live.
+pub fn descendants(
+    store: &GraphStore,
+    scope: &Scope<'_>,
+    symbol: &SymbolRow,
+) -> Result<TreeNode, NavError> {
+    let mut tree = subtree(store, symbol)?;
+    if symbol.language == "rust" && symbol.kind != "impl" {
+        let impls = store.symbols_by_name(scope.repo, scope.ref_name, &symbol.name, Some(&symbol.path))?;
+        for imp in impls
+            .into_iter()
+            .filter(|s| s.kind == "impl" && s.qualified_name == symbol.qualified_name)
+        {
+            let mut child = subtree(store, &imp)?;
+            shift(&mut child, 1);
+            tree.children.push(child);
+        }
+    }
+    Ok(tree)
+}
+
+fn shift(node: &mut TreeNode, by: i64) {
+    node.depth += by;
+    for c in &mut node.children {
+        shift(c, by);
+    }
+}
+
+fn subtree(store: &GraphStore, symbol: &SymbolRow) -> Result<TreeNode, NavError> {
+    let rows = store.descendants(&symbol.id)?;
+    fn build(
+        id: &str,
+        symbol: SymbolRow,
+        depth: i64,
+        rows: &[crate::graph::Descendant],
+    ) -> TreeNode {
+        let children = rows
+            .iter()
+            .filter(|d| d.parent_id == id)
+            .map(|d| build(&d.symbol.id, d.symbol.clone(), d.depth, rows))
+            .collect();
+        TreeNode {
+            symbol,
+            depth,
+            children,
+        }
+    }
+    Ok(build(&symbol.id, symbol.clone(), 0, &rows))
+}

@@ -1,0 +1,181 @@
+//! The real `cruxe` binary as an engineer uses it: index, status, cypher (table and
+//! JSON, writes refused), hierarchy, help, and clear errors.
+
+use crate::common::{cruxe, fixture, s, stderr, stdout};
+
+fn indexed(lang: &str) -> (tempfile::TempDir, String) {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let data = tmp.path().join("data").to_string_lossy().into_owned();
+    let fx = fixture(lang);
+    let out = cruxe(&[
+        "index",
+        fx.to_str().expect("utf8"),
+        "--data",
+        &data,
+        "--repo",
+        lang,
+        "--ref",
+        "test",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    (tmp, data)
+}
+
+#[test]
+fn index_prints_the_summary_line() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let data = tmp.path().join("data");
+    let fx = fixture("rust");
+    let out = cruxe(&[
+        "index",
+        fx.to_str().expect("utf8"),
+        "--data",
+        data.to_str().expect("utf8"),
+        "--ref",
+        "test",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let line = text.lines().next().unwrap_or("");
+    // The repo name defaults to the folder name.
+    assert!(line.starts_with("indexed rust@test: 6 files (6 parsed"), "{line}");
+    for part in ["symbols", "import edges", "unresolved imports", " s"] {
+        assert!(line.contains(part), "{line}");
+    }
+    // Second run: nothing to parse.
+    let again = cruxe(&[
+        "index",
+        fx.to_str().expect("utf8"),
+        "--data",
+        data.to_str().expect("utf8"),
+        "--ref",
+        "test",
+    ]);
+    assert!(stdout(&again).contains("(0 parsed, 6 unchanged, 0 removed)"), "{}", stdout(&again));
+}
+
+#[test]
+fn cypher_json_gives_the_true_chain() {
+    let (_tmp, data) = indexed("rust");
+    let out = cruxe(&[
+        "cypher",
+        "--data",
+        &data,
+        "--json",
+        "MATCH (p)-[:CONTAINS*]->(s:Symbol {name:'validate', kind:'method'}) RETURN label(p) AS label, p.name AS name, p.path AS path ORDER BY label",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let rows = v.as_array().expect("array");
+    assert_eq!(rows.len(), 2);
+    assert_eq!(s(&rows[0]["label"]), "File");
+    assert_eq!(s(&rows[0]["path"]), "src/auth/handler.rs");
+    assert_eq!(s(&rows[1]["label"]), "Symbol");
+    assert_eq!(s(&rows[1]["name"]), "AuthHandler");
+}
+
+#[test]
+fn cypher_table_is_aligned() {
+    let (_tmp, data) = indexed("go");
+    let out = cruxe(&[
+        "cypher",
+        "--data",
+        &data,
+        "MATCH (s:Symbol {kind:'struct'}) RETURN s.name AS name, s.path AS path ORDER BY name",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "name        | path");
+    assert_eq!(lines[2], "AuthHandler | auth/handler.go");
+    assert_eq!(lines[3], "Claims      | auth/claims.go");
+    assert_eq!(lines[4], "UserService | services/user.go");
+    assert_eq!(lines[5], "(3 rows)");
+}
+
+#[test]
+fn cypher_refuses_writes_and_changes_nothing() {
+    let (_tmp, data) = indexed("python");
+    let count = || {
+        let out = cruxe(&["cypher", "--data", &data, "--json", "MATCH (s:Symbol) RETURN count(*) AS n"]);
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+        v[0]["n"].as_i64().expect("n")
+    };
+    let before = count();
+    for q in [
+        "CREATE (:Repo {name: 'evil', root: '/'})",
+        "MATCH (s:Symbol) DETACH DELETE s",
+        "MATCH (s:Symbol) SET s.name = 'x'",
+        "MATCH (s:Symbol) WITH s LIMIT 1 MERGE (:External {id: 'x', repo: 'a', ref: 'b', name: 'c'})",
+    ] {
+        let out = cruxe(&["cypher", "--data", &data, q]);
+        assert!(!out.status.success(), "write accepted: {q}");
+        assert!(stderr(&out).contains("refused"), "{q}: {}", stderr(&out));
+    }
+    assert_eq!(count(), before);
+    assert!(before > 10);
+}
+
+#[test]
+fn cypher_reports_invalid_queries_clearly() {
+    let (_tmp, data) = indexed("python");
+    let out = cruxe(&["cypher", "--data", &data, "MATCH (s:Nope) RETURN s"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("invalid query"), "{}", stderr(&out));
+}
+
+#[test]
+fn status_lists_counts() {
+    let (_tmp, data) = indexed("typescript");
+    let out = cruxe(&["status", "--data", &data, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(v[0]["repo"], "typescript");
+    assert_eq!(v[0]["ref"], "test");
+    assert_eq!(v[0]["files"], 4);
+    assert!(v[0]["symbols"].as_i64().unwrap_or(0) > 15);
+}
+
+#[test]
+fn hierarchy_command_prints_the_chain() {
+    let (_tmp, data) = indexed("rust");
+    let out = cruxe(&[
+        "hierarchy",
+        "validate",
+        "--path",
+        "src/auth/handler.rs",
+        "--data",
+        &data,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "method auth::handler::AuthHandler::validate (src/auth/handler.rs:15-17)");
+    assert_eq!(lines[1], "  impl auth::handler::AuthHandler (src/auth/handler.rs:8-18)");
+    assert_eq!(lines[2], "    file src/auth/handler.rs");
+}
+
+#[test]
+fn errors_are_clear() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let data = tmp.path().join("data");
+    let out = cruxe(&["cypher", "--data", data.to_str().expect("utf8"), "RETURN 1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("no index at"), "{}", stderr(&out));
+    let out = cruxe(&["index", "/definitely/not/here"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("not a directory"), "{}", stderr(&out));
+    let out = cruxe(&["frobnicate"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn help_teaches() {
+    let out = cruxe(&["--help"]);
+    let text = stdout(&out);
+    for word in ["index", "cypher", "status", "hierarchy", "Examples:"] {
+        assert!(text.contains(word), "{text}");
+    }
+    let out = cruxe(&["index", "--help"]);
+    assert!(stdout(&out).contains("--force"));
+}

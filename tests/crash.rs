@@ -1,0 +1,111 @@
+//! A `kill -9` of a real `cruxe index` at any moment leaves a data dir that opens
+//! and answers with the last completed state: all of the old run or all of the new.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cruxe::datadir::DataDir;
+
+use crate::common::{cruxe_bin, rows, s, small_graph};
+
+/// Writes `files` Python files, each with `defs` functions carrying `tag` in their
+/// names, so the state a data dir holds can be told from its symbols.
+fn write_repo(root: &Path, files: usize, defs: usize, tag: &str) {
+    for i in 0..files {
+        let dir = root.join(format!("pkg{}", i % 20));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let mut text = String::new();
+        for d in 0..defs {
+            text.push_str(&format!(
+                "class C{d}_{tag}:\n    def m{d}(self, x):\n        return x + {d}\n\n"
+            ));
+        }
+        std::fs::write(dir.join(format!("mod{i}.py")), text).expect("write");
+    }
+}
+
+fn run_index(repo: &Path, data: &Path) -> std::process::Child {
+    Command::new(cruxe_bin())
+        .args(["index", repo.to_str().expect("utf8"), "--data"])
+        .arg(data)
+        .args(["--repo", "crash", "--ref", "main"])
+        .env("CRUXE_BUFFER_POOL_MB", "256")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn cruxe index")
+}
+
+/// (files, symbols, tags seen) of the data dir, opened as a reader would.
+fn state(data: &Path) -> (i64, i64, Vec<String>) {
+    let dd = DataDir::new(data);
+    let store = dd
+        .open_graph_read_only(&small_graph())
+        .expect("data dir must open after a crash");
+    let files = rows(&store, "MATCH (f:File) RETURN count(*) AS n");
+    let syms = rows(&store, "MATCH (s:Symbol) RETURN count(*) AS n");
+    let tags = rows(
+        &store,
+        "MATCH (s:Symbol {kind: 'class'}) RETURN DISTINCT CASE WHEN s.name ENDS WITH '_a' THEN '_a' WHEN s.name ENDS WITH '_b' THEN '_b' ELSE '?' END AS tag ORDER BY tag",
+    );
+    let n = |r: &[serde_json::Map<String, serde_json::Value>]| {
+        r[0]["n"].as_i64().expect("count")
+    };
+    (
+        n(&files),
+        n(&syms),
+        tags.iter().map(|r| s(&r["tag"])).collect(),
+    )
+}
+
+#[test]
+fn kill_during_indexing_leaves_the_last_completed_state() {
+    const FILES: usize = 1500;
+    const DEFS: usize = 8;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("crash");
+    let data = tmp.path().join("data");
+
+    // State A, completed.
+    write_repo(&repo, FILES, DEFS, "_a");
+    let started = Instant::now();
+    assert!(run_index(&repo, &data).wait().expect("wait").success());
+    let full = started.elapsed();
+    let a = state(&data);
+    assert_eq!(a, (FILES as i64, (FILES * DEFS * 2) as i64, vec!["_a".to_string()]));
+
+    // State B on disk; every run below is killed somewhere between start and end.
+    write_repo(&repo, FILES, DEFS, "_b");
+    let b = (FILES as i64, (FILES * DEFS * 2) as i64, vec!["_b".to_string()]);
+    let mut saw_old = 0;
+    for fraction in [0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.95] {
+        let mut child = run_index(&repo, &data);
+        std::thread::sleep(full.mul_f64(fraction));
+        let finished = child.try_wait().expect("try_wait").is_some();
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        let now = state(&data);
+        assert!(
+            now == a || now == b,
+            "after kill at {fraction}: {now:?} is neither the old nor the new state"
+        );
+        if now == a {
+            saw_old += 1;
+            assert!(!finished, "a finished run must have committed");
+        } else {
+            // Once B committed, later kills leave B.
+            write_repo(&repo, FILES, DEFS, "_a");
+            // Start over from A for the next round so every kill point is tested
+            // against a pending change.
+            assert!(run_index(&repo, &data).wait().expect("wait").success());
+            assert_eq!(state(&data), a);
+            write_repo(&repo, FILES, DEFS, "_b");
+        }
+    }
+    assert!(saw_old > 0, "no kill landed before the commit: the test did not test");
+
+    // A final complete run reaches B.
+    assert!(run_index(&repo, &data).wait().expect("wait").success());
+    assert_eq!(state(&data), b);
+}

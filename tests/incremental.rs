@@ -1,0 +1,132 @@
+//! Re-indexing: unchanged files are untouched, changed files replaced, deleted
+//! files dropped, new files added, and the result equals a from-scratch index.
+
+use std::path::Path;
+
+use cruxe::datadir::DataDir;
+use cruxe::index::{Silent, index_repo};
+
+use crate::common::{copy_tree, fixture, opts, rows, s, small_graph};
+
+/// Every file and symbol of the ref, with the properties that matter, sorted.
+fn snapshot(data: &DataDir) -> Vec<String> {
+    let store = data.open_graph_read_only(&small_graph()).expect("open");
+    let mut out: Vec<String> = rows(
+        &store,
+        "MATCH (:Ref)-[:HAS_FILE]->(f:File) RETURN f.path AS p, f.content_hash AS h, f.module AS m",
+    )
+    .iter()
+    .map(|r| format!("file {} {} {}", s(&r["p"]), s(&r["h"]), s(&r["m"])))
+    .collect();
+    out.extend(
+        rows(
+            &store,
+            "MATCH (p)-[:CONTAINS]->(s:Symbol) RETURN s.id AS id, s.stable_id AS st, s.qualified_name AS q, \
+             s.line_start AS a, s.line_end AS b, CASE WHEN label(p) = 'File' THEN p.id ELSE p.id END AS parent",
+        )
+        .iter()
+        .map(|r| {
+            format!(
+                "sym {} {} {} {}-{} in {}",
+                s(&r["id"]),
+                s(&r["st"]),
+                s(&r["q"]),
+                s(&r["a"]),
+                s(&r["b"]),
+                s(&r["parent"])
+            )
+        }),
+    );
+    // Orphans would be a bug: every symbol has exactly one parent.
+    let orphans = rows(
+        &store,
+        "MATCH (s:Symbol) WHERE NOT EXISTS { MATCH ()-[:CONTAINS]->(s) } RETURN count(*) AS n",
+    );
+    assert_eq!(s(&orphans[0]["n"]), "0", "orphan symbols");
+    out.sort();
+    out
+}
+
+fn index(repo: &Path, data: &DataDir) -> cruxe::index::IndexReport {
+    index_repo(repo, data, &opts("inc"), &Silent).expect("index")
+}
+
+#[test]
+fn edits_deletes_and_additions_match_a_fresh_index() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("inc");
+    copy_tree(&fixture("python"), &repo);
+    let data = DataDir::new(tmp.path().join("data"));
+
+    let first = index(&repo, &data);
+    assert_eq!((first.files, first.parsed, first.unchanged), (5, 5, 0));
+
+    // Nothing changed: nothing parsed.
+    let again = index(&repo, &data);
+    assert_eq!((again.parsed, again.unchanged, again.removed), (0, 5, 0));
+
+    // Edit one file, delete one, add one.
+    std::fs::write(
+        repo.join("auth/jwt.py"),
+        "MAX_AGE = 60\n\n\ndef validate_token(token, key):\n    return token\n\n\ndef refresh(token):\n    return token\n",
+    )
+    .expect("edit");
+    std::fs::remove_file(repo.join("main.py")).expect("delete");
+    std::fs::create_dir_all(repo.join("billing")).expect("mkdir");
+    std::fs::write(
+        repo.join("billing/invoice.py"),
+        "class Invoice:\n    def total(self):\n        return 0\n",
+    )
+    .expect("add");
+    let r = index(&repo, &data);
+    assert_eq!((r.files, r.parsed, r.unchanged, r.removed), (5, 2, 3, 1));
+
+    let incremental = snapshot(&data);
+    assert!(incremental.iter().any(|l| l.contains("auth.jwt.refresh")));
+    assert!(!incremental.iter().any(|l| l.contains("auth.jwt.Claims")));
+    assert!(!incremental.iter().any(|l| l.contains("main.py")));
+    assert!(incremental.iter().any(|l| l.contains("billing.invoice.Invoice.total")));
+
+    let fresh_data = DataDir::new(tmp.path().join("fresh"));
+    index(&repo, &fresh_data);
+    assert_eq!(incremental, snapshot(&fresh_data));
+
+    // --force on the same data dir gives the same state again.
+    let mut o = opts("inc");
+    o.force = true;
+    let forced = index_repo(&repo, &data, &o, &Silent).expect("force");
+    assert_eq!(forced.parsed, 5);
+    assert_eq!(incremental, snapshot(&data));
+}
+
+#[test]
+fn two_repos_and_refs_share_a_data_dir_without_mixing() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let data = DataDir::new(tmp.path().join("data"));
+    let mut a = opts("rust");
+    a.ref_name = Some("main".into());
+    index_repo(&fixture("rust"), &data, &a, &Silent).expect("rust");
+    let mut b = opts("go");
+    b.ref_name = Some("dev".into());
+    index_repo(&fixture("go"), &data, &b, &Silent).expect("go");
+    // Re-indexing one repo leaves the other alone.
+    let mut a2 = a.clone();
+    a2.force = true;
+    index_repo(&fixture("rust"), &data, &a2, &Silent).expect("rust again");
+    let store = data.open_graph_read_only(&small_graph()).expect("open");
+    let st = store.status().expect("status");
+    let summary: Vec<(String, String, i64)> = st
+        .iter()
+        .map(|s| (s.repo.clone(), s.ref_name.clone(), s.files))
+        .collect();
+    assert_eq!(
+        summary,
+        vec![("go".into(), "dev".into(), 4), ("rust".into(), "main".into(), 6)]
+    );
+    let mixed = rows(
+        &store,
+        "MATCH (r:Ref)-[:HAS_FILE]->(f:File)-[:CONTAINS*1..10]->(s:Symbol) \
+         WHERE s.repo <> r.repo OR s.ref <> r.name RETURN count(*) AS n",
+    );
+    assert_eq!(s(&mixed[0]["n"]), "0");
+}

@@ -1,0 +1,11 @@
+//! All integration tests compile into this one binary (see ripgrep's layout).
+
+mod common;
+
+mod bad_input;
+mod cli;
+mod crash;
+mod extraction;
+mod hierarchy;
+mod incremental;
+mod queries;

@@ -7,3 +7,4 @@
 (method_elem name: (field_identifier) @name) @definition.method
 (source_file (const_declaration (const_spec name: (identifier) @name) @definition.const))
 (source_file (var_declaration (var_spec name: (identifier) @name) @definition.var))
+(source_file (var_declaration (var_spec_list (var_spec name: (identifier) @name) @definition.var)))

@@ -14,7 +14,7 @@ pub(super) fn refine<'t>(raw: RawDef<'t>, src: &str) -> Option<Def<'t>> {
         return None;
     }
     let mut receiver = None;
-    let (kind, body) = match raw.tag {
+    let (kind, body) = match raw.tag.as_str() {
         "fn" => (SymbolKind::Fn, node.child_by_field_name("body")),
         "method" => {
             if node.kind() == "method_declaration" {

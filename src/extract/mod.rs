@@ -146,13 +146,13 @@ impl Extractor {
         let mut defs = Vec::new();
         while let Some(m) = matches.next() {
             let mut def_node = None;
-            let mut tag = "";
+            let mut tag = String::new();
             let mut name_node = None;
-            for c in m.captures {
+            for c in m.captures() {
                 let cname = names[c.index as usize];
                 if let Some(t) = cname.strip_prefix("definition.") {
                     def_node = Some(c.node);
-                    tag = t;
+                    tag = t.to_string();
                 } else if cname == "name" {
                     name_node = Some(c.node);
                 }
@@ -194,7 +194,7 @@ pub struct Extracted {
 struct RawDef<'t> {
     node: Node<'t>,
     name_node: Node<'t>,
-    tag: &'static str,
+    tag: String,
 }
 
 /// A definition after language rules, before nesting.
@@ -229,7 +229,7 @@ fn header(start: Node<'_>, body: Option<Node<'_>>, src: &str) -> String {
         }
     };
     let mut sig = crate::model::normalize_ws(raw);
-    while sig.ends_with(['{', ':', '=']) {
+    while sig.ends_with(['{', ':', '=', ';']) {
         sig.pop();
         sig = sig.trim_end().to_string();
     }

@@ -10,7 +10,7 @@ use crate::model::SymbolKind;
 pub(super) fn refine<'t>(raw: RawDef<'t>, src: &str) -> Option<Def<'t>> {
     let node = raw.node;
     let name = text(raw.name_node, src).to_string();
-    let kind = match raw.tag {
+    let kind = match raw.tag.as_str() {
         "fn" => SymbolKind::Fn,
         "class" => SymbolKind::Class,
         "type" => SymbolKind::Type,

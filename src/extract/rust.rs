@@ -8,7 +8,7 @@ use crate::model::SymbolKind;
 
 pub(super) fn refine<'t>(raw: RawDef<'t>, src: &str) -> Option<Def<'t>> {
     let node = raw.node;
-    let kind = match raw.tag {
+    let kind = match raw.tag.as_str() {
         "fn" => SymbolKind::Fn,
         "struct" => SymbolKind::Struct,
         "enum" => SymbolKind::Enum,
@@ -41,6 +41,7 @@ pub(super) fn refine<'t>(raw: RawDef<'t>, src: &str) -> Option<Def<'t>> {
                 String::new()
             }
         }
+        SymbolKind::Macro if exported_macro(node, src) => "public".to_string(),
         _ => visibility(node, src),
     };
     Some(Def {
@@ -52,6 +53,19 @@ pub(super) fn refine<'t>(raw: RawDef<'t>, src: &str) -> Option<Def<'t>> {
         visibility,
         receiver: None,
     })
+}
+
+/// `#[macro_export]` among the attributes right above a `macro_rules!`.
+fn exported_macro(node: Node<'_>, src: &str) -> bool {
+    let mut cur = node.prev_sibling();
+    while let Some(n) = cur {
+        match n.kind() {
+            "attribute_item" if text(n, src).contains("macro_export") => return true,
+            "attribute_item" | "line_comment" | "block_comment" => cur = n.prev_sibling(),
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// `Foo<T>` → `Foo`, `&'a mut Foo` → `Foo`, `crate::a::Foo` → `Foo`, `[T]` → `[T]`.

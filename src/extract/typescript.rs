@@ -14,7 +14,7 @@ pub(super) fn refine<'t>(raw: RawDef<'t>, src: &str) -> Option<Def<'t>> {
     if name.is_empty() {
         return None;
     }
-    let (kind, decl, body) = match raw.tag {
+    let (kind, decl, body) = match raw.tag.as_str() {
         "fn" => (SymbolKind::Fn, node, node.child_by_field_name("body")),
         "class" => (SymbolKind::Class, node, node.child_by_field_name("body")),
         "interface" => (SymbolKind::Interface, node, node.child_by_field_name("body")),
@@ -43,10 +43,11 @@ pub(super) fn refine<'t>(raw: RawDef<'t>, src: &str) -> Option<Def<'t>> {
             };
             let single = statement.named_child_count() == 1;
             let decl = if single { statement } else { node };
+            // A value's text is part of the header only up to the first line.
             let body = if is_fn {
                 value.and_then(|v| v.child_by_field_name("body"))
             } else {
-                value
+                None
             };
             (kind, decl, body)
         }

@@ -188,3 +188,40 @@ pub fn stable_id(language: Language, qualified_name: &str, kind: SymbolKind, sig
 pub fn normalize_ws(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
+
+/// One imported item as written in a file, before resolution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawImport {
+    /// 1-based line of the imported item.
+    pub line: u32,
+    /// The path as written (`crate::auth::Claims`, `auth.jwt.validate_token`,
+    /// `./router:Router`, `github.com/org/pkg/auth`).
+    pub to_name: String,
+    /// The local name when renamed (`as x`), or the Go package alias (`.`, `_`).
+    pub alias: String,
+    /// `pub use`, `export … from`: the file re-exports what it imports.
+    pub reexport: bool,
+    pub spec: ImportSpec,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImportSpec {
+    /// A leaf of a Rust `use` tree: segments as written (`crate`, `self`, `super`,
+    /// names); a glob ends with `*`.
+    RustUse(Vec<String>),
+    /// `mod name;` (with `#[path = "…"]` when present).
+    RustMod { name: String, path: Option<String> },
+    /// `extern crate name;`
+    RustExternCrate(String),
+    /// Python: the module as written (leading dots for relative imports) and the
+    /// imported name (`None` for `import a.b`, `*` for a star import).
+    Python { module: String, name: Option<String> },
+    /// TS/JS: the module specifier and the imported name (`default`, `*` for a
+    /// namespace import or `export *`; `None` for a side-effect import).
+    Ts {
+        specifier: String,
+        name: Option<String>,
+    },
+    /// Go: the import path.
+    Go { path: String },
+}

@@ -6,6 +6,7 @@
 //! format. It turns `(path, text, module info)` into `model::Symbol`s and nothing else.
 
 mod go;
+mod imports;
 mod python;
 mod rust;
 mod typescript;
@@ -15,12 +16,13 @@ use std::collections::HashSet;
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, Parser, Query, QueryCursor, Tree};
 
-use crate::model::{Language, ModuleInfo, Symbol, SymbolKind};
+use crate::model::{Language, ModuleInfo, RawImport, Symbol, SymbolKind};
 
 /// The grammar, compiled symbol query and naming rules of one language.
 struct LangSpec {
     grammar: tree_sitter::Language,
     symbols: Query,
+    imports: Query,
 }
 
 /// Compiled grammars and queries for every language. Build once, share across threads.
@@ -35,13 +37,21 @@ pub struct Extractor {
 /// The query source of every language, as `(language, file name, text)`; tests compile each.
 pub const QUERY_FILES: &[(&str, &str, &str)] = &[
     ("rust", "symbols.scm", include_str!("../../queries/rust/symbols.scm")),
+    ("rust", "imports.scm", include_str!("../../queries/rust/imports.scm")),
     ("python", "symbols.scm", include_str!("../../queries/python/symbols.scm")),
+    ("python", "imports.scm", include_str!("../../queries/python/imports.scm")),
     (
         "typescript",
         "symbols.scm",
         include_str!("../../queries/typescript/symbols.scm"),
     ),
+    (
+        "typescript",
+        "imports.scm",
+        include_str!("../../queries/typescript/imports.scm"),
+    ),
     ("go", "symbols.scm", include_str!("../../queries/go/symbols.scm")),
+    ("go", "imports.scm", include_str!("../../queries/go/imports.scm")),
 ];
 
 fn query_text(lang: &str, file: &str) -> &'static str {
@@ -64,35 +74,37 @@ pub enum ExtractError {
     Grammar(&'static str, String),
 }
 
-fn spec(
-    grammar: tree_sitter::Language,
+fn compile(
+    grammar: &tree_sitter::Language,
     lang: &'static str,
     file: &'static str,
-) -> Result<LangSpec, ExtractError> {
-    let symbols = Query::new(&grammar, query_text(lang, file)).map_err(|e| ExtractError::Query {
+) -> Result<Query, ExtractError> {
+    Query::new(grammar, query_text(lang, file)).map_err(|e| ExtractError::Query {
         lang,
         file,
         message: e.to_string(),
-    })?;
-    Ok(LangSpec { grammar, symbols })
+    })
+}
+
+fn spec(grammar: tree_sitter::Language, lang: &'static str) -> Result<LangSpec, ExtractError> {
+    Ok(LangSpec {
+        symbols: compile(&grammar, lang, "symbols.scm")?,
+        imports: compile(&grammar, lang, "imports.scm")?,
+        grammar,
+    })
 }
 
 impl Extractor {
     pub fn new() -> Result<Extractor, ExtractError> {
         Ok(Extractor {
-            rust: spec(tree_sitter_rust::LANGUAGE.into(), "rust", "symbols.scm")?,
-            python: spec(tree_sitter_python::LANGUAGE.into(), "python", "symbols.scm")?,
+            rust: spec(tree_sitter_rust::LANGUAGE.into(), "rust")?,
+            python: spec(tree_sitter_python::LANGUAGE.into(), "python")?,
             typescript: spec(
                 tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
                 "typescript",
-                "symbols.scm",
             )?,
-            tsx: spec(
-                tree_sitter_typescript::LANGUAGE_TSX.into(),
-                "typescript",
-                "symbols.scm",
-            )?,
-            go: spec(tree_sitter_go::LANGUAGE.into(), "go", "symbols.scm")?,
+            tsx: spec(tree_sitter_typescript::LANGUAGE_TSX.into(), "typescript")?,
+            go: spec(tree_sitter_go::LANGUAGE.into(), "go")?,
         })
     }
 
@@ -125,16 +137,51 @@ impl Extractor {
         let Some(tree) = self.parse(parser, language, source) else {
             return Extracted {
                 symbols: Vec::new(),
+                imports: Vec::new(),
                 has_syntax_errors: true,
             };
         };
         let root = tree.root_node();
         let defs = self.collect_defs(language, root, source);
-        let symbols = build_symbols(language, defs, source, module);
+        let symbols = build_symbols(language, defs, module);
+        let imports = self.collect_imports(language, root, source);
         Extracted {
             symbols,
+            imports,
             has_syntax_errors: root.has_error(),
         }
+    }
+
+    fn collect_imports(&self, language: Language, root: Node<'_>, src: &str) -> Vec<RawImport> {
+        let spec = self.spec(language);
+        let names = spec.imports.capture_names();
+        let mut cursor = QueryCursor::new();
+        let mut matches = cursor.matches(&spec.imports, root, src.as_bytes());
+        let mut out = Vec::new();
+        while let Some(m) = matches.next() {
+            let mut main = None;
+            let mut source = None;
+            for c in m.captures() {
+                match names[c.index as usize] {
+                    "source" => source = Some(c.node),
+                    n if n.starts_with('_') => {}
+                    n => main = Some((n, c.node)),
+                }
+            }
+            let Some((capture, node)) = main else {
+                continue;
+            };
+            match language {
+                Language::Rust => imports::rust(capture, node, src, &mut out),
+                Language::Python => imports::python(capture, node, src, &mut out),
+                Language::TypeScript | Language::Tsx | Language::JavaScript => {
+                    imports::typescript(capture, node, source, src, &mut out)
+                }
+                Language::Go => imports::go(capture, node, src, &mut out),
+            }
+        }
+        out.sort_by_key(|i| i.line);
+        out
     }
 
     fn collect_defs<'t>(&self, language: Language, root: Node<'t>, src: &str) -> Vec<Def<'t>> {
@@ -186,6 +233,7 @@ impl Extractor {
 #[derive(Debug, Clone)]
 pub struct Extracted {
     pub symbols: Vec<Symbol>,
+    pub imports: Vec<RawImport>,
     pub has_syntax_errors: bool,
 }
 
@@ -285,12 +333,7 @@ fn leading_comments(
 }
 
 /// Nesting, method detection and qualified names for one file's definitions.
-fn build_symbols(
-    language: Language,
-    mut defs: Vec<Def<'_>>,
-    src: &str,
-    module: &ModuleInfo,
-) -> Vec<Symbol> {
+fn build_symbols(language: Language, mut defs: Vec<Def<'_>>, module: &ModuleInfo) -> Vec<Symbol> {
     defs.sort_by_key(|d| {
         (
             d.range_node.start_byte(),
@@ -399,7 +442,6 @@ fn build_symbols(
         chain.reverse();
         symbols[i].qualified_name = qualify(language, &module.module, &chain);
     }
-    let _ = src;
     symbols
 }
 

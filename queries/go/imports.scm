@@ -1,0 +1,2 @@
+; Each imported package, single or grouped.
+(import_spec) @import

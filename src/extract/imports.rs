@@ -1,0 +1,428 @@
+//! Import collection: the statements found by `queries/<lang>/imports.scm`, turned
+//! into one `RawImport` per imported item (Rust use trees are flattened to their
+//! leaves, Python `from a import b, c` gives two items). Resolution against the
+//! repository happens later, in `crate::resolve`.
+
+use tree_sitter::Node;
+
+use super::text;
+use crate::model::{ImportSpec, RawImport};
+
+fn line(n: Node<'_>) -> u32 {
+    n.start_position().row as u32 + 1
+}
+
+fn unquote(s: &str) -> String {
+    let t = s.trim();
+    let t = t
+        .strip_prefix(['"', '\'', '`'])
+        .and_then(|x| x.strip_suffix(['"', '\'', '`']))
+        .unwrap_or(t);
+    t.to_string()
+}
+
+// ---------------------------------------------------------------- Rust
+
+pub(super) fn rust(capture: &str, node: Node<'_>, src: &str, out: &mut Vec<RawImport>) {
+    match capture {
+        "use" => {
+            let reexport = {
+                let mut c = node.walk();
+                node.children(&mut c)
+                    .any(|ch| ch.kind() == "visibility_modifier")
+            };
+            if let Some(arg) = node.child_by_field_name("argument") {
+                let mut leaves = Vec::new();
+                rust_use_tree(arg, src, &mut Vec::new(), &mut leaves);
+                for (segments, alias, at) in leaves {
+                    out.push(RawImport {
+                        line: line(at),
+                        to_name: segments.join("::"),
+                        alias,
+                        reexport,
+                        spec: ImportSpec::RustUse(segments),
+                    });
+                }
+            }
+        }
+        "extern_crate" => {
+            if let Some(name) = node.child_by_field_name("name") {
+                let name = text(name, src).to_string();
+                out.push(RawImport {
+                    line: line(node),
+                    to_name: name.clone(),
+                    alias: node
+                        .child_by_field_name("alias")
+                        .map(|a| text(a, src).to_string())
+                        .unwrap_or_default(),
+                    reexport: false,
+                    spec: ImportSpec::RustExternCrate(name),
+                });
+            }
+        }
+        "mod" => {
+            if let Some(name) = node.child_by_field_name("name") {
+                let name = text(name, src).to_string();
+                out.push(RawImport {
+                    line: line(node),
+                    to_name: name.clone(),
+                    alias: String::new(),
+                    reexport: false,
+                    spec: ImportSpec::RustMod {
+                        path: path_attribute(node, src),
+                        name,
+                    },
+                });
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `#[path = "x.rs"]` right above a `mod` declaration.
+fn path_attribute(node: Node<'_>, src: &str) -> Option<String> {
+    let mut cur = node.prev_sibling();
+    while let Some(n) = cur {
+        if n.kind() != "attribute_item" {
+            break;
+        }
+        let t = text(n, src);
+        if let Some(rest) = t.split_once("path").map(|(_, r)| r)
+            && let Some(value) = rest.split('"').nth(1)
+        {
+            return Some(value.to_string());
+        }
+        cur = n.prev_sibling();
+    }
+    None
+}
+
+/// Segments of a path node (`crate::a::b` → [crate, a, b]).
+fn rust_path(n: Node<'_>, src: &str, out: &mut Vec<String>) {
+    match n.kind() {
+        "scoped_identifier" => {
+            if let Some(p) = n.child_by_field_name("path") {
+                rust_path(p, src, out);
+            }
+            if let Some(name) = n.child_by_field_name("name") {
+                out.push(text(name, src).to_string());
+            }
+        }
+        "generic_type" => {
+            if let Some(t) = n.child_by_field_name("type") {
+                rust_path(t, src, out);
+            }
+        }
+        _ => out.push(text(n, src).to_string()),
+    }
+}
+
+fn rust_use_tree<'t>(
+    n: Node<'t>,
+    src: &str,
+    prefix: &mut Vec<String>,
+    out: &mut Vec<(Vec<String>, String, Node<'t>)>,
+) {
+    match n.kind() {
+        "scoped_use_list" => {
+            let before = prefix.len();
+            if let Some(p) = n.child_by_field_name("path") {
+                rust_path(p, src, prefix);
+            }
+            if let Some(list) = n.child_by_field_name("list") {
+                rust_use_tree(list, src, prefix, out);
+            }
+            prefix.truncate(before);
+        }
+        "use_list" => {
+            let mut c = n.walk();
+            for child in n.named_children(&mut c) {
+                rust_use_tree(child, src, prefix, out);
+            }
+        }
+        "use_as_clause" => {
+            let mut segs = prefix.clone();
+            if let Some(p) = n.child_by_field_name("path") {
+                rust_path(p, src, &mut segs);
+            }
+            let alias = n
+                .child_by_field_name("alias")
+                .map(|a| text(a, src).to_string())
+                .unwrap_or_default();
+            push_self_leaf(&mut segs);
+            out.push((segs, alias, n));
+        }
+        "use_wildcard" => {
+            let mut segs = prefix.clone();
+            let mut c = n.walk();
+            if let Some(p) = n.named_children(&mut c).next() {
+                rust_path(p, src, &mut segs);
+            }
+            segs.push("*".to_string());
+            out.push((segs, String::new(), n));
+        }
+        "line_comment" | "block_comment" => {}
+        _ => {
+            let mut segs = prefix.clone();
+            rust_path(n, src, &mut segs);
+            push_self_leaf(&mut segs);
+            out.push((segs, String::new(), n));
+        }
+    }
+}
+
+/// `use a::b::{self}` imports `a::b` itself.
+fn push_self_leaf(segs: &mut Vec<String>) {
+    if segs.len() > 1 && segs.last().is_some_and(|s| s == "self") {
+        segs.pop();
+    }
+}
+
+// ---------------------------------------------------------------- Python
+
+pub(super) fn python(capture: &str, node: Node<'_>, src: &str, out: &mut Vec<RawImport>) {
+    let mut c = node.walk();
+    match capture {
+        "import" => {
+            for item in node.children_by_field_name("name", &mut c) {
+                let (name_node, alias) = split_alias(item, src);
+                let module = text(name_node, src).to_string();
+                out.push(RawImport {
+                    line: line(item),
+                    to_name: module.clone(),
+                    alias,
+                    reexport: false,
+                    spec: ImportSpec::Python { module, name: None },
+                });
+            }
+        }
+        "from" | "future" => {
+            let module = if capture == "future" {
+                "__future__".to_string()
+            } else {
+                node.child_by_field_name("module_name")
+                    .map(|m| crate::model::normalize_ws(text(m, src)).replace(' ', ""))
+                    .unwrap_or_default()
+            };
+            let names: Vec<Node<'_>> = node.children_by_field_name("name", &mut c).collect();
+            if names.is_empty() {
+                // `from x import *`
+                let mut c2 = node.walk();
+                if let Some(w) = node
+                    .children(&mut c2)
+                    .find(|n| n.kind() == "wildcard_import")
+                {
+                    out.push(RawImport {
+                        line: line(w),
+                        to_name: join_py(&module, "*"),
+                        alias: String::new(),
+                        reexport: false,
+                        spec: ImportSpec::Python {
+                            module,
+                            name: Some("*".into()),
+                        },
+                    });
+                }
+                return;
+            }
+            for item in names {
+                let (name_node, alias) = split_alias(item, src);
+                let name = text(name_node, src).to_string();
+                out.push(RawImport {
+                    line: line(item),
+                    to_name: join_py(&module, &name),
+                    alias,
+                    reexport: false,
+                    spec: ImportSpec::Python {
+                        module: module.clone(),
+                        name: Some(name),
+                    },
+                });
+            }
+        }
+        _ => {}
+    }
+}
+
+fn join_py(module: &str, name: &str) -> String {
+    if module.ends_with('.') {
+        format!("{module}{name}")
+    } else {
+        format!("{module}.{name}")
+    }
+}
+
+fn split_alias<'t>(item: Node<'t>, src: &str) -> (Node<'t>, String) {
+    if item.kind() == "aliased_import" {
+        let name = item.child_by_field_name("name").unwrap_or(item);
+        let alias = item
+            .child_by_field_name("alias")
+            .map(|a| text(a, src).to_string())
+            .unwrap_or_default();
+        (name, alias)
+    } else {
+        (item, String::new())
+    }
+}
+
+// ---------------------------------------------------------------- TypeScript
+
+pub(super) fn typescript(
+    capture: &str,
+    node: Node<'_>,
+    source: Option<Node<'_>>,
+    src: &str,
+    out: &mut Vec<RawImport>,
+) {
+    let push = |out: &mut Vec<RawImport>,
+                at: Node<'_>,
+                spec: &str,
+                name: Option<String>,
+                alias: String,
+                reexport: bool| {
+        let to_name = match &name {
+            Some(n) => format!("{spec}:{n}"),
+            None => spec.to_string(),
+        };
+        out.push(RawImport {
+            line: line(at),
+            to_name,
+            alias,
+            reexport,
+            spec: ImportSpec::Ts {
+                specifier: spec.to_string(),
+                name,
+            },
+        });
+    };
+    match capture {
+        "import" => {
+            let Some(source) = node.child_by_field_name("source") else {
+                // `import x = require('y')`
+                let mut c = node.walk();
+                if let Some(req) = node
+                    .children(&mut c)
+                    .find(|n| n.kind() == "import_require_clause")
+                    && let Some(s) = req.child_by_field_name("source")
+                {
+                    push(out, req, &unquote(text(s, src)), Some("*".into()), String::new(), false);
+                }
+                return;
+            };
+            let spec = unquote(text(source, src));
+            let mut c = node.walk();
+            let clause = node.children(&mut c).find(|n| n.kind() == "import_clause");
+            let Some(clause) = clause else {
+                push(out, node, &spec, None, String::new(), false);
+                return;
+            };
+            let mut c = clause.walk();
+            for part in clause.named_children(&mut c) {
+                match part.kind() {
+                    "identifier" => {
+                        let local = text(part, src).to_string();
+                        push(out, part, &spec, Some("default".into()), local, false);
+                    }
+                    "namespace_import" => {
+                        let mut c3 = part.walk();
+                        let local = part
+                            .named_children(&mut c3)
+                            .next()
+                            .map(|i| text(i, src).to_string())
+                            .unwrap_or_default();
+                        push(out, part, &spec, Some("*".into()), local, false);
+                    }
+                    "named_imports" => {
+                        let mut c3 = part.walk();
+                        for s in part.named_children(&mut c3) {
+                            if s.kind() != "import_specifier" {
+                                continue;
+                            }
+                            let Some(name) = s.child_by_field_name("name") else {
+                                continue;
+                            };
+                            let alias = s
+                                .child_by_field_name("alias")
+                                .map(|a| text(a, src).to_string())
+                                .unwrap_or_default();
+                            push(out, s, &spec, Some(unquote(text(name, src))), alias, false);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        "reexport" => {
+            let Some(source) = node.child_by_field_name("source") else {
+                return;
+            };
+            let spec = unquote(text(source, src));
+            let mut c = node.walk();
+            let mut any = false;
+            for part in node.named_children(&mut c) {
+                match part.kind() {
+                    "export_clause" => {
+                        let mut c3 = part.walk();
+                        for s in part.named_children(&mut c3) {
+                            if s.kind() != "export_specifier" {
+                                continue;
+                            }
+                            let Some(name) = s.child_by_field_name("name") else {
+                                continue;
+                            };
+                            let alias = s
+                                .child_by_field_name("alias")
+                                .map(|a| unquote(text(a, src)))
+                                .unwrap_or_default();
+                            push(out, s, &spec, Some(unquote(text(name, src))), alias, true);
+                            any = true;
+                        }
+                    }
+                    "namespace_export" => {
+                        let mut c3 = part.walk();
+                        let alias = part
+                            .named_children(&mut c3)
+                            .next()
+                            .map(|i| unquote(text(i, src)))
+                            .unwrap_or_default();
+                        push(out, part, &spec, Some("*".into()), alias, true);
+                        any = true;
+                    }
+                    _ => {}
+                }
+            }
+            if !any {
+                // `export * from './x'`
+                push(out, node, &spec, Some("*".into()), String::new(), true);
+            }
+        }
+        "require" | "dynamic" => {
+            if let Some(s) = source {
+                push(out, node, &unquote(text(s, src)), Some("*".into()), String::new(), false);
+            }
+        }
+        _ => {}
+    }
+}
+
+// ---------------------------------------------------------------- Go
+
+pub(super) fn go(capture: &str, node: Node<'_>, src: &str, out: &mut Vec<RawImport>) {
+    if capture != "import" {
+        return;
+    }
+    let Some(path) = node.child_by_field_name("path") else {
+        return;
+    };
+    let path = unquote(text(path, src));
+    out.push(RawImport {
+        line: line(node),
+        to_name: path.clone(),
+        alias: node
+            .child_by_field_name("name")
+            .map(|a| text(a, src).to_string())
+            .unwrap_or_default(),
+        reexport: false,
+        spec: ImportSpec::Go { path },
+    });
+}

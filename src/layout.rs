@@ -23,7 +23,17 @@ pub const MANIFEST_NAMES: &[&str] = &[
     "setup.cfg",
     "package.json",
     "go.mod",
+    "tsconfig.json",
+    "jsconfig.json",
 ];
+
+/// `compilerOptions.baseUrl` and `paths` of one tsconfig.json, made repo-relative.
+#[derive(Debug, Default, Clone)]
+struct TsPaths {
+    base_url: Option<String>,
+    /// (pattern, targets), e.g. (`@/*`, [`src/*`]).
+    paths: Vec<(String, Vec<String>)>,
+}
 
 #[derive(Debug, Default, Clone)]
 pub struct Layout {
@@ -35,6 +45,8 @@ pub struct Layout {
     npm_packages: BTreeMap<String, String>,
     /// Directory → Go module path.
     go_modules: BTreeMap<String, String>,
+    /// Directory of a tsconfig.json → its module aliases.
+    ts_configs: BTreeMap<String, TsPaths>,
     /// The repository's name, the fallback crate/package name.
     repo_name: String,
 }
@@ -109,6 +121,11 @@ impl Layout {
                         layout.go_modules.insert(dir, module);
                     }
                 }
+                "tsconfig.json" | "jsconfig.json" => {
+                    if let Some(cfg) = ts_paths(&dir, &m.text) {
+                        layout.ts_configs.insert(dir, cfg);
+                    }
+                }
                 _ => {}
             }
         }
@@ -129,6 +146,57 @@ impl Layout {
     /// Go module path of the directory `dir` (repo-relative), if inside a module.
     pub fn go_module_of(&self, path: &str) -> Option<(&str, &str)> {
         nearest(&self.go_modules, path)
+    }
+
+    /// The Go module (directory, module path) that contains the package `import`,
+    /// preferring the module of the importing file, then the longest match.
+    pub fn go_module_for_import(&self, from_path: &str, import: &str) -> Option<(&str, &str)> {
+        let covers = |m: &str| import == m || import.starts_with(m) && import[m.len()..].starts_with('/');
+        if let Some((d, m)) = self.go_module_of(from_path)
+            && covers(m)
+        {
+            return Some((d, m));
+        }
+        self.go_modules
+            .iter()
+            .filter(|(_, m)| covers(m))
+            .max_by_key(|(_, m)| m.len())
+            .map(|(d, m)| (d.as_str(), m.as_str()))
+    }
+
+    /// Repo-relative paths (without extension) a non-relative TS specifier may
+    /// name under the nearest tsconfig's `paths` and `baseUrl`.
+    pub fn ts_alias_candidates(&self, from_path: &str, specifier: &str) -> Vec<String> {
+        let Some(cfg) = self
+            .ts_configs
+            .iter()
+            .filter(|(dir, _)| is_under(from_path, dir))
+            .max_by_key(|(dir, _)| dir.len())
+            .map(|(_, c)| c)
+        else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for (pattern, targets) in &cfg.paths {
+            let captured = match pattern.split_once('*') {
+                Some((pre, post)) => specifier
+                    .strip_prefix(pre)
+                    .and_then(|r| r.strip_suffix(post))
+                    .map(str::to_string),
+                None => (pattern == specifier).then(String::new),
+            };
+            if let Some(c) = captured {
+                out.extend(targets.iter().map(|t| t.replacen('*', &c, 1)));
+            }
+        }
+        if let Some(base) = &cfg.base_url {
+            out.push(if base.is_empty() {
+                specifier.to_string()
+            } else {
+                format!("{base}/{specifier}")
+            });
+        }
+        out
     }
 
     fn rust(&self, path: &str) -> ModuleInfo {
@@ -222,6 +290,120 @@ impl Layout {
     }
 }
 
+/// Reads `baseUrl` and `paths` from a tsconfig (JSON with comments and trailing
+/// commas), making them repo-relative.
+fn ts_paths(dir: &str, text: &str) -> Option<TsPaths> {
+    let cleaned = strip_json_comments(text);
+    let v: serde_json::Value = serde_json::from_str(&cleaned).ok()?;
+    let opts = v.get("compilerOptions")?;
+    let join = |rel: &str| {
+        let joined = if dir.is_empty() {
+            rel.to_string()
+        } else {
+            format!("{dir}/{rel}")
+        };
+        let mut out: Vec<&str> = Vec::new();
+        for part in joined.split('/') {
+            match part {
+                "" | "." => {}
+                ".." => {
+                    out.pop();
+                }
+                x => out.push(x),
+            }
+        }
+        out.join("/")
+    };
+    let base_url = opts.get("baseUrl").and_then(|b| b.as_str()).map(join);
+    let root = base_url.clone().unwrap_or_else(|| join("."));
+    let paths = opts
+        .get("paths")
+        .and_then(|p| p.as_object())
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| {
+                    let targets = v
+                        .as_array()
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|t| t.as_str())
+                                .map(|t| {
+                                    let t = t.trim_start_matches("./");
+                                    if root.is_empty() {
+                                        t.to_string()
+                                    } else {
+                                        format!("{root}/{t}")
+                                    }
+                                })
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    (k.clone(), targets)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(TsPaths { base_url, paths })
+}
+
+/// Drops `//` and `/* */` comments outside strings and commas before `}`/`]`.
+fn strip_json_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_str = false;
+    while let Some(c) = chars.next() {
+        if in_str {
+            out.push(c);
+            if c == '\\' {
+                if let Some(n) = chars.next() {
+                    out.push(n);
+                }
+            } else if c == '"' {
+                in_str = false;
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_str = true;
+                out.push(c);
+            }
+            ('/', Some('/')) => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut prev = ' ';
+                for n in chars.by_ref() {
+                    if prev == '*' && n == '/' {
+                        break;
+                    }
+                    prev = n;
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    // Trailing commas.
+    let mut cleaned = String::with_capacity(out.len());
+    let bytes: Vec<char> = out.chars().collect();
+    for (i, &c) in bytes.iter().enumerate() {
+        if c == ',' {
+            let next = bytes[i + 1..].iter().find(|n| !n.is_whitespace());
+            if matches!(next, Some('}') | Some(']')) {
+                continue;
+            }
+        }
+        cleaned.push(c);
+    }
+    cleaned
+}
+
 fn cargo_package_name(text: &str) -> Option<String> {
     let value: toml::Table = text.parse().ok()?;
     value
@@ -280,6 +462,23 @@ mod tests {
         let i = l.module_info("auth/__init__.py", Language::Python);
         assert_eq!((i.module.as_str(), i.package.as_str()), ("auth", "auth"));
         assert_eq!(l.module_info("main.py", Language::Python).package, "");
+    }
+
+    #[test]
+    fn tsconfig_paths_become_candidates() {
+        let l = Layout::new(
+            "demo",
+            &[Manifest {
+                path: "web/tsconfig.json".into(),
+                text: "{ // comment\n \"compilerOptions\": { \"baseUrl\": \".\", \"paths\": { \"@/*\": [\"src/*\"], }, }, }".into(),
+            }],
+            false,
+        );
+        assert_eq!(
+            l.ts_alias_candidates("web/src/a.ts", "@/auth/handler"),
+            vec!["web/src/auth/handler", "web/@/auth/handler"]
+        );
+        assert!(l.ts_alias_candidates("other/a.ts", "@/x").is_empty());
     }
 
     #[test]

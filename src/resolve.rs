@@ -1,0 +1,594 @@
+//! Import resolution: every file's raw imports against the whole repo/ref.
+//!
+//! Runs over all files of a ref on every index run that changed something, so the
+//! edge set always equals what a from-scratch index gives (edges into a file that
+//! changed are re-resolved too). It is pure: in-memory tables in, edges out.
+//!
+//! Rules per language (README, "Imports"): Rust paths (`crate`, `self`, `super`,
+//! workspace crates, 2018-style relative paths, `pub use` re-exports, globs,
+//! `mod` files, `extern crate`); Python absolute and relative modules, package
+//! roots, `__init__` re-exports, submodules; TS/JS relative specifiers with
+//! extension and `index` probing, `.js` → `.ts`, tsconfig `baseUrl`/`paths`,
+//! `export … from` re-exports; Go packages of the module (by `go.mod`).
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use crate::layout::Layout;
+use crate::model::{ImportSpec, Language, RawImport};
+
+/// A file as the resolver sees it.
+#[derive(Debug, Clone)]
+pub struct RFile {
+    pub id: String,
+    pub path: String,
+    pub language: Language,
+    pub module: String,
+    pub package: String,
+    pub imports: Vec<RawImport>,
+}
+
+/// A symbol as the resolver sees it.
+#[derive(Debug, Clone)]
+pub struct RSymbol {
+    pub id: String,
+    pub path: String,
+    pub qualified_name: String,
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Target {
+    Symbol(String),
+    File(String),
+    /// Not in the indexed code: the name it was resolved to.
+    External(String),
+}
+
+/// One `IMPORTS` edge.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Edge {
+    pub from: String,
+    pub target: Target,
+    pub to_name: String,
+    pub line: i64,
+    pub alias: String,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Family {
+    Rust,
+    Python,
+    Ts,
+    Go,
+}
+
+fn family(l: Language) -> Family {
+    match l {
+        Language::Rust => Family::Rust,
+        Language::Python => Family::Python,
+        Language::TypeScript | Language::Tsx | Language::JavaScript => Family::Ts,
+        Language::Go => Family::Go,
+    }
+}
+
+/// Lookup tables over one ref.
+struct Index<'a> {
+    files: &'a [RFile],
+    by_path: HashMap<&'a str, usize>,
+    /// (family, package for Rust / "" otherwise, module) → files.
+    by_module: HashMap<(Family, &'a str, &'a str), Vec<usize>>,
+    /// (family, package for Rust / "" otherwise, qualified name) → symbol ids,
+    /// definitions before impls.
+    by_qn: HashMap<(Family, &'a str, &'a str), Vec<(&'a str, bool)>>,
+    /// Go: directory → files.
+    go_dirs: HashMap<&'a str, Vec<usize>>,
+    rust_crates: Vec<&'a str>,
+    layout: &'a Layout,
+}
+
+const MAX_HOPS: usize = 8;
+
+fn dir_of(path: &str) -> &str {
+    path.rsplit_once('/').map(|(d, _)| d).unwrap_or("")
+}
+
+impl<'a> Index<'a> {
+    fn new(files: &'a [RFile], symbols: &'a [RSymbol], layout: &'a Layout) -> Index<'a> {
+        let mut ix = Index {
+            files,
+            by_path: HashMap::new(),
+            by_module: HashMap::new(),
+            by_qn: HashMap::new(),
+            go_dirs: HashMap::new(),
+            rust_crates: Vec::new(),
+            layout,
+        };
+        for (i, f) in files.iter().enumerate() {
+            let fam = family(f.language);
+            ix.by_path.insert(f.path.as_str(), i);
+            let pkg = if fam == Family::Rust { f.package.as_str() } else { "" };
+            ix.by_module
+                .entry((fam, pkg, f.module.as_str()))
+                .or_default()
+                .push(i);
+            if fam == Family::Go {
+                ix.go_dirs.entry(dir_of(&f.path)).or_default().push(i);
+            }
+            if fam == Family::Rust && !ix.rust_crates.contains(&f.package.as_str()) {
+                ix.rust_crates.push(f.package.as_str());
+            }
+        }
+        for s in symbols {
+            let Some(&fi) = ix.by_path.get(s.path.as_str()) else {
+                continue;
+            };
+            let f = &files[fi];
+            let fam = family(f.language);
+            let pkg = if fam == Family::Rust { f.package.as_str() } else { "" };
+            ix.by_qn
+                .entry((fam, pkg, s.qualified_name.as_str()))
+                .or_default()
+                .push((s.id.as_str(), s.kind == "impl"));
+        }
+        for v in ix.by_qn.values_mut() {
+            v.sort_by_key(|(_, is_impl)| *is_impl);
+        }
+        ix
+    }
+
+    fn symbol(&self, fam: Family, pkg: &str, qn: &str) -> Option<&'a str> {
+        self.by_qn
+            .get(&(fam, pkg, qn))
+            .and_then(|v| v.first())
+            .map(|(id, _)| *id)
+    }
+
+    fn module_file(&self, fam: Family, pkg: &str, module: &str) -> Option<usize> {
+        self.by_module
+            .get(&(fam, pkg, module))
+            .and_then(|v| v.first())
+            .copied()
+    }
+}
+
+/// Resolves every import of every file. Edges are sorted and unique.
+pub fn resolve_all(files: &[RFile], symbols: &[RSymbol], layout: &Layout) -> Vec<Edge> {
+    let ix = Index::new(files, symbols, layout);
+    let mut edges: Vec<Edge> = files
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(fi, f)| {
+            let ix = &ix;
+            f.imports.iter().flat_map(move |imp| {
+                let targets = resolve_one(ix, fi, imp, 0);
+                targets.into_iter().map(move |target| Edge {
+                    from: f.id.clone(),
+                    target,
+                    to_name: imp.to_name.clone(),
+                    line: i64::from(imp.line),
+                    alias: imp.alias.clone(),
+                })
+            })
+        })
+        .collect();
+    edges.sort();
+    edges.dedup();
+    edges
+}
+
+fn resolve_one(ix: &Index<'_>, fi: usize, imp: &RawImport, hops: usize) -> Vec<Target> {
+    let found = match &imp.spec {
+        ImportSpec::RustUse(segs) => rust_use(ix, fi, segs, hops),
+        ImportSpec::RustMod { name, path } => rust_mod(ix, fi, name, path.as_deref()),
+        ImportSpec::RustExternCrate(name) => {
+            let krate = name.replace('-', "_");
+            ix.module_file(Family::Rust, &krate, "")
+                .map(|f| vec![Target::File(ix.files[f].id.clone())])
+                .unwrap_or_default()
+        }
+        ImportSpec::Python { module, name } => python(ix, fi, module, name.as_deref(), hops),
+        ImportSpec::Ts { specifier, name } => ts(ix, fi, specifier, name.as_deref(), hops),
+        ImportSpec::Go { path } => go(ix, fi, path),
+    };
+    if found.is_empty() {
+        vec![Target::External(external_name(ix, fi, imp))]
+    } else {
+        found
+    }
+}
+
+/// The name of an unresolved target: absolute where the form is relative.
+fn external_name(ix: &Index<'_>, fi: usize, imp: &RawImport) -> String {
+    match &imp.spec {
+        ImportSpec::Python { module, name } if module.starts_with('.') => {
+            match python_absolute(&ix.files[fi], module) {
+                Some(abs) => match name {
+                    Some(n) if abs.is_empty() => n.clone(),
+                    Some(n) => format!("{abs}.{n}"),
+                    None => abs,
+                },
+                None => imp.to_name.clone(),
+            }
+        }
+        _ => imp.to_name.clone(),
+    }
+}
+
+// ------------------------------------------------------------------ Rust
+
+fn rust_use(ix: &Index<'_>, fi: usize, segs: &[String], hops: usize) -> Vec<Target> {
+    let f = &ix.files[fi];
+    let Some((krate, abs)) = rust_absolute(ix, f, segs) else {
+        return Vec::new();
+    };
+    rust_lookup(ix, &krate, &abs, hops)
+}
+
+/// (crate, absolute segments within it) of a use path seen from file `f`.
+fn rust_absolute(ix: &Index<'_>, f: &RFile, segs: &[String]) -> Option<(String, Vec<String>)> {
+    let cur: Vec<String> = if f.module.is_empty() {
+        Vec::new()
+    } else {
+        f.module.split("::").map(str::to_string).collect()
+    };
+    let first = segs.first()?.as_str();
+    let mut krate = f.package.clone();
+    let mut base: Vec<String>;
+    let mut rest = &segs[1..];
+    match first {
+        "crate" => base = Vec::new(),
+        "self" => base = cur.clone(),
+        "super" => {
+            base = cur.clone();
+            base.pop();
+            while rest.first().is_some_and(|s| s == "super") {
+                base.pop();
+                rest = &rest[1..];
+            }
+        }
+        "$crate" => base = Vec::new(),
+        name => {
+            // 2018 paths: a child module or item of the current module first,
+            // then a crate of the workspace, else an outside crate.
+            let mut local = cur.clone();
+            local.push(name.to_string());
+            let local_qn = local.join("::");
+            let is_local = ix
+                .module_file(Family::Rust, &f.package, &local_qn)
+                .is_some()
+                || ix.symbol(Family::Rust, &f.package, &local_qn).is_some();
+            if is_local {
+                base = cur.clone();
+                rest = segs;
+            } else if ix.rust_crates.contains(&name.replace('-', "_").as_str()) {
+                krate = name.replace('-', "_");
+                base = Vec::new();
+            } else {
+                return None;
+            }
+        }
+    }
+    base.extend(rest.iter().cloned());
+    Some((krate, base))
+}
+
+fn rust_lookup(ix: &Index<'_>, krate: &str, abs: &[String], hops: usize) -> Vec<Target> {
+    if abs.last().is_some_and(|s| s == "*") {
+        let module = abs[..abs.len() - 1].join("::");
+        return ix
+            .module_file(Family::Rust, krate, &module)
+            .map(|f| vec![Target::File(ix.files[f].id.clone())])
+            .unwrap_or_default();
+    }
+    let full = abs.join("::");
+    if full.is_empty() {
+        return ix
+            .module_file(Family::Rust, krate, "")
+            .map(|f| vec![Target::File(ix.files[f].id.clone())])
+            .unwrap_or_default();
+    }
+    if let Some(id) = ix.symbol(Family::Rust, krate, &full) {
+        return vec![Target::Symbol(id.to_string())];
+    }
+    if let Some(f) = ix.module_file(Family::Rust, krate, &full) {
+        return vec![Target::File(ix.files[f].id.clone())];
+    }
+    if hops >= MAX_HOPS {
+        return Vec::new();
+    }
+    // Re-exports: `pub use` in the parent module's file, named or glob.
+    let (item, parent) = abs.split_last().expect("non-empty");
+    let parent = parent.join("::");
+    let Some(pf) = ix.module_file(Family::Rust, krate, &parent) else {
+        return Vec::new();
+    };
+    for imp in ix.files[pf].imports.iter().filter(|i| i.reexport) {
+        let ImportSpec::RustUse(segs) = &imp.spec else {
+            continue;
+        };
+        let last = segs.last().map(String::as_str).unwrap_or("");
+        let binds = if imp.alias.is_empty() { last } else { imp.alias.as_str() };
+        if binds == item {
+            let t = rust_use(ix, pf, segs, hops + 1);
+            if !t.is_empty() {
+                return t;
+            }
+        } else if last == "*" {
+            let mut target = segs[..segs.len() - 1].to_vec();
+            target.push(item.clone());
+            let t = rust_use(ix, pf, &target, hops + 1);
+            if !t.is_empty() {
+                return t;
+            }
+        }
+    }
+    Vec::new()
+}
+
+fn rust_mod(ix: &Index<'_>, fi: usize, name: &str, path: Option<&str>) -> Vec<Target> {
+    let f = &ix.files[fi];
+    if let Some(p) = path {
+        let joined = normalize_path(&format!("{}/{p}", dir_of(&f.path)));
+        return ix
+            .by_path
+            .get(joined.as_str())
+            .map(|&i| vec![Target::File(ix.files[i].id.clone())])
+            .unwrap_or_default();
+    }
+    let module = if f.module.is_empty() {
+        name.to_string()
+    } else {
+        format!("{}::{name}", f.module)
+    };
+    ix.module_file(Family::Rust, &f.package, &module)
+        .map(|i| vec![Target::File(ix.files[i].id.clone())])
+        .unwrap_or_default()
+}
+
+// ------------------------------------------------------------------ Python
+
+/// The absolute module of a relative one (`..pkg.mod` from `a.b.c` → `a.pkg.mod`).
+fn python_absolute(f: &RFile, module: &str) -> Option<String> {
+    let dots = module.chars().take_while(|c| *c == '.').count();
+    let rest = &module[dots..];
+    let mut base: Vec<&str> = if f.package.is_empty() {
+        Vec::new()
+    } else {
+        f.package.split('.').collect()
+    };
+    for _ in 1..dots {
+        base.pop()?;
+    }
+    if !rest.is_empty() {
+        base.extend(rest.split('.'));
+    }
+    Some(base.join("."))
+}
+
+fn python(ix: &Index<'_>, fi: usize, module: &str, name: Option<&str>, hops: usize) -> Vec<Target> {
+    let f = &ix.files[fi];
+    let abs = if module.starts_with('.') {
+        match python_absolute(f, module) {
+            Some(a) => a,
+            None => return Vec::new(),
+        }
+    } else {
+        module.to_string()
+    };
+    let file_target = |m: &str| {
+        ix.module_file(Family::Python, "", m)
+            .map(|i| vec![Target::File(ix.files[i].id.clone())])
+    };
+    match name {
+        None | Some("*") => file_target(&abs).unwrap_or_default(),
+        Some(n) => python_name(ix, &abs, n, hops),
+    }
+}
+
+/// `from abs import n`: a symbol of the module, a submodule, or a name the module
+/// itself imported (re-export through `__init__.py` or any module).
+fn python_name(ix: &Index<'_>, abs: &str, n: &str, hops: usize) -> Vec<Target> {
+    let qn = if abs.is_empty() {
+        n.to_string()
+    } else {
+        format!("{abs}.{n}")
+    };
+    if let Some(id) = ix.symbol(Family::Python, "", &qn) {
+        return vec![Target::Symbol(id.to_string())];
+    }
+    if let Some(i) = ix.module_file(Family::Python, "", &qn) {
+        return vec![Target::File(ix.files[i].id.clone())];
+    }
+    if hops >= MAX_HOPS {
+        return Vec::new();
+    }
+    let Some(mf) = ix.module_file(Family::Python, "", abs) else {
+        return Vec::new();
+    };
+    for imp in &ix.files[mf].imports {
+        let ImportSpec::Python { module, name } = &imp.spec else {
+            continue;
+        };
+        let binds = if !imp.alias.is_empty() {
+            imp.alias.as_str()
+        } else {
+            match name {
+                Some(x) => x.as_str(),
+                None => module.split('.').next().unwrap_or(""),
+            }
+        };
+        if binds == n && name.as_deref() != Some("*") {
+            let t = python(ix, mf, module, name.as_deref(), hops + 1);
+            if !t.is_empty() {
+                return t;
+            }
+        } else if name.as_deref() == Some("*") {
+            let target = if module.starts_with('.') {
+                python_absolute(&ix.files[mf], module)
+            } else {
+                Some(module.clone())
+            };
+            if let Some(t) = target.map(|m| python_name(ix, &m, n, hops + 1))
+                && !t.is_empty()
+            {
+                return t;
+            }
+        }
+    }
+    Vec::new()
+}
+
+// ------------------------------------------------------------------ TypeScript
+
+const TS_EXTS: &[&str] = &[
+    ".ts", ".tsx", ".d.ts", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs",
+];
+
+/// Collapses `.` and `..` in a `/`-separated relative path.
+fn normalize_path(p: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for part in p.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                out.pop();
+            }
+            x => out.push(x),
+        }
+    }
+    out.join("/")
+}
+
+fn ts_file(ix: &Index<'_>, base: &str) -> Option<usize> {
+    let base = normalize_path(base);
+    let mut candidates = vec![base.clone()];
+    // ESM TypeScript writes `./x.js` for `./x.ts`.
+    for js in [".js", ".jsx", ".mjs", ".cjs"] {
+        if let Some(stem) = base.strip_suffix(js) {
+            candidates.extend(TS_EXTS.iter().map(|e| format!("{stem}{e}")));
+        }
+    }
+    candidates.extend(TS_EXTS.iter().map(|e| format!("{base}{e}")));
+    candidates.extend(TS_EXTS.iter().map(|e| format!("{base}/index{e}")));
+    candidates
+        .iter()
+        .find_map(|c| ix.by_path.get(c.as_str()).copied())
+        .filter(|&i| family(ix.files[i].language) == Family::Ts)
+}
+
+fn ts_module(ix: &Index<'_>, fi: usize, specifier: &str) -> Option<usize> {
+    let f = &ix.files[fi];
+    if specifier.starts_with("./") || specifier.starts_with("../") || specifier == "." || specifier == ".." {
+        return ts_file(ix, &format!("{}/{specifier}", dir_of(&f.path)));
+    }
+    for candidate in ix.layout.ts_alias_candidates(&f.path, specifier) {
+        if let Some(i) = ts_file(ix, &candidate) {
+            return Some(i);
+        }
+    }
+    None
+}
+
+fn ts(ix: &Index<'_>, fi: usize, specifier: &str, name: Option<&str>, hops: usize) -> Vec<Target> {
+    let Some(mf) = ts_module(ix, fi, specifier) else {
+        return Vec::new();
+    };
+    match name {
+        None | Some("*") | Some("default") => vec![Target::File(ix.files[mf].id.clone())],
+        Some(n) => ts_name(ix, mf, n, hops),
+    }
+}
+
+fn ts_name(ix: &Index<'_>, mf: usize, n: &str, hops: usize) -> Vec<Target> {
+    let m = &ix.files[mf];
+    let qn = format!("{}:{n}", m.module);
+    if let Some(id) = ix.symbol(Family::Ts, "", &qn) {
+        return vec![Target::Symbol(id.to_string())];
+    }
+    if hops < MAX_HOPS {
+        for imp in m.imports.iter().filter(|i| i.reexport) {
+            let ImportSpec::Ts { specifier, name } = &imp.spec else {
+                continue;
+            };
+            let exported = if imp.alias.is_empty() {
+                name.as_deref().unwrap_or("")
+            } else {
+                imp.alias.as_str()
+            };
+            let t = if exported == n && name.as_deref() != Some("*") {
+                ts(ix, mf, specifier, name.as_deref(), hops + 1)
+            } else if exported == n {
+                // `export * as n from …`: the module itself.
+                ts(ix, mf, specifier, None, hops + 1)
+            } else if name.as_deref() == Some("*") && imp.alias.is_empty() {
+                match ts_module(ix, mf, specifier) {
+                    Some(next) => ts_name(ix, next, n, hops + 1),
+                    None => Vec::new(),
+                }
+            } else {
+                Vec::new()
+            };
+            if !t.is_empty() {
+                return t;
+            }
+        }
+    }
+    if hops == 0 {
+        // The module is in the repo but the name is not a declaration cruxe
+        // indexes (e.g. `export default`, `export { a as b }`): the module.
+        return vec![Target::File(m.id.clone())];
+    }
+    Vec::new()
+}
+
+// ------------------------------------------------------------------ Go
+
+fn go(ix: &Index<'_>, fi: usize, path: &str) -> Vec<Target> {
+    let f = &ix.files[fi];
+    let Some((mod_dir, module)) = ix.layout.go_module_for_import(&f.path, path) else {
+        return Vec::new();
+    };
+    let rel = path[module.len()..].trim_start_matches('/');
+    let dir = match (mod_dir.is_empty(), rel.is_empty()) {
+        (true, _) => rel.to_string(),
+        (false, true) => mod_dir.to_string(),
+        (false, false) => format!("{mod_dir}/{rel}"),
+    };
+    ix.go_dirs
+        .get(dir.as_str())
+        .map(|files| {
+            files
+                .iter()
+                .map(|&i| Target::File(ix.files[i].id.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_normalise() {
+        assert_eq!(normalize_path("src/auth/../router"), "src/router");
+        assert_eq!(normalize_path("./a/./b"), "a/b");
+    }
+
+    #[test]
+    fn python_relative_modules() {
+        let f = RFile {
+            id: "f".into(),
+            path: "a/b/c.py".into(),
+            language: Language::Python,
+            module: "a.b.c".into(),
+            package: "a.b".into(),
+            imports: vec![],
+        };
+        assert_eq!(python_absolute(&f, ".").as_deref(), Some("a.b"));
+        assert_eq!(python_absolute(&f, "..pkg.mod").as_deref(), Some("a.pkg.mod"));
+        assert_eq!(python_absolute(&f, "....x"), None);
+    }
+}

@@ -39,6 +39,16 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
     ("delete_ref_files", include_str!("../queries/delete_ref_files.cypher")),
     ("delete_ref_symbols", include_str!("../queries/delete_ref_symbols.cypher")),
     ("delete_ref_externals", include_str!("../queries/delete_ref_externals.cypher")),
+    ("ref_files", include_str!("../queries/ref_files.cypher")),
+    ("ref_symbols", include_str!("../queries/ref_symbols.cypher")),
+    ("ref_imports", include_str!("../queries/ref_imports.cypher")),
+    ("ref_externals", include_str!("../queries/ref_externals.cypher")),
+    ("insert_externals", include_str!("../queries/insert_externals.cypher")),
+    ("delete_externals", include_str!("../queries/delete_externals.cypher")),
+    ("delete_imports", include_str!("../queries/delete_imports.cypher")),
+    ("insert_imports_symbol", include_str!("../queries/insert_imports_symbol.cypher")),
+    ("insert_imports_file", include_str!("../queries/insert_imports_file.cypher")),
+    ("insert_imports_external", include_str!("../queries/insert_imports_external.cypher")),
 ];
 
 fn q(name: &str) -> &'static str {
@@ -148,6 +158,8 @@ pub struct FileRow {
     pub content_hash: String,
     pub line_count: i64,
     pub size: i64,
+    /// The file's raw imports, encoded by the indexer (opaque here).
+    pub imports: String,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -172,6 +184,64 @@ pub struct Changes {
     /// Files (repo-relative paths) whose nodes are removed: changed and deleted ones.
     pub remove_paths: Vec<String>,
     pub add: Vec<FileRows>,
+    /// The complete import edge set of the ref after this run; `None` leaves the
+    /// edges as they are. Applied as a diff against the stored edges.
+    pub imports: Option<Vec<ImportRow>>,
+}
+
+/// Where an import edge points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ImportLabel {
+    Symbol,
+    File,
+    External,
+}
+
+impl ImportLabel {
+    fn parse(s: &str) -> Option<ImportLabel> {
+        match s {
+            "Symbol" => Some(ImportLabel::Symbol),
+            "File" => Some(ImportLabel::File),
+            "External" => Some(ImportLabel::External),
+            _ => None,
+        }
+    }
+}
+
+/// One `IMPORTS` edge. For `External` targets `to` is the external's name (its
+/// node id is derived here); otherwise the target node's id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ImportRow {
+    pub from: String,
+    pub label: ImportLabel,
+    pub to: String,
+    pub to_name: String,
+    pub line: i64,
+    pub alias: String,
+}
+
+/// A stored file, for import resolution.
+#[derive(Debug, Clone, Default)]
+pub struct StoredFile {
+    pub id: String,
+    pub path: String,
+    pub language: String,
+    pub module: String,
+    pub package: String,
+    pub imports: String,
+}
+
+/// A stored symbol, for import resolution.
+#[derive(Debug, Clone, Default)]
+pub struct StoredSymbol {
+    pub id: String,
+    pub path: String,
+    pub qualified_name: String,
+    pub kind: String,
+}
+
+pub fn external_id(repo: &str, ref_name: &str, name: &str) -> String {
+    format!("{repo}@{ref_name}:ext:{name}")
 }
 
 /// Counts of one indexed ref.
@@ -261,6 +331,39 @@ impl GraphStore {
         Ok(rows
             .map(|r| (string(&r[0]), string(&r[1])))
             .collect::<HashMap<_, _>>())
+    }
+
+    /// Every file and symbol of a repo/ref, for import resolution.
+    pub fn load_ref(
+        &self,
+        repo: &str,
+        ref_name: &str,
+    ) -> Result<(Vec<StoredFile>, Vec<StoredSymbol>)> {
+        let conn = self.conn()?;
+        let params = || vec![("repo", s(repo)), ("ref", s(ref_name))];
+        let mut stmt = conn.prepare(q("ref_files"))?;
+        let files = conn
+            .execute(&mut stmt, params())?
+            .map(|r| StoredFile {
+                id: string(&r[0]),
+                path: string(&r[1]),
+                language: string(&r[2]),
+                module: string(&r[3]),
+                package: string(&r[4]),
+                imports: string(&r[5]),
+            })
+            .collect();
+        let mut stmt = conn.prepare(q("ref_symbols"))?;
+        let symbols = conn
+            .execute(&mut stmt, params())?
+            .map(|r| StoredSymbol {
+                id: string(&r[0]),
+                path: string(&r[1]),
+                qualified_name: string(&r[2]),
+                kind: string(&r[3]),
+            })
+            .collect();
+        Ok((files, symbols))
     }
 
     /// Applies one run's changes atomically: all of them or (after a crash or error)
@@ -503,6 +606,7 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
         "content_hash",
         "line_count",
         "size",
+        "imports",
     ];
     let file_rows = c.add.iter().map(|f| {
         let r = &f.file;
@@ -517,6 +621,7 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
             s(&r.content_hash),
             Value::Int64(r.line_count),
             Value::Int64(r.size),
+            s(&r.imports),
         ]
     });
     let file_types = struct_type(&file_fields, &[8, 9]);
@@ -600,6 +705,112 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
         sym_edges,
         |_| {},
     )?;
+    if let Some(imports) = &c.imports {
+        write_imports(conn, c, imports)?;
+    }
+    Ok(())
+}
+
+/// Brings the ref's import edges and External nodes to exactly `desired`,
+/// touching only what differs. Runs after the node changes of the same
+/// transaction, so edges lost with re-created nodes are seen as missing.
+fn write_imports(conn: &Connection<'_>, c: &Changes, desired: &[ImportRow]) -> Result<()> {
+    use std::collections::HashSet;
+    let params = || vec![("repo", s(&c.repo)), ("ref", s(&c.ref_name))];
+    let norm = |r: &ImportRow| -> ImportRow {
+        let mut r = r.clone();
+        if r.label == ImportLabel::External {
+            r.to = external_id(&c.repo, &c.ref_name, &r.to);
+        }
+        r
+    };
+    let want: HashSet<ImportRow> = desired.iter().map(norm).collect();
+    let mut stmt = conn.prepare(q("ref_imports"))?;
+    let have: HashSet<ImportRow> = conn
+        .execute(&mut stmt, params())?
+        .filter_map(|r| {
+            Some(ImportRow {
+                from: string(&r[0]),
+                label: ImportLabel::parse(&string(&r[1]))?,
+                to: string(&r[2]),
+                to_name: string(&r[3]),
+                line: int(&r[4]),
+                alias: string(&r[5]),
+            })
+        })
+        .collect();
+
+    let edge_fields = ["from", "to", "to_name", "line", "alias"];
+    let edge_type = struct_type(&edge_fields, &[3]);
+    let edge_row = |r: &ImportRow| {
+        vec![
+            s(&r.from),
+            s(&r.to),
+            s(&r.to_name),
+            Value::Int64(r.line),
+            s(&r.alias),
+        ]
+    };
+    let mut stale: Vec<&ImportRow> = have.difference(&want).collect();
+    stale.sort();
+    write_batches(
+        conn,
+        q("delete_imports"),
+        &edge_type,
+        &edge_fields,
+        stale.iter().map(|r| edge_row(r)),
+        |_| {},
+    )?;
+
+    // External nodes: exactly the targets of wanted edges.
+    let mut stmt = conn.prepare(q("ref_externals"))?;
+    let have_ext: HashSet<String> = conn
+        .execute(&mut stmt, params())?
+        .map(|r| string(&r[0]))
+        .collect();
+    let mut want_ext: Vec<(&str, &str)> = desired
+        .iter()
+        .filter(|r| r.label == ImportLabel::External)
+        .map(|r| r.to.as_str())
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .map(|name| (name, name))
+        .collect();
+    want_ext.sort();
+    let want_ext_ids: HashSet<String> = want_ext
+        .iter()
+        .map(|(n, _)| external_id(&c.repo, &c.ref_name, n))
+        .collect();
+    let mut gone: Vec<String> = have_ext.difference(&want_ext_ids).cloned().collect();
+    gone.sort();
+    for chunk in gone.chunks(BATCH) {
+        let mut stmt = conn.prepare(q("delete_externals"))?;
+        conn.execute(&mut stmt, vec![("ids", list_of_strings(chunk.iter().cloned()))])?;
+    }
+    let ext_fields = ["id", "repo", "ref", "name"];
+    let ext_type = struct_type(&ext_fields, &[]);
+    let new_ext = want_ext.iter().filter_map(|(name, _)| {
+        let id = external_id(&c.repo, &c.ref_name, name);
+        (!have_ext.contains(&id)).then(|| vec![s(&id), s(&c.repo), s(&c.ref_name), s(name)])
+    });
+    write_batches(conn, q("insert_externals"), &ext_type, &ext_fields, new_ext, |_| {})?;
+
+    let mut missing: Vec<&ImportRow> = want.difference(&have).collect();
+    missing.sort();
+    for (label, query) in [
+        (ImportLabel::Symbol, "insert_imports_symbol"),
+        (ImportLabel::File, "insert_imports_file"),
+        (ImportLabel::External, "insert_imports_external"),
+    ] {
+        write_batches(
+            conn,
+            q(query),
+            &edge_type,
+            &edge_fields,
+            missing.iter().filter(|r| r.label == label).map(|r| edge_row(r)),
+            |_| {},
+        )?;
+    }
     Ok(())
 }
 

@@ -15,11 +15,12 @@ use tree_sitter::Parser;
 use crate::datadir::{DataDir, DataDirError};
 use crate::extract::Extractor;
 use crate::graph::{
-    Changes, FileRow, FileRows, GraphConfig, GraphError, GraphStore, SymbolInsert, SymbolRow,
-    file_id,
+    Changes, FileRow, FileRows, GraphConfig, GraphError, GraphStore, ImportLabel, ImportRow,
+    SymbolInsert, SymbolRow, file_id,
 };
 use crate::layout::{Layout, Manifest};
-use crate::model::{self, Language, ModuleInfo};
+use crate::model::{self, ImportSpec, Language, ModuleInfo, RawImport};
+use crate::resolve::{self, RFile, RSymbol, Target};
 use crate::walk::{self, Diagnostic, SourceFile, WalkOptions};
 
 #[derive(Debug, Clone, Default)]
@@ -82,8 +83,15 @@ pub struct IndexReport {
 
 enum Outcome {
     Unchanged,
-    Parsed(Box<FileRows>, bool),
+    Parsed(Box<Parsed>),
     Skipped(Diagnostic),
+}
+
+struct Parsed {
+    rows: FileRows,
+    language: Language,
+    imports: Vec<RawImport>,
+    syntax_errors: bool,
 }
 
 /// Indexes the repository at `root` into the data dir.
@@ -153,6 +161,7 @@ pub fn index_repo(
         ..IndexReport::default()
     };
     let mut present: HashSet<String> = HashSet::new();
+    let mut new_files: Vec<(FileRows, Language, Vec<RawImport>)> = Vec::new();
     let mut changes = Changes {
         repo: repo.clone(),
         repo_root: root.to_string_lossy().into_owned(),
@@ -168,7 +177,13 @@ pub fn index_repo(
                 report.unchanged += 1;
                 present.insert(path);
             }
-            Outcome::Parsed(rows, syntax_errors) => {
+            Outcome::Parsed(parsed) => {
+                let Parsed {
+                    rows,
+                    language,
+                    imports,
+                    syntax_errors,
+                } = *parsed;
                 report.parsed += 1;
                 if syntax_errors {
                     report.syntax_error_files += 1;
@@ -181,7 +196,7 @@ pub fn index_repo(
                     changes.remove_paths.push(path.clone());
                 }
                 present.insert(path);
-                changes.add.push(*rows);
+                new_files.push((rows, language, imports));
             }
             Outcome::Skipped(d) => diagnostics.push(d),
         }
@@ -195,6 +210,84 @@ pub fn index_repo(
     gone.sort();
     report.removed = gone.len();
     changes.remove_paths.extend(gone);
+
+    // Imports are re-resolved over the whole ref whenever anything changed, so
+    // edges into changed files are right too: the result equals a fresh index.
+    if report.parsed > 0 || report.removed > 0 || opts.force {
+        progress.phase("resolving imports", 0);
+        let (stored_files, stored_symbols) = if opts.force {
+            (Vec::new(), Vec::new())
+        } else {
+            store.load_ref(&repo, &ref_name)?
+        };
+        let replaced: HashSet<&str> = changes.remove_paths.iter().map(String::as_str).collect();
+        let mut rfiles: Vec<RFile> = Vec::with_capacity(stored_files.len() + new_files.len());
+        let mut rsymbols: Vec<RSymbol> = Vec::with_capacity(stored_symbols.len());
+        for f in stored_files {
+            if replaced.contains(f.path.as_str()) {
+                continue;
+            }
+            let Some(language) = Language::from_path(&f.path) else {
+                continue;
+            };
+            rfiles.push(RFile {
+                imports: decode_imports(&f.imports),
+                id: f.id,
+                path: f.path,
+                language,
+                module: f.module,
+                package: f.package,
+            });
+        }
+        for sym in stored_symbols {
+            if !replaced.contains(sym.path.as_str()) {
+                rsymbols.push(RSymbol {
+                    id: sym.id,
+                    path: sym.path,
+                    qualified_name: sym.qualified_name,
+                    kind: sym.kind,
+                });
+            }
+        }
+        for (rows, language, imports) in &new_files {
+            rfiles.push(RFile {
+                id: rows.file.id.clone(),
+                path: rows.file.path.clone(),
+                language: *language,
+                module: rows.file.module.clone(),
+                package: rows.file.package.clone(),
+                imports: imports.clone(),
+            });
+            rsymbols.extend(rows.symbols.iter().map(|si| RSymbol {
+                id: si.row.id.clone(),
+                path: si.row.path.clone(),
+                qualified_name: si.row.qualified_name.clone(),
+                kind: si.row.kind.clone(),
+            }));
+        }
+        let edges = resolve::resolve_all(&rfiles, &rsymbols, &layout);
+        changes.imports = Some(
+            edges
+                .into_iter()
+                .map(|e| {
+                    let (label, to) = match e.target {
+                        Target::Symbol(id) => (ImportLabel::Symbol, id),
+                        Target::File(id) => (ImportLabel::File, id),
+                        Target::External(name) => (ImportLabel::External, name),
+                    };
+                    ImportRow {
+                        from: e.from,
+                        label,
+                        to,
+                        to_name: e.to_name,
+                        line: e.line,
+                        alias: e.alias,
+                    }
+                })
+                .collect(),
+        );
+    }
+    changes.add = new_files.into_iter().map(|(rows, _, _)| rows).collect();
 
     progress.phase("writing", 0);
     store.apply(&changes)?;
@@ -253,8 +346,14 @@ fn process_file(ctx: &FileContext<'_>, parser: &mut Parser, src: &SourceFile) ->
     let extracted = ctx
         .extractor
         .extract(parser, src.language, &text, &module);
-    let rows = file_rows(ctx, src, &text, hash, &module, extracted.symbols);
-    Outcome::Parsed(Box::new(rows), extracted.has_syntax_errors)
+    let mut rows = file_rows(ctx, src, &text, hash, &module, extracted.symbols);
+    rows.file.imports = encode_imports(&extracted.imports);
+    Outcome::Parsed(Box::new(Parsed {
+        rows,
+        language: src.language,
+        imports: extracted.imports,
+        syntax_errors: extracted.has_syntax_errors,
+    }))
 }
 
 /// Graph rows for one file: ids unique per (repo, ref), stable ids per definition.
@@ -311,6 +410,7 @@ fn file_rows(
             content_hash,
             line_count: text.lines().count() as i64,
             size: text.len() as i64,
+            imports: String::new(),
         },
         symbols: inserts,
     }
@@ -393,4 +493,136 @@ pub fn now_rfc3339() -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+/// A file's raw imports as stored on its `File` node (compact JSON arrays), so an
+/// unchanged file's imports can be re-resolved without parsing it again.
+fn encode_imports(imports: &[RawImport]) -> String {
+    use serde_json::json;
+    let items: Vec<serde_json::Value> = imports
+        .iter()
+        .map(|i| {
+            let spec = match &i.spec {
+                ImportSpec::RustUse(segs) => json!(["ru", segs]),
+                ImportSpec::RustMod { name, path } => json!(["rm", name, path]),
+                ImportSpec::RustExternCrate(name) => json!(["re", name]),
+                ImportSpec::Python { module, name } => json!(["py", module, name]),
+                ImportSpec::Ts { specifier, name } => json!(["ts", specifier, name]),
+                ImportSpec::Go { path } => json!(["go", path]),
+            };
+            json!([i.line, i.to_name, i.alias, i.reexport, spec])
+        })
+        .collect();
+    serde_json::Value::Array(items).to_string()
+}
+
+fn decode_imports(text: &str) -> Vec<RawImport> {
+    let Ok(serde_json::Value::Array(items)) = serde_json::from_str(text) else {
+        return Vec::new();
+    };
+    let str_at = |v: &serde_json::Value, i: usize| v.get(i).and_then(|x| x.as_str()).map(str::to_string);
+    items
+        .iter()
+        .filter_map(|it| {
+            let spec_v = it.get(4)?;
+            let spec = match spec_v.get(0)?.as_str()? {
+                "ru" => ImportSpec::RustUse(
+                    spec_v
+                        .get(1)?
+                        .as_array()?
+                        .iter()
+                        .filter_map(|s| s.as_str().map(str::to_string))
+                        .collect(),
+                ),
+                "rm" => ImportSpec::RustMod {
+                    name: str_at(spec_v, 1)?,
+                    path: str_at(spec_v, 2),
+                },
+                "re" => ImportSpec::RustExternCrate(str_at(spec_v, 1)?),
+                "py" => ImportSpec::Python {
+                    module: str_at(spec_v, 1)?,
+                    name: str_at(spec_v, 2),
+                },
+                "ts" => ImportSpec::Ts {
+                    specifier: str_at(spec_v, 1)?,
+                    name: str_at(spec_v, 2),
+                },
+                "go" => ImportSpec::Go {
+                    path: str_at(spec_v, 1)?,
+                },
+                _ => return None,
+            };
+            Some(RawImport {
+                line: u32::try_from(it.get(0)?.as_u64()?).ok()?,
+                to_name: str_at(it, 1)?,
+                alias: str_at(it, 2).unwrap_or_default(),
+                reexport: it.get(3).and_then(|v| v.as_bool()).unwrap_or(false),
+                spec,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn imports_round_trip_through_their_stored_form() {
+        let imports = vec![
+            RawImport {
+                line: 3,
+                to_name: "crate::a::B".into(),
+                alias: "C".into(),
+                reexport: true,
+                spec: ImportSpec::RustUse(vec!["crate".into(), "a".into(), "B".into()]),
+            },
+            RawImport {
+                line: 4,
+                to_name: "foo".into(),
+                alias: String::new(),
+                reexport: false,
+                spec: ImportSpec::RustMod {
+                    name: "foo".into(),
+                    path: Some("x.rs".into()),
+                },
+            },
+            RawImport {
+                line: 5,
+                to_name: "..a.b".into(),
+                alias: String::new(),
+                reexport: false,
+                spec: ImportSpec::Python {
+                    module: "..a".into(),
+                    name: Some("b".into()),
+                },
+            },
+            RawImport {
+                line: 6,
+                to_name: "./x".into(),
+                alias: String::new(),
+                reexport: false,
+                spec: ImportSpec::Ts {
+                    specifier: "./x".into(),
+                    name: None,
+                },
+            },
+            RawImport {
+                line: 7,
+                to_name: "fmt".into(),
+                alias: "f".into(),
+                reexport: false,
+                spec: ImportSpec::Go { path: "fmt".into() },
+            },
+            RawImport {
+                line: 8,
+                to_name: "serde".into(),
+                alias: String::new(),
+                reexport: false,
+                spec: ImportSpec::RustExternCrate("serde".into()),
+            },
+        ];
+        assert_eq!(decode_imports(&encode_imports(&imports)), imports);
+        assert!(decode_imports("not json").is_empty());
+    }
 }

@@ -1,7 +1,7 @@
 //! cruxe: code navigation for AI coding agents.
 //!
 //! Data flows one way: files → [`walk`] → [`extract`] (with [`layout`] naming) →
-//! [`index`] → [`graph`] (Kuzu) → [`nav`] → CLI / MCP. See the README's
+//! [`index`] (imports through [`resolve`]) → [`graph`] (Kuzu) → [`nav`] → CLI / MCP. See the README's
 //! "Architecture" section for the map and the invariants.
 
 pub mod cli;
@@ -12,4 +12,5 @@ pub mod index;
 pub mod layout;
 pub mod model;
 pub mod nav;
+pub mod resolve;
 pub mod walk;

@@ -1,0 +1,3 @@
+UNWIND $ids AS xid
+MATCH (x:External {id: xid})
+DETACH DELETE x

@@ -1,0 +1,1 @@
+MATCH (x:External) WHERE x.repo = $repo AND x.ref = $ref RETURN x.id

@@ -85,6 +85,8 @@ struct Index<'a> {
     /// Go: directory → files.
     go_dirs: HashMap<&'a str, Vec<usize>>,
     rust_crates: Vec<&'a str>,
+    /// Rust modules declared with `#[path]`: (crate, module path) → file.
+    rust_path_mods: HashMap<(String, String), usize>,
     layout: &'a Layout,
 }
 
@@ -103,6 +105,7 @@ impl<'a> Index<'a> {
             by_qn: HashMap::new(),
             go_dirs: HashMap::new(),
             rust_crates: Vec::new(),
+            rust_path_mods: HashMap::new(),
             layout,
         };
         for (i, f) in files.iter().enumerate() {
@@ -135,7 +138,35 @@ impl<'a> Index<'a> {
         for v in ix.by_qn.values_mut() {
             v.sort_by_key(|(_, is_impl)| *is_impl);
         }
+        for f in files.iter().filter(|f| f.language == Language::Rust) {
+            for imp in &f.imports {
+                if let ImportSpec::RustMod {
+                    name,
+                    path: Some(p),
+                } = &imp.spec
+                {
+                    let joined = normalize_path(&format!("{}/{p}", dir_of(&f.path)));
+                    if let Some(&target) = ix.by_path.get(joined.as_str()) {
+                        let module = if f.module.is_empty() {
+                            name.clone()
+                        } else {
+                            format!("{}::{name}", f.module)
+                        };
+                        ix.rust_path_mods.insert((f.package.clone(), module), target);
+                    }
+                }
+            }
+        }
         ix
+    }
+
+    /// A Rust module's file, also when it was declared with `#[path]`.
+    fn rust_module(&self, krate: &str, module: &str) -> Option<usize> {
+        self.module_file(Family::Rust, krate, module).or_else(|| {
+            self.rust_path_mods
+                .get(&(krate.to_string(), module.to_string()))
+                .copied()
+        })
     }
 
     fn symbol(&self, fam: Family, pkg: &str, qn: &str) -> Option<&'a str> {
@@ -184,7 +215,7 @@ fn resolve_one(ix: &Index<'_>, fi: usize, imp: &RawImport, hops: usize) -> Vec<T
         ImportSpec::RustMod { name, path } => rust_mod(ix, fi, name, path.as_deref()),
         ImportSpec::RustExternCrate(name) => {
             let krate = name.replace('-', "_");
-            ix.module_file(Family::Rust, &krate, "")
+            ix.rust_module(&krate, "")
                 .map(|f| vec![Target::File(ix.files[f].id.clone())])
                 .unwrap_or_default()
         }
@@ -211,6 +242,10 @@ fn external_name(ix: &Index<'_>, fi: usize, imp: &RawImport) -> String {
                 },
                 None => imp.to_name.clone(),
             }
+        }
+        // A whole JS/TS package: the package itself.
+        ImportSpec::Ts { specifier, name } if matches!(name.as_deref(), None | Some("*")) => {
+            specifier.clone()
         }
         _ => imp.to_name.clone(),
     }
@@ -278,7 +313,7 @@ fn rust_lookup(ix: &Index<'_>, krate: &str, abs: &[String], hops: usize) -> Vec<
     if abs.last().is_some_and(|s| s == "*") {
         let module = abs[..abs.len() - 1].join("::");
         return ix
-            .module_file(Family::Rust, krate, &module)
+            .rust_module(krate, &module)
             .map(|f| vec![Target::File(ix.files[f].id.clone())])
             .unwrap_or_default();
     }
@@ -289,21 +324,33 @@ fn rust_lookup(ix: &Index<'_>, krate: &str, abs: &[String], hops: usize) -> Vec<
             .map(|f| vec![Target::File(ix.files[f].id.clone())])
             .unwrap_or_default();
     }
+    // A module's file wins over its `mod name;` declaration symbol.
+    if let Some(f) = ix.rust_module(krate, &full) {
+        return vec![Target::File(ix.files[f].id.clone())];
+    }
     if let Some(id) = ix.symbol(Family::Rust, krate, &full) {
         return vec![Target::Symbol(id.to_string())];
-    }
-    if let Some(f) = ix.module_file(Family::Rust, krate, &full) {
-        return vec![Target::File(ix.files[f].id.clone())];
     }
     if hops >= MAX_HOPS {
         return Vec::new();
     }
-    // Re-exports: `pub use` in the parent module's file, named or glob.
     let (item, parent) = abs.split_last().expect("non-empty");
     let parent = parent.join("::");
-    let Some(pf) = ix.module_file(Family::Rust, krate, &parent) else {
+    let Some(pf) = ix.rust_module(krate, &parent) else {
         return Vec::new();
     };
+    // A `#[path]` module's items are named after the file's own module path.
+    if ix.files[pf].module != parent {
+        let real = if ix.files[pf].module.is_empty() {
+            item.clone()
+        } else {
+            format!("{}::{item}", ix.files[pf].module)
+        };
+        if let Some(id) = ix.symbol(Family::Rust, krate, &real) {
+            return vec![Target::Symbol(id.to_string())];
+        }
+    }
+    // Re-exports: `pub use` in the parent module's file, named or glob.
     for imp in ix.files[pf].imports.iter().filter(|i| i.reexport) {
         let ImportSpec::RustUse(segs) = &imp.spec else {
             continue;
@@ -342,7 +389,7 @@ fn rust_mod(ix: &Index<'_>, fi: usize, name: &str, path: Option<&str>) -> Vec<Ta
     } else {
         format!("{}::{name}", f.module)
     };
-    ix.module_file(Family::Rust, &f.package, &module)
+    ix.rust_module(&f.package, &module)
         .map(|i| vec![Target::File(ix.files[i].id.clone())])
         .unwrap_or_default()
 }

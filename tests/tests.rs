@@ -7,5 +7,6 @@ mod cli;
 mod crash;
 mod extraction;
 mod hierarchy;
+mod imports;
 mod incremental;
 mod queries;

@@ -1,0 +1,242 @@
+//! Import edges (FR-200..FR-202) through the real graph: every form of every
+//! language resolves to the expected node, and re-indexing after any edits gives
+//! exactly the edge set of a from-scratch index.
+
+use std::path::Path;
+
+use cruxe::datadir::DataDir;
+use cruxe::index::{Silent, index_repo};
+
+use crate::common::{copy_tree, fixture, opts, rows, s, small_graph};
+
+/// `from:line to_name -> Label(target) [alias]`, sorted. Symbols by qualified
+/// name, files by path, externals by name.
+fn edges(data: &DataDir) -> Vec<String> {
+    let store = data.open_graph_read_only(&small_graph()).expect("open");
+    let mut out: Vec<String> = rows(
+        &store,
+        "MATCH (f:File)-[e:IMPORTS]->(t) \
+         RETURN f.path AS from, e.line AS line, e.to_name AS to_name, label(t) AS label, \
+                CASE label(t) WHEN 'Symbol' THEN t.qualified_name WHEN 'File' THEN t.path ELSE t.name END AS target, \
+                e.alias AS alias, e.confidence AS confidence",
+    )
+    .iter()
+    .map(|r| {
+        assert_eq!(s(&r["confidence"]), "static");
+        let alias = s(&r["alias"]);
+        format!(
+            "{}:{} {} -> {}({}){}",
+            s(&r["from"]),
+            s(&r["line"]),
+            s(&r["to_name"]),
+            s(&r["label"]),
+            s(&r["target"]),
+            if alias.is_empty() { String::new() } else { format!(" as {alias}") }
+        )
+    })
+    .collect();
+    out.sort();
+    out
+}
+
+fn index_into(repo: &Path, data: &DataDir) -> cruxe::index::IndexReport {
+    index_repo(repo, data, &opts("imports"), &Silent).expect("index")
+}
+
+fn fixture_edges(lang: &str) -> (Vec<String>, cruxe::index::IndexReport) {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let data = DataDir::new(tmp.path().join("data"));
+    let report = index_into(&fixture(&format!("imports/{lang}")), &data);
+    (edges(&data), report)
+}
+
+fn sorted(v: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = v.iter().map(|s| s.to_string()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn rust_use_trees_mods_crates_and_reexports() {
+    let (got, report) = fixture_edges("rust");
+    assert_eq!(
+        got,
+        sorted(&[
+            "app/src/api.rs:1 crate::net::Conn -> Symbol(net::tcp::Conn)",
+            "app/src/api.rs:1 crate::net::tcp::* -> File(app/src/net/tcp.rs)",
+            "app/src/api.rs:2 util::fmt::pretty -> Symbol(fmt::pretty)",
+            "app/src/api.rs:3 std::collections::HashMap -> External(std::collections::HashMap)",
+            "app/src/api.rs:4 crate::Server -> Symbol(api::Server) as Srv",
+            "app/src/api.rs:9 crate::custom::custom -> Symbol(special::custom::custom)",
+            "app/src/lib.rs:1 net -> File(app/src/net/mod.rs)",
+            "app/src/lib.rs:2 api -> File(app/src/api.rs)",
+            "app/src/lib.rs:4 custom -> File(app/src/special/custom.rs)",
+            "app/src/lib.rs:5 util -> File(util/src/lib.rs)",
+            "app/src/lib.rs:7 api::Server -> Symbol(api::Server)",
+            "app/src/net/mod.rs:1 tcp -> File(app/src/net/tcp.rs)",
+            "app/src/net/mod.rs:3 self::tcp::Conn -> Symbol(net::tcp::Conn)",
+            "app/src/net/tcp.rs:1 super::super::api -> File(app/src/api.rs)",
+            "app/src/net/tcp.rs:1 super::super::api::Server -> Symbol(api::Server) as S",
+            "util/src/lib.rs:1 fmt -> File(util/src/fmt.rs)",
+        ])
+    );
+    assert_eq!((report.import_edges, report.unresolved_imports), (16, 1));
+}
+
+#[test]
+fn python_absolute_relative_star_nested_and_reexported_imports() {
+    let (got, report) = fixture_edges("python");
+    assert_eq!(
+        got,
+        sorted(&[
+            "app.py:1 pkg.Engine -> Symbol(pkg.core.Engine)",
+            "app.py:2 pkg.sub -> File(pkg/sub/__init__.py)",
+            "app.py:3 pkg.sub.deep -> File(pkg/sub/deep.py)",
+            "app.py:4 pkg.sub.Deep -> Symbol(pkg.sub.deep.Deep)",
+            "app.py:5 mylib.api -> Symbol(mylib.api)",
+            "app.py:6 missing.module.thing -> External(missing.module.thing)",
+            "pkg/__init__.py:1 .core.Engine -> Symbol(pkg.core.Engine)",
+            "pkg/__init__.py:2 .util -> File(pkg/util.py)",
+            "pkg/core.py:1 os -> External(os)",
+            "pkg/core.py:2 pkg.util -> File(pkg/util.py) as u",
+            "pkg/core.py:3 pkg.util.CONST -> Symbol(pkg.util.CONST)",
+            "pkg/core.py:3 pkg.util.helper -> Symbol(pkg.util.helper)",
+            "pkg/core.py:4 .util.* -> File(pkg/util.py)",
+            "pkg/core.py:5 typing.TYPE_CHECKING -> External(typing.TYPE_CHECKING)",
+            "pkg/core.py:8 pkg.sub.deep.Deep -> Symbol(pkg.sub.deep.Deep)",
+            "pkg/core.py:16 pkg.util -> File(pkg/util.py)",
+            "pkg/core.py:21 json -> External(json)",
+            "pkg/sub/__init__.py:1 .deep.Deep -> Symbol(pkg.sub.deep.Deep)",
+            "pkg/sub/deep.py:1 ..core.run -> Symbol(pkg.core.run)",
+            "pkg/sub/deep.py:2 ..core -> File(pkg/core.py)",
+            "pkg/util.py:1 pkg.core.Engine -> Symbol(pkg.core.Engine)",
+        ])
+    );
+    // Circular imports are stored in both directions.
+    assert!(got.iter().any(|e| e.starts_with("pkg/core.py:3 pkg.util.helper")));
+    assert!(got.iter().any(|e| e.starts_with("pkg/util.py:1 pkg.core.Engine")));
+    assert_eq!((report.import_edges, report.unresolved_imports), (21, 4));
+}
+
+#[test]
+fn typescript_imports_reexports_aliases_and_requires() {
+    let (got, _) = fixture_edges("typescript");
+    assert_eq!(
+        got,
+        sorted(&[
+            "src/barrel.ts:1 ./things:Thing -> Symbol(src/things:Thing)",
+            "src/index.ts:1 ./router:Router -> Symbol(src/router:Router)",
+            "src/index.ts:2 ./router:default -> File(src/router.ts) as Default",
+            "src/index.ts:3 ./lib/utils:* -> File(src/lib/utils.ts) as utils",
+            "src/index.ts:4 ./polyfill -> File(src/polyfill.js)",
+            "src/index.ts:5 @lib/config:Config -> Symbol(src/lib/config:Config)",
+            "src/index.ts:6 ./lib/utils:helper -> Symbol(src/lib/utils:helper)",
+            "src/index.ts:7 ./lib/config:* -> File(src/lib/config.ts)",
+            "src/index.ts:8 fs:* -> External(fs)",
+            "src/index.ts:9 ./lazy:* -> File(src/lazy.tsx)",
+            "src/index.ts:10 ./barrel:Thing -> Symbol(src/things:Thing)",
+            "src/index.ts:11 ./esm.js:x -> Symbol(src/esm:x)",
+            "src/index.ts:12 ./lib:helper -> Symbol(src/lib/utils:helper) as h",
+            "src/index.ts:13 react:Component -> External(react:Component)",
+            "src/lib/index.ts:1 ./utils:* -> File(src/lib/utils.ts)",
+            "src/polyfill.js:1 ./lib/utils:* -> File(src/lib/utils.ts)",
+        ])
+    );
+}
+
+#[test]
+fn go_packages_of_the_module_resolve_to_their_files() {
+    let (got, report) = fixture_edges("go");
+    assert_eq!(
+        got,
+        sorted(&[
+            "main.go:4 fmt -> External(fmt)",
+            "main.go:5 strings -> External(strings) as str",
+            "main.go:6 math -> External(math) as .",
+            "main.go:7 embed -> External(embed) as _",
+            "main.go:9 example.com/app/internal/store -> File(internal/store/cache.go)",
+            "main.go:9 example.com/app/internal/store -> File(internal/store/store.go)",
+            "main.go:10 example.com/app/pkg/api -> File(pkg/api/api.go)",
+            "pkg/api/api.go:3 example.com/app/internal/store -> File(internal/store/cache.go)",
+            "pkg/api/api.go:3 example.com/app/internal/store -> File(internal/store/store.go)",
+            "pkg/api/api.go:4 github.com/other/lib -> External(github.com/other/lib)",
+        ])
+    );
+    // One External node per distinct target.
+    assert_eq!(report.unresolved_imports, 5);
+}
+
+#[test]
+fn a_file_without_imports_has_no_edges() {
+    let (got, _) = fixture_edges("go");
+    assert!(!got.iter().any(|e| e.starts_with("internal/store/")));
+}
+
+/// Incremental re-indexing through a series of edits must equal a fresh index.
+#[test]
+fn incremental_edges_equal_a_fresh_index_after_every_edit() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("imports");
+    copy_tree(&fixture("imports/python"), &repo);
+    let data = DataDir::new(tmp.path().join("data"));
+    index_into(&repo, &data);
+
+    let check = |step: &str| {
+        let fresh = DataDir::new(tmp.path().join(format!("fresh-{step}")));
+        index_into(&repo, &fresh);
+        assert_eq!(edges(&data), edges(&fresh), "after {step}");
+        // No External node without an edge, no edge to a missing node.
+        let store = data.open_graph_read_only(&small_graph()).expect("open");
+        let orphans = rows(
+            &store,
+            "MATCH (x:External) WHERE NOT EXISTS { MATCH ()-[:IMPORTS]->(x) } RETURN count(*) AS n",
+        );
+        assert_eq!(s(&orphans[0]["n"]), "0", "orphan externals after {step}");
+    };
+
+    // 1. The target of `from pkg.util import helper` disappears: the edge
+    //    becomes External; the importing file did not change.
+    std::fs::write(repo.join("pkg/util.py"), "CONST = 1\n").expect("w");
+    index_into(&repo, &data);
+    assert!(
+        edges(&data)
+            .iter()
+            .any(|e| e == "pkg/core.py:3 pkg.util.helper -> External(pkg.util.helper)")
+    );
+    check("target removed");
+
+    // 2. It comes back: resolved again.
+    std::fs::write(repo.join("pkg/util.py"), "CONST = 1\n\n\ndef helper():\n    pass\n")
+        .expect("w");
+    index_into(&repo, &data);
+    assert!(
+        edges(&data)
+            .iter()
+            .any(|e| e == "pkg/core.py:3 pkg.util.helper -> Symbol(pkg.util.helper)")
+    );
+    check("target restored");
+
+    // 3. A previously missing module appears.
+    std::fs::create_dir_all(repo.join("missing")).expect("mkdir");
+    std::fs::write(repo.join("missing/__init__.py"), "").expect("w");
+    std::fs::write(repo.join("missing/module.py"), "def thing():\n    pass\n").expect("w");
+    index_into(&repo, &data);
+    assert!(
+        edges(&data)
+            .iter()
+            .any(|e| e == "app.py:6 missing.module.thing -> Symbol(missing.module.thing)")
+    );
+    check("module added");
+
+    // 4. A whole file with imports is deleted, another one's imports change.
+    std::fs::remove_file(repo.join("pkg/sub/deep.py")).expect("rm");
+    std::fs::write(repo.join("app.py"), "import os\nfrom pkg import Engine as E\n").expect("w");
+    index_into(&repo, &data);
+    check("file deleted and imports edited");
+
+    // 5. --force on top.
+    let mut o = opts("imports");
+    o.force = true;
+    index_repo(&repo, &data, &o, &Silent).expect("force");
+    check("forced rebuild");
+}

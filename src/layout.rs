@@ -151,7 +151,14 @@ impl Layout {
     /// The Go module (directory, module path) that contains the package `import`,
     /// preferring the module of the importing file, then the longest match.
     pub fn go_module_for_import(&self, from_path: &str, import: &str) -> Option<(&str, &str)> {
-        let covers = |m: &str| import == m || import.starts_with(m) && import[m.len()..].starts_with('/');
+        // Go's own tree declares `module std`: its packages are imported by bare
+        // paths (`fmt`, `net/http`), whose first element has no dot.
+        let covers = |m: &str| {
+            if m == "std" {
+                return !import.split('/').next().unwrap_or("").contains('.');
+            }
+            import == m || import.starts_with(m) && import[m.len()..].starts_with('/')
+        };
         if let Some((d, m)) = self.go_module_of(from_path)
             && covers(m)
         {

@@ -116,7 +116,8 @@ impl<'a> Index<'a> {
                 .entry((fam, pkg, f.module.as_str()))
                 .or_default()
                 .push(i);
-            if fam == Family::Go {
+            // Importing a package never brings in its _test.go files.
+            if fam == Family::Go && !f.path.ends_with("_test.go") {
                 ix.go_dirs.entry(dir_of(&f.path)).or_default().push(i);
             }
             if fam == Family::Rust && !ix.rust_crates.contains(&f.package.as_str()) {
@@ -594,24 +595,42 @@ fn ts_name(ix: &Index<'_>, mf: usize, n: &str, hops: usize) -> Vec<Target> {
 
 fn go(ix: &Index<'_>, fi: usize, path: &str) -> Vec<Target> {
     let f = &ix.files[fi];
+    let to_files = |files: &Vec<usize>| -> Vec<Target> {
+        files
+            .iter()
+            .map(|&i| Target::File(ix.files[i].id.clone()))
+            .collect()
+    };
+    // vendor/ directories, nearest first, as the go tool looks them up.
+    let mut d = dir_of(&f.path);
+    loop {
+        let cand = if d.is_empty() {
+            format!("vendor/{path}")
+        } else {
+            format!("{d}/vendor/{path}")
+        };
+        if let Some(files) = ix.go_dirs.get(cand.as_str()) {
+            return to_files(files);
+        }
+        if d.is_empty() {
+            break;
+        }
+        d = dir_of(d);
+    }
     let Some((mod_dir, module)) = ix.layout.go_module_for_import(&f.path, path) else {
         return Vec::new();
     };
-    let rel = path[module.len()..].trim_start_matches('/');
+    let rel = if module == "std" {
+        path
+    } else {
+        path[module.len()..].trim_start_matches('/')
+    };
     let dir = match (mod_dir.is_empty(), rel.is_empty()) {
         (true, _) => rel.to_string(),
         (false, true) => mod_dir.to_string(),
         (false, false) => format!("{mod_dir}/{rel}"),
     };
-    ix.go_dirs
-        .get(dir.as_str())
-        .map(|files| {
-            files
-                .iter()
-                .map(|&i| Target::File(ix.files[i].id.clone()))
-                .collect()
-        })
-        .unwrap_or_default()
+    ix.go_dirs.get(dir.as_str()).map(to_files).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -281,10 +281,12 @@ impl GraphStore {
     /// Opens (creating if needed) the graph at `path` read-write and applies the schema.
     pub fn open(path: &Path, cfg: &GraphConfig) -> Result<GraphStore> {
         let store = Self::open_with(path, cfg, false)?;
-        let conn = store.conn()?;
-        for (_, ddl) in SCHEMA_FILES {
-            for stmt in statements(ddl) {
-                conn.query(&stmt)?;
+        {
+            let conn = store.conn()?;
+            for (_, ddl) in SCHEMA_FILES {
+                for stmt in statements(ddl) {
+                    conn.query(&stmt)?;
+                }
             }
         }
         Ok(store)
@@ -416,7 +418,7 @@ impl GraphStore {
                 if string(&r[0]) == "File" {
                     Ancestor::File {
                         id: string(&r[1]),
-                        path: string(&r[7]),
+                        path: string(&r[6]),
                         depth,
                     }
                 } else {

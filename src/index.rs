@@ -15,7 +15,7 @@ use tree_sitter::Parser;
 use crate::datadir::{DataDir, DataDirError};
 use crate::extract::Extractor;
 use crate::graph::{
-    Changes, FileRow, FileRows, GraphConfig, GraphError, GraphStore, ImportLabel, ImportRow,
+    Changes, FileRow, FileRows, GraphConfig, GraphError, ImportLabel, ImportRow,
     SymbolInsert, SymbolRow, file_id,
 };
 use crate::layout::{Layout, Manifest};

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use cruxe::datadir::DataDir;
 

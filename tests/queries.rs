@@ -33,3 +33,49 @@ fn a_broken_query_is_reported_not_prepared() {
     let store = data.open_graph(&small_graph()).expect("open");
     assert!(store.prepare_check("MATCH (s:NoSuchTable) RETURN s").is_err());
 }
+
+/// The README's example queries run against an indexed fixture: a reader can paste
+/// them as they are.
+#[test]
+fn readme_example_queries_run() {
+    let readme = include_str!("../README.md");
+    let mut queries = Vec::new();
+    let mut in_block = false;
+    let mut current = String::new();
+    for line in readme.lines() {
+        if line.trim() == "```cypher" {
+            in_block = true;
+            continue;
+        }
+        if in_block && line.trim() == "```" {
+            in_block = false;
+            continue;
+        }
+        if !in_block {
+            continue;
+        }
+        if line.trim_start().starts_with("//") || line.trim().is_empty() {
+            if !current.trim().is_empty() {
+                queries.push(std::mem::take(&mut current));
+            }
+            continue;
+        }
+        // A new MATCH at column 0 starts a new query.
+        if line.starts_with("MATCH") && !current.trim().is_empty() {
+            queries.push(std::mem::take(&mut current));
+        }
+        current.push_str(line);
+        current.push('\n');
+    }
+    if !current.trim().is_empty() {
+        queries.push(current);
+    }
+    assert!(queries.len() >= 10, "found {} queries", queries.len());
+    let ix = crate::common::index_fixture("rust");
+    let store = ix.store();
+    for q in &queries {
+        store
+            .query_read_only(q, Vec::new(), 1000, 10_000)
+            .unwrap_or_else(|e| panic!("README query failed: {e}\n{q}"));
+    }
+}

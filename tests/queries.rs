@@ -23,7 +23,7 @@ fn every_cypher_query_prepares_against_the_schema() {
 fn every_tree_sitter_query_compiles() {
     // Extractor::new compiles every .scm for every grammar (TS and TSX both).
     cruxe::extract::Extractor::new().expect("queries compile");
-    assert_eq!(cruxe::extract::QUERY_FILES.len(), 4);
+    assert_eq!(cruxe::extract::QUERY_FILES.len(), 8);
 }
 
 #[test]

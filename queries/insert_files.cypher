@@ -1,6 +1,6 @@
 UNWIND $rows AS r
-MATCH (x:Ref {id: $ref_id})
-CREATE (f:File {id: r.id, repo: r.repo, ref: r.ref, path: r.path, language: r.language,
-                module: r.module, package: r.package, content_hash: r.content_hash,
-                line_count: r.line_count, size: r.size, imports: r.imports})
-CREATE (x)-[:HAS_FILE]->(f)
+MATCH (x:Ref) WHERE x.id = $ref_id
+CREATE (x)-[:HAS_FILE]->(:File {id: r.id, repo: r.repo, ref: r.ref, path: r.path,
+        language: r.language, module: r.module, package: r.package,
+        content_hash: r.content_hash, line_count: r.line_count, size: r.size,
+        imports: r.imports})

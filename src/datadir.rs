@@ -1,6 +1,12 @@
-//! The data dir: `graph.kuzu` (the Kuzu database), `manifest.json` (schema version),
-//! and later the search index. Checks the schema version before anything opens the
-//! graph, so an old data dir is reported as needing a rebuild instead of misread.
+//! The data dir: the Kuzu database (`graph-N.kuzu`), `manifest.json` (schema
+//! version and which database file is current), and a writer lock. Checks the
+//! schema version before anything opens the graph, so an old data dir is reported
+//! as needing a rebuild instead of misread.
+//!
+//! A full build is made aside in a new database file and published by rewriting
+//! the manifest (write-then-rename), so a crash at any moment leaves the manifest
+//! pointing at a complete database. Incremental runs write in place, in one Kuzu
+//! transaction.
 
 use std::path::{Path, PathBuf};
 
@@ -10,7 +16,7 @@ use crate::graph::{GraphConfig, GraphError, GraphStore};
 pub const SCHEMA_VERSION: u32 = 1;
 
 const MANIFEST: &str = "manifest.json";
-const GRAPH: &str = "graph.kuzu";
+const LOCK: &str = "writer.lock";
 
 #[derive(Debug, thiserror::Error)]
 pub enum DataDirError {
@@ -28,6 +34,10 @@ pub enum DataDirError {
     CorruptManifest { path: PathBuf, message: String },
     #[error("cannot write to the data dir {path}: {message}")]
     Io { path: PathBuf, message: String },
+    #[error(
+        "the data dir {0} is in use by another cruxe process (an index run or a server); wait for it to finish or stop it"
+    )]
+    Locked(PathBuf),
     #[error(transparent)]
     Graph(#[from] GraphError),
 }
@@ -41,6 +51,13 @@ pub struct DataDir {
 struct ManifestFile {
     schema_version: u32,
     cruxe_version: String,
+    /// The current database file, relative to the data dir.
+    graph: String,
+}
+
+/// Held while a process writes to the data dir; released on drop (or process death).
+pub struct WriterLock {
+    _file: std::fs::File,
 }
 
 impl DataDir {
@@ -55,24 +72,23 @@ impl DataDir {
         &self.root
     }
 
-    pub fn graph_path(&self) -> PathBuf {
-        self.root.join(GRAPH)
-    }
-
     fn manifest_path(&self) -> PathBuf {
         self.root.join(MANIFEST)
     }
 
-    /// Whether an index exists here at all.
-    pub fn exists(&self) -> bool {
-        self.graph_path().exists()
+    fn io(&self) -> impl Fn(std::io::Error) -> DataDirError + '_ {
+        |e| DataDirError::Io {
+            path: self.root.clone(),
+            message: e.to_string(),
+        }
     }
 
-    fn check_schema(&self) -> Result<(), DataDirError> {
+    /// The manifest, or `None` when nothing was ever indexed here.
+    fn manifest(&self) -> Result<Option<ManifestFile>, DataDirError> {
         let path = self.manifest_path();
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => {
                 return Err(DataDirError::CorruptManifest {
                     path,
@@ -92,38 +108,105 @@ impl DataDir {
                 expected: SCHEMA_VERSION,
             });
         }
+        Ok(Some(m))
+    }
+
+    /// The current database file, if an index was ever published here.
+    pub fn graph_path(&self) -> Result<Option<PathBuf>, DataDirError> {
+        Ok(self.manifest()?.map(|m| self.root.join(m.graph)))
+    }
+
+    /// Whether an index exists here at all.
+    pub fn exists(&self) -> bool {
+        matches!(self.graph_path(), Ok(Some(p)) if p.exists())
+    }
+
+    /// Takes the writer lock: one index run (or server writer) per data dir.
+    pub fn lock_writer(&self) -> Result<WriterLock, DataDirError> {
+        use fs2::FileExt;
+        std::fs::create_dir_all(&self.root).map_err(self.io())?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.root.join(LOCK))
+            .map_err(self.io())?;
+        file.try_lock_exclusive()
+            .map_err(|_| DataDirError::Locked(self.root.clone()))?;
+        Ok(WriterLock { _file: file })
+    }
+
+    /// Opens the current graph for writing.
+    pub fn open_graph(&self, cfg: &GraphConfig) -> Result<GraphStore, DataDirError> {
+        match self.graph_path()? {
+            Some(p) => Ok(GraphStore::open(&p, cfg)?),
+            None => Err(DataDirError::NotIndexed(self.root.clone())),
+        }
+    }
+
+    /// Builds a new database aside with `fill`, then publishes it as the current
+    /// one and removes the previous database. Until the manifest is renamed into
+    /// place, readers and a crash see the previous state.
+    pub fn build_aside(
+        &self,
+        cfg: &GraphConfig,
+        fill: impl FnOnce(&mut GraphStore) -> Result<(), GraphError>,
+    ) -> Result<(), DataDirError> {
+        std::fs::create_dir_all(&self.root).map_err(self.io())?;
+        let previous = self.graph_path()?;
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let name = format!("graph-{stamp}.kuzu");
+        let path = self.root.join(&name);
+        {
+            let mut store = GraphStore::open(&path, cfg)?;
+            fill(&mut store)?;
+            // Dropping the store checkpoints and closes the new database.
+        }
+        let text = serde_json::to_string_pretty(&ManifestFile {
+            schema_version: SCHEMA_VERSION,
+            cruxe_version: env!("CARGO_PKG_VERSION").to_string(),
+            graph: name.clone(),
+        })
+        .unwrap_or_default();
+        let tmp = self.root.join("manifest.json.tmp");
+        std::fs::write(&tmp, text).map_err(self.io())?;
+        std::fs::File::open(&tmp)
+            .and_then(|f| f.sync_all())
+            .map_err(self.io())?;
+        std::fs::rename(&tmp, self.manifest_path()).map_err(self.io())?;
+        self.remove_stale(&name, previous.as_deref());
         Ok(())
     }
 
-    /// Opens the graph for writing, creating the data dir, schema and manifest.
-    pub fn open_graph(&self, cfg: &GraphConfig) -> Result<GraphStore, DataDirError> {
-        let io = |e: std::io::Error| DataDirError::Io {
-            path: self.root.clone(),
-            message: e.to_string(),
-        };
-        std::fs::create_dir_all(&self.root).map_err(io)?;
-        self.check_schema()?;
-        let store = GraphStore::open(&self.graph_path(), cfg)?;
-        if !self.manifest_path().exists() {
-            let text = serde_json::to_string_pretty(&ManifestFile {
-                schema_version: SCHEMA_VERSION,
-                cruxe_version: env!("CARGO_PKG_VERSION").to_string(),
-            })
-            .unwrap_or_default();
-            // Write-then-rename: the manifest is either absent or complete.
-            let tmp = self.root.join("manifest.json.tmp");
-            std::fs::write(&tmp, text).map_err(io)?;
-            std::fs::rename(&tmp, self.manifest_path()).map_err(io)?;
+    /// Deletes database files other than `current` (left by earlier builds or
+    /// interrupted ones). Best effort: a file still open elsewhere is removed on
+    /// the next run.
+    pub fn remove_stale_graphs(&self) -> Result<(), DataDirError> {
+        if let Some(current) = self.manifest()?.map(|m| m.graph) {
+            self.remove_stale(&current, None);
         }
-        Ok(store)
+        Ok(())
+    }
+
+    fn remove_stale(&self, current: &str, _previous: Option<&Path>) {
+        let Ok(entries) = std::fs::read_dir(&self.root) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with("graph-") && !name.starts_with(current) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
     }
 
     /// Opens an existing graph read-only (for `cruxe cypher`, `cruxe status`).
     pub fn open_graph_read_only(&self, cfg: &GraphConfig) -> Result<GraphStore, DataDirError> {
-        if !self.exists() {
-            return Err(DataDirError::NotIndexed(self.root.clone()));
+        match self.graph_path()? {
+            Some(p) if p.exists() => Ok(GraphStore::open_read_only(&p, cfg)?),
+            _ => Err(DataDirError::NotIndexed(self.root.clone())),
         }
-        self.check_schema()?;
-        Ok(GraphStore::open_read_only(&self.graph_path(), cfg)?)
     }
 }

@@ -31,9 +31,23 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
     ("upsert_repo", include_str!("../queries/upsert_repo.cypher")),
     ("upsert_ref", include_str!("../queries/upsert_ref.cypher")),
     ("insert_files", include_str!("../queries/insert_files.cypher")),
-    ("insert_symbols", include_str!("../queries/insert_symbols.cypher")),
-    ("insert_file_contains", include_str!("../queries/insert_file_contains.cypher")),
-    ("insert_symbol_contains", include_str!("../queries/insert_symbol_contains.cypher")),
+    (
+        "insert_symbols_under_file",
+        include_str!("../queries/insert_symbols_under_file.cypher"),
+    ),
+    (
+        "insert_symbols_under_symbol",
+        include_str!("../queries/insert_symbols_under_symbol.cypher"),
+    ),
+    ("copy_files", include_str!("../queries/copy_files.cypher")),
+    ("copy_symbols", include_str!("../queries/copy_symbols.cypher")),
+    ("copy_has_file", include_str!("../queries/copy_has_file.cypher")),
+    ("copy_file_contains", include_str!("../queries/copy_file_contains.cypher")),
+    ("copy_symbol_contains", include_str!("../queries/copy_symbol_contains.cypher")),
+    ("copy_externals", include_str!("../queries/copy_externals.cypher")),
+    ("copy_imports_symbol", include_str!("../queries/copy_imports_symbol.cypher")),
+    ("copy_imports_file", include_str!("../queries/copy_imports_file.cypher")),
+    ("copy_imports_external", include_str!("../queries/copy_imports_external.cypher")),
     ("delete_files", include_str!("../queries/delete_files.cypher")),
     ("delete_file_symbols", include_str!("../queries/delete_file_symbols.cypher")),
     ("delete_ref_files", include_str!("../queries/delete_ref_files.cypher")),
@@ -385,6 +399,23 @@ impl GraphStore {
         }
     }
 
+    /// Writes a whole repo/ref into this (new, empty) database with bulk COPY, each
+    /// statement committing on its own: only for a database that is built aside
+    /// and swapped in by the caller once this returns.
+    pub fn load_fresh(&mut self, changes: &Changes) -> Result<()> {
+        let conn = self.conn()?;
+        copy_all(&conn, changes)
+    }
+
+    /// The (repo, ref) pairs this database holds.
+    pub fn refs(&self) -> Result<Vec<(String, String)>> {
+        Ok(self
+            .status()?
+            .into_iter()
+            .map(|s| (s.repo, s.ref_name))
+            .collect())
+    }
+
     /// Symbols named `name` in a repo/ref, optionally only in `path`.
     pub fn symbols_by_name(
         &self,
@@ -596,117 +627,35 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
         ],
     )?;
 
-    // Files.
-    let file_fields = [
-        "id",
-        "repo",
-        "ref",
-        "path",
-        "language",
-        "module",
-        "package",
-        "content_hash",
-        "line_count",
-        "size",
-        "imports",
-    ];
-    let file_rows = c.add.iter().map(|f| {
-        let r = &f.file;
-        vec![
-            s(&r.id),
-            repo.clone(),
-            rf.clone(),
-            s(&r.path),
-            s(&r.language),
-            s(&r.module),
-            s(&r.package),
-            s(&r.content_hash),
-            Value::Int64(r.line_count),
-            Value::Int64(r.size),
-            s(&r.imports),
-        ]
-    });
-    let file_types = struct_type(&file_fields, &[8, 9]);
-    write_batches(conn, q("insert_files"), &file_types, &file_fields, file_rows, |p| {
-        p.push(("ref_id", s(&rid)));
-    })?;
-
-    // Symbols, then structure.
-    let sym_fields = [
-        "id",
-        "stable_id",
-        "repo",
-        "ref",
-        "path",
-        "name",
-        "kind",
-        "qualified_name",
-        "language",
-        "line_start",
-        "line_end",
-        "byte_start",
-        "byte_end",
-        "signature",
-        "visibility",
-        "doc",
-    ];
-    let sym_types = struct_type(&sym_fields, &[9, 10, 11, 12]);
-    let sym_rows = c.add.iter().flat_map(|f| {
-        f.symbols.iter().map(|si| {
-            let r = &si.row;
-            vec![
-                s(&r.id),
-                s(&r.stable_id),
-                repo.clone(),
-                rf.clone(),
-                s(&r.path),
-                s(&r.name),
-                s(&r.kind),
-                s(&r.qualified_name),
-                s(&r.language),
-                Value::Int64(r.line_start),
-                Value::Int64(r.line_end),
-                Value::Int64(si.byte_start),
-                Value::Int64(si.byte_end),
-                s(&r.signature),
-                s(&r.visibility),
-                s(&r.doc),
-            ]
-        })
-    });
-    write_batches(conn, q("insert_symbols"), &sym_types, &sym_fields, sym_rows, |_| {})?;
-
-    let edge_fields = ["from", "to"];
-    let edge_types = struct_type(&edge_fields, &[]);
-    let file_edges = c.add.iter().flat_map(|f| {
-        f.symbols
-            .iter()
-            .filter(|si| si.parent.is_none())
-            .map(|si| vec![s(&f.file.id), s(&si.row.id)])
-    });
+    // Files, with their HAS_FILE edge.
+    let (file_fields, file_types) = file_layout();
     write_batches(
         conn,
-        q("insert_file_contains"),
-        &edge_types,
-        &edge_fields,
-        file_edges,
-        |_| {},
+        q("insert_files"),
+        &file_types,
+        &file_fields,
+        c.add.iter().map(|f| file_values(c, &f.file)),
+        |p| p.push(("ref_id", s(&rid))),
     )?;
-    let sym_edges = c.add.iter().flat_map(|f| {
-        f.symbols.iter().filter_map(|si| {
-            si.parent
-                .as_ref()
-                .map(|p| vec![s(p), s(&si.row.id)])
-        })
-    });
-    write_batches(
-        conn,
-        q("insert_symbol_contains"),
-        &edge_types,
-        &edge_fields,
-        sym_edges,
-        |_| {},
-    )?;
+
+    // Symbols with their CONTAINS edge, shallowest first so parents exist.
+    let (sym_fields, sym_types) = symbol_layout(true);
+    let levels = symbols_by_depth(&c.add);
+    for (depth, rows) in levels.iter().enumerate() {
+        let query = if depth == 0 {
+            q("insert_symbols_under_file")
+        } else {
+            q("insert_symbols_under_symbol")
+        };
+        write_batches(
+            conn,
+            query,
+            &sym_types,
+            &sym_fields,
+            rows.iter().map(|(file, si)| symbol_values(c, file, si, true)),
+            |_| {},
+        )?;
+    }
     if let Some(imports) = &c.imports {
         write_imports(conn, c, imports)?;
     }
@@ -816,6 +765,287 @@ fn write_imports(conn: &Connection<'_>, c: &Changes, desired: &[ImportRow]) -> R
     Ok(())
 }
 
+const SYMBOL_FIELDS: [&str; 17] = [
+    "id",
+    "stable_id",
+    "repo",
+    "ref",
+    "path",
+    "name",
+    "kind",
+    "qualified_name",
+    "language",
+    "line_start",
+    "line_end",
+    "byte_start",
+    "byte_end",
+    "signature",
+    "visibility",
+    "doc",
+    "parent",
+];
+
+/// Field names and STRUCT type of symbol rows, with or without `parent`.
+fn symbol_layout(with_parent: bool) -> (Vec<&'static str>, LogicalType) {
+    let n = if with_parent { 17 } else { 16 };
+    let fields: Vec<&str> = SYMBOL_FIELDS[..n].to_vec();
+    let ty = struct_type(&fields, &[9, 10, 11, 12]);
+    (fields, ty)
+}
+
+fn symbol_values(c: &Changes, file: &FileRow, si: &SymbolInsert, with_parent: bool) -> Vec<Value> {
+    let r = &si.row;
+    let mut v = vec![
+        s(&r.id),
+        s(&r.stable_id),
+        s(&c.repo),
+        s(&c.ref_name),
+        s(&r.path),
+        s(&r.name),
+        s(&r.kind),
+        s(&r.qualified_name),
+        s(&r.language),
+        Value::Int64(r.line_start),
+        Value::Int64(r.line_end),
+        Value::Int64(si.byte_start),
+        Value::Int64(si.byte_end),
+        s(&r.signature),
+        s(&r.visibility),
+        s(&r.doc),
+    ];
+    if with_parent {
+        v.push(s(si.parent.as_deref().unwrap_or(&file.id)));
+    }
+    v
+}
+
+/// The added symbols grouped by nesting depth (0 = contained by the file).
+fn symbols_by_depth(add: &[FileRows]) -> Vec<Vec<(&FileRow, &SymbolInsert)>> {
+    let mut levels: Vec<Vec<(&FileRow, &SymbolInsert)>> = Vec::new();
+    for f in add {
+        let parent_of: HashMap<&str, Option<&str>> = f
+            .symbols
+            .iter()
+            .map(|si| (si.row.id.as_str(), si.parent.as_deref()))
+            .collect();
+        for si in &f.symbols {
+            let mut depth = 0;
+            let mut cur = si.parent.as_deref();
+            while let Some(p) = cur {
+                depth += 1;
+                cur = parent_of.get(p).copied().flatten();
+                if depth > 256 {
+                    break;
+                }
+            }
+            if levels.len() <= depth {
+                levels.resize_with(depth + 1, Vec::new);
+            }
+            levels[depth].push((&f.file, si));
+        }
+    }
+    levels
+}
+
+/// Writes a whole repo/ref into a new, empty database with COPY from CSV files
+/// (no manual transaction: the caller builds aside and swaps the file in when
+/// this returns). CSV, not parameters: converting wide rows across the FFI costs
+/// more than Kuzu's CSV reader.
+fn copy_all(conn: &Connection<'_>, c: &Changes) -> Result<()> {
+    let rid = ref_id(&c.repo, &c.ref_name);
+    let mut stmt = conn.prepare(q("upsert_repo"))?;
+    conn.execute(
+        &mut stmt,
+        vec![("name", s(&c.repo)), ("root", s(&c.repo_root))],
+    )?;
+    let mut stmt = conn.prepare(q("upsert_ref"))?;
+    conn.execute(
+        &mut stmt,
+        vec![
+            ("repo", s(&c.repo)),
+            ("id", s(&rid)),
+            ("name", s(&c.ref_name)),
+            ("commit", s(&c.commit)),
+            ("indexed_at", s(&c.indexed_at)),
+        ],
+    )?;
+    let scratch = tempfile::tempdir().map_err(|e| GraphError::Kuzu(e.to_string()))?;
+    let mut n = 0;
+    let mut copy = |name: &str, rows: &mut dyn Iterator<Item = Vec<String>>| -> Result<()> {
+        n += 1;
+        let path = scratch.path().join(format!("{n}.csv"));
+        let mut text = String::new();
+        let mut count = 0usize;
+        for row in rows {
+            for (i, field) in row.iter().enumerate() {
+                if i > 0 {
+                    text.push(',');
+                }
+                text.push('"');
+                text.push_str(&field.replace('"', "\"\""));
+                text.push('"');
+            }
+            text.push('\n');
+            count += 1;
+        }
+        if count == 0 {
+            return Ok(());
+        }
+        std::fs::write(&path, text).map_err(|e| GraphError::Kuzu(e.to_string()))?;
+        let started = std::time::Instant::now();
+        let query = q(name).replace("{csv}", &path.to_string_lossy());
+        conn.query(&query)?;
+        tracing::debug!(rows = count, ms = started.elapsed().as_millis() as u64, name, "copy");
+        Ok(())
+    };
+    let num = |i: i64| i.to_string();
+    copy(
+        "copy_files",
+        &mut c.add.iter().map(|f| {
+            let r = &f.file;
+            vec![
+                r.id.clone(),
+                c.repo.clone(),
+                c.ref_name.clone(),
+                r.path.clone(),
+                r.language.clone(),
+                r.module.clone(),
+                r.package.clone(),
+                r.content_hash.clone(),
+                num(r.line_count),
+                num(r.size),
+                r.imports.clone(),
+            ]
+        }),
+    )?;
+    copy(
+        "copy_has_file",
+        &mut c.add.iter().map(|f| vec![rid.clone(), f.file.id.clone()]),
+    )?;
+    copy(
+        "copy_symbols",
+        &mut c.add.iter().flat_map(|f| {
+            f.symbols.iter().map(|si| {
+                let r = &si.row;
+                vec![
+                    r.id.clone(),
+                    r.stable_id.clone(),
+                    c.repo.clone(),
+                    c.ref_name.clone(),
+                    r.path.clone(),
+                    r.name.clone(),
+                    r.kind.clone(),
+                    r.qualified_name.clone(),
+                    r.language.clone(),
+                    num(r.line_start),
+                    num(r.line_end),
+                    num(si.byte_start),
+                    num(si.byte_end),
+                    r.signature.clone(),
+                    r.visibility.clone(),
+                    r.doc.clone(),
+                ]
+            })
+        }),
+    )?;
+    copy(
+        "copy_file_contains",
+        &mut c.add.iter().flat_map(|f| {
+            f.symbols
+                .iter()
+                .filter(|si| si.parent.is_none())
+                .map(|si| vec![f.file.id.clone(), si.row.id.clone()])
+        }),
+    )?;
+    copy(
+        "copy_symbol_contains",
+        &mut c.add.iter().flat_map(|f| {
+            f.symbols
+                .iter()
+                .filter_map(|si| si.parent.as_ref().map(|p| vec![p.clone(), si.row.id.clone()]))
+        }),
+    )?;
+    if let Some(imports) = &c.imports {
+        let mut names: Vec<&str> = imports
+            .iter()
+            .filter(|r| r.label == ImportLabel::External)
+            .map(|r| r.to.as_str())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        copy(
+            "copy_externals",
+            &mut names.iter().map(|n| {
+                vec![
+                    external_id(&c.repo, &c.ref_name, n),
+                    c.repo.clone(),
+                    c.ref_name.clone(),
+                    n.to_string(),
+                ]
+            }),
+        )?;
+        for (label, name) in [
+            (ImportLabel::Symbol, "copy_imports_symbol"),
+            (ImportLabel::File, "copy_imports_file"),
+            (ImportLabel::External, "copy_imports_external"),
+        ] {
+            copy(
+                name,
+                &mut imports.iter().filter(|r| r.label == label).map(|r| {
+                    let to = if label == ImportLabel::External {
+                        external_id(&c.repo, &c.ref_name, &r.to)
+                    } else {
+                        r.to.clone()
+                    };
+                    vec![
+                        r.from.clone(),
+                        to,
+                        r.to_name.clone(),
+                        num(r.line),
+                        "static".to_string(),
+                        r.alias.clone(),
+                    ]
+                }),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn file_layout() -> (Vec<&'static str>, LogicalType) {
+    let fields = vec![
+        "id",
+        "repo",
+        "ref",
+        "path",
+        "language",
+        "module",
+        "package",
+        "content_hash",
+        "line_count",
+        "size",
+        "imports",
+    ];
+    let ty = struct_type(&fields, &[8, 9]);
+    (fields, ty)
+}
+
+fn file_values(c: &Changes, r: &FileRow) -> Vec<Value> {
+    vec![
+        s(&r.id),
+        s(&c.repo),
+        s(&c.ref_name),
+        s(&r.path),
+        s(&r.language),
+        s(&r.module),
+        s(&r.package),
+        s(&r.content_hash),
+        Value::Int64(r.line_count),
+        Value::Int64(r.size),
+        s(&r.imports),
+    ]
+}
+
 /// A STRUCT type whose fields are STRING except the INT64 ones at `int_fields`.
 fn struct_type(fields: &[&str], int_fields: &[usize]) -> LogicalType {
     LogicalType::Struct {
@@ -843,6 +1073,8 @@ fn write_batches(
     rows: impl Iterator<Item = Vec<Value>>,
     extra: impl Fn(&mut Vec<(&str, Value)>),
 ) -> Result<()> {
+    let started = std::time::Instant::now();
+    let mut count = 0usize;
     let mut stmt = conn.prepare(query)?;
     let mut batch: Vec<Value> = Vec::with_capacity(BATCH);
     let mut flush = |batch: &mut Vec<Value>| -> Result<()> {
@@ -864,11 +1096,19 @@ fn write_batches(
                 .collect(),
         );
         batch.push(value);
+        count += 1;
         if batch.len() >= BATCH {
             flush(&mut batch)?;
         }
     }
-    flush(&mut batch)
+    flush(&mut batch)?;
+    tracing::debug!(
+        rows = count,
+        ms = started.elapsed().as_millis() as u64,
+        query = query.lines().find(|l| l.contains("CREATE") || l.contains("DELETE")).unwrap_or(""),
+        "batched write"
+    );
+    Ok(())
 }
 
 fn s(v: &str) -> Value {

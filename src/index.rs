@@ -128,11 +128,30 @@ pub fn index_repo(
         .collect();
     let layout = Layout::new(&repo, &manifests, walked.has_src_dir);
 
-    let mut store = data.open_graph(&opts.graph)?;
-    let existing = if opts.force {
-        HashMap::new()
+    let _lock = data.lock_writer()?;
+    // Leftovers of an interrupted full build are garbage now that we hold the lock.
+    data.remove_stale_graphs()?;
+    let store = if data.exists() {
+        Some(data.open_graph(&opts.graph)?)
     } else {
-        store.file_hashes(&repo, &ref_name)?
+        None
+    };
+    // A full build (nothing indexed yet, or --force of the only repo/ref here) is
+    // written aside with bulk COPY and swapped in; anything else is an in-place
+    // transaction.
+    let fresh = match &store {
+        None => true,
+        Some(st) => {
+            opts.force
+                && st
+                    .refs()?
+                    .iter()
+                    .all(|(r, f)| *r == repo && *f == ref_name)
+        }
+    };
+    let existing = match &store {
+        Some(st) if !opts.force => st.file_hashes(&repo, &ref_name)?,
+        _ => HashMap::new(),
     };
 
     let extractor = Extractor::new().map_err(|e| IndexError::Parsers(e.to_string()))?;
@@ -215,10 +234,9 @@ pub fn index_repo(
     // edges into changed files are right too: the result equals a fresh index.
     if report.parsed > 0 || report.removed > 0 || opts.force {
         progress.phase("resolving imports", 0);
-        let (stored_files, stored_symbols) = if opts.force {
-            (Vec::new(), Vec::new())
-        } else {
-            store.load_ref(&repo, &ref_name)?
+        let (stored_files, stored_symbols) = match &store {
+            Some(st) if !opts.force => st.load_ref(&repo, &ref_name)?,
+            _ => (Vec::new(), Vec::new()),
         };
         let replaced: HashSet<&str> = changes.remove_paths.iter().map(String::as_str).collect();
         let mut rfiles: Vec<RFile> = Vec::with_capacity(stored_files.len() + new_files.len());
@@ -290,7 +308,18 @@ pub fn index_repo(
     changes.add = new_files.into_iter().map(|(rows, _, _)| rows).collect();
 
     progress.phase("writing", 0);
-    store.apply(&changes)?;
+    let store = match store {
+        Some(mut st) if !fresh => {
+            st.apply(&changes)?;
+            st
+        }
+        previous => {
+            drop(previous);
+            changes.replace_all = false;
+            data.build_aside(&opts.graph, |st| st.load_fresh(&changes))?;
+            data.open_graph(&opts.graph)?
+        }
+    };
     if let Some(st) = store
         .status()?
         .into_iter()

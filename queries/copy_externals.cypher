@@ -1,0 +1,1 @@
+COPY External FROM '{csv}' (HEADER=false, PARALLEL=false)

@@ -1,0 +1,1 @@
+COPY CONTAINS FROM '{csv}' (from='File', to='Symbol', HEADER=false, PARALLEL=false)

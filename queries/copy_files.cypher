@@ -1,0 +1,2 @@
+// Bulk load of a fresh database; {csv} is a scratch file cruxe writes itself.
+COPY File FROM '{csv}' (HEADER=false, PARALLEL=false)

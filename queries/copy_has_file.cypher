@@ -1,0 +1,1 @@
+COPY HAS_FILE FROM '{csv}' (HEADER=false, PARALLEL=false)

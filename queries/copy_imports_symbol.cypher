@@ -1,0 +1,1 @@
+COPY IMPORTS FROM '{csv}' (from='File', to='Symbol', HEADER=false, PARALLEL=false)

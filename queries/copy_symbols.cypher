@@ -1,0 +1,1 @@
+COPY Symbol FROM '{csv}' (HEADER=false, PARALLEL=false)

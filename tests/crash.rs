@@ -26,10 +26,20 @@ fn write_repo(root: &Path, files: usize, defs: usize, tag: &str) {
 }
 
 fn run_index(repo: &Path, data: &Path) -> std::process::Child {
-    Command::new(cruxe_bin())
-        .args(["index", repo.to_str().expect("utf8"), "--data"])
+    run_index_with(repo, data, false)
+}
+
+/// `force` rebuilds aside and swaps (the bulk path); otherwise the run is an
+/// in-place transaction (the incremental path). Both are killed below.
+fn run_index_with(repo: &Path, data: &Path, force: bool) -> std::process::Child {
+    let mut cmd = Command::new(cruxe_bin());
+    cmd.args(["index", repo.to_str().expect("utf8"), "--data"])
         .arg(data)
-        .args(["--repo", "crash", "--ref", "main"])
+        .args(["--repo", "crash", "--ref", "main"]);
+    if force {
+        cmd.arg("--force");
+    }
+    cmd
         .env("CRUXE_BUFFER_POOL_MB", "256")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -67,21 +77,30 @@ fn kill_during_indexing_leaves_the_last_completed_state() {
     let repo = tmp.path().join("crash");
     let data = tmp.path().join("data");
 
-    // State A, completed.
+    // State A, completed. The time of an in-place run over every file sets the
+    // kill points (a forced rebuild is faster, so late kills may find it done).
     write_repo(&repo, FILES, DEFS, "_a");
+    assert!(run_index(&repo, &data).wait().expect("wait").success());
+    let a = state(&data);
+    write_repo(&repo, FILES, DEFS, "_b");
     let started = Instant::now();
     assert!(run_index(&repo, &data).wait().expect("wait").success());
     let full = started.elapsed();
-    let a = state(&data);
+    write_repo(&repo, FILES, DEFS, "_a");
+    assert!(run_index(&repo, &data).wait().expect("wait").success());
+    assert_eq!(state(&data), a);
     assert_eq!(a, (FILES as i64, (FILES * DEFS * 2) as i64, vec!["_a".to_string()]));
 
     // State B on disk; every run below is killed somewhere between start and end.
     write_repo(&repo, FILES, DEFS, "_b");
     let b = (FILES as i64, (FILES * DEFS * 2) as i64, vec!["_b".to_string()]);
     let mut saw_old = 0;
-    for fraction in [0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.95] {
-        let mut child = run_index(&repo, &data);
-        std::thread::sleep(full.mul_f64(fraction));
+    let mut saw_old_forced = 0;
+    let fractions = [0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.95];
+    for (round, fraction) in fractions.iter().chain(fractions.iter()).enumerate() {
+        let force = round >= fractions.len();
+        let mut child = run_index_with(&repo, &data, force);
+        std::thread::sleep(full.mul_f64(*fraction));
         let finished = child.try_wait().expect("try_wait").is_some();
         let _ = child.kill(); // SIGKILL
         let _ = child.wait();
@@ -91,7 +110,11 @@ fn kill_during_indexing_leaves_the_last_completed_state() {
             "after kill at {fraction}: {now:?} is neither the old nor the new state"
         );
         if now == a {
-            saw_old += 1;
+            if force {
+                saw_old_forced += 1;
+            } else {
+                saw_old += 1;
+            }
             assert!(!finished, "a finished run must have committed");
         } else {
             // Once B committed, later kills leave B.
@@ -104,6 +127,10 @@ fn kill_during_indexing_leaves_the_last_completed_state() {
         }
     }
     assert!(saw_old > 0, "no kill landed before the commit: the test did not test");
+    assert!(
+        saw_old_forced > 0,
+        "no kill landed inside a --force rebuild: the test did not test"
+    );
 
     // A final complete run reaches B.
     assert!(run_index(&repo, &data).wait().expect("wait").success());

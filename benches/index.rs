@@ -41,7 +41,11 @@ fn corpora() -> Vec<(String, PathBuf)> {
             out.push(("rust-crates".to_string(), first.path()));
         }
     }
-    for go in ["/usr/share/go/src", "/usr/lib/go/src"] {
+    for go in [
+        "/usr/share/go/src",
+        "/usr/lib/go/src",
+        "/usr/share/go-1.19/src",
+    ] {
         if Path::new(go).is_dir() {
             out.push(("go-stdlib".to_string(), PathBuf::from(go)));
             break;
@@ -52,7 +56,10 @@ fn corpora() -> Vec<(String, PathBuf)> {
 
 fn python_stdlib() -> Option<PathBuf> {
     let out = std::process::Command::new("python3")
-        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"])
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['stdlib'])",
+        ])
         .output()
         .ok()?;
     let p = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
@@ -70,9 +77,16 @@ fn copy_tree(from: &Path, to: &Path) -> usize {
             let p = e.path();
             let Ok(ft) = e.file_type() else { continue };
             let rel = p.strip_prefix(from).unwrap_or(&p);
+            let name = e.file_name().to_string_lossy().into_owned();
             if ft.is_dir() {
-                stack.push(p);
-            } else if ft.is_file() {
+                // site-packages is not the standard library; caches are not code.
+                if name != "site-packages" && name != "__pycache__" && name != "target" {
+                    stack.push(p);
+                }
+            } else if ft.is_file()
+                && (cruxe::model::Language::from_path(&name).is_some()
+                    || cruxe::layout::MANIFEST_NAMES.contains(&name.as_str()))
+            {
                 let dest = to.join(rel);
                 if let Some(parent) = dest.parent() {
                     let _ = std::fs::create_dir_all(parent);
@@ -144,16 +158,25 @@ fn main() {
         let noop_s = t.elapsed().as_secs_f64();
 
         let walked = walk(&repo, &WalkOptions::default());
-        for src in walked.sources.iter().step_by((walked.sources.len() / 10).max(1)).take(10) {
+        for src in walked
+            .sources
+            .iter()
+            .step_by((walked.sources.len() / 10).max(1))
+            .take(10)
+        {
             let mut text = std::fs::read_to_string(&src.abs_path).unwrap_or_default();
-            text.push_str("\n");
+            text.push('\n');
             let _ = std::fs::write(&src.abs_path, text);
         }
         let t = Instant::now();
         let touched = index_repo(&repo, &data, &opts, &Silent).expect("touched");
         let touched_s = t.elapsed().as_secs_f64();
 
-        println!("\n## {name} ({} files copied from {})", copied, dir.display());
+        println!(
+            "\n## {name} ({} files copied from {})",
+            copied,
+            dir.display()
+        );
         println!(
             "source files {} | symbols {} | skipped {}",
             cold.files,
@@ -177,10 +200,7 @@ fn main() {
             "peak RSS     {:>8.0} MiB (process peak after cold index; {:.0} MiB before)",
             rss_peak, rss_before
         );
-        println!(
-            "no-op        {:>8.2} s  ({} parsed)",
-            noop_s, noop.parsed
-        );
+        println!("no-op        {:>8.2} s  ({} parsed)", noop_s, noop.parsed);
         println!(
             "touch 10     {:>8.2} s  ({} parsed)",
             touched_s, touched.parsed

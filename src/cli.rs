@@ -359,7 +359,12 @@ fn print_table(rows: &QueryRows) {
     for r in &cells {
         line(&mut out, r);
     }
-    let _ = writeln!(out, "({} row{})", cells.len(), if cells.len() == 1 { "" } else { "s" });
+    let _ = writeln!(
+        out,
+        "({} row{})",
+        cells.len(),
+        if cells.len() == 1 { "" } else { "s" }
+    );
 }
 
 fn cmd_status(a: StatusArgs) -> Result<i32> {
@@ -386,7 +391,14 @@ fn cmd_status(a: StatusArgs) -> Result<i32> {
     }
     let rows = QueryRows {
         columns: [
-            "repo", "ref", "commit", "indexed_at", "files", "symbols", "imports", "unresolved",
+            "repo",
+            "ref",
+            "commit",
+            "indexed_at",
+            "files",
+            "symbols",
+            "imports",
+            "unresolved",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -423,7 +435,10 @@ fn cmd_hierarchy(a: HierarchyArgs) -> Result<i32> {
             match repos.as_slice() {
                 [one] => one.to_string(),
                 [] => bail!("nothing indexed in {}", data.root().display()),
-                many => bail!("several repos are indexed ({}); pass --repo", many.join(", ")),
+                many => bail!(
+                    "several repos are indexed ({}); pass --repo",
+                    many.join(", ")
+                ),
             }
         }
     };

@@ -15,7 +15,10 @@ use kuzu::{Connection, Database, LogicalType, SystemConfig, Value};
 
 /// DDL, applied in order on every read-write open (`IF NOT EXISTS`).
 pub const SCHEMA_FILES: &[(&str, &str)] = &[
-    ("001_nodes.cypher", include_str!("../schema/001_nodes.cypher")),
+    (
+        "001_nodes.cypher",
+        include_str!("../schema/001_nodes.cypher"),
+    ),
     ("002_rels.cypher", include_str!("../schema/002_rels.cypher")),
 ];
 
@@ -23,14 +26,26 @@ pub const SCHEMA_FILES: &[(&str, &str)] = &[
 pub const QUERY_FILES: &[(&str, &str)] = &[
     ("ancestors", include_str!("../queries/ancestors.cypher")),
     ("descendants", include_str!("../queries/descendants.cypher")),
-    ("symbols_by_name", include_str!("../queries/symbols_by_name.cypher")),
+    (
+        "symbols_by_name",
+        include_str!("../queries/symbols_by_name.cypher"),
+    ),
     ("file_hashes", include_str!("../queries/file_hashes.cypher")),
     ("ref_counts", include_str!("../queries/ref_counts.cypher")),
-    ("ref_symbol_counts", include_str!("../queries/ref_symbol_counts.cypher")),
-    ("ref_import_counts", include_str!("../queries/ref_import_counts.cypher")),
+    (
+        "ref_symbol_counts",
+        include_str!("../queries/ref_symbol_counts.cypher"),
+    ),
+    (
+        "ref_import_counts",
+        include_str!("../queries/ref_import_counts.cypher"),
+    ),
     ("upsert_repo", include_str!("../queries/upsert_repo.cypher")),
     ("upsert_ref", include_str!("../queries/upsert_ref.cypher")),
-    ("insert_files", include_str!("../queries/insert_files.cypher")),
+    (
+        "insert_files",
+        include_str!("../queries/insert_files.cypher"),
+    ),
     (
         "insert_symbols_under_file",
         include_str!("../queries/insert_symbols_under_file.cypher"),
@@ -40,29 +55,89 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../queries/insert_symbols_under_symbol.cypher"),
     ),
     ("copy_files", include_str!("../queries/copy_files.cypher")),
-    ("copy_symbols", include_str!("../queries/copy_symbols.cypher")),
-    ("copy_has_file", include_str!("../queries/copy_has_file.cypher")),
-    ("copy_file_contains", include_str!("../queries/copy_file_contains.cypher")),
-    ("copy_symbol_contains", include_str!("../queries/copy_symbol_contains.cypher")),
-    ("copy_externals", include_str!("../queries/copy_externals.cypher")),
-    ("copy_imports_symbol", include_str!("../queries/copy_imports_symbol.cypher")),
-    ("copy_imports_file", include_str!("../queries/copy_imports_file.cypher")),
-    ("copy_imports_external", include_str!("../queries/copy_imports_external.cypher")),
-    ("delete_files", include_str!("../queries/delete_files.cypher")),
-    ("delete_file_symbols", include_str!("../queries/delete_file_symbols.cypher")),
-    ("delete_ref_files", include_str!("../queries/delete_ref_files.cypher")),
-    ("delete_ref_symbols", include_str!("../queries/delete_ref_symbols.cypher")),
-    ("delete_ref_externals", include_str!("../queries/delete_ref_externals.cypher")),
+    (
+        "copy_symbols",
+        include_str!("../queries/copy_symbols.cypher"),
+    ),
+    (
+        "copy_has_file",
+        include_str!("../queries/copy_has_file.cypher"),
+    ),
+    (
+        "copy_file_contains",
+        include_str!("../queries/copy_file_contains.cypher"),
+    ),
+    (
+        "copy_symbol_contains",
+        include_str!("../queries/copy_symbol_contains.cypher"),
+    ),
+    (
+        "copy_externals",
+        include_str!("../queries/copy_externals.cypher"),
+    ),
+    (
+        "copy_imports_symbol",
+        include_str!("../queries/copy_imports_symbol.cypher"),
+    ),
+    (
+        "copy_imports_file",
+        include_str!("../queries/copy_imports_file.cypher"),
+    ),
+    (
+        "copy_imports_external",
+        include_str!("../queries/copy_imports_external.cypher"),
+    ),
+    (
+        "delete_files",
+        include_str!("../queries/delete_files.cypher"),
+    ),
+    (
+        "delete_file_symbols",
+        include_str!("../queries/delete_file_symbols.cypher"),
+    ),
+    (
+        "delete_ref_files",
+        include_str!("../queries/delete_ref_files.cypher"),
+    ),
+    (
+        "delete_ref_symbols",
+        include_str!("../queries/delete_ref_symbols.cypher"),
+    ),
+    (
+        "delete_ref_externals",
+        include_str!("../queries/delete_ref_externals.cypher"),
+    ),
     ("ref_files", include_str!("../queries/ref_files.cypher")),
     ("ref_symbols", include_str!("../queries/ref_symbols.cypher")),
     ("ref_imports", include_str!("../queries/ref_imports.cypher")),
-    ("ref_externals", include_str!("../queries/ref_externals.cypher")),
-    ("insert_externals", include_str!("../queries/insert_externals.cypher")),
-    ("delete_externals", include_str!("../queries/delete_externals.cypher")),
-    ("delete_imports", include_str!("../queries/delete_imports.cypher")),
-    ("insert_imports_symbol", include_str!("../queries/insert_imports_symbol.cypher")),
-    ("insert_imports_file", include_str!("../queries/insert_imports_file.cypher")),
-    ("insert_imports_external", include_str!("../queries/insert_imports_external.cypher")),
+    (
+        "ref_externals",
+        include_str!("../queries/ref_externals.cypher"),
+    ),
+    (
+        "insert_externals",
+        include_str!("../queries/insert_externals.cypher"),
+    ),
+    (
+        "delete_externals",
+        include_str!("../queries/delete_externals.cypher"),
+    ),
+    (
+        "delete_imports",
+        include_str!("../queries/delete_imports.cypher"),
+    ),
+    (
+        "insert_imports_symbol",
+        include_str!("../queries/insert_imports_symbol.cypher"),
+    ),
+    (
+        "insert_imports_file",
+        include_str!("../queries/insert_imports_file.cypher"),
+    ),
+    (
+        "insert_imports_external",
+        include_str!("../queries/insert_imports_external.cypher"),
+    ),
 ];
 
 fn q(name: &str) -> &'static str {
@@ -143,8 +218,12 @@ pub struct SymbolRow {
 /// One step of an ancestor chain: an enclosing symbol or, last, the file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ancestor {
-    Symbol(SymbolRow, i64),
-    File { id: String, path: String, depth: i64 },
+    Symbol(Box<SymbolRow>, i64),
+    File {
+        id: String,
+        path: String,
+        depth: i64,
+    },
 }
 
 /// A descendant with its direct parent's id and depth below the start symbol.
@@ -453,7 +532,7 @@ impl GraphStore {
                         depth,
                     }
                 } else {
-                    Ancestor::Symbol(symbol_row(&r, 1), depth)
+                    Ancestor::Symbol(Box::new(symbol_row(&r, 1)), depth)
                 }
             })
             .collect())
@@ -547,10 +626,7 @@ fn run_read_only(
         } else if lower.contains("interrupt") || lower.contains("timeout") {
             GraphError::Timeout(timeout_ms)
         } else {
-            GraphError::Invalid(
-                m.trim_start_matches("Query execution failed: ")
-                    .to_string(),
-            )
+            GraphError::Invalid(m.trim_start_matches("Query execution failed: ").to_string())
         }
     };
     let mut stmt = conn.prepare(cypher).map_err(classify)?;
@@ -590,7 +666,11 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
     let repo = s(&c.repo);
     let rf = s(&c.ref_name);
     if c.replace_all {
-        for name in ["delete_ref_symbols", "delete_ref_externals", "delete_ref_files"] {
+        for name in [
+            "delete_ref_symbols",
+            "delete_ref_externals",
+            "delete_ref_files",
+        ] {
             let mut stmt = conn.prepare(q(name))?;
             conn.execute(&mut stmt, vec![("repo", repo.clone()), ("ref", rf.clone())])?;
         }
@@ -600,10 +680,13 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
             let mut stmt = conn.prepare(q("delete_file_symbols"))?;
             conn.execute(
                 &mut stmt,
-                vec![("repo", repo.clone()), ("ref", rf.clone()), ("paths", paths)],
+                vec![
+                    ("repo", repo.clone()),
+                    ("ref", rf.clone()),
+                    ("paths", paths),
+                ],
             )?;
-            let ids =
-                list_of_strings(chunk.iter().map(|p| file_id(&c.repo, &c.ref_name, p)));
+            let ids = list_of_strings(chunk.iter().map(|p| file_id(&c.repo, &c.ref_name, p)));
             let mut stmt = conn.prepare(q("delete_files"))?;
             conn.execute(&mut stmt, vec![("ids", ids)])?;
         }
@@ -652,7 +735,8 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
             query,
             &sym_types,
             &sym_fields,
-            rows.iter().map(|(file, si)| symbol_values(c, file, si, true)),
+            rows.iter()
+                .map(|(file, si)| symbol_values(c, file, si, true)),
             |_| {},
         )?;
     }
@@ -736,7 +820,10 @@ fn write_imports(conn: &Connection<'_>, c: &Changes, desired: &[ImportRow]) -> R
     gone.sort();
     for chunk in gone.chunks(BATCH) {
         let mut stmt = conn.prepare(q("delete_externals"))?;
-        conn.execute(&mut stmt, vec![("ids", list_of_strings(chunk.iter().cloned()))])?;
+        conn.execute(
+            &mut stmt,
+            vec![("ids", list_of_strings(chunk.iter().cloned()))],
+        )?;
     }
     let ext_fields = ["id", "repo", "ref", "name"];
     let ext_type = struct_type(&ext_fields, &[]);
@@ -744,7 +831,14 @@ fn write_imports(conn: &Connection<'_>, c: &Changes, desired: &[ImportRow]) -> R
         let id = external_id(&c.repo, &c.ref_name, name);
         (!have_ext.contains(&id)).then(|| vec![s(&id), s(&c.repo), s(&c.ref_name), s(name)])
     });
-    write_batches(conn, q("insert_externals"), &ext_type, &ext_fields, new_ext, |_| {})?;
+    write_batches(
+        conn,
+        q("insert_externals"),
+        &ext_type,
+        &ext_fields,
+        new_ext,
+        |_| {},
+    )?;
 
     let mut missing: Vec<&ImportRow> = want.difference(&have).collect();
     missing.sort();
@@ -758,7 +852,10 @@ fn write_imports(conn: &Connection<'_>, c: &Changes, desired: &[ImportRow]) -> R
             q(query),
             &edge_type,
             &edge_fields,
-            missing.iter().filter(|r| r.label == label).map(|r| edge_row(r)),
+            missing
+                .iter()
+                .filter(|r| r.label == label)
+                .map(|r| edge_row(r)),
             |_| {},
         )?;
     }
@@ -895,7 +992,12 @@ fn copy_all(conn: &Connection<'_>, c: &Changes) -> Result<()> {
         let started = std::time::Instant::now();
         let query = q(name).replace("{csv}", &path.to_string_lossy());
         conn.query(&query)?;
-        tracing::debug!(rows = count, ms = started.elapsed().as_millis() as u64, name, "copy");
+        tracing::debug!(
+            rows = count,
+            ms = started.elapsed().as_millis() as u64,
+            name,
+            "copy"
+        );
         Ok(())
     };
     let num = |i: i64| i.to_string();
@@ -960,9 +1062,11 @@ fn copy_all(conn: &Connection<'_>, c: &Changes) -> Result<()> {
     copy(
         "copy_symbol_contains",
         &mut c.add.iter().flat_map(|f| {
-            f.symbols
-                .iter()
-                .filter_map(|si| si.parent.as_ref().map(|p| vec![p.clone(), si.row.id.clone()]))
+            f.symbols.iter().filter_map(|si| {
+                si.parent
+                    .as_ref()
+                    .map(|p| vec![p.clone(), si.row.id.clone()])
+            })
         }),
     )?;
     if let Some(imports) = &c.imports {
@@ -1088,13 +1192,7 @@ fn write_batches(
         Ok(())
     };
     for row in rows {
-        let value = Value::Struct(
-            fields
-                .iter()
-                .map(|f| f.to_string())
-                .zip(row)
-                .collect(),
-        );
+        let value = Value::Struct(fields.iter().map(|f| f.to_string()).zip(row).collect());
         batch.push(value);
         count += 1;
         if batch.len() >= BATCH {
@@ -1105,7 +1203,10 @@ fn write_batches(
     tracing::debug!(
         rows = count,
         ms = started.elapsed().as_millis() as u64,
-        query = query.lines().find(|l| l.contains("CREATE") || l.contains("DELETE")).unwrap_or(""),
+        query = query
+            .lines()
+            .find(|l| l.contains("CREATE") || l.contains("DELETE"))
+            .unwrap_or(""),
         "batched write"
     );
     Ok(())
@@ -1171,7 +1272,10 @@ fn json_to_value(v: &serde_json::Value) -> Result<Value> {
         },
         J::String(s) => Value::String(s.clone()),
         J::Array(items) => {
-            let values = items.iter().map(json_to_value).collect::<Result<Vec<_>>>()?;
+            let values = items
+                .iter()
+                .map(json_to_value)
+                .collect::<Result<Vec<_>>>()?;
             let elem = match values.first() {
                 Some(Value::Int64(_)) => LogicalType::Int64,
                 Some(Value::Double(_)) => LogicalType::Double,

@@ -15,8 +15,8 @@ use tree_sitter::Parser;
 use crate::datadir::{DataDir, DataDirError};
 use crate::extract::Extractor;
 use crate::graph::{
-    Changes, FileRow, FileRows, GraphConfig, GraphError, ImportLabel, ImportRow,
-    SymbolInsert, SymbolRow, file_id,
+    Changes, FileRow, FileRows, GraphConfig, GraphError, ImportLabel, ImportRow, SymbolInsert,
+    SymbolRow, file_id,
 };
 use crate::layout::{Layout, Manifest};
 use crate::model::{self, ImportSpec, Language, ModuleInfo, RawImport};
@@ -141,13 +141,7 @@ pub fn index_repo(
     // transaction.
     let fresh = match &store {
         None => true,
-        Some(st) => {
-            opts.force
-                && st
-                    .refs()?
-                    .iter()
-                    .all(|(r, f)| *r == repo && *f == ref_name)
-        }
+        Some(st) => opts.force && st.refs()?.iter().all(|(r, f)| *r == repo && *f == ref_name),
     };
     let existing = match &store {
         Some(st) if !opts.force => st.file_hashes(&repo, &ref_name)?,
@@ -163,6 +157,7 @@ pub fn index_repo(
         extractor: &extractor,
         existing: &existing,
     };
+    let t_parse = Instant::now();
     let outcomes: Vec<(String, Outcome)> = walked
         .sources
         .par_iter()
@@ -173,6 +168,10 @@ pub fn index_repo(
         })
         .collect();
 
+    tracing::debug!(
+        ms = t_parse.elapsed().as_millis() as u64,
+        "read, hash, parse"
+    );
     let mut report = IndexReport {
         repo: repo.clone(),
         ref_name: ref_name.clone(),
@@ -234,6 +233,7 @@ pub fn index_repo(
     // edges into changed files are right too: the result equals a fresh index.
     if report.parsed > 0 || report.removed > 0 || opts.force {
         progress.phase("resolving imports", 0);
+        let t_resolve = Instant::now();
         let (stored_files, stored_symbols) = match &store {
             Some(st) if !opts.force => st.load_ref(&repo, &ref_name)?,
             _ => (Vec::new(), Vec::new()),
@@ -283,7 +283,16 @@ pub fn index_repo(
                 kind: si.row.kind.clone(),
             }));
         }
+        tracing::debug!(
+            ms = t_resolve.elapsed().as_millis() as u64,
+            "loaded the ref"
+        );
         let edges = resolve::resolve_all(&rfiles, &rsymbols, &layout);
+        tracing::debug!(
+            ms = t_resolve.elapsed().as_millis() as u64,
+            edges = edges.len(),
+            "resolved imports"
+        );
         changes.imports = Some(
             edges
                 .into_iter()
@@ -308,6 +317,7 @@ pub fn index_repo(
     changes.add = new_files.into_iter().map(|(rows, _, _)| rows).collect();
 
     progress.phase("writing", 0);
+    let t_write = Instant::now();
     let store = match store {
         Some(mut st) if !fresh => {
             st.apply(&changes)?;
@@ -320,6 +330,7 @@ pub fn index_repo(
             data.open_graph(&opts.graph)?
         }
     };
+    tracing::debug!(ms = t_write.elapsed().as_millis() as u64, "wrote the graph");
     if let Some(st) = store
         .status()?
         .into_iter()
@@ -372,9 +383,7 @@ fn process_file(ctx: &FileContext<'_>, parser: &mut Parser, src: &SourceFile) ->
         }
     };
     let module = ctx.layout.module_info(&src.path, src.language);
-    let extracted = ctx
-        .extractor
-        .extract(parser, src.language, &text, &module);
+    let extracted = ctx.extractor.extract(parser, src.language, &text, &module);
     let mut rows = file_rows(ctx, src, &text, hash, &module, extracted.symbols);
     rows.file.imports = encode_imports(&extracted.imports);
     Outcome::Parsed(Box::new(Parsed {
@@ -549,7 +558,8 @@ fn decode_imports(text: &str) -> Vec<RawImport> {
     let Ok(serde_json::Value::Array(items)) = serde_json::from_str(text) else {
         return Vec::new();
     };
-    let str_at = |v: &serde_json::Value, i: usize| v.get(i).and_then(|x| x.as_str()).map(str::to_string);
+    let str_at =
+        |v: &serde_json::Value, i: usize| v.get(i).and_then(|x| x.as_str()).map(str::to_string);
     items
         .iter()
         .filter_map(|it| {

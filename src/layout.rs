@@ -453,8 +453,14 @@ mod tests {
     fn rust_modules_follow_the_file_tree() {
         let l = layout();
         let m = l.module_info("src/auth/handler.rs", Language::Rust);
-        assert_eq!((m.module.as_str(), m.package.as_str()), ("auth::handler", "my_app"));
-        assert_eq!(l.module_info("src/auth/mod.rs", Language::Rust).module, "auth");
+        assert_eq!(
+            (m.module.as_str(), m.package.as_str()),
+            ("auth::handler", "my_app")
+        );
+        assert_eq!(
+            l.module_info("src/auth/mod.rs", Language::Rust).module,
+            "auth"
+        );
         assert_eq!(l.module_info("src/lib.rs", Language::Rust).module, "");
         let u = l.module_info("crates/util/src/fmt.rs", Language::Rust);
         assert_eq!((u.module.as_str(), u.package.as_str()), ("fmt", "util"));
@@ -465,7 +471,10 @@ mod tests {
     fn python_modules_are_dotted_from_the_root() {
         let l = layout();
         let m = l.module_info("src/auth/jwt.py", Language::Python);
-        assert_eq!((m.module.as_str(), m.package.as_str()), ("auth.jwt", "auth"));
+        assert_eq!(
+            (m.module.as_str(), m.package.as_str()),
+            ("auth.jwt", "auth")
+        );
         let i = l.module_info("auth/__init__.py", Language::Python);
         assert_eq!((i.module.as_str(), i.package.as_str()), ("auth", "auth"));
         assert_eq!(l.module_info("main.py", Language::Python).package, "");
@@ -496,8 +505,14 @@ mod tests {
             (g.module.as_str(), g.package.as_str()),
             ("example.com/app/auth", "example.com/app")
         );
-        assert_eq!(l.module_info("main.go", Language::Go).module, "example.com/app");
+        assert_eq!(
+            l.module_info("main.go", Language::Go).module,
+            "example.com/app"
+        );
         let t = l.module_info("web/src/router.ts", Language::TypeScript);
-        assert_eq!((t.module.as_str(), t.package.as_str()), ("web/src/router", "@demo/web"));
+        assert_eq!(
+            (t.module.as_str(), t.package.as_str()),
+            ("web/src/router", "@demo/web")
+        );
     }
 }

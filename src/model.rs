@@ -170,7 +170,12 @@ pub struct ParsedFile {
 
 /// `b3:` + blake3 over what identifies a definition independent of where it sits
 /// in the file, so the id survives line moves and re-indexing.
-pub fn stable_id(language: Language, qualified_name: &str, kind: SymbolKind, signature: &str) -> String {
+pub fn stable_id(
+    language: Language,
+    qualified_name: &str,
+    kind: SymbolKind,
+    signature: &str,
+) -> String {
     let mut h = blake3::Hasher::new();
     for part in [
         language.as_str(),
@@ -215,7 +220,10 @@ pub enum ImportSpec {
     RustExternCrate(String),
     /// Python: the module as written (leading dots for relative imports) and the
     /// imported name (`None` for `import a.b`, `*` for a star import).
-    Python { module: String, name: Option<String> },
+    Python {
+        module: String,
+        name: Option<String>,
+    },
     /// TS/JS: the module specifier and the imported name (`default`, `*` for a
     /// namespace import or `export *`; `None` for a side-effect import).
     Ts {

@@ -90,9 +90,7 @@ fn looks_qualified(name: &str) -> bool {
 }
 
 fn last_segment(name: &str) -> &str {
-    name.rsplit(|c| c == ':' || c == '.')
-        .next()
-        .unwrap_or(name)
+    name.rsplit([':', '.']).next().unwrap_or(name)
 }
 
 /// The ancestor chain: the symbol itself (depth 0), its enclosing symbols, nearest
@@ -108,7 +106,7 @@ pub fn ancestors(store: &GraphStore, symbol: &SymbolRow) -> Result<Ancestry, Nav
     let mut file_path = symbol.path.clone();
     for a in store.ancestors(&symbol.id)? {
         match a {
-            Ancestor::Symbol(row, depth) => chain.push((row, depth)),
+            Ancestor::Symbol(row, depth) => chain.push((*row, depth)),
             Ancestor::File { path, .. } => file_path = path,
         }
     }
@@ -140,7 +138,8 @@ pub fn descendants(
 ) -> Result<TreeNode, NavError> {
     let mut tree = subtree(store, symbol)?;
     if symbol.language == "rust" && symbol.kind != "impl" {
-        let impls = store.symbols_by_name(scope.repo, scope.ref_name, &symbol.name, Some(&symbol.path))?;
+        let impls =
+            store.symbols_by_name(scope.repo, scope.ref_name, &symbol.name, Some(&symbol.path))?;
         for imp in impls
             .into_iter()
             .filter(|s| s.kind == "impl" && s.qualified_name == symbol.qualified_name)

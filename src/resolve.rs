@@ -73,15 +73,19 @@ fn family(l: Language) -> Family {
     }
 }
 
+/// (family, package for Rust / "" otherwise, key) — the key of module and
+/// qualified-name tables.
+type Key<'a> = (Family, &'a str, &'a str);
+
 /// Lookup tables over one ref.
 struct Index<'a> {
     files: &'a [RFile],
     by_path: HashMap<&'a str, usize>,
     /// (family, package for Rust / "" otherwise, module) → files.
-    by_module: HashMap<(Family, &'a str, &'a str), Vec<usize>>,
+    by_module: HashMap<Key<'a>, Vec<usize>>,
     /// (family, package for Rust / "" otherwise, qualified name) → symbol ids,
     /// definitions before impls.
-    by_qn: HashMap<(Family, &'a str, &'a str), Vec<(&'a str, bool)>>,
+    by_qn: HashMap<Key<'a>, Vec<(&'a str, bool)>>,
     /// Go: directory → files.
     go_dirs: HashMap<&'a str, Vec<usize>>,
     rust_crates: Vec<&'a str>,
@@ -111,7 +115,11 @@ impl<'a> Index<'a> {
         for (i, f) in files.iter().enumerate() {
             let fam = family(f.language);
             ix.by_path.insert(f.path.as_str(), i);
-            let pkg = if fam == Family::Rust { f.package.as_str() } else { "" };
+            let pkg = if fam == Family::Rust {
+                f.package.as_str()
+            } else {
+                ""
+            };
             ix.by_module
                 .entry((fam, pkg, f.module.as_str()))
                 .or_default()
@@ -130,7 +138,11 @@ impl<'a> Index<'a> {
             };
             let f = &files[fi];
             let fam = family(f.language);
-            let pkg = if fam == Family::Rust { f.package.as_str() } else { "" };
+            let pkg = if fam == Family::Rust {
+                f.package.as_str()
+            } else {
+                ""
+            };
             ix.by_qn
                 .entry((fam, pkg, s.qualified_name.as_str()))
                 .or_default()
@@ -153,7 +165,8 @@ impl<'a> Index<'a> {
                         } else {
                             format!("{}::{name}", f.module)
                         };
-                        ix.rust_path_mods.insert((f.package.clone(), module), target);
+                        ix.rust_path_mods
+                            .insert((f.package.clone(), module), target);
                     }
                 }
             }
@@ -357,7 +370,11 @@ fn rust_lookup(ix: &Index<'_>, krate: &str, abs: &[String], hops: usize) -> Vec<
             continue;
         };
         let last = segs.last().map(String::as_str).unwrap_or("");
-        let binds = if imp.alias.is_empty() { last } else { imp.alias.as_str() };
+        let binds = if imp.alias.is_empty() {
+            last
+        } else {
+            imp.alias.as_str()
+        };
         if binds == item {
             let t = rust_use(ix, pf, segs, hops + 1);
             if !t.is_empty() {
@@ -528,7 +545,11 @@ fn ts_file(ix: &Index<'_>, base: &str) -> Option<usize> {
 
 fn ts_module(ix: &Index<'_>, fi: usize, specifier: &str) -> Option<usize> {
     let f = &ix.files[fi];
-    if specifier.starts_with("./") || specifier.starts_with("../") || specifier == "." || specifier == ".." {
+    if specifier.starts_with("./")
+        || specifier.starts_with("../")
+        || specifier == "."
+        || specifier == ".."
+    {
         return ts_file(ix, &format!("{}/{specifier}", dir_of(&f.path)));
     }
     for candidate in ix.layout.ts_alias_candidates(&f.path, specifier) {
@@ -630,7 +651,10 @@ fn go(ix: &Index<'_>, fi: usize, path: &str) -> Vec<Target> {
         (false, true) => mod_dir.to_string(),
         (false, false) => format!("{mod_dir}/{rel}"),
     };
-    ix.go_dirs.get(dir.as_str()).map(to_files).unwrap_or_default()
+    ix.go_dirs
+        .get(dir.as_str())
+        .map(to_files)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -654,7 +678,10 @@ mod tests {
             imports: vec![],
         };
         assert_eq!(python_absolute(&f, ".").as_deref(), Some("a.b"));
-        assert_eq!(python_absolute(&f, "..pkg.mod").as_deref(), Some("a.pkg.mod"));
+        assert_eq!(
+            python_absolute(&f, "..pkg.mod").as_deref(),
+            Some("a.pkg.mod")
+        );
         assert_eq!(python_absolute(&f, "....x"), None);
     }
 }

@@ -181,7 +181,8 @@ fn walk_error(root: &Path, err: &ignore::Error) -> Diagnostic {
     }
     let (path, mut problem) = find(err);
     if let Some(p) = &path
-        && p.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink())
+        && p.symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
         && p.metadata().is_err()
     {
         problem = format!("broken symlink: {problem}");

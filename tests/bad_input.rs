@@ -53,7 +53,10 @@ fn bad_files_are_reported_and_good_ones_indexed() {
     assert!(has("src/huge.go", "too large"), "{problems:#?}");
     assert!(has("src/broken.py", "syntax errors"), "{problems:#?}");
     assert!(has("src/dangling.py", "broken symlink"), "{problems:#?}");
-    assert!(has("src/outside.py", "outside the repository"), "{problems:#?}");
+    assert!(
+        has("src/outside.py", "outside the repository"),
+        "{problems:#?}"
+    );
     assert!(has("src/loop", "symlink loop"), "{problems:#?}");
     assert_eq!(report.syntax_error_files, 1);
     // good.py and broken.py are indexed, broken.py with what could be parsed.
@@ -103,7 +106,7 @@ fn unreadable_file_is_reported() {
 fn a_missing_repository_is_an_error() {
     let tmp = tempfile::tempdir().expect("tmp");
     let data = DataDir::new(tmp.path().join("data"));
-    let err = index_repo(&tmp.path().join("nope"), &data, &opts("x"), &Silent)
-        .expect_err("must fail");
+    let err =
+        index_repo(&tmp.path().join("nope"), &data, &opts("x"), &Silent).expect_err("must fail");
     assert!(err.to_string().contains("not a directory"), "{err}");
 }

@@ -38,7 +38,10 @@ fn index_prints_the_summary_line() {
     let text = stdout(&out);
     let line = text.lines().next().unwrap_or("");
     // The repo name defaults to the folder name.
-    assert!(line.starts_with("indexed rust@test: 6 files (6 parsed"), "{line}");
+    assert!(
+        line.starts_with("indexed rust@test: 6 files (6 parsed"),
+        "{line}"
+    );
     for part in ["symbols", "import edges", "unresolved imports", " s"] {
         assert!(line.contains(part), "{line}");
     }
@@ -51,7 +54,11 @@ fn index_prints_the_summary_line() {
         "--ref",
         "test",
     ]);
-    assert!(stdout(&again).contains("(0 parsed, 6 unchanged, 0 removed)"), "{}", stdout(&again));
+    assert!(
+        stdout(&again).contains("(0 parsed, 6 unchanged, 0 removed)"),
+        "{}",
+        stdout(&again)
+    );
 }
 
 #[test]
@@ -97,7 +104,13 @@ fn cypher_table_is_aligned() {
 fn cypher_refuses_writes_and_changes_nothing() {
     let (_tmp, data) = indexed("python");
     let count = || {
-        let out = cruxe(&["cypher", "--data", &data, "--json", "MATCH (s:Symbol) RETURN count(*) AS n"]);
+        let out = cruxe(&[
+            "cypher",
+            "--data",
+            &data,
+            "--json",
+            "MATCH (s:Symbol) RETURN count(*) AS n",
+        ]);
         let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
         v[0]["n"].as_i64().expect("n")
     };
@@ -150,8 +163,14 @@ fn hierarchy_command_prints_the_chain() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines[0], "method auth::handler::AuthHandler::validate (src/auth/handler.rs:15-17)");
-    assert_eq!(lines[1], "  impl auth::handler::AuthHandler (src/auth/handler.rs:8-18)");
+    assert_eq!(
+        lines[0],
+        "method auth::handler::AuthHandler::validate (src/auth/handler.rs:15-17)"
+    );
+    assert_eq!(
+        lines[1],
+        "  impl auth::handler::AuthHandler (src/auth/handler.rs:8-18)"
+    );
     assert_eq!(lines[2], "    file src/auth/handler.rs");
 }
 

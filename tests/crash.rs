@@ -39,8 +39,7 @@ fn run_index_with(repo: &Path, data: &Path, force: bool) -> std::process::Child 
     if force {
         cmd.arg("--force");
     }
-    cmd
-        .env("CRUXE_BUFFER_POOL_MB", "256")
+    cmd.env("CRUXE_BUFFER_POOL_MB", "256")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -59,9 +58,7 @@ fn state(data: &Path) -> (i64, i64, Vec<String>) {
         &store,
         "MATCH (s:Symbol {kind: 'class'}) RETURN DISTINCT CASE WHEN s.name ENDS WITH '_a' THEN '_a' WHEN s.name ENDS WITH '_b' THEN '_b' ELSE '?' END AS tag ORDER BY tag",
     );
-    let n = |r: &[serde_json::Map<String, serde_json::Value>]| {
-        r[0]["n"].as_i64().expect("count")
-    };
+    let n = |r: &[serde_json::Map<String, serde_json::Value>]| r[0]["n"].as_i64().expect("count");
     (
         n(&files),
         n(&syms),
@@ -89,11 +86,22 @@ fn kill_during_indexing_leaves_the_last_completed_state() {
     write_repo(&repo, FILES, DEFS, "_a");
     assert!(run_index(&repo, &data).wait().expect("wait").success());
     assert_eq!(state(&data), a);
-    assert_eq!(a, (FILES as i64, (FILES * DEFS * 2) as i64, vec!["_a".to_string()]));
+    assert_eq!(
+        a,
+        (
+            FILES as i64,
+            (FILES * DEFS * 2) as i64,
+            vec!["_a".to_string()]
+        )
+    );
 
     // State B on disk; every run below is killed somewhere between start and end.
     write_repo(&repo, FILES, DEFS, "_b");
-    let b = (FILES as i64, (FILES * DEFS * 2) as i64, vec!["_b".to_string()]);
+    let b = (
+        FILES as i64,
+        (FILES * DEFS * 2) as i64,
+        vec!["_b".to_string()],
+    );
     let mut saw_old = 0;
     let mut saw_old_forced = 0;
     let fractions = [0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.95];
@@ -126,7 +134,10 @@ fn kill_during_indexing_leaves_the_last_completed_state() {
             write_repo(&repo, FILES, DEFS, "_b");
         }
     }
-    assert!(saw_old > 0, "no kill landed before the commit: the test did not test");
+    assert!(
+        saw_old > 0,
+        "no kill landed before the commit: the test did not test"
+    );
     assert!(
         saw_old_forced > 0,
         "no kill landed inside a --force rebuild: the test did not test"

@@ -29,7 +29,11 @@ fn listing(ix: &Indexed) -> String {
                 s(&r["parent"]),
                 s(&r["vis"]),
                 s(&r["sig"]),
-                if doc.is_empty() { String::new() } else { format!(" /// {doc}") }
+                if doc.is_empty() {
+                    String::new()
+                } else {
+                    format!(" /// {doc}")
+                }
             )
         })
         .collect::<Vec<_>>()
@@ -111,10 +115,7 @@ fn python_symbols() {
             12
         )
     );
-    assert_eq!(
-        one(&ix, "main.main"),
-        ("fn".into(), "main.py".into(), 1, 2)
-    );
+    assert_eq!(one(&ix, "main.main"), ("fn".into(), "main.py".into(), 1, 2));
 }
 
 #[test]
@@ -148,7 +149,12 @@ fn go_symbols() {
     // A method's parent is its receiver type when the type is in the same file.
     assert_eq!(
         one(&ix, "example.com/shop/auth.AuthHandler.Validate"),
-        ("method".into(), "example.com/shop/auth.AuthHandler".into(), 11, 16)
+        (
+            "method".into(),
+            "example.com/shop/auth.AuthHandler".into(),
+            11,
+            16
+        )
     );
     // … and the file otherwise, still named after its type.
     assert_eq!(
@@ -157,7 +163,12 @@ fn go_symbols() {
     );
     assert_eq!(
         one(&ix, "example.com/shop/services.Store.Save"),
-        ("method".into(), "example.com/shop/services.Store".into(), 11, 11)
+        (
+            "method".into(),
+            "example.com/shop/services.Store".into(),
+            11,
+            11
+        )
     );
 }
 
@@ -186,5 +197,8 @@ fn stable_ids_survive_line_moves() {
     let (after, l2) = stable(&data);
     assert_eq!((l1, l2), (1, 4));
     assert_eq!(before, after);
-    assert!(before.starts_with("b3:") && before.len() == 3 + 64, "{before}");
+    assert!(
+        before.starts_with("b3:") && before.len() == 3 + 64,
+        "{before}"
+    );
 }

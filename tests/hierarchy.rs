@@ -173,21 +173,37 @@ fn unknown_and_ambiguous_symbols() {
     // `validate` is a method of AuthHandler (handler.rs) and a free fn (jwt.rs).
     match nav::resolve(&store, &scope("rust"), "validate", None) {
         Err(NavError::Ambiguous { candidates, .. }) => {
-            let mut qns: Vec<String> = candidates.iter().map(|c| c.qualified_name.clone()).collect();
+            let mut qns: Vec<String> = candidates
+                .iter()
+                .map(|c| c.qualified_name.clone())
+                .collect();
             qns.sort();
             assert_eq!(
                 qns,
-                vec!["auth::handler::AuthHandler::validate", "auth::jwt::validate"]
+                vec![
+                    "auth::handler::AuthHandler::validate",
+                    "auth::jwt::validate"
+                ]
             );
         }
         other => panic!("expected ambiguous, got {other:?}"),
     }
     // A path scopes the search: `validate_token` only in jwt.rs.
-    let s = nav::resolve(&store, &scope("rust"), "validate_token", Some("src/auth/jwt.rs"))
-        .expect("scoped");
+    let s = nav::resolve(
+        &store,
+        &scope("rust"),
+        "validate_token",
+        Some("src/auth/jwt.rs"),
+    )
+    .expect("scoped");
     assert_eq!(s.qualified_name, "auth::jwt::validate_token");
     assert!(matches!(
-        nav::resolve(&store, &scope("rust"), "validate_token", Some("src/user.rs")),
+        nav::resolve(
+            &store,
+            &scope("rust"),
+            "validate_token",
+            Some("src/user.rs")
+        ),
         Err(NavError::SymbolNotFound { .. })
     ));
 }

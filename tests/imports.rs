@@ -113,8 +113,14 @@ fn python_absolute_relative_star_nested_and_reexported_imports() {
         ])
     );
     // Circular imports are stored in both directions.
-    assert!(got.iter().any(|e| e.starts_with("pkg/core.py:3 pkg.util.helper")));
-    assert!(got.iter().any(|e| e.starts_with("pkg/util.py:1 pkg.core.Engine")));
+    assert!(
+        got.iter()
+            .any(|e| e.starts_with("pkg/core.py:3 pkg.util.helper"))
+    );
+    assert!(
+        got.iter()
+            .any(|e| e.starts_with("pkg/util.py:1 pkg.core.Engine"))
+    );
     assert_eq!((report.import_edges, report.unresolved_imports), (21, 4));
 }
 
@@ -206,8 +212,11 @@ fn incremental_edges_equal_a_fresh_index_after_every_edit() {
     check("target removed");
 
     // 2. It comes back: resolved again.
-    std::fs::write(repo.join("pkg/util.py"), "CONST = 1\n\n\ndef helper():\n    pass\n")
-        .expect("w");
+    std::fs::write(
+        repo.join("pkg/util.py"),
+        "CONST = 1\n\n\ndef helper():\n    pass\n",
+    )
+    .expect("w");
     index_into(&repo, &data);
     assert!(
         edges(&data)
@@ -230,7 +239,11 @@ fn incremental_edges_equal_a_fresh_index_after_every_edit() {
 
     // 4. A whole file with imports is deleted, another one's imports change.
     std::fs::remove_file(repo.join("pkg/sub/deep.py")).expect("rm");
-    std::fs::write(repo.join("app.py"), "import os\nfrom pkg import Engine as E\n").expect("w");
+    std::fs::write(
+        repo.join("app.py"),
+        "import os\nfrom pkg import Engine as E\n",
+    )
+    .expect("w");
     index_into(&repo, &data);
     check("file deleted and imports edited");
 

@@ -85,7 +85,11 @@ fn edits_deletes_and_additions_match_a_fresh_index() {
     assert!(incremental.iter().any(|l| l.contains("auth.jwt.refresh")));
     assert!(!incremental.iter().any(|l| l.contains("auth.jwt.Claims")));
     assert!(!incremental.iter().any(|l| l.contains("main.py")));
-    assert!(incremental.iter().any(|l| l.contains("billing.invoice.Invoice.total")));
+    assert!(
+        incremental
+            .iter()
+            .any(|l| l.contains("billing.invoice.Invoice.total"))
+    );
 
     let fresh_data = DataDir::new(tmp.path().join("fresh"));
     index(&repo, &fresh_data);
@@ -121,7 +125,10 @@ fn two_repos_and_refs_share_a_data_dir_without_mixing() {
         .collect();
     assert_eq!(
         summary,
-        vec![("go".into(), "dev".into(), 4), ("rust".into(), "main".into(), 6)]
+        vec![
+            ("go".into(), "dev".into(), 4),
+            ("rust".into(), "main".into(), 6)
+        ]
     );
     let mixed = rows(
         &store,

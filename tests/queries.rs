@@ -10,7 +10,8 @@ use crate::common::small_graph;
 fn every_cypher_query_prepares_against_the_schema() {
     let tmp = tempfile::tempdir().expect("tmp");
     let data = DataDir::new(tmp.path().join("data"));
-    data.build_aside(&small_graph(), |_| Ok(())).expect("empty graph");
+    data.build_aside(&small_graph(), |_| Ok(()))
+        .expect("empty graph");
     let store = data.open_graph(&small_graph()).expect("open");
     assert!(QUERY_FILES.len() >= 15);
     // Bulk-load templates name a CSV file that cruxe writes at run time.
@@ -35,9 +36,14 @@ fn every_tree_sitter_query_compiles() {
 fn a_broken_query_is_reported_not_prepared() {
     let tmp = tempfile::tempdir().expect("tmp");
     let data = DataDir::new(tmp.path().join("data"));
-    data.build_aside(&small_graph(), |_| Ok(())).expect("empty graph");
+    data.build_aside(&small_graph(), |_| Ok(()))
+        .expect("empty graph");
     let store = data.open_graph(&small_graph()).expect("open");
-    assert!(store.prepare_check("MATCH (s:NoSuchTable) RETURN s").is_err());
+    assert!(
+        store
+            .prepare_check("MATCH (s:NoSuchTable) RETURN s")
+            .is_err()
+    );
 }
 
 /// The README's example queries run against an indexed fixture: a reader can paste

@@ -305,7 +305,14 @@ pub(super) fn typescript(
                     .find(|n| n.kind() == "import_require_clause")
                     && let Some(s) = req.child_by_field_name("source")
                 {
-                    push(out, req, &unquote(text(s, src)), Some("*".into()), String::new(), false);
+                    push(
+                        out,
+                        req,
+                        &unquote(text(s, src)),
+                        Some("*".into()),
+                        String::new(),
+                        false,
+                    );
                 }
                 return;
             };
@@ -398,7 +405,14 @@ pub(super) fn typescript(
         }
         "require" | "dynamic" => {
             if let Some(s) = source {
-                push(out, node, &unquote(text(s, src)), Some("*".into()), String::new(), false);
+                push(
+                    out,
+                    node,
+                    &unquote(text(s, src)),
+                    Some("*".into()),
+                    String::new(),
+                    false,
+                );
             }
         }
         _ => {}

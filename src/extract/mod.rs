@@ -19,10 +19,12 @@ use tree_sitter::{Node, Parser, Query, QueryCursor, Tree};
 use crate::model::{Language, ModuleInfo, RawImport, Symbol, SymbolKind};
 
 /// The grammar, compiled symbol query and naming rules of one language.
+/// `symbols.scm` and `imports.scm` are compiled into one query so a file's tree is
+/// walked once; patterns below `symbol_patterns` are definitions, the rest imports.
 struct LangSpec {
     grammar: tree_sitter::Language,
-    symbols: Query,
-    imports: Query,
+    query: Query,
+    symbol_patterns: usize,
 }
 
 /// Compiled grammars and queries for every language. Build once, share across threads.
@@ -36,10 +38,26 @@ pub struct Extractor {
 
 /// The query source of every language, as `(language, file name, text)`; tests compile each.
 pub const QUERY_FILES: &[(&str, &str, &str)] = &[
-    ("rust", "symbols.scm", include_str!("../../queries/rust/symbols.scm")),
-    ("rust", "imports.scm", include_str!("../../queries/rust/imports.scm")),
-    ("python", "symbols.scm", include_str!("../../queries/python/symbols.scm")),
-    ("python", "imports.scm", include_str!("../../queries/python/imports.scm")),
+    (
+        "rust",
+        "symbols.scm",
+        include_str!("../../queries/rust/symbols.scm"),
+    ),
+    (
+        "rust",
+        "imports.scm",
+        include_str!("../../queries/rust/imports.scm"),
+    ),
+    (
+        "python",
+        "symbols.scm",
+        include_str!("../../queries/python/symbols.scm"),
+    ),
+    (
+        "python",
+        "imports.scm",
+        include_str!("../../queries/python/imports.scm"),
+    ),
     (
         "typescript",
         "symbols.scm",
@@ -50,8 +68,16 @@ pub const QUERY_FILES: &[(&str, &str, &str)] = &[
         "imports.scm",
         include_str!("../../queries/typescript/imports.scm"),
     ),
-    ("go", "symbols.scm", include_str!("../../queries/go/symbols.scm")),
-    ("go", "imports.scm", include_str!("../../queries/go/imports.scm")),
+    (
+        "go",
+        "symbols.scm",
+        include_str!("../../queries/go/symbols.scm"),
+    ),
+    (
+        "go",
+        "imports.scm",
+        include_str!("../../queries/go/imports.scm"),
+    ),
 ];
 
 fn query_text(lang: &str, file: &str) -> &'static str {
@@ -87,9 +113,22 @@ fn compile(
 }
 
 fn spec(grammar: tree_sitter::Language, lang: &'static str) -> Result<LangSpec, ExtractError> {
+    // Each file on its own first, so an error names the file it is in.
+    let symbols = compile(&grammar, lang, "symbols.scm")?;
+    compile(&grammar, lang, "imports.scm")?;
+    let combined = format!(
+        "{}\n{}",
+        query_text(lang, "symbols.scm"),
+        query_text(lang, "imports.scm")
+    );
+    let query = Query::new(&grammar, &combined).map_err(|e| ExtractError::Query {
+        lang,
+        file: "symbols.scm + imports.scm",
+        message: e.to_string(),
+    })?;
     Ok(LangSpec {
-        symbols: compile(&grammar, lang, "symbols.scm")?,
-        imports: compile(&grammar, lang, "imports.scm")?,
+        symbol_patterns: symbols.pattern_count(),
+        query,
         grammar,
     })
 }
@@ -142,9 +181,8 @@ impl Extractor {
             };
         };
         let root = tree.root_node();
-        let defs = self.collect_defs(language, root, source);
+        let (defs, imports) = self.collect(language, root, source);
         let symbols = build_symbols(language, defs, module);
-        let imports = self.collect_imports(language, root, source);
         Extracted {
             symbols,
             imports,
@@ -152,13 +190,57 @@ impl Extractor {
         }
     }
 
-    fn collect_imports(&self, language: Language, root: Node<'_>, src: &str) -> Vec<RawImport> {
+    /// One pass of the combined query: definitions (before language rules and
+    /// nesting) and raw imports, in source order.
+    fn collect<'t>(
+        &self,
+        language: Language,
+        root: Node<'t>,
+        src: &str,
+    ) -> (Vec<Def<'t>>, Vec<RawImport>) {
         let spec = self.spec(language);
-        let names = spec.imports.capture_names();
+        let names = spec.query.capture_names();
         let mut cursor = QueryCursor::new();
-        let mut matches = cursor.matches(&spec.imports, root, src.as_bytes());
-        let mut out = Vec::new();
+        let mut matches = cursor.matches(&spec.query, root, src.as_bytes());
+        let mut seen = HashSet::new();
+        let mut defs = Vec::new();
+        let mut imports = Vec::new();
         while let Some(m) = matches.next() {
+            if m.pattern_index < spec.symbol_patterns {
+                let mut def_node = None;
+                let mut tag = String::new();
+                let mut name_node = None;
+                for c in m.captures() {
+                    let cname = names[c.index as usize];
+                    if let Some(t) = cname.strip_prefix("definition.") {
+                        def_node = Some(c.node);
+                        tag = t.to_string();
+                    } else if cname == "name" {
+                        name_node = Some(c.node);
+                    }
+                }
+                let (Some(node), Some(name_node)) = (def_node, name_node) else {
+                    continue;
+                };
+                if !seen.insert((node.id(), name_node.id())) {
+                    continue;
+                }
+                let raw = RawDef {
+                    node,
+                    name_node,
+                    tag,
+                };
+                let refined = match language {
+                    Language::Rust => rust::refine(raw, src),
+                    Language::Python => python::refine(raw, src),
+                    Language::TypeScript | Language::Tsx | Language::JavaScript => {
+                        typescript::refine(raw, src)
+                    }
+                    Language::Go => go::refine(raw, src),
+                };
+                defs.extend(refined);
+                continue;
+            }
             let mut main = None;
             let mut source = None;
             for c in m.captures() {
@@ -172,60 +254,16 @@ impl Extractor {
                 continue;
             };
             match language {
-                Language::Rust => imports::rust(capture, node, src, &mut out),
-                Language::Python => imports::python(capture, node, src, &mut out),
+                Language::Rust => imports::rust(capture, node, src, &mut imports),
+                Language::Python => imports::python(capture, node, src, &mut imports),
                 Language::TypeScript | Language::Tsx | Language::JavaScript => {
-                    imports::typescript(capture, node, source, src, &mut out)
+                    imports::typescript(capture, node, source, src, &mut imports)
                 }
-                Language::Go => imports::go(capture, node, src, &mut out),
+                Language::Go => imports::go(capture, node, src, &mut imports),
             }
         }
-        out.sort_by_key(|i| i.line);
-        out
-    }
-
-    fn collect_defs<'t>(&self, language: Language, root: Node<'t>, src: &str) -> Vec<Def<'t>> {
-        let spec = self.spec(language);
-        let names = spec.symbols.capture_names();
-        let mut cursor = QueryCursor::new();
-        let mut matches = cursor.matches(&spec.symbols, root, src.as_bytes());
-        let mut seen = HashSet::new();
-        let mut defs = Vec::new();
-        while let Some(m) = matches.next() {
-            let mut def_node = None;
-            let mut tag = String::new();
-            let mut name_node = None;
-            for c in m.captures() {
-                let cname = names[c.index as usize];
-                if let Some(t) = cname.strip_prefix("definition.") {
-                    def_node = Some(c.node);
-                    tag = t.to_string();
-                } else if cname == "name" {
-                    name_node = Some(c.node);
-                }
-            }
-            let (Some(node), Some(name_node)) = (def_node, name_node) else {
-                continue;
-            };
-            if !seen.insert((node.id(), name_node.id())) {
-                continue;
-            }
-            let raw = RawDef {
-                node,
-                name_node,
-                tag,
-            };
-            let refined = match language {
-                Language::Rust => rust::refine(raw, src),
-                Language::Python => python::refine(raw, src),
-                Language::TypeScript | Language::Tsx | Language::JavaScript => {
-                    typescript::refine(raw, src)
-                }
-                Language::Go => go::refine(raw, src),
-            };
-            defs.extend(refined);
-        }
-        defs
+        imports.sort_by_key(|i| i.line);
+        (defs, imports)
     }
 }
 
@@ -366,8 +404,10 @@ fn build_symbols(language: Language, mut defs: Vec<Def<'_>>, module: &ModuleInfo
         if let Some(p) = parent {
             let pk = symbols[p].kind;
             // Variables inside functions are locals, not navigation targets.
-            if matches!(kind, SymbolKind::Var | SymbolKind::Const | SymbolKind::Static)
-                && pk.is_callable()
+            if matches!(
+                kind,
+                SymbolKind::Var | SymbolKind::Const | SymbolKind::Static
+            ) && pk.is_callable()
                 && language != Language::Rust
             {
                 continue;
@@ -377,7 +417,9 @@ fn build_symbols(language: Language, mut defs: Vec<Def<'_>>, module: &ModuleInfo
             }
         }
         let visibility = if def.visibility.is_empty() {
-            parent.map(|p| symbols[p].visibility.clone()).unwrap_or_default()
+            parent
+                .map(|p| symbols[p].visibility.clone())
+                .unwrap_or_default()
         } else {
             def.visibility
         };

@@ -90,6 +90,9 @@ fn dedent(doc: &str) -> String {
         .min()
         .unwrap_or(0);
     let mut out = vec![first];
-    out.extend(rest.iter().map(|l| l.get(indent..).unwrap_or("").trim_end().to_string()));
+    out.extend(
+        rest.iter()
+            .map(|l| l.get(indent..).unwrap_or("").trim_end().to_string()),
+    );
     out.join("\n").trim().to_string()
 }

@@ -119,9 +119,12 @@ fn visibility(node: Node<'_>, src: &str) -> String {
 /// Outer doc comments (`///`, `/** */`) above the item; attributes may sit between.
 fn doc(node: Node<'_>, src: &str) -> String {
     leading_comments(node, src, &["attribute_item"], |n, t| match n.kind() {
-        "line_comment" if t.starts_with("///") && !t.starts_with("////") => {
-            Some(t.trim_start_matches("///").trim_end().trim_start_matches(' ').to_string())
-        }
+        "line_comment" if t.starts_with("///") && !t.starts_with("////") => Some(
+            t.trim_start_matches("///")
+                .trim_end()
+                .trim_start_matches(' ')
+                .to_string(),
+        ),
         "block_comment" if t.starts_with("/**") && !t.starts_with("/***") => Some(
             t.trim_start_matches("/**")
                 .trim_end_matches("*/")

@@ -17,11 +17,19 @@ pub(super) fn refine<'t>(raw: RawDef<'t>, src: &str) -> Option<Def<'t>> {
     let (kind, decl, body) = match raw.tag.as_str() {
         "fn" => (SymbolKind::Fn, node, node.child_by_field_name("body")),
         "class" => (SymbolKind::Class, node, node.child_by_field_name("body")),
-        "interface" => (SymbolKind::Interface, node, node.child_by_field_name("body")),
+        "interface" => (
+            SymbolKind::Interface,
+            node,
+            node.child_by_field_name("body"),
+        ),
         "type" => (SymbolKind::Type, node, None),
         "enum" => (SymbolKind::Enum, node, node.child_by_field_name("body")),
         "method" => (SymbolKind::Method, node, node.child_by_field_name("body")),
-        "namespace" => (SymbolKind::Namespace, node, node.child_by_field_name("body")),
+        "namespace" => (
+            SymbolKind::Namespace,
+            node,
+            node.child_by_field_name("body"),
+        ),
         "variable" => {
             // `node` is the variable_declarator; the declaration statement carries
             // `const`/`let`/`var` and, with a single declarator, is the range.
@@ -99,11 +107,9 @@ fn member_visibility(node: Node<'_>, src: &str) -> Option<String> {
         return Some("private".to_string());
     }
     let mut cursor = node.walk();
-    let found = node
-        .children(&mut cursor)
+    node.children(&mut cursor)
         .find(|c| c.kind() == "accessibility_modifier")
-        .map(|c| text(c, src).to_string());
-    found
+        .map(|c| text(c, src).to_string())
 }
 
 /// The `/** … */` block directly above the definition (or above its decorators).

@@ -12,7 +12,9 @@ use cruxe::index::{IndexOptions, IndexReport, Silent, index_repo};
 use serde_json::Value;
 
 pub fn fixture(lang: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(lang)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(lang)
 }
 
 /// Small resources: many tests run at once.

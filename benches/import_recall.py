@@ -177,7 +177,7 @@ for (const f of files) {
     const line = sf.getLineAndCharacterOfPosition(imp.pos).line + 1;
     const r = ts.resolveModuleName(imp.fileName, path.join(root, f), opts, host);
     let target = null;
-    if (r.resolvedModule && !r.resolvedModule.isExternalLibraryImport) {
+    if (r.resolvedModule && !path.relative(root, r.resolvedModule.resolvedFileName).startsWith('..')) {
       target = path.relative(root, r.resolvedModule.resolvedFileName).split(path.sep).join('/');
     }
     out.push([f, line, imp.fileName, target]);
@@ -266,9 +266,10 @@ def go_module_dirs(corpus):
 def run_go(corpus, edges, indexed):
     items = go_reference(corpus, indexed)
     mods = go_module_dirs(corpus)
+    # A package is the non-test .go files of a directory.
     dirs = {}
     for p in indexed:
-        if p.endswith(".go"):
+        if p.endswith(".go") and not p.endswith("_test.go"):
             dirs.setdefault(os.path.dirname(p), set()).add(p)
     by_key = {}
     for e in edges:
@@ -392,27 +393,39 @@ def rust_reference(corpus, indexed):
 def run_rust(corpus, edges, indexed):
     items = rust_reference(corpus, indexed)
     by_key = {}
+    edges_by_path = {}
+    for e in edges:
+        edges_by_path.setdefault(e["path"], []).append(e)
     for e in edges:
         by_key.setdefault((e["path"], e["line"], e["to_name"]), []).append(e)
     found = inside = right = 0
+    dump = open(os.environ["RECALL_DUMP"], "w") if os.environ.get("RECALL_DUMP") else None
     for path, line, name in items:
         es = by_key.get((path, line, name), [])
         if es:
             found += 1
+        elif dump:
+            near = [e["to_name"] for e in edges_by_path.get(path, []) if abs(e["line"] - line) <= 1]
+            dump.write(f"MISS {path}:{line} {name} near={near[:3]}\n")
         first = name.split("::")[0]
         if first not in ("crate", "self", "super"):
             continue
         # In-crate path: must resolve, to a node carrying the imported name.
         inside += 1
         last = name.split("::")[-1]
+        ok = False
         for e in es:
             if e["label"] == "Symbol" and e["tname"] == last:
-                right += 1
+                ok = True
                 break
             if e["label"] == "File" and (last == "*" or e["tpath"].split("/")[-1] in
                                          (last + ".rs", "mod.rs", "lib.rs", "main.rs")):
-                right += 1
+                ok = True
                 break
+        if ok:
+            right += 1
+        elif dump and es:
+            dump.write(f"WRONG {path}:{line} {name} -> {es[0]['label']} {es[0]['tpath'] or es[0]['tname']}\n")
     return found, len(items), right, inside
 
 

@@ -68,6 +68,9 @@ fn rust_use_trees_mods_crates_and_reexports() {
             "app/src/api.rs:3 std::collections::HashMap -> External(std::collections::HashMap)",
             "app/src/api.rs:4 crate::Server -> Symbol(api::Server) as Srv",
             "app/src/api.rs:9 crate::custom::custom -> Symbol(special::custom::custom)",
+            // Inside an inline `mod tests`, `super` is the file's own module.
+            "app/src/api.rs:15 super::Server -> Symbol(api::Server)",
+            "app/src/api.rs:16 super::super::net::Conn -> Symbol(net::tcp::Conn)",
             "app/src/lib.rs:1 net -> File(app/src/net/mod.rs)",
             "app/src/lib.rs:2 api -> File(app/src/api.rs)",
             "app/src/lib.rs:4 custom -> File(app/src/special/custom.rs)",
@@ -80,7 +83,7 @@ fn rust_use_trees_mods_crates_and_reexports() {
             "util/src/lib.rs:1 fmt -> File(util/src/fmt.rs)",
         ])
     );
-    assert_eq!((report.import_edges, report.unresolved_imports), (16, 1));
+    assert_eq!((report.import_edges, report.unresolved_imports), (18, 1));
 }
 
 #[test]

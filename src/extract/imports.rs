@@ -34,10 +34,13 @@ pub(super) fn rust(capture: &str, node: Node<'_>, src: &str, out: &mut Vec<RawIm
             if let Some(arg) = node.child_by_field_name("argument") {
                 let mut leaves = Vec::new();
                 rust_use_tree(arg, src, &mut Vec::new(), &mut leaves);
-                for (segments, alias, at) in leaves {
+                let inline = inline_modules(node, src);
+                for (written, alias, at) in leaves {
+                    let to_name = written.join("::");
+                    let segments = relative_to_file(written, &inline);
                     out.push(RawImport {
                         line: line(at),
-                        to_name: segments.join("::"),
+                        to_name,
                         alias,
                         reexport,
                         spec: ImportSpec::RustUse(segments),
@@ -76,6 +79,55 @@ pub(super) fn rust(capture: &str, node: Node<'_>, src: &str, out: &mut Vec<RawIm
             }
         }
         _ => {}
+    }
+}
+
+/// Names of the inline `mod name { … }` blocks around `node`, outermost first.
+fn inline_modules(node: Node<'_>, src: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut cur = node.parent();
+    while let Some(n) = cur {
+        if n.kind() == "mod_item"
+            && let Some(name) = n.child_by_field_name("name")
+        {
+            names.push(text(name, src).to_string());
+        }
+        cur = n.parent();
+    }
+    names.reverse();
+    names
+}
+
+/// Rewrites `self::`/`super::` paths written inside inline modules so they are
+/// relative to the file's own module, which is what resolution knows: inside
+/// `mod tests { use super::X; }` of module `a::b`, `super` is `a::b` itself.
+fn relative_to_file(segments: Vec<String>, inline: &[String]) -> Vec<String> {
+    if inline.is_empty() {
+        return segments;
+    }
+    let first = segments.first().map(String::as_str);
+    match first {
+        Some("self") => {
+            let mut out = vec!["self".to_string()];
+            out.extend(inline.iter().cloned());
+            out.extend(segments[1..].iter().cloned());
+            out
+        }
+        Some("super") => {
+            let ups = segments.iter().take_while(|s| *s == "super").count();
+            let rest = &segments[ups..];
+            if ups <= inline.len() {
+                let mut out = vec!["self".to_string()];
+                out.extend(inline[..inline.len() - ups].iter().cloned());
+                out.extend(rest.iter().cloned());
+                out
+            } else {
+                let mut out = vec!["super".to_string(); ups - inline.len()];
+                out.extend(rest.iter().cloned());
+                out
+            }
+        }
+        _ => segments,
     }
 }
 

@@ -36,7 +36,7 @@ lint: deps
 	cargo clippy --all-targets -- -D warnings
 
 test: lint
-	cargo test --all-targets
+	cargo test
 
 bench: deps
 	cargo bench --profile dev --bench index

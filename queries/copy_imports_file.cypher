@@ -1,1 +1,1 @@
-COPY IMPORTS FROM '{csv}' (from='File', to='File', HEADER=false, PARALLEL=false)
+COPY IMPORTS FROM '{csv}' (from='File', to='File', HEADER=false, PARALLEL=false, NULL_STRINGS=['\\N'])

@@ -1,1 +1,1 @@
-COPY Symbol FROM '{csv}' (HEADER=false, PARALLEL=false)
+COPY Symbol FROM '{csv}' (HEADER=false, PARALLEL=false, NULL_STRINGS=['\\N'])

@@ -25,6 +25,10 @@ pub const SCHEMA_FILES: &[(&str, &str)] = &[
 /// Every query the code runs, by name. A test prepares each against a fresh database.
 pub const QUERY_FILES: &[(&str, &str)] = &[
     ("ancestors", include_str!("../queries/ancestors.cypher")),
+    (
+        "update_files",
+        include_str!("../queries/update_files.cypher"),
+    ),
     ("descendants", include_str!("../queries/descendants.cypher")),
     (
         "symbols_by_name",
@@ -239,6 +243,8 @@ pub struct Descendant {
 pub struct FileRows {
     pub file: FileRow,
     pub symbols: Vec<SymbolInsert>,
+    /// The file's node exists already (a changed file): it is updated in place.
+    pub existing: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -274,8 +280,10 @@ pub struct Changes {
     pub indexed_at: String,
     /// Drop everything of this repo/ref first (a `--force` rebuild).
     pub replace_all: bool,
-    /// Files (repo-relative paths) whose nodes are removed: changed and deleted ones.
+    /// Files (repo-relative paths) whose symbols are removed: changed and deleted ones.
     pub remove_paths: Vec<String>,
+    /// Of those, the deleted ones: their File nodes go too.
+    pub drop_files: Vec<String>,
     pub add: Vec<FileRows>,
     /// The complete import edge set of the ref after this run; `None` leaves the
     /// edges as they are. Applied as a diff against the stored edges.
@@ -686,6 +694,8 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
                     ("paths", paths),
                 ],
             )?;
+        }
+        for chunk in c.drop_files.chunks(BATCH) {
             let ids = list_of_strings(chunk.iter().map(|p| file_id(&c.repo, &c.ref_name, p)));
             let mut stmt = conn.prepare(q("delete_files"))?;
             conn.execute(&mut stmt, vec![("ids", ids)])?;
@@ -717,8 +727,22 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
         q("insert_files"),
         &file_types,
         &file_fields,
-        c.add.iter().map(|f| file_values(c, &f.file)),
+        c.add
+            .iter()
+            .filter(|f| !f.existing)
+            .map(|f| file_values(c, &f.file)),
         |p| p.push(("ref_id", s(&rid))),
+    )?;
+    write_batches(
+        conn,
+        q("update_files"),
+        &file_types,
+        &file_fields,
+        c.add
+            .iter()
+            .filter(|f| f.existing)
+            .map(|f| file_values(c, &f.file)),
+        |_| {},
     )?;
 
     // Symbols with their CONTAINS edge, shallowest first so parents exist.

@@ -210,8 +210,10 @@ pub fn index_repo(
                         problem: "syntax errors; indexed what could be parsed".into(),
                     });
                 }
+                let mut rows = rows;
                 if existing.contains_key(&path) {
                     changes.remove_paths.push(path.clone());
+                    rows.existing = true;
                 }
                 present.insert(path);
                 new_files.push((rows, language, imports));
@@ -227,7 +229,8 @@ pub fn index_repo(
         .collect();
     gone.sort();
     report.removed = gone.len();
-    changes.remove_paths.extend(gone);
+    changes.remove_paths.extend(gone.iter().cloned());
+    changes.drop_files = gone;
 
     // Imports are re-resolved over the whole ref whenever anything changed, so
     // edges into changed files are right too: the result equals a fresh index.
@@ -451,6 +454,7 @@ fn file_rows(
             imports: String::new(),
         },
         symbols: inserts,
+        existing: false,
     }
 }
 

@@ -60,6 +60,22 @@ fn edits_deletes_and_additions_match_a_fresh_index() {
 
     let first = index(&repo, &data);
     assert_eq!((first.files, first.parsed, first.unchanged), (5, 5, 0));
+    // The bulk-loaded build stores empty strings as empty strings, not NULL, so it
+    // answers exactly like the transactional path.
+    {
+        let store = data.open_graph_read_only(&small_graph()).expect("open");
+        let nulls = rows(
+            &store,
+            "MATCH (s:Symbol) WHERE s.doc IS NULL OR s.signature IS NULL OR s.visibility IS NULL \
+             RETURN count(*) AS n",
+        );
+        assert_eq!(s(&nulls[0]["n"]), "0");
+        let empty = rows(
+            &store,
+            "MATCH (s:Symbol) WHERE s.doc = '' RETURN count(*) AS n",
+        );
+        assert_ne!(s(&empty[0]["n"]), "0");
+    }
 
     // Nothing changed: nothing parsed.
     let again = index(&repo, &data);

@@ -153,6 +153,16 @@ fn main() {
 
         let (parsed, parse_s) = bare_parse(&repo);
 
+        // The same cold index without imports, to see what imports cost.
+        let data_noimp = DataDir::new(tmp.path().join("data-noimp"));
+        let noimp_opts = IndexOptions {
+            skip_imports: true,
+            ..opts.clone()
+        };
+        let t = Instant::now();
+        index_repo(&repo, &data_noimp, &noimp_opts, &Silent).expect("cold index without imports");
+        let noimp_s = t.elapsed().as_secs_f64();
+
         let t = Instant::now();
         let noop = index_repo(&repo, &data, &opts, &Silent).expect("no-op");
         let noop_s = t.elapsed().as_secs_f64();
@@ -195,6 +205,12 @@ fn main() {
             cold.files as f64 / cold_s,
             cold.symbols as f64 / cold_s,
             cold_s / parse_s
+        );
+        println!(
+            "no imports   {:>8.2} s  (imports add {:.0}% to the cold index: {} edges)",
+            noimp_s,
+            100.0 * (cold_s - noimp_s) / noimp_s,
+            cold.import_edges
         );
         println!(
             "peak RSS     {:>8.0} MiB (process peak after cold index; {:.0} MiB before)",

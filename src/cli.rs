@@ -98,6 +98,9 @@ pub struct IndexArgs {
     /// Skip files larger than this many bytes.
     #[arg(long, default_value_t = 1024 * 1024)]
     pub max_file_size: u64,
+    /// Skip import extraction and resolution (faster; no IMPORTS edges).
+    #[arg(long)]
+    pub no_imports: bool,
     /// List every skipped file and syntax error after the summary.
     #[arg(long, short)]
     pub verbose: bool,
@@ -233,6 +236,7 @@ fn cmd_index(a: IndexArgs) -> Result<i32> {
             ..WalkOptions::default()
         },
         graph: a.resources.graph_config(),
+        skip_imports: a.no_imports,
     };
     let bar = Bar::new();
     let report = index::index_repo(&a.path, &data, &opts, &bar)

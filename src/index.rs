@@ -34,6 +34,8 @@ pub struct IndexOptions {
     pub force: bool,
     pub walk: WalkOptions,
     pub graph: GraphConfig,
+    /// Skip import extraction and resolution (no IMPORTS edges).
+    pub skip_imports: bool,
 }
 
 /// Receives progress of a long run. The CLI draws a bar; tests and servers log.
@@ -156,6 +158,7 @@ pub fn index_repo(
         layout: &layout,
         extractor: &extractor,
         existing: &existing,
+        skip_imports: opts.skip_imports,
     };
     let t_parse = Instant::now();
     let outcomes: Vec<(String, Outcome)> = walked
@@ -234,7 +237,7 @@ pub fn index_repo(
 
     // Imports are re-resolved over the whole ref whenever anything changed, so
     // edges into changed files are right too: the result equals a fresh index.
-    if report.parsed > 0 || report.removed > 0 || opts.force {
+    if !opts.skip_imports && (report.parsed > 0 || report.removed > 0 || opts.force) {
         progress.phase("resolving imports", 0);
         let t_resolve = Instant::now();
         let (stored_files, stored_symbols) = match &store {
@@ -356,6 +359,7 @@ struct FileContext<'a> {
     layout: &'a Layout,
     extractor: &'a Extractor,
     existing: &'a HashMap<String, String>,
+    skip_imports: bool,
 }
 
 fn process_file(ctx: &FileContext<'_>, parser: &mut Parser, src: &SourceFile) -> Outcome {
@@ -386,7 +390,9 @@ fn process_file(ctx: &FileContext<'_>, parser: &mut Parser, src: &SourceFile) ->
         }
     };
     let module = ctx.layout.module_info(&src.path, src.language);
-    let extracted = ctx.extractor.extract(parser, src.language, &text, &module);
+    let extracted =
+        ctx.extractor
+            .extract_with(parser, src.language, &text, &module, !ctx.skip_imports);
     let mut rows = file_rows(ctx, src, &text, hash, &module, extracted.symbols);
     rows.file.imports = encode_imports(&extracted.imports);
     Outcome::Parsed(Box::new(Parsed {

@@ -25,6 +25,8 @@ struct LangSpec {
     grammar: tree_sitter::Language,
     query: Query,
     symbol_patterns: usize,
+    /// `symbols.scm` alone, for runs that skip imports.
+    symbols_only: Query,
 }
 
 /// Compiled grammars and queries for every language. Build once, share across threads.
@@ -129,6 +131,7 @@ fn spec(grammar: tree_sitter::Language, lang: &'static str) -> Result<LangSpec, 
     Ok(LangSpec {
         symbol_patterns: symbols.pattern_count(),
         query,
+        symbols_only: symbols,
         grammar,
     })
 }
@@ -173,6 +176,18 @@ impl Extractor {
         source: &str,
         module: &ModuleInfo,
     ) -> Extracted {
+        self.extract_with(parser, language, source, module, true)
+    }
+
+    /// `extract`, optionally without imports (one query with fewer patterns).
+    pub fn extract_with(
+        &self,
+        parser: &mut Parser,
+        language: Language,
+        source: &str,
+        module: &ModuleInfo,
+        with_imports: bool,
+    ) -> Extracted {
         let Some(tree) = self.parse(parser, language, source) else {
             return Extracted {
                 symbols: Vec::new(),
@@ -181,7 +196,7 @@ impl Extractor {
             };
         };
         let root = tree.root_node();
-        let (defs, imports) = self.collect(language, root, source);
+        let (defs, imports) = self.collect(language, root, source, with_imports);
         let symbols = build_symbols(language, defs, module);
         Extracted {
             symbols,
@@ -197,11 +212,17 @@ impl Extractor {
         language: Language,
         root: Node<'t>,
         src: &str,
+        with_imports: bool,
     ) -> (Vec<Def<'t>>, Vec<RawImport>) {
         let spec = self.spec(language);
-        let names = spec.query.capture_names();
+        let query = if with_imports {
+            &spec.query
+        } else {
+            &spec.symbols_only
+        };
+        let names = query.capture_names();
         let mut cursor = QueryCursor::new();
-        let mut matches = cursor.matches(&spec.query, root, src.as_bytes());
+        let mut matches = cursor.matches(query, root, src.as_bytes());
         let mut seen = HashSet::new();
         let mut defs = Vec::new();
         let mut imports = Vec::new();

@@ -297,6 +297,21 @@ impl Layout {
     }
 }
 
+/// Collapses `.` and `..` in a `/`-separated repo-relative path.
+pub fn normalize_path(p: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    for part in p.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                out.pop();
+            }
+            x => out.push(x),
+        }
+    }
+    out.join("/")
+}
+
 /// Reads `baseUrl` and `paths` from a tsconfig (JSON with comments and trailing
 /// commas), making them repo-relative.
 fn ts_paths(dir: &str, text: &str) -> Option<TsPaths> {
@@ -304,22 +319,11 @@ fn ts_paths(dir: &str, text: &str) -> Option<TsPaths> {
     let v: serde_json::Value = serde_json::from_str(&cleaned).ok()?;
     let opts = v.get("compilerOptions")?;
     let join = |rel: &str| {
-        let joined = if dir.is_empty() {
-            rel.to_string()
+        if dir.is_empty() {
+            normalize_path(rel)
         } else {
-            format!("{dir}/{rel}")
-        };
-        let mut out: Vec<&str> = Vec::new();
-        for part in joined.split('/') {
-            match part {
-                "" | "." => {}
-                ".." => {
-                    out.pop();
-                }
-                x => out.push(x),
-            }
+            normalize_path(&format!("{dir}/{rel}"))
         }
-        out.join("/")
     };
     let base_url = opts.get("baseUrl").and_then(|b| b.as_str()).map(join);
     let root = base_url.clone().unwrap_or_else(|| join("."));

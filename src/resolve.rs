@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
-use crate::layout::Layout;
+use crate::layout::{Layout, normalize_path};
 use crate::model::{ImportSpec, Language, RawImport};
 
 /// A file as the resolver sees it.
@@ -510,21 +510,6 @@ fn python_name(ix: &Index<'_>, abs: &str, n: &str, hops: usize) -> Vec<Target> {
 const TS_EXTS: &[&str] = &[
     ".ts", ".tsx", ".d.ts", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs",
 ];
-
-/// Collapses `.` and `..` in a `/`-separated relative path.
-fn normalize_path(p: &str) -> String {
-    let mut out: Vec<&str> = Vec::new();
-    for part in p.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                out.pop();
-            }
-            x => out.push(x),
-        }
-    }
-    out.join("/")
-}
 
 fn ts_file(ix: &Index<'_>, base: &str) -> Option<usize> {
     let base = normalize_path(base);

@@ -256,3 +256,59 @@ fn incremental_edges_equal_a_fresh_index_after_every_edit() {
     index_repo(&repo, &data, &o, &Silent).expect("force");
     check("forced rebuild");
 }
+
+/// Items and `use`s inside item-level macro bodies (`cfg_net! { … }`) are indexed at
+/// their own lines; macro templates (`$…`) are not.
+#[test]
+fn rust_items_inside_macro_bodies() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("mac");
+    std::fs::create_dir_all(repo.join("src")).expect("mkdir");
+    std::fs::write(
+        repo.join("src/lib.rs"),
+        "macro_rules! cfg_net { ($($item:item)*) => { $($item)* } }\n\
+         \n\
+         cfg_net! {\n\
+         \x20   pub mod tcp;\n\
+         \x20   pub use crate::tcp::Stream;\n\
+         \x20   /// Inside a macro.\n\
+         \x20   pub fn connect() {}\n\
+         }\n",
+    )
+    .expect("w");
+    std::fs::write(repo.join("src/tcp.rs"), "pub struct Stream;\n").expect("w");
+    let data = DataDir::new(tmp.path().join("data"));
+    index_into(&repo, &data);
+    assert_eq!(
+        edges(&data),
+        sorted(&[
+            "src/lib.rs:4 tcp -> File(src/tcp.rs)",
+            "src/lib.rs:5 crate::tcp::Stream -> Symbol(tcp::Stream)",
+        ])
+    );
+    let store = data.open_graph_read_only(&small_graph()).expect("open");
+    let got: Vec<String> = rows(
+        &store,
+        "MATCH (:File {path: 'src/lib.rs'})-[:CONTAINS]->(s:Symbol) \
+         RETURN s.kind AS k, s.name AS n, s.line_start AS l, s.doc AS d ORDER BY l",
+    )
+    .iter()
+    .map(|r| {
+        format!(
+            "{} {} {} {}",
+            s(&r["k"]),
+            s(&r["n"]),
+            s(&r["l"]),
+            s(&r["d"])
+        )
+    })
+    .collect();
+    assert_eq!(
+        got,
+        vec![
+            "macro cfg_net 1 ",
+            "mod tcp 4 ",
+            "fn connect 7 Inside a macro."
+        ]
+    );
+}

@@ -196,7 +196,24 @@ impl Extractor {
             };
         };
         let root = tree.root_node();
-        let (defs, imports) = self.collect(language, root, source, with_imports);
+        // Rust items written inside item-level macro invocations (`cfg_io! { pub
+        // use …; mod x; }`) are token trees to the grammar: the bodies are parsed
+        // again on their own, at their original byte and line positions.
+        let masked = if language == Language::Rust {
+            rust::macro_bodies_only(root, source)
+        } else {
+            None
+        };
+        let masked_tree = masked
+            .as_deref()
+            .and_then(|m| self.parse(parser, language, m));
+        let (mut defs, mut imports) = self.collect(language, root, source, with_imports);
+        if let (Some(m), Some(t)) = (masked.as_deref(), masked_tree.as_ref()) {
+            let (more_defs, more_imports) = self.collect(language, t.root_node(), m, with_imports);
+            defs.extend(more_defs);
+            imports.extend(more_imports);
+            imports.sort_by_key(|i| i.line);
+        }
         let symbols = build_symbols(language, defs, module);
         Extracted {
             symbols,

@@ -138,3 +138,51 @@ fn doc(node: Node<'_>, src: &str) -> String {
         _ => None,
     })
 }
+
+/// The source with everything blanked (newlines kept) except the bodies of
+/// item-level macro invocations with `{…}` bodies, so that parsing it finds the
+/// items inside those bodies at their original positions. `None` when there are
+/// no such bodies. Bodies with `$` (macro templates) are left out.
+pub(super) fn macro_bodies_only(root: Node<'_>, src: &str) -> Option<String> {
+    let mut bodies = Vec::new();
+    collect_macro_bodies(root, src, &mut bodies);
+    if bodies.is_empty() {
+        return None;
+    }
+    let mut out: Vec<u8> = src
+        .bytes()
+        .map(|b| if b == b'\n' { b'\n' } else { b' ' })
+        .collect();
+    for (start, end) in bodies {
+        out[start..end].copy_from_slice(&src.as_bytes()[start..end]);
+    }
+    String::from_utf8(out).ok()
+}
+
+fn collect_macro_bodies(node: Node<'_>, src: &str, out: &mut Vec<(usize, usize)>) {
+    let mut cursor = node.walk();
+    for child in node.named_children(&mut cursor) {
+        match child.kind() {
+            "macro_invocation" => {
+                let mut c = child.walk();
+                let Some(tt) = child
+                    .named_children(&mut c)
+                    .find(|n| n.kind() == "token_tree")
+                else {
+                    continue;
+                };
+                let body = text(tt, src);
+                if body.starts_with('{') && body.ends_with('}') && !body.contains('$') {
+                    out.push((tt.start_byte() + 1, tt.end_byte() - 1));
+                }
+            }
+            "mod_item" => {
+                if let Some(body) = child.child_by_field_name("body") {
+                    collect_macro_bodies(body, src, out);
+                }
+            }
+            "expression_statement" => collect_macro_bodies(child, src, out),
+            _ => {}
+        }
+    }
+}

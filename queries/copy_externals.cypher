@@ -1,1 +1,1 @@
-COPY External FROM '{csv}' (HEADER=false, PARALLEL=false, NULL_STRINGS=['\\N'])
+COPY External FROM '{csv}' (HEADER=false, NULL_STRINGS=['\\N'])

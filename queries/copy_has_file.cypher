@@ -1,1 +1,1 @@
-COPY HAS_FILE FROM '{csv}' (HEADER=false, PARALLEL=false, NULL_STRINGS=['\\N'])
+COPY HAS_FILE FROM '{csv}' (HEADER=false, NULL_STRINGS=['\\N'])

@@ -1,1 +1,1 @@
-COPY IMPORTS FROM '{csv}' (from='File', to='External', HEADER=false, PARALLEL=false, NULL_STRINGS=['\\N'])
+COPY IMPORTS FROM '{csv}' (from='File', to='External', HEADER=false, NULL_STRINGS=['\\N'])

@@ -1,1 +1,2 @@
-COPY IMPORTS FROM '{csv}' (from='File', to='File', HEADER=false, PARALLEL=false, NULL_STRINGS=['\\N'])
+// Ids and import names hold no newlines, so the CSV can be read in parallel.
+COPY IMPORTS FROM '{csv}' (from='File', to='File', HEADER=false, NULL_STRINGS=['\\N'])

@@ -1,1 +1,1 @@
-COPY CONTAINS FROM '{csv}' (from='Symbol', to='Symbol', HEADER=false, PARALLEL=false, NULL_STRINGS=['\\N'])
+COPY CONTAINS FROM '{csv}' (from='Symbol', to='Symbol', HEADER=false, NULL_STRINGS=['\\N'])

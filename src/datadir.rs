@@ -203,10 +203,29 @@ impl DataDir {
     }
 
     /// Opens an existing graph read-only (for `cruxe cypher`, `cruxe status`).
+    ///
+    /// A writer killed mid-checkpoint can leave recovery work that a read-only
+    /// open will not do. Then, if no writer is running, the database is opened
+    /// read-write once (Kuzu recovers the last committed state) and read-only again.
     pub fn open_graph_read_only(&self, cfg: &GraphConfig) -> Result<GraphStore, DataDirError> {
-        match self.graph_path()? {
-            Some(p) if p.exists() => Ok(GraphStore::open_read_only(&p, cfg)?),
-            _ => Err(DataDirError::NotIndexed(self.root.clone())),
+        let path = match self.graph_path()? {
+            Some(p) if p.exists() => p,
+            _ => return Err(DataDirError::NotIndexed(self.root.clone())),
+        };
+        match GraphStore::open_read_only(&path, cfg) {
+            Ok(store) => Ok(store),
+            Err(GraphError::Locked(p)) => Err(DataDirError::Locked(p)),
+            Err(first) => {
+                let Ok(_lock) = self.lock_writer() else {
+                    return Err(first.into());
+                };
+                tracing::info!(
+                    "recovering {} after an interrupted write: {first}",
+                    path.display()
+                );
+                drop(GraphStore::open(&path, cfg)?);
+                Ok(GraphStore::open_read_only(&path, cfg)?)
+            }
         }
     }
 }

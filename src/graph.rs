@@ -26,6 +26,10 @@ pub const SCHEMA_FILES: &[(&str, &str)] = &[
 pub const QUERY_FILES: &[(&str, &str)] = &[
     ("ancestors", include_str!("../queries/ancestors.cypher")),
     (
+        "ref_layout_hash",
+        include_str!("../queries/ref_layout_hash.cypher"),
+    ),
+    (
         "update_files",
         include_str!("../queries/update_files.cypher"),
     ),
@@ -278,6 +282,8 @@ pub struct Changes {
     pub ref_name: String,
     pub commit: String,
     pub indexed_at: String,
+    /// Hash of the manifests that decided module and package names.
+    pub layout_hash: String,
     /// Drop everything of this repo/ref first (a `--force` rebuild).
     pub replace_all: bool,
     /// Files (repo-relative paths) whose symbols are removed: changed and deleted ones.
@@ -424,6 +430,14 @@ impl GraphStore {
 
     pub fn is_read_only(&self) -> bool {
         self.read_only
+    }
+
+    /// The manifests hash a ref was last indexed with ("" if unknown).
+    pub fn layout_hash(&self, repo: &str, ref_name: &str) -> Result<String> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(q("ref_layout_hash"))?;
+        let mut rows = conn.execute(&mut stmt, vec![("id", s(&ref_id(repo, ref_name)))])?;
+        Ok(rows.next().map(|r| string(&r[0])).unwrap_or_default())
     }
 
     /// Content hash of every file of a repo/ref, by path.
@@ -717,6 +731,7 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
             ("name", rf.clone()),
             ("commit", s(&c.commit)),
             ("indexed_at", s(&c.indexed_at)),
+            ("layout_hash", s(&c.layout_hash)),
         ],
     )?;
 
@@ -988,6 +1003,7 @@ fn copy_all(conn: &Connection<'_>, c: &Changes) -> Result<()> {
             ("name", s(&c.ref_name)),
             ("commit", s(&c.commit)),
             ("indexed_at", s(&c.indexed_at)),
+            ("layout_hash", s(&c.layout_hash)),
         ],
     )?;
     let scratch = tempfile::tempdir().map_err(|e| GraphError::Kuzu(e.to_string()))?;

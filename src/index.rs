@@ -138,15 +138,39 @@ pub fn index_repo(
     } else {
         None
     };
+    // Module and package names come from the manifests: when they change, every
+    // file's names may change, so the ref is rebuilt as with --force.
+    let layout_hash = {
+        let mut sorted: Vec<&Manifest> = manifests.iter().collect();
+        sorted.sort_by(|a, b| a.path.cmp(&b.path));
+        let mut h = blake3::Hasher::new();
+        for m in sorted {
+            h.update(m.path.as_bytes());
+            h.update(&[0]);
+            h.update(m.text.as_bytes());
+            h.update(&[0]);
+        }
+        h.finalize().to_hex().to_string()
+    };
+    let mut force = opts.force;
+    if let Some(st) = &store
+        && !force
+    {
+        let stored = st.layout_hash(&repo, &ref_name)?;
+        if !stored.is_empty() && stored != layout_hash {
+            tracing::info!("manifests changed since the last run: re-indexing every file");
+            force = true;
+        }
+    }
     // A full build (nothing indexed yet, or --force of the only repo/ref here) is
     // written aside with bulk COPY and swapped in; anything else is an in-place
     // transaction.
     let fresh = match &store {
         None => true,
-        Some(st) => opts.force && st.refs()?.iter().all(|(r, f)| *r == repo && *f == ref_name),
+        Some(st) => force && st.refs()?.iter().all(|(r, f)| *r == repo && *f == ref_name),
     };
     let existing = match &store {
-        Some(st) if !opts.force => st.file_hashes(&repo, &ref_name)?,
+        Some(st) if !force => st.file_hashes(&repo, &ref_name)?,
         _ => HashMap::new(),
     };
 
@@ -189,7 +213,8 @@ pub fn index_repo(
         ref_name: ref_name.clone(),
         commit,
         indexed_at: now_rfc3339(),
-        replace_all: opts.force,
+        replace_all: force,
+        layout_hash,
         ..Changes::default()
     };
     for (path, outcome) in outcomes {
@@ -237,11 +262,11 @@ pub fn index_repo(
 
     // Imports are re-resolved over the whole ref whenever anything changed, so
     // edges into changed files are right too: the result equals a fresh index.
-    if !opts.skip_imports && (report.parsed > 0 || report.removed > 0 || opts.force) {
+    if !opts.skip_imports && (report.parsed > 0 || report.removed > 0 || force) {
         progress.phase("resolving imports", 0);
         let t_resolve = Instant::now();
         let (stored_files, stored_symbols) = match &store {
-            Some(st) if !opts.force => st.load_ref(&repo, &ref_name)?,
+            Some(st) if !force => st.load_ref(&repo, &ref_name)?,
             _ => (Vec::new(), Vec::new()),
         };
         let replaced: HashSet<&str> = changes.remove_paths.iter().map(String::as_str).collect();

@@ -51,7 +51,7 @@ fn state(data: &Path) -> (i64, i64, Vec<String>) {
     let dd = DataDir::new(data);
     let store = dd
         .open_graph_read_only(&small_graph())
-        .expect("data dir must open after a crash");
+        .unwrap_or_else(|e| panic!("data dir must open after a crash: {e}"));
     let files = rows(&store, "MATCH (f:File) RETURN count(*) AS n");
     let syms = rows(&store, "MATCH (s:Symbol) RETURN count(*) AS n");
     let tags = rows(

@@ -153,3 +153,37 @@ fn two_repos_and_refs_share_a_data_dir_without_mixing() {
     );
     assert_eq!(s(&mixed[0]["n"]), "0");
 }
+
+/// Module and package names come from the manifests: changing one renames every
+/// file's package even though no source file changed.
+#[test]
+fn a_manifest_change_renames_unchanged_files() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("inc");
+    copy_tree(&fixture("rust"), &repo);
+    let data = DataDir::new(tmp.path().join("data"));
+    index(&repo, &data);
+    let package = |data: &DataDir| {
+        let store = data.open_graph_read_only(&small_graph()).expect("open");
+        let r = rows(
+            &store,
+            "MATCH (f:File {path: 'src/user.rs'}) RETURN f.package AS p",
+        );
+        s(&r[0]["p"])
+    };
+    assert_eq!(package(&data), "authsvc");
+    std::fs::write(
+        repo.join("Cargo.toml"),
+        "[package]\nname = \"auth-service\"\nversion = \"0.2.0\"\nedition = \"2021\"\n",
+    )
+    .expect("w");
+    let r = index(&repo, &data);
+    assert_eq!(
+        r.parsed, 6,
+        "every file is re-indexed after a manifest change"
+    );
+    assert_eq!(package(&data), "auth_service");
+    let fresh = DataDir::new(tmp.path().join("fresh"));
+    index(&repo, &fresh);
+    assert_eq!(snapshot(&data), snapshot(&fresh));
+}

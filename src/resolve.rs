@@ -85,7 +85,7 @@ struct Index<'a> {
     by_module: HashMap<Key<'a>, Vec<usize>>,
     /// (family, package for Rust / "" otherwise, qualified name) → symbol ids,
     /// definitions before impls.
-    by_qn: HashMap<Key<'a>, Vec<(&'a str, bool)>>,
+    by_qn: HashMap<Key<'a>, Vec<(&'a str, bool, &'a str)>>,
     /// Go: directory → files.
     go_dirs: HashMap<&'a str, Vec<usize>>,
     rust_crates: Vec<&'a str>,
@@ -146,10 +146,17 @@ impl<'a> Index<'a> {
             ix.by_qn
                 .entry((fam, pkg, s.qualified_name.as_str()))
                 .or_default()
-                .push((s.id.as_str(), s.kind == "impl"));
+                .push((s.id.as_str(), s.kind == "impl", s.path.as_str()));
         }
+        // Same-named definitions (`#[cfg]` variants, a type and its impls): the
+        // choice must not depend on load order, or an incremental run and a fresh
+        // index would pick different targets. Definitions before impls, then by
+        // path and id.
         for v in ix.by_qn.values_mut() {
-            v.sort_by_key(|(_, is_impl)| *is_impl);
+            v.sort_by(|a, b| (a.1, a.2, a.0).cmp(&(b.1, b.2, b.0)));
+        }
+        for v in ix.by_module.values_mut().chain(ix.go_dirs.values_mut()) {
+            v.sort_by(|&a, &b| files[a].path.cmp(&files[b].path));
         }
         for f in files.iter().filter(|f| f.language == Language::Rust) {
             for imp in &f.imports {
@@ -187,7 +194,7 @@ impl<'a> Index<'a> {
         self.by_qn
             .get(&(fam, pkg, qn))
             .and_then(|v| v.first())
-            .map(|(id, _)| *id)
+            .map(|(id, _, _)| *id)
     }
 
     fn module_file(&self, fam: Family, pkg: &str, module: &str) -> Option<usize> {

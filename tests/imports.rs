@@ -250,7 +250,25 @@ fn incremental_edges_equal_a_fresh_index_after_every_edit() {
     index_into(&repo, &data);
     check("file deleted and imports edited");
 
-    // 5. --force on top.
+    // 5. Same-named definitions (here: both branches of a `try`) are chosen the
+    //    same way whatever the load order; edit another file and compare.
+    std::fs::write(
+        repo.join("pkg/dup.py"),
+        "try:\n    import fast\n\n    def twice(x):\n        return 2 * x\nexcept ImportError:\n\n    def twice(x):\n        return x + x\n",
+    )
+    .expect("w");
+    std::fs::write(repo.join("app.py"), "from pkg.dup import twice\n").expect("w");
+    index_into(&repo, &data);
+    check("duplicate definitions added");
+    std::fs::write(
+        repo.join("app.py"),
+        "from pkg.dup import twice\nimport os\n",
+    )
+    .expect("w");
+    index_into(&repo, &data);
+    check("duplicate definitions, another file edited");
+
+    // 6. --force on top.
     let mut o = opts("imports");
     o.force = true;
     index_repo(&repo, &data, &o, &Silent).expect("force");

@@ -197,6 +197,16 @@ impl<'a> Index<'a> {
             .map(|(id, _, _)| *id)
     }
 
+    /// Like `symbol`, preferring a definition in `path` (for modules that several
+    /// files share, like `x.ts` beside `x.js`).
+    fn symbol_in(&self, fam: Family, pkg: &str, qn: &str, path: &str) -> Option<&'a str> {
+        let v = self.by_qn.get(&(fam, pkg, qn))?;
+        v.iter()
+            .find(|(_, _, p)| *p == path)
+            .or_else(|| v.first())
+            .map(|(id, _, _)| *id)
+    }
+
     fn module_file(&self, fam: Family, pkg: &str, module: &str) -> Option<usize> {
         self.by_module
             .get(&(fam, pkg, module))
@@ -565,7 +575,7 @@ fn ts(ix: &Index<'_>, fi: usize, specifier: &str, name: Option<&str>, hops: usiz
 fn ts_name(ix: &Index<'_>, mf: usize, n: &str, hops: usize) -> Vec<Target> {
     let m = &ix.files[mf];
     let qn = format!("{}:{n}", m.module);
-    if let Some(id) = ix.symbol(Family::Ts, "", &qn) {
+    if let Some(id) = ix.symbol_in(Family::Ts, "", &qn, &m.path) {
         return vec![Target::Symbol(id.to_string())];
     }
     if hops < MAX_HOPS {

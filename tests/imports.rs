@@ -330,3 +330,32 @@ fn rust_items_inside_macro_bodies() {
         ]
     );
 }
+
+/// `x.ts` beside its compiled `x.js` share a module path: an import resolved to
+/// `x.ts` takes its definition from `x.ts`.
+#[test]
+fn typescript_prefers_the_definition_in_the_resolved_file() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("tsdup");
+    std::fs::create_dir_all(repo.join("src")).expect("mkdir");
+    std::fs::write(
+        repo.join("src/x.ts"),
+        "export function foo(): number { return 1; }\n",
+    )
+    .expect("w");
+    std::fs::write(
+        repo.join("src/x.js"),
+        "export function foo() { return 1; }\n",
+    )
+    .expect("w");
+    std::fs::write(repo.join("src/app.ts"), "import { foo } from './x';\n").expect("w");
+    let data = DataDir::new(tmp.path().join("data"));
+    index_into(&repo, &data);
+    let store = data.open_graph_read_only(&small_graph()).expect("open");
+    let got = rows(
+        &store,
+        "MATCH (:File {path: 'src/app.ts'})-[:IMPORTS]->(s:Symbol) RETURN s.path AS p",
+    );
+    assert_eq!(got.len(), 1);
+    assert_eq!(s(&got[0]["p"]), "src/x.ts");
+}

@@ -153,7 +153,6 @@ impl DataDir {
         fill: impl FnOnce(&mut GraphStore) -> Result<(), GraphError>,
     ) -> Result<(), DataDirError> {
         std::fs::create_dir_all(&self.root).map_err(self.io())?;
-        let previous = self.graph_path()?;
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
@@ -176,7 +175,7 @@ impl DataDir {
             .and_then(|f| f.sync_all())
             .map_err(self.io())?;
         std::fs::rename(&tmp, self.manifest_path()).map_err(self.io())?;
-        self.remove_stale(&name, previous.as_deref());
+        self.remove_stale(&name);
         Ok(())
     }
 
@@ -185,12 +184,12 @@ impl DataDir {
     /// the next run.
     pub fn remove_stale_graphs(&self) -> Result<(), DataDirError> {
         if let Some(current) = self.manifest()?.map(|m| m.graph) {
-            self.remove_stale(&current, None);
+            self.remove_stale(&current);
         }
         Ok(())
     }
 
-    fn remove_stale(&self, current: &str, _previous: Option<&Path>) {
+    fn remove_stale(&self, current: &str) {
         let Ok(entries) = std::fs::read_dir(&self.root) else {
             return;
         };

@@ -842,18 +842,16 @@ fn write_imports(conn: &Connection<'_>, c: &Changes, desired: &[ImportRow]) -> R
         .execute(&mut stmt, params())?
         .map(|r| string(&r[0]))
         .collect();
-    let mut want_ext: Vec<(&str, &str)> = desired
+    let mut want_ext: Vec<&str> = desired
         .iter()
         .filter(|r| r.label == ImportLabel::External)
         .map(|r| r.to.as_str())
-        .collect::<HashSet<_>>()
-        .into_iter()
-        .map(|name| (name, name))
         .collect();
-    want_ext.sort();
+    want_ext.sort_unstable();
+    want_ext.dedup();
     let want_ext_ids: HashSet<String> = want_ext
         .iter()
-        .map(|(n, _)| external_id(&c.repo, &c.ref_name, n))
+        .map(|n| external_id(&c.repo, &c.ref_name, n))
         .collect();
     let mut gone: Vec<String> = have_ext.difference(&want_ext_ids).cloned().collect();
     gone.sort();
@@ -866,7 +864,7 @@ fn write_imports(conn: &Connection<'_>, c: &Changes, desired: &[ImportRow]) -> R
     }
     let ext_fields = ["id", "repo", "ref", "name"];
     let ext_type = struct_type(&ext_fields, &[]);
-    let new_ext = want_ext.iter().filter_map(|(name, _)| {
+    let new_ext = want_ext.iter().filter_map(|name| {
         let id = external_id(&c.repo, &c.ref_name, name);
         (!have_ext.contains(&id)).then(|| vec![s(&id), s(&c.repo), s(&c.ref_name), s(name)])
     });

@@ -476,7 +476,7 @@ fn file_rows(
         file: FileRow {
             id: fid,
             path: src.path.clone(),
-            language: language_name(src.language).to_string(),
+            language: src.language.as_str().to_string(),
             module: module.module.clone(),
             package: module.package.clone(),
             content_hash,
@@ -487,10 +487,6 @@ fn file_rows(
         symbols: inserts,
         existing: false,
     }
-}
-
-fn language_name(l: Language) -> &'static str {
-    l.as_str()
 }
 
 /// `s_` + 24 hex digits of blake3 over where the definition is and what it is;

@@ -369,6 +369,18 @@ fn header(start: Node<'_>, body: Option<Node<'_>>, src: &str) -> String {
     sig
 }
 
+/// The text of a `/** … */` doc block without its markers and leading `*`s.
+fn block_doc(t: &str) -> String {
+    t.trim_start_matches("/**")
+        .trim_end_matches("*/")
+        .lines()
+        .map(|l| l.trim().trim_start_matches('*').trim())
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim()
+        .to_string()
+}
+
 /// Comments directly above `node` (no blank line between), oldest first, as
 /// accepted by `keep`, which returns the comment's text without its markers.
 fn leading_comments(

@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use super::{Def, RawDef, header, leading_comments, text};
+use super::{Def, RawDef, block_doc, header, leading_comments, text};
 use crate::model::SymbolKind;
 
 pub(super) fn refine<'t>(raw: RawDef<'t>, src: &str) -> Option<Def<'t>> {
@@ -125,16 +125,7 @@ fn doc(node: Node<'_>, src: &str) -> String {
                 .trim_start_matches(' ')
                 .to_string(),
         ),
-        "block_comment" if t.starts_with("/**") && !t.starts_with("/***") => Some(
-            t.trim_start_matches("/**")
-                .trim_end_matches("*/")
-                .lines()
-                .map(|l| l.trim().trim_start_matches('*').trim())
-                .collect::<Vec<_>>()
-                .join("\n")
-                .trim()
-                .to_string(),
-        ),
+        "block_comment" if t.starts_with("/**") && !t.starts_with("/***") => Some(block_doc(t)),
         _ => None,
     })
 }

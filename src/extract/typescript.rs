@@ -5,7 +5,7 @@
 
 use tree_sitter::Node;
 
-use super::{Def, RawDef, header, leading_comments, text};
+use super::{Def, RawDef, block_doc, header, leading_comments, text};
 use crate::model::SymbolKind;
 
 pub(super) fn refine<'t>(raw: RawDef<'t>, src: &str) -> Option<Def<'t>> {
@@ -116,16 +116,7 @@ fn member_visibility(node: Node<'_>, src: &str) -> Option<String> {
 fn jsdoc(node: Node<'_>, src: &str) -> String {
     leading_comments(node, src, &["decorator"], |n, t| {
         if n.kind() == "comment" && t.starts_with("/**") {
-            Some(
-                t.trim_start_matches("/**")
-                    .trim_end_matches("*/")
-                    .lines()
-                    .map(|l| l.trim().trim_start_matches('*').trim())
-                    .collect::<Vec<_>>()
-                    .join("\n")
-                    .trim()
-                    .to_string(),
-            )
+            Some(block_doc(t))
         } else {
             None
         }

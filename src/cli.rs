@@ -13,6 +13,8 @@ use crate::datadir::DataDir;
 use crate::graph::{GraphConfig, GraphError, QueryRows};
 use crate::index::{self, IndexOptions, IndexReport, Progress};
 use crate::nav::{self, Scope};
+use crate::server::{self, HttpOptions};
+use crate::service::{RepoSpec, Service, ServiceConfig};
 use crate::walk::WalkOptions;
 
 const ABOUT: &str = "Code navigation for AI coding agents: symbols and imports of a repository \
@@ -53,6 +55,82 @@ pub enum Command {
     Status(StatusArgs),
     /// Show where a symbol lives (ancestors) or what it contains (descendants).
     Hierarchy(HierarchyArgs),
+    /// Serve MCP over Streamable HTTP at http://ADDR/mcp (and GET /health).
+    ///
+    /// Indexes the repositories in the background (only what changed, when an index
+    /// exists) and answers meanwhile. Loopback only unless a bearer token is set.
+    Serve(ServeArgs),
+    /// Serve the same MCP tools over stdio (stdout carries only protocol messages).
+    Mcp(McpArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Repositories to serve.
+    #[arg(default_value = ".")]
+    pub paths: Vec<PathBuf>,
+    /// Data dir [default: PATH/.cruxe for each PATH].
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:7411")]
+    pub listen: std::net::SocketAddr,
+    /// File holding the bearer token clients must send (required off loopback).
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
+    /// Extra Host header values to accept (the names clients reach the server by).
+    #[arg(long = "allow-host")]
+    pub allow_hosts: Vec<String>,
+    /// Extra browser origins to accept, e.g. https://app.example.com:443.
+    #[arg(long = "allow-origin")]
+    pub allow_origins: Vec<String>,
+    #[command(flatten)]
+    pub serving: Serving,
+}
+
+#[derive(Args, Debug)]
+pub struct McpArgs {
+    /// The repository to serve.
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// Data dir [default: PATH/.cruxe].
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    #[command(flatten)]
+    pub serving: Serving,
+}
+
+#[derive(Args, Debug)]
+pub struct Serving {
+    /// Ref name the working tree is indexed as [default: its git branch, or `live`].
+    #[arg(long = "ref")]
+    pub ref_name: Option<String>,
+    /// Stop a run_cypher query after this many milliseconds.
+    #[arg(long, default_value_t = 5_000)]
+    pub query_timeout_ms: u64,
+    /// Skip files larger than this many bytes.
+    #[arg(long, default_value_t = 1024 * 1024)]
+    pub max_file_size: u64,
+    #[command(flatten)]
+    pub resources: Resources,
+}
+
+impl Serving {
+    fn config(&self) -> ServiceConfig {
+        ServiceConfig {
+            index: IndexOptions {
+                ref_name: self.ref_name.clone(),
+                walk: WalkOptions {
+                    max_file_size: self.max_file_size,
+                    ..WalkOptions::default()
+                },
+                graph: self.resources.graph_config(),
+                ..IndexOptions::default()
+            },
+            query_timeout_ms: self.query_timeout_ms,
+            ..ServiceConfig::default()
+        }
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -169,7 +247,67 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Cypher(a) => cmd_cypher(a),
         Command::Status(a) => cmd_status(a),
         Command::Hierarchy(a) => cmd_hierarchy(a),
+        Command::Serve(a) => cmd_serve(a),
+        Command::Mcp(a) => cmd_mcp(a),
     }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+fn cmd_serve(a: ServeArgs) -> Result<i32> {
+    let token = match (&a.token_file, std::env::var("CRUXE_TOKEN").ok()) {
+        (Some(f), _) => Some(
+            std::fs::read_to_string(f)
+                .with_context(|| format!("cannot read the token file {}", f.display()))?
+                .trim()
+                .to_string(),
+        ),
+        (None, Some(t)) => Some(t.trim().to_string()),
+        (None, None) => None,
+    }
+    .filter(|t| !t.is_empty());
+    let specs: Vec<RepoSpec> = a
+        .paths
+        .iter()
+        .map(|p| RepoSpec {
+            root: p.clone(),
+            data: a.data.clone(),
+        })
+        .collect();
+    let svc = Service::new(&specs, a.serving.config())?;
+    let opts = HttpOptions {
+        listen: a.listen,
+        token,
+        allowed_hosts: a.allow_hosts,
+        allowed_origins: a.allow_origins,
+    };
+    if !opts.listen.ip().is_loopback() && opts.token.is_none() {
+        bail!(crate::server::ServerError::TokenRequired(opts.listen));
+    }
+    svc.start();
+    runtime()?.block_on(async move {
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        server::serve_http(svc, opts, shutdown).await
+    })?;
+    Ok(0)
+}
+
+fn cmd_mcp(a: McpArgs) -> Result<i32> {
+    let specs = [RepoSpec {
+        root: a.path.clone(),
+        data: a.data.clone(),
+    }];
+    let svc = Service::new(&specs, a.serving.config())?;
+    svc.start();
+    runtime()?.block_on(server::serve_stdio(svc))?;
+    Ok(0)
 }
 
 /// A progress bar on a terminal, a line per phase otherwise (both on stderr).

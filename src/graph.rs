@@ -2,8 +2,9 @@
 //!
 //! Owns the database file inside the data dir, the schema (`schema/*.cypher`), every
 //! query the code runs (`queries/*.cypher`), batched writes, and read-only ad hoc
-//! Cypher. A `GraphStore` opened read-write is the process's single writer: every
-//! write goes through `&mut self`, and an index run's changes commit in one
+//! Cypher. A `GraphStore` opened read-write is the process's single writer (the data
+//! dir's writer lock says who that is); readers may share it, and see the last
+//! committed state while a run writes. An index run's changes commit in one
 //! transaction, so a kill at any moment leaves the last completed state.
 //!
 //! Architecture invariant: nothing outside this module names a Kuzu type.
@@ -145,6 +146,31 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
     (
         "insert_imports_external",
         include_str!("../queries/insert_imports_external.cypher"),
+    ),
+    ("file_by_id", include_str!("../queries/file_by_id.cypher")),
+    (
+        "ref_file_list",
+        include_str!("../queries/ref_file_list.cypher"),
+    ),
+    (
+        "file_symbols",
+        include_str!("../queries/file_symbols.cypher"),
+    ),
+    (
+        "symbol_by_id",
+        include_str!("../queries/symbol_by_id.cypher"),
+    ),
+    (
+        "file_imported_symbols",
+        include_str!("../queries/file_imported_symbols.cypher"),
+    ),
+    (
+        "symbols_by_name_ci",
+        include_str!("../queries/symbols_by_name_ci.cypher"),
+    ),
+    (
+        "symbols_matching",
+        include_str!("../queries/symbols_matching.cypher"),
     ),
 ];
 
@@ -364,6 +390,29 @@ pub struct RefStatus {
     pub unresolved_imports: i64,
 }
 
+/// A file's node as readers see it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileInfo {
+    pub id: String,
+    pub path: String,
+    pub language: String,
+    pub module: String,
+    pub package: String,
+    pub content_hash: String,
+    pub line_count: i64,
+}
+
+/// A symbol of a file with its place in the file's tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSymbol {
+    pub symbol: SymbolRow,
+    pub file_id: String,
+    /// 1 for a top-level symbol.
+    pub depth: i64,
+    /// The file's id for a top-level symbol, else the enclosing symbol's id.
+    pub parent_id: String,
+}
+
 /// Rows of an ad hoc query, keyed by the RETURN aliases.
 #[derive(Debug, Clone, Default)]
 pub struct QueryRows {
@@ -485,7 +534,7 @@ impl GraphStore {
 
     /// Applies one run's changes atomically: all of them or (after a crash or error)
     /// none of them.
-    pub fn apply(&mut self, changes: &Changes) -> Result<()> {
+    pub fn apply(&self, changes: &Changes) -> Result<()> {
         let conn = self.conn()?;
         conn.query("BEGIN TRANSACTION")?;
         match write_changes(&conn, changes) {
@@ -614,6 +663,9 @@ impl GraphStore {
         max_rows: usize,
         timeout_ms: u64,
     ) -> Result<(QueryRows, bool)> {
+        if has_side_effects(cypher) {
+            return Err(GraphError::NotReadOnly);
+        }
         let conn = self.conn()?;
         if timeout_ms > 0 {
             conn.set_query_timeout(timeout_ms);
@@ -624,6 +676,114 @@ impl GraphStore {
         result
     }
 
+    /// One file of a repo/ref by path.
+    pub fn file(&self, repo: &str, ref_name: &str, path: &str) -> Result<Option<FileInfo>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(q("file_by_id"))?;
+        let mut rows = conn.execute(&mut stmt, vec![("id", s(&file_id(repo, ref_name, path)))])?;
+        Ok(rows.next().map(|r| file_info(&r)))
+    }
+
+    /// Every file of a repo/ref, ordered by path.
+    pub fn files(&self, repo: &str, ref_name: &str) -> Result<Vec<FileInfo>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(q("ref_file_list"))?;
+        let rows = conn.execute(&mut stmt, vec![("repo", s(repo)), ("ref", s(ref_name))])?;
+        Ok(rows.map(|r| file_info(&r)).collect())
+    }
+
+    /// Every symbol of the given files (by file id), ordered by path and line.
+    pub fn file_symbols(&self, file_ids: &[String]) -> Result<Vec<FileSymbol>> {
+        if file_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(q("file_symbols"))?;
+        let rows = conn.execute(
+            &mut stmt,
+            vec![("ids", list_of_strings(file_ids.iter().cloned()))],
+        )?;
+        Ok(rows
+            .map(|r| FileSymbol {
+                symbol: symbol_row(&r, 0),
+                file_id: string(&r[12]),
+                depth: int(&r[13]),
+                parent_id: string(&r[14]),
+            })
+            .collect())
+    }
+
+    /// One symbol by id with its byte range in its file.
+    pub fn symbol(&self, symbol_id: &str) -> Result<Option<(SymbolRow, usize, usize)>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(q("symbol_by_id"))?;
+        let mut rows = conn.execute(&mut stmt, vec![("id", s(symbol_id))])?;
+        Ok(rows.next().map(|r| {
+            (
+                symbol_row(&r, 0),
+                int(&r[12]).max(0) as usize,
+                int(&r[13]).max(0) as usize,
+            )
+        }))
+    }
+
+    /// The definitions a file imports (resolved edges only), with the import's line.
+    pub fn imported_symbols(&self, file_id: &str) -> Result<Vec<(SymbolRow, i64)>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(q("file_imported_symbols"))?;
+        let rows = conn.execute(&mut stmt, vec![("id", s(file_id))])?;
+        Ok(rows.map(|r| (symbol_row(&r, 0), int(&r[12]))).collect())
+    }
+
+    /// Symbols whose name equals `name` ignoring case.
+    pub fn symbols_by_name_ignoring_case(
+        &self,
+        repo: &str,
+        ref_name: &str,
+        name: &str,
+    ) -> Result<Vec<SymbolRow>> {
+        self.symbol_list(
+            "symbols_by_name_ci",
+            repo,
+            ref_name,
+            "name",
+            &name.to_lowercase(),
+        )
+    }
+
+    /// Symbols whose name contains `pattern` ignoring case (at most 1000).
+    pub fn symbols_matching(
+        &self,
+        repo: &str,
+        ref_name: &str,
+        pattern: &str,
+    ) -> Result<Vec<SymbolRow>> {
+        self.symbol_list(
+            "symbols_matching",
+            repo,
+            ref_name,
+            "pattern",
+            &pattern.to_lowercase(),
+        )
+    }
+
+    fn symbol_list(
+        &self,
+        query: &str,
+        repo: &str,
+        ref_name: &str,
+        key: &str,
+        value: &str,
+    ) -> Result<Vec<SymbolRow>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(q(query))?;
+        let rows = conn.execute(
+            &mut stmt,
+            vec![("repo", s(repo)), ("ref", s(ref_name)), (key, s(value))],
+        )?;
+        Ok(rows.map(|r| symbol_row(&r, 0)).collect())
+    }
+
     /// Prepares (compiles, does not run) a query: used by tests to check every query file.
     pub fn prepare_check(&self, cypher: &str) -> Result<()> {
         let conn = self.conn()?;
@@ -631,6 +791,96 @@ impl GraphStore {
             .map(|_| ())
             .map_err(|e| GraphError::Invalid(e.to_string()))
     }
+}
+
+/// Statements a read-only transaction would still let through but that touch the
+/// world outside the graph (`COPY … TO` and `EXPORT` write files, `LOAD FROM` reads
+/// any file, `ATTACH`/`INSTALL`/`CALL x = …` change the database or its settings),
+/// plus the plain writes, so they are refused before Kuzu sees them. The read-only
+/// transaction stays the guarantee for the graph itself.
+pub fn has_side_effects(cypher: &str) -> bool {
+    const FORBIDDEN: &[&str] = &[
+        "CREATE",
+        "MERGE",
+        "SET",
+        "DELETE",
+        "DETACH",
+        "REMOVE",
+        "DROP",
+        "ALTER",
+        "COPY",
+        "LOAD",
+        "EXPORT",
+        "IMPORT",
+        "ATTACH",
+        "INSTALL",
+        "UNINSTALL",
+        "USE",
+        "CHECKPOINT",
+        "BEGIN",
+        "COMMIT",
+        "ROLLBACK",
+    ];
+    let words = cypher_words(cypher);
+    words.iter().enumerate().any(|(i, w)| {
+        let upper = w.to_ascii_uppercase();
+        FORBIDDEN.contains(&upper.as_str())
+            || (upper == "CALL" && words.get(i + 2).is_some_and(|n| n == "="))
+    })
+}
+
+/// The words and `=` signs of a query outside string literals, comments, quoted
+/// identifiers and property names (`n.set`, `{load: 1}`).
+fn cypher_words(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut prev_significant = ' ';
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\'' || c == '"' || c == '`' {
+            i += 1;
+            while i < chars.len() && chars[i] != c {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+            prev_significant = c;
+        } else if c == '/' && chars.get(i + 1) == Some(&'/') {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && chars.get(i + 1) == Some(&'*') {
+            i += 2;
+            while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
+                i += 1;
+            }
+            i += 2;
+        } else if c.is_alphanumeric() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            let mut j = i;
+            while j < chars.len() && chars[j].is_whitespace() {
+                j += 1;
+            }
+            let is_key = chars.get(j) == Some(&':') && chars.get(j + 1) != Some(&':');
+            if prev_significant != '.' && !is_key {
+                out.push(word);
+            }
+            prev_significant = 'a';
+        } else {
+            if c == '=' {
+                out.push("=".to_string());
+            }
+            if !c.is_whitespace() {
+                prev_significant = c;
+            }
+            i += 1;
+        }
+    }
+    out
 }
 
 fn run_read_only(
@@ -1282,6 +1532,18 @@ fn int(v: &Value) -> i64 {
 
 /// A symbol from 12 consecutive columns starting at `at` (the order of the
 /// `RETURN` lists in `symbols_by_name`, `ancestors` and `descendants`).
+fn file_info(r: &[Value]) -> FileInfo {
+    FileInfo {
+        id: string(&r[0]),
+        path: string(&r[1]),
+        language: string(&r[2]),
+        module: string(&r[3]),
+        package: string(&r[4]),
+        content_hash: string(&r[5]),
+        line_count: int(&r[6]),
+    }
+}
+
 fn symbol_row(r: &[Value], at: usize) -> SymbolRow {
     SymbolRow {
         id: string(&r[at]),

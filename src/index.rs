@@ -15,8 +15,8 @@ use tree_sitter::Parser;
 use crate::datadir::{DataDir, DataDirError};
 use crate::extract::Extractor;
 use crate::graph::{
-    Changes, FileRow, FileRows, GraphConfig, GraphError, ImportLabel, ImportRow, SymbolInsert,
-    SymbolRow, file_id,
+    Changes, FileRow, FileRows, GraphConfig, GraphError, GraphStore, ImportLabel, ImportRow,
+    SymbolInsert, SymbolRow, file_id,
 };
 use crate::layout::{Layout, Manifest};
 use crate::model::{self, ImportSpec, Language, ModuleInfo, RawImport};
@@ -81,6 +81,9 @@ pub struct IndexReport {
     pub syntax_error_files: usize,
     pub diagnostics: Vec<Diagnostic>,
     pub seconds: f64,
+    /// The run built a new database and published it: a caller holding the
+    /// previous one open must reopen.
+    pub republished: bool,
 }
 
 enum Outcome {
@@ -102,6 +105,20 @@ pub fn index_repo(
     data: &DataDir,
     opts: &IndexOptions,
     progress: &dyn Progress,
+) -> Result<IndexReport, IndexError> {
+    index_repo_with(root, data, opts, progress, None)
+}
+
+/// Indexes into a graph the caller already holds open read-write (a server that
+/// keeps answering from it meanwhile): in-place runs write through `shared`, whose
+/// readers see the previous state until the run commits. A full build is still
+/// written aside; the report's `republished` then tells the caller to reopen.
+pub fn index_repo_with(
+    root: &Path,
+    data: &DataDir,
+    opts: &IndexOptions,
+    progress: &dyn Progress,
+    shared: Option<&GraphStore>,
 ) -> Result<IndexReport, IndexError> {
     let started = Instant::now();
     if !root.is_dir() {
@@ -133,11 +150,11 @@ pub fn index_repo(
     let _lock = data.lock_writer()?;
     // Leftovers of an interrupted full build are garbage now that we hold the lock.
     data.remove_stale_graphs()?;
-    let store = if data.exists() {
-        Some(data.open_graph(&opts.graph)?)
-    } else {
-        None
+    let owned = match shared {
+        None if data.exists() => Some(data.open_graph(&opts.graph)?),
+        _ => None,
     };
+    let store: Option<&GraphStore> = shared.or(owned.as_ref());
     // Module and package names come from the manifests: when they change, every
     // file's names may change, so the ref is rebuilt as with --force.
     let layout_hash = {
@@ -349,16 +366,19 @@ pub fn index_repo(
 
     progress.phase("writing", 0);
     let t_write = Instant::now();
-    let store = match store {
-        Some(mut st) if !fresh => {
+    let reopened;
+    let store: &GraphStore = match store {
+        Some(st) if !fresh => {
             st.apply(&changes)?;
             st
         }
-        previous => {
-            drop(previous);
+        _ => {
+            drop(owned);
             changes.replace_all = false;
             data.build_aside(&opts.graph, |st| st.load_fresh(&changes))?;
-            data.open_graph(&opts.graph)?
+            report.republished = true;
+            reopened = data.open_graph(&opts.graph)?;
+            &reopened
         }
     };
     tracing::debug!(ms = t_write.elapsed().as_millis() as u64, "wrote the graph");

@@ -1,7 +1,7 @@
 //! cruxe: code navigation for AI coding agents.
 //!
 //! Data flows one way: files → [`walk`] → [`extract`] (with [`layout`] naming) →
-//! [`index`] (imports through [`resolve`]) → [`graph`] (Kuzu) → [`nav`] → CLI / MCP. See the README's
+//! [`index`] (imports through [`resolve`]) → [`graph`] (Kuzu) → [`nav`] → [`tools`] over [`service`] → [`server`] (MCP) / CLI. See the README's
 //! "Architecture" section for the map and the invariants.
 
 pub mod cli;
@@ -13,4 +13,7 @@ pub mod layout;
 pub mod model;
 pub mod nav;
 pub mod resolve;
+pub mod server;
+pub mod service;
+pub mod tools;
 pub mod walk;

@@ -45,14 +45,7 @@ pub fn resolve(
     path: Option<&str>,
 ) -> Result<SymbolRow, NavError> {
     let path = path.filter(|p| !p.is_empty());
-    let mut found = store.symbols_by_name(scope.repo, scope.ref_name, name, path)?;
-    if found.is_empty() && looks_qualified(name) {
-        found = store
-            .symbols_by_name(scope.repo, scope.ref_name, last_segment(name), path)?
-            .into_iter()
-            .filter(|s| qualified_match(&s.qualified_name, name))
-            .collect();
-    }
+    let mut found = find(store, scope, name, path)?;
     // A Rust type and its impl blocks share a qualified name: the type is meant.
     if found.len() > 1
         && found
@@ -77,6 +70,25 @@ pub fn resolve(
     }
 }
 
+/// Every symbol meant by `name`: definitions with that name or, for a qualified
+/// name (`auth::jwt::validate`, `pkg.mod.Class`), whose qualified name ends with it.
+pub fn find(
+    store: &GraphStore,
+    scope: &Scope<'_>,
+    name: &str,
+    path: Option<&str>,
+) -> Result<Vec<SymbolRow>, GraphError> {
+    let found = store.symbols_by_name(scope.repo, scope.ref_name, name, path)?;
+    if !found.is_empty() || !looks_qualified(name) {
+        return Ok(found);
+    }
+    Ok(store
+        .symbols_by_name(scope.repo, scope.ref_name, last_segment(name), path)?
+        .into_iter()
+        .filter(|s| qualified_match(&s.qualified_name, name))
+        .collect())
+}
+
 /// `qn` is `name` or ends with it right after a separator (`::`, `.`, `:`, `/`).
 fn qualified_match(qn: &str, name: &str) -> bool {
     qn == name
@@ -89,7 +101,7 @@ fn looks_qualified(name: &str) -> bool {
     name.contains("::") || name.contains('.') || name.contains(':')
 }
 
-fn last_segment(name: &str) -> &str {
+pub fn last_segment(name: &str) -> &str {
     name.rsplit([':', '.']).next().unwrap_or(name)
 }
 

@@ -1,0 +1,379 @@
+//! The repositories a server holds: their data dirs, the open graphs, background
+//! indexing and its progress. The MCP tools (`tools.rs`) read through this; the
+//! transports (`server.rs`) own a `Service` and know nothing of Kuzu.
+//!
+//! Architecture invariant: a served graph is opened read-write once per data dir
+//! and shared. Index runs inside the server write through that same handle, so
+//! readers keep answering from the last committed state while a run goes on; a
+//! full rebuild is published aside and swapped in.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use crate::datadir::DataDir;
+use crate::graph::{FileInfo, GraphStore, RefStatus};
+use crate::index::{self, IndexOptions, IndexReport, Progress};
+
+/// What to serve: a working tree and where its index lives.
+#[derive(Debug, Clone)]
+pub struct RepoSpec {
+    pub root: PathBuf,
+    /// Data dir; defaults to `ROOT/.cruxe`.
+    pub data: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ServiceConfig {
+    pub index: IndexOptions,
+    /// Per-query limit for `run_cypher`.
+    pub query_timeout_ms: u64,
+    /// Largest `limit` a `run_cypher` call may ask for.
+    pub max_rows: usize,
+}
+
+impl Default for ServiceConfig {
+    fn default() -> Self {
+        ServiceConfig {
+            index: IndexOptions::default(),
+            query_timeout_ms: 5_000,
+            max_rows: 10_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexingStatus {
+    NotIndexed,
+    Indexing,
+    Ready,
+    Failed,
+}
+
+impl IndexingStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IndexingStatus::NotIndexed => "not_indexed",
+            IndexingStatus::Indexing => "indexing",
+            IndexingStatus::Ready => "ready",
+            IndexingStatus::Failed => "failed",
+        }
+    }
+}
+
+/// Progress of a running index job.
+#[derive(Debug, Default)]
+pub struct JobProgress {
+    phase: Mutex<String>,
+    done: AtomicU64,
+    total: AtomicU64,
+}
+
+impl JobProgress {
+    pub fn snapshot(&self) -> (String, u64, u64) {
+        (
+            self.phase.lock().map(|p| p.clone()).unwrap_or_default(),
+            self.done.load(Ordering::Relaxed),
+            self.total.load(Ordering::Relaxed),
+        )
+    }
+}
+
+impl Progress for JobProgress {
+    fn phase(&self, name: &str, total: u64) {
+        if let Ok(mut p) = self.phase.lock() {
+            *p = name.to_string();
+        }
+        self.done.store(0, Ordering::Relaxed);
+        self.total.store(total, Ordering::Relaxed);
+    }
+    fn advance(&self, n: u64) {
+        self.done.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// One data dir and the graph opened from it.
+pub struct Store {
+    pub data: DataDir,
+    graph: RwLock<Option<Arc<GraphStore>>>,
+    /// Refs held, with counts; refreshed after every index run.
+    refs: RwLock<Vec<RefStatus>>,
+    /// File lists per (repo, ref), dropped after every index run.
+    files: RwLock<HashMap<(String, String), Arc<Vec<FileInfo>>>>,
+}
+
+impl Store {
+    pub fn graph(&self) -> Option<Arc<GraphStore>> {
+        self.graph.read().ok().and_then(|g| g.clone())
+    }
+
+    pub fn refs(&self) -> Vec<RefStatus> {
+        self.refs.read().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// The files of a repo/ref, from a cache that index runs clear.
+    pub fn files(
+        &self,
+        graph: &GraphStore,
+        repo: &str,
+        ref_name: &str,
+    ) -> Result<Arc<Vec<FileInfo>>, crate::graph::GraphError> {
+        let key = (repo.to_string(), ref_name.to_string());
+        if let Some(f) = self.files.read().ok().and_then(|m| m.get(&key).cloned()) {
+            return Ok(f);
+        }
+        let list = Arc::new(graph.files(repo, ref_name)?);
+        if let Ok(mut m) = self.files.write() {
+            m.insert(key, list.clone());
+        }
+        Ok(list)
+    }
+
+    fn refresh(&self, graph: Option<Arc<GraphStore>>) {
+        let refs = graph
+            .as_ref()
+            .and_then(|g| g.status().ok())
+            .unwrap_or_default();
+        if let Ok(mut g) = self.graph.write() {
+            *g = graph;
+        }
+        if let Ok(mut r) = self.refs.write() {
+            *r = refs;
+        }
+        if let Ok(mut f) = self.files.write() {
+            f.clear();
+        }
+    }
+}
+
+/// A served repository.
+pub struct Served {
+    pub name: String,
+    pub root: PathBuf,
+    /// The ref its working tree is indexed as.
+    pub ref_name: String,
+    pub store: Arc<Store>,
+    state: RwLock<RepoState>,
+    pub progress: JobProgress,
+}
+
+#[derive(Debug, Clone)]
+struct RepoState {
+    status: IndexingStatus,
+    error: Option<String>,
+    last: Option<IndexSummary>,
+}
+
+/// What the last completed run of a served repo did.
+#[derive(Debug, Clone)]
+pub struct IndexSummary {
+    pub parsed: usize,
+    pub removed: usize,
+    pub diagnostics: usize,
+    pub seconds: f64,
+}
+
+impl Served {
+    pub fn status(&self) -> IndexingStatus {
+        self.state
+            .read()
+            .map(|s| s.status)
+            .unwrap_or(IndexingStatus::Failed)
+    }
+
+    pub fn error(&self) -> Option<String> {
+        self.state.read().ok().and_then(|s| s.error.clone())
+    }
+
+    pub fn last_run(&self) -> Option<IndexSummary> {
+        self.state.read().ok().and_then(|s| s.last.clone())
+    }
+
+    fn set(&self, status: IndexingStatus, error: Option<String>, last: Option<IndexSummary>) {
+        if let Ok(mut s) = self.state.write() {
+            s.status = status;
+            s.error = error;
+            if last.is_some() {
+                s.last = last;
+            }
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    #[error("{0} is not a directory")]
+    NotADirectory(PathBuf),
+    #[error(
+        "two served repositories are both named `{0}`; serve them from folders with different names"
+    )]
+    DuplicateName(String),
+}
+
+pub struct Service {
+    pub repos: Vec<Arc<Served>>,
+    pub cfg: ServiceConfig,
+}
+
+impl Service {
+    /// Prepares to serve `specs`; nothing is opened or indexed until `start`.
+    pub fn new(specs: &[RepoSpec], cfg: ServiceConfig) -> Result<Arc<Service>, ServiceError> {
+        let mut stores: Vec<Arc<Store>> = Vec::new();
+        let mut repos: Vec<Arc<Served>> = Vec::new();
+        for spec in specs {
+            if !spec.root.is_dir() {
+                return Err(ServiceError::NotADirectory(spec.root.clone()));
+            }
+            let root = spec
+                .root
+                .canonicalize()
+                .unwrap_or_else(|_| spec.root.clone());
+            let data_root = spec.data.clone().unwrap_or_else(|| root.join(".cruxe"));
+            let data_root = absolute(&data_root);
+            let store = match stores.iter().find(|s| s.data.root() == data_root) {
+                Some(s) => s.clone(),
+                None => {
+                    let s = Arc::new(Store {
+                        data: DataDir::new(data_root),
+                        graph: RwLock::new(None),
+                        refs: RwLock::new(Vec::new()),
+                        files: RwLock::new(HashMap::new()),
+                    });
+                    stores.push(s.clone());
+                    s
+                }
+            };
+            let name = cfg.index.repo.clone().filter(|_| specs.len() == 1);
+            let name = name.unwrap_or_else(|| index::repo_name(&root));
+            if repos.iter().any(|r| r.name == name) {
+                return Err(ServiceError::DuplicateName(name));
+            }
+            let ref_name = cfg
+                .index
+                .ref_name
+                .clone()
+                .unwrap_or_else(|| index::git_ref(&root).0);
+            repos.push(Arc::new(Served {
+                name,
+                root,
+                ref_name,
+                store,
+                state: RwLock::new(RepoState {
+                    status: IndexingStatus::NotIndexed,
+                    error: None,
+                    last: None,
+                }),
+                progress: JobProgress::default(),
+            }));
+        }
+        Ok(Arc::new(Service { repos, cfg }))
+    }
+
+    /// Opens what is indexed already (so queries are answered at once), then
+    /// brings every repo up to date in the background, one run at a time.
+    pub fn start(self: &Arc<Self>) -> std::thread::JoinHandle<()> {
+        for served in &self.repos {
+            served.set(IndexingStatus::Indexing, None, None);
+        }
+        let svc = self.clone();
+        std::thread::Builder::new()
+            .name("cruxe-indexer".into())
+            .spawn(move || {
+                for served in &svc.repos {
+                    svc.index_one(served);
+                }
+            })
+            .expect("spawn the indexer thread")
+    }
+
+    fn index_one(&self, served: &Served) {
+        let store = &served.store;
+        if store.graph().is_none() && store.data.exists() {
+            match store.data.open_graph(&self.cfg.index.graph) {
+                Ok(g) => store.refresh(Some(Arc::new(g))),
+                Err(e) => tracing::warn!("cannot open {}: {e}", store.data.root().display()),
+            }
+        }
+        let mut opts = self.cfg.index.clone();
+        opts.repo = Some(served.name.clone());
+        opts.ref_name = Some(served.ref_name.clone());
+        let shared = store.graph();
+        tracing::info!(repo = %served.name, "indexing {}", served.root.display());
+        let result = index::index_repo_with(
+            &served.root,
+            &store.data,
+            &opts,
+            &served.progress,
+            shared.as_deref(),
+        );
+        drop(shared);
+        match result {
+            Ok(report) => {
+                log_report(&report);
+                if report.republished || store.graph().is_none() {
+                    store.refresh(None);
+                    match store.data.open_graph(&self.cfg.index.graph) {
+                        Ok(g) => store.refresh(Some(Arc::new(g))),
+                        Err(e) => {
+                            served.set(IndexingStatus::Failed, Some(e.to_string()), None);
+                            return;
+                        }
+                    }
+                } else {
+                    store.refresh(store.graph());
+                }
+                served.set(
+                    IndexingStatus::Ready,
+                    None,
+                    Some(IndexSummary {
+                        parsed: report.parsed,
+                        removed: report.removed,
+                        diagnostics: report.diagnostics.len(),
+                        seconds: report.seconds,
+                    }),
+                );
+            }
+            Err(e) => {
+                tracing::error!(repo = %served.name, "indexing failed: {e}");
+                served.set(IndexingStatus::Failed, Some(e.to_string()), None);
+            }
+        }
+    }
+
+    /// The served repo called `name`; with `None`, the only one.
+    pub fn repo(&self, name: Option<&str>) -> Option<&Arc<Served>> {
+        match name {
+            Some(n) => self.repos.iter().find(|r| r.name == n),
+            None if self.repos.len() == 1 => self.repos.first(),
+            None => None,
+        }
+    }
+
+    pub fn repo_names(&self) -> Vec<String> {
+        self.repos.iter().map(|r| r.name.clone()).collect()
+    }
+}
+
+fn log_report(r: &IndexReport) {
+    tracing::info!(
+        repo = %r.repo,
+        r#ref = %r.ref_name,
+        files = r.files,
+        parsed = r.parsed,
+        symbols = r.symbols,
+        import_edges = r.import_edges,
+        seconds = r.seconds,
+        "index up to date"
+    );
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+    }
+}

@@ -1,0 +1,1527 @@
+//! The MCP tools as plain functions: input types (with their JSON Schemas), the
+//! JSON each tool answers, protocol v1 metadata and the error envelope. Every error
+//! code of CONTRACT.md section 3 is produced here, in `ToolError`'s constructors.
+//!
+//! Architecture invariant: no transport here. `server.rs` calls these functions
+//! on a blocking thread and wraps what they return as MCP tool results.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::graph::{FileInfo, FileSymbol, GraphError, GraphStore, SymbolRow};
+use crate::nav::{self, NavError, Scope};
+use crate::service::{IndexingStatus, Served, Service};
+
+pub const PROTOCOL_VERSION: &str = "1.0";
+
+// ---------------------------------------------------------------------------
+// Inputs
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    #[default]
+    Ancestors,
+    Descendants,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RelatedScope {
+    #[default]
+    File,
+    Module,
+    Package,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Detail {
+    #[default]
+    Min,
+    Max,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HierarchyInput {
+    /// Symbol name to start from: a plain name (`validate`) or a qualified one (`auth::handler::AuthHandler::validate`).
+    pub symbol_name: String,
+    /// File path (repo-relative) to disambiguate; without it a name defined in several places gives `ambiguous_symbol`.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// `ancestors` (leaf to root, the default) or `descendants` (the tree below).
+    #[serde(default)]
+    pub direction: Direction,
+    /// Repository name; needed only when the server holds several.
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Branch/ref scope; defaults to the served working tree's ref.
+    #[serde(default, rename = "ref")]
+    pub ref_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RelatedInput {
+    /// Anchor symbol name (plain or qualified).
+    pub symbol_name: String,
+    /// File path to disambiguate; without it a name defined in several places gives `ambiguous_symbol`.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// `file` (default), `module` (adds sibling files of the same directory/module) or `package` (adds the rest of the package).
+    #[serde(default)]
+    pub scope: RelatedScope,
+    /// Max results (default 20, at most 500).
+    #[serde(default)]
+    pub limit: Option<i64>,
+    /// Repository name; needed only when the server holds several.
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Branch/ref scope; defaults to the served working tree's ref.
+    #[serde(default, rename = "ref")]
+    pub ref_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LocateInput {
+    /// Symbol name (exact, else ignoring case) or qualified name.
+    pub name: String,
+    /// Only this kind (`fn`, `method`, `struct`, `class`, `interface`, …).
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Only under this path (a file or a directory, repo-relative).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Only this language (`rust`, `python`, `typescript`, `javascript`, `go`).
+    #[serde(default)]
+    pub language: Option<String>,
+    /// Max results (default 10, at most 500).
+    #[serde(default)]
+    pub limit: Option<i64>,
+    /// Repository name; needed only when the server holds several.
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Branch/ref scope; defaults to the served working tree's ref.
+    #[serde(default, rename = "ref")]
+    pub ref_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutlineInput {
+    /// Repo-relative file path.
+    pub path: String,
+    /// Repository name; needed only when the server holds several.
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Branch/ref scope; defaults to the served working tree's ref.
+    #[serde(default, rename = "ref")]
+    pub ref_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExploreInput {
+    /// A directory or file path (`.` for the root, the default), or else a name to search: files and symbols whose name contains it.
+    #[serde(default)]
+    pub pattern: Option<String>,
+    /// Levels below the pattern's node to show: 0 = unlimited, 1 = direct children only. Default 2.
+    #[serde(default)]
+    pub max_depth: Option<i64>,
+    /// `min` (name and type) or `max` (plus signature, qualified name and lines).
+    #[serde(default)]
+    pub detail: Detail,
+    /// Max nodes in the answer (default 500, at most 5000); more sets `result_completeness: truncated`.
+    #[serde(default)]
+    pub limit: Option<i64>,
+    /// Repository name; needed only when the server holds several.
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Branch/ref scope; defaults to the served working tree's ref.
+    #[serde(default, rename = "ref")]
+    pub ref_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeInput {
+    /// A node id from `explore_tree`: `file:src/a.rs`, `dir:src`, `fn:src/a.rs:auth::validate`.
+    pub node_id: String,
+    /// Repository name; needed only when the server holds several.
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Branch/ref scope; defaults to the served working tree's ref.
+    #[serde(default, rename = "ref")]
+    pub ref_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CypherInput {
+    /// One read-only Cypher query. `$repo` and `$ref` are bound to the call's repo and ref unless given in `params`.
+    pub query: String,
+    /// Query parameters by name.
+    #[serde(default)]
+    pub params: Option<Map<String, Value>>,
+    /// Max rows returned (default 100).
+    #[serde(default)]
+    pub limit: Option<i64>,
+    /// Repository name; needed only when the server holds several.
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Branch/ref scope for `$ref`; defaults to the served working tree's ref.
+    #[serde(default, rename = "ref")]
+    pub ref_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatusInput {
+    /// Only this repository.
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Accepted for symmetry with the other tools; every ref is listed.
+    #[serde(default, rename = "ref")]
+    pub ref_name: Option<String>,
+}
+
+// ---------------------------------------------------------------------------
+// Errors
+
+/// A tool error: `{"error": {"code", "message", "data"}}` in a result with `isError`.
+#[derive(Debug, Clone)]
+pub struct ToolError {
+    pub code: &'static str,
+    pub message: String,
+    pub data: Value,
+}
+
+impl ToolError {
+    fn new(code: &'static str, message: impl Into<String>, data: Value) -> ToolError {
+        ToolError {
+            code,
+            message: message.into(),
+            data,
+        }
+    }
+    pub fn invalid_input(message: impl Into<String>) -> ToolError {
+        Self::new("invalid_input", message, json!({}))
+    }
+    pub fn invalid_strategy(strategy: &str) -> ToolError {
+        Self::new(
+            "invalid_strategy",
+            format!("strategy must be `breadth` or `depth`, not `{strategy}`"),
+            json!({"strategy": strategy}),
+        )
+    }
+    pub fn invalid_max_tokens(max_tokens: i64) -> ToolError {
+        Self::new(
+            "invalid_max_tokens",
+            format!("max_tokens must be at least 1, not {max_tokens}"),
+            json!({"max_tokens": max_tokens}),
+        )
+    }
+    fn symbol_not_found(name: &str, path: Option<&str>, repo: &str, ref_name: &str) -> ToolError {
+        let place = path.map(|p| format!(" in {p}")).unwrap_or_default();
+        Self::new(
+            "symbol_not_found",
+            format!(
+                "no symbol named `{name}`{place} in {repo}@{ref_name}; try locate_symbol or explore_tree"
+            ),
+            json!({"symbol_name": name, "path": path, "repo": repo, "ref": ref_name}),
+        )
+    }
+    fn ambiguous_symbol(name: &str, candidates: &[SymbolRow]) -> ToolError {
+        let list: Vec<Value> = candidates
+            .iter()
+            .map(|c| {
+                json!({"symbol_id": c.id, "name": c.name, "kind": c.kind,
+                "qualified_name": c.qualified_name, "path": c.path, "line_start": c.line_start})
+            })
+            .collect();
+        Self::new(
+            "ambiguous_symbol",
+            format!(
+                "`{name}` matches {} symbols; pass `path` (or a qualified name) to choose one",
+                candidates.len()
+            ),
+            json!({"symbol_name": name, "candidates": list}),
+        )
+    }
+    fn file_not_found(path: &str, repo: &str, ref_name: &str) -> ToolError {
+        Self::new(
+            "file_not_found",
+            format!("no indexed file {path} in {repo}@{ref_name}"),
+            json!({"path": path, "repo": repo, "ref": ref_name}),
+        )
+    }
+    fn node_not_found(node_id: &str) -> ToolError {
+        Self::new(
+            "node_not_found",
+            format!("no node {node_id}; node ids come from explore_tree"),
+            json!({"node_id": node_id}),
+        )
+    }
+    fn repo_not_found(asked: Option<&str>, repos: Vec<String>) -> ToolError {
+        let message = match asked {
+            Some(r) => format!(
+                "no repository `{r}` is served here; served: {}",
+                repos.join(", ")
+            ),
+            None => format!(
+                "this server holds several repositories; pass `repo` (one of: {})",
+                repos.join(", ")
+            ),
+        };
+        Self::new(
+            "repo_not_found",
+            message,
+            json!({"repo": asked, "repos": repos}),
+        )
+    }
+    fn ref_not_indexed(repo: &str, ref_name: &str, indexed: Vec<String>) -> ToolError {
+        Self::new(
+            "ref_not_indexed",
+            format!(
+                "ref `{ref_name}` of {repo} is not indexed; indexed refs: {}",
+                indexed.join(", ")
+            ),
+            json!({"repo": repo, "ref": ref_name, "indexed_refs": indexed}),
+        )
+    }
+    fn index_not_ready(served: &Served) -> ToolError {
+        let status = served.status();
+        let message = match served.error() {
+            Some(e) => format!("indexing {} failed: {e}", served.name),
+            None => format!(
+                "{} is being indexed for the first time; ask again shortly (index_status shows progress)",
+                served.name
+            ),
+        };
+        Self::new(
+            "index_not_ready",
+            message,
+            json!({"repo": served.name, "indexing_status": status.as_str()}),
+        )
+    }
+    fn query(e: GraphError) -> ToolError {
+        match e {
+            GraphError::NotReadOnly => Self::new(
+                "query_not_read_only",
+                "the query would write (or touch files or settings); run_cypher only reads the graph",
+                json!({}),
+            ),
+            GraphError::Invalid(m) => Self::new("query_invalid", m, json!({})),
+            GraphError::Timeout(ms) => Self::new(
+                "query_timeout",
+                format!(
+                    "the query ran longer than {ms} ms and was stopped; narrow it or add a LIMIT"
+                ),
+                json!({"timeout_ms": ms}),
+            ),
+            other => Self::internal(other),
+        }
+    }
+    pub fn internal(e: impl std::fmt::Display) -> ToolError {
+        tracing::error!("internal error in a tool: {e}");
+        Self::new("internal_error", format!("internal error: {e}"), json!({}))
+    }
+}
+
+impl From<GraphError> for ToolError {
+    fn from(e: GraphError) -> Self {
+        ToolError::internal(e)
+    }
+}
+
+/// What a tool call answers: the JSON object and whether it is an error.
+pub struct Reply {
+    pub body: Value,
+    pub is_error: bool,
+}
+
+// ---------------------------------------------------------------------------
+// Context: which repo, ref and graph a call is about, and the metadata it gets.
+
+struct Ctx {
+    served: Arc<Served>,
+    graph: Arc<GraphStore>,
+    ref_name: String,
+}
+
+impl Ctx {
+    fn scope(&self) -> Scope<'_> {
+        Scope {
+            repo: &self.served.name,
+            ref_name: &self.ref_name,
+        }
+    }
+    fn files(&self) -> Result<Arc<Vec<FileInfo>>, ToolError> {
+        Ok(self
+            .served
+            .store
+            .files(&self.graph, &self.served.name, &self.ref_name)?)
+    }
+}
+
+fn ctx(svc: &Service, repo: Option<&str>, ref_name: Option<&str>) -> Result<Ctx, ToolError> {
+    let served = svc
+        .repo(repo)
+        .cloned()
+        .ok_or_else(|| ToolError::repo_not_found(repo, svc.repo_names()))?;
+    let ref_name = ref_name
+        .filter(|r| !r.is_empty())
+        .unwrap_or(&served.ref_name)
+        .to_string();
+    let Some(graph) = served.store.graph() else {
+        return Err(ToolError::index_not_ready(&served));
+    };
+    let refs: Vec<String> = served
+        .store
+        .refs()
+        .into_iter()
+        .filter(|r| r.repo == served.name)
+        .map(|r| r.ref_name)
+        .collect();
+    if !refs.contains(&ref_name) {
+        if ref_name == served.ref_name && served.status() != IndexingStatus::Ready {
+            return Err(ToolError::index_not_ready(&served));
+        }
+        return Err(ToolError::ref_not_indexed(&served.name, &ref_name, refs));
+    }
+    Ok(Ctx {
+        served,
+        graph,
+        ref_name,
+    })
+}
+
+/// Protocol v1 metadata of an answer about `repo`/`ref`.
+fn metadata(
+    svc: &Service,
+    repo: Option<&str>,
+    ref_name: Option<&str>,
+    completeness: &str,
+) -> Value {
+    let served = svc.repo(repo);
+    let status = served.map_or(IndexingStatus::NotIndexed, |s| s.status());
+    let has_graph = served.is_some_and(|s| s.store.graph().is_some());
+    let freshness = match status {
+        IndexingStatus::Indexing => "syncing",
+        IndexingStatus::Ready => "fresh",
+        IndexingStatus::Failed | IndexingStatus::NotIndexed => "stale",
+    };
+    let schema_status = if has_graph {
+        "compatible"
+    } else {
+        "not_indexed"
+    };
+    json!({
+        "cruxe_protocol_version": PROTOCOL_VERSION,
+        "freshness_status": freshness,
+        "indexing_status": status.as_str(),
+        "result_completeness": completeness,
+        "repo": served.map(|s| s.name.clone()).or(repo.map(str::to_string)),
+        "ref": ref_name.map(str::to_string).or(served.map(|s| s.ref_name.clone())),
+        "schema_status": schema_status,
+    })
+}
+
+/// Wraps a tool's outcome: the answer gets `metadata` merged in (a tool may have
+/// put its own fields there), an error becomes the envelope with metadata beside it.
+fn finish(
+    svc: &Service,
+    repo: Option<&str>,
+    ref_name: Option<&str>,
+    out: Result<(Value, &'static str), ToolError>,
+) -> Reply {
+    match out {
+        Ok((mut body, completeness)) => {
+            let meta = metadata(svc, repo, ref_name, completeness);
+            if let Some(obj) = body.as_object_mut() {
+                let entry = obj.entry("metadata").or_insert_with(|| json!({}));
+                if let (Some(m), Some(base)) = (entry.as_object_mut(), meta.as_object()) {
+                    for (k, v) in base {
+                        m.entry(k.clone()).or_insert_with(|| v.clone());
+                    }
+                }
+            }
+            Reply {
+                body,
+                is_error: false,
+            }
+        }
+        Err(e) => Reply {
+            body: json!({
+                "error": {"code": e.code, "message": e.message, "data": e.data},
+                "metadata": metadata(svc, repo, ref_name, "partial"),
+            }),
+            is_error: true,
+        },
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Shared shapes and input checks
+
+fn symbol_json(s: &SymbolRow) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("symbol_id".into(), json!(s.id));
+    m.insert("symbol_stable_id".into(), json!(s.stable_id));
+    m.insert("name".into(), json!(s.name));
+    m.insert("kind".into(), json!(s.kind));
+    m.insert("qualified_name".into(), json!(s.qualified_name));
+    m.insert("path".into(), json!(s.path));
+    m.insert("line_start".into(), json!(s.line_start));
+    m.insert("line_end".into(), json!(s.line_end));
+    m.insert("signature".into(), json!(s.signature));
+    m.insert("language".into(), json!(s.language));
+    m
+}
+
+/// A repo-relative path as given by a client: `./` and `\` tolerated; absolute
+/// paths and `..` refused (nothing outside the repo is ever named).
+fn clean_path(p: &str) -> Result<String, ToolError> {
+    let p = p.trim().replace('\\', "/");
+    if p.starts_with('/') || p.get(1..2) == Some(":") {
+        return Err(ToolError::invalid_input(format!(
+            "`{p}` is absolute; paths are relative to the repository root"
+        )));
+    }
+    let parts: Vec<&str> = p
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
+    if parts.contains(&"..") {
+        return Err(ToolError::invalid_input(format!(
+            "`{p}` leaves the repository; paths are relative to its root"
+        )));
+    }
+    Ok(parts.join("/"))
+}
+
+fn clean_opt_path(p: Option<&str>) -> Result<Option<String>, ToolError> {
+    match p {
+        None => Ok(None),
+        Some(p) => clean_path(p).map(|c| Some(c).filter(|c| !c.is_empty())),
+    }
+}
+
+fn limit(v: Option<i64>, default: usize, max: usize) -> Result<usize, ToolError> {
+    match v {
+        None => Ok(default),
+        Some(n) if n >= 1 && n as u64 <= max as u64 => Ok(n as usize),
+        Some(n) => Err(ToolError::invalid_input(format!(
+            "limit must be between 1 and {max}, not {n}"
+        ))),
+    }
+}
+
+fn non_empty<'a>(field: &str, v: &'a str) -> Result<&'a str, ToolError> {
+    let t = v.trim();
+    if t.is_empty() {
+        Err(ToolError::invalid_input(format!(
+            "`{field}` must not be empty"
+        )))
+    } else {
+        Ok(t)
+    }
+}
+
+fn resolve_one(c: &Ctx, name: &str, path: Option<&str>) -> Result<SymbolRow, ToolError> {
+    nav::resolve(&c.graph, &c.scope(), name, path).map_err(|e| match e {
+        NavError::SymbolNotFound { .. } => {
+            ToolError::symbol_not_found(name, path, &c.served.name, &c.ref_name)
+        }
+        NavError::Ambiguous { candidates, .. } => ToolError::ambiguous_symbol(name, &candidates),
+        NavError::Graph(g) => ToolError::internal(g),
+    })
+}
+
+fn dir_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+// ---------------------------------------------------------------------------
+// get_symbol_hierarchy
+
+pub fn get_symbol_hierarchy(svc: &Service, input: HierarchyInput) -> Reply {
+    let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
+    let out = (|| {
+        let c = ctx(svc, repo.as_deref(), rf.as_deref())?;
+        let name = non_empty("symbol_name", &input.symbol_name)?;
+        let path = clean_opt_path(input.path.as_deref())?;
+        let sym = resolve_one(&c, name, path.as_deref())?;
+        let body = match input.direction {
+            Direction::Ancestors => {
+                let a = nav::ancestors(&c.graph, &sym).map_err(nav_err)?;
+                let hierarchy: Vec<Value> = a
+                    .chain
+                    .iter()
+                    .map(|(row, depth)| {
+                        let mut m = symbol_json(row);
+                        m.insert("depth".into(), json!(depth));
+                        Value::Object(m)
+                    })
+                    .collect();
+                json!({
+                    "hierarchy": hierarchy,
+                    "direction": "ancestors",
+                    "chain_length": a.chain.len(),
+                    "file": a.file_path,
+                })
+            }
+            Direction::Descendants => {
+                let tree = nav::descendants(&c.graph, &c.scope(), &sym).map_err(nav_err)?;
+                json!({
+                    "hierarchy": [tree_json(&tree)],
+                    "direction": "descendants",
+                    "chain_length": tree.size(),
+                })
+            }
+        };
+        Ok((body, "complete"))
+    })();
+    finish(svc, repo.as_deref(), rf.as_deref(), out)
+}
+
+fn nav_err(e: NavError) -> ToolError {
+    ToolError::internal(e)
+}
+
+fn tree_json(n: &nav::TreeNode) -> Value {
+    let mut m = symbol_json(&n.symbol);
+    m.insert("depth".into(), json!(n.depth));
+    if !n.children.is_empty() {
+        m.insert(
+            "children".into(),
+            Value::Array(n.children.iter().map(tree_json).collect()),
+        );
+    }
+    Value::Object(m)
+}
+
+// ---------------------------------------------------------------------------
+// find_related_symbols
+
+pub fn find_related_symbols(svc: &Service, input: RelatedInput) -> Reply {
+    let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
+    let out = (|| {
+        let c = ctx(svc, repo.as_deref(), rf.as_deref())?;
+        let name = non_empty("symbol_name", &input.symbol_name)?;
+        let path = clean_opt_path(input.path.as_deref())?;
+        let limit = limit(input.limit, 20, 500)?;
+        let anchor = resolve_one(&c, name, path.as_deref())?;
+        let files = c.files()?;
+        let anchor_file = files.iter().find(|f| f.path == anchor.path);
+
+        let mut out = Related {
+            seen: HashSet::from([anchor.id.clone()]),
+            items: Vec::new(),
+            limit,
+            more: false,
+        };
+        if let Some(af) = anchor_file {
+            for fs in c.graph.file_symbols(std::slice::from_ref(&af.id))? {
+                if !out.push(&fs.symbol, "same_file") {
+                    break;
+                }
+            }
+            let dir = dir_of(&af.path);
+            let same_module = |f: &FileInfo| f.id != af.id && dir_of(&f.path) == dir;
+            let same_package = |f: &FileInfo| {
+                !af.package.is_empty() && f.package == af.package && dir_of(&f.path) != dir
+            };
+            let scopes: [(&str, &dyn Fn(&FileInfo) -> bool); 2] = [
+                ("same_module", &same_module),
+                ("same_package", &same_package),
+            ];
+            let wanted = match input.scope {
+                RelatedScope::File => 0,
+                RelatedScope::Module => 1,
+                RelatedScope::Package => 2,
+            };
+            'scopes: for (relation, keep) in scopes.iter().take(wanted) {
+                let ids: Vec<String> = files
+                    .iter()
+                    .filter(|f| keep(f))
+                    .map(|f| f.id.clone())
+                    .collect();
+                // Top-level definitions of the other files, fetched a few files at a
+                // time: a limit of 20 never reads a whole package.
+                for chunk in ids.chunks(16) {
+                    for fs in c.graph.file_symbols(chunk)? {
+                        if fs.depth == 1 && !out.push(&fs.symbol, relation) {
+                            break 'scopes;
+                        }
+                    }
+                }
+            }
+            if !out.more {
+                for (row, _line) in c.graph.imported_symbols(&af.id)? {
+                    if !out.push(&row, "imported") {
+                        break;
+                    }
+                }
+            }
+        }
+        let (related, more) = (out.items, out.more);
+        let mut a = Map::new();
+        for k in [
+            "symbol_id",
+            "symbol_stable_id",
+            "name",
+            "kind",
+            "qualified_name",
+            "path",
+            "line_start",
+        ] {
+            if let Some(v) = symbol_json(&anchor).get(k) {
+                a.insert(k.into(), v.clone());
+            }
+        }
+        let scope_used = match input.scope {
+            RelatedScope::File => "file",
+            RelatedScope::Module => "module",
+            RelatedScope::Package => "package",
+        };
+        let body = json!({
+            "anchor": a,
+            "related": related,
+            "scope_used": scope_used,
+            "total_found": related.len(),
+            "has_more": more,
+        });
+        Ok((body, if more { "truncated" } else { "complete" }))
+    })();
+    finish(svc, repo.as_deref(), rf.as_deref(), out)
+}
+
+/// Related symbols in priority order, each once, up to a limit.
+struct Related {
+    seen: HashSet<String>,
+    items: Vec<Value>,
+    limit: usize,
+    more: bool,
+}
+
+impl Related {
+    /// Adds `row` unless seen; false once the limit is reached (and more exist).
+    fn push(&mut self, row: &SymbolRow, relation: &str) -> bool {
+        if !self.seen.insert(row.id.clone()) {
+            return true;
+        }
+        if self.items.len() >= self.limit {
+            self.more = true;
+            return false;
+        }
+        let mut m = symbol_json(row);
+        m.insert("relation".into(), json!(relation));
+        self.items.push(Value::Object(m));
+        true
+    }
+}
+
+// ---------------------------------------------------------------------------
+// locate_symbol
+
+pub fn locate_symbol(svc: &Service, input: LocateInput) -> Reply {
+    let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
+    let out = (|| {
+        let c = ctx(svc, repo.as_deref(), rf.as_deref())?;
+        let name = non_empty("name", &input.name)?;
+        let under = clean_opt_path(input.path.as_deref())?;
+        let limit = limit(input.limit, 10, 500)?;
+        let mut found = nav::find(&c.graph, &c.scope(), name, None)?;
+        let mut exact = true;
+        if found.is_empty() {
+            exact = false;
+            found = c.graph.symbols_by_name_ignoring_case(
+                &c.served.name,
+                &c.ref_name,
+                nav::last_segment(name),
+            )?;
+        }
+        found.retain(|s| {
+            input.kind.as_deref().is_none_or(|k| s.kind == k)
+                && input
+                    .language
+                    .as_deref()
+                    .is_none_or(|l| s.language.eq_ignore_ascii_case(l))
+                && under
+                    .as_deref()
+                    .is_none_or(|u| s.path == u || s.path.starts_with(&format!("{u}/")))
+        });
+        let mut scored: Vec<(f64, SymbolRow)> = found
+            .into_iter()
+            .map(|s| (locate_score(&s, exact), s))
+            .collect();
+        scored.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| a.1.path.cmp(&b.1.path))
+                .then_with(|| a.1.line_start.cmp(&b.1.line_start))
+        });
+        let total = scored.len();
+        let results: Vec<Value> = scored
+            .iter()
+            .take(limit)
+            .map(|(score, s)| {
+                let mut m = symbol_json(s);
+                m.insert("visibility".into(), json!(s.visibility));
+                m.insert("doc".into(), json!(first_line(&s.doc)));
+                m.insert("score".into(), json!((score * 1000.0).round() / 1000.0));
+                Value::Object(m)
+            })
+            .collect();
+        let completeness = if total > limit {
+            "truncated"
+        } else {
+            "complete"
+        };
+        Ok((
+            json!({"results": results, "total_found": total, "exact": exact}),
+            completeness,
+        ))
+    })();
+    finish(svc, repo.as_deref(), rf.as_deref(), out)
+}
+
+/// Definitions over declarations and tests: exact names first, types over the
+/// impl blocks that repeat their names, code over tests, vendored and generated files.
+fn locate_score(s: &SymbolRow, exact: bool) -> f64 {
+    let mut score = if exact { 1.0 } else { 0.8 };
+    if s.kind == "impl" {
+        score *= 0.9;
+    }
+    if is_secondary_path(&s.path) {
+        score *= 0.5;
+    }
+    score
+}
+
+/// Tests, vendored and generated code: found, but after the code itself.
+pub fn is_secondary_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let file = lower.rsplit('/').next().unwrap_or(&lower);
+    lower.split('/').any(|d| {
+        matches!(
+            d,
+            "test"
+                | "tests"
+                | "testdata"
+                | "__tests__"
+                | "vendor"
+                | "node_modules"
+                | "third_party"
+                | "generated"
+        )
+    }) || file.starts_with("test_")
+        || file.ends_with("_test.go")
+        || file.ends_with("_test.py")
+        || file.contains(".test.")
+        || file.contains(".spec.")
+        || file.contains(".generated.")
+        || file.ends_with(".d.ts")
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+}
+
+// ---------------------------------------------------------------------------
+// get_file_outline
+
+pub fn get_file_outline(svc: &Service, input: OutlineInput) -> Reply {
+    let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
+    let out = (|| {
+        let c = ctx(svc, repo.as_deref(), rf.as_deref())?;
+        let path = clean_path(non_empty("path", &input.path)?)?;
+        let Some(file) = c.graph.file(&c.served.name, &c.ref_name, &path)? else {
+            return Err(ToolError::file_not_found(
+                &path,
+                &c.served.name,
+                &c.ref_name,
+            ));
+        };
+        let symbols = c.graph.file_symbols(std::slice::from_ref(&file.id))?;
+        let count = symbols.len();
+        let tree = outline_tree(&file.id, &symbols);
+        Ok((
+            json!({
+                "path": file.path,
+                "language": file.language,
+                "module": file.module,
+                "package": file.package,
+                "line_count": file.line_count,
+                "symbol_count": count,
+                "symbols": tree,
+            }),
+            "complete",
+        ))
+    })();
+    finish(svc, repo.as_deref(), rf.as_deref(), out)
+}
+
+fn outline_tree(parent: &str, all: &[FileSymbol]) -> Vec<Value> {
+    let mut by_parent: HashMap<&str, Vec<&FileSymbol>> = HashMap::new();
+    for s in all {
+        by_parent.entry(s.parent_id.as_str()).or_default().push(s);
+    }
+    fn build(
+        id: &str,
+        by_parent: &HashMap<&str, Vec<&FileSymbol>>,
+        seen: &mut HashSet<String>,
+    ) -> Vec<Value> {
+        let Some(children) = by_parent.get(id) else {
+            return Vec::new();
+        };
+        let fresh: Vec<&&FileSymbol> = children
+            .iter()
+            .filter(|s| seen.insert(s.symbol.id.clone()))
+            .collect();
+        fresh
+            .into_iter()
+            .map(|s| {
+                let mut m = Map::new();
+                m.insert("symbol_id".into(), json!(s.symbol.id));
+                m.insert("name".into(), json!(s.symbol.name));
+                m.insert("kind".into(), json!(s.symbol.kind));
+                m.insert("qualified_name".into(), json!(s.symbol.qualified_name));
+                m.insert("signature".into(), json!(s.symbol.signature));
+                m.insert("visibility".into(), json!(s.symbol.visibility));
+                m.insert("line_start".into(), json!(s.symbol.line_start));
+                m.insert("line_end".into(), json!(s.symbol.line_end));
+                let kids = build(&s.symbol.id, by_parent, seen);
+                if !kids.is_empty() {
+                    m.insert("children".into(), Value::Array(kids));
+                }
+                Value::Object(m)
+            })
+            .collect()
+    }
+    build(parent, &by_parent, &mut HashSet::new())
+}
+
+// ---------------------------------------------------------------------------
+// explore_tree and get_node
+
+/// Node ids: `dir:{path}`, `file:{path}`, `{kind}:{path}:{qualified_name}`, with
+/// `#n` appended for the n-th (n ≥ 2) symbol of the same kind and qualified name
+/// in a file (a Rust type's several impl blocks).
+fn symbol_node_ids(symbols: &[FileSymbol]) -> HashMap<String, String> {
+    let mut counts: HashMap<(String, String, String), usize> = HashMap::new();
+    let mut ids = HashMap::new();
+    let mut ordered: Vec<&FileSymbol> = symbols.iter().collect();
+    ordered.sort_by_key(|s| (s.symbol.path.clone(), s.symbol.line_start, s.depth));
+    for s in ordered {
+        let key = (
+            s.symbol.kind.clone(),
+            s.symbol.path.clone(),
+            s.symbol.qualified_name.clone(),
+        );
+        let n = counts.entry(key).or_insert(0);
+        *n += 1;
+        let base = format!(
+            "{}:{}:{}",
+            s.symbol.kind, s.symbol.path, s.symbol.qualified_name
+        );
+        let id = if *n == 1 { base } else { format!("{base}#{n}") };
+        ids.insert(s.symbol.id.clone(), id);
+    }
+    ids
+}
+
+struct TreeBuild<'a> {
+    detail: Detail,
+    max_depth: usize,
+    limit: usize,
+    nodes: usize,
+    truncated: bool,
+    files_shown: usize,
+    symbols: HashMap<String, Vec<&'a FileSymbol>>,
+    node_ids: HashMap<String, String>,
+}
+
+impl TreeBuild<'_> {
+    fn room(&mut self) -> bool {
+        if self.nodes >= self.limit {
+            self.truncated = true;
+            false
+        } else {
+            self.nodes += 1;
+            true
+        }
+    }
+    /// Whether nodes at `level` have their children shown.
+    fn expands(&self, level: usize) -> bool {
+        self.max_depth == 0 || level < self.max_depth
+    }
+
+    fn symbol_node(&mut self, s: &FileSymbol, level: usize) -> Option<Value> {
+        if !self.room() {
+            return None;
+        }
+        let mut m = Map::new();
+        let id = self.node_ids.get(&s.symbol.id).cloned().unwrap_or_default();
+        m.insert("node_id".into(), json!(id));
+        m.insert("name".into(), json!(s.symbol.name));
+        m.insert("type".into(), json!(s.symbol.kind));
+        if self.detail == Detail::Max {
+            m.insert("qualified_name".into(), json!(s.symbol.qualified_name));
+            m.insert("signature".into(), json!(s.symbol.signature));
+            m.insert("line".into(), json!(s.symbol.line_start));
+            m.insert("line_end".into(), json!(s.symbol.line_end));
+        }
+        if self.expands(level) {
+            let kids: Vec<&FileSymbol> =
+                self.symbols.get(&s.symbol.id).cloned().unwrap_or_default();
+            let children: Vec<Value> = kids
+                .iter()
+                .filter_map(|k| self.symbol_node(k, level + 1))
+                .collect();
+            if !children.is_empty() {
+                m.insert("children".into(), Value::Array(children));
+            }
+        }
+        Some(Value::Object(m))
+    }
+
+    fn file_node(
+        &mut self,
+        f: &FileInfo,
+        level: usize,
+        only: Option<&[&FileSymbol]>,
+    ) -> Option<Value> {
+        if !self.room() {
+            return None;
+        }
+        self.files_shown += 1;
+        let mut m = Map::new();
+        m.insert("node_id".into(), json!(format!("file:{}", f.path)));
+        m.insert(
+            "name".into(),
+            json!(f.path.rsplit('/').next().unwrap_or(&f.path)),
+        );
+        m.insert("type".into(), json!("file"));
+        m.insert("path".into(), json!(f.path));
+        if self.detail == Detail::Max {
+            m.insert("language".into(), json!(f.language));
+            m.insert("line_count".into(), json!(f.line_count));
+        }
+        if self.expands(level) {
+            let top: Vec<&FileSymbol> = match only {
+                Some(o) => o.to_vec(),
+                None => self.symbols.get(&f.id).cloned().unwrap_or_default(),
+            };
+            let children: Vec<Value> = top
+                .iter()
+                .filter_map(|s| self.symbol_node(s, level + 1))
+                .collect();
+            if !children.is_empty() {
+                m.insert("children".into(), Value::Array(children));
+            }
+        }
+        Some(Value::Object(m))
+    }
+
+    fn dir_node(&mut self, dir: &str, files: &[FileInfo], level: usize) -> Option<Value> {
+        if !self.room() {
+            return None;
+        }
+        let mut m = Map::new();
+        m.insert("node_id".into(), json!(format!("dir:{dir}")));
+        m.insert("name".into(), json!(dir.rsplit('/').next().unwrap_or(dir)));
+        m.insert("type".into(), json!("dir"));
+        m.insert("path".into(), json!(dir));
+        if self.expands(level) {
+            let children = self.dir_children(dir, files, level + 1);
+            if !children.is_empty() {
+                m.insert("children".into(), Value::Array(children));
+            }
+        }
+        Some(Value::Object(m))
+    }
+
+    /// The entries directly in `dir` ("" = the root) at `level`: directories first.
+    fn dir_children(&mut self, dir: &str, files: &[FileInfo], level: usize) -> Vec<Value> {
+        let (subdirs, direct) = entries(dir, files);
+        let mut out = Vec::new();
+        for d in subdirs {
+            if let Some(n) = self.dir_node(&d, files, level) {
+                out.push(n);
+            }
+        }
+        for f in direct {
+            if let Some(n) = self.file_node(f, level, None) {
+                out.push(n);
+            }
+        }
+        out
+    }
+}
+
+/// Subdirectories and files directly inside `dir` ("" = root), each sorted.
+fn entries<'a>(dir: &str, files: &'a [FileInfo]) -> (Vec<String>, Vec<&'a FileInfo>) {
+    let prefix = if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{dir}/")
+    };
+    let mut subdirs: Vec<String> = Vec::new();
+    let mut direct = Vec::new();
+    let start = files.partition_point(|f| f.path.as_str() < prefix.as_str());
+    for f in &files[start..] {
+        let Some(rest) = f.path.strip_prefix(&prefix) else {
+            break;
+        };
+        match rest.split_once('/') {
+            Some((sub, _)) => {
+                let d = format!("{prefix}{sub}");
+                if subdirs.last() != Some(&d) {
+                    subdirs.push(d);
+                }
+            }
+            None => direct.push(f),
+        }
+    }
+    subdirs.dedup();
+    (subdirs, direct)
+}
+
+/// Files whose symbols a tree of `max_depth` levels under `dir` shows.
+/// Entries directly under the pattern's node are at level 1.
+fn files_needing_symbols<'a>(
+    dir: &str,
+    files: &'a [FileInfo],
+    max_depth: usize,
+) -> Vec<&'a FileInfo> {
+    let prefix = if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{dir}/")
+    };
+    files
+        .iter()
+        .filter(|f| {
+            f.path.starts_with(&prefix) && {
+                // the file's own level; its symbols are one below
+                let level = 1 + f.path[prefix.len()..].matches('/').count();
+                max_depth == 0 || level < max_depth
+            }
+        })
+        .collect()
+}
+
+pub fn explore_tree(svc: &Service, input: ExploreInput) -> Reply {
+    let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
+    let out = (|| {
+        let c = ctx(svc, repo.as_deref(), rf.as_deref())?;
+        let raw = input.pattern.clone().unwrap_or_else(|| ".".into());
+        let pattern = clean_path(&raw)?;
+        let max_depth = match input.max_depth {
+            None => 2,
+            Some(d) if d >= 0 => d as usize,
+            Some(d) => {
+                return Err(ToolError::invalid_input(format!(
+                    "max_depth must be 0 or more, not {d}"
+                )));
+            }
+        };
+        let limit = limit(input.limit, 500, 5000)?;
+        let files = c.files()?;
+        let is_file = files
+            .binary_search_by(|f| f.path.as_str().cmp(&pattern))
+            .ok();
+        let dir_prefix = format!("{pattern}/");
+        let is_dir = pattern.is_empty()
+            || files[files.partition_point(|f| f.path.as_str() < dir_prefix.as_str())..]
+                .first()
+                .is_some_and(|f| f.path.starts_with(&dir_prefix));
+
+        let load = |wanted: Vec<&FileInfo>| -> Result<Vec<FileSymbol>, ToolError> {
+            let ids: Vec<String> = wanted.iter().map(|f| f.id.clone()).collect();
+            let mut all = Vec::new();
+            for chunk in ids.chunks(500) {
+                all.extend(c.graph.file_symbols(chunk)?);
+            }
+            Ok(all)
+        };
+        let (mode, symbols, search_hits) = if let Some(i) = is_file {
+            ("path", load(vec![&files[i]])?, Vec::new())
+        } else if is_dir {
+            (
+                "path",
+                load(files_needing_symbols(&pattern, &files, max_depth))?,
+                Vec::new(),
+            )
+        } else {
+            let needle = raw.trim().to_lowercase();
+            if needle.is_empty() {
+                return Err(ToolError::invalid_input("`pattern` must not be empty"));
+            }
+            let hits = c
+                .graph
+                .symbols_matching(&c.served.name, &c.ref_name, &needle)?;
+            let mut wanted: Vec<&FileInfo> = files
+                .iter()
+                .filter(|f| {
+                    f.path
+                        .rsplit('/')
+                        .next()
+                        .unwrap_or("")
+                        .to_lowercase()
+                        .contains(&needle)
+                        || hits.iter().any(|h| h.path == f.path)
+                })
+                .collect();
+            wanted.truncate(limit);
+            ("search", load(wanted)?, hits)
+        };
+
+        let mut build = TreeBuild {
+            detail: input.detail,
+            max_depth,
+            limit,
+            nodes: 0,
+            truncated: false,
+            files_shown: 0,
+            symbols: HashMap::new(),
+            node_ids: symbol_node_ids(&symbols),
+        };
+        for s in &symbols {
+            build
+                .symbols
+                .entry(s.parent_id.clone())
+                .or_default()
+                .push(s);
+        }
+        let tree: Vec<Value> = if let Some(i) = is_file {
+            build.file_node(&files[i], 0, None).into_iter().collect()
+        } else if pattern.is_empty() {
+            build.dir_children("", &files, 1)
+        } else if is_dir {
+            build.dir_node(&pattern, &files, 0).into_iter().collect()
+        } else {
+            search_tree(&mut build, &files, &symbols, &search_hits, &raw)
+        };
+        let body = json!({
+            "tree": tree,
+            "meta": {
+                "total_nodes": build.nodes,
+                "total_files": build.files_shown,
+                "pattern": raw,
+                "mode": mode,
+                "depth": max_depth,
+                "truncated": build.truncated,
+            }
+        });
+        Ok((
+            body,
+            if build.truncated {
+                "truncated"
+            } else {
+                "complete"
+            },
+        ))
+    })();
+    finish(svc, repo.as_deref(), rf.as_deref(), out)
+}
+
+/// A name search: each file whose name matches, whole; otherwise, per file, the
+/// matching symbols (outermost ones: a match inside a match shows in its subtree).
+fn search_tree(
+    build: &mut TreeBuild<'_>,
+    files: &[FileInfo],
+    symbols: &[FileSymbol],
+    hits: &[SymbolRow],
+    raw: &str,
+) -> Vec<Value> {
+    let needle = raw.trim().to_lowercase();
+    let hit_ids: HashSet<&str> = hits.iter().map(|h| h.id.as_str()).collect();
+    let parent_of: HashMap<&str, &str> = symbols
+        .iter()
+        .map(|s| (s.symbol.id.as_str(), s.parent_id.as_str()))
+        .collect();
+    let inside_hit = |id: &str| {
+        let mut cur = parent_of.get(id).copied();
+        let mut steps = 0;
+        while let Some(p) = cur {
+            if hit_ids.contains(p) {
+                return true;
+            }
+            steps += 1;
+            if steps > 64 {
+                break;
+            }
+            cur = parent_of.get(p).copied();
+        }
+        false
+    };
+    let mut out = Vec::new();
+    for f in files {
+        let name_hit = f
+            .path
+            .rsplit('/')
+            .next()
+            .unwrap_or("")
+            .to_lowercase()
+            .contains(&needle);
+        let matched: Vec<&FileSymbol> = symbols
+            .iter()
+            .filter(|s| {
+                s.symbol.path == f.path
+                    && hit_ids.contains(s.symbol.id.as_str())
+                    && !inside_hit(&s.symbol.id)
+            })
+            .collect();
+        if !name_hit && matched.is_empty() {
+            continue;
+        }
+        let node = if name_hit {
+            build.file_node(f, 0, None)
+        } else {
+            build.file_node(f, 0, Some(&matched))
+        };
+        match node {
+            Some(n) => out.push(n),
+            None => break,
+        }
+    }
+    out
+}
+
+pub fn get_node(svc: &Service, input: NodeInput) -> Reply {
+    let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
+    let out = (|| {
+        let c = ctx(svc, repo.as_deref(), rf.as_deref())?;
+        let node_id = non_empty("node_id", &input.node_id)?;
+        let Some((kind, rest)) = node_id.split_once(':') else {
+            return Err(ToolError::invalid_input(format!(
+                "`{node_id}` is not a node id; expected `{{type}}:{{path}}[:{{symbol}}]` as explore_tree gives"
+            )));
+        };
+        let files = c.files()?;
+        let find_file = |p: &str| {
+            files
+                .binary_search_by(|f| f.path.as_str().cmp(p))
+                .ok()
+                .map(|i| &files[i])
+        };
+        match kind {
+            "dir" => {
+                let dir = clean_path(rest)?;
+                let (subdirs, direct) = entries(&dir, &files);
+                if subdirs.is_empty() && direct.is_empty() {
+                    return Err(ToolError::node_not_found(node_id));
+                }
+                let children: Vec<String> = subdirs
+                    .iter()
+                    .map(|d| format!("dir:{d}"))
+                    .chain(direct.iter().map(|f| format!("file:{}", f.path)))
+                    .collect();
+                let content = children.join("\n");
+                Ok((
+                    json!({"node_id": node_id, "name": dir.rsplit('/').next().unwrap_or(&dir), "type": "dir",
+                       "path": dir, "children": children, "content": content}),
+                    "complete",
+                ))
+            }
+            "file" => {
+                let path = clean_path(rest)?;
+                let Some(f) = find_file(&path) else {
+                    return Err(ToolError::node_not_found(node_id));
+                };
+                let (text, stale) = read_source(&c.served.root, f)?;
+                let mut meta =
+                    json!({"language": f.language, "module": f.module, "package": f.package});
+                mark_stale(&mut meta, stale);
+                Ok((
+                    json!({"node_id": node_id, "name": path.rsplit('/').next().unwrap_or(&path), "type": "file",
+                       "path": path, "line_start": 1, "line_end": f.line_count, "content": text, "metadata": meta}),
+                    "complete",
+                ))
+            }
+            _ => {
+                // The path ends at the first `:` after which a known file path stops.
+                let (path, qn) = rest
+                    .match_indices(':')
+                    .map(|(i, _)| (&rest[..i], &rest[i + 1..]))
+                    .find(|(p, _)| find_file(p).is_some())
+                    .ok_or_else(|| ToolError::node_not_found(node_id))?;
+                let (qn, nth) = match qn.rsplit_once('#') {
+                    Some((q, n)) if n.parse::<usize>().is_ok_and(|n| n >= 2) => {
+                        (q, n.parse::<usize>().unwrap_or(1))
+                    }
+                    _ => (qn, 1),
+                };
+                let Some(f) = find_file(path) else {
+                    return Err(ToolError::node_not_found(node_id));
+                };
+                let mut symbols = c.graph.file_symbols(std::slice::from_ref(&f.id))?;
+                symbols.sort_by_key(|s| (s.symbol.line_start, s.depth));
+                let Some(sym) = symbols
+                    .iter()
+                    .filter(|s| s.symbol.kind == kind && s.symbol.qualified_name == qn)
+                    .nth(nth - 1)
+                else {
+                    return Err(ToolError::node_not_found(node_id));
+                };
+                let Some((row, start, end)) = c.graph.symbol(&sym.symbol.id)? else {
+                    return Err(ToolError::node_not_found(node_id));
+                };
+                let (text, stale) = read_source(&c.served.root, f)?;
+                let content = text
+                    .get(start.min(text.len())..end.min(text.len()))
+                    .unwrap_or("")
+                    .to_string();
+                let mut meta = json!({
+                    "signature": row.signature, "docstring": row.doc, "language": row.language,
+                    "qualified_name": row.qualified_name, "visibility": row.visibility,
+                    "symbol_id": row.id, "symbol_stable_id": row.stable_id,
+                });
+                mark_stale(&mut meta, stale);
+                Ok((
+                    json!({"node_id": node_id, "name": row.name, "type": row.kind, "path": row.path,
+                       "line_start": row.line_start, "line_end": row.line_end, "content": content, "metadata": meta}),
+                    "complete",
+                ))
+            }
+        }
+    })();
+    finish(svc, repo.as_deref(), rf.as_deref(), out)
+}
+
+fn mark_stale(meta: &mut Value, stale: bool) {
+    if stale && let Some(m) = meta.as_object_mut() {
+        m.insert("freshness_status".into(), json!("stale"));
+        m.insert(
+            "warning".into(),
+            json!(
+                "the file changed since it was indexed: lines and content may not match; re-index"
+            ),
+        );
+    }
+}
+
+/// Reads an indexed file from the working tree, refusing anything that resolves
+/// outside the repository (a path replaced by a symlink since indexing). Returns
+/// the text and whether it differs from what was indexed.
+fn read_source(root: &Path, f: &FileInfo) -> Result<(String, bool), ToolError> {
+    let root = root.canonicalize().map_err(ToolError::internal)?;
+    let full = root.join(&f.path);
+    let real = full
+        .canonicalize()
+        .map_err(|e| ToolError::file_not_found_on_disk(&f.path, e))?;
+    if !real.starts_with(&root) {
+        return Err(ToolError::invalid_input(format!(
+            "{} now resolves outside the repository; refusing to read it",
+            f.path
+        )));
+    }
+    let bytes = std::fs::read(&real).map_err(|e| ToolError::file_not_found_on_disk(&f.path, e))?;
+    let stale = blake3::hash(&bytes).to_hex().as_str() != f.content_hash;
+    Ok((String::from_utf8_lossy(&bytes).into_owned(), stale))
+}
+
+impl ToolError {
+    fn file_not_found_on_disk(path: &str, e: std::io::Error) -> ToolError {
+        Self::new(
+            "file_not_found",
+            format!("{path} is indexed but cannot be read now ({e}); re-index"),
+            json!({"path": path}),
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------
+// run_cypher and index_status
+
+pub fn run_cypher(svc: &Service, input: CypherInput) -> Reply {
+    let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
+    let out = (|| {
+        let c = ctx(svc, repo.as_deref(), rf.as_deref())?;
+        let query = non_empty("query", &input.query)?;
+        let max_rows = limit(input.limit, 100, svc.cfg.max_rows)?;
+        let mut params: Vec<(String, Value)> = input
+            .params
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
+        for (name, value) in [("repo", &c.served.name), ("ref", &c.ref_name)] {
+            if query.contains(&format!("${name}")) && !params.iter().any(|(k, _)| k == name) {
+                params.push((name.to_string(), json!(value)));
+            }
+        }
+        let (rows, truncated) = c
+            .graph
+            .query_read_only(query, params, max_rows, svc.cfg.query_timeout_ms)
+            .map_err(ToolError::query)?;
+        let n = rows.rows.len();
+        Ok((
+            json!({"columns": rows.columns, "rows": rows.rows, "row_count": n, "truncated": truncated}),
+            if truncated { "truncated" } else { "complete" },
+        ))
+    })();
+    finish(svc, repo.as_deref(), rf.as_deref(), out)
+}
+
+pub fn index_status(svc: &Service, input: StatusInput) -> Reply {
+    let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
+    let out = (|| {
+        let repos: Vec<&Arc<Served>> = match repo.as_deref() {
+            Some(name) => vec![
+                svc.repo(Some(name))
+                    .ok_or_else(|| ToolError::repo_not_found(Some(name), svc.repo_names()))?,
+            ],
+            None => svc.repos.iter().collect(),
+        };
+        let list: Vec<Value> = repos
+            .iter()
+            .map(|s| {
+                let (phase, done, total) = s.progress.snapshot();
+                let status = s.status();
+                let refs: Vec<Value> = s
+                    .store
+                    .refs()
+                    .into_iter()
+                    .filter(|r| r.repo == s.name)
+                    .map(|r| {
+                        json!({"ref": r.ref_name, "commit": r.commit, "last_indexed": r.indexed_at,
+                           "files": r.files, "symbols": r.symbols, "import_edges": r.import_edges,
+                           "unresolved_imports": r.unresolved_imports})
+                    })
+                    .collect();
+                let job = (status == IndexingStatus::Indexing)
+                    .then(|| json!({"phase": phase, "done": done, "total": total}));
+                let last = s.last_run().map(|l| {
+                    json!({"parsed_files": l.parsed, "removed_files": l.removed,
+                       "diagnostics": l.diagnostics, "seconds": (l.seconds * 1000.0).round() / 1000.0})
+                });
+                json!({
+                    "repo": s.name,
+                    "root": s.root.to_string_lossy(),
+                    "data_dir": s.store.data.root().to_string_lossy(),
+                    "default_ref": s.ref_name,
+                    "indexing_status": status.as_str(),
+                    "error": s.error(),
+                    "job": job,
+                    "last_run": last,
+                    "refs": refs,
+                })
+            })
+            .collect();
+        Ok((json!({"repos": list}), "complete"))
+    })();
+    finish(svc, repo.as_deref(), rf.as_deref(), out)
+}

@@ -866,8 +866,14 @@ fn cypher_words(text: &str) -> Vec<String> {
                 j += 1;
             }
             let is_key = chars.get(j) == Some(&':') && chars.get(j + 1) != Some(&':');
-            if prev_significant != '.' && !is_key {
+            let is_alias = out
+                .last()
+                .is_some_and(|w: &String| w.eq_ignore_ascii_case("AS"));
+            if prev_significant != '.' && !is_key && !is_alias {
                 out.push(word);
+            } else if is_alias {
+                // keep the alias out, but mark that the AS was consumed
+                out.push(String::from("_alias_"));
             }
             prev_significant = 'a';
         } else {

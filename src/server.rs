@@ -16,11 +16,16 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use serde_json::json;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -169,6 +174,29 @@ impl CruxeMcp {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for CruxeMcp {
+    /// Arguments that do not fit a tool's schema come back from rmcp as a plain-text
+    /// tool error; they are given the contract's envelope (`invalid_input`) here.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let tcc = ToolCallContext::new(self, request, context);
+        match self.tool_router.call(tcc).await? {
+            CallToolResponse::Complete(r)
+                if r.is_error == Some(true) && r.structured_content.is_none() =>
+            {
+                let text = serde_json::to_value(&r.content)
+                    .ok()
+                    .and_then(|c| c[0]["text"].as_str().map(str::to_string))
+                    .unwrap_or_else(|| "invalid arguments".to_string());
+                let body = tools::invalid_arguments(&self.svc, &text);
+                Ok(CallToolResult::structured_error(body).into())
+            }
+            other => Ok(other),
+        }
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("cruxe", env!("CARGO_PKG_VERSION")))

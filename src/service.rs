@@ -275,6 +275,13 @@ impl Service {
     pub fn start(self: &Arc<Self>) -> std::thread::JoinHandle<()> {
         for served in &self.repos {
             served.set(IndexingStatus::Indexing, None, None);
+            let store = &served.store;
+            if store.graph().is_none() && store.data.exists() {
+                match store.data.open_graph(&self.cfg.index.graph) {
+                    Ok(g) => store.refresh(Some(Arc::new(g))),
+                    Err(e) => tracing::warn!("cannot open {}: {e}", store.data.root().display()),
+                }
+            }
         }
         let svc = self.clone();
         std::thread::Builder::new()
@@ -289,12 +296,6 @@ impl Service {
 
     fn index_one(&self, served: &Served) {
         let store = &served.store;
-        if store.graph().is_none() && store.data.exists() {
-            match store.data.open_graph(&self.cfg.index.graph) {
-                Ok(g) => store.refresh(Some(Arc::new(g))),
-                Err(e) => tracing::warn!("cannot open {}: {e}", store.data.root().display()),
-            }
-        }
         let mut opts = self.cfg.index.clone();
         opts.repo = Some(served.name.clone());
         opts.ref_name = Some(served.ref_name.clone());

@@ -347,6 +347,19 @@ pub struct Reply {
     pub is_error: bool,
 }
 
+/// The answer to arguments that do not match a tool's input schema.
+pub fn invalid_arguments(svc: &Service, message: &str) -> Value {
+    finish(
+        svc,
+        None,
+        None,
+        Err(ToolError::invalid_input(format!(
+            "{message}; see the tool's input schema (tools/list)"
+        ))),
+    )
+    .body
+}
+
 // ---------------------------------------------------------------------------
 // Context: which repo, ref and graph a call is about, and the metadata it gets.
 

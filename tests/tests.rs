@@ -9,4 +9,5 @@ mod extraction;
 mod hierarchy;
 mod imports;
 mod incremental;
+mod mcp;
 mod queries;

@@ -1,0 +1,1123 @@
+//! The MCP server end to end: a real `cruxe serve` (or `cruxe mcp`) process, driven
+//! by the official MCP Python SDK (`tests/mcp_client.py`), over fixture copies.
+//! Protocol faults are sent as raw HTTP, since no well-behaved client sends them.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::{copy_tree, cruxe_bin, fixture};
+
+pub const TOOLS: &[&str] = &[
+    "explore_tree",
+    "find_related_symbols",
+    "get_file_outline",
+    "get_node",
+    "get_symbol_hierarchy",
+    "index_status",
+    "locate_symbol",
+    "run_cypher",
+];
+
+/// A running `cruxe serve` over copies of fixtures (outside git, so the ref is `live`).
+pub struct Server {
+    child: Child,
+    pub addr: String,
+    /// Holds the repo copies and the data dir for the server's lifetime.
+    _tmp: tempfile::TempDir,
+}
+
+impl Server {
+    pub fn url(&self) -> String {
+        format!("http://{}/mcp", self.addr)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Serves copies of the named fixtures (each repo named after its fixture).
+pub fn serve(fixtures: &[&str], extra: &[&str], env: &[(&str, &str)]) -> Server {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let mut paths = Vec::new();
+    for f in fixtures {
+        let dest = tmp.path().join(f);
+        copy_tree(&fixture(f), &dest);
+        paths.push(dest);
+    }
+    serve_paths(tmp, &paths, extra, env)
+}
+
+pub fn serve_paths(
+    tmp: tempfile::TempDir,
+    paths: &[PathBuf],
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Server {
+    let mut cmd = Command::new(cruxe_bin());
+    cmd.arg("serve")
+        .args(paths)
+        .args(["--listen", "127.0.0.1:0", "--data"])
+        .arg(tmp.path().join("data"))
+        .args(extra)
+        .env("CRUXE_BUFFER_POOL_MB", "128")
+        .env("CRUXE_THREADS", "1")
+        .env_remove("CRUXE_TOKEN")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("spawn cruxe serve");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let addr = loop {
+        let line = lines
+            .next()
+            .unwrap_or_else(|| panic!("cruxe serve exited before listening"))
+            .expect("read stderr");
+        if let Some(rest) = line.split("serving MCP at http://").nth(1) {
+            break rest.trim_end_matches("/mcp").to_string();
+        }
+    };
+    // Keep draining the server's log so it never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines.by_ref() {});
+    Server {
+        child,
+        addr,
+        _tmp: tmp,
+    }
+}
+
+/// Waits until /health says every repo is indexed.
+pub fn wait_ready(server: &Server) {
+    let started = Instant::now();
+    loop {
+        let (status, _, body) = http(&server.addr, "GET", "/health", &[], b"");
+        assert_eq!(status, 200, "{body}");
+        let v: Value = serde_json::from_str(&body).expect("health json");
+        let repos = v["repos"].as_array().expect("repos");
+        if repos.iter().all(|r| r["indexing_status"] == "ready") {
+            return;
+        }
+        assert!(
+            repos.iter().all(|r| r["indexing_status"] != "failed"),
+            "indexing failed: {body}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "not ready: {body}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The Python interpreter that has the official MCP SDK (`make test` installs it).
+fn python() -> String {
+    if let Ok(p) = std::env::var("CRUXE_MCP_PYTHON") {
+        return p;
+    }
+    let home = std::env::var("HOME").unwrap_or_default();
+    let p = format!("{home}/.cache/cruxe-venv/bin/python");
+    assert!(
+        Path::new(&p).exists(),
+        "the MCP Python SDK is missing: run `make test` (it creates {p} with `pip install mcp`) or set CRUXE_MCP_PYTHON"
+    );
+    p
+}
+
+/// Runs a client script through the Python SDK and returns its JSON report.
+pub fn client(script: Value) -> Value {
+    let mut child = Command::new(python())
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the MCP Python client");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(script.to_string().as_bytes())
+        .expect("write script");
+    let out = child.wait_with_output().expect("client output");
+    assert!(
+        out.status.success(),
+        "the MCP client failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("client json")
+}
+
+/// Calls tools over HTTP through the SDK; returns each result's structured JSON
+/// (checked to equal the text content) and whether it was an error.
+pub fn call_all(server: &Server, calls: &[(&str, Value)]) -> Vec<(Value, bool)> {
+    let report = client(json!({
+        "transport": "http",
+        "url": server.url(),
+        "calls": calls.iter().map(|(n, a)| json!([n, a])).collect::<Vec<_>>(),
+    }));
+    results(&report)
+}
+
+pub fn results(report: &Value) -> Vec<(Value, bool)> {
+    report["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| {
+            let structured = r["structured"].clone();
+            let text: Value = serde_json::from_str(r["text"].as_str().expect("text content"))
+                .expect("text is JSON");
+            assert_eq!(
+                structured, text,
+                "structuredContent and content[0].text differ"
+            );
+            let meta = &structured["metadata"];
+            assert_eq!(meta["cruxe_protocol_version"], "1.0", "{structured}");
+            for k in [
+                "freshness_status",
+                "indexing_status",
+                "result_completeness",
+                "schema_status",
+            ] {
+                assert!(meta[k].is_string(), "metadata.{k} missing in {structured}");
+            }
+            (structured, r["is_error"].as_bool().expect("is_error"))
+        })
+        .collect()
+}
+
+pub fn call(server: &Server, name: &str, args: Value) -> Value {
+    let (v, err) = call_all(server, &[(name, args)]).remove(0);
+    assert!(!err, "{name} failed: {v}");
+    v
+}
+
+/// One raw HTTP/1.1 exchange; returns (status, headers, body).
+pub fn http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, String, String) {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    let _ = s.write_all(req.as_bytes());
+    let _ = s.write_all(body);
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_string(), body.to_string())
+}
+
+pub fn names(list: &Value) -> Vec<String> {
+    list.as_array()
+        .expect("array")
+        .iter()
+        .map(|v| v["name"].as_str().expect("name").to_string())
+        .collect()
+}
+
+fn err_code(v: &Value) -> &str {
+    v["error"]["code"].as_str().unwrap_or("")
+}
+
+// ---------------------------------------------------------------------------
+
+#[test]
+fn the_python_sdk_lists_and_calls_every_tool_over_http() {
+    let server = serve(&["rust"], &[], &[]);
+    wait_ready(&server);
+    let calls = vec![
+        (
+            "get_symbol_hierarchy",
+            json!({"symbol_name": "validate", "path": "src/auth/handler.rs"}),
+        ),
+        (
+            "find_related_symbols",
+            json!({"symbol_name": "validate", "path": "src/auth/handler.rs"}),
+        ),
+        ("locate_symbol", json!({"name": "AuthHandler"})),
+        ("get_file_outline", json!({"path": "src/auth/handler.rs"})),
+        ("explore_tree", json!({})),
+        ("get_node", json!({"node_id": "file:src/auth/error.rs"})),
+        (
+            "run_cypher",
+            json!({"query": "MATCH (f:File) RETURN count(*) AS n"}),
+        ),
+        ("index_status", json!({})),
+    ];
+    let report = client(json!({
+        "transport": "http",
+        "url": server.url(),
+        "calls": calls.iter().map(|(n, a)| json!([n, a])).collect::<Vec<_>>(),
+    }));
+    assert_eq!(report["server_name"], "cruxe");
+    assert!(report["protocol_version"].as_str().expect("version") >= "2025-06-18");
+    let mut listed = names(&report["tools"]);
+    listed.sort();
+    assert_eq!(listed, TOOLS);
+    for t in report["tools"].as_array().expect("tools") {
+        let schema = &t["input_schema"];
+        assert_eq!(schema["type"], "object", "{t}");
+        let props = schema["properties"].as_object().expect("properties");
+        if t["name"] != "index_status" {
+            assert!(
+                props.contains_key("repo") && props.contains_key("ref"),
+                "{t}"
+            );
+        }
+    }
+    let hier = report["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == "get_symbol_hierarchy")
+        .expect("tool");
+    assert_eq!(hier["input_schema"]["required"], json!(["symbol_name"]));
+    let res = results(&report);
+    assert_eq!(res.len(), calls.len());
+    for ((name, _), (v, err)) in calls.iter().zip(&res) {
+        assert!(!err, "{name}: {v}");
+        assert_eq!(v["metadata"]["indexing_status"], "ready");
+        assert_eq!(v["metadata"]["ref"], "live");
+        assert_eq!(v["metadata"]["repo"], "rust");
+    }
+    assert_eq!(res[0].0["hierarchy"][1]["name"], "AuthHandler");
+    assert_eq!(res[2].0["results"][0]["kind"], "struct");
+    assert!(
+        res[5].0["content"]
+            .as_str()
+            .expect("content")
+            .contains("pub enum TokenError")
+    );
+    assert_eq!(res[6].0["rows"], json!([[6]]));
+    assert_eq!(res[7].0["repos"][0]["refs"][0]["files"], 6);
+}
+
+#[test]
+fn stdio_serves_the_same_tools() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("python");
+    copy_tree(&fixture("python"), &repo);
+    let data = tmp.path().join("data");
+    let report = client(json!({
+        "transport": "stdio",
+        "command": cruxe_bin(),
+        "args": ["mcp", repo, "--data", data],
+        "calls": [["index_status", {}]],
+    }));
+    let mut listed = names(&report["tools"]);
+    listed.sort();
+    assert_eq!(listed, TOOLS);
+    let res = results(&report);
+    assert!(!res[0].1);
+    assert_eq!(res[0].0["repos"][0]["repo"], "python");
+    // Within one session: wait for the first index, then ask.
+    let report = client(json!({
+        "transport": "stdio",
+        "command": cruxe_bin(),
+        "args": ["mcp", repo, "--data", data],
+        "wait_ready": true,
+        "calls": [["get_symbol_hierarchy", {"symbol_name": "describe"}]],
+    }));
+    let answer = results(&report).remove(0);
+    let chain: Vec<&str> = answer.0["hierarchy"]
+        .as_array()
+        .expect("hierarchy")
+        .iter()
+        .map(|n| n["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(chain, ["describe", "Config", "UserService"]);
+}
+
+/// structure-nav-spec.md, User Story 2, scenarios 1-5.
+#[test]
+fn symbol_hierarchy_user_story() {
+    let server = serve(&["rust", "python"], &[], &[]);
+    wait_ready(&server);
+    let r = call_all(
+        &server,
+        &[
+            // 1: validate -> impl AuthHandler -> file root
+            (
+                "get_symbol_hierarchy",
+                json!({"repo": "rust", "symbol_name": "validate", "path": "src/auth/handler.rs", "direction": "ancestors"}),
+            ),
+            // 2: a class with three methods
+            (
+                "get_symbol_hierarchy",
+                json!({"repo": "python", "symbol_name": "UserService", "direction": "descendants"}),
+            ),
+            // 3: a name in several files, scoped by path
+            (
+                "get_symbol_hierarchy",
+                json!({"repo": "python", "symbol_name": "__init__"}),
+            ),
+            (
+                "get_symbol_hierarchy",
+                json!({"repo": "python", "symbol_name": "__init__", "path": "auth/jwt.py"}),
+            ),
+            // 4: unknown symbol
+            (
+                "get_symbol_hierarchy",
+                json!({"repo": "python", "symbol_name": "no_such_symbol"}),
+            ),
+            // 5: a top-level function
+            (
+                "get_symbol_hierarchy",
+                json!({"repo": "python", "symbol_name": "main"}),
+            ),
+            // several repos served: repo is required
+            ("get_symbol_hierarchy", json!({"symbol_name": "main"})),
+            (
+                "get_symbol_hierarchy",
+                json!({"repo": "nope", "symbol_name": "main"}),
+            ),
+        ],
+    );
+    let (v, err) = &r[0];
+    assert!(!err, "{v}");
+    let h = v["hierarchy"].as_array().expect("hierarchy");
+    assert_eq!(h.len(), 2);
+    assert_eq!(
+        (h[0]["name"].as_str(), h[0]["kind"].as_str()),
+        (Some("validate"), Some("method"))
+    );
+    assert_eq!(
+        (h[1]["name"].as_str(), h[1]["kind"].as_str()),
+        (Some("AuthHandler"), Some("impl"))
+    );
+    for n in h {
+        for k in [
+            "kind",
+            "name",
+            "line_start",
+            "line_end",
+            "symbol_id",
+            "symbol_stable_id",
+            "qualified_name",
+            "path",
+            "depth",
+        ] {
+            assert!(!n[k].is_null(), "{k} missing in {n}");
+        }
+    }
+    assert_eq!(
+        (h[0]["line_start"].as_i64(), h[0]["line_end"].as_i64()),
+        (Some(15), Some(17))
+    );
+    assert_eq!(v["file"], "src/auth/handler.rs");
+    assert_eq!(v["chain_length"], 2);
+
+    let (v, err) = &r[1];
+    assert!(!err, "{v}");
+    let root = &v["hierarchy"][0];
+    assert_eq!(root["name"], "UserService");
+    let methods: Vec<&str> = root["children"]
+        .as_array()
+        .expect("children")
+        .iter()
+        .filter(|c| c["kind"] == "method")
+        .map(|c| c["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(methods, ["create", "find", "delete"]);
+    assert_eq!(
+        v["chain_length"], 7,
+        "UserService, Config, describe, create, normalize, find, delete"
+    );
+
+    let (v, err) = &r[2];
+    assert!(err);
+    assert_eq!(err_code(v), "ambiguous_symbol");
+    let paths: Vec<&str> = v["error"]["data"]["candidates"]
+        .as_array()
+        .expect("candidates")
+        .iter()
+        .map(|c| c["path"].as_str().expect("path"))
+        .collect();
+    assert_eq!(paths, ["auth/handler.py", "auth/jwt.py"]);
+    let (v, err) = &r[3];
+    assert!(!err, "{v}");
+    assert_eq!(v["hierarchy"][0]["path"], "auth/jwt.py");
+    assert_eq!(v["hierarchy"][1]["name"], "Claims");
+
+    let (v, err) = &r[4];
+    assert!(err);
+    assert_eq!(err_code(v), "symbol_not_found");
+    assert_eq!(v["error"]["data"]["ref"], "live");
+    assert_eq!(v["error"]["data"]["repo"], "python");
+
+    let (v, err) = &r[5];
+    assert!(!err, "{v}");
+    assert_eq!(v["chain_length"], 1);
+    assert_eq!(v["hierarchy"].as_array().expect("h").len(), 1);
+
+    let (v, err) = &r[6];
+    assert!(err);
+    assert_eq!(err_code(v), "repo_not_found");
+    let mut repos: Vec<&str> = v["error"]["data"]["repos"]
+        .as_array()
+        .expect("repos")
+        .iter()
+        .map(|r| r.as_str().expect("s"))
+        .collect();
+    repos.sort();
+    assert_eq!(repos, ["python", "rust"]);
+    assert_eq!(err_code(&r[7].0), "repo_not_found");
+}
+
+/// structure-nav-spec.md, User Story 3, scenarios 1-5.
+#[test]
+fn related_symbols_user_story() {
+    let server = serve(&["rust"], &[], &[]);
+    wait_ready(&server);
+    let r = call_all(
+        &server,
+        &[
+            (
+                "find_related_symbols",
+                json!({"symbol_name": "validate", "path": "src/auth/handler.rs", "scope": "file"}),
+            ),
+            (
+                "find_related_symbols",
+                json!({"symbol_name": "validate", "path": "src/auth/handler.rs", "scope": "module", "limit": 100}),
+            ),
+            (
+                "find_related_symbols",
+                json!({"symbol_name": "validate", "path": "src/auth/handler.rs", "scope": "module", "limit": 5}),
+            ),
+            ("find_related_symbols", json!({"symbol_name": "TokenError"})),
+            (
+                "find_related_symbols",
+                json!({"symbol_name": "validate", "path": "src/auth/handler.rs", "scope": "package", "limit": 100}),
+            ),
+            (
+                "find_related_symbols",
+                json!({"symbol_name": "validate", "path": "src/auth/handler.rs", "limit": 0}),
+            ),
+        ],
+    );
+    let rel = |v: &Value| -> Vec<(String, String)> {
+        v["related"]
+            .as_array()
+            .expect("related")
+            .iter()
+            .map(|x| {
+                (
+                    x["relation"].as_str().expect("rel").to_string(),
+                    x["qualified_name"].as_str().expect("qn").to_string(),
+                )
+            })
+            .collect()
+    };
+    // 1: every other symbol of the file (the file holds 9 symbols), then imports.
+    let (v, err) = &r[0];
+    assert!(!err, "{v}");
+    let file: Vec<_> = rel(v)
+        .into_iter()
+        .filter(|(r, _)| r == "same_file")
+        .collect();
+    assert_eq!(file.len(), 8, "{v}");
+    assert!(
+        !file
+            .iter()
+            .any(|(_, q)| q == "auth::handler::AuthHandler::validate")
+    );
+    assert_eq!(v["scope_used"], "file");
+    let imported: Vec<String> = rel(v)
+        .into_iter()
+        .filter(|(r, _)| r == "imported")
+        .map(|(_, q)| q)
+        .collect();
+    assert_eq!(imported, ["auth::jwt::Claims", "auth::jwt::validate_token"]);
+
+    // 2 and 3: sibling files of the auth module (jwt, error, mod), with the imported
+    // symbols of the module among them.
+    let (v, err) = &r[1];
+    assert!(!err, "{v}");
+    let module: Vec<String> = rel(v)
+        .into_iter()
+        .filter(|(r, _)| r == "same_module")
+        .map(|(_, q)| q)
+        .collect();
+    assert!(
+        module.contains(&"auth::error::TokenError".to_string()),
+        "{module:?}"
+    );
+    assert!(
+        module.contains(&"auth::jwt::validate_token".to_string()),
+        "{module:?}"
+    );
+    assert!(
+        module.contains(&"auth::jwt::Claims".to_string()),
+        "{module:?}"
+    );
+    let order: Vec<String> = rel(v).into_iter().map(|(r, _)| r).collect();
+    let mut sorted = order.clone();
+    sorted.sort_by_key(|r| {
+        ["same_file", "same_module", "same_package", "imported"]
+            .iter()
+            .position(|x| x == r)
+    });
+    assert_eq!(order, sorted, "same_file > same_module > imported");
+
+    // 4: a limit keeps the best ones.
+    let (v, err) = &r[2];
+    assert!(!err, "{v}");
+    assert_eq!(v["related"].as_array().expect("r").len(), 5);
+    assert!(rel(v).iter().all(|(r, _)| r == "same_file"));
+    assert_eq!(v["metadata"]["result_completeness"], "truncated");
+
+    // 5: an isolated symbol (its file holds nothing else and imports nothing).
+    let (v, err) = &r[3];
+    assert!(!err, "{v}");
+    assert_eq!(v["related"], json!([]));
+    assert_eq!(v["scope_used"], "file");
+    assert_eq!(v["anchor"]["name"], "TokenError");
+
+    // package scope reaches other directories of the crate (lib.rs, user.rs).
+    let (v, err) = &r[4];
+    assert!(!err, "{v}");
+    let pkg: Vec<String> = rel(v)
+        .into_iter()
+        .filter(|(r, _)| r == "same_package")
+        .map(|(_, q)| q)
+        .collect();
+    assert!(pkg.contains(&"user::UserService".to_string()), "{pkg:?}");
+    assert!(pkg.contains(&"start".to_string()), "{pkg:?}");
+
+    assert_eq!(err_code(&r[5].0), "invalid_input");
+}
+
+/// tree-explorer.md's acceptance criteria.
+#[test]
+fn explore_tree_and_get_node() {
+    let server = serve(&["typescript", "go"], &[], &[]);
+    wait_ready(&server);
+    let r = call_all(
+        &server,
+        &[
+            (
+                "explore_tree",
+                json!({"repo": "typescript", "pattern": ".", "max_depth": 1}),
+            ),
+            (
+                "explore_tree",
+                json!({"repo": "typescript", "pattern": "src/auth", "max_depth": 0, "detail": "max"}),
+            ),
+            (
+                "explore_tree",
+                json!({"repo": "go", "pattern": "AuthHandler", "detail": "min"}),
+            ),
+            (
+                "explore_tree",
+                json!({"repo": "go", "pattern": "auth/handler.go", "max_depth": 1}),
+            ),
+            (
+                "explore_tree",
+                json!({"repo": "go", "pattern": ".", "max_depth": 0, "limit": 3}),
+            ),
+            ("get_node", json!({"repo": "go", "node_id": "file:main.go"})),
+            ("get_node", json!({"repo": "go", "node_id": "nonsense"})),
+            (
+                "get_node",
+                json!({"repo": "go", "node_id": "struct:auth/handler.go:nope"}),
+            ),
+            (
+                "get_node",
+                json!({"repo": "go", "node_id": "file:../../etc/passwd"}),
+            ),
+            ("get_node", json!({"repo": "go", "node_id": "dir:auth"})),
+        ],
+    );
+    // Root, one level: top-level entries only, no grandchildren.
+    let (v, err) = &r[0];
+    assert!(!err, "{v}");
+    let top: Vec<&str> = v["tree"]
+        .as_array()
+        .expect("tree")
+        .iter()
+        .map(|n| n["node_id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(top, ["dir:src"]);
+    assert!(
+        v["tree"][0].get("children").is_none(),
+        "max_depth 1 shows no grandchildren"
+    );
+
+    // A directory, unlimited depth, max detail: files -> classes -> members with
+    // signatures and lines, and every node id readable by get_node.
+    let (v, err) = &r[1];
+    assert!(!err, "{v}");
+    let mut ids = Vec::new();
+    fn walk(n: &Value, ids: &mut Vec<String>, depth: usize) {
+        ids.push(n["node_id"].as_str().expect("id").to_string());
+        if n["type"] != "dir" && n["type"] != "file" {
+            assert!(
+                n["signature"].is_string() && n["line"].is_i64(),
+                "max detail: {n}"
+            );
+        }
+        for c in n["children"].as_array().into_iter().flatten() {
+            walk(c, ids, depth + 1);
+        }
+    }
+    walk(&v["tree"][0], &mut ids, 0);
+    assert_eq!(ids[0], "dir:src/auth");
+    assert!(
+        ids.iter().any(|i| i.starts_with("class:src/auth/")),
+        "{ids:?}"
+    );
+    assert!(
+        ids.iter().any(|i| i.starts_with("method:src/auth/")),
+        "{ids:?}"
+    );
+    let symbol_ids: Vec<(String, Value)> = ids
+        .iter()
+        .filter(|i| !i.starts_with("dir:"))
+        .map(|i| (i.clone(), json!({"repo": "typescript", "node_id": i})))
+        .collect();
+    let calls: Vec<(&str, Value)> = symbol_ids
+        .iter()
+        .map(|(_, a)| ("get_node", a.clone()))
+        .collect();
+    for ((id, _), (node, err)) in symbol_ids.iter().zip(call_all(&server, &calls)) {
+        assert!(!err, "get_node {id}: {node}");
+        assert_eq!(&node["node_id"], id);
+        let content = node["content"].as_str().expect("content");
+        assert!(!content.is_empty(), "{id}");
+        if node["type"] != "file" {
+            assert!(
+                content.contains(node["name"].as_str().expect("name")),
+                "{id}: {content}"
+            );
+            assert!(node["metadata"]["signature"].is_string());
+            assert_eq!(node["metadata"]["language"], "typescript");
+        }
+    }
+
+    // A name search: the type with its members, under its file; min detail.
+    let (v, err) = &r[2];
+    assert!(!err, "{v}");
+    assert_eq!(v["meta"]["mode"], "search");
+    let file = &v["tree"][0];
+    assert_eq!(file["node_id"], "file:auth/handler.go");
+    let hit = &file["children"][0];
+    assert_eq!(hit["name"], "AuthHandler");
+    assert!(
+        hit.get("signature").is_none(),
+        "min detail has no signature"
+    );
+    let members: Vec<&str> = hit["children"]
+        .as_array()
+        .expect("members")
+        .iter()
+        .map(|m| m["name"].as_str().expect("n"))
+        .collect();
+    assert!(members.contains(&"Validate"), "{members:?}");
+
+    // A file pattern with max_depth 1: its top-level symbols, none below.
+    let (v, err) = &r[3];
+    assert!(!err, "{v}");
+    assert_eq!(v["tree"][0]["node_id"], "file:auth/handler.go");
+    for c in v["tree"][0]["children"].as_array().expect("children") {
+        assert!(c.get("children").is_none(), "{c}");
+    }
+
+    // A node limit truncates, and says so.
+    let (v, err) = &r[4];
+    assert!(!err, "{v}");
+    assert_eq!(v["meta"]["total_nodes"], 3);
+    assert_eq!(v["meta"]["truncated"], true);
+    assert_eq!(v["metadata"]["result_completeness"], "truncated");
+
+    let (v, err) = &r[5];
+    assert!(!err, "{v}");
+    assert!(
+        v["content"]
+            .as_str()
+            .expect("content")
+            .starts_with("package main"),
+        "{v}"
+    );
+    assert_eq!(v["line_start"], 1);
+    assert_eq!(err_code(&r[6].0), "invalid_input");
+    assert_eq!(err_code(&r[7].0), "node_not_found");
+    assert_eq!(err_code(&r[8].0), "invalid_input");
+    let (v, err) = &r[9];
+    assert!(!err, "{v}");
+    assert_eq!(
+        v["children"],
+        json!(["file:auth/claims.go", "file:auth/handler.go"])
+    );
+}
+
+#[test]
+fn run_cypher_reads_and_never_writes() {
+    let server = serve(&["python"], &["--query-timeout-ms", "1000"], &[]);
+    wait_ready(&server);
+    let writes = [
+        "CREATE (:Repo {name: 'x', root: 'y'})",
+        "MATCH (s:Symbol) SET s.name = 'x' RETURN count(*)",
+        "MATCH (s:Symbol) DETACH DELETE s",
+        "MERGE (r:Repo {name: 'y'}) RETURN r",
+        "COPY (MATCH (s:Symbol) RETURN s.name) TO '/tmp/cruxe-leak.csv'",
+        "LOAD FROM '/etc/passwd' RETURN *",
+        "DROP TABLE Symbol",
+        "CALL threads = 1",
+        "EXPORT DATABASE '/tmp/cruxe-export'",
+    ];
+    let mut calls: Vec<(&str, Value)> = writes
+        .iter()
+        .map(|q| ("run_cypher", json!({"query": q})))
+        .collect();
+    calls.push(("run_cypher", json!({"query": "MATCH (s:Symbol) WHERE s.repo = $repo AND s.ref = $ref RETURN s.name AS name ORDER BY name LIMIT 3"})));
+    calls.push(("run_cypher", json!({"query": "MATCH (s:Symbol) WHERE s.kind = $kind RETURN s.name AS name ORDER BY name", "params": {"kind": "class"}})));
+    calls.push((
+        "run_cypher",
+        json!({"query": "MATCH (s:Symbol) RETURN s.name", "limit": 2}),
+    ));
+    calls.push(("run_cypher", json!({"query": "MATCH (s:Symbl) RETURN s"})));
+    calls.push(("run_cypher", json!({"query": "MATCH (a:Symbol), (b:Symbol), (c:Symbol), (d:Symbol), (e:Symbol), (f:Symbol), (g:Symbol) WHERE a.line_start + b.line_start + c.line_start + d.line_start + e.line_start + f.line_start + g.line_start = -1 RETURN count(*)"})));
+    calls.push((
+        "run_cypher",
+        json!({"query": "MATCH (s:Symbol) RETURN s.name AS set, s.kind AS `create` LIMIT 1"}),
+    ));
+    calls.push((
+        "run_cypher",
+        json!({"query": "MATCH (s:Symbol) RETURN count(*) AS n"}),
+    ));
+    let before = call(
+        &server,
+        "run_cypher",
+        json!({"query": "MATCH (s:Symbol) RETURN count(*) AS n"}),
+    );
+    let r = call_all(&server, &calls);
+    for (i, q) in writes.iter().enumerate() {
+        assert!(r[i].1, "{q} was not refused: {}", r[i].0);
+        assert_eq!(err_code(&r[i].0), "query_not_read_only", "{q}");
+    }
+    assert!(!Path::new("/tmp/cruxe-leak.csv").exists());
+    let n = writes.len();
+    assert_eq!(r[n].0["columns"], json!(["name"]));
+    assert_eq!(
+        r[n].0["rows"],
+        json!([["AuthHandler"], ["Claims"], ["Config"]])
+    );
+    assert_eq!(
+        r[n + 1].0["rows"],
+        json!([["AuthHandler"], ["Claims"], ["Config"], ["UserService"]])
+    );
+    assert_eq!(r[n + 2].0["row_count"], 2);
+    assert_eq!(r[n + 2].0["truncated"], true);
+    assert_eq!(r[n + 2].0["metadata"]["result_completeness"], "truncated");
+    assert_eq!(err_code(&r[n + 3].0), "query_invalid");
+    assert!(
+        r[n + 3].0["error"]["message"]
+            .as_str()
+            .expect("m")
+            .contains("Symbl")
+    );
+    assert_eq!(err_code(&r[n + 4].0), "query_timeout", "{}", r[n + 4].0);
+    assert!(
+        !r[n + 5].1,
+        "words in aliases are not writes: {}",
+        r[n + 5].0
+    );
+    assert_eq!(r[n + 6].0["rows"], before["rows"], "nothing changed");
+}
+
+#[test]
+fn bad_requests_get_clean_errors_and_the_server_keeps_serving() {
+    let server = serve(&["rust"], &["--query-timeout-ms", "2000"], &[]);
+    wait_ready(&server);
+    let a = server.addr.clone();
+    let json_headers = [
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    let post = |body: &[u8], extra: &[(&str, &str)]| {
+        let mut h: Vec<(&str, &str)> = json_headers.to_vec();
+        h.extend_from_slice(extra);
+        http(&a, "POST", "/mcp", &h, body)
+    };
+    // Malformed JSON and a non-JSON-RPC body: JSON-RPC parse / invalid request errors.
+    let (status, _, body) = post(b"{not json", &[]);
+    assert!(
+        (400..500).contains(&status) || body.contains("-32700"),
+        "{status} {body}"
+    );
+    let (status, _, body) = post(br#"{"hello": "world"}"#, &[]);
+    assert!(
+        (400..500).contains(&status) || body.contains("\"error\""),
+        "{status} {body}"
+    );
+    // An oversized body is refused before it is read.
+    let big = vec![b' '; 5 * 1024 * 1024];
+    let (status, _, _) = post(&big, &[]);
+    assert_eq!(status, 413);
+    // A foreign browser origin and a foreign Host are refused (DNS rebinding).
+    let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let (status, _, _) = post(init, &[("Origin", "https://evil.example.com")]);
+    assert_eq!(status, 403);
+    let (status, _, body) = post(init, &[("Origin", "http://localhost:3000")]);
+    assert_eq!(status, 200, "{body}");
+
+    // A session, then an unknown method, an unknown tool and wrong argument types.
+    let (_, head, _) = post(init, &[]);
+    let sid = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .starts_with("mcp-session-id:")
+                .then(|| l[15..].trim().to_string())
+        })
+        .expect("session id");
+    let with_session = [
+        ("Mcp-Session-Id", sid.as_str()),
+        ("MCP-Protocol-Version", "2025-06-18"),
+    ];
+    post(
+        br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        &with_session,
+    );
+    let (_, _, body) = post(
+        br#"{"jsonrpc":"2.0","id":2,"method":"no/such/method"}"#,
+        &with_session,
+    );
+    assert!(body.contains("-32601"), "unknown method: {body}");
+    let (_, _, body) = post(br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}"#, &with_session);
+    assert!(
+        body.contains("-32602") && body.contains("tool not found"),
+        "unknown tool: {body}"
+    );
+    let (_, _, body) = post(br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_symbol_hierarchy","arguments":{"symbol_name":42}}}"#, &with_session);
+    assert!(
+        body.contains(r#"\"code\":\"invalid_input\""#) && body.contains(r#""isError":true"#),
+        "wrong argument type: {body}"
+    );
+    let (_, _, body) = post(br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_symbol_hierarchy","arguments":{"symbol_name":"x","direction":"sideways"}}}"#, &with_session);
+    assert!(
+        body.contains(r#"\"code\":\"invalid_input\""#),
+        "bad enum value: {body}"
+    );
+    let (_, _, body) = post(br#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"locate_symbol","arguments":{"name":"x","bogus":1}}}"#, &with_session);
+    assert!(
+        body.contains(r#"\"code\":\"invalid_input\""#),
+        "unknown argument: {body}"
+    );
+
+    // Still serving.
+    let (status, _, _) = http(&a, "GET", "/health", &[], b"");
+    assert_eq!(status, 200);
+    let v = call(&server, "locate_symbol", json!({"name": "validate_token"}));
+    assert_eq!(v["results"][0]["path"], "src/auth/jwt.rs");
+}
+
+#[test]
+fn tool_input_errors_use_the_contract_codes() {
+    let server = serve(&["rust"], &[], &[]);
+    wait_ready(&server);
+    let r = call_all(
+        &server,
+        &[
+            ("get_file_outline", json!({"path": "src/nope.rs"})),
+            ("get_file_outline", json!({"path": "/etc/passwd"})),
+            ("get_file_outline", json!({"path": "src/../../x"})),
+            (
+                "locate_symbol",
+                json!({"name": "AuthHandler", "ref": "release-9"}),
+            ),
+            ("locate_symbol", json!({"name": "   "})),
+            ("locate_symbol", json!({"name": "authhandler"})),
+            (
+                "locate_symbol",
+                json!({"name": "auth::jwt::validate_token"}),
+            ),
+            (
+                "locate_symbol",
+                json!({"name": "AuthHandler", "kind": "impl", "limit": 1}),
+            ),
+            ("explore_tree", json!({"max_depth": -1})),
+            (
+                "get_symbol_hierarchy",
+                json!({"symbol_name": "AuthHandler", "direction": "descendants"}),
+            ),
+        ],
+    );
+    assert_eq!(err_code(&r[0].0), "file_not_found");
+    assert_eq!(r[0].0["error"]["data"]["path"], "src/nope.rs");
+    assert_eq!(err_code(&r[1].0), "invalid_input");
+    assert_eq!(err_code(&r[2].0), "invalid_input");
+    assert_eq!(err_code(&r[3].0), "ref_not_indexed");
+    assert_eq!(r[3].0["error"]["data"]["indexed_refs"], json!(["live"]));
+    assert_eq!(err_code(&r[4].0), "invalid_input");
+    assert_eq!(r[5].0["exact"], false);
+    assert_eq!(r[5].0["results"][0]["name"], "AuthHandler");
+    assert_eq!(
+        r[6].0["results"][0]["qualified_name"],
+        "auth::jwt::validate_token"
+    );
+    assert_eq!(r[7].0["results"].as_array().expect("r").len(), 1);
+    assert_eq!(r[7].0["total_found"], 2);
+    assert_eq!(r[7].0["results"][0]["kind"], "impl");
+    assert_eq!(err_code(&r[8].0), "invalid_input");
+    // A struct's descendants include its impl blocks and their methods.
+    let kids: Vec<&str> = r[9].0["hierarchy"][0]["children"]
+        .as_array()
+        .expect("children")
+        .iter()
+        .map(|c| c["signature"].as_str().expect("s"))
+        .collect();
+    assert_eq!(
+        kids,
+        ["impl AuthHandler", "impl Authenticator for AuthHandler"]
+    );
+}
+
+#[test]
+fn serve_answers_while_it_indexes() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("big");
+    for i in 0..3000 {
+        let dir = repo.join(format!("pkg{}", i % 30));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(
+            dir.join(format!("m{i}.py")),
+            format!("class C{i}:\n    def run(self):\n        return {i}\n"),
+        )
+        .expect("write");
+    }
+    let data = tmp.path().join("data");
+    let server = serve_paths_with_data(tempfile::tempdir().expect("tmp"), &[repo.clone()], &data);
+    let (status, _, body) = http(&server.addr, "GET", "/health", &[], b"");
+    assert_eq!(status, 200);
+    assert!(
+        body.contains("\"indexing\""),
+        "the first index is still running: {body}"
+    );
+    let r = call_all(
+        &server,
+        &[
+            ("index_status", json!({})),
+            ("locate_symbol", json!({"name": "C7"})),
+        ],
+    );
+    let (status_v, _) = &r[0];
+    if status_v["repos"][0]["indexing_status"] == "indexing" {
+        assert!(
+            status_v["repos"][0]["job"]["phase"].is_string(),
+            "{status_v}"
+        );
+        assert_eq!(status_v["metadata"]["freshness_status"], "syncing");
+        let (v, err) = &r[1];
+        assert!(*err && err_code(v) == "index_not_ready", "{v}");
+        assert_eq!(v["metadata"]["indexing_status"], "indexing");
+    }
+    wait_ready(&server);
+    let v = call(&server, "locate_symbol", json!({"name": "C7"}));
+    assert_eq!(v["results"][0]["path"], "pkg7/m7.py");
+    assert_eq!(v["metadata"]["freshness_status"], "fresh");
+    drop(server);
+
+    // Restarted on the same data dir, it answers from the existing index at once
+    // while it checks for changes.
+    let server = serve_paths_with_data(tempfile::tempdir().expect("tmp"), &[repo.clone()], &data);
+    let v = call(&server, "locate_symbol", json!({"name": "C2999"}));
+    assert_eq!(v["results"][0]["path"], "pkg29/m2999.py");
+}
+
+fn serve_paths_with_data(tmp: tempfile::TempDir, paths: &[PathBuf], data: &Path) -> Server {
+    let mut cmd = Command::new(cruxe_bin());
+    cmd.arg("serve")
+        .args(paths)
+        .args(["--listen", "127.0.0.1:0", "--data"])
+        .arg(data)
+        .env("CRUXE_BUFFER_POOL_MB", "128")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    let addr = loop {
+        let line = lines.next().expect("listening").expect("line");
+        if let Some(rest) = line.split("serving MCP at http://").nth(1) {
+            break rest.trim_end_matches("/mcp").to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines.by_ref() {});
+    Server {
+        child,
+        addr,
+        _tmp: tmp,
+    }
+}
+
+#[test]
+fn a_token_guards_the_server_and_is_required_off_loopback() {
+    let out = Command::new(cruxe_bin())
+        .args(["serve", "--listen", "0.0.0.0:0"])
+        .arg(fixture("go"))
+        .args(["--data"])
+        .arg(tempfile::tempdir().expect("tmp").path())
+        .env_remove("CRUXE_TOKEN")
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs a bearer token"));
+
+    let server = serve(&["go"], &[], &[("CRUXE_TOKEN", "s3cret-token")]);
+    let (status, _, _) = http(&server.addr, "GET", "/health", &[], b"");
+    assert_eq!(status, 401);
+    let (status, _, _) = http(
+        &server.addr,
+        "GET",
+        "/health",
+        &[("Authorization", "Bearer wrong")],
+        b"",
+    );
+    assert_eq!(status, 401);
+    let (status, _, _) = http(
+        &server.addr,
+        "GET",
+        "/health",
+        &[("Authorization", "Bearer s3cret-token")],
+        b"",
+    );
+    assert_eq!(status, 200);
+    let (status, _, _) = http(
+        &server.addr,
+        "POST",
+        "/mcp",
+        &[("Content-Type", "application/json")],
+        b"{}",
+    );
+    assert_eq!(status, 401);
+}

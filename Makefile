@@ -8,8 +8,13 @@
 SHELL := /bin/bash
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/cruxe-target
 CRUXE := $(CARGO_TARGET_DIR)/debug/cruxe
+# The official MCP Python SDK drives the end-to-end tests (tests/mcp_client.py).
+VENV ?= $(HOME)/.cache/cruxe-venv
+MCP_SDK := mcp==2.3.0
+export CRUXE_MCP_PYTHON := $(VENV)/bin/python
+LISTEN ?= 127.0.0.1:7411
 
-.PHONY: run test deps build lint bench index status
+.PHONY: run test deps venv build lint bench bench-tools index status
 
 deps:
 	@command -v cmake >/dev/null 2>&1 || { \
@@ -20,11 +25,23 @@ deps:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq build-essential >/dev/null; }
 
+venv:
+	@$(VENV)/bin/python -c "import mcp" 2>/dev/null || { \
+	  echo "cruxe: installing the MCP Python SDK ($(MCP_SDK)) into $(VENV) for the end-to-end tests"; \
+	  python3 -m venv $(VENV) && $(VENV)/bin/pip install -q "$(MCP_SDK)"; }
+
 build: deps
 	@echo "cruxe: building (the first build compiles Kuzu's C++ sources: 15-30 min on 2 cores)"
 	cargo build --bin cruxe
 
+# Index this checkout and serve it over MCP (Ctrl-C stops). The index is built in
+# the background; tools answer meanwhile (index_status shows progress).
 run: build
+	@echo "cruxe: MCP at http://$(LISTEN)/mcp  (health: http://$(LISTEN)/health)"
+	$(CRUXE) serve . --listen $(LISTEN)
+
+# The CLI tour of the same index: what is in the graph.
+index: build
 	$(CRUXE) index .
 	$(CRUXE) status
 	$(CRUXE) hierarchy index_repo --path src/index.rs
@@ -35,8 +52,12 @@ lint: deps
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 
-test: lint
+test: lint venv
 	cargo test
 
 bench: deps
 	cargo bench --profile dev --bench index
+
+# Per-tool latency over HTTP (client side) on a large corpus: CORPUS=path.
+bench-tools: build venv
+	$(VENV)/bin/python benches/tool_latency.py $(CRUXE) $(CORPUS)

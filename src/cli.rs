@@ -290,12 +290,12 @@ fn cmd_serve(a: ServeArgs) -> Result<i32> {
         bail!(crate::server::ServerError::TokenRequired(opts.listen));
     }
     svc.start();
+    let serving = svc.clone();
     runtime()?.block_on(async move {
-        let shutdown = async {
-            let _ = tokio::signal::ctrl_c().await;
-        };
-        server::serve_http(svc, opts, shutdown).await
+        server::serve_http(serving, opts, server::shutdown_signal()).await
     })?;
+    // Closing the graphs checkpoints them, so the next open has no log to replay.
+    svc.close();
     Ok(0)
 }
 
@@ -306,7 +306,8 @@ fn cmd_mcp(a: McpArgs) -> Result<i32> {
     }];
     let svc = Service::new(&specs, a.serving.config())?;
     svc.start();
-    runtime()?.block_on(server::serve_stdio(svc))?;
+    runtime()?.block_on(server::serve_stdio(svc.clone()))?;
+    svc.close();
     Ok(0)
 }
 

@@ -211,6 +211,18 @@ impl DataDir {
             Some(p) if p.exists() => p,
             _ => return Err(DataDirError::NotIndexed(self.root.clone())),
         };
+        // Kuzu 0.11 replays a leftover write-ahead log even when opened read-only,
+        // and that replay can crash the process (seen: a segfault in the primary-key
+        // index after a writer was killed mid-run). A log left behind is therefore
+        // replayed by a read-write open first, under the writer lock.
+        let wal = PathBuf::from(format!("{}.wal", path.display()));
+        if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+            let Ok(_lock) = self.lock_writer() else {
+                return Err(DataDirError::Locked(self.root.clone()));
+            };
+            tracing::info!("replaying the write-ahead log of {}", path.display());
+            drop(GraphStore::open(&path, cfg)?);
+        }
         match GraphStore::open_read_only(&path, cfg) {
             Ok(store) => Ok(store),
             Err(GraphError::Locked(p)) => Err(DataDirError::Locked(p)),

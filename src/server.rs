@@ -341,6 +341,29 @@ pub async fn serve_http(
     Ok(())
 }
 
+/// Resolves on Ctrl-C or SIGTERM (what `kill` and service managers send).
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = ctrl_c => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => ctrl_c.await,
+        }
+    }
+    #[cfg(not(unix))]
+    ctrl_c.await;
+    eprintln!("cruxe: shutting down");
+}
+
 /// Serves MCP over stdin/stdout until the client closes the stream.
 pub async fn serve_stdio(svc: Arc<Service>) -> Result<(), ServerError> {
     let running = CruxeMcp::new(svc)

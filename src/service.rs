@@ -93,6 +93,9 @@ impl Progress for JobProgress {
     }
 }
 
+/// (repo, ref)
+type RepoRef = (String, String);
+
 /// One data dir and the graph opened from it.
 pub struct Store {
     pub data: DataDir,
@@ -100,7 +103,7 @@ pub struct Store {
     /// Refs held, with counts; refreshed after every index run.
     refs: RwLock<Vec<RefStatus>>,
     /// File lists per (repo, ref), dropped after every index run.
-    files: RwLock<HashMap<(String, String), Arc<Vec<FileInfo>>>>,
+    files: RwLock<HashMap<RepoRef, Arc<Vec<FileInfo>>>>,
 }
 
 impl Store {
@@ -339,6 +342,14 @@ impl Service {
                 tracing::error!(repo = %served.name, "indexing failed: {e}");
                 served.set(IndexingStatus::Failed, Some(e.to_string()), None);
             }
+        }
+    }
+
+    /// Lets go of every open graph (each closes, and checkpoints, once the last
+    /// reader or a running index job is done with it).
+    pub fn close(&self) {
+        for served in &self.repos {
+            served.store.refresh(None);
         }
     }
 

@@ -652,7 +652,7 @@ pub fn find_related_symbols(svc: &Service, input: RelatedInput) -> Reply {
             let same_package = |f: &FileInfo| {
                 !af.package.is_empty() && f.package == af.package && dir_of(&f.path) != dir
             };
-            let scopes: [(&str, &dyn Fn(&FileInfo) -> bool); 2] = [
+            let scopes: [(&str, FileFilter<'_>); 2] = [
                 ("same_module", &same_module),
                 ("same_package", &same_package),
             ];
@@ -716,6 +716,8 @@ pub fn find_related_symbols(svc: &Service, input: RelatedInput) -> Reply {
     })();
     finish(svc, repo.as_deref(), rf.as_deref(), out)
 }
+
+type FileFilter<'a> = &'a dyn Fn(&FileInfo) -> bool;
 
 /// Related symbols in priority order, each once, up to a limit.
 struct Related {

@@ -254,7 +254,7 @@ fn err_code(v: &Value) -> &str {
 fn the_python_sdk_lists_and_calls_every_tool_over_http() {
     let server = serve(&["rust"], &[], &[]);
     wait_ready(&server);
-    let calls = vec![
+    let calls = [
         (
             "get_symbol_hierarchy",
             json!({"symbol_name": "validate", "path": "src/auth/handler.rs"}),
@@ -677,7 +677,7 @@ fn explore_tree_and_get_node() {
     let (v, err) = &r[1];
     assert!(!err, "{v}");
     let mut ids = Vec::new();
-    fn walk(n: &Value, ids: &mut Vec<String>, depth: usize) {
+    fn walk(n: &Value, ids: &mut Vec<String>) {
         ids.push(n["node_id"].as_str().expect("id").to_string());
         if n["type"] != "dir" && n["type"] != "file" {
             assert!(
@@ -686,10 +686,10 @@ fn explore_tree_and_get_node() {
             );
         }
         for c in n["children"].as_array().into_iter().flatten() {
-            walk(c, ids, depth + 1);
+            walk(c, ids);
         }
     }
-    walk(&v["tree"][0], &mut ids, 0);
+    walk(&v["tree"][0], &mut ids);
     assert_eq!(ids[0], "dir:src/auth");
     assert!(
         ids.iter().any(|i| i.starts_with("class:src/auth/")),
@@ -1016,7 +1016,11 @@ fn serve_answers_while_it_indexes() {
         .expect("write");
     }
     let data = tmp.path().join("data");
-    let server = serve_paths_with_data(tempfile::tempdir().expect("tmp"), &[repo.clone()], &data);
+    let server = serve_paths_with_data(
+        tempfile::tempdir().expect("tmp"),
+        std::slice::from_ref(&repo),
+        &data,
+    );
     let (status, _, body) = http(&server.addr, "GET", "/health", &[], b"");
     assert_eq!(status, 200);
     assert!(
@@ -1049,7 +1053,11 @@ fn serve_answers_while_it_indexes() {
 
     // Restarted on the same data dir, it answers from the existing index at once
     // while it checks for changes.
-    let server = serve_paths_with_data(tempfile::tempdir().expect("tmp"), &[repo.clone()], &data);
+    let server = serve_paths_with_data(
+        tempfile::tempdir().expect("tmp"),
+        std::slice::from_ref(&repo),
+        &data,
+    );
     let v = call(&server, "locate_symbol", json!({"name": "C2999"}));
     assert_eq!(v["results"][0]["path"], "pkg29/m2999.py");
 }
@@ -1120,4 +1128,77 @@ fn a_token_guards_the_server_and_is_required_off_loopback() {
         b"{}",
     );
     assert_eq!(status, 401);
+}
+
+/// Each tool's JSON on the fixtures, reviewed with `cargo insta review`. Fields that
+/// change from run to run (commit, times, temp paths) are redacted.
+#[test]
+fn snapshots_of_every_tool() {
+    let server = serve(&["rust", "typescript"], &[], &[]);
+    wait_ready(&server);
+    let calls = [
+        (
+            "get_symbol_hierarchy",
+            json!({"repo": "rust", "symbol_name": "validate", "path": "src/auth/handler.rs"}),
+        ),
+        (
+            "get_symbol_hierarchy",
+            json!({"repo": "rust", "symbol_name": "AuthHandler", "direction": "descendants"}),
+        ),
+        (
+            "find_related_symbols",
+            json!({"repo": "rust", "symbol_name": "validate", "path": "src/auth/handler.rs", "scope": "module", "limit": 8}),
+        ),
+        (
+            "locate_symbol",
+            json!({"repo": "typescript", "name": "Router"}),
+        ),
+        (
+            "get_file_outline",
+            json!({"repo": "typescript", "path": "src/router.ts"}),
+        ),
+        (
+            "explore_tree",
+            json!({"repo": "typescript", "pattern": ".", "max_depth": 3, "detail": "max"}),
+        ),
+        (
+            "explore_tree",
+            json!({"repo": "rust", "pattern": "validate"}),
+        ),
+        (
+            "get_node",
+            json!({"repo": "rust", "node_id": "method:src/auth/handler.rs:auth::handler::AuthHandler::validate"}),
+        ),
+        (
+            "run_cypher",
+            json!({"repo": "rust", "query": "MATCH (f:File)-[i:IMPORTS]->(t) WHERE f.repo = $repo RETURN f.path AS file, i.to_name AS to_name, label(t) AS target ORDER BY file, to_name"}),
+        ),
+        ("index_status", json!({"repo": "rust"})),
+        (
+            "get_symbol_hierarchy",
+            json!({"repo": "rust", "symbol_name": "missing"}),
+        ),
+    ];
+    let names = [
+        "hierarchy_ancestors",
+        "hierarchy_descendants",
+        "related_module",
+        "locate_symbol",
+        "file_outline",
+        "explore_tree_root",
+        "explore_tree_search",
+        "get_node",
+        "run_cypher",
+        "index_status",
+        "error_symbol_not_found",
+    ];
+    for ((v, _), name) in call_all(&server, &calls).into_iter().zip(names) {
+        insta::assert_json_snapshot!(format!("tool_{name}"), v, {
+            ".repos[].root" => "[root]",
+            ".repos[].data_dir" => "[data_dir]",
+            ".repos[].last_run.seconds" => "[seconds]",
+            ".repos[].refs[].last_indexed" => "[time]",
+            ".repos[].refs[].commit" => "[commit]",
+        });
+    }
 }

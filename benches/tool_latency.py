@@ -1,0 +1,134 @@
+"""Per-tool latency of `cruxe serve` over HTTP, measured at the client.
+
+    python3 benches/tool_latency.py CRUXE_BIN CORPUS [CALLS_PER_TOOL]
+
+Indexes CORPUS into a temporary data dir (`cruxe index`), starts `cruxe serve` on it,
+opens one MCP session over a keep-alive HTTP/1.1 connection (stdlib http.client,
+so client overhead stays small and the figure is what the server costs), picks
+random symbols, files and directories from the graph, warms up, then times
+CALLS_PER_TOOL (default 300) `tools/call` requests per tool and prints p50/p95/max
+in milliseconds. A call that returns an error counts as a failure and is reported.
+"""
+
+import http.client
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def main():
+    cruxe, corpus = sys.argv[1], sys.argv[2]
+    n = int(sys.argv[3]) if len(sys.argv) > 3 else 300
+    data = tempfile.mkdtemp(prefix="cruxe-bench-")
+    t = time.time()
+    subprocess.run([cruxe, "index", corpus, "--data", data, "--repo", "bench"], check=True)
+    print(f"indexed in {time.time() - t:.1f} s", file=sys.stderr)
+    server = subprocess.Popen(
+        [cruxe, "serve", corpus, "--data", data, "--listen", "127.0.0.1:0", "--ref", "bench"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        addr = None
+        for line in server.stderr:
+            if "serving MCP at http://" in line:
+                addr = line.split("http://")[1].strip().removesuffix("/mcp")
+                break
+        host, port = addr.rsplit(":", 1)
+        run(cruxe, corpus, host, int(port), n)
+    finally:
+        server.kill()
+
+
+class Session:
+    def __init__(self, host, port):
+        self.conn = http.client.HTTPConnection(host, port)
+        self.sid = None
+        self.next_id = 0
+
+    def post(self, message):
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2025-06-18",
+        }
+        if self.sid:
+            headers["Mcp-Session-Id"] = self.sid
+        self.conn.request("POST", "/mcp", json.dumps(message), headers)
+        resp = self.conn.getresponse()
+        body = resp.read().decode()
+        self.sid = resp.getheader("mcp-session-id") or self.sid
+        for line in body.splitlines():
+            if line.startswith("data: {"):
+                return json.loads(line[6:])
+        return None
+
+    def request(self, method, params):
+        self.next_id += 1
+        return self.post({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+
+    def call(self, tool, args):
+        reply = self.request("tools/call", {"name": tool, "arguments": args})
+        result = reply.get("result", {})
+        return result.get("structuredContent"), bool(result.get("isError"))
+
+
+def run(cruxe, corpus, host, port, n):
+    s = Session(host, port)
+    s.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                             "clientInfo": {"name": "bench", "version": "1"}})
+    s.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    while True:
+        status, _ = s.call("index_status", {})
+        if all(r["indexing_status"] == "ready" for r in status["repos"]):
+            break
+        time.sleep(0.2)
+    counts = status["repos"][0]["refs"][0]
+    print(f"corpus: {counts['files']} files, {counts['symbols']} symbols", file=sys.stderr)
+
+    rng = random.Random(7)
+    syms, _ = s.call("run_cypher", {"query": "MATCH (s:Symbol) WHERE s.repo = $repo AND s.ref = $ref "
+                                    "RETURN s.name, s.path, s.kind, s.qualified_name", "limit": 100000})
+    files, _ = s.call("run_cypher", {"query": "MATCH (f:File) WHERE f.repo = $repo AND f.ref = $ref "
+                                     "RETURN f.path", "limit": 100000})
+    sym_rows = syms["rows"]
+    file_paths = [r[0] for r in files["rows"]]
+    dirs = sorted({p.rsplit("/", 1)[0] for p in file_paths if "/" in p})
+    picks = [rng.choice(sym_rows) for _ in range(n)]
+    tools = {
+        "get_symbol_hierarchy": lambda i: {"symbol_name": picks[i][0], "path": picks[i][1]},
+        "get_symbol_hierarchy (descendants)": lambda i: {"symbol_name": picks[i][0], "path": picks[i][1],
+                                                         "direction": "descendants"},
+        "find_related_symbols": lambda i: {"symbol_name": picks[i][0], "path": picks[i][1], "scope": "module"},
+        "locate_symbol": lambda i: {"name": picks[i][0]},
+        "get_file_outline": lambda i: {"path": picks[i][1]},
+        "explore_tree": lambda i: {"pattern": rng.choice(dirs) if dirs else ".", "max_depth": 2},
+        "explore_tree (root)": lambda i: {"pattern": ".", "max_depth": 2},
+        "get_node": lambda i: {"node_id": f"file:{picks[i][1]}"},
+    }
+    print(f"{'tool':38} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'errors':>7}")
+    for label, args in tools.items():
+        tool = label.split(" ")[0]
+        for i in range(min(50, n)):  # warm-up
+            s.call(tool, args(i))
+        times, errors = [], 0
+        for i in range(n):
+            a = args(i)
+            t0 = time.perf_counter()
+            out, is_error = s.call(tool, a)
+            times.append((time.perf_counter() - t0) * 1000)
+            if is_error and out["error"]["code"] != "ambiguous_symbol":
+                errors += 1
+                if errors <= 3:
+                    print(f"  {tool} {a}: {out['error']}", file=sys.stderr)
+        times.sort()
+        p50 = statistics.median(times)
+        p95 = times[int(len(times) * 0.95) - 1]
+        print(f"{label:38} {p50:8.2f} {p95:8.2f} {times[-1]:8.2f} {errors:7d}")
+
+
+main()

@@ -92,9 +92,9 @@ def run(cruxe, corpus, host, port, n):
 
     rng = random.Random(7)
     syms, _ = s.call("run_cypher", {"query": "MATCH (s:Symbol) WHERE s.repo = $repo AND s.ref = $ref "
-                                    "RETURN s.name, s.path, s.kind, s.qualified_name", "limit": 100000})
+                                    "RETURN s.name, s.path, s.kind, s.qualified_name", "limit": 10000})
     files, _ = s.call("run_cypher", {"query": "MATCH (f:File) WHERE f.repo = $repo AND f.ref = $ref "
-                                     "RETURN f.path", "limit": 100000})
+                                     "RETURN f.path", "limit": 10000})
     sym_rows = syms["rows"]
     file_paths = [r[0] for r in files["rows"]]
     dirs = sorted({p.rsplit("/", 1)[0] for p in file_paths if "/" in p})

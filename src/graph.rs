@@ -147,30 +147,21 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         "insert_imports_external",
         include_str!("../queries/insert_imports_external.cypher"),
     ),
-    ("file_by_id", include_str!("../queries/file_by_id.cypher")),
+    (
+        "ref_symbol_rows",
+        include_str!("../queries/ref_symbol_rows.cypher"),
+    ),
+    (
+        "ref_symbol_parents",
+        include_str!("../queries/ref_symbol_parents.cypher"),
+    ),
     (
         "ref_file_list",
         include_str!("../queries/ref_file_list.cypher"),
     ),
     (
-        "file_symbols",
-        include_str!("../queries/file_symbols.cypher"),
-    ),
-    (
-        "symbol_by_id",
-        include_str!("../queries/symbol_by_id.cypher"),
-    ),
-    (
         "file_imported_symbols",
         include_str!("../queries/file_imported_symbols.cypher"),
-    ),
-    (
-        "symbols_by_name_ci",
-        include_str!("../queries/symbols_by_name_ci.cypher"),
-    ),
-    (
-        "symbols_matching",
-        include_str!("../queries/symbols_matching.cypher"),
     ),
 ];
 
@@ -389,6 +380,12 @@ pub struct RefStatus {
     pub import_edges: i64,
     pub unresolved_imports: i64,
 }
+
+/// A symbol with its byte range in its file.
+pub type SymbolWithRange = (SymbolRow, usize, usize);
+
+/// A CONTAINS edge into a symbol: (parent id, child id, the parent is a file).
+pub type ContainsEdge = (String, String, bool);
 
 /// A file's node as readers see it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -676,14 +673,6 @@ impl GraphStore {
         result
     }
 
-    /// One file of a repo/ref by path.
-    pub fn file(&self, repo: &str, ref_name: &str, path: &str) -> Result<Option<FileInfo>> {
-        let conn = self.conn()?;
-        let mut stmt = conn.prepare(q("file_by_id"))?;
-        let mut rows = conn.execute(&mut stmt, vec![("id", s(&file_id(repo, ref_name, path)))])?;
-        Ok(rows.next().map(|r| file_info(&r)))
-    }
-
     /// Every file of a repo/ref, ordered by path.
     pub fn files(&self, repo: &str, ref_name: &str) -> Result<Vec<FileInfo>> {
         let conn = self.conn()?;
@@ -692,39 +681,38 @@ impl GraphStore {
         Ok(rows.map(|r| file_info(&r)).collect())
     }
 
-    /// Every symbol of the given files (by file id), ordered by path and line.
-    pub fn file_symbols(&self, file_ids: &[String]) -> Result<Vec<FileSymbol>> {
-        if file_ids.is_empty() {
-            return Ok(Vec::new());
-        }
+    /// Every symbol of a repo/ref with its byte range, and every CONTAINS edge into a
+    /// symbol as (parent id, child id, parent is a file): one ref's whole tree.
+    pub fn symbol_tree(
+        &self,
+        repo: &str,
+        ref_name: &str,
+    ) -> Result<(Vec<SymbolWithRange>, Vec<ContainsEdge>)> {
         let conn = self.conn()?;
-        let mut stmt = conn.prepare(q("file_symbols"))?;
-        let rows = conn.execute(
-            &mut stmt,
-            vec![("ids", list_of_strings(file_ids.iter().cloned()))],
-        )?;
-        Ok(rows
-            .map(|r| FileSymbol {
-                symbol: symbol_row(&r, 0),
-                file_id: string(&r[12]),
-                depth: int(&r[13]),
-                parent_id: string(&r[14]),
+        let params = || vec![("repo", s(repo)), ("ref", s(ref_name))];
+        let mut stmt = conn.prepare(q("ref_symbol_rows"))?;
+        let rows = conn
+            .execute(&mut stmt, params())?
+            .map(|r| {
+                (
+                    symbol_row(&r, 0),
+                    int(&r[12]).max(0) as usize,
+                    int(&r[13]).max(0) as usize,
+                )
             })
-            .collect())
-    }
-
-    /// One symbol by id with its byte range in its file.
-    pub fn symbol(&self, symbol_id: &str) -> Result<Option<(SymbolRow, usize, usize)>> {
-        let conn = self.conn()?;
-        let mut stmt = conn.prepare(q("symbol_by_id"))?;
-        let mut rows = conn.execute(&mut stmt, vec![("id", s(symbol_id))])?;
-        Ok(rows.next().map(|r| {
-            (
-                symbol_row(&r, 0),
-                int(&r[12]).max(0) as usize,
-                int(&r[13]).max(0) as usize,
-            )
-        }))
+            .collect();
+        let mut stmt = conn.prepare(q("ref_symbol_parents"))?;
+        let edges = conn
+            .execute(&mut stmt, params())?
+            .map(|r| {
+                (
+                    string(&r[0]),
+                    string(&r[1]),
+                    matches!(r[2], Value::Bool(true)),
+                )
+            })
+            .collect();
+        Ok((rows, edges))
     }
 
     /// The definitions a file imports (resolved edges only), with the import's line.
@@ -733,55 +721,6 @@ impl GraphStore {
         let mut stmt = conn.prepare(q("file_imported_symbols"))?;
         let rows = conn.execute(&mut stmt, vec![("id", s(file_id))])?;
         Ok(rows.map(|r| (symbol_row(&r, 0), int(&r[12]))).collect())
-    }
-
-    /// Symbols whose name equals `name` ignoring case.
-    pub fn symbols_by_name_ignoring_case(
-        &self,
-        repo: &str,
-        ref_name: &str,
-        name: &str,
-    ) -> Result<Vec<SymbolRow>> {
-        self.symbol_list(
-            "symbols_by_name_ci",
-            repo,
-            ref_name,
-            "name",
-            &name.to_lowercase(),
-        )
-    }
-
-    /// Symbols whose name contains `pattern` ignoring case (at most 1000).
-    pub fn symbols_matching(
-        &self,
-        repo: &str,
-        ref_name: &str,
-        pattern: &str,
-    ) -> Result<Vec<SymbolRow>> {
-        self.symbol_list(
-            "symbols_matching",
-            repo,
-            ref_name,
-            "pattern",
-            &pattern.to_lowercase(),
-        )
-    }
-
-    fn symbol_list(
-        &self,
-        query: &str,
-        repo: &str,
-        ref_name: &str,
-        key: &str,
-        value: &str,
-    ) -> Result<Vec<SymbolRow>> {
-        let conn = self.conn()?;
-        let mut stmt = conn.prepare(q(query))?;
-        let rows = conn.execute(
-            &mut stmt,
-            vec![("repo", s(repo)), ("ref", s(ref_name)), (key, s(value))],
-        )?;
-        Ok(rows.map(|r| symbol_row(&r, 0)).collect())
     }
 
     /// Prepares (compiles, does not run) a query: used by tests to check every query file.

@@ -45,8 +45,18 @@ pub fn resolve(
     path: Option<&str>,
 ) -> Result<SymbolRow, NavError> {
     let path = path.filter(|p| !p.is_empty());
-    let mut found = find(store, scope, name, path)?;
-    // A Rust type and its impl blocks share a qualified name: the type is meant.
+    let found = find(store, scope, name, path)?;
+    choose(found, scope, name, path)
+}
+
+/// The one symbol among `found` (the matches of `name`): a Rust type rather than
+/// its impl blocks (they share a qualified name); several others are ambiguous.
+pub fn choose(
+    mut found: Vec<SymbolRow>,
+    scope: &Scope<'_>,
+    name: &str,
+    path: Option<&str>,
+) -> Result<SymbolRow, NavError> {
     if found.len() > 1
         && found
             .iter()
@@ -90,14 +100,14 @@ pub fn find(
 }
 
 /// `qn` is `name` or ends with it right after a separator (`::`, `.`, `:`, `/`).
-fn qualified_match(qn: &str, name: &str) -> bool {
+pub fn qualified_match(qn: &str, name: &str) -> bool {
     qn == name
         || qn
             .strip_suffix(name)
             .is_some_and(|head| head.ends_with([':', '.', '/']))
 }
 
-fn looks_qualified(name: &str) -> bool {
+pub fn looks_qualified(name: &str) -> bool {
     name.contains("::") || name.contains('.') || name.contains(':')
 }
 

@@ -15,6 +15,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
@@ -328,6 +329,11 @@ pub async fn serve_http(
             source,
         })?;
     let addr = listener.local_addr()?;
+    // Answers go out as several small SSE writes; without TCP_NODELAY, Nagle's
+    // algorithm and the client's delayed ACK add ~40 ms to every call.
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let ct = CancellationToken::new();
     let router = app(svc, &opts, ct.child_token());
     // One line on stderr that scripts (and tests) wait for.

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
+use crate::catalog::{self, Catalog};
 use crate::datadir::DataDir;
 use crate::graph::{FileInfo, GraphStore, RefStatus};
 use crate::index::{self, IndexOptions, IndexReport, Progress};
@@ -104,6 +105,10 @@ pub struct Store {
     refs: RwLock<Vec<RefStatus>>,
     /// File lists per (repo, ref), dropped after every index run.
     files: RwLock<HashMap<RepoRef, Arc<Vec<FileInfo>>>>,
+    /// Symbol catalogs per (repo, ref), dropped after every index run.
+    catalogs: RwLock<HashMap<RepoRef, Arc<Catalog>>>,
+    /// Serialises catalog loads so concurrent first calls load once.
+    loading: Mutex<()>,
 }
 
 impl Store {
@@ -133,6 +138,37 @@ impl Store {
         Ok(list)
     }
 
+    /// The symbol catalog of a repo/ref, loaded from the graph on first use.
+    pub fn catalog(
+        &self,
+        graph: &GraphStore,
+        repo: &str,
+        ref_name: &str,
+    ) -> Result<Arc<Catalog>, crate::graph::GraphError> {
+        let key = (repo.to_string(), ref_name.to_string());
+        let cached = || self.catalogs.read().ok().and_then(|m| m.get(&key).cloned());
+        if let Some(c) = cached() {
+            return Ok(c);
+        }
+        let _guard = self.loading.lock();
+        if let Some(c) = cached() {
+            return Ok(c);
+        }
+        let started = std::time::Instant::now();
+        let c = Arc::new(catalog::load(graph, repo, ref_name)?);
+        tracing::info!(
+            repo,
+            r#ref = ref_name,
+            symbols = c.len(),
+            ms = started.elapsed().as_millis() as u64,
+            "loaded the symbol catalog"
+        );
+        if let Ok(mut m) = self.catalogs.write() {
+            m.insert(key, c.clone());
+        }
+        Ok(c)
+    }
+
     fn refresh(&self, graph: Option<Arc<GraphStore>>) {
         let refs = graph
             .as_ref()
@@ -146,6 +182,9 @@ impl Store {
         }
         if let Ok(mut f) = self.files.write() {
             f.clear();
+        }
+        if let Ok(mut c) = self.catalogs.write() {
+            c.clear();
         }
     }
 }
@@ -242,6 +281,8 @@ impl Service {
                         graph: RwLock::new(None),
                         refs: RwLock::new(Vec::new()),
                         files: RwLock::new(HashMap::new()),
+                        catalogs: RwLock::new(HashMap::new()),
+                        loading: Mutex::new(()),
                     });
                     stores.push(s.clone());
                     s
@@ -326,6 +367,12 @@ impl Service {
                     }
                 } else {
                     store.refresh(store.graph());
+                }
+                // Load the served ref's catalog now, not on the first question.
+                if let Some(g) = store.graph()
+                    && let Err(e) = store.catalog(&g, &served.name, &served.ref_name)
+                {
+                    tracing::warn!("cannot load the symbol catalog: {e}");
                 }
                 served.set(
                     IndexingStatus::Ready,

@@ -13,6 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use crate::catalog::{self, Catalog};
 use crate::graph::{FileInfo, FileSymbol, GraphError, GraphStore, SymbolRow};
 use crate::nav::{self, NavError, Scope};
 use crate::service::{IndexingStatus, Served, Service};
@@ -376,6 +377,12 @@ impl Ctx {
             ref_name: &self.ref_name,
         }
     }
+    fn catalog(&self) -> Result<Arc<Catalog>, ToolError> {
+        Ok(self
+            .served
+            .store
+            .catalog(&self.graph, &self.served.name, &self.ref_name)?)
+    }
     fn files(&self) -> Result<Arc<Vec<FileInfo>>, ToolError> {
         Ok(self
             .served
@@ -548,14 +555,60 @@ fn non_empty<'a>(field: &str, v: &'a str) -> Result<&'a str, ToolError> {
     }
 }
 
-fn resolve_one(c: &Ctx, name: &str, path: Option<&str>) -> Result<SymbolRow, ToolError> {
-    nav::resolve(&c.graph, &c.scope(), name, path).map_err(|e| match e {
+/// The one symbol meant by `name` (and `path`), as its catalog index.
+fn resolve_one(c: &Ctx, cat: &Catalog, name: &str, path: Option<&str>) -> Result<usize, ToolError> {
+    let row = nav::choose(cat.find(name, path), &c.scope(), name, path).map_err(|e| match e {
         NavError::SymbolNotFound { .. } => {
             ToolError::symbol_not_found(name, path, &c.served.name, &c.ref_name)
         }
         NavError::Ambiguous { candidates, .. } => ToolError::ambiguous_symbol(name, &candidates),
         NavError::Graph(g) => ToolError::internal(g),
-    })
+    })?;
+    cat.by_id(&row.id)
+        .ok_or_else(|| ToolError::internal("the catalog lost a symbol it just found"))
+}
+
+/// The tree under catalog entry `i` (a Rust type's tree also holds its impl blocks
+/// in the same file, as in [`nav::descendants`]).
+fn catalog_tree(cat: &Catalog, i: usize) -> nav::TreeNode {
+    fn node(cat: &Catalog, i: usize, depth: i64, seen: &mut HashSet<usize>) -> nav::TreeNode {
+        let children = if depth as usize >= catalog::MAX_DEPTH {
+            Vec::new()
+        } else {
+            let fresh: Vec<usize> = cat
+                .entry(i)
+                .children
+                .iter()
+                .copied()
+                .filter(|c| seen.insert(*c))
+                .collect();
+            fresh
+                .into_iter()
+                .map(|c| node(cat, c, depth + 1, seen))
+                .collect()
+        };
+        nav::TreeNode {
+            symbol: cat.entry(i).row.clone(),
+            depth,
+            children,
+        }
+    }
+    let mut seen = HashSet::from([i]);
+    let mut tree = node(cat, i, 0, &mut seen);
+    let sym = &cat.entry(i).row;
+    if sym.language == "rust" && sym.kind != "impl" {
+        for &j in cat.named(&sym.name) {
+            let other = &cat.entry(j).row;
+            if other.kind == "impl"
+                && other.qualified_name == sym.qualified_name
+                && other.path == sym.path
+                && seen.insert(j)
+            {
+                tree.children.push(node(cat, j, 1, &mut seen));
+            }
+        }
+    }
+    tree
 }
 
 fn dir_of(path: &str) -> &str {
@@ -571,15 +624,16 @@ pub fn get_symbol_hierarchy(svc: &Service, input: HierarchyInput) -> Reply {
         let c = ctx(svc, repo.as_deref(), rf.as_deref())?;
         let name = non_empty("symbol_name", &input.symbol_name)?;
         let path = clean_opt_path(input.path.as_deref())?;
-        let sym = resolve_one(&c, name, path.as_deref())?;
+        let cat = c.catalog()?;
+        let i = resolve_one(&c, &cat, name, path.as_deref())?;
         let body = match input.direction {
             Direction::Ancestors => {
-                let a = nav::ancestors(&c.graph, &sym).map_err(nav_err)?;
-                let hierarchy: Vec<Value> = a
-                    .chain
+                let chain: Vec<usize> = std::iter::once(i).chain(cat.ancestors(i)).collect();
+                let hierarchy: Vec<Value> = chain
                     .iter()
-                    .map(|(row, depth)| {
-                        let mut m = symbol_json(row);
+                    .enumerate()
+                    .map(|(depth, &j)| {
+                        let mut m = symbol_json(&cat.entry(j).row);
                         m.insert("depth".into(), json!(depth));
                         Value::Object(m)
                     })
@@ -587,12 +641,12 @@ pub fn get_symbol_hierarchy(svc: &Service, input: HierarchyInput) -> Reply {
                 json!({
                     "hierarchy": hierarchy,
                     "direction": "ancestors",
-                    "chain_length": a.chain.len(),
-                    "file": a.file_path,
+                    "chain_length": chain.len(),
+                    "file": cat.entry(i).row.path,
                 })
             }
             Direction::Descendants => {
-                let tree = nav::descendants(&c.graph, &c.scope(), &sym).map_err(nav_err)?;
+                let tree = catalog_tree(&cat, i);
                 json!({
                     "hierarchy": [tree_json(&tree)],
                     "direction": "descendants",
@@ -603,10 +657,6 @@ pub fn get_symbol_hierarchy(svc: &Service, input: HierarchyInput) -> Reply {
         Ok((body, "complete"))
     })();
     finish(svc, repo.as_deref(), rf.as_deref(), out)
-}
-
-fn nav_err(e: NavError) -> ToolError {
-    ToolError::internal(e)
 }
 
 fn tree_json(n: &nav::TreeNode) -> Value {
@@ -631,7 +681,11 @@ pub fn find_related_symbols(svc: &Service, input: RelatedInput) -> Reply {
         let name = non_empty("symbol_name", &input.symbol_name)?;
         let path = clean_opt_path(input.path.as_deref())?;
         let limit = limit(input.limit, 20, 500)?;
-        let anchor = resolve_one(&c, name, path.as_deref())?;
+        let cat = c.catalog()?;
+        let anchor = cat
+            .entry(resolve_one(&c, &cat, name, path.as_deref())?)
+            .row
+            .clone();
         let files = c.files()?;
         let anchor_file = files.iter().find(|f| f.path == anchor.path);
 
@@ -642,8 +696,8 @@ pub fn find_related_symbols(svc: &Service, input: RelatedInput) -> Reply {
             more: false,
         };
         if let Some(af) = anchor_file {
-            for fs in c.graph.file_symbols(std::slice::from_ref(&af.id))? {
-                if !out.push(&fs.symbol, "same_file") {
+            for (i, _) in cat.file_all(&af.path) {
+                if !out.push(&cat.entry(i).row, "same_file") {
                     break;
                 }
             }
@@ -662,16 +716,10 @@ pub fn find_related_symbols(svc: &Service, input: RelatedInput) -> Reply {
                 RelatedScope::Package => 2,
             };
             'scopes: for (relation, keep) in scopes.iter().take(wanted) {
-                let ids: Vec<String> = files
-                    .iter()
-                    .filter(|f| keep(f))
-                    .map(|f| f.id.clone())
-                    .collect();
-                // Top-level definitions of the other files, fetched a few files at a
-                // time: a limit of 20 never reads a whole package.
-                for chunk in ids.chunks(16) {
-                    for fs in c.graph.file_symbols(chunk)? {
-                        if fs.depth == 1 && !out.push(&fs.symbol, relation) {
+                // Top-level definitions of the other files.
+                for f in files.iter().filter(|f| keep(f)) {
+                    for &i in cat.file_top(&f.path) {
+                        if !out.push(&cat.entry(i).row, relation) {
                             break 'scopes;
                         }
                     }
@@ -754,15 +802,16 @@ pub fn locate_symbol(svc: &Service, input: LocateInput) -> Reply {
         let name = non_empty("name", &input.name)?;
         let under = clean_opt_path(input.path.as_deref())?;
         let limit = limit(input.limit, 10, 500)?;
-        let mut found = nav::find(&c.graph, &c.scope(), name, None)?;
+        let cat = c.catalog()?;
+        let mut found = cat.find(name, None);
         let mut exact = true;
         if found.is_empty() {
             exact = false;
-            found = c.graph.symbols_by_name_ignoring_case(
-                &c.served.name,
-                &c.ref_name,
-                nav::last_segment(name),
-            )?;
+            found = cat
+                .named_ignoring_case(nav::last_segment(name))
+                .iter()
+                .map(|&i| cat.entry(i).row.clone())
+                .collect();
         }
         found.retain(|s| {
             input.kind.as_deref().is_none_or(|k| s.kind == k)
@@ -861,14 +910,19 @@ pub fn get_file_outline(svc: &Service, input: OutlineInput) -> Reply {
     let out = (|| {
         let c = ctx(svc, repo.as_deref(), rf.as_deref())?;
         let path = clean_path(non_empty("path", &input.path)?)?;
-        let Some(file) = c.graph.file(&c.served.name, &c.ref_name, &path)? else {
+        let files = c.files()?;
+        let Some(file) = files
+            .binary_search_by(|f| f.path.as_str().cmp(&path))
+            .ok()
+            .map(|i| &files[i])
+        else {
             return Err(ToolError::file_not_found(
                 &path,
                 &c.served.name,
                 &c.ref_name,
             ));
         };
-        let symbols = c.graph.file_symbols(std::slice::from_ref(&file.id))?;
+        let symbols = c.catalog()?.file_symbols(&file.path, &file.id);
         let count = symbols.len();
         let tree = outline_tree(&file.id, &symbols);
         Ok((
@@ -933,38 +987,29 @@ fn outline_tree(parent: &str, all: &[FileSymbol]) -> Vec<Value> {
 /// Node ids: `dir:{path}`, `file:{path}`, `{kind}:{path}:{qualified_name}`, with
 /// `#n` appended for the n-th (n ≥ 2) symbol of the same kind and qualified name
 /// in a file (a Rust type's several impl blocks).
-fn symbol_node_ids(symbols: &[FileSymbol]) -> HashMap<String, String> {
-    let mut counts: HashMap<(String, String, String), usize> = HashMap::new();
-    let mut ids = HashMap::new();
-    let mut ordered: Vec<&FileSymbol> = symbols.iter().collect();
-    ordered.sort_by_key(|s| (s.symbol.path.clone(), s.symbol.line_start, s.depth));
-    for s in ordered {
-        let key = (
-            s.symbol.kind.clone(),
-            s.symbol.path.clone(),
-            s.symbol.qualified_name.clone(),
-        );
-        let n = counts.entry(key).or_insert(0);
-        *n += 1;
-        let base = format!(
-            "{}:{}:{}",
-            s.symbol.kind, s.symbol.path, s.symbol.qualified_name
-        );
-        let id = if *n == 1 { base } else { format!("{base}#{n}") };
-        ids.insert(s.symbol.id.clone(), id);
-    }
-    ids
+fn node_id(cat: &Catalog, i: usize) -> String {
+    let row = &cat.entry(i).row;
+    let base = format!("{}:{}:{}", row.kind, row.path, row.qualified_name);
+    let n = 1 + cat
+        .named(&row.name)
+        .iter()
+        .take_while(|&&j| j != i)
+        .filter(|&&j| {
+            let o = &cat.entry(j).row;
+            o.kind == row.kind && o.path == row.path && o.qualified_name == row.qualified_name
+        })
+        .count();
+    if n == 1 { base } else { format!("{base}#{n}") }
 }
 
 struct TreeBuild<'a> {
+    cat: &'a Catalog,
     detail: Detail,
     max_depth: usize,
     limit: usize,
     nodes: usize,
     truncated: bool,
     files_shown: usize,
-    symbols: HashMap<String, Vec<&'a FileSymbol>>,
-    node_ids: HashMap<String, String>,
 }
 
 impl TreeBuild<'_> {
@@ -979,30 +1024,31 @@ impl TreeBuild<'_> {
     }
     /// Whether nodes at `level` have their children shown.
     fn expands(&self, level: usize) -> bool {
-        self.max_depth == 0 || level < self.max_depth
+        (self.max_depth == 0 || level < self.max_depth) && level < catalog::MAX_DEPTH
     }
 
-    fn symbol_node(&mut self, s: &FileSymbol, level: usize) -> Option<Value> {
+    fn symbol_node(&mut self, i: usize, level: usize) -> Option<Value> {
         if !self.room() {
             return None;
         }
+        let cat = self.cat;
+        let row = &cat.entry(i).row;
         let mut m = Map::new();
-        let id = self.node_ids.get(&s.symbol.id).cloned().unwrap_or_default();
-        m.insert("node_id".into(), json!(id));
-        m.insert("name".into(), json!(s.symbol.name));
-        m.insert("type".into(), json!(s.symbol.kind));
+        m.insert("node_id".into(), json!(node_id(cat, i)));
+        m.insert("name".into(), json!(row.name));
+        m.insert("type".into(), json!(row.kind));
         if self.detail == Detail::Max {
-            m.insert("qualified_name".into(), json!(s.symbol.qualified_name));
-            m.insert("signature".into(), json!(s.symbol.signature));
-            m.insert("line".into(), json!(s.symbol.line_start));
-            m.insert("line_end".into(), json!(s.symbol.line_end));
+            m.insert("qualified_name".into(), json!(row.qualified_name));
+            m.insert("signature".into(), json!(row.signature));
+            m.insert("line".into(), json!(row.line_start));
+            m.insert("line_end".into(), json!(row.line_end));
         }
         if self.expands(level) {
-            let kids: Vec<&FileSymbol> =
-                self.symbols.get(&s.symbol.id).cloned().unwrap_or_default();
-            let children: Vec<Value> = kids
+            let children: Vec<Value> = cat
+                .entry(i)
+                .children
                 .iter()
-                .filter_map(|k| self.symbol_node(k, level + 1))
+                .map_while(|&c| self.symbol_node(c, level + 1))
                 .collect();
             if !children.is_empty() {
                 m.insert("children".into(), Value::Array(children));
@@ -1011,12 +1057,7 @@ impl TreeBuild<'_> {
         Some(Value::Object(m))
     }
 
-    fn file_node(
-        &mut self,
-        f: &FileInfo,
-        level: usize,
-        only: Option<&[&FileSymbol]>,
-    ) -> Option<Value> {
+    fn file_node(&mut self, f: &FileInfo, level: usize, only: Option<&[usize]>) -> Option<Value> {
         if !self.room() {
             return None;
         }
@@ -1034,13 +1075,11 @@ impl TreeBuild<'_> {
             m.insert("line_count".into(), json!(f.line_count));
         }
         if self.expands(level) {
-            let top: Vec<&FileSymbol> = match only {
-                Some(o) => o.to_vec(),
-                None => self.symbols.get(&f.id).cloned().unwrap_or_default(),
-            };
+            let cat = self.cat;
+            let top: &[usize] = only.unwrap_or_else(|| cat.file_top(&f.path));
             let children: Vec<Value> = top
                 .iter()
-                .filter_map(|s| self.symbol_node(s, level + 1))
+                .map_while(|&i| self.symbol_node(i, level + 1))
                 .collect();
             if !children.is_empty() {
                 m.insert("children".into(), Value::Array(children));
@@ -1072,13 +1111,15 @@ impl TreeBuild<'_> {
         let (subdirs, direct) = entries(dir, files);
         let mut out = Vec::new();
         for d in subdirs {
-            if let Some(n) = self.dir_node(&d, files, level) {
-                out.push(n);
+            match self.dir_node(&d, files, level) {
+                Some(n) => out.push(n),
+                None => return out,
             }
         }
         for f in direct {
-            if let Some(n) = self.file_node(f, level, None) {
-                out.push(n);
+            match self.file_node(f, level, None) {
+                Some(n) => out.push(n),
+                None => return out,
             }
         }
         out
@@ -1113,30 +1154,6 @@ fn entries<'a>(dir: &str, files: &'a [FileInfo]) -> (Vec<String>, Vec<&'a FileIn
     (subdirs, direct)
 }
 
-/// Files whose symbols a tree of `max_depth` levels under `dir` shows.
-/// Entries directly under the pattern's node are at level 1.
-fn files_needing_symbols<'a>(
-    dir: &str,
-    files: &'a [FileInfo],
-    max_depth: usize,
-) -> Vec<&'a FileInfo> {
-    let prefix = if dir.is_empty() {
-        String::new()
-    } else {
-        format!("{dir}/")
-    };
-    files
-        .iter()
-        .filter(|f| {
-            f.path.starts_with(&prefix) && {
-                // the file's own level; its symbols are one below
-                let level = 1 + f.path[prefix.len()..].matches('/').count();
-                max_depth == 0 || level < max_depth
-            }
-        })
-        .collect()
-}
-
 pub fn explore_tree(svc: &Service, input: ExploreInput) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
     let out = (|| {
@@ -1154,6 +1171,7 @@ pub fn explore_tree(svc: &Service, input: ExploreInput) -> Reply {
         };
         let limit = limit(input.limit, 500, 5000)?;
         let files = c.files()?;
+        let cat = c.catalog()?;
         let is_file = files
             .binary_search_by(|f| f.path.as_str().cmp(&pattern))
             .ok();
@@ -1162,72 +1180,33 @@ pub fn explore_tree(svc: &Service, input: ExploreInput) -> Reply {
             || files[files.partition_point(|f| f.path.as_str() < dir_prefix.as_str())..]
                 .first()
                 .is_some_and(|f| f.path.starts_with(&dir_prefix));
-
-        let load = |wanted: Vec<&FileInfo>| -> Result<Vec<FileSymbol>, ToolError> {
-            let ids: Vec<String> = wanted.iter().map(|f| f.id.clone()).collect();
-            let mut all = Vec::new();
-            for chunk in ids.chunks(500) {
-                all.extend(c.graph.file_symbols(chunk)?);
-            }
-            Ok(all)
-        };
-        let (mode, symbols, search_hits) = if let Some(i) = is_file {
-            ("path", load(vec![&files[i]])?, Vec::new())
-        } else if is_dir {
-            (
-                "path",
-                load(files_needing_symbols(&pattern, &files, max_depth))?,
-                Vec::new(),
-            )
-        } else {
-            let needle = raw.trim().to_lowercase();
-            if needle.is_empty() {
-                return Err(ToolError::invalid_input("`pattern` must not be empty"));
-            }
-            let hits = c
-                .graph
-                .symbols_matching(&c.served.name, &c.ref_name, &needle)?;
-            let mut wanted: Vec<&FileInfo> = files
-                .iter()
-                .filter(|f| {
-                    f.path
-                        .rsplit('/')
-                        .next()
-                        .unwrap_or("")
-                        .to_lowercase()
-                        .contains(&needle)
-                        || hits.iter().any(|h| h.path == f.path)
-                })
-                .collect();
-            wanted.truncate(limit);
-            ("search", load(wanted)?, hits)
-        };
-
         let mut build = TreeBuild {
+            cat: &cat,
             detail: input.detail,
             max_depth,
             limit,
             nodes: 0,
             truncated: false,
             files_shown: 0,
-            symbols: HashMap::new(),
-            node_ids: symbol_node_ids(&symbols),
         };
-        for s in &symbols {
-            build
-                .symbols
-                .entry(s.parent_id.clone())
-                .or_default()
-                .push(s);
-        }
-        let tree: Vec<Value> = if let Some(i) = is_file {
-            build.file_node(&files[i], 0, None).into_iter().collect()
+        let (mode, tree): (&str, Vec<Value>) = if let Some(i) = is_file {
+            (
+                "path",
+                build.file_node(&files[i], 0, None).into_iter().collect(),
+            )
         } else if pattern.is_empty() {
-            build.dir_children("", &files, 1)
+            ("path", build.dir_children("", &files, 1))
         } else if is_dir {
-            build.dir_node(&pattern, &files, 0).into_iter().collect()
+            (
+                "path",
+                build.dir_node(&pattern, &files, 0).into_iter().collect(),
+            )
         } else {
-            search_tree(&mut build, &files, &symbols, &search_hits, &raw)
+            let needle = raw.trim().to_lowercase();
+            if needle.is_empty() {
+                return Err(ToolError::invalid_input("`pattern` must not be empty"));
+            }
+            ("search", search_tree(&mut build, &files, &needle))
         };
         let body = json!({
             "tree": tree,
@@ -1254,34 +1233,22 @@ pub fn explore_tree(svc: &Service, input: ExploreInput) -> Reply {
 
 /// A name search: each file whose name matches, whole; otherwise, per file, the
 /// matching symbols (outermost ones: a match inside a match shows in its subtree).
-fn search_tree(
-    build: &mut TreeBuild<'_>,
-    files: &[FileInfo],
-    symbols: &[FileSymbol],
-    hits: &[SymbolRow],
-    raw: &str,
-) -> Vec<Value> {
-    let needle = raw.trim().to_lowercase();
-    let hit_ids: HashSet<&str> = hits.iter().map(|h| h.id.as_str()).collect();
-    let parent_of: HashMap<&str, &str> = symbols
+fn search_tree(build: &mut TreeBuild<'_>, files: &[FileInfo], needle: &str) -> Vec<Value> {
+    let cat = build.cat;
+    let hits: HashSet<usize> = cat.matching(needle, 1000).into_iter().collect();
+    let mut by_path: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut outer: Vec<usize> = hits
         .iter()
-        .map(|s| (s.symbol.id.as_str(), s.parent_id.as_str()))
+        .copied()
+        .filter(|&i| !cat.ancestors(i).iter().any(|a| hits.contains(a)))
         .collect();
-    let inside_hit = |id: &str| {
-        let mut cur = parent_of.get(id).copied();
-        let mut steps = 0;
-        while let Some(p) = cur {
-            if hit_ids.contains(p) {
-                return true;
-            }
-            steps += 1;
-            if steps > 64 {
-                break;
-            }
-            cur = parent_of.get(p).copied();
-        }
-        false
-    };
+    outer.sort_unstable();
+    for i in outer {
+        by_path
+            .entry(cat.entry(i).row.path.as_str())
+            .or_default()
+            .push(i);
+    }
     let mut out = Vec::new();
     for f in files {
         let name_hit = f
@@ -1290,22 +1257,15 @@ fn search_tree(
             .next()
             .unwrap_or("")
             .to_lowercase()
-            .contains(&needle);
-        let matched: Vec<&FileSymbol> = symbols
-            .iter()
-            .filter(|s| {
-                s.symbol.path == f.path
-                    && hit_ids.contains(s.symbol.id.as_str())
-                    && !inside_hit(&s.symbol.id)
-            })
-            .collect();
-        if !name_hit && matched.is_empty() {
+            .contains(needle);
+        let matched = by_path.get(f.path.as_str());
+        if !name_hit && matched.is_none() {
             continue;
         }
         let node = if name_hit {
             build.file_node(f, 0, None)
         } else {
-            build.file_node(f, 0, Some(&matched))
+            build.file_node(f, 0, matched.map(Vec::as_slice))
         };
         match node {
             Some(n) => out.push(n),
@@ -1382,18 +1342,21 @@ pub fn get_node(svc: &Service, input: NodeInput) -> Reply {
                 let Some(f) = find_file(path) else {
                     return Err(ToolError::node_not_found(node_id));
                 };
-                let mut symbols = c.graph.file_symbols(std::slice::from_ref(&f.id))?;
-                symbols.sort_by_key(|s| (s.symbol.line_start, s.depth));
-                let Some(sym) = symbols
-                    .iter()
-                    .filter(|s| s.symbol.kind == kind && s.symbol.qualified_name == qn)
+                let cat = c.catalog()?;
+                let Some(entry) = cat
+                    .file_all(&f.path)
+                    .into_iter()
+                    .map(|(i, _)| i)
+                    .filter(|&i| {
+                        let row = &cat.entry(i).row;
+                        row.kind == kind && row.qualified_name == qn
+                    })
                     .nth(nth - 1)
+                    .map(|i| cat.entry(i))
                 else {
                     return Err(ToolError::node_not_found(node_id));
                 };
-                let Some((row, start, end)) = c.graph.symbol(&sym.symbol.id)? else {
-                    return Err(ToolError::node_not_found(node_id));
-                };
+                let (row, start, end) = (&entry.row, entry.byte_start, entry.byte_end);
                 let (text, stale) = read_source(&c.served.root, f)?;
                 let content = text
                     .get(start.min(text.len())..end.min(text.len()))

@@ -1041,9 +1041,12 @@ fn serve_answers_while_it_indexes() {
             "{status_v}"
         );
         assert_eq!(status_v["metadata"]["freshness_status"], "syncing");
+        // Unless the first index committed between the two calls, a tool says so.
         let (v, err) = &r[1];
-        assert!(*err && err_code(v) == "index_not_ready", "{v}");
-        assert_eq!(v["metadata"]["indexing_status"], "indexing");
+        if *err {
+            assert_eq!(err_code(v), "index_not_ready", "{v}");
+            assert_eq!(v["metadata"]["indexing_status"], "indexing");
+        }
     }
     wait_ready(&server);
     let v = call(&server, "locate_symbol", json!({"name": "C7"}));

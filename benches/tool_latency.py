@@ -25,10 +25,12 @@ def main():
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 300
     data = tempfile.mkdtemp(prefix="cruxe-bench-")
     t = time.time()
-    subprocess.run([cruxe, "index", corpus, "--data", data, "--repo", "bench"], check=True)
+    subprocess.run([cruxe, "index", corpus, "--data", data, "--repo", "bench", "--ref", "bench"],
+                   check=True, stderr=subprocess.DEVNULL)
     print(f"indexed in {time.time() - t:.1f} s", file=sys.stderr)
     server = subprocess.Popen(
-        [cruxe, "serve", corpus, "--data", data, "--listen", "127.0.0.1:0", "--ref", "bench"],
+        [cruxe, "serve", corpus, "--data", data, "--listen", "127.0.0.1:0", "--repo", "bench",
+         "--ref", "bench"],
         stderr=subprocess.PIPE,
         text=True,
     )
@@ -38,8 +40,13 @@ def main():
             if "serving MCP at http://" in line:
                 addr = line.split("http://")[1].strip().removesuffix("/mcp")
                 break
+        import threading
+        threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
         host, port = addr.rsplit(":", 1)
         run(cruxe, corpus, host, int(port), n)
+        with open(f"/proc/{server.pid}/status") as f:
+            rss = next(l for l in f if l.startswith("VmRSS")).split()[1]
+        print(f"server RSS after the run: {int(rss) // 1024} MiB")
     finally:
         server.kill()
 

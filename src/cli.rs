@@ -102,6 +102,9 @@ pub struct McpArgs {
 
 #[derive(Args, Debug)]
 pub struct Serving {
+    /// Repository name, when one repository is served [default: its folder name].
+    #[arg(long)]
+    pub repo: Option<String>,
     /// Ref name the working tree is indexed as [default: its git branch, or `live`].
     #[arg(long = "ref")]
     pub ref_name: Option<String>,
@@ -119,6 +122,7 @@ impl Serving {
     fn config(&self) -> ServiceConfig {
         ServiceConfig {
             index: IndexOptions {
+                repo: self.repo.clone(),
                 ref_name: self.ref_name.clone(),
                 walk: WalkOptions {
                     max_file_size: self.max_file_size,

@@ -65,9 +65,11 @@ pub fn serve_paths(
     let mut cmd = Command::new(cruxe_bin());
     cmd.arg("serve")
         .args(paths)
-        .args(["--listen", "127.0.0.1:0", "--data"])
-        .arg(tmp.path().join("data"))
-        .args(extra)
+        .args(["--listen", "127.0.0.1:0"]);
+    if !extra.contains(&"--data") {
+        cmd.arg("--data").arg(tmp.path().join("data"));
+    }
+    cmd.args(extra)
         .env("CRUXE_BUFFER_POOL_MB", "128")
         .env("CRUXE_THREADS", "1")
         .env_remove("CRUXE_TOKEN")
@@ -1066,29 +1068,8 @@ fn serve_answers_while_it_indexes() {
 }
 
 fn serve_paths_with_data(tmp: tempfile::TempDir, paths: &[PathBuf], data: &Path) -> Server {
-    let mut cmd = Command::new(cruxe_bin());
-    cmd.arg("serve")
-        .args(paths)
-        .args(["--listen", "127.0.0.1:0", "--data"])
-        .arg(data)
-        .env("CRUXE_BUFFER_POOL_MB", "128")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    let addr = loop {
-        let line = lines.next().expect("listening").expect("line");
-        if let Some(rest) = line.split("serving MCP at http://").nth(1) {
-            break rest.trim_end_matches("/mcp").to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines.by_ref() {});
-    Server {
-        child,
-        addr,
-        _tmp: tmp,
-    }
+    let data = data.to_string_lossy().into_owned();
+    serve_paths(tmp, paths, &["--data", &data], &[])
 }
 
 #[test]

@@ -152,6 +152,10 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../queries/ref_symbol_rows.cypher"),
     ),
     (
+        "ref_import_in_degree",
+        include_str!("../queries/ref_import_in_degree.cypher"),
+    ),
+    (
         "ref_symbol_parents",
         include_str!("../queries/ref_symbol_parents.cypher"),
     ),
@@ -679,6 +683,14 @@ impl GraphStore {
         let mut stmt = conn.prepare(q("ref_file_list"))?;
         let rows = conn.execute(&mut stmt, vec![("repo", s(repo)), ("ref", s(ref_name))])?;
         Ok(rows.map(|r| file_info(&r)).collect())
+    }
+
+    /// Symbols of a repo/ref that are imported, with the number of import edges.
+    pub fn import_in_degree(&self, repo: &str, ref_name: &str) -> Result<Vec<(String, i64)>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(q("ref_import_in_degree"))?;
+        let rows = conn.execute(&mut stmt, vec![("repo", s(repo)), ("ref", s(ref_name))])?;
+        Ok(rows.map(|r| (string(&r[0]), int(&r[1]))).collect())
     }
 
     /// Every symbol of a repo/ref with its byte range, and every CONTAINS edge into a

@@ -14,6 +14,7 @@ pub mod layout;
 pub mod model;
 pub mod nav;
 pub mod resolve;
+pub mod search;
 pub mod server;
 pub mod service;
 pub mod tools;

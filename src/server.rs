@@ -39,7 +39,8 @@ const READERS: usize = 8;
 /// Largest accepted request body.
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
-const INSTRUCTIONS: &str = "cruxe answers structural questions about the code it indexed: \
+const INSTRUCTIONS: &str = "cruxe answers questions about the code it indexed: \
+ranked search (search_code), context fitted to a token budget (get_code_context), \
 where a symbol lives (get_symbol_hierarchy), what sits beside it (find_related_symbols), \
 where something is defined (locate_symbol), a file's outline (get_file_outline), the \
 repository as a tree (explore_tree) and a node's source (get_node), ad hoc read-only \
@@ -120,6 +121,26 @@ impl CruxeMcp {
         Parameters(input): Parameters<tools::LocateInput>,
     ) -> Result<CallToolResult, ErrorData> {
         self.run(move |s| tools::locate_symbol(s, input)).await
+    }
+
+    #[tool(
+        description = "Ranked search over symbol names, qualified names, signatures and docs (identifier-aware: `http request` finds parseHTTPRequest); filters by language, kind and path prefix."
+    )]
+    async fn search_code(
+        &self,
+        Parameters(input): Parameters<tools::SearchInput>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.run(move |s| tools::search_code(s, input)).await
+    }
+
+    #[tool(
+        description = "Code context for a question, fitted to a token budget: `breadth` gives many symbols with signatures, `depth` fewer with full bodies. estimated_tokens never exceeds max_tokens."
+    )]
+    async fn get_code_context(
+        &self,
+        Parameters(input): Parameters<tools::ContextInput>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.run(move |s| tools::get_code_context(s, input)).await
     }
 
     #[tool(

@@ -16,6 +16,7 @@ use crate::catalog::{self, Catalog};
 use crate::datadir::DataDir;
 use crate::graph::{FileInfo, GraphStore, RefStatus};
 use crate::index::{self, IndexOptions, IndexReport, Progress};
+use crate::search::SearchIndex;
 
 /// What to serve: a working tree and where its index lives.
 #[derive(Debug, Clone)]
@@ -107,6 +108,8 @@ pub struct Store {
     files: RwLock<HashMap<RepoRef, Arc<Vec<FileInfo>>>>,
     /// Symbol catalogs per (repo, ref), dropped after every index run.
     catalogs: RwLock<HashMap<RepoRef, Arc<Catalog>>>,
+    /// Search indexes per (repo, ref), built from the catalog on first use.
+    searches: RwLock<HashMap<RepoRef, Arc<Search>>>,
     /// Serialises catalog loads so concurrent first calls load once.
     loading: Mutex<()>,
 }
@@ -169,6 +172,51 @@ impl Store {
         Ok(c)
     }
 
+    /// The search index of a repo/ref (with its catalog), built on first use.
+    pub fn search(
+        &self,
+        graph: &GraphStore,
+        repo: &str,
+        ref_name: &str,
+    ) -> Result<Arc<Search>, ServiceError> {
+        let key = (repo.to_string(), ref_name.to_string());
+        let cached = || self.searches.read().ok().and_then(|m| m.get(&key).cloned());
+        if let Some(s) = cached() {
+            return Ok(s);
+        }
+        let catalog = self.catalog(graph, repo, ref_name)?;
+        let _guard = self.loading.lock();
+        if let Some(s) = cached() {
+            return Ok(s);
+        }
+        let started = std::time::Instant::now();
+        let imports = graph
+            .import_in_degree(repo, ref_name)?
+            .into_iter()
+            .filter_map(|(id, n)| {
+                catalog
+                    .by_id(&id)
+                    .map(|i| (i, n.clamp(0, u32::MAX as i64) as u32))
+            })
+            .collect();
+        let index = SearchIndex::build(&catalog)?;
+        tracing::info!(
+            repo,
+            r#ref = ref_name,
+            ms = started.elapsed().as_millis() as u64,
+            "built the search index"
+        );
+        let s = Arc::new(Search {
+            catalog,
+            index,
+            imports,
+        });
+        if let Ok(mut m) = self.searches.write() {
+            m.insert(key, s.clone());
+        }
+        Ok(s)
+    }
+
     fn refresh(&self, graph: Option<Arc<GraphStore>>) {
         let refs = graph
             .as_ref()
@@ -186,7 +234,18 @@ impl Store {
         if let Ok(mut c) = self.catalogs.write() {
             c.clear();
         }
+        if let Ok(mut s) = self.searches.write() {
+            s.clear();
+        }
     }
+}
+
+/// A ref's search index with the catalog it was built from.
+pub struct Search {
+    pub catalog: Arc<Catalog>,
+    pub index: SearchIndex,
+    /// Import edges into each symbol (by catalog index).
+    pub imports: HashMap<usize, u32>,
 }
 
 /// A served repository.
@@ -245,6 +304,10 @@ impl Served {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
+    #[error(transparent)]
+    Graph(#[from] crate::graph::GraphError),
+    #[error(transparent)]
+    Search(#[from] crate::search::SearchError),
     #[error("{0} is not a directory")]
     NotADirectory(PathBuf),
     #[error(
@@ -282,6 +345,7 @@ impl Service {
                         refs: RwLock::new(Vec::new()),
                         files: RwLock::new(HashMap::new()),
                         catalogs: RwLock::new(HashMap::new()),
+                        searches: RwLock::new(HashMap::new()),
                         loading: Mutex::new(()),
                     });
                     stores.push(s.clone());

@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 use crate::catalog::{self, Catalog};
 use crate::graph::{FileInfo, FileSymbol, GraphError, GraphStore, SymbolRow};
 use crate::nav::{self, NavError, Scope};
+use crate::search::Filters;
 use crate::service::{IndexingStatus, Served, Service};
 
 pub const PROTOCOL_VERSION: &str = "1.0";
@@ -178,6 +179,53 @@ pub struct CypherInput {
     #[serde(default)]
     pub repo: Option<String>,
     /// Branch/ref scope for `$ref`; defaults to the served working tree's ref.
+    #[serde(default, rename = "ref")]
+    pub ref_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchInput {
+    /// What to look for: identifiers (split at case and `_` changes), words of signatures and docs.
+    pub query: String,
+    /// Only this language (`rust`, `python`, `typescript`, `javascript`, `go`).
+    #[serde(default)]
+    pub language: Option<String>,
+    /// Only this kind (`fn`, `method`, `struct`, `class`, …).
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Only under this path (a directory or file, repo-relative).
+    #[serde(default)]
+    pub path_prefix: Option<String>,
+    /// Max results (default 10, at most 200).
+    #[serde(default)]
+    pub limit: Option<i64>,
+    /// Repository name; needed only when the server holds several.
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Branch/ref scope; defaults to the served working tree's ref.
+    #[serde(default, rename = "ref")]
+    pub ref_name: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContextInput {
+    /// Search query (as for search_code).
+    pub query: String,
+    /// Token budget of the answer's items (default 4000, at least 1).
+    #[serde(default)]
+    pub max_tokens: Option<i64>,
+    /// `breadth` (many symbols, signatures only; the default) or `depth` (fewer symbols with their bodies).
+    #[serde(default)]
+    pub strategy: Option<String>,
+    /// Only this language.
+    #[serde(default)]
+    pub language: Option<String>,
+    /// Repository name; needed only when the server holds several.
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Branch/ref scope; defaults to the served working tree's ref.
     #[serde(default, rename = "ref")]
     pub ref_name: Option<String>,
 }
@@ -1419,6 +1467,198 @@ impl ToolError {
             json!({"path": path}),
         )
     }
+}
+
+// ---------------------------------------------------------------------------
+// search_code and get_code_context
+
+fn search_state(c: &Ctx) -> Result<Arc<crate::service::Search>, ToolError> {
+    c.served
+        .store
+        .search(&c.graph, &c.served.name, &c.ref_name)
+        .map_err(ToolError::internal)
+}
+
+pub fn search_code(svc: &Service, input: SearchInput) -> Reply {
+    let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
+    let out = (|| {
+        let c = ctx(svc, repo.as_deref(), rf.as_deref())?;
+        let query = non_empty("query", &input.query)?;
+        let limit = limit(input.limit, 10, 200)?;
+        let prefix = clean_opt_path(input.path_prefix.as_deref())?;
+        let s = search_state(&c)?;
+        let filters = Filters {
+            language: input.language.as_deref(),
+            kind: input.kind.as_deref(),
+            path_prefix: prefix.as_deref(),
+        };
+        let hits = s
+            .index
+            .search(&s.catalog, query, &filters, &s.imports, limit)
+            .map_err(ToolError::internal)?;
+        let results: Vec<Value> = hits
+            .iter()
+            .map(|h| {
+                let row = &s.catalog.entry(h.entry).row;
+                let mut m = symbol_json(row);
+                m.insert("doc".into(), json!(first_line(&row.doc)));
+                m.insert("score".into(), json!(round3(h.score)));
+                Value::Object(m)
+            })
+            .collect();
+        let n = results.len();
+        Ok((
+            json!({"results": results, "total_found": n, "query": query}),
+            "complete",
+        ))
+    })();
+    finish(svc, repo.as_deref(), rf.as_deref(), out)
+}
+
+fn round3(x: f32) -> f64 {
+    (f64::from(x) * 1000.0).round() / 1000.0
+}
+
+/// The contract's token estimate of one item: `ceil(words × 1.3)` over the
+/// whitespace-separated pieces of its compact JSON.
+pub fn estimate_tokens(item: &Value) -> usize {
+    let words = item.to_string().split_whitespace().count();
+    (words * 13).div_ceil(10)
+}
+
+pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
+    let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
+    let out = (|| {
+        let max_tokens = input.max_tokens.unwrap_or(4000);
+        if max_tokens < 1 {
+            return Err(ToolError::invalid_max_tokens(max_tokens));
+        }
+        let strategy = input.strategy.as_deref().unwrap_or("breadth");
+        let depth = match strategy {
+            "breadth" => false,
+            "depth" => true,
+            other => return Err(ToolError::invalid_strategy(other)),
+        };
+        let c = ctx(svc, repo.as_deref(), rf.as_deref())?;
+        let query = non_empty("query", &input.query)?;
+        let s = search_state(&c)?;
+        let cat = &s.catalog;
+        let filters = Filters {
+            language: input.language.as_deref(),
+            ..Filters::default()
+        };
+        let hits = s
+            .index
+            .search(cat, query, &filters, &s.imports, 100)
+            .map_err(ToolError::internal)?;
+        // The hits, then (graph expansion) the types enclosing the best ones.
+        let mut candidates: Vec<(usize, f32, Option<usize>)> =
+            hits.iter().map(|h| (h.entry, h.score, None)).collect();
+        let mut seen: HashSet<usize> = hits.iter().map(|h| h.entry).collect();
+        for h in hits.iter().take(5) {
+            if let Some(p) = cat.entry(h.entry).parent
+                && seen.insert(p)
+            {
+                candidates.push((p, h.score * 0.5, Some(h.entry)));
+            }
+        }
+        let files = c.files()?;
+        let mut sources: HashMap<String, Option<String>> = HashMap::new();
+        let budget = max_tokens as usize;
+        let mut used = 0usize;
+        let mut items: Vec<Value> = Vec::new();
+        for &(i, score, via) in &candidates {
+            if used >= budget {
+                break;
+            }
+            let entry = cat.entry(i);
+            let row = &entry.row;
+            let mut m = symbol_json(row);
+            m.insert("score".into(), json!(round3(score)));
+            if let Some(v) = via {
+                m.insert("context_of".into(), json!(cat.entry(v).row.qualified_name));
+            }
+            let body = if depth {
+                let text = sources.entry(row.path.clone()).or_insert_with(|| {
+                    files
+                        .binary_search_by(|f| f.path.as_str().cmp(&row.path))
+                        .ok()
+                        .and_then(|k| read_source(&c.served.root, &files[k]).ok())
+                        .map(|(text, _)| text)
+                });
+                text.as_deref()
+                    .and_then(|t| t.get(entry.byte_start..entry.byte_end.min(t.len())))
+                    .map(str::to_string)
+            } else {
+                None
+            };
+            let mut item = m.clone();
+            if let Some(b) = &body {
+                item.insert("body".into(), json!(b));
+            }
+            let item = Value::Object(item);
+            let cost = estimate_tokens(&item);
+            if used + cost <= budget {
+                used += cost;
+                items.push(item);
+                continue;
+            }
+            // The best candidate's body is cut to fit rather than dropped.
+            if let (Some(b), true) = (&body, items.is_empty())
+                && let Some((cut, cost)) = cut_to_fit(&m, b, budget - used)
+            {
+                used += cost;
+                items.push(cut);
+            }
+        }
+        let returned = items.len();
+        let total = candidates.len();
+        let truncated = returned < total;
+        let mut meta =
+            json!({"total_candidates": total, "returned": returned, "strategy": strategy});
+        if truncated {
+            meta["remaining_candidates"] = json!(total - returned);
+            meta["suggestion"] = json!(if returned == 0 {
+                "No candidate fits this budget: increase max_tokens, or use locate_symbol for specific symbols"
+            } else {
+                "Use locate_symbol for specific symbols, or increase max_tokens"
+            });
+        }
+        Ok((
+            json!({"context_items": items, "estimated_tokens": used, "truncated": truncated, "metadata": meta}),
+            if truncated { "partial" } else { "complete" },
+        ))
+    })();
+    finish(svc, repo.as_deref(), rf.as_deref(), out)
+}
+
+/// `base` with the longest head of `body` (whole lines) that keeps the item within
+/// `room` tokens, marked as cut; `None` if not even the first line fits.
+fn cut_to_fit(base: &Map<String, Value>, body: &str, room: usize) -> Option<(Value, usize)> {
+    let lines: Vec<&str> = body.lines().collect();
+    let make = |n: usize| {
+        let mut m = base.clone();
+        let mut text = lines[..n].join("\n");
+        text.push_str("\n… [cut to fit max_tokens]");
+        m.insert("body".into(), json!(text));
+        m.insert("body_truncated".into(), json!(true));
+        Value::Object(m)
+    };
+    let (mut lo, mut hi) = (0usize, lines.len());
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if estimate_tokens(&make(mid)) <= room {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    if lo == 0 {
+        return None;
+    }
+    let item = make(lo);
+    let cost = estimate_tokens(&item);
+    Some((item, cost))
 }
 
 // ---------------------------------------------------------------------------

@@ -15,12 +15,14 @@ use crate::common::{copy_tree, cruxe_bin, fixture};
 pub const TOOLS: &[&str] = &[
     "explore_tree",
     "find_related_symbols",
+    "get_code_context",
     "get_file_outline",
     "get_node",
     "get_symbol_hierarchy",
     "index_status",
     "locate_symbol",
     "run_cypher",
+    "search_code",
 ];
 
 /// A running `cruxe serve` over copies of fixtures (outside git, so the ref is `live`).
@@ -274,6 +276,11 @@ fn the_python_sdk_lists_and_calls_every_tool_over_http() {
             json!({"query": "MATCH (f:File) RETURN count(*) AS n"}),
         ),
         ("index_status", json!({})),
+        ("search_code", json!({"query": "validate token"})),
+        (
+            "get_code_context",
+            json!({"query": "authentication handler", "max_tokens": 500}),
+        ),
     ];
     let report = client(json!({
         "transport": "http",
@@ -321,6 +328,14 @@ fn the_python_sdk_lists_and_calls_every_tool_over_http() {
     );
     assert_eq!(res[6].0["rows"], json!([[6]]));
     assert_eq!(res[7].0["repos"][0]["refs"][0]["files"], 6);
+    assert_eq!(res[8].0["results"][0]["name"], "validate_token");
+    assert!(res[9].0["estimated_tokens"].as_u64().expect("tokens") <= 500);
+    assert!(
+        !res[9].0["context_items"]
+            .as_array()
+            .expect("items")
+            .is_empty()
+    );
 }
 
 #[test]
@@ -1162,6 +1177,14 @@ fn snapshots_of_every_tool() {
             "get_symbol_hierarchy",
             json!({"repo": "rust", "symbol_name": "missing"}),
         ),
+        (
+            "search_code",
+            json!({"repo": "typescript", "query": "router handler", "limit": 5}),
+        ),
+        (
+            "get_code_context",
+            json!({"repo": "rust", "query": "validate token", "strategy": "depth", "max_tokens": 120}),
+        ),
     ];
     let names = [
         "hierarchy_ancestors",
@@ -1175,6 +1198,8 @@ fn snapshots_of_every_tool() {
         "run_cypher",
         "index_status",
         "error_symbol_not_found",
+        "search_code",
+        "code_context_depth",
     ];
     for ((v, _), name) in call_all(&server, &calls).into_iter().zip(names) {
         insta::assert_json_snapshot!(format!("tool_{name}"), v, {
@@ -1185,4 +1210,169 @@ fn snapshots_of_every_tool() {
             ".repos[].refs[].commit" => "[commit]",
         });
     }
+}
+
+/// The token estimate of one context item, recomputed from the JSON the client got.
+fn estimate(item: &Value) -> u64 {
+    let words = item.to_string().split_whitespace().count() as u64;
+    (words * 13).div_ceil(10)
+}
+
+/// get_code_context never goes over its budget, and the reported estimate is the
+/// sum of the items' estimates: random queries × budgets 1..10000 × both strategies.
+#[test]
+fn code_context_fits_every_budget() {
+    let server = serve(&["rust", "python"], &[], &[]);
+    wait_ready(&server);
+    let words = [
+        "auth", "token", "validate", "user", "service", "handler", "claims", "create", "find",
+        "config", "error", "jwt", "start", "delete", "describe", "key", "name", "main",
+    ];
+    // A small deterministic generator (no extra dependency): xorshift.
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    let mut calls = Vec::new();
+    for i in 0..160 {
+        let q: Vec<&str> = (0..1 + next(3))
+            .map(|_| words[next(words.len() as u64) as usize])
+            .collect();
+        let budget = match i % 4 {
+            0 => 1 + next(40),
+            1 => 1 + next(400),
+            2 => 1 + next(3000),
+            _ => 1 + next(10_000),
+        };
+        let strategy = if (i / 4) % 2 == 0 { "breadth" } else { "depth" };
+        let repo = if i % 3 == 0 { "python" } else { "rust" };
+        calls.push((
+            "get_code_context",
+            json!({"repo": repo, "query": q.join(" "), "max_tokens": budget, "strategy": strategy}),
+        ));
+    }
+    let mut saw_cut = false;
+    let mut saw_empty = false;
+    for ((_, args), (v, err)) in calls.iter().zip(call_all(&server, &calls)) {
+        assert!(!err, "{args}: {v}");
+        let budget = args["max_tokens"].as_u64().expect("budget");
+        let items = v["context_items"].as_array().expect("items");
+        let reported = v["estimated_tokens"].as_u64().expect("estimate");
+        assert!(reported <= budget, "{args}: {reported} > {budget}");
+        assert_eq!(reported, items.iter().map(estimate).sum::<u64>(), "{args}");
+        let meta = &v["metadata"];
+        assert_eq!(meta["returned"], items.len());
+        assert_eq!(meta["strategy"], args["strategy"]);
+        let total = meta["total_candidates"].as_u64().expect("total");
+        assert_eq!(v["truncated"], json!((items.len() as u64) < total));
+        if v["truncated"] == true {
+            assert_eq!(meta["remaining_candidates"], total - items.len() as u64);
+            assert!(meta["suggestion"].is_string());
+            assert_eq!(meta["result_completeness"], "partial");
+        }
+        for item in items {
+            assert_eq!(
+                item.get("body").is_some(),
+                args["strategy"] == "depth",
+                "{item}"
+            );
+        }
+        saw_cut |= items.iter().any(|i| i["body_truncated"] == true);
+        saw_empty |= items.is_empty() && total > 0;
+    }
+    assert!(
+        saw_cut,
+        "no depth answer cut a body to fit: the test did not test"
+    );
+    assert!(
+        saw_empty,
+        "no budget was too small for every candidate: the test did not test"
+    );
+}
+
+#[test]
+fn search_and_context_inputs() {
+    let server = serve(&["rust", "typescript"], &[], &[]);
+    wait_ready(&server);
+    let r = call_all(
+        &server,
+        &[
+            (
+                "get_code_context",
+                json!({"repo": "rust", "query": "token", "max_tokens": 0}),
+            ),
+            (
+                "get_code_context",
+                json!({"repo": "rust", "query": "token", "strategy": "wide"}),
+            ),
+            (
+                "get_code_context",
+                json!({"repo": "rust", "query": "validate token", "max_tokens": 1}),
+            ),
+            (
+                "get_code_context",
+                json!({"repo": "rust", "query": "validate token"}),
+            ),
+            (
+                "search_code",
+                json!({"repo": "rust", "query": "AuthHandler"}),
+            ),
+            (
+                "search_code",
+                json!({"repo": "rust", "query": "auth handler", "kind": "struct"}),
+            ),
+            (
+                "search_code",
+                json!({"repo": "typescript", "query": "router", "path_prefix": "src/services"}),
+            ),
+            ("search_code", json!({"repo": "rust", "query": "   "})),
+        ],
+    );
+    assert_eq!(err_code(&r[0].0), "invalid_max_tokens");
+    assert_eq!(err_code(&r[1].0), "invalid_strategy");
+    let (v, err) = &r[2];
+    assert!(!err, "{v}");
+    assert_eq!(v["context_items"], json!([]));
+    assert_eq!(v["truncated"], true);
+    assert!(
+        v["metadata"]["suggestion"]
+            .as_str()
+            .expect("s")
+            .contains("max_tokens")
+    );
+    let (v, err) = &r[3];
+    assert!(!err, "{v}");
+    assert_eq!(v["metadata"]["strategy"], "breadth");
+    assert_eq!(v["context_items"][0]["name"], "validate_token");
+    assert!(v["context_items"][0].get("body").is_none());
+    let (v, _) = &r[4];
+    assert_eq!(v["results"][0]["name"], "AuthHandler");
+    assert_eq!(
+        v["results"][0]["kind"], "struct",
+        "the type before its impl blocks"
+    );
+    let (v, _) = &r[5];
+    let kinds: Vec<&str> = v["results"]
+        .as_array()
+        .expect("r")
+        .iter()
+        .map(|x| x["kind"].as_str().expect("k"))
+        .collect();
+    assert!(
+        !kinds.is_empty() && kinds.iter().all(|k| *k == "struct"),
+        "{kinds:?}"
+    );
+    let (v, _) = &r[6];
+    assert!(
+        v["results"]
+            .as_array()
+            .expect("r")
+            .iter()
+            .all(|x| x["path"].as_str().expect("p").starts_with("src/services/")),
+        "{v}"
+    );
+    assert_eq!(err_code(&r[7].0), "invalid_input");
 }

@@ -84,6 +84,13 @@ class Session:
         return result.get("structuredContent"), bool(result.get("isError"))
 
 
+def query_of(row):
+    """A search query an agent might type: the words of a symbol's name and of its
+    qualified name's parent segment (`jwt validate token`)."""
+    qn = row[3].replace("::", " ").replace(".", " ").replace(":", " ").replace("/", " ").split()
+    return " ".join(qn[-2:]) if len(qn) > 1 else row[0]
+
+
 def run(cruxe, corpus, host, port, n):
     s = Session(host, port)
     s.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -116,7 +123,15 @@ def run(cruxe, corpus, host, port, n):
         "explore_tree": lambda i: {"pattern": rng.choice(dirs) if dirs else ".", "max_depth": 2},
         "explore_tree (root)": lambda i: {"pattern": ".", "max_depth": 2},
         "get_node": lambda i: {"node_id": f"file:{picks[i][1]}"},
+        "search_code": lambda i: {"query": query_of(picks[i])},
+        "get_code_context (breadth)": lambda i: {"query": query_of(picks[i]), "max_tokens": 2000},
+        "get_code_context (depth)": lambda i: {"query": query_of(picks[i]), "max_tokens": 4000,
+                                               "strategy": "depth"},
     }
+    # The first search call builds the ref's search index: time it separately.
+    t0 = time.perf_counter()
+    s.call("search_code", {"query": "x"})
+    print(f"search index built on first use in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     print(f"{'tool':38} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'errors':>7}")
     for label, args in tools.items():
         tool = label.split(" ")[0]

@@ -38,6 +38,8 @@ pub struct Catalog {
     by_lower: HashMap<String, Vec<usize>>,
     /// Top-level symbols of each file, in line order.
     by_file: HashMap<String, Vec<usize>>,
+    /// How many import edges point at each imported symbol.
+    imported_by: HashMap<usize, u32>,
 }
 
 impl Catalog {
@@ -104,6 +106,21 @@ impl Catalog {
         }
         // Entries are in (path, line) order, so children and files already are.
         c
+    }
+
+    /// The number of import edges that point at entry `i`.
+    pub fn imported_by(&self, i: usize) -> u32 {
+        self.imported_by.get(&i).copied().unwrap_or(0)
+    }
+
+    /// Records import in-degrees by symbol id.
+    pub fn set_imported_by(&mut self, counts: impl IntoIterator<Item = (String, i64)>) {
+        for (id, n) in counts {
+            if let Some(i) = self.by_id(&id) {
+                self.imported_by
+                    .insert(i, n.clamp(0, i64::from(u32::MAX)) as u32);
+            }
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -242,5 +259,7 @@ pub fn load(
     ref_name: &str,
 ) -> Result<Catalog, graph::GraphError> {
     let (rows, edges) = store.symbol_tree(repo, ref_name)?;
-    Ok(Catalog::build(rows, edges))
+    let mut c = Catalog::build(rows, edges);
+    c.set_imported_by(store.import_in_degree(repo, ref_name)?);
+    Ok(c)
 }

@@ -9,8 +9,6 @@
 //! knows: exact name matches first, definitions over tests and vendored code, and
 //! symbols many files import above leaf helpers of the same name.
 
-use std::collections::HashMap;
-
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
@@ -74,6 +72,20 @@ pub fn terms(text: &str) -> Vec<String> {
             out.push(ident.to_lowercase());
         }
         out.extend(parts);
+    }
+    out
+}
+
+/// Adjacent query words run together (and all of them, for three or more).
+fn joined_words(query: &str) -> Vec<String> {
+    let words: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let mut out: Vec<String> = words.windows(2).map(|w| w.concat()).collect();
+    if words.len() > 2 {
+        out.push(words.concat());
     }
     out
 }
@@ -157,14 +169,13 @@ impl SearchIndex {
         })
     }
 
-    /// The best `limit` symbols for `query`, best first. `imports` counts how many
-    /// import edges point at a symbol (by catalog index).
+    /// The best `limit` symbols for `query`, best first.
     pub fn search(
         &self,
         cat: &Catalog,
         query: &str,
         filters: &Filters<'_>,
-        imports: &HashMap<usize, u32>,
+
         limit: usize,
     ) -> Result<Vec<Hit>, SearchError> {
         let words = terms(query);
@@ -176,6 +187,20 @@ impl SearchIndex {
             for (field, boost) in &self.text {
                 let tq = TermQuery::new(
                     Term::from_field_text(*field, w),
+                    IndexRecordOption::WithFreqs,
+                );
+                should.push((
+                    Occur::Should,
+                    Box::new(BoostQuery::new(Box::new(tq), *boost)),
+                ));
+            }
+        }
+        // Words typed apart often name one lower-case identifier: "url parse" →
+        // `urlparse`, "context manager" → `contextmanager`.
+        for joined in joined_words(query) {
+            for (field, boost) in self.text.iter().take(2) {
+                let tq = TermQuery::new(
+                    Term::from_field_text(*field, &joined),
                     IndexRecordOption::WithFreqs,
                 );
                 should.push((
@@ -228,7 +253,8 @@ impl SearchIndex {
             if row.kind == "impl" {
                 s *= 0.9;
             }
-            if let Some(&n) = imports.get(&entry) {
+            let n = cat.imported_by(entry);
+            if n > 0 {
                 s *= 1.0 + 0.15 * (1.0 + n as f32).ln();
             }
             hits.push(Hit { entry, score: s });

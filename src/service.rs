@@ -190,15 +190,6 @@ impl Store {
             return Ok(s);
         }
         let started = std::time::Instant::now();
-        let imports = graph
-            .import_in_degree(repo, ref_name)?
-            .into_iter()
-            .filter_map(|(id, n)| {
-                catalog
-                    .by_id(&id)
-                    .map(|i| (i, n.clamp(0, u32::MAX as i64) as u32))
-            })
-            .collect();
         let index = SearchIndex::build(&catalog)?;
         tracing::info!(
             repo,
@@ -206,11 +197,7 @@ impl Store {
             ms = started.elapsed().as_millis() as u64,
             "built the search index"
         );
-        let s = Arc::new(Search {
-            catalog,
-            index,
-            imports,
-        });
+        let s = Arc::new(Search { catalog, index });
         if let Ok(mut m) = self.searches.write() {
             m.insert(key, s.clone());
         }
@@ -244,8 +231,6 @@ impl Store {
 pub struct Search {
     pub catalog: Arc<Catalog>,
     pub index: SearchIndex,
-    /// Import edges into each symbol (by catalog index).
-    pub imports: HashMap<usize, u32>,
 }
 
 /// A served repository.

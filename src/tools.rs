@@ -873,8 +873,29 @@ pub fn locate_symbol(svc: &Service, input: LocateInput) -> Reply {
         });
         let mut scored: Vec<(f64, SymbolRow)> = found
             .into_iter()
-            .map(|s| (locate_score(&s, exact), s))
+            .map(|s| {
+                let n = cat.by_id(&s.id).map_or(0, |i| cat.imported_by(i));
+                (locate_score(&s, exact, n), s)
+            })
             .collect();
+        let mut how = if exact { "exact" } else { "ignoring_case" };
+        if scored.is_empty() {
+            // No definition has that name: the best search hits instead.
+            how = "search";
+            let s = search_state(&c)?;
+            let filters = Filters {
+                language: input.language.as_deref(),
+                kind: input.kind.as_deref(),
+                path_prefix: under.as_deref(),
+            };
+            scored = s
+                .index
+                .search(&s.catalog, name, &filters, limit)
+                .map_err(ToolError::internal)?
+                .into_iter()
+                .map(|h| (f64::from(h.score), s.catalog.entry(h.entry).row.clone()))
+                .collect();
+        }
         scored.sort_by(|a, b| {
             b.0.total_cmp(&a.0)
                 .then_with(|| a.1.path.cmp(&b.1.path))
@@ -898,7 +919,7 @@ pub fn locate_symbol(svc: &Service, input: LocateInput) -> Reply {
             "complete"
         };
         Ok((
-            json!({"results": results, "total_found": total, "exact": exact}),
+            json!({"results": results, "total_found": total, "exact": exact, "match": how}),
             completeness,
         ))
     })();
@@ -907,8 +928,10 @@ pub fn locate_symbol(svc: &Service, input: LocateInput) -> Reply {
 
 /// Definitions over declarations and tests: exact names first, types over the
 /// impl blocks that repeat their names, code over tests, vendored and generated files.
-fn locate_score(s: &SymbolRow, exact: bool) -> f64 {
+/// Among same-named definitions, one that many files import comes first.
+fn locate_score(s: &SymbolRow, exact: bool, imported_by: u32) -> f64 {
     let mut score = if exact { 1.0 } else { 0.8 };
+    score *= 1.0 + 0.05 * (1.0 + f64::from(imported_by)).ln();
     if s.kind == "impl" {
         score *= 0.9;
     }
@@ -1494,7 +1517,7 @@ pub fn search_code(svc: &Service, input: SearchInput) -> Reply {
         };
         let hits = s
             .index
-            .search(&s.catalog, query, &filters, &s.imports, limit)
+            .search(&s.catalog, query, &filters, limit)
             .map_err(ToolError::internal)?;
         let results: Vec<Value> = hits
             .iter()
@@ -1549,7 +1572,7 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
         };
         let hits = s
             .index
-            .search(cat, query, &filters, &s.imports, 100)
+            .search(cat, query, &filters, 100)
             .map_err(ToolError::internal)?;
         // The hits, then (graph expansion) the types enclosing the best ones.
         let mut candidates: Vec<(usize, f32, Option<usize>)> =

@@ -11,3 +11,4 @@ mod imports;
 mod incremental;
 mod mcp;
 mod queries;
+mod relevance;

@@ -1637,8 +1637,8 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
         let returned = items.len();
         let total = candidates.len();
         let truncated = returned < total;
-        let mut meta =
-            json!({"total_candidates": total, "returned": returned, "strategy": strategy});
+        let mut meta = json!({"total_candidates": total, "returned": returned,
+            "strategy": strategy, "max_tokens": budget});
         if truncated {
             meta["remaining_candidates"] = json!(total - returned);
             meta["suggestion"] = json!(if returned == 0 {

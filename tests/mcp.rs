@@ -1376,3 +1376,122 @@ fn search_and_context_inputs() {
     );
     assert_eq!(err_code(&r[7].0), "invalid_input");
 }
+
+/// structure-nav-spec.md, User Story 4, scenarios 1-8, over a generated repository
+/// where one query matches 40 symbols.
+#[test]
+fn code_context_user_story() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("tokens");
+    for i in 0..20 {
+        let dir = repo.join(format!("pkg{}", i % 4));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let text = format!(
+            "class TokenStore{i}:\n    \"\"\"Keeps tokens of shard {i}.\"\"\"\n\n    def refresh_token(self, token, ttl={i}):\n        if not token:\n            raise ValueError('empty token')\n        self.cache[token] = ttl\n        for shard in range(ttl):\n            self.log.append(('refresh', shard, token))\n            self.metrics['refreshed'] += 1\n            if shard % 7 == 0:\n                self.flush(shard, reason='periodic refresh of the token cache')\n        return token.strip()\n"
+        );
+        std::fs::write(dir.join(format!("store{i}.py")), text).expect("write");
+    }
+    let repo_dir = repo.clone();
+    let server = serve_paths(tmp, &[repo], &[], &[]);
+    wait_ready(&server);
+    let r = call_all(
+        &server,
+        &[
+            (
+                "get_code_context",
+                json!({"query": "token", "max_tokens": 500, "strategy": "breadth"}),
+            ),
+            (
+                "get_code_context",
+                json!({"query": "token", "max_tokens": 2000, "strategy": "depth"}),
+            ),
+            (
+                "get_code_context",
+                json!({"query": "token", "max_tokens": 2000, "strategy": "breadth"}),
+            ),
+            (
+                "get_code_context",
+                json!({"query": "token", "max_tokens": 100}),
+            ),
+            ("get_code_context", json!({"query": "zebra quasar"})),
+            ("get_code_context", json!({"query": "token"})),
+            (
+                "get_node",
+                json!({"node_id": "method:pkg0/store0.py:pkg0.store0.TokenStore0.refresh_token"}),
+            ),
+        ],
+    );
+    for (v, err) in &r {
+        assert!(!err, "{v}");
+    }
+    let items = |v: &Value| v["context_items"].as_array().expect("items").clone();
+    let tokens = |v: &Value| v["estimated_tokens"].as_u64().expect("tokens");
+    // 1 and 6: breadth, 500 tokens: several symbols, signatures, no bodies.
+    let breadth = items(&r[0].0);
+    assert!(r[0].0["metadata"]["total_candidates"].as_u64().expect("n") >= 20);
+    assert!(breadth.len() > 5, "{}", r[0].0);
+    assert!(tokens(&r[0].0) <= 500);
+    for it in &breadth {
+        for k in ["name", "kind", "path", "line_start", "signature"] {
+            assert!(!it[k].is_null(), "{k} in {it}");
+        }
+        assert!(it.get("body").is_none());
+    }
+    // 2 and 7: depth, 2000 tokens: fewer symbols than breadth at 2000, each with its body.
+    let depth = items(&r[1].0);
+    assert!(tokens(&r[1].0) <= 2000);
+    assert!(
+        !depth.is_empty() && depth.len() < items(&r[2].0).len(),
+        "depth {} vs breadth {}",
+        depth.len(),
+        items(&r[2].0).len()
+    );
+    for it in &depth {
+        let body = it["body"].as_str().expect("body");
+        assert!(body.contains(it["name"].as_str().expect("name")), "{it}");
+        assert!(
+            it.get("body_truncated").is_none(),
+            "small bodies are never cut: {it}"
+        );
+    }
+    for it in &depth {
+        // The whole definition: exactly its lines of the file.
+        let text = std::fs::read_to_string(repo_dir.join(it["path"].as_str().expect("path")))
+            .expect("read");
+        let lines: Vec<&str> = text.lines().collect();
+        let (a, b) = (
+            it["line_start"].as_u64().expect("a") as usize,
+            it["line_end"].as_u64().expect("b") as usize,
+        );
+        assert_eq!(
+            lines[a - 1..b].join("\n").trim(),
+            it["body"].as_str().expect("body").trim(),
+            "{it}"
+        );
+    }
+    assert_eq!(
+        r[6].0["content"].as_str().expect("content").lines().count(),
+        10,
+        "{}",
+        r[6].0
+    );
+    // 3: a small budget: truncated, and filled as far as the items allow.
+    let small = &r[3].0;
+    assert_eq!(small["truncated"], true);
+    assert!(!items(small).is_empty());
+    let smallest = breadth.iter().map(estimate).min().expect("an item");
+    assert!(
+        tokens(small) <= 100 && tokens(small) + smallest > 100 - smallest,
+        "{small}"
+    );
+    // 4: nothing matches.
+    assert_eq!(r[4].0["context_items"], json!([]));
+    assert_eq!(r[4].0["estimated_tokens"], 0);
+    // 5: the default budget is 4000.
+    assert_eq!(r[5].0["metadata"]["max_tokens"], 4000);
+    assert!(tokens(&r[5].0) <= 4000);
+    // 8: the estimate is ceil(words × 1.3) of each item's compact JSON, summed.
+    for (v, _) in &r[..6] {
+        assert_eq!(tokens(v), items(v).iter().map(estimate).sum::<u64>());
+    }
+}

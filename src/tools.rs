@@ -49,8 +49,27 @@ pub enum Detail {
     Max,
 }
 
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+/// A tool's input: its own fields, then `repo` and `ref`, which every tool takes.
+/// Unknown fields are refused (`invalid_input`), so a misspelt argument is not
+/// silently ignored.
+macro_rules! tool_input {
+    ($(#[$m:meta])* pub struct $name:ident { $($body:tt)* }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $($body)*
+            /// Repository name; needed only when the server holds several.
+            #[serde(default)]
+            pub repo: Option<String>,
+            /// Branch/ref scope; defaults to the ref the served working tree is indexed as.
+            #[serde(default, rename = "ref")]
+            pub ref_name: Option<String>,
+        }
+    };
+}
+
+tool_input! {
 pub struct HierarchyInput {
     /// Symbol name to start from: a plain name (`validate`) or a qualified one (`auth::handler::AuthHandler::validate`).
     pub symbol_name: String,
@@ -60,16 +79,10 @@ pub struct HierarchyInput {
     /// `ancestors` (leaf to root, the default) or `descendants` (the tree below).
     #[serde(default)]
     pub direction: Direction,
-    /// Repository name; needed only when the server holds several.
-    #[serde(default)]
-    pub repo: Option<String>,
-    /// Branch/ref scope; defaults to the served working tree's ref.
-    #[serde(default, rename = "ref")]
-    pub ref_name: Option<String>,
+}
 }
 
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+tool_input! {
 pub struct RelatedInput {
     /// Anchor symbol name (plain or qualified).
     pub symbol_name: String,
@@ -82,16 +95,10 @@ pub struct RelatedInput {
     /// Max results (default 20, at most 500).
     #[serde(default)]
     pub limit: Option<i64>,
-    /// Repository name; needed only when the server holds several.
-    #[serde(default)]
-    pub repo: Option<String>,
-    /// Branch/ref scope; defaults to the served working tree's ref.
-    #[serde(default, rename = "ref")]
-    pub ref_name: Option<String>,
+}
 }
 
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+tool_input! {
 pub struct LocateInput {
     /// Symbol name (exact, else ignoring case) or qualified name.
     pub name: String,
@@ -107,29 +114,17 @@ pub struct LocateInput {
     /// Max results (default 10, at most 500).
     #[serde(default)]
     pub limit: Option<i64>,
-    /// Repository name; needed only when the server holds several.
-    #[serde(default)]
-    pub repo: Option<String>,
-    /// Branch/ref scope; defaults to the served working tree's ref.
-    #[serde(default, rename = "ref")]
-    pub ref_name: Option<String>,
+}
 }
 
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+tool_input! {
 pub struct OutlineInput {
     /// Repo-relative file path.
     pub path: String,
-    /// Repository name; needed only when the server holds several.
-    #[serde(default)]
-    pub repo: Option<String>,
-    /// Branch/ref scope; defaults to the served working tree's ref.
-    #[serde(default, rename = "ref")]
-    pub ref_name: Option<String>,
+}
 }
 
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+tool_input! {
 pub struct ExploreInput {
     /// A directory or file path (`.` for the root, the default), or else a name to search: files and symbols whose name contains it.
     #[serde(default)]
@@ -143,29 +138,17 @@ pub struct ExploreInput {
     /// Max nodes in the answer (default 500, at most 5000); more sets `result_completeness: truncated`.
     #[serde(default)]
     pub limit: Option<i64>,
-    /// Repository name; needed only when the server holds several.
-    #[serde(default)]
-    pub repo: Option<String>,
-    /// Branch/ref scope; defaults to the served working tree's ref.
-    #[serde(default, rename = "ref")]
-    pub ref_name: Option<String>,
+}
 }
 
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+tool_input! {
 pub struct NodeInput {
     /// A node id from `explore_tree`: `file:src/a.rs`, `dir:src`, `fn:src/a.rs:auth::validate`.
     pub node_id: String,
-    /// Repository name; needed only when the server holds several.
-    #[serde(default)]
-    pub repo: Option<String>,
-    /// Branch/ref scope; defaults to the served working tree's ref.
-    #[serde(default, rename = "ref")]
-    pub ref_name: Option<String>,
+}
 }
 
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+tool_input! {
 pub struct CypherInput {
     /// One read-only Cypher query. `$repo` and `$ref` are bound to the call's repo and ref unless given in `params`.
     pub query: String,
@@ -175,16 +158,10 @@ pub struct CypherInput {
     /// Max rows returned (default 100).
     #[serde(default)]
     pub limit: Option<i64>,
-    /// Repository name; needed only when the server holds several.
-    #[serde(default)]
-    pub repo: Option<String>,
-    /// Branch/ref scope for `$ref`; defaults to the served working tree's ref.
-    #[serde(default, rename = "ref")]
-    pub ref_name: Option<String>,
+}
 }
 
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+tool_input! {
 pub struct SearchInput {
     /// What to look for: identifiers (split at case and `_` changes), words of signatures and docs.
     pub query: String,
@@ -200,16 +177,10 @@ pub struct SearchInput {
     /// Max results (default 10, at most 200).
     #[serde(default)]
     pub limit: Option<i64>,
-    /// Repository name; needed only when the server holds several.
-    #[serde(default)]
-    pub repo: Option<String>,
-    /// Branch/ref scope; defaults to the served working tree's ref.
-    #[serde(default, rename = "ref")]
-    pub ref_name: Option<String>,
+}
 }
 
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
+tool_input! {
 pub struct ContextInput {
     /// Search query (as for search_code).
     pub query: String,
@@ -222,23 +193,12 @@ pub struct ContextInput {
     /// Only this language.
     #[serde(default)]
     pub language: Option<String>,
-    /// Repository name; needed only when the server holds several.
-    #[serde(default)]
-    pub repo: Option<String>,
-    /// Branch/ref scope; defaults to the served working tree's ref.
-    #[serde(default, rename = "ref")]
-    pub ref_name: Option<String>,
+}
 }
 
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct StatusInput {
-    /// Only this repository.
-    #[serde(default)]
-    pub repo: Option<String>,
-    /// Accepted for symmetry with the other tools; every ref is listed.
-    #[serde(default, rename = "ref")]
-    pub ref_name: Option<String>,
+tool_input! {
+/// `repo` narrows the answer to one repository; every ref is listed.
+pub struct StatusInput {}
 }
 
 // ---------------------------------------------------------------------------

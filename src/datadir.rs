@@ -116,6 +116,12 @@ impl DataDir {
         Ok(self.manifest()?.map(|m| self.root.join(m.graph)))
     }
 
+    /// Where the search index of a repo/ref lives.
+    pub fn search_dir(&self, repo: &str, ref_name: &str) -> PathBuf {
+        let key = blake3::hash(format!("{repo}@{ref_name}").as_bytes()).to_hex();
+        self.root.join("search").join(&key.as_str()[..16])
+    }
+
     /// Whether an index exists here at all.
     pub fn exists(&self) -> bool {
         matches!(self.graph_path(), Ok(Some(p)) if p.exists())

@@ -152,6 +152,10 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../queries/ref_symbol_rows.cypher"),
     ),
     (
+        "ref_indexed_at",
+        include_str!("../queries/ref_indexed_at.cypher"),
+    ),
+    (
         "ref_import_in_degree",
         include_str!("../queries/ref_import_in_degree.cypher"),
     ),
@@ -683,6 +687,14 @@ impl GraphStore {
         let mut stmt = conn.prepare(q("ref_file_list"))?;
         let rows = conn.execute(&mut stmt, vec![("repo", s(repo)), ("ref", s(ref_name))])?;
         Ok(rows.map(|r| file_info(&r)).collect())
+    }
+
+    /// When a repo/ref was last indexed (`None` if it is not in this graph).
+    pub fn ref_indexed_at(&self, repo: &str, ref_name: &str) -> Result<Option<String>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(q("ref_indexed_at"))?;
+        let mut rows = conn.execute(&mut stmt, vec![("id", s(&ref_id(repo, ref_name)))])?;
+        Ok(rows.next().map(|r| string(&r[0])))
     }
 
     /// Symbols of a repo/ref that are imported, with the number of import edges.

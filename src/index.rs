@@ -12,6 +12,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use tree_sitter::Parser;
 
+use crate::catalog;
 use crate::datadir::{DataDir, DataDirError};
 use crate::extract::Extractor;
 use crate::graph::{
@@ -21,6 +22,7 @@ use crate::graph::{
 use crate::layout::{Layout, Manifest};
 use crate::model::{self, ImportSpec, Language, ModuleInfo, RawImport};
 use crate::resolve::{self, RFile, RSymbol, Target};
+use crate::search::{self, SearchIndex};
 use crate::walk::{self, Diagnostic, SourceFile, WalkOptions};
 
 #[derive(Debug, Clone, Default)]
@@ -59,6 +61,8 @@ pub enum IndexError {
     Graph(#[from] GraphError),
     #[error("could not load the parsers: {0}")]
     Parsers(String),
+    #[error(transparent)]
+    Search(#[from] crate::search::SearchError),
 }
 
 /// What one run did, for the summary line and the diagnostics list.
@@ -364,6 +368,10 @@ pub fn index_repo_with(
     }
     changes.add = new_files.into_iter().map(|(rows, _, _)| rows).collect();
 
+    let previous_indexed_at = match store {
+        Some(st) if !fresh && !force => st.ref_indexed_at(&repo, &ref_name)?,
+        _ => None,
+    };
     progress.phase("writing", 0);
     let t_write = Instant::now();
     let reopened;
@@ -382,6 +390,21 @@ pub fn index_repo_with(
         }
     };
     tracing::debug!(ms = t_write.elapsed().as_millis() as u64, "wrote the graph");
+    progress.phase("search index", 0);
+    let t_search = Instant::now();
+    if let Err(e) = update_search(&root, data, store, &changes, previous_indexed_at.as_deref()) {
+        // The search index is derived from the graph: without its tag it is
+        // rebuilt when next opened, so this run still counts.
+        tracing::warn!("the search index was not updated ({e}); it will be rebuilt when next used");
+        let _ = std::fs::remove_file(
+            data.search_dir(&changes.repo, &changes.ref_name)
+                .join(search::TAG_FILE),
+        );
+    }
+    tracing::debug!(
+        ms = t_search.elapsed().as_millis() as u64,
+        "wrote the search index"
+    );
     if let Some(st) = store
         .status()?
         .into_iter()
@@ -396,6 +419,44 @@ pub fn index_repo_with(
     report.diagnostics = diagnostics;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// Brings the ref's search index to the state the graph just committed: the
+/// changed files' documents replaced when the index matched the previous state,
+/// else everything rebuilt from the graph. The tag is written last, so a kill
+/// before it leaves an index that the next open or run rebuilds.
+fn update_search(
+    root: &Path,
+    data: &DataDir,
+    store: &GraphStore,
+    changes: &Changes,
+    previous_indexed_at: Option<&str>,
+) -> Result<(), IndexError> {
+    let dir = data.search_dir(&changes.repo, &changes.ref_name);
+    let index = SearchIndex::open_dir(&dir)?;
+    let in_step =
+        previous_indexed_at.is_some() && search::read_tag(&dir).as_deref() == previous_indexed_at;
+    if in_step {
+        let texts: Vec<String> = changes
+            .add
+            .iter()
+            .map(|f| std::fs::read_to_string(root.join(&f.file.path)).unwrap_or_default())
+            .collect();
+        let docs = changes.add.iter().zip(&texts).flat_map(|(f, text)| {
+            f.symbols.iter().map(move |si| {
+                (
+                    &si.row,
+                    search::body_of(text, si.byte_start as usize, si.byte_end as usize),
+                )
+            })
+        });
+        index.write(false, &changes.remove_paths, docs)?;
+    } else {
+        let cat = catalog::load(store, &changes.repo, &changes.ref_name)?;
+        index.rebuild(&cat, Some(root))?;
+    }
+    search::write_tag(&dir, &changes.indexed_at)?;
+    Ok(())
 }
 
 struct FileContext<'a> {

@@ -1,22 +1,30 @@
 //! Ranked symbol search: the only module that speaks to Tantivy.
 //!
-//! A ref's search index is built from its symbol catalog (so it always matches the
-//! graph state the catalog was loaded from) in RAM, on first use after an index
-//! run. Identifiers are split before Tantivy sees them (`parseHTTPRequest_v2` →
+//! Each repo/ref has its index in the data dir (`search/<hash>/`), written by the
+//! same index run as the graph, right after the graph commits: the documents of
+//! changed and deleted files are deleted (by path) and those of changed and new
+//! files added. A tag file records the `Ref.indexed_at` the index matches; an index
+//! whose tag differs from the graph's (a run killed between the two commits, an
+//! older data dir) is rebuilt from the graph when it is opened. Identifiers are split before Tantivy sees them (`parseHTTPRequest_v2` →
 //! `parse http request v2` plus the whole identifier), so a query for "http
 //! request" finds `parseHTTPRequest`. Fields are boosted name ≫ qualified name >
 //! signature > doc > path; the score is then adjusted with what only the graph
 //! knows: exact name matches first, definitions over tests and vendored code, and
 //! symbols many files import above leaf helpers of the same name.
 
+use std::path::Path;
+
 use tantivy::collector::TopDocs;
+use tantivy::directory::MmapDirectory;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::document::Value as _;
 use tantivy::schema::{
-    FAST, Field, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
+    Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::{Index, IndexReader, TantivyDocument, Term};
 
 use crate::catalog::Catalog;
+use crate::graph::SymbolRow;
 
 #[derive(Debug, thiserror::Error)]
 #[error("search index error: {0}")]
@@ -38,10 +46,66 @@ const BOOSTS: [(&str, f32); 5] = [
 ];
 
 pub struct SearchIndex {
+    index: Index,
     reader: IndexReader,
     text: Vec<(Field, f32)>,
+    body: Field,
     language: Field,
     kind: Field,
+    symbol_id: Field,
+    path_raw: Field,
+}
+
+/// Bodies are indexed up to this many bytes (a class's body holds its methods').
+const BODY_BYTES: usize = 2048;
+/// Weight of the body field.
+const BODY_BOOST: f32 = 0.3;
+pub const TAG_FILE: &str = "cruxe-indexed-at";
+
+fn schema() -> Schema {
+    let mut sb = Schema::builder();
+    // Terms are produced by `terms` and joined by spaces; Tantivy's whitespace
+    // tokenizer only has to split them again.
+    let text_opts = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer("whitespace")
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    for (name, _) in BOOSTS {
+        sb.add_text_field(name, text_opts.clone());
+    }
+    sb.add_text_field("body", text_opts);
+    sb.add_text_field("language", STRING);
+    sb.add_text_field("kind", STRING);
+    sb.add_text_field("symbol_id", STRING | STORED);
+    sb.add_text_field("path_raw", STRING);
+    sb.build()
+}
+
+/// The index's tag: the `Ref.indexed_at` it matches, if it was ever completed.
+pub fn read_tag(dir: &Path) -> Option<String> {
+    std::fs::read_to_string(dir.join(TAG_FILE)).ok()
+}
+
+/// Records that the index in `dir` matches the graph state `indexed_at`.
+pub fn write_tag(dir: &Path, indexed_at: &str) -> Result<(), SearchError> {
+    let tmp = dir.join(format!("{TAG_FILE}.tmp"));
+    std::fs::write(&tmp, indexed_at).map_err(|e| SearchError(e.to_string()))?;
+    std::fs::rename(&tmp, dir.join(TAG_FILE)).map_err(|e| SearchError(e.to_string()))
+}
+
+/// The text of a symbol worth indexing: its source, cut at `BODY_BYTES`.
+pub fn body_of(text: &str, start: usize, end: usize) -> &str {
+    let end = end.min(text.len()).min(start.saturating_add(BODY_BYTES));
+    let mut e = end;
+    while e > start && !text.is_char_boundary(e) {
+        e -= 1;
+    }
+    let mut s = start.min(e);
+    while s > 0 && !text.is_char_boundary(s) {
+        s -= 1;
+    }
+    &text[s..e]
 }
 
 /// Filters of a search.
@@ -120,29 +184,76 @@ fn split_identifier(ident: &str) -> Vec<String> {
 }
 
 impl SearchIndex {
-    /// Indexes every symbol of `cat`.
-    pub fn build(cat: &Catalog) -> Result<SearchIndex, SearchError> {
-        let mut sb = Schema::builder();
-        // Terms are produced by `terms` and joined by spaces; Tantivy's whitespace
-        // tokenizer only has to split them again.
-        let text_opts = TextOptions::default().set_indexing_options(
-            TextFieldIndexing::default()
-                .set_tokenizer("whitespace")
-                .set_index_option(IndexRecordOption::WithFreqs),
-        );
-        let text: Vec<(Field, f32)> = BOOSTS
+    /// A new, empty index in memory (when the data dir cannot take one).
+    pub fn in_ram() -> Result<SearchIndex, SearchError> {
+        Self::from_index(Index::create_in_ram(schema()))
+    }
+
+    /// Opens the index in `dir`, creating it (or recreating one of another schema).
+    pub fn open_dir(dir: &Path) -> Result<SearchIndex, SearchError> {
+        std::fs::create_dir_all(dir).map_err(|e| SearchError(e.to_string()))?;
+        let open = || -> Result<Index, SearchError> {
+            let mmap = MmapDirectory::open(dir).map_err(|e| SearchError(e.to_string()))?;
+            Ok(Index::open_or_create(mmap, schema())?)
+        };
+        let index = match open() {
+            Ok(i) => i,
+            Err(first) => {
+                tracing::info!("recreating the search index in {}: {first}", dir.display());
+                let _ = std::fs::remove_dir_all(dir);
+                std::fs::create_dir_all(dir).map_err(|e| SearchError(e.to_string()))?;
+                open()?
+            }
+        };
+        Self::from_index(index)
+    }
+
+    fn from_index(index: Index) -> Result<SearchIndex, SearchError> {
+        let s = index.schema();
+        let field = |name: &str| s.get_field(name).map_err(|e| SearchError(e.to_string()));
+        let text = BOOSTS
             .iter()
-            .map(|(name, boost)| (sb.add_text_field(name, text_opts.clone()), *boost))
-            .collect();
-        let language = sb.add_text_field("language", STRING);
-        let kind = sb.add_text_field("kind", STRING);
-        let entry = sb.add_u64_field("entry", FAST);
-        let index = Index::create_in_ram(sb.build());
+            .map(|(name, boost)| field(name).map(|f| (f, *boost)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (body, language, kind, symbol_id, path_raw) = (
+            field("body")?,
+            field("language")?,
+            field("kind")?,
+            field("symbol_id")?,
+            field("path_raw")?,
+        );
+        let reader = index.reader()?;
+        Ok(SearchIndex {
+            index,
+            reader,
+            text,
+            body,
+            language,
+            kind,
+            symbol_id,
+            path_raw,
+        })
+    }
+
+    /// One atomic change: with `clear`, every document goes first; then the
+    /// documents of `remove_paths` go and `docs` (symbol, body) are added.
+    pub fn write<'a>(
+        &self,
+        clear: bool,
+        remove_paths: &[String],
+        docs: impl Iterator<Item = (&'a SymbolRow, &'a str)>,
+    ) -> Result<(), SearchError> {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-        let mut writer =
-            index.writer_with_num_threads::<TantivyDocument>(threads, (32 << 20) * threads)?;
-        for i in 0..cat.len() {
-            let row = &cat.entry(i).row;
+        let mut writer = self
+            .index
+            .writer_with_num_threads::<TantivyDocument>(threads, (32 << 20) * threads)?;
+        if clear {
+            writer.delete_all_documents()?;
+        }
+        for p in remove_paths {
+            writer.delete_term(Term::from_field_text(self.path_raw, p));
+        }
+        for (row, body) in docs {
             let mut doc = TantivyDocument::default();
             let values = [
                 &row.name,
@@ -151,22 +262,41 @@ impl SearchIndex {
                 &row.doc,
                 &row.path,
             ];
-            for ((field, _), value) in text.iter().zip(values) {
+            for ((field, _), value) in self.text.iter().zip(values) {
                 doc.add_text(*field, terms(value).join(" "));
             }
-            doc.add_text(language, &row.language);
-            doc.add_text(kind, &row.kind);
-            doc.add_u64(entry, i as u64);
+            doc.add_text(self.body, terms(body).join(" "));
+            doc.add_text(self.language, &row.language);
+            doc.add_text(self.kind, &row.kind);
+            doc.add_text(self.symbol_id, &row.id);
+            doc.add_text(self.path_raw, &row.path);
             writer.add_document(doc)?;
         }
         writer.commit()?;
-        let reader = index.reader()?;
-        Ok(SearchIndex {
-            reader,
-            text,
-            language,
-            kind,
-        })
+        self.reader.reload()?;
+        Ok(())
+    }
+
+    /// Indexes every symbol of `cat` (bodies from `root`, when given), replacing
+    /// what the index held.
+    pub fn rebuild(&self, cat: &Catalog, root: Option<&Path>) -> Result<(), SearchError> {
+        let mut texts: std::collections::HashMap<&str, String> = std::collections::HashMap::new();
+        if let Some(root) = root {
+            for i in 0..cat.len() {
+                let path = cat.entry(i).row.path.as_str();
+                texts.entry(path).or_insert_with(|| {
+                    std::fs::read_to_string(root.join(path)).unwrap_or_default()
+                });
+            }
+        }
+        let docs = (0..cat.len()).map(|i| {
+            let e = cat.entry(i);
+            let body = texts
+                .get(e.row.path.as_str())
+                .map_or("", |t| body_of(t, e.byte_start, e.byte_end));
+            (&e.row, body)
+        });
+        self.write(true, &[], docs)
     }
 
     /// The best `limit` symbols for `query`, best first.
@@ -183,8 +313,14 @@ impl SearchIndex {
             return Ok(Vec::new());
         }
         let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        let fields: Vec<(Field, f32)> = self
+            .text
+            .iter()
+            .copied()
+            .chain(std::iter::once((self.body, BODY_BOOST)))
+            .collect();
         for w in &words {
-            for (field, boost) in &self.text {
+            for (field, boost) in &fields {
                 let tq = TermQuery::new(
                     Term::from_field_text(*field, w),
                     IndexRecordOption::WithFreqs,
@@ -227,14 +363,14 @@ impl SearchIndex {
         let query_lower = query.trim().to_lowercase();
         let mut hits = Vec::with_capacity(top.len());
         for (score, addr) in top {
-            let column = searcher
-                .segment_reader(addr.segment_ord)
-                .fast_fields()
-                .u64("entry")?;
-            let Some(entry) = column.first(addr.doc_id) else {
+            let doc: TantivyDocument = searcher.doc(addr)?;
+            let Some(entry) = doc
+                .get_first(self.symbol_id)
+                .and_then(|v| v.as_str())
+                .and_then(|id| cat.by_id(id))
+            else {
                 continue;
             };
-            let entry = entry as usize;
             let row = &cat.entry(entry).row;
             if let Some(prefix) = filters.path_prefix
                 && !(row.path == prefix || row.path.starts_with(&format!("{prefix}/")))

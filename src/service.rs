@@ -16,7 +16,7 @@ use crate::catalog::{self, Catalog};
 use crate::datadir::DataDir;
 use crate::graph::{FileInfo, GraphStore, RefStatus};
 use crate::index::{self, IndexOptions, IndexReport, Progress};
-use crate::search::SearchIndex;
+use crate::search::{self, SearchIndex};
 
 /// What to serve: a working tree and where its index lives.
 #[derive(Debug, Clone)]
@@ -173,11 +173,14 @@ impl Store {
     }
 
     /// The search index of a repo/ref (with its catalog), built on first use.
+    /// `root` is the working tree the ref was indexed from (for bodies, if the
+    /// index has to be rebuilt).
     pub fn search(
         &self,
         graph: &GraphStore,
         repo: &str,
         ref_name: &str,
+        root: Option<&Path>,
     ) -> Result<Arc<Search>, ServiceError> {
         let key = (repo.to_string(), ref_name.to_string());
         let cached = || self.searches.read().ok().and_then(|m| m.get(&key).cloned());
@@ -189,19 +192,61 @@ impl Store {
         if let Some(s) = cached() {
             return Ok(s);
         }
-        let started = std::time::Instant::now();
-        let index = SearchIndex::build(&catalog)?;
-        tracing::info!(
-            repo,
-            r#ref = ref_name,
-            ms = started.elapsed().as_millis() as u64,
-            "built the search index"
-        );
+        let index = self.open_search(repo, ref_name, &catalog, root)?;
         let s = Arc::new(Search { catalog, index });
         if let Ok(mut m) = self.searches.write() {
             m.insert(key, s.clone());
         }
         Ok(s)
+    }
+
+    /// The ref's index from the data dir when its tag matches the graph; otherwise
+    /// rebuilt there from the catalog (a run killed between its two commits, a
+    /// data dir from before search indexes), or in memory if the data dir's index
+    /// is busy (an index run is writing it right now).
+    fn open_search(
+        &self,
+        repo: &str,
+        ref_name: &str,
+        catalog: &Catalog,
+        root: Option<&Path>,
+    ) -> Result<SearchIndex, ServiceError> {
+        let indexed_at = self
+            .refs()
+            .into_iter()
+            .find(|r| r.repo == repo && r.ref_name == ref_name)
+            .map(|r| r.indexed_at);
+        let dir = self.data.search_dir(repo, ref_name);
+        if indexed_at.is_some()
+            && search::read_tag(&dir) == indexed_at
+            && let Ok(index) = SearchIndex::open_dir(&dir)
+        {
+            return Ok(index);
+        }
+        let started = std::time::Instant::now();
+        let persisted = SearchIndex::open_dir(&dir).and_then(|index| {
+            index.rebuild(catalog, root)?;
+            if let Some(tag) = &indexed_at {
+                search::write_tag(&dir, tag)?;
+            }
+            Ok(index)
+        });
+        let index = match persisted {
+            Ok(index) => index,
+            Err(e) => {
+                tracing::warn!("search index in memory only: {e}");
+                let index = SearchIndex::in_ram()?;
+                index.rebuild(catalog, root)?;
+                index
+            }
+        };
+        tracing::info!(
+            repo,
+            r#ref = ref_name,
+            ms = started.elapsed().as_millis() as u64,
+            "rebuilt the search index"
+        );
+        Ok(index)
     }
 
     fn refresh(&self, graph: Option<Arc<GraphStore>>) {

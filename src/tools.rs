@@ -1456,9 +1456,10 @@ impl ToolError {
 // search_code and get_code_context
 
 fn search_state(c: &Ctx) -> Result<Arc<crate::service::Search>, ToolError> {
+    let root = (c.ref_name == c.served.ref_name).then_some(c.served.root.as_path());
     c.served
         .store
-        .search(&c.graph, &c.served.name, &c.ref_name)
+        .search(&c.graph, &c.served.name, &c.ref_name, root)
         .map_err(ToolError::internal)
 }
 

@@ -12,3 +12,4 @@ mod incremental;
 mod mcp;
 mod queries;
 mod relevance;
+mod search;

@@ -1,0 +1,99 @@
+//! The search index beside the graph: written by the index run, changed files
+//! replaced (not the whole index), and a stale index detected by its tag.
+
+use std::path::Path;
+
+use cruxe::catalog::{self, Catalog};
+use cruxe::datadir::DataDir;
+use cruxe::index::{Silent, index_repo};
+use cruxe::search::{self, Filters, SearchIndex};
+
+use crate::common::{copy_tree, fixture, opts, small_graph};
+
+fn names(data: &DataDir, query: &str) -> Vec<String> {
+    let store = data.open_graph_read_only(&small_graph()).expect("open");
+    let cat: Catalog = catalog::load(&store, "py", "test").expect("catalog");
+    let index = SearchIndex::open_dir(&data.search_dir("py", "test")).expect("search index");
+    index
+        .search(&cat, query, &Filters::default(), 5)
+        .expect("search")
+        .iter()
+        .map(|h| cat.entry(h.entry).row.qualified_name.clone())
+        .collect()
+}
+
+fn tag_matches_graph(data: &DataDir) -> bool {
+    let store = data.open_graph_read_only(&small_graph()).expect("open");
+    let indexed_at = store.ref_indexed_at("py", "test").expect("query");
+    indexed_at.is_some() && search::read_tag(&data.search_dir("py", "test")) == indexed_at
+}
+
+#[test]
+fn the_index_run_keeps_the_search_index_in_step_with_the_graph() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("py");
+    copy_tree(&fixture("python"), &repo);
+    let data = DataDir::new(tmp.path().join("data"));
+    index_repo(&repo, &data, &opts("py"), &Silent).expect("index");
+    assert!(tag_matches_graph(&data));
+    assert_eq!(
+        names(&data, "user service")[0],
+        "services.user_service.UserService"
+    );
+
+    // Rename a class and re-index: its file's documents are replaced.
+    let file = repo.join("services/user_service.py");
+    let text = std::fs::read_to_string(&file).expect("read");
+    std::fs::write(
+        &file,
+        text.replace("class UserService", "class AccountService"),
+    )
+    .expect("write");
+    // The body is indexed too: a word only in a body is found.
+    std::fs::write(
+        repo.join("auth/extra.py"),
+        "def rotate(keys):\n    return sorted(keys, key=lambda k: k.zebrafish_epoch)\n",
+    )
+    .expect("write");
+    index_repo(&repo, &data, &opts("py"), &Silent).expect("re-index");
+    assert!(tag_matches_graph(&data));
+    let found = names(&data, "account service");
+    assert_eq!(found[0], "services.user_service.AccountService");
+    assert!(
+        !names(&data, "user service")
+            .iter()
+            .any(|q| q.ends_with(".UserService"))
+    );
+    assert_eq!(names(&data, "zebrafish epoch")[0], "auth.extra.rotate");
+
+    // A deleted file's documents go.
+    std::fs::remove_file(repo.join("auth/extra.py")).expect("rm");
+    index_repo(&repo, &data, &opts("py"), &Silent).expect("re-index");
+    assert!(names(&data, "zebrafish epoch").is_empty());
+}
+
+#[test]
+fn a_stale_search_index_is_rebuilt_by_the_next_run() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("py");
+    copy_tree(&fixture("python"), &repo);
+    let data = DataDir::new(tmp.path().join("data"));
+    index_repo(&repo, &data, &opts("py"), &Silent).expect("index");
+    // As if a run had been killed between the graph's commit and the search
+    // index's: the index misses a change and its tag is the old one.
+    let dir = data.search_dir("py", "test");
+    let index = SearchIndex::open_dir(&dir).expect("open");
+    index
+        .write(true, &[], std::iter::empty())
+        .expect("empty the index");
+    search::write_tag(&dir, "1999-01-01T00:00:00Z").expect("tag");
+    drop(index);
+    assert!(!tag_matches_graph(&data));
+    index_repo(&repo, &data, &opts("py"), &Silent).expect("re-index");
+    assert!(tag_matches_graph(&data));
+    assert_eq!(
+        names(&data, "user service")[0],
+        "services.user_service.UserService"
+    );
+    assert!(Path::new(&dir).is_dir());
+}

@@ -1483,10 +1483,19 @@ pub fn search_code(svc: &Service, input: SearchInput) -> Reply {
         let results: Vec<Value> = hits
             .iter()
             .map(|h| {
-                let row = &s.catalog.entry(h.entry).row;
+                                let entry = s.catalog.entry(h.entry);
+                let row = &entry.row;
                 let mut m = symbol_json(row);
                 m.insert("doc".into(), json!(first_line(&row.doc)));
                 m.insert("score".into(), json!(round3(h.score)));
+                // A member comes with its enclosing type's header.
+                if let Some(p) = entry.parent {
+                    let parent = &s.catalog.entry(p).row;
+                    m.insert(
+                        "parent".into(),
+                        json!({"name": parent.name, "kind": parent.kind, "signature": parent.signature}),
+                    );
+                }
                 Value::Object(m)
             })
             .collect();
@@ -1497,6 +1506,10 @@ pub fn search_code(svc: &Service, input: SearchInput) -> Reply {
         ))
     })();
     finish(svc, repo.as_deref(), rf.as_deref(), out)
+}
+
+fn graph_file_id(c: &Ctx, path: &str) -> String {
+    crate::graph::file_id(&c.served.name, &c.ref_name, path)
 }
 
 fn round3(x: f32) -> f64 {
@@ -1539,11 +1552,23 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
         let mut candidates: Vec<(usize, f32, Option<usize>)> =
             hits.iter().map(|h| (h.entry, h.score, None)).collect();
         let mut seen: HashSet<usize> = hits.iter().map(|h| h.entry).collect();
-        for h in hits.iter().take(5) {
+                for h in hits.iter().take(5) {
             if let Some(p) = cat.entry(h.entry).parent
                 && seen.insert(p)
             {
                 candidates.push((p, h.score * 0.5, Some(h.entry)));
+            }
+        }
+        // ... and what the best hit's file imports from the indexed code.
+        if let Some(top) = hits.first() {
+            let path = &cat.entry(top.entry).row.path;
+            let file = graph_file_id(&c, path);
+            for (row, _) in c.graph.imported_symbols(&file)? {
+                if let Some(i) = cat.by_id(&row.id)
+                    && seen.insert(i)
+                {
+                    candidates.push((i, top.score * 0.3, Some(top.entry)));
+                }
             }
         }
         let files = c.files()?;

@@ -1552,7 +1552,7 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
         let mut candidates: Vec<(usize, f32, Option<usize>)> =
             hits.iter().map(|h| (h.entry, h.score, None)).collect();
         let mut seen: HashSet<usize> = hits.iter().map(|h| h.entry).collect();
-                for h in hits.iter().take(5) {
+        for h in hits.iter().take(5) {
             if let Some(p) = cat.entry(h.entry).parent
                 && seen.insert(p)
             {

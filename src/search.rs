@@ -5,22 +5,24 @@
 //! changed and deleted files are deleted (by path) and those of changed and new
 //! files added. A tag file records the `Ref.indexed_at` the index matches; an index
 //! whose tag differs from the graph's (a run killed between the two commits, an
-//! older data dir) is rebuilt from the graph when it is opened. Identifiers are split before Tantivy sees them (`parseHTTPRequest_v2` →
-//! `parse http request v2` plus the whole identifier), so a query for "http
-//! request" finds `parseHTTPRequest`. Fields are boosted name ≫ qualified name >
-//! signature > doc > path; the score is then adjusted with what only the graph
-//! knows: exact name matches first, definitions over tests and vendored code, and
-//! symbols many files import above leaf helpers of the same name.
+//! older data dir) is rebuilt from the graph when it is opened.
+//!
+//! A tokenizer registered with Tantivy splits identifiers (`parseHTTPRequest_v2` →
+//! `parse http request v2` plus the whole identifier), and queries are split the
+//! same way, so "http request" finds `parseHTTPRequest`. Fields are boosted name ≫
+//! qualified name > signature > doc > path > body; the score is then adjusted with
+//! what only the graph knows: exact name matches first, definitions over tests and
+//! vendored code, and symbols many files import above leaf helpers of the same name.
 
 use std::path::Path;
 
 use tantivy::collector::TopDocs;
 use tantivy::directory::MmapDirectory;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
-use tantivy::schema::document::Value as _;
 use tantivy::schema::{
-    Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+    FAST, Field, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
 };
+use tantivy::tokenizer::{TextAnalyzer, Token, TokenStream, Tokenizer};
 use tantivy::{Index, IndexReader, TantivyDocument, Term};
 
 use crate::catalog::Catalog;
@@ -64,11 +66,9 @@ pub const TAG_FILE: &str = "cruxe-indexed-at";
 
 fn schema() -> Schema {
     let mut sb = Schema::builder();
-    // Terms are produced by `terms` and joined by spaces; Tantivy's whitespace
-    // tokenizer only has to split them again.
     let text_opts = TextOptions::default().set_indexing_options(
         TextFieldIndexing::default()
-            .set_tokenizer("whitespace")
+            .set_tokenizer(TOKENIZER)
             .set_index_option(IndexRecordOption::WithFreqs),
     );
     for (name, _) in BOOSTS {
@@ -77,7 +77,7 @@ fn schema() -> Schema {
     sb.add_text_field("body", text_opts);
     sb.add_text_field("language", STRING);
     sb.add_text_field("kind", STRING);
-    sb.add_text_field("symbol_id", STRING | STORED);
+    sb.add_text_field("symbol_id", STRING | FAST);
     sb.add_text_field("path_raw", STRING);
     sb.build()
 }
@@ -121,6 +121,50 @@ pub struct Filters<'a> {
 pub struct Hit {
     pub entry: usize,
     pub score: f32,
+}
+
+/// The name cruxe's tokenizer is registered under in every index it opens.
+const TOKENIZER: &str = "cruxe_ident";
+
+/// [`terms`] as a Tantivy tokenizer, so documents are split by Tantivy with the
+/// same rules the queries use.
+#[derive(Clone)]
+struct IdentTokenizer;
+
+struct IdentStream {
+    tokens: Vec<Token>,
+    next: usize,
+}
+
+impl Tokenizer for IdentTokenizer {
+    type TokenStream<'a> = IdentStream;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> IdentStream {
+        let tokens = terms(text)
+            .into_iter()
+            .enumerate()
+            .map(|(position, text)| Token {
+                offset_from: 0,
+                offset_to: 0,
+                position,
+                text,
+                position_length: 1,
+            })
+            .collect();
+        IdentStream { tokens, next: 0 }
+    }
+}
+
+impl TokenStream for IdentStream {
+    fn advance(&mut self) -> bool {
+        self.next += 1;
+        self.next <= self.tokens.len()
+    }
+    fn token(&self) -> &Token {
+        &self.tokens[self.next - 1]
+    }
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.tokens[self.next - 1]
+    }
 }
 
 /// Identifier-aware terms: words split at non-alphanumerics, lower→upper case
@@ -209,6 +253,9 @@ impl SearchIndex {
     }
 
     fn from_index(index: Index) -> Result<SearchIndex, SearchError> {
+        index
+            .tokenizers()
+            .register(TOKENIZER, TextAnalyzer::from(IdentTokenizer));
         let s = index.schema();
         let field = |name: &str| s.get_field(name).map_err(|e| SearchError(e.to_string()));
         let text = BOOSTS
@@ -263,9 +310,9 @@ impl SearchIndex {
                 &row.path,
             ];
             for ((field, _), value) in self.text.iter().zip(values) {
-                doc.add_text(*field, terms(value).join(" "));
+                doc.add_text(*field, value);
             }
-            doc.add_text(self.body, terms(body).join(" "));
+            doc.add_text(self.body, body);
             doc.add_text(self.language, &row.language);
             doc.add_text(self.kind, &row.kind);
             doc.add_text(self.symbol_id, &row.id);
@@ -362,13 +409,21 @@ impl SearchIndex {
         )?;
         let query_lower = query.trim().to_lowercase();
         let mut hits = Vec::with_capacity(top.len());
+        let mut id = String::new();
         for (score, addr) in top {
-            let doc: TantivyDocument = searcher.doc(addr)?;
-            let Some(entry) = doc
-                .get_first(self.symbol_id)
-                .and_then(|v| v.as_str())
-                .and_then(|id| cat.by_id(id))
+            let Some(column) = searcher
+                .segment_reader(addr.segment_ord)
+                .fast_fields()
+                .str("symbol_id")?
             else {
+                continue;
+            };
+            id.clear();
+            let found = match column.term_ords(addr.doc_id).next() {
+                Some(ord) => column.ord_to_str(ord, &mut id).unwrap_or(false),
+                None => false,
+            };
+            let Some(entry) = found.then(|| cat.by_id(&id)).flatten() else {
                 continue;
             };
             let row = &cat.entry(entry).row;

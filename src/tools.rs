@@ -1442,6 +1442,17 @@ fn read_source(root: &Path, f: &FileInfo) -> Result<(String, bool), ToolError> {
     Ok((String::from_utf8_lossy(&bytes).into_owned(), stale))
 }
 
+/// An indexed file's text for context bodies: as `read_source` but without the
+/// staleness hash (the answer's budget matters more than that check here).
+fn read_text(root: &Path, path: &str) -> Option<String> {
+    let root = root.canonicalize().ok()?;
+    let real = root.join(path).canonicalize().ok()?;
+    if !real.starts_with(&root) {
+        return None;
+    }
+    std::fs::read_to_string(real).ok()
+}
+
 impl ToolError {
     fn file_not_found_on_disk(path: &str, e: std::io::Error) -> ToolError {
         Self::new(
@@ -1508,10 +1519,6 @@ pub fn search_code(svc: &Service, input: SearchInput) -> Reply {
     finish(svc, repo.as_deref(), rf.as_deref(), out)
 }
 
-fn graph_file_id(c: &Ctx, path: &str) -> String {
-    crate::graph::file_id(&c.served.name, &c.ref_name, path)
-}
-
 fn round3(x: f32) -> f64 {
     (f64::from(x) * 1000.0).round() / 1000.0
 }
@@ -1559,18 +1566,7 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
                 candidates.push((p, h.score * 0.5, Some(h.entry)));
             }
         }
-        // ... and what the best hit's file imports from the indexed code.
-        if let Some(top) = hits.first() {
-            let path = &cat.entry(top.entry).row.path;
-            let file = graph_file_id(&c, path);
-            for (row, _) in c.graph.imported_symbols(&file)? {
-                if let Some(i) = cat.by_id(&row.id)
-                    && seen.insert(i)
-                {
-                    candidates.push((i, top.score * 0.3, Some(top.entry)));
-                }
-            }
-        }
+
         let files = c.files()?;
         let mut sources: HashMap<String, Option<String>> = HashMap::new();
         let budget = max_tokens as usize;
@@ -1592,8 +1588,7 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
                     files
                         .binary_search_by(|f| f.path.as_str().cmp(&row.path))
                         .ok()
-                        .and_then(|k| read_source(&c.served.root, &files[k]).ok())
-                        .map(|(text, _)| text)
+                        .and_then(|k| read_text(&c.served.root, &files[k].path))
                 });
                 text.as_deref()
                     .and_then(|t| t.get(entry.byte_start..entry.byte_end.min(t.len())))

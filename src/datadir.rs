@@ -142,6 +142,65 @@ impl DataDir {
         Ok(WriterLock { _file: file })
     }
 
+    /// Before an in-place run writes: copies the current database and its log
+    /// aside (`*.bak`), so that a run killed at any moment is undone by putting the
+    /// copy back instead of by Kuzu's log replay, which 0.11.3 cannot always do
+    /// after a kill (seen here: a segfault replaying node inserts, in read-only and
+    /// read-write opens alike). The database copy is renamed into place last: it is
+    /// the marker that a copy is complete.
+    pub fn save_before_write(&self) -> Result<(), DataDirError> {
+        let Some(graph) = self.graph_path()? else {
+            return Ok(());
+        };
+        let wal = wal_of(&graph);
+        let copy = |from: &Path, to: &Path| -> std::io::Result<()> {
+            let tmp = PathBuf::from(format!("{}.tmp", to.display()));
+            std::fs::copy(from, &tmp)?;
+            std::fs::File::open(&tmp)?.sync_all()?;
+            std::fs::rename(&tmp, to)
+        };
+        let wal_bak = bak_of(&wal);
+        let _ = std::fs::remove_file(&wal_bak);
+        if wal.exists() {
+            copy(&wal, &wal_bak).map_err(self.io())?;
+        }
+        copy(&graph, &bak_of(&graph)).map_err(self.io())?;
+        Ok(())
+    }
+
+    /// After a run committed and checkpointed: the copy is no longer needed.
+    pub fn discard_saved(&self) {
+        if let Ok(Some(graph)) = self.graph_path() {
+            let _ = std::fs::remove_file(bak_of(&graph));
+            let _ = std::fs::remove_file(bak_of(&wal_of(&graph)));
+        }
+    }
+
+    /// Puts back the copy an interrupted in-place run left (the state before that
+    /// run). Call with the writer lock held. True if something was restored.
+    pub fn restore_interrupted(&self) -> Result<bool, DataDirError> {
+        let Some(graph) = self.graph_path()? else {
+            return Ok(false);
+        };
+        let (bak, wal) = (bak_of(&graph), wal_of(&graph));
+        let wal_bak = bak_of(&wal);
+        if !bak.exists() {
+            let _ = std::fs::remove_file(&wal_bak);
+            return Ok(false);
+        }
+        tracing::info!(
+            "undoing an interrupted index run in {}",
+            self.root.display()
+        );
+        if wal_bak.exists() {
+            std::fs::rename(&wal_bak, &wal).map_err(self.io())?;
+        } else {
+            let _ = std::fs::remove_file(&wal);
+        }
+        std::fs::rename(&bak, &graph).map_err(self.io())?;
+        Ok(true)
+    }
+
     /// Opens the current graph for writing.
     pub fn open_graph(&self, cfg: &GraphConfig) -> Result<GraphStore, DataDirError> {
         match self.graph_path()? {
@@ -221,7 +280,13 @@ impl DataDir {
         // and that replay can crash the process (seen: a segfault in the primary-key
         // index after a writer was killed mid-run). A log left behind is therefore
         // replayed by a read-write open first, under the writer lock.
-        let wal = PathBuf::from(format!("{}.wal", path.display()));
+        if bak_of(&path).exists() {
+            let Ok(_lock) = self.lock_writer() else {
+                return Err(DataDirError::Locked(self.root.clone()));
+            };
+            self.restore_interrupted()?;
+        }
+        let wal = wal_of(&path);
         if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
             let Ok(_lock) = self.lock_writer() else {
                 return Err(DataDirError::Locked(self.root.clone()));
@@ -245,4 +310,12 @@ impl DataDir {
             }
         }
     }
+}
+
+fn wal_of(graph: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.wal", graph.display()))
+}
+
+fn bak_of(file: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.bak", file.display()))
 }

@@ -554,6 +554,12 @@ impl GraphStore {
         }
     }
 
+    /// Writes every committed change into the database file and empties the log.
+    pub fn checkpoint(&self) -> Result<()> {
+        self.conn()?.query("CHECKPOINT")?;
+        Ok(())
+    }
+
     /// Writes a whole repo/ref into this (new, empty) database with bulk COPY, each
     /// statement committing on its own: only for a database that is built aside
     /// and swapped in by the caller once this returns.

@@ -152,6 +152,8 @@ pub fn index_repo_with(
     let layout = Layout::new(&repo, &manifests, walked.has_src_dir);
 
     let _lock = data.lock_writer()?;
+    // A run killed before this one finished is undone first.
+    data.restore_interrupted()?;
     // Leftovers of an interrupted full build are garbage now that we hold the lock.
     data.remove_stale_graphs()?;
     let owned = match shared {
@@ -377,7 +379,10 @@ pub fn index_repo_with(
     let reopened;
     let store: &GraphStore = match store {
         Some(st) if !fresh => {
+            data.save_before_write()?;
             st.apply(&changes)?;
+            st.checkpoint()?;
+            data.discard_saved();
             st
         }
         _ => {

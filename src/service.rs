@@ -414,6 +414,11 @@ impl Service {
         for served in &self.repos {
             served.set(IndexingStatus::Indexing, None, None);
             let store = &served.store;
+            if let Ok(_lock) = store.data.lock_writer()
+                && let Err(e) = store.data.restore_interrupted()
+            {
+                tracing::warn!("cannot undo an interrupted run: {e}");
+            }
             if store.graph().is_none() && store.data.exists() {
                 match store.data.open_graph(&self.cfg.index.graph) {
                     Ok(g) => store.refresh(Some(Arc::new(g))),

@@ -123,22 +123,40 @@ impl Store {
         self.refs.read().map(|r| r.clone()).unwrap_or_default()
     }
 
-    /// The files of a repo/ref, from a cache that index runs clear.
+    /// The value cached under (`repo`, `ref_name`) in `map`, or what `load` gives,
+    /// loaded once even when several calls ask for it at the same time. Index runs
+    /// clear the caches (`refresh`).
+    fn cached<T, E>(
+        &self,
+        map: &RwLock<HashMap<RepoRef, Arc<T>>>,
+        repo: &str,
+        ref_name: &str,
+        load: impl FnOnce() -> Result<T, E>,
+    ) -> Result<Arc<T>, E> {
+        let key = (repo.to_string(), ref_name.to_string());
+        let get = || map.read().ok().and_then(|m| m.get(&key).cloned());
+        if let Some(v) = get() {
+            return Ok(v);
+        }
+        let _guard = self.loading.lock();
+        if let Some(v) = get() {
+            return Ok(v);
+        }
+        let v = Arc::new(load()?);
+        if let Ok(mut m) = map.write() {
+            m.insert(key, v.clone());
+        }
+        Ok(v)
+    }
+
+    /// The files of a repo/ref.
     pub fn files(
         &self,
         graph: &GraphStore,
         repo: &str,
         ref_name: &str,
     ) -> Result<Arc<Vec<FileInfo>>, crate::graph::GraphError> {
-        let key = (repo.to_string(), ref_name.to_string());
-        if let Some(f) = self.files.read().ok().and_then(|m| m.get(&key).cloned()) {
-            return Ok(f);
-        }
-        let list = Arc::new(graph.files(repo, ref_name)?);
-        if let Ok(mut m) = self.files.write() {
-            m.insert(key, list.clone());
-        }
-        Ok(list)
+        self.cached(&self.files, repo, ref_name, || graph.files(repo, ref_name))
     }
 
     /// The symbol catalog of a repo/ref, loaded from the graph on first use.
@@ -148,31 +166,21 @@ impl Store {
         repo: &str,
         ref_name: &str,
     ) -> Result<Arc<Catalog>, crate::graph::GraphError> {
-        let key = (repo.to_string(), ref_name.to_string());
-        let cached = || self.catalogs.read().ok().and_then(|m| m.get(&key).cloned());
-        if let Some(c) = cached() {
-            return Ok(c);
-        }
-        let _guard = self.loading.lock();
-        if let Some(c) = cached() {
-            return Ok(c);
-        }
-        let started = std::time::Instant::now();
-        let c = Arc::new(catalog::load(graph, repo, ref_name)?);
-        tracing::info!(
-            repo,
-            r#ref = ref_name,
-            symbols = c.len(),
-            ms = started.elapsed().as_millis() as u64,
-            "loaded the symbol catalog"
-        );
-        if let Ok(mut m) = self.catalogs.write() {
-            m.insert(key, c.clone());
-        }
-        Ok(c)
+        self.cached(&self.catalogs, repo, ref_name, || {
+            let started = std::time::Instant::now();
+            let c = catalog::load(graph, repo, ref_name)?;
+            tracing::info!(
+                repo,
+                r#ref = ref_name,
+                symbols = c.len(),
+                ms = started.elapsed().as_millis() as u64,
+                "loaded the symbol catalog"
+            );
+            Ok(c)
+        })
     }
 
-    /// The search index of a repo/ref (with its catalog), built on first use.
+    /// The search index of a repo/ref (with its catalog), opened on first use.
     /// `root` is the working tree the ref was indexed from (for bodies, if the
     /// index has to be rebuilt).
     pub fn search(
@@ -182,22 +190,15 @@ impl Store {
         ref_name: &str,
         root: Option<&Path>,
     ) -> Result<Arc<Search>, ServiceError> {
-        let key = (repo.to_string(), ref_name.to_string());
-        let cached = || self.searches.read().ok().and_then(|m| m.get(&key).cloned());
-        if let Some(s) = cached() {
-            return Ok(s);
-        }
+        // Outside `cached`: loading the catalog takes the same load lock.
         let catalog = self.catalog(graph, repo, ref_name)?;
-        let _guard = self.loading.lock();
-        if let Some(s) = cached() {
-            return Ok(s);
-        }
-        let index = self.open_search(repo, ref_name, &catalog, root)?;
-        let s = Arc::new(Search { catalog, index });
-        if let Ok(mut m) = self.searches.write() {
-            m.insert(key, s.clone());
-        }
-        Ok(s)
+        self.cached(&self.searches, repo, ref_name, || {
+            let index = self.open_search(repo, ref_name, &catalog, root)?;
+            Ok(Search {
+                catalog: catalog.clone(),
+                index,
+            })
+        })
     }
 
     /// The ref's index from the data dir when its tag matches the graph; otherwise

@@ -40,6 +40,8 @@ pub struct Catalog {
     by_file: HashMap<String, Vec<usize>>,
     /// How many import edges point at each imported symbol.
     imported_by: HashMap<usize, u32>,
+    /// The symbols each file imports (resolved edges), deduplicated, in (path, line) order.
+    imports_of: HashMap<String, Vec<usize>>,
 }
 
 impl Catalog {
@@ -113,13 +115,27 @@ impl Catalog {
         self.imported_by.get(&i).copied().unwrap_or(0)
     }
 
-    /// Records import in-degrees by symbol id.
-    pub fn set_imported_by(&mut self, counts: impl IntoIterator<Item = (String, i64)>) {
-        for (id, n) in counts {
-            if let Some(i) = self.by_id(&id) {
-                self.imported_by
-                    .insert(i, n.clamp(0, i64::from(u32::MAX)) as u32);
-            }
+    /// The symbols file `path` imports.
+    pub fn imports_of(&self, path: &str) -> &[usize] {
+        self.imports_of.get(path).map_or(&[], Vec::as_slice)
+    }
+
+    /// Records the resolved import edges `(importing file's path, symbol id)`:
+    /// every edge counts towards its symbol's in-degree.
+    pub fn set_imports(&mut self, edges: impl IntoIterator<Item = (String, String)>) {
+        for (path, id) in edges {
+            let Some(i) = self.by_id(&id) else {
+                continue;
+            };
+            let n = self.imported_by.entry(i).or_insert(0);
+            *n = n.saturating_add(1);
+            let list = self.imports_of.entry(path).or_default();
+            list.push(i);
+        }
+        // Entries are numbered in (path, line) order: sorted lists read in that order.
+        for list in self.imports_of.values_mut() {
+            list.sort_unstable();
+            list.dedup();
         }
     }
 
@@ -260,6 +276,6 @@ pub fn load(
 ) -> Result<Catalog, graph::GraphError> {
     let (rows, edges) = store.symbol_tree(repo, ref_name)?;
     let mut c = Catalog::build(rows, edges);
-    c.set_imported_by(store.import_in_degree(repo, ref_name)?);
+    c.set_imports(store.symbol_imports(repo, ref_name)?);
     Ok(c)
 }

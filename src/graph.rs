@@ -156,8 +156,8 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../queries/ref_indexed_at.cypher"),
     ),
     (
-        "ref_import_in_degree",
-        include_str!("../queries/ref_import_in_degree.cypher"),
+        "ref_symbol_imports",
+        include_str!("../queries/ref_symbol_imports.cypher"),
     ),
     (
         "ref_symbol_parents",
@@ -703,12 +703,12 @@ impl GraphStore {
         Ok(rows.next().map(|r| string(&r[0])))
     }
 
-    /// Symbols of a repo/ref that are imported, with the number of import edges.
-    pub fn import_in_degree(&self, repo: &str, ref_name: &str) -> Result<Vec<(String, i64)>> {
+    /// Every resolved File -> Symbol import edge of a repo/ref as (file path, symbol id).
+    pub fn symbol_imports(&self, repo: &str, ref_name: &str) -> Result<Vec<(String, String)>> {
         let conn = self.conn()?;
-        let mut stmt = conn.prepare(q("ref_import_in_degree"))?;
+        let mut stmt = conn.prepare(q("ref_symbol_imports"))?;
         let rows = conn.execute(&mut stmt, vec![("repo", s(repo)), ("ref", s(ref_name))])?;
-        Ok(rows.map(|r| (string(&r[0]), int(&r[1]))).collect())
+        Ok(rows.map(|r| (string(&r[0]), string(&r[1]))).collect())
     }
 
     /// Every symbol of a repo/ref with its byte range, and every CONTAINS edge into a

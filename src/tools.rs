@@ -1555,20 +1555,61 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
             .index
             .search(cat, query, &filters, 100)
             .map_err(ToolError::internal)?;
-        // The hits, then (graph expansion) the types enclosing the best ones.
-        let mut candidates: Vec<(usize, f32, Option<usize>)> =
+        let files = c.files()?;
+        let mut sources: HashMap<String, Option<String>> = HashMap::new();
+        let mut source_of = |path: &str| -> Option<String> {
+            sources
+                .entry(path.to_string())
+                .or_insert_with(|| {
+                    files
+                        .binary_search_by(|f| f.path.as_str().cmp(path))
+                        .ok()
+                        .and_then(|k| read_text(&c.served.root, &files[k].path))
+                })
+                .clone()
+        };
+        let text_of = |source: &Option<String>, e: &crate::catalog::Entry| -> Option<String> {
+            source
+                .as_deref()
+                .and_then(|t| t.get(e.byte_start..e.byte_end.min(t.len())))
+                .map(str::to_string)
+        };
+
+        // The hits, then (graph expansion) for the best ones: the type enclosing
+        // each, and the definitions its file imports that its code mentions.
+        let mut candidates: Vec<(usize, f32, Option<(&str, usize)>)> =
             hits.iter().map(|h| (h.entry, h.score, None)).collect();
         let mut seen: HashSet<usize> = hits.iter().map(|h| h.entry).collect();
-        for h in hits.iter().take(5) {
-            if let Some(p) = cat.entry(h.entry).parent
+        for h in hits.iter().take(EXPAND_HITS) {
+            let hit = cat.entry(h.entry);
+            if let Some(p) = hit.parent
                 && seen.insert(p)
             {
-                candidates.push((p, h.score * 0.5, Some(h.entry)));
+                candidates.push((p, h.score * 0.5, Some(("parent", h.entry))));
+            }
+            let imports = cat.imports_of(&hit.row.path);
+            if imports.is_empty() {
+                continue;
+            }
+            let Some(code) = text_of(&source_of(&hit.row.path), hit) else {
+                continue;
+            };
+            let mut added = 0;
+            for &imp in imports {
+                if added == EXPAND_IMPORTS {
+                    break;
+                }
+                let target = &cat.entry(imp).row;
+                if filters.language.is_some() && target.language != hit.row.language {
+                    continue; // the hit passed the filter; its language is the one asked for
+                }
+                if mentions(&code, &target.name) && seen.insert(imp) {
+                    candidates.push((imp, h.score * 0.4, Some(("imported", h.entry))));
+                    added += 1;
+                }
             }
         }
 
-        let files = c.files()?;
-        let mut sources: HashMap<String, Option<String>> = HashMap::new();
         let budget = max_tokens as usize;
         let mut used = 0usize;
         let mut items: Vec<Value> = Vec::new();
@@ -1580,19 +1621,15 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
             let row = &entry.row;
             let mut m = symbol_json(row);
             m.insert("score".into(), json!(round3(score)));
-            if let Some(v) = via {
-                m.insert("context_of".into(), json!(cat.entry(v).row.qualified_name));
+            if let Some((relation, hit)) = via {
+                m.insert(
+                    "context_of".into(),
+                    json!(cat.entry(hit).row.qualified_name),
+                );
+                m.insert("relation".into(), json!(relation));
             }
             let body = if depth {
-                let text = sources.entry(row.path.clone()).or_insert_with(|| {
-                    files
-                        .binary_search_by(|f| f.path.as_str().cmp(&row.path))
-                        .ok()
-                        .and_then(|k| read_text(&c.served.root, &files[k].path))
-                });
-                text.as_deref()
-                    .and_then(|t| t.get(entry.byte_start..entry.byte_end.min(t.len())))
-                    .map(str::to_string)
+                text_of(&source_of(&row.path), entry)
             } else {
                 None
             };
@@ -1634,6 +1671,24 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
         ))
     })();
     finish(svc, repo.as_deref(), rf.as_deref(), out)
+}
+
+/// How many of the best hits get_code_context expands through the graph, and how
+/// many imported definitions it adds per hit.
+const EXPAND_HITS: usize = 5;
+const EXPAND_IMPORTS: usize = 3;
+
+/// Whether `code` uses the identifier `name` (a whole word, not part of a longer one).
+fn mentions(code: &str, name: &str) -> bool {
+    if name.is_empty() {
+        return false;
+    }
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    code.match_indices(name).any(|(at, _)| {
+        let before = code[..at].chars().next_back();
+        let after = code[at + name.len()..].chars().next();
+        !before.is_some_and(ident) && !after.is_some_and(ident)
+    })
 }
 
 /// `base` with the longest head of `body` (whole lines) that keeps the item within

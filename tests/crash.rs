@@ -5,7 +5,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use cruxe::catalog;
 use cruxe::datadir::DataDir;
+use cruxe::search::{self, Filters, SearchIndex};
 
 use crate::common::{cruxe_bin, rows, s, small_graph};
 
@@ -66,6 +68,38 @@ fn state(data: &Path) -> (i64, i64, Vec<String>) {
     )
 }
 
+/// Whether the search index beside the graph answers for the same state as the
+/// graph. A search index that lags behind (a kill between the graph's commit and
+/// the search index's) must be detectable by its tag, and is then rebuilt the way
+/// the server rebuilds it; after that it must agree. Returns whether it lagged.
+fn search_agrees(data: &Path, repo: &Path, tags: &[String]) -> bool {
+    let dd = DataDir::new(data);
+    let store = dd.open_graph_read_only(&small_graph()).expect("open");
+    let cat = catalog::load(&store, "crash", "main").expect("catalog");
+    let dir = dd.search_dir("crash", "main");
+    let index = SearchIndex::open_dir(&dir)
+        .unwrap_or_else(|e| panic!("the search index must open after a crash: {e}"));
+    let indexed_at = store.ref_indexed_at("crash", "main").expect("query");
+    let lagged = indexed_at.is_none() || search::read_tag(&dir) != indexed_at;
+    if lagged {
+        index.rebuild(&cat, Some(repo)).expect("rebuild");
+    }
+    let filters = Filters {
+        kind: Some("class"),
+        ..Filters::default()
+    };
+    let hits = index.search(&cat, "C3", &filters, 50).expect("search");
+    assert!(!hits.is_empty(), "search finds the classes");
+    for h in &hits {
+        let name = &cat.entry(h.entry).row.name;
+        assert!(
+            tags.iter().any(|t| name.ends_with(t.as_str())),
+            "search answered {name} while the graph holds {tags:?} (lagged: {lagged})"
+        );
+    }
+    lagged
+}
+
 #[test]
 fn kill_during_indexing_leaves_the_last_completed_state() {
     const FILES: usize = 1500;
@@ -104,6 +138,7 @@ fn kill_during_indexing_leaves_the_last_completed_state() {
     );
     let mut saw_old = 0;
     let mut saw_old_forced = 0;
+    let mut search_lagged = 0;
     let fractions = [0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.95];
     for (round, fraction) in fractions.iter().chain(fractions.iter()).enumerate() {
         let force = round >= fractions.len();
@@ -117,6 +152,9 @@ fn kill_during_indexing_leaves_the_last_completed_state() {
             now == a || now == b,
             "after kill at {fraction}: {now:?} is neither the old nor the new state"
         );
+        if search_agrees(&data, &repo, &now.2) {
+            search_lagged += 1;
+        }
         if now == a {
             if force {
                 saw_old_forced += 1;
@@ -143,7 +181,15 @@ fn kill_during_indexing_leaves_the_last_completed_state() {
         "no kill landed inside a --force rebuild: the test did not test"
     );
 
+    eprintln!(
+        "kills: {saw_old} + {saw_old_forced} (forced) left the old state; the search index lagged the graph {search_lagged} times"
+    );
+
     // A final complete run reaches B.
     assert!(run_index(&repo, &data).wait().expect("wait").success());
     assert_eq!(state(&data), b);
+    assert!(
+        !search_agrees(&data, &repo, &b.2),
+        "a completed run leaves the search index in step"
+    );
 }

@@ -1377,6 +1377,74 @@ fn search_and_context_inputs() {
     assert_eq!(err_code(&r[7].0), "invalid_input");
 }
 
+/// get_code_context follows the graph from its best hits: the definitions a hit's
+/// file imports and its code uses come along (marked as such), imports it does
+/// not use do not, and neither do definitions the query and the hits never touch.
+#[test]
+fn code_context_expands_through_imports() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("vault");
+    std::fs::create_dir_all(repo.join("util")).expect("mkdir");
+    std::fs::write(repo.join("util/__init__.py"), "").expect("write");
+    std::fs::write(
+        repo.join("util/crypto.py"),
+        "import hashlib\n\n\ndef derive_key(secret):\n    return hashlib.sha256(secret).digest()\n\n\ndef spare_helper(n):\n    return n * 2\n\n\ndef lonely(n):\n    return n\n",
+    )
+    .expect("write");
+    std::fs::write(
+        repo.join("service.py"),
+        "from util.crypto import derive_key, spare_helper\n\n\nclass Safe:\n    def unlock_vault(self, secret):\n        key = derive_key(secret)\n        return self.doors.open(key)\n",
+    )
+    .expect("write");
+    let server = serve_paths(tmp, &[repo], &[], &[]);
+    wait_ready(&server);
+    let r = call_all(
+        &server,
+        &[
+            (
+                "get_code_context",
+                json!({"query": "unlock vault", "strategy": "breadth"}),
+            ),
+            (
+                "get_code_context",
+                json!({"query": "unlock vault", "strategy": "depth"}),
+            ),
+        ],
+    );
+    for (v, err) in &r {
+        assert!(!err, "{v}");
+        let items = v["context_items"].as_array().expect("items");
+        let names: Vec<&str> = items.iter().filter_map(|i| i["name"].as_str()).collect();
+        assert_eq!(items[0]["name"], "unlock_vault", "{v}");
+        let key = items
+            .iter()
+            .find(|i| i["name"] == "derive_key")
+            .unwrap_or_else(|| panic!("derive_key comes along: {v}"));
+        assert_eq!(key["relation"], "imported", "{key}");
+        assert_eq!(key["context_of"], "service.Safe.unlock_vault", "{key}");
+        assert_eq!(key["path"], "util/crypto.py");
+        assert!(
+            !names.contains(&"spare_helper"),
+            "imported, never used: {v}"
+        );
+        assert!(!names.contains(&"lonely"), "{v}");
+    }
+    let depth = &r[1].0["context_items"];
+    let key = depth
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|i| i["name"] == "derive_key")
+        .expect("derive_key");
+    assert!(
+        key["body"]
+            .as_str()
+            .expect("body")
+            .contains("hashlib.sha256"),
+        "{key}"
+    );
+}
+
 /// structure-nav-spec.md, User Story 4, scenarios 1-8, over a generated repository
 /// where one query matches 40 symbols.
 #[test]

@@ -1577,7 +1577,7 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
 
         // The hits, then (graph expansion) for the best ones: the type enclosing
         // each, and the definitions its file imports that its code mentions.
-        let mut candidates: Vec<(usize, f32, Option<(&str, usize)>)> =
+        let mut candidates: Vec<(usize, f32, Option<Via>)> =
             hits.iter().map(|h| (h.entry, h.score, None)).collect();
         let mut seen: HashSet<usize> = hits.iter().map(|h| h.entry).collect();
         for h in hits.iter().take(EXPAND_HITS) {
@@ -1672,6 +1672,10 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
     })();
     finish(svc, repo.as_deref(), rf.as_deref(), out)
 }
+
+/// How a get_code_context candidate came in through the graph: the relation
+/// (`parent`, `imported`) and the hit it was reached from.
+type Via = (&'static str, usize);
 
 /// How many of the best hits get_code_context expands through the graph, and how
 /// many imported definitions it adds per hit.

@@ -1494,7 +1494,7 @@ pub fn search_code(svc: &Service, input: SearchInput) -> Reply {
         let results: Vec<Value> = hits
             .iter()
             .map(|h| {
-                                let entry = s.catalog.entry(h.entry);
+                let entry = s.catalog.entry(h.entry);
                 let row = &entry.row;
                 let mut m = symbol_json(row);
                 m.insert("doc".into(), json!(first_line(&row.doc)));

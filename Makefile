@@ -13,8 +13,12 @@ VENV ?= $(HOME)/.cache/cruxe-venv
 MCP_SDK := mcp==2.3.0
 export CRUXE_MCP_PYTHON := $(VENV)/bin/python
 LISTEN ?= 127.0.0.1:7411
+# make bench-tools|bench-load CORPUS=dir: the code to measure on (default: this checkout).
+CORPUS ?= .
+CLIENTS ?= 32
+SECONDS ?= 60
 
-.PHONY: run test deps venv build lint bench bench-tools index status
+.PHONY: run test deps venv build lint bench bench-tools bench-load index status
 
 deps:
 	@command -v cmake >/dev/null 2>&1 || { \
@@ -61,3 +65,7 @@ bench: deps
 # Per-tool latency over HTTP (client side) on a large corpus: CORPUS=path.
 bench-tools: build venv
 	$(VENV)/bin/python benches/tool_latency.py $(CRUXE) $(CORPUS)
+
+# 32 concurrent MCP clients for 60 s over a mix of every tool.
+bench-load: build venv
+	$(VENV)/bin/python benches/tool_latency.py $(CRUXE) $(CORPUS) --load $(CLIENTS) $(SECONDS)

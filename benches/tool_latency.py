@@ -1,6 +1,13 @@
-"""Per-tool latency of `cruxe serve` over HTTP, measured at the client.
+"""Per-tool latency of `cruxe serve` over HTTP, measured at the client; or, with
+--load, throughput and latency under many concurrent clients.
 
     python3 benches/tool_latency.py CRUXE_BIN CORPUS [CALLS_PER_TOOL]
+    python3 benches/tool_latency.py CRUXE_BIN CORPUS --load CLIENTS SECONDS
+
+With --load, CLIENTS MCP sessions (each its own keep-alive connection, spread over
+4 client processes) call a random mix of all tools with random arguments for
+SECONDS; the script prints calls per second, p50/p95/p99/max over every call,
+errors, and the server's RSS before and after.
 
 Indexes CORPUS into a temporary data dir (`cruxe index`), starts `cruxe serve` on it,
 opens one MCP session over a keep-alive HTTP/1.1 connection (stdlib http.client,
@@ -22,7 +29,12 @@ import time
 
 def main():
     cruxe, corpus = sys.argv[1], sys.argv[2]
-    n = int(sys.argv[3]) if len(sys.argv) > 3 else 300
+    load = None
+    if len(sys.argv) > 3 and sys.argv[3] == "--load":
+        load = (int(sys.argv[4]), float(sys.argv[5]))
+        n = 300
+    else:
+        n = int(sys.argv[3]) if len(sys.argv) > 3 else 300
     data = tempfile.mkdtemp(prefix="cruxe-bench-")
     t = time.time()
     subprocess.run([cruxe, "index", corpus, "--data", data, "--repo", "bench", "--ref", "bench"],
@@ -43,12 +55,18 @@ def main():
         import threading
         threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
         host, port = addr.rsplit(":", 1)
-        run(cruxe, corpus, host, int(port), n)
-        with open(f"/proc/{server.pid}/status") as f:
-            rss = next(l for l in f if l.startswith("VmRSS")).split()[1]
-        print(f"server RSS after the run: {int(rss) // 1024} MiB")
+        if load:
+            run_load(host, int(port), load[0], load[1], lambda: rss_mib(server.pid))
+        else:
+            run(cruxe, corpus, host, int(port), n)
+        print(f"server RSS after the run: {rss_mib(server.pid)} MiB")
     finally:
         server.kill()
+
+
+def rss_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(next(l for l in f if l.startswith("VmRSS")).split()[1]) // 1024
 
 
 class Session:
@@ -91,11 +109,120 @@ def query_of(row):
     return " ".join(qn[-2:]) if len(qn) > 1 else row[0]
 
 
-def run(cruxe, corpus, host, port, n):
+def connect(host, port):
     s = Session(host, port)
     s.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                              "clientInfo": {"name": "bench", "version": "1"}})
     s.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return s
+
+
+def wait_ready(s):
+    while True:
+        status, _ = s.call("index_status", {})
+        if all(r["indexing_status"] == "ready" for r in status["repos"]):
+            return status
+        time.sleep(0.2)
+
+
+def graph_sample(s):
+    syms, _ = s.call("run_cypher", {"query": "MATCH (s:Symbol) WHERE s.repo = $repo AND s.ref = $ref "
+                                    "RETURN s.name, s.path, s.kind, s.qualified_name", "limit": 10000})
+    files, _ = s.call("run_cypher", {"query": "MATCH (f:File) WHERE f.repo = $repo AND f.ref = $ref "
+                                     "RETURN f.path", "limit": 10000})
+    file_paths = [r[0] for r in files["rows"]]
+    dirs = sorted({p.rsplit("/", 1)[0] for p in file_paths if "/" in p})
+    return syms["rows"], dirs
+
+
+def mixed_call(rng, sym_rows, dirs):
+    """One random call of any tool, with arguments taken from the graph."""
+    row = rng.choice(sym_rows)
+    name, path = row[0], row[1]
+    choices = [
+        ("get_symbol_hierarchy", {"symbol_name": name, "path": path}),
+        ("get_symbol_hierarchy", {"symbol_name": name, "path": path, "direction": "descendants"}),
+        ("find_related_symbols", {"symbol_name": name, "path": path, "scope": "module"}),
+        ("locate_symbol", {"name": name}),
+        ("get_file_outline", {"path": path}),
+        ("explore_tree", {"pattern": rng.choice(dirs) if dirs else ".", "max_depth": 2}),
+        ("get_node", {"node_id": f"file:{path}"}),
+        ("search_code", {"query": query_of(row)}),
+        ("get_code_context", {"query": query_of(row), "max_tokens": 2000}),
+        ("run_cypher", {"query": "MATCH (f:File {path: $p}) RETURN f.language, f.line_count",
+                        "params": {"p": path}}),
+        ("index_status", {}),
+    ]
+    return rng.choice(choices)
+
+
+def load_worker(args):
+    """One client process: `clients` threads, each its own MCP session."""
+    import threading
+    host, port, clients, seconds, sym_rows, dirs, seed = args
+    out = []
+    lock = threading.Lock()
+
+    def client(k):
+        rng = random.Random(seed * 1000 + k)
+        s = connect(host, port)
+        times, errors = [], []
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            tool, a = mixed_call(rng, sym_rows, dirs)
+            t0 = time.perf_counter()
+            try:
+                res, is_error = s.call(tool, a)
+            except Exception as e:  # a dropped connection is an error too
+                errors.append(f"{tool}: {e}")
+                s = connect(host, port)
+                continue
+            times.append((time.perf_counter() - t0) * 1000)
+            if is_error and res["error"]["code"] != "ambiguous_symbol":
+                errors.append(f"{tool} {a}: {res['error']}")
+        with lock:
+            out.append((times, errors))
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
+def run_load(host, port, clients, seconds, rss):
+    import multiprocessing
+    s = connect(host, port)
+    status = wait_ready(s)
+    counts = status["repos"][0]["refs"][0]
+    print(f"corpus: {counts['files']} files, {counts['symbols']} symbols", file=sys.stderr)
+    sym_rows, dirs = graph_sample(s)
+    rng = random.Random(7)
+    for _ in range(200):  # warm-up: catalog, search index, page cache
+        tool, a = mixed_call(rng, sym_rows, dirs)
+        s.call(tool, a)
+    rss_before = rss()
+    procs = min(4, clients)
+    split = [clients // procs + (1 if i < clients % procs else 0) for i in range(procs)]
+    t0 = time.monotonic()
+    with multiprocessing.Pool(procs) as pool:
+        parts = pool.map(load_worker, [(host, port, c, seconds, sym_rows, dirs, i)
+                                       for i, c in enumerate(split)])
+    wall = time.monotonic() - t0
+    times = sorted(t for part in parts for ts, _ in part for t in ts)
+    errors = [e for part in parts for _, es in part for e in es]
+    for e in errors[:5]:
+        print(f"  error: {e}", file=sys.stderr)
+    pct = lambda q: times[max(0, int(len(times) * q) - 1)]
+    print(f"{clients} clients, {seconds:.0f} s: {len(times)} calls, {len(times) / wall:.0f} calls/s, "
+          f"p50 {pct(0.5):.2f} ms, p95 {pct(0.95):.2f} ms, p99 {pct(0.99):.2f} ms, max {times[-1]:.1f} ms, "
+          f"{len(errors)} errors")
+    print(f"server RSS before the load: {rss_before} MiB")
+
+
+def run(cruxe, corpus, host, port, n):
+    s = connect(host, port)
     while True:
         status, _ = s.call("index_status", {})
         if all(r["indexing_status"] == "ready" for r in status["repos"]):

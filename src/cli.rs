@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::config::{Config, ServerSection};
 use crate::datadir::DataDir;
 use crate::graph::{GraphConfig, GraphError, QueryRows};
 use crate::index::{self, IndexOptions, IndexReport, Progress};
@@ -66,15 +67,19 @@ pub enum Command {
 
 #[derive(Args, Debug)]
 pub struct ServeArgs {
-    /// Repositories to serve.
-    #[arg(default_value = ".")]
+    /// Repositories to serve [default: the repos of ./cruxe.toml if there is one,
+    /// else the current directory].
     pub paths: Vec<PathBuf>,
+    /// A cruxe.toml naming the repos (and refs) to serve and the server settings;
+    /// flags given here win over it.
+    #[arg(long, conflicts_with = "paths")]
+    pub config: Option<PathBuf>,
     /// Data dir [default: PATH/.cruxe for each PATH].
     #[arg(long)]
     pub data: Option<PathBuf>,
-    /// Address to listen on.
-    #[arg(long, default_value = "127.0.0.1:7411")]
-    pub listen: std::net::SocketAddr,
+    /// Address to listen on [default: 127.0.0.1:7411].
+    #[arg(long)]
+    pub listen: Option<std::net::SocketAddr>,
     /// File holding the bearer token clients must send (required off loopback).
     #[arg(long)]
     pub token_file: Option<PathBuf>,
@@ -108,49 +113,71 @@ pub struct Serving {
     /// Ref name the working tree is indexed as [default: its git branch, or `live`].
     #[arg(long = "ref")]
     pub ref_name: Option<String>,
-    /// Stop a run_cypher query after this many milliseconds.
-    #[arg(long, default_value_t = 5_000)]
-    pub query_timeout_ms: u64,
-    /// Skip files larger than this many bytes.
-    #[arg(long, default_value_t = 1024 * 1024)]
-    pub max_file_size: u64,
+    /// Stop a run_cypher query after this many milliseconds [default: 5000].
+    #[arg(long)]
+    pub query_timeout_ms: Option<u64>,
+    /// Skip files larger than this many bytes [default: 1048576].
+    #[arg(long)]
+    pub max_file_size: Option<u64>,
+    /// Do not watch the working trees for changes (index once at start).
+    #[arg(long)]
+    pub no_watch: bool,
     #[command(flatten)]
     pub resources: Resources,
 }
 
 impl Serving {
-    fn config(&self) -> ServiceConfig {
+    /// The service settings: flags (and their environment variables) first, then
+    /// the config file's `[server]` section, then the defaults.
+    fn config(&self, file: &ServerSection) -> ServiceConfig {
+        let mut resources = self.resources.clone();
+        resources.buffer_pool_mb = resources.buffer_pool_mb.or(file.buffer_pool_mb);
+        resources.threads = resources.threads.or(file.threads);
+        resources.search_writer_mb = resources.search_writer_mb.or(file.search_writer_mb);
+        let max_file_size = self
+            .max_file_size
+            .or(file.max_file_size)
+            .unwrap_or(WalkOptions::default().max_file_size);
+        let defaults = ServiceConfig::default();
         ServiceConfig {
             index: IndexOptions {
                 repo: self.repo.clone(),
                 ref_name: self.ref_name.clone(),
                 walk: WalkOptions {
-                    max_file_size: self.max_file_size,
+                    max_file_size,
                     ..WalkOptions::default()
                 },
-                graph: self.resources.graph_config(),
+                graph: resources.graph_config(),
                 ..IndexOptions::default()
             },
-            query_timeout_ms: self.query_timeout_ms,
-            ..ServiceConfig::default()
+            query_timeout_ms: self
+                .query_timeout_ms
+                .or(file.query_timeout_ms)
+                .unwrap_or(defaults.query_timeout_ms),
+            watch: !self.no_watch && file.watch.unwrap_or(true),
+            ..defaults
         }
     }
 }
 
 #[derive(Args, Debug, Clone)]
 pub struct Resources {
-    /// Kuzu buffer pool in MiB.
-    #[arg(long, default_value_t = 512, env = "CRUXE_BUFFER_POOL_MB")]
-    pub buffer_pool_mb: u64,
-    /// Worker threads for Kuzu queries.
+    /// Kuzu buffer pool in MiB [default: 512].
+    #[arg(long, env = "CRUXE_BUFFER_POOL_MB")]
+    pub buffer_pool_mb: Option<u64>,
+    /// Worker threads for Kuzu queries [default: the number of cores, at most 4].
     #[arg(long, env = "CRUXE_THREADS")]
     pub threads: Option<u64>,
+    /// Memory of the search index writer in MiB, at least 15 [default: 64].
+    #[arg(long, env = "CRUXE_SEARCH_WRITER_MB")]
+    pub search_writer_mb: Option<usize>,
 }
 
 impl Resources {
     fn graph_config(&self) -> GraphConfig {
+        crate::search::set_writer_memory_mb(self.search_writer_mb.unwrap_or(64));
         let mut cfg = GraphConfig {
-            buffer_pool_bytes: self.buffer_pool_mb.max(64) * 1024 * 1024,
+            buffer_pool_bytes: self.buffer_pool_mb.unwrap_or(512).max(64) * 1024 * 1024,
             ..GraphConfig::default()
         };
         if let Some(t) = self.threads {
@@ -171,9 +198,15 @@ pub struct IndexArgs {
     /// Repository name [default: the folder name of PATH].
     #[arg(long)]
     pub repo: Option<String>,
-    /// Ref name [default: the checked-out git branch, or `live` outside git].
+    /// Ref to index [default: the checked-out git branch, or `live` outside git].
+    /// A branch, tag or commit of PATH's git repository other than the one checked
+    /// out is read straight from git objects (no checkout; the working tree is not
+    /// touched) and indexed under that name.
     #[arg(long = "ref")]
     pub ref_name: Option<String>,
+    /// With --ref: index the working tree under that name even if git knows it.
+    #[arg(long, requires = "ref_name")]
+    pub working_tree: bool,
     /// Rebuild this repo/ref from scratch instead of updating it.
     #[arg(long)]
     pub force: bool,
@@ -264,7 +297,16 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 fn cmd_serve(a: ServeArgs) -> Result<i32> {
-    let token = match (&a.token_file, std::env::var("CRUXE_TOKEN").ok()) {
+    let config_path = a.config.clone().or_else(|| {
+        let local = PathBuf::from("cruxe.toml");
+        (a.paths.is_empty() && local.is_file()).then_some(local)
+    });
+    let file = match &config_path {
+        Some(p) => Config::load(p)?,
+        None => Config::default(),
+    };
+    let token_file = a.token_file.clone().or(file.server.token_file.clone());
+    let token = match (&token_file, std::env::var("CRUXE_TOKEN").ok()) {
         (Some(f), _) => Some(
             std::fs::read_to_string(f)
                 .with_context(|| format!("cannot read the token file {}", f.display()))?
@@ -275,20 +317,30 @@ fn cmd_serve(a: ServeArgs) -> Result<i32> {
         (None, None) => None,
     }
     .filter(|t| !t.is_empty());
-    let specs: Vec<RepoSpec> = a
-        .paths
-        .iter()
-        .map(|p| RepoSpec {
-            root: p.clone(),
-            data: a.data.clone(),
-        })
-        .collect();
-    let svc = Service::new(&specs, a.serving.config())?;
+    let specs: Vec<RepoSpec> = if config_path.is_some() {
+        file.specs()
+    } else {
+        let paths = if a.paths.is_empty() {
+            vec![PathBuf::from(".")]
+        } else {
+            a.paths.clone()
+        };
+        paths
+            .into_iter()
+            .map(|root| RepoSpec {
+                root,
+                data: a.data.clone(),
+                ..RepoSpec::default()
+            })
+            .collect()
+    };
+    let svc = Service::new(&specs, a.serving.config(&file.server))?;
+    let default_listen: std::net::SocketAddr = ([127, 0, 0, 1], 7411).into();
     let opts = HttpOptions {
-        listen: a.listen,
+        listen: a.listen.or(file.server.listen).unwrap_or(default_listen),
         token,
-        allowed_hosts: a.allow_hosts,
-        allowed_origins: a.allow_origins,
+        allowed_hosts: [a.allow_hosts, file.server.allow_hosts].concat(),
+        allowed_origins: [a.allow_origins, file.server.allow_origins].concat(),
     };
     if !opts.listen.ip().is_loopback() && opts.token.is_none() {
         bail!(crate::server::ServerError::TokenRequired(opts.listen));
@@ -307,8 +359,9 @@ fn cmd_mcp(a: McpArgs) -> Result<i32> {
     let specs = [RepoSpec {
         root: a.path.clone(),
         data: a.data.clone(),
+        ..RepoSpec::default()
     }];
-    let svc = Service::new(&specs, a.serving.config())?;
+    let svc = Service::new(&specs, a.serving.config(&ServerSection::default()))?;
     svc.start();
     runtime()?.block_on(server::serve_stdio(svc.clone()))?;
     svc.close();
@@ -380,10 +433,17 @@ fn cmd_index(a: IndexArgs) -> Result<i32> {
         },
         graph: a.resources.graph_config(),
         skip_imports: a.no_imports,
+        ..IndexOptions::default()
     };
     let bar = Bar::new();
-    let report = index::index_repo(&a.path, &data, &opts, &bar)
-        .with_context(|| format!("indexing {} failed", a.path.display()))?;
+    let report = match &opts.ref_name {
+        Some(rev) if !a.working_tree && index::is_other_git_ref(&a.path, rev) => {
+            index::index_git_ref(&a.path, rev, &data, &opts, &bar, None)
+                .with_context(|| format!("indexing {rev} of {} failed", a.path.display()))?
+        }
+        _ => index::index_repo(&a.path, &data, &opts, &bar)
+            .with_context(|| format!("indexing {} failed", a.path.display()))?,
+    };
     print_report(&report, a.verbose);
     Ok(0)
 }

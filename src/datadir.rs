@@ -122,6 +122,12 @@ impl DataDir {
         self.root.join("search").join(&key.as_str()[..16])
     }
 
+    /// Where the files of a ref indexed from git objects are kept (see `gitref`).
+    pub fn tree_dir(&self, repo: &str, ref_name: &str) -> PathBuf {
+        let key = blake3::hash(format!("{repo}@{ref_name}").as_bytes()).to_hex();
+        self.root.join("trees").join(&key.as_str()[..16])
+    }
+
     /// Whether an index exists here at all.
     pub fn exists(&self) -> bool {
         matches!(self.graph_path(), Ok(Some(p)) if p.exists())

@@ -15,6 +15,7 @@ use tree_sitter::Parser;
 use crate::catalog;
 use crate::datadir::{DataDir, DataDirError};
 use crate::extract::Extractor;
+use crate::gitref;
 use crate::graph::{
     Changes, FileRow, FileRows, GraphConfig, GraphError, GraphStore, ImportLabel, ImportRow,
     SymbolInsert, SymbolRow, file_id,
@@ -38,6 +39,11 @@ pub struct IndexOptions {
     pub graph: GraphConfig,
     /// Skip import extraction and resolution (no IMPORTS edges).
     pub skip_imports: bool,
+    /// The commit indexed, when `root` is not the git working tree it came from
+    /// (a snapshot of a git ref): recorded instead of asking git at `root`.
+    pub commit: Option<String>,
+    /// The repository's own root, when `root` is a snapshot of one of its refs.
+    pub repo_root: Option<PathBuf>,
 }
 
 /// Receives progress of a long run. The CLI draws a bar; tests and servers log.
@@ -63,6 +69,8 @@ pub enum IndexError {
     Parsers(String),
     #[error(transparent)]
     Search(#[from] crate::search::SearchError),
+    #[error(transparent)]
+    Git(#[from] crate::gitref::GitError),
 }
 
 /// What one run did, for the summary line and the diagnostics list.
@@ -103,6 +111,47 @@ struct Parsed {
     syntax_errors: bool,
 }
 
+/// Indexes git ref `rev` of the repository at `root` (a branch, tag or commit;
+/// it need not be checked out) under the ref name `rev`: its tree is read from
+/// git objects into a snapshot in the data dir, which is then indexed like a
+/// working tree (only files whose content changed since the last run are parsed).
+pub fn index_git_ref(
+    root: &Path,
+    rev: &str,
+    data: &DataDir,
+    opts: &IndexOptions,
+    progress: &dyn Progress,
+    shared: Option<&GraphStore>,
+) -> Result<IndexReport, IndexError> {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let repo = opts.repo.clone().unwrap_or_else(|| repo_name(&root));
+    progress.phase("reading git objects", 0);
+    let dest = data.tree_dir(&repo, rev);
+    let (commit, files) = {
+        // The snapshot is written under the writer lock: a concurrent run of the
+        // same ref could otherwise swap it while this one indexes it.
+        let _lock = data.lock_writer()?;
+        gitref::materialize(&root, rev, &dest)?
+    };
+    tracing::debug!(rev, commit, files, "snapshot written");
+    let opts = IndexOptions {
+        repo: Some(repo),
+        ref_name: Some(rev.to_string()),
+        commit: Some(commit),
+        repo_root: Some(root.clone()),
+        ..opts.clone()
+    };
+    index_repo_with(&dest, data, &opts, progress, shared)
+}
+
+/// Whether `rev` should be indexed from git objects rather than from the working
+/// tree at `root`: `root` is a git repository, `rev` names a commit there, and it
+/// is not the branch checked out.
+pub fn is_other_git_ref(root: &Path, rev: &str) -> bool {
+    let (checked_out, _) = git_ref(root);
+    rev != checked_out && rev != "live" && gitref::resolve(root, rev).is_some()
+}
+
 /// Indexes the repository at `root` into the data dir.
 pub fn index_repo(
     root: &Path,
@@ -130,11 +179,22 @@ pub fn index_repo_with(
     }
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let repo = opts.repo.clone().unwrap_or_else(|| repo_name(&root));
-    let (detected_ref, commit) = git_ref(&root);
+    let (detected_ref, commit) = match &opts.commit {
+        Some(c) => (String::new(), c.clone()),
+        None => git_ref(&root),
+    };
     let ref_name = opts.ref_name.clone().unwrap_or(detected_ref);
 
     let mut walk_opts = opts.walk.clone();
-    walk_opts.exclude.push(data.root().to_path_buf());
+    let data_root = data
+        .root()
+        .canonicalize()
+        .unwrap_or_else(|_| data.root().to_path_buf());
+    if !root.starts_with(&data_root) {
+        walk_opts.exclude.push(data.root().to_path_buf());
+    } else {
+        walk_opts.parent_ignores = false;
+    }
     progress.phase("walking", 0);
     let walked = walk::walk(&root, &walk_opts);
     let mut diagnostics = walked.diagnostics;
@@ -154,6 +214,14 @@ pub fn index_repo_with(
     let _lock = data.lock_writer()?;
     // A run killed before this one finished is undone first.
     data.restore_interrupted()?;
+    if opts.commit.is_none() {
+        // The working tree is indexed under this name now: a snapshot of a git
+        // ref of the same name is obsolete.
+        let snapshot = data.tree_dir(&repo, &ref_name);
+        if snapshot.is_dir() {
+            let _ = std::fs::remove_dir_all(&snapshot);
+        }
+    }
     // Leftovers of an interrupted full build are garbage now that we hold the lock.
     data.remove_stale_graphs()?;
     let owned = match shared {
@@ -232,7 +300,12 @@ pub fn index_repo_with(
     let mut new_files: Vec<(FileRows, Language, Vec<RawImport>)> = Vec::new();
     let mut changes = Changes {
         repo: repo.clone(),
-        repo_root: root.to_string_lossy().into_owned(),
+        repo_root: opts
+            .repo_root
+            .as_deref()
+            .unwrap_or(&root)
+            .to_string_lossy()
+            .into_owned(),
         ref_name: ref_name.clone(),
         commit,
         indexed_at: now_rfc3339(),

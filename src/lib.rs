@@ -5,9 +5,11 @@
 //! "Architecture" section for the map and the invariants.
 
 pub mod catalog;
+pub mod config;
 pub mod cli;
 pub mod datadir;
 pub mod extract;
+pub mod gitref;
 pub mod graph;
 pub mod index;
 pub mod layout;

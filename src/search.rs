@@ -116,6 +116,14 @@ pub struct Filters<'a> {
     pub path_prefix: Option<&'a str>,
 }
 
+/// Memory of the search index writer, in MiB (all its threads together).
+static WRITER_MB: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(64);
+
+/// Sets the search index writer's memory (`--search-writer-mb`); at least 15 MiB.
+pub fn set_writer_memory_mb(mb: usize) {
+    WRITER_MB.store(mb.max(15), std::sync::atomic::Ordering::Relaxed);
+}
+
 /// One hit: the catalog index of the symbol and its final score.
 #[derive(Debug, Clone, Copy)]
 pub struct Hit {
@@ -291,9 +299,12 @@ impl SearchIndex {
         docs: impl Iterator<Item = (&'a SymbolRow, &'a str)>,
     ) -> Result<(), SearchError> {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        // Tantivy wants at least 15 MB per writer thread.
+        let budget = WRITER_MB.load(std::sync::atomic::Ordering::Relaxed) << 20;
+        let threads = threads.min((budget / (15 << 20)).max(1));
         let mut writer = self
             .index
-            .writer_with_num_threads::<TantivyDocument>(threads, (32 << 20) * threads)?;
+            .writer_with_num_threads::<TantivyDocument>(threads, budget.max(threads * (15 << 20)))?;
         if clear {
             writer.delete_all_documents()?;
         }

@@ -10,7 +10,9 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
 
 use crate::catalog::{self, Catalog};
 use crate::datadir::DataDir;
@@ -19,11 +21,17 @@ use crate::index::{self, IndexOptions, IndexReport, Progress};
 use crate::search::{self, SearchIndex};
 
 /// What to serve: a working tree and where its index lives.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct RepoSpec {
     pub root: PathBuf,
     /// Data dir; defaults to `ROOT/.cruxe`.
     pub data: Option<PathBuf>,
+    /// Name; defaults to the folder name (or the server's `--repo` for one repo).
+    pub name: Option<String>,
+    /// The ref the working tree is indexed as; defaults to its git branch or `live`.
+    pub ref_name: Option<String>,
+    /// Further branches, tags or commits, indexed from git objects.
+    pub git_refs: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -33,6 +41,10 @@ pub struct ServiceConfig {
     pub query_timeout_ms: u64,
     /// Largest `limit` a `run_cypher` call may ask for.
     pub max_rows: usize,
+    /// Watch the working trees and re-index what changes.
+    pub watch: bool,
+    /// Quiet time after a change before re-indexing (a save is often several events).
+    pub debounce: Duration,
 }
 
 impl Default for ServiceConfig {
@@ -41,6 +53,8 @@ impl Default for ServiceConfig {
             index: IndexOptions::default(),
             query_timeout_ms: 5_000,
             max_rows: 10_000,
+            watch: true,
+            debounce: Duration::from_millis(30),
         }
     }
 }
@@ -285,9 +299,39 @@ pub struct Served {
     pub root: PathBuf,
     /// The ref its working tree is indexed as.
     pub ref_name: String,
+    /// Other refs, indexed from git objects.
+    pub git_refs: Vec<String>,
     pub store: Arc<Store>,
     state: RwLock<RepoState>,
     pub progress: JobProgress,
+    /// Changes seen in the working tree (a counter), and the count the last
+    /// completed run started from: the index is behind while they differ.
+    changes_seen: Arc<AtomicU64>,
+    changes_indexed: AtomicU64,
+    /// Why the working tree is not watched, if it is not.
+    watch_error: Mutex<Option<String>>,
+}
+
+/// How current the answers about one ref are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Freshness {
+    /// The index holds the working tree as it is (or a git ref, which never moves).
+    Fresh,
+    /// Changes are seen and being indexed; answers are the last completed state.
+    Syncing,
+    /// The index may be behind and nothing is bringing it up to date (the last
+    /// run failed, or the tree is not watched).
+    Stale,
+}
+
+impl Freshness {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Freshness::Fresh => "fresh",
+            Freshness::Syncing => "syncing",
+            Freshness::Stale => "stale",
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -322,6 +366,46 @@ impl Served {
         self.state.read().ok().and_then(|s| s.last.clone())
     }
 
+    /// Where the files of `ref_name` are read from: the working tree for its own
+    /// ref, the snapshot in the data dir for a ref indexed from git objects.
+    pub fn source_root(&self, ref_name: &str) -> PathBuf {
+        if ref_name != self.ref_name {
+            let tree = self.store.data.tree_dir(&self.name, ref_name);
+            if tree.is_dir() {
+                return tree;
+            }
+        }
+        self.root.clone()
+    }
+
+    /// How current answers about `ref_name` are.
+    pub fn freshness(&self, ref_name: &str) -> Freshness {
+        if ref_name != self.ref_name {
+            return match self.status() {
+                IndexingStatus::Indexing => Freshness::Syncing,
+                _ => Freshness::Fresh,
+            };
+        }
+        let behind = self.changes_seen.load(Ordering::SeqCst)
+            != self.changes_indexed.load(Ordering::SeqCst);
+        match self.status() {
+            IndexingStatus::Indexing => Freshness::Syncing,
+            IndexingStatus::Failed | IndexingStatus::NotIndexed => Freshness::Stale,
+            IndexingStatus::Ready if behind => Freshness::Syncing,
+            IndexingStatus::Ready => {
+                if self.watch_error().is_some() {
+                    Freshness::Stale
+                } else {
+                    Freshness::Fresh
+                }
+            }
+        }
+    }
+
+    pub fn watch_error(&self) -> Option<String> {
+        self.watch_error.lock().ok().and_then(|e| e.clone())
+    }
+
     fn set(&self, status: IndexingStatus, error: Option<String>, last: Option<IndexSummary>) {
         if let Ok(mut s) = self.state.write() {
             s.status = status;
@@ -342,14 +426,81 @@ pub enum ServiceError {
     #[error("{0} is not a directory")]
     NotADirectory(PathBuf),
     #[error(
-        "two served repositories are both named `{0}`; serve them from folders with different names"
+        "two served repositories are both named `{0}`; give them different names (`--repo` or `name` in cruxe.toml)"
     )]
     DuplicateName(String),
+    #[error("`{0}` names no branch, tag or commit in {1}")]
+    UnknownGitRef(String, PathBuf),
+}
+
+/// Watches `served`'s working tree: a change to a file cruxe indexes (or to a
+/// manifest, or a directory) counts as a change and queues a re-index. Events in
+/// the data dir and `.git`, and plain reads, are ignored.
+fn watch(
+    served: &Served,
+    i: usize,
+    tx: Sender<Job>,
+) -> Result<notify::RecommendedWatcher, notify::Error> {
+    use notify::{EventKind, RecursiveMode, Watcher};
+    let root = served.root.clone();
+    let data = served
+        .store
+        .data
+        .root()
+        .canonicalize()
+        .unwrap_or_else(|_| served.store.data.root().to_path_buf());
+    let seen = served.changes_seen.clone();
+    let mut watcher =
+        notify::recommended_watcher(move |res: Result<notify::Event, notify::Error>| {
+            let Ok(event) = res else {
+                return;
+            };
+            if matches!(event.kind, EventKind::Access(_)) {
+                return;
+            }
+            let relevant = event.paths.iter().any(|p| {
+                if p.starts_with(&data) {
+                    return false;
+                }
+                let Ok(rel) = p.strip_prefix(&root) else {
+                    return false;
+                };
+                if rel.components().any(|c| c.as_os_str() == ".git") {
+                    return false;
+                }
+                let rel = rel.to_string_lossy();
+                let name = rel.rsplit('/').next().unwrap_or(&rel);
+                crate::model::Language::from_path(&rel).is_some()
+                    || crate::layout::MANIFEST_NAMES.contains(&name)
+                    || name == ".gitignore"
+                    || name == ".ignore"
+                    || p.is_dir()
+                    || !name.contains('.')
+            });
+            if relevant {
+                seen.fetch_add(1, Ordering::SeqCst);
+                let _ = tx.send(Job::Tree(i));
+            }
+        })?;
+    watcher.watch(&served.root, RecursiveMode::Recursive)?;
+    Ok(watcher)
 }
 
 pub struct Service {
     pub repos: Vec<Arc<Served>>,
     pub cfg: ServiceConfig,
+    /// Work for the indexer thread; dropped by `close`, which ends the thread.
+    jobs: Mutex<Option<Sender<Job>>>,
+    watchers: Mutex<Vec<notify::RecommendedWatcher>>,
+}
+
+/// Work for the indexer thread.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Job {
+    /// Bring repo `i`'s working tree up to date.
+    Tree(usize),
+    /// Index git ref `.1` of repo `.0` from git objects.
+    GitRef(usize, String),
 }
 
 impl Service {
@@ -383,20 +534,29 @@ impl Service {
                     s
                 }
             };
-            let name = cfg.index.repo.clone().filter(|_| specs.len() == 1);
+            let name = spec
+                .name
+                .clone()
+                .or_else(|| cfg.index.repo.clone().filter(|_| specs.len() == 1));
             let name = name.unwrap_or_else(|| index::repo_name(&root));
             if repos.iter().any(|r| r.name == name) {
                 return Err(ServiceError::DuplicateName(name));
             }
-            let ref_name = cfg
-                .index
+            let ref_name = spec
                 .ref_name
                 .clone()
+                .or_else(|| cfg.index.ref_name.clone())
                 .unwrap_or_else(|| index::git_ref(&root).0);
+            for rev in &spec.git_refs {
+                if crate::gitref::resolve(&root, rev).is_none() {
+                    return Err(ServiceError::UnknownGitRef(rev.clone(), root.clone()));
+                }
+            }
             repos.push(Arc::new(Served {
                 name,
                 root,
                 ref_name,
+                git_refs: spec.git_refs.clone(),
                 store,
                 state: RwLock::new(RepoState {
                     status: IndexingStatus::NotIndexed,
@@ -404,9 +564,17 @@ impl Service {
                     last: None,
                 }),
                 progress: JobProgress::default(),
+                changes_seen: Arc::new(AtomicU64::new(0)),
+                changes_indexed: AtomicU64::new(0),
+                watch_error: Mutex::new(None),
             }));
         }
-        Ok(Arc::new(Service { repos, cfg }))
+        Ok(Arc::new(Service {
+            repos,
+            cfg,
+            jobs: Mutex::new(None),
+            watchers: Mutex::new(Vec::new()),
+        }))
     }
 
     /// Opens what is indexed already (so queries are answered at once), then
@@ -427,31 +595,103 @@ impl Service {
                 }
             }
         }
+        let (tx, rx) = std::sync::mpsc::channel::<Job>();
+        for (i, served) in self.repos.iter().enumerate() {
+            let _ = tx.send(Job::Tree(i));
+            for rev in &served.git_refs {
+                let _ = tx.send(Job::GitRef(i, rev.clone()));
+            }
+        }
+        if self.cfg.watch {
+            for (i, served) in self.repos.iter().enumerate() {
+                match watch(served, i, tx.clone()) {
+                    Ok(w) => {
+                        if let Ok(mut ws) = self.watchers.lock() {
+                            ws.push(w);
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(repo = %served.name, "not watching for changes: {e}");
+                        if let Ok(mut we) = served.watch_error.lock() {
+                            *we = Some(e.to_string());
+                        }
+                    }
+                }
+            }
+        }
+        if let Ok(mut j) = self.jobs.lock() {
+            *j = Some(tx);
+        }
         let svc = self.clone();
         std::thread::Builder::new()
             .name("cruxe-indexer".into())
-            .spawn(move || {
-                for served in &svc.repos {
-                    svc.index_one(served);
-                }
-            })
+            .spawn(move || svc.run_jobs(&rx))
             .expect("spawn the indexer thread")
     }
 
-    fn index_one(&self, served: &Served) {
+    /// The indexer thread: one run at a time, changes coalesced. After the first
+    /// job arrives it waits for `debounce` of quiet (at most ten times that), so a
+    /// burst of saves is one run. Ends when `close` drops the senders.
+    fn run_jobs(&self, rx: &Receiver<Job>) {
+        let debounce = self.cfg.debounce;
+        while let Ok(first) = rx.recv() {
+            let mut pending = std::collections::BTreeSet::from([first]);
+            let started = std::time::Instant::now();
+            loop {
+                match rx.recv_timeout(debounce) {
+                    Ok(job) => {
+                        pending.insert(job);
+                        if started.elapsed() > debounce * 10 {
+                            break;
+                        }
+                    }
+                    Err(RecvTimeoutError::Timeout) => break,
+                    Err(RecvTimeoutError::Disconnected) => return,
+                }
+            }
+            for job in pending {
+                match job {
+                    Job::Tree(i) => self.index_one(&self.repos[i], None),
+                    Job::GitRef(i, rev) => self.index_one(&self.repos[i], Some(&rev)),
+                }
+            }
+        }
+    }
+
+    /// Indexes `served`'s working tree, or with `rev` that git ref.
+    fn index_one(&self, served: &Served, rev: Option<&str>) {
         let store = &served.store;
         let mut opts = self.cfg.index.clone();
         opts.repo = Some(served.name.clone());
         opts.ref_name = Some(served.ref_name.clone());
         let shared = store.graph();
-        tracing::info!(repo = %served.name, "indexing {}", served.root.display());
-        let result = index::index_repo_with(
-            &served.root,
-            &store.data,
-            &opts,
-            &served.progress,
-            shared.as_deref(),
-        );
+        let seen = served.changes_seen.load(Ordering::SeqCst);
+        let first = served.status() != IndexingStatus::Ready;
+        let result = match rev {
+            None => {
+                if first {
+                    tracing::info!(repo = %served.name, "indexing {}", served.root.display());
+                }
+                index::index_repo_with(
+                    &served.root,
+                    &store.data,
+                    &opts,
+                    &served.progress,
+                    shared.as_deref(),
+                )
+            }
+            Some(rev) => {
+                tracing::info!(repo = %served.name, "indexing {rev} from git objects");
+                index::index_git_ref(
+                    &served.root,
+                    rev,
+                    &store.data,
+                    &opts,
+                    &served.progress,
+                    shared.as_deref(),
+                )
+            }
+        };
         drop(shared);
         match result {
             Ok(report) => {
@@ -468,11 +708,14 @@ impl Service {
                 } else {
                     store.refresh(store.graph());
                 }
-                // Load the served ref's catalog now, not on the first question.
+                // Load the ref's catalog now, not on the first question.
                 if let Some(g) = store.graph()
-                    && let Err(e) = store.catalog(&g, &served.name, &served.ref_name)
+                    && let Err(e) = store.catalog(&g, &served.name, &report.ref_name)
                 {
                     tracing::warn!("cannot load the symbol catalog: {e}");
+                }
+                if rev.is_none() {
+                    served.changes_indexed.store(seen, Ordering::SeqCst);
                 }
                 served.set(
                     IndexingStatus::Ready,
@@ -492,9 +735,15 @@ impl Service {
         }
     }
 
-    /// Lets go of every open graph (each closes, and checkpoints, once the last
-    /// reader or a running index job is done with it).
+    /// Stops watching and indexing, and lets go of every open graph (each closes,
+    /// and checkpoints, once the last reader or a running index job is done with it).
     pub fn close(&self) {
+        if let Ok(mut ws) = self.watchers.lock() {
+            ws.clear();
+        }
+        if let Ok(mut j) = self.jobs.lock() {
+            j.take();
+        }
         for served in &self.repos {
             served.store.refresh(None);
         }

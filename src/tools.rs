@@ -6,7 +6,7 @@
 //! on a blocking thread and wraps what they return as MCP tool results.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -379,6 +379,11 @@ struct Ctx {
 }
 
 impl Ctx {
+    /// Where this ref's files are read from.
+    fn root(&self) -> PathBuf {
+        self.served.source_root(&self.ref_name)
+    }
+
     fn scope(&self) -> Scope<'_> {
         Scope {
             repo: &self.served.name,
@@ -441,10 +446,9 @@ fn metadata(
     let served = svc.repo(repo);
     let status = served.map_or(IndexingStatus::NotIndexed, |s| s.status());
     let has_graph = served.is_some_and(|s| s.store.graph().is_some());
-    let freshness = match status {
-        IndexingStatus::Indexing => "syncing",
-        IndexingStatus::Ready => "fresh",
-        IndexingStatus::Failed | IndexingStatus::NotIndexed => "stale",
+    let freshness = match served {
+        Some(s) => s.freshness(ref_name.unwrap_or(&s.ref_name)).as_str(),
+        None => "stale",
     };
     let schema_status = if has_graph {
         "compatible"
@@ -1347,7 +1351,7 @@ pub fn get_node(svc: &Service, input: NodeInput) -> Reply {
                 let Some(f) = find_file(&path) else {
                     return Err(ToolError::node_not_found(node_id));
                 };
-                let (text, stale) = read_source(&c.served.root, f)?;
+                let (text, stale) = read_source(&c.root(), f)?;
                 let mut meta =
                     json!({"language": f.language, "module": f.module, "package": f.package});
                 mark_stale(&mut meta, stale);
@@ -1388,7 +1392,7 @@ pub fn get_node(svc: &Service, input: NodeInput) -> Reply {
                     return Err(ToolError::node_not_found(node_id));
                 };
                 let (row, start, end) = (&entry.row, entry.byte_start, entry.byte_end);
-                let (text, stale) = read_source(&c.served.root, f)?;
+                let (text, stale) = read_source(&c.root(), f)?;
                 let content = text
                     .get(start.min(text.len())..end.min(text.len()))
                     .unwrap_or("")
@@ -1467,10 +1471,10 @@ impl ToolError {
 // search_code and get_code_context
 
 fn search_state(c: &Ctx) -> Result<Arc<crate::service::Search>, ToolError> {
-    let root = (c.ref_name == c.served.ref_name).then_some(c.served.root.as_path());
+    let root = c.root();
     c.served
         .store
-        .search(&c.graph, &c.served.name, &c.ref_name, root)
+        .search(&c.graph, &c.served.name, &c.ref_name, Some(&root))
         .map_err(ToolError::internal)
 }
 
@@ -1556,6 +1560,7 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
             .search(cat, query, &filters, 100)
             .map_err(ToolError::internal)?;
         let files = c.files()?;
+        let root = c.root();
         let mut sources: HashMap<String, Option<String>> = HashMap::new();
         let mut source_of = |path: &str| -> Option<String> {
             sources
@@ -1564,7 +1569,7 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
                     files
                         .binary_search_by(|f| f.path.as_str().cmp(path))
                         .ok()
-                        .and_then(|k| read_text(&c.served.root, &files[k].path))
+                        .and_then(|k| read_text(&root, &files[k].path))
                 })
                 .clone()
         };
@@ -1778,7 +1783,9 @@ pub fn index_status(svc: &Service, input: StatusInput) -> Reply {
                     .into_iter()
                     .filter(|r| r.repo == s.name)
                     .map(|r| {
-                        json!({"ref": r.ref_name, "commit": r.commit, "last_indexed": r.indexed_at,
+                        let source = if r.ref_name == s.ref_name { "working_tree" } else { "git" };
+                        json!({"ref": r.ref_name, "source": source, "freshness_status": s.freshness(&r.ref_name).as_str(),
+                           "commit": r.commit, "last_indexed": r.indexed_at,
                            "files": r.files, "symbols": r.symbols, "import_edges": r.import_edges,
                            "unresolved_imports": r.unresolved_imports})
                     })
@@ -1794,6 +1801,8 @@ pub fn index_status(svc: &Service, input: StatusInput) -> Reply {
                     "root": s.root.to_string_lossy(),
                     "data_dir": s.store.data.root().to_string_lossy(),
                     "default_ref": s.ref_name,
+                    "watching": svc.cfg.watch && s.watch_error().is_none(),
+                    "watch_error": s.watch_error(),
                     "indexing_status": status.as_str(),
                     "error": s.error(),
                     "job": job,

@@ -18,6 +18,9 @@ pub struct WalkOptions {
     pub max_file_size: u64,
     /// Directories never entered (the data dir when it lies inside the repo).
     pub exclude: Vec<PathBuf>,
+    /// Apply ignore files of the directories above the root (off for snapshots
+    /// of git refs, which live inside a data dir that a parent ignores).
+    pub parent_ignores: bool,
 }
 
 impl Default for WalkOptions {
@@ -25,6 +28,7 @@ impl Default for WalkOptions {
         WalkOptions {
             max_file_size: 1024 * 1024,
             exclude: Vec::new(),
+            parent_ignores: true,
         }
     }
 }
@@ -73,6 +77,7 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> WalkResult {
         .git_exclude(true)
         .git_global(false)
         .require_git(false)
+        .parents(opts.parent_ignores)
         .sort_by_file_name(|a, b| a.cmp(b))
         .filter_entry({
             let excludes = excludes.clone();

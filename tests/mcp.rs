@@ -68,7 +68,7 @@ pub fn serve_paths(
     cmd.arg("serve")
         .args(paths)
         .args(["--listen", "127.0.0.1:0"]);
-    if !extra.contains(&"--data") {
+    if !extra.contains(&"--data") && !extra.contains(&"--config") {
         cmd.arg("--data").arg(tmp.path().join("data"));
     }
     cmd.args(extra)

@@ -6,7 +6,14 @@ write. It reads a JSON script on stdin:
     {"transport": "http", "url": "http://127.0.0.1:PORT/mcp"}
     {"transport": "stdio", "command": "/path/cruxe", "args": ["mcp", "PATH", ...]}
     plus "calls": [[tool_name, {arguments}], ...] and, optionally, "wait_ready": true
-    (poll index_status until every repo is indexed before the calls)
+    (poll index_status until every repo is indexed before the calls). A call may
+    carry a third element {"until": "ok" | "error", "timeout_s": 30}: it is then
+    repeated until its result is (not) an error, and its result says after how many
+    milliseconds ("waited_ms").
+
+With "clients": N (HTTP only) the script runs N sessions at once, each making
+"rounds" passes over "calls"; the report then has "results" of every call of
+every session, in no particular order, and "clients" = N.
 
 and prints one JSON object on stdout:
 
@@ -19,6 +26,7 @@ Any failure of the client or the protocol is an exception and a non-zero exit.
 import asyncio
 import json
 import sys
+import time
 
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -40,16 +48,9 @@ async def drive(streams, script):
             else:
                 raise RuntimeError("the server never finished indexing")
         results = []
-        for name, args in script.get("calls", []):
-            res = await session.call_tool(name, args)
-            text = res.content[0].text if res.content else None
-            results.append(
-                {
-                    "is_error": bool(res.is_error),
-                    "structured": res.structured_content,
-                    "text": text,
-                }
-            )
+        for _ in range(script.get("rounds", 1)):
+            for call in script.get("calls", []):
+                results.append(await one_call(session, call))
         return {
             "protocol_version": str(init.protocol_version),
             "server_name": init.server_info.name,
@@ -60,9 +61,43 @@ async def drive(streams, script):
         }
 
 
+async def one_call(session, call):
+    name, args = call[0], call[1]
+    poll = call[2] if len(call) > 2 else None
+    started = time.monotonic()
+    while True:
+        res = await session.call_tool(name, args)
+        if poll is None or bool(res.is_error) == (poll["until"] == "error"):
+            break
+        if time.monotonic() - started > poll.get("timeout_s", 30):
+            raise RuntimeError(f"{name} {args}: never reached {poll['until']}")
+        await asyncio.sleep(0.005)
+    text = res.content[0].text if res.content else None
+    out = {
+        "is_error": bool(res.is_error),
+        "structured": res.structured_content,
+        "text": text,
+    }
+    if poll is not None:
+        out["waited_ms"] = round((time.monotonic() - started) * 1000, 1)
+    return out
+
+
+async def one_client(script):
+    async with streamable_http_client(script["url"]) as streams:
+        return await drive(streams, script)
+
+
 async def main():
     script = json.load(sys.stdin)
-    if script["transport"] == "http":
+    if script.get("clients"):
+        outs = await asyncio.gather(
+            *[one_client(script) for _ in range(script["clients"])]
+        )
+        out = dict(outs[0])
+        out["results"] = [r for o in outs for r in o["results"]]
+        out["clients"] = len(outs)
+    elif script["transport"] == "http":
         async with streamable_http_client(script["url"]) as streams:
             out = await drive(streams, script)
     else:

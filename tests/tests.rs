@@ -13,3 +13,4 @@ mod mcp;
 mod queries;
 mod relevance;
 mod search;
+mod team;

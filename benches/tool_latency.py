@@ -3,11 +3,17 @@
 
     python3 benches/tool_latency.py CRUXE_BIN CORPUS [CALLS_PER_TOOL]
     python3 benches/tool_latency.py CRUXE_BIN CORPUS --load CLIENTS SECONDS
+    python3 benches/tool_latency.py CRUXE_BIN CORPUS --freshness EDITS
 
 With --load, CLIENTS MCP sessions (each its own keep-alive connection, spread over
 4 client processes) call a random mix of all tools with random arguments for
 SECONDS; the script prints calls per second, p50/p95/p99/max over every call,
 errors, and the server's RSS before and after.
+
+With --freshness, CORPUS is copied to a temporary directory and served (watched);
+EDITS times a random source file gets a new function appended (as an editor saves
+it), and the script polls locate_symbol for it every 2 ms: the time from the write
+to the first answer that has it is what an agent waits for a saved change.
 
 Indexes CORPUS into a temporary data dir (`cruxe index`), starts `cruxe serve` on it,
 opens one MCP session over a keep-alive HTTP/1.1 connection (stdlib http.client,
@@ -30,6 +36,8 @@ import time
 def main():
     cruxe, corpus = sys.argv[1], sys.argv[2]
     load = None
+    if len(sys.argv) > 3 and sys.argv[3] == "--freshness":
+        return freshness(cruxe, corpus, int(sys.argv[4]))
     if len(sys.argv) > 3 and sys.argv[3] == "--load":
         load = (int(sys.argv[4]), float(sys.argv[5]))
         n = 300
@@ -62,6 +70,70 @@ def main():
         print(f"server RSS after the run: {rss_mib(server.pid)} MiB")
     finally:
         server.kill()
+
+
+def start_server(cruxe, args):
+    server = subprocess.Popen([cruxe, "serve", *args, "--listen", "127.0.0.1:0"],
+                              stderr=subprocess.PIPE, text=True)
+    addr = None
+    for line in server.stderr:
+        if "serving MCP at http://" in line:
+            addr = line.split("http://")[1].strip().removesuffix("/mcp")
+            break
+    import threading
+    threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
+    host, port = addr.rsplit(":", 1)
+    return server, host, int(port)
+
+
+def freshness(cruxe, corpus, edits):
+    import os
+    import shutil
+    work = tempfile.mkdtemp(prefix="cruxe-fresh-")
+    repo = os.path.join(work, "repo")
+    shutil.copytree(corpus, repo, symlinks=True, ignore=shutil.ignore_patterns(".git", ".cruxe"))
+    data = os.path.join(work, "data")
+    t = time.time()
+    subprocess.run([cruxe, "index", repo, "--data", data, "--repo", "bench", "--ref", "bench"],
+                   check=True, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    print(f"indexed in {time.time() - t:.1f} s", file=sys.stderr)
+    server, host, port = start_server(cruxe, [repo, "--data", data, "--repo", "bench", "--ref", "bench"])
+    try:
+        s = connect(host, port)
+        status = wait_ready(s)
+        counts = status["repos"][0]["refs"][0]
+        print(f"corpus: {counts['files']} files, {counts['symbols']} symbols", file=sys.stderr)
+        files, _ = s.call("run_cypher", {"query": "MATCH (f:File) WHERE f.language IN ['python', 'go', 'rust'] "
+                                         "RETURN f.path, f.language", "limit": 100000})
+        rng = random.Random(11)
+        s.call("locate_symbol", {"name": "warm_up"})
+        waits = []
+        for k in range(edits):
+            path, lang = rng.choice(files["rows"])
+            name = f"cruxe_fresh_{k}"
+            body = {"python": f"\n\ndef {name}():\n    return {k}\n",
+                    "go": f"\nfunc {name}() int {{ return {k} }}\n",
+                    "rust": f"\npub fn {name}() -> u32 {{ {k} }}\n"}[lang]
+            time.sleep(0.5)
+            t0 = time.perf_counter()
+            with open(os.path.join(repo, path), "a") as f:
+                f.write(body)
+            while True:
+                out, is_error = s.call("locate_symbol", {"name": name})
+                if not is_error:
+                    break
+                if time.perf_counter() - t0 > 30:
+                    raise RuntimeError(f"{name} in {path} never became visible")
+                time.sleep(0.002)
+            waits.append((time.perf_counter() - t0) * 1000)
+            print(f"  {path}: visible after {waits[-1]:.0f} ms", file=sys.stderr)
+        waits.sort()
+        p = lambda q: waits[max(0, int(len(waits) * q) - 1)]
+        print(f"saved change visible after: p50 {p(0.5):.0f} ms, p95 {p(0.95):.0f} ms, "
+              f"max {waits[-1]:.0f} ms over {edits} edits")
+    finally:
+        server.kill()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def rss_mib(pid):

@@ -14,7 +14,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::graph;
-use crate::graph::{FileSymbol, SymbolRow};
+use crate::graph::{Changes, FileSymbol, SymbolRow};
 
 /// Deeper nesting than this is treated as damage and not followed.
 pub const MAX_DEPTH: usize = 30;
@@ -40,7 +40,7 @@ pub struct Catalog {
     by_file: HashMap<String, Vec<usize>>,
     /// How many import edges point at each imported symbol.
     imported_by: HashMap<usize, u32>,
-    /// The symbols each file imports (resolved edges), deduplicated, in (path, line) order.
+    /// The symbols each file imports (resolved edges, one per edge), in (path, line) order.
     imports_of: HashMap<String, Vec<usize>>,
 }
 
@@ -132,11 +132,51 @@ impl Catalog {
             let list = self.imports_of.entry(path).or_default();
             list.push(i);
         }
-        // Entries are numbered in (path, line) order: sorted lists read in that order.
+        // Entries are numbered in (path, line) order: sorted lists read in that
+        // order. An import of the same symbol on two lines stays twice, as in the
+        // graph, so the in-degree can be recomputed from these lists.
         for list in self.imports_of.values_mut() {
             list.sort_unstable();
-            list.dedup();
         }
+    }
+
+    /// Everything the catalog holds, in a canonical order: (symbol id, parent id,
+    /// byte range, import in-degree, what its file imports). Two catalogs of the
+    /// same state have equal digests.
+    pub fn digest(&self) -> Vec<(String, String, usize, usize, u32)> {
+        let mut out: Vec<_> = self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                (
+                    e.row.id.clone(),
+                    e.parent
+                        .map_or_else(String::new, |p| self.entries[p].row.id.clone()),
+                    e.byte_start,
+                    e.byte_end,
+                    self.imported_by(i),
+                )
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// Each file's imported symbols by id, sorted.
+    pub fn imports_digest(&self) -> Vec<(String, Vec<String>)> {
+        let mut out: Vec<(String, Vec<String>)> = self
+            .imports_of
+            .iter()
+            .map(|(p, ts)| {
+                let mut ids: Vec<String> =
+                    ts.iter().map(|&t| self.entries[t].row.id.clone()).collect();
+                ids.sort();
+                (p.clone(), ids)
+            })
+            .collect();
+        out.sort();
+        out
     }
 
     pub fn len(&self) -> usize {
@@ -265,6 +305,78 @@ impl Catalog {
                 }
             })
             .collect()
+    }
+}
+
+impl Catalog {
+    /// The catalog after an in-place index run committed `changes` to this ref:
+    /// the symbols of removed and changed files go, the new ones come, and the
+    /// import edges are the run's complete set (or the old ones when the run left
+    /// them alone). Equal to loading the ref from the graph again, without the
+    /// graph queries (which cost about a second per 100k symbols).
+    pub fn apply(&self, changes: &Changes) -> Catalog {
+        // The added files' paths too: applying to a catalog that already holds the
+        // new state (loaded from the graph after the commit) must not add twice.
+        let removed: HashSet<&str> = changes
+            .remove_paths
+            .iter()
+            .map(String::as_str)
+            .chain(changes.add.iter().map(|f| f.file.path.as_str()))
+            .collect();
+        let added: usize = changes.add.iter().map(|f| f.symbols.len()).sum();
+        let mut rows = Vec::with_capacity(self.entries.len() + added);
+        let mut edges = Vec::with_capacity(self.entries.len() + added);
+        for e in &self.entries {
+            if removed.contains(e.row.path.as_str()) {
+                continue;
+            }
+            rows.push((e.row.clone(), e.byte_start, e.byte_end));
+            edges.push(match e.parent {
+                Some(p) => (self.entries[p].row.id.clone(), e.row.id.clone(), false),
+                None => (String::new(), e.row.id.clone(), true),
+            });
+        }
+        for f in &changes.add {
+            for si in &f.symbols {
+                rows.push((
+                    si.row.clone(),
+                    si.byte_start.max(0) as usize,
+                    si.byte_end.max(0) as usize,
+                ));
+                edges.push(match &si.parent {
+                    Some(p) => (p.clone(), si.row.id.clone(), false),
+                    None => (String::new(), si.row.id.clone(), true),
+                });
+            }
+        }
+        let mut c = Catalog::build(rows, edges);
+        match &changes.imports {
+            Some(imports) => {
+                let prefix = format!("{}:", graph::ref_id(&changes.repo, &changes.ref_name));
+                c.set_imports(
+                    imports
+                        .iter()
+                        .filter(|r| r.label == graph::ImportLabel::Symbol)
+                        .filter_map(|r| {
+                            let path = r.from.strip_prefix(&prefix)?;
+                            Some((path.to_string(), r.to.clone()))
+                        }),
+                );
+            }
+            None => {
+                let mut kept = Vec::new();
+                for (path, targets) in &self.imports_of {
+                    if removed.contains(path.as_str()) {
+                        continue;
+                    }
+                    for &t in targets {
+                        kept.push((path.clone(), self.entries[t].row.id.clone()));
+                    }
+                }
+                c.set_imports(kept);
+            }
+        }
+        c
     }
 }
 

@@ -77,8 +77,7 @@ pub enum ConfigError {
 
 impl Config {
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| ConfigError::Read(path.into(), e))?;
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read(path.into(), e))?;
         let mut cfg: Config =
             toml::from_str(&text).map_err(|e| ConfigError::Parse(path.into(), e.to_string()))?;
         if cfg.repos.is_empty() {

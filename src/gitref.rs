@@ -88,7 +88,8 @@ pub fn materialize(root: &Path, rev: &str, dest: &Path) -> Result<(String, usize
     // Swap: the old snapshot is moved aside, the new one renamed into place.
     let old = parent.join(format!(
         ".old-{}",
-        dest.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        dest.file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
     ));
     let _ = std::fs::remove_dir_all(&old);
     if dest.exists() {

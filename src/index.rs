@@ -96,6 +96,9 @@ pub struct IndexReport {
     /// The run built a new database and published it: a caller holding the
     /// previous one open must reopen.
     pub republished: bool,
+    /// What an in-place run changed (`None` after a full build): a server patches
+    /// its in-memory catalog with it instead of reloading the ref.
+    pub changes: Option<std::sync::Arc<Changes>>,
 }
 
 enum Outcome {
@@ -450,12 +453,14 @@ pub fn index_repo_with(
     progress.phase("writing", 0);
     let t_write = Instant::now();
     let reopened;
+    let mut in_place = false;
     let store: &GraphStore = match store {
         Some(st) if !fresh => {
             data.save_before_write()?;
             st.apply(&changes)?;
             st.checkpoint()?;
             data.discard_saved();
+            in_place = true;
             st
         }
         _ => {
@@ -491,6 +496,9 @@ pub fn index_repo_with(
         report.symbols = st.symbols;
         report.import_edges = st.import_edges;
         report.unresolved_imports = st.unresolved_imports;
+    }
+    if in_place && !changes.replace_all {
+        report.changes = Some(std::sync::Arc::new(changes));
     }
     progress.done();
     diagnostics.sort_by(|a, b| a.path.cmp(&b.path));

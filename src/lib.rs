@@ -5,8 +5,8 @@
 //! "Architecture" section for the map and the invariants.
 
 pub mod catalog;
-pub mod config;
 pub mod cli;
+pub mod config;
 pub mod datadir;
 pub mod extract;
 pub mod gitref;

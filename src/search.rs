@@ -302,9 +302,10 @@ impl SearchIndex {
         // Tantivy wants at least 15 MB per writer thread.
         let budget = WRITER_MB.load(std::sync::atomic::Ordering::Relaxed) << 20;
         let threads = threads.min((budget / (15 << 20)).max(1));
-        let mut writer = self
-            .index
-            .writer_with_num_threads::<TantivyDocument>(threads, budget.max(threads * (15 << 20)))?;
+        let mut writer = self.index.writer_with_num_threads::<TantivyDocument>(
+            threads,
+            budget.max(threads * (15 << 20)),
+        )?;
         if clear {
             writer.delete_all_documents()?;
         }

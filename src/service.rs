@@ -264,6 +264,34 @@ impl Store {
         Ok(index)
     }
 
+    /// After an in-place run of one ref: the ref's caches go, except its catalog,
+    /// which is replaced by `catalog` (patched with the run's changes) when given.
+    /// Other refs' caches stay: the run did not touch them.
+    fn refresh_ref(&self, repo: &str, ref_name: &str, catalog: Option<Arc<Catalog>>) {
+        let refs = self
+            .graph()
+            .and_then(|g| g.status().ok())
+            .unwrap_or_default();
+        let key = (repo.to_string(), ref_name.to_string());
+        // The catalog first: a search opened in between would pair the old one
+        // with the new index.
+        if let Ok(mut c) = self.catalogs.write() {
+            match catalog {
+                Some(cat) => c.insert(key.clone(), cat),
+                None => c.remove(&key),
+            };
+        }
+        if let Ok(mut s) = self.searches.write() {
+            s.remove(&key);
+        }
+        if let Ok(mut f) = self.files.write() {
+            f.remove(&key);
+        }
+        if let Ok(mut r) = self.refs.write() {
+            *r = refs;
+        }
+    }
+
     fn refresh(&self, graph: Option<Arc<GraphStore>>) {
         let refs = graph
             .as_ref()
@@ -386,8 +414,8 @@ impl Served {
                 _ => Freshness::Fresh,
             };
         }
-        let behind = self.changes_seen.load(Ordering::SeqCst)
-            != self.changes_indexed.load(Ordering::SeqCst);
+        let behind =
+            self.changes_seen.load(Ordering::SeqCst) != self.changes_indexed.load(Ordering::SeqCst);
         match self.status() {
             IndexingStatus::Indexing => Freshness::Syncing,
             IndexingStatus::Failed | IndexingStatus::NotIndexed => Freshness::Stale,
@@ -706,7 +734,26 @@ impl Service {
                         }
                     }
                 } else {
-                    store.refresh(store.graph());
+                    let key = (served.name.clone(), report.ref_name.clone());
+                    let old = store
+                        .catalogs
+                        .read()
+                        .ok()
+                        .and_then(|c| c.get(&key).cloned());
+                    let patched = match (old, &report.changes) {
+                        (Some(old), _) if report.parsed == 0 && report.removed == 0 => Some(old),
+                        (Some(old), Some(changes)) => {
+                            let started = std::time::Instant::now();
+                            let c = Arc::new(old.apply(changes));
+                            tracing::debug!(
+                                ms = started.elapsed().as_millis() as u64,
+                                "patched the symbol catalog"
+                            );
+                            Some(c)
+                        }
+                        _ => None,
+                    };
+                    store.refresh_ref(&served.name, &report.ref_name, patched);
                 }
                 // Load the ref's catalog now, not on the first question.
                 if let Some(g) = store.graph()

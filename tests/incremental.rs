@@ -47,6 +47,11 @@ fn snapshot(data: &DataDir) -> Vec<String> {
     out
 }
 
+fn load_catalog(data: &DataDir) -> cruxe::catalog::Catalog {
+    let store = data.open_graph_read_only(&small_graph()).expect("open");
+    cruxe::catalog::load(&store, "inc", "test").expect("catalog")
+}
+
 fn index(repo: &Path, data: &DataDir) -> cruxe::index::IndexReport {
     index_repo(repo, data, &opts("inc"), &Silent).expect("index")
 }
@@ -81,6 +86,8 @@ fn edits_deletes_and_additions_match_a_fresh_index() {
     let again = index(&repo, &data);
     assert_eq!((again.parsed, again.unchanged, again.removed), (0, 5, 0));
 
+    let catalog_before = load_catalog(&data);
+
     // Edit one file, delete one, add one.
     std::fs::write(
         repo.join("auth/jwt.py"),
@@ -96,6 +103,21 @@ fn edits_deletes_and_additions_match_a_fresh_index() {
     .expect("add");
     let r = index(&repo, &data);
     assert_eq!((r.files, r.parsed, r.unchanged, r.removed), (5, 2, 3, 1));
+
+    // A server patches its catalog with the run's changes instead of reloading
+    // the ref: the patched catalog equals a fresh load, import edges included,
+    // and patching twice (a catalog loaded after the commit) changes nothing.
+    let changes = r
+        .changes
+        .as_ref()
+        .expect("an in-place run reports its changes");
+    let patched = catalog_before.apply(changes);
+    let loaded = load_catalog(&data);
+    assert_eq!(patched.digest(), loaded.digest());
+    assert_eq!(patched.imports_digest(), loaded.imports_digest());
+    assert!(!loaded.imports_digest().is_empty());
+    assert_ne!(catalog_before.digest(), loaded.digest());
+    assert_eq!(loaded.apply(changes).digest(), loaded.digest());
 
     let incremental = snapshot(&data);
     assert!(incremental.iter().any(|l| l.contains("auth.jwt.refresh")));

@@ -15,8 +15,18 @@ fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
-        .args(["-c", "user.name=cruxe", "-c", "user.email=cruxe@example.com"])
-        .args(["-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"])
+        .args([
+            "-c",
+            "user.name=cruxe",
+            "-c",
+            "user.email=cruxe@example.com",
+        ])
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
         .args(args)
         .output()
         .expect("run git");
@@ -197,7 +207,10 @@ fn two_repos_and_two_refs_are_isolated() {
     );
     // Several repos: `repo` is required, and the error lists them.
     assert_eq!(code(15), "repo_not_found");
-    assert_eq!(r[15].0["error"]["data"]["repos"], json!(["shop", "journal"]));
+    assert_eq!(
+        r[15].0["error"]["data"]["repos"],
+        json!(["shop", "journal"])
+    );
     assert_eq!(code(16), "ref_not_indexed");
     // index_status lists every repo and ref.
     let status = ok(17);
@@ -244,10 +257,18 @@ fn cli_indexes_a_branch_without_checking_it_out() {
     let (shop_s, data_s) = (shop.to_str().expect("utf8"), data.to_str().expect("utf8"));
     let out = cruxe(&["index", shop_s, "--data", data_s, "--ref", "release"]);
     assert!(out.status.success(), "{out:?}");
-    assert!(stdout(&out).starts_with("indexed shop@release: 3 files"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).starts_with("indexed shop@release: 3 files"),
+        "{}",
+        stdout(&out)
+    );
     let out = cruxe(&["index", shop_s, "--data", data_s]);
     assert!(out.status.success(), "{out:?}");
-    assert!(stdout(&out).starts_with("indexed shop@main: 2 files"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).starts_with("indexed shop@main: 2 files"),
+        "{}",
+        stdout(&out)
+    );
     let out = cruxe(&[
         "index",
         shop_s,
@@ -286,7 +307,10 @@ fn cli_indexes_a_branch_without_checking_it_out() {
     .collect();
     assert_eq!(pairs, want);
     let out = cruxe(&["index", shop_s, "--data", data_s, "--ref", "no-such-branch"]);
-    assert!(out.status.success(), "outside git refs, --ref names the working tree");
+    assert!(
+        out.status.success(),
+        "outside git refs, --ref names the working tree"
+    );
 }
 
 /// A saved change is picked up by the watcher and answered; a deletion too; and
@@ -330,7 +354,10 @@ fn saved_changes_become_visible() {
             assert_eq!(v["repos"][0]["watching"], true);
             break;
         }
-        assert!(started.elapsed() < Duration::from_secs(30), "never fresh: {v}");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "never fresh: {v}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -341,9 +368,7 @@ fn write_hot(repo: &Path, n: usize, tag: &str) {
     for k in 0..n {
         let mut text = String::new();
         for d in 0..4 {
-            text.push_str(&format!(
-                "def hot{d}_{tag}(x):\n    return x + {d}\n\n\n"
-            ));
+            text.push_str(&format!("def hot{d}_{tag}(x):\n    return x + {d}\n\n\n"));
         }
         std::fs::write(repo.join(format!("hot/mod{k}.py")), text).expect("write");
     }
@@ -434,7 +459,9 @@ fn kill_serve_during_indexing() {
             std::fs::create_dir_all(&dir).expect("mkdir");
             let mut text = String::new();
             for d in 0..6 {
-                text.push_str(&format!("class K{d}_{tag}:\n    def m(self):\n        return {d}\n\n"));
+                text.push_str(&format!(
+                    "class K{d}_{tag}:\n    def m(self):\n        return {d}\n\n"
+                ));
             }
             std::fs::write(dir.join(format!("m{i}.py")), text).expect("write");
         }
@@ -458,7 +485,12 @@ fn kill_serve_during_indexing() {
             write(if round % 4 == 1 { "b" } else { "a" });
         }
         let mut child = Command::new(cruxe_bin())
-            .args(["serve", repo.to_str().expect("utf8"), "--listen", "127.0.0.1:0"])
+            .args([
+                "serve",
+                repo.to_str().expect("utf8"),
+                "--listen",
+                "127.0.0.1:0",
+            ])
             .arg("--data")
             .arg(&data)
             .env("CRUXE_BUFFER_POOL_MB", "128")

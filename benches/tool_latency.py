@@ -12,7 +12,7 @@ errors, and the server's RSS before and after.
 
 With --freshness, CORPUS is copied to a temporary directory and served (watched);
 EDITS times a random source file gets a new function appended (as an editor saves
-it), and the script polls locate_symbol for it every 2 ms: the time from the write
+it), and the script polls get_symbol_hierarchy for it every 2 ms: the time from the write
 to the first answer that has it is what an agent waits for a saved change.
 
 Indexes CORPUS into a temporary data dir (`cruxe index`), starts `cruxe serve` on it,
@@ -119,7 +119,7 @@ def freshness(cruxe, corpus, edits):
             with open(os.path.join(repo, path), "a") as f:
                 f.write(body)
             while True:
-                out, is_error = s.call("locate_symbol", {"name": name})
+                out, is_error = s.call("get_symbol_hierarchy", {"symbol_name": name})
                 if not is_error:
                     break
                 if time.perf_counter() - t0 > 30:

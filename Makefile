@@ -18,7 +18,7 @@ CORPUS ?= .
 CLIENTS ?= 32
 SECONDS ?= 60
 
-.PHONY: run test deps venv build lint bench bench-tools bench-load index status
+.PHONY: run test deps venv build lint bench bench-tools bench-load bench-fresh index status
 
 deps:
 	@command -v cmake >/dev/null 2>&1 || { \
@@ -65,6 +65,10 @@ bench: deps
 # Per-tool latency over HTTP (client side) on a large corpus: CORPUS=path.
 bench-tools: build venv
 	$(VENV)/bin/python benches/tool_latency.py $(CRUXE) $(CORPUS)
+
+# How long a saved change takes to be answered (8 edits).
+bench-fresh: build venv
+	$(VENV)/bin/python benches/tool_latency.py $(CRUXE) $(CORPUS) --freshness 8
 
 # 32 concurrent MCP clients for 60 s over a mix of every tool.
 bench-load: build venv

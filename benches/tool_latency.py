@@ -12,7 +12,7 @@ errors, and the server's RSS before and after.
 
 With --freshness, CORPUS is copied to a temporary directory and served (watched);
 EDITS times a random source file gets a new function appended (as an editor saves
-it), and the script polls get_symbol_hierarchy for it every 2 ms: the time from the write
+it), and the script polls get_symbol_hierarchy for it every 10 ms: the time from the write
 to the first answer that has it is what an agent waits for a saved change.
 
 Indexes CORPUS into a temporary data dir (`cruxe index`), starts `cruxe serve` on it,
@@ -104,7 +104,7 @@ def freshness(cruxe, corpus, edits):
         counts = status["repos"][0]["refs"][0]
         print(f"corpus: {counts['files']} files, {counts['symbols']} symbols", file=sys.stderr)
         files, _ = s.call("run_cypher", {"query": "MATCH (f:File) WHERE f.language IN ['python', 'go', 'rust'] "
-                                         "RETURN f.path, f.language", "limit": 100000})
+                                         "RETURN f.path, f.language", "limit": 10000})
         rng = random.Random(11)
         s.call("locate_symbol", {"name": "warm_up"})
         waits = []
@@ -114,7 +114,10 @@ def freshness(cruxe, corpus, edits):
             body = {"python": f"\n\ndef {name}():\n    return {k}\n",
                     "go": f"\nfunc {name}() int {{ return {k} }}\n",
                     "rust": f"\npub fn {name}() -> u32 {{ {k} }}\n"}[lang]
-            time.sleep(0.5)
+            # Each edit starts on an idle server: the previous one is indexed.
+            while s.call("index_status", {})[0]["metadata"]["freshness_status"] != "fresh":
+                time.sleep(0.01)
+            time.sleep(0.2)
             t0 = time.perf_counter()
             with open(os.path.join(repo, path), "a") as f:
                 f.write(body)
@@ -124,7 +127,7 @@ def freshness(cruxe, corpus, edits):
                     break
                 if time.perf_counter() - t0 > 30:
                     raise RuntimeError(f"{name} in {path} never became visible")
-                time.sleep(0.002)
+                time.sleep(0.01)
             waits.append((time.perf_counter() - t0) * 1000)
             print(f"  {path}: visible after {waits[-1]:.0f} ms", file=sys.stderr)
         waits.sort()

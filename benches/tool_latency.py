@@ -48,25 +48,13 @@ def main():
     subprocess.run([cruxe, "index", corpus, "--data", data, "--repo", "bench", "--ref", "bench"],
                    check=True, stderr=subprocess.DEVNULL)
     print(f"indexed in {time.time() - t:.1f} s", file=sys.stderr)
-    server = subprocess.Popen(
-        [cruxe, "serve", corpus, "--data", data, "--listen", "127.0.0.1:0", "--repo", "bench",
-         "--ref", "bench"],
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    server, host, port = start_server(cruxe, [corpus, "--data", data, "--repo", "bench",
+                                              "--ref", "bench"])
     try:
-        addr = None
-        for line in server.stderr:
-            if "serving MCP at http://" in line:
-                addr = line.split("http://")[1].strip().removesuffix("/mcp")
-                break
-        import threading
-        threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
-        host, port = addr.rsplit(":", 1)
         if load:
-            run_load(host, int(port), load[0], load[1], lambda: rss_mib(server.pid))
+            run_load(host, port, load[0], load[1], lambda: rss_mib(server.pid))
         else:
-            run(cruxe, corpus, host, int(port), n)
+            run(cruxe, corpus, host, port, n)
         print(f"server RSS after the run: {rss_mib(server.pid)} MiB")
     finally:
         server.kill()

@@ -177,7 +177,10 @@ fn two_repos_and_two_refs_are_isolated() {
             assert_eq!(v["error"]["code"], "symbol_not_found", "{v}");
         } else {
             assert_eq!(v["match"], "search", "call {i}: {v}");
-            assert!(!names(v, "results").iter().any(|n| n == name), "call {i}: {v}");
+            assert!(
+                !names(v, "results").iter().any(|n| n == name),
+                "call {i}: {v}"
+            );
         }
     };
     // The working tree, with its uncommitted edit, is `main`.
@@ -249,7 +252,10 @@ fn two_repos_and_two_refs_are_isolated() {
     }
     // Indexing a git ref touched neither the working tree nor HEAD.
     let shop = root.join("shop");
-    assert!(!status_before.is_empty(), "the working tree has an uncommitted edit");
+    assert!(
+        !status_before.is_empty(),
+        "the working tree has an uncommitted edit"
+    );
     assert_eq!(
         git_out(&shop, &["status", "--porcelain"]),
         status_before,
@@ -347,7 +353,11 @@ fn saved_changes_become_visible() {
         ],
     }));
     let r = results(&report);
-    assert_eq!(r[0].0["hierarchy"][0]["path"], "auth/fresh.py", "{}", r[0].0);
+    assert_eq!(
+        r[0].0["hierarchy"][0]["path"], "auth/fresh.py",
+        "{}",
+        r[0].0
+    );
     let waited = report["results"][0]["waited_ms"].as_f64().expect("waited");
     eprintln!("a new file was answered after {waited} ms");
     std::fs::remove_file(repo.join("auth/fresh.py")).expect("rm");

@@ -52,6 +52,11 @@ pub fn materialize(root: &Path, rev: &str, dest: &Path) -> Result<(String, usize
         .map_err(|e| objects(&e))?
         .peel_to_commit()
         .map_err(|e| objects(&e))?;
+    let commit_id = commit.id.to_string();
+    // A snapshot of this very commit is already in place: nothing to write.
+    if std::fs::read_to_string(dest.join(COMMIT_FILE)).is_ok_and(|c| c.trim() == commit_id) {
+        return Ok((commit_id, 0));
+    }
     let tree = commit.tree().map_err(|e| objects(&e))?;
     let mut recorder = gix::traverse::tree::Recorder::default();
     tree.traverse()
@@ -85,6 +90,7 @@ pub fn materialize(root: &Path, rev: &str, dest: &Path) -> Result<(String, usize
         std::fs::write(&file, &blob.data).map_err(write_err)?;
         written += 1;
     }
+    std::fs::write(staging.path().join(COMMIT_FILE), &commit_id).map_err(write_err)?;
     // Swap: the old snapshot is moved aside, the new one renamed into place.
     let old = parent.join(format!(
         ".old-{}",
@@ -98,5 +104,8 @@ pub fn materialize(root: &Path, rev: &str, dest: &Path) -> Result<(String, usize
     let staged = staging.keep();
     std::fs::rename(&staged, dest).map_err(write_err)?;
     let _ = std::fs::remove_dir_all(&old);
-    Ok((commit.id.to_string(), written))
+    Ok((commit_id, written))
 }
+
+/// Inside a snapshot: the commit it holds (hidden, so never indexed).
+const COMMIT_FILE: &str = ".cruxe-commit";

@@ -338,6 +338,10 @@ pub struct Served {
     changes_indexed: AtomicU64,
     /// Why the working tree is not watched, if it is not.
     watch_error: Mutex<Option<String>>,
+    /// The same counters for each git ref: moves of the ref seen in `.git`, and
+    /// the count its last completed run started from.
+    git_seen: Arc<Mutex<HashMap<String, u64>>>,
+    git_indexed: Mutex<HashMap<String, u64>>,
 }
 
 /// How current the answers about one ref are.
@@ -409,8 +413,19 @@ impl Served {
     /// How current answers about `ref_name` are.
     pub fn freshness(&self, ref_name: &str) -> Freshness {
         if ref_name != self.ref_name {
-            return match self.status() {
-                IndexingStatus::Indexing => Freshness::Syncing,
+            let seen = self
+                .git_seen
+                .lock()
+                .ok()
+                .and_then(|m| m.get(ref_name).copied());
+            let indexed = self
+                .git_indexed
+                .lock()
+                .ok()
+                .and_then(|m| m.get(ref_name).copied());
+            return match (seen, indexed) {
+                // A git ref served here: behind until its last move is indexed.
+                (Some(s), i) if Some(s) != i => Freshness::Syncing,
                 _ => Freshness::Fresh,
             };
         }
@@ -462,8 +477,10 @@ pub enum ServiceError {
 }
 
 /// Watches `served`'s working tree: a change to a file cruxe indexes (or to a
-/// manifest, or a directory) counts as a change and queues a re-index. Events in
-/// the data dir and `.git`, and plain reads, are ignored.
+/// manifest, or a directory) counts as a change and queues a re-index. A change
+/// under `.git/refs` or to `.git/packed-refs` (a branch or tag moved) queues a
+/// re-index of the served git refs, which re-reads them only if their commit
+/// changed. Events in the data dir, the rest of `.git`, and plain reads are ignored.
 fn watch(
     served: &Served,
     i: usize,
@@ -478,6 +495,8 @@ fn watch(
         .canonicalize()
         .unwrap_or_else(|_| served.store.data.root().to_path_buf());
     let seen = served.changes_seen.clone();
+    let git_seen = served.git_seen.clone();
+    let git_refs = served.git_refs.clone();
     let mut watcher =
         notify::recommended_watcher(move |res: Result<notify::Event, notify::Error>| {
             let Ok(event) = res else {
@@ -494,6 +513,17 @@ fn watch(
                     return false;
                 };
                 if rel.components().any(|c| c.as_os_str() == ".git") {
+                    let rel = rel.to_string_lossy();
+                    if !git_refs.is_empty()
+                        && (rel.starts_with(".git/refs/") || rel == ".git/packed-refs")
+                    {
+                        for r in &git_refs {
+                            if let Ok(mut m) = git_seen.lock() {
+                                *m.entry(r.clone()).or_insert(0) += 1;
+                            }
+                            let _ = tx.send(Job::GitRef(i, r.clone()));
+                        }
+                    }
                     return false;
                 }
                 let rel = rel.to_string_lossy();
@@ -595,6 +625,10 @@ impl Service {
                 changes_seen: Arc::new(AtomicU64::new(0)),
                 changes_indexed: AtomicU64::new(0),
                 watch_error: Mutex::new(None),
+                git_seen: Arc::new(Mutex::new(
+                    spec.git_refs.iter().map(|r| (r.clone(), 1)).collect(),
+                )),
+                git_indexed: Mutex::new(HashMap::new()),
             }));
         }
         Ok(Arc::new(Service {
@@ -694,6 +728,8 @@ impl Service {
         opts.ref_name = Some(served.ref_name.clone());
         let shared = store.graph();
         let seen = served.changes_seen.load(Ordering::SeqCst);
+        let git_seen =
+            rev.and_then(|r| served.git_seen.lock().ok().and_then(|m| m.get(r).copied()));
         let first = served.status() != IndexingStatus::Ready;
         let result = match rev {
             None => {
@@ -761,8 +797,14 @@ impl Service {
                 {
                     tracing::warn!("cannot load the symbol catalog: {e}");
                 }
-                if rev.is_none() {
-                    served.changes_indexed.store(seen, Ordering::SeqCst);
+                match (rev, git_seen) {
+                    (None, _) => served.changes_indexed.store(seen, Ordering::SeqCst),
+                    (Some(r), Some(n)) => {
+                        if let Ok(mut m) = served.git_indexed.lock() {
+                            m.insert(r.to_string(), n);
+                        }
+                    }
+                    (Some(_), None) => {}
                 }
                 served.set(
                     IndexingStatus::Ready,

@@ -250,8 +250,38 @@ fn two_repos_and_two_refs_are_isolated() {
         let body = it["body"].as_str().unwrap_or("");
         assert!(!body.contains("checkout_draft"), "{it}");
     }
-    // Indexing a git ref touched neither the working tree nor HEAD.
+    // The release branch moves (no checkout): the server sees the ref change in
+    // .git and re-reads that ref.
     let shop = root.join("shop");
+    git(&shop, &["branch", "-f", "release", "main"]);
+    let moved = client(json!({
+        "transport": "http", "url": server.url(),
+        "calls": [
+            ["get_symbol_hierarchy", {"repo": "shop", "ref": "release", "symbol_name": "checkout_main"},
+             {"until": "ok", "timeout_s": 30}],
+            ["get_symbol_hierarchy", {"repo": "shop", "ref": "release", "symbol_name": "refund"}],
+            ["index_status", {"repo": "shop"}],
+        ],
+    }));
+    let moved = results(&moved);
+    assert_eq!(
+        moved[1].0["error"]["code"], "symbol_not_found",
+        "{}",
+        moved[1].0
+    );
+    let release = moved[2].0["repos"][0]["refs"]
+        .as_array()
+        .expect("refs")
+        .iter()
+        .find(|r| r["ref"] == "release")
+        .cloned()
+        .expect("release");
+    assert_eq!(
+        release["commit"].as_str().expect("commit"),
+        git_out(&shop, &["rev-parse", "main"]).trim()
+    );
+
+    // Indexing a git ref touched neither the working tree nor HEAD.
     assert!(
         !status_before.is_empty(),
         "the working tree has an uncommitted edit"

@@ -230,7 +230,12 @@ impl DataDir {
         let name = format!("graph-{stamp}.kuzu");
         let path = self.root.join(&name);
         {
-            let mut store = GraphStore::open(&path, cfg)?;
+            // A database nobody else reads yet: Kuzu may checkpoint as it likes.
+            let cfg = GraphConfig {
+                auto_checkpoint: true,
+                ..cfg.clone()
+            };
+            let mut store = GraphStore::open(&path, &cfg)?;
             fill(&mut store)?;
             // Dropping the store checkpoints and closes the new database.
         }

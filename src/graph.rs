@@ -218,6 +218,9 @@ pub struct GraphConfig {
     pub buffer_pool_bytes: u64,
     pub threads: u64,
     pub max_db_bytes: u64,
+    /// Let Kuzu checkpoint on its own when the log grows. A server turns it off:
+    /// its in-place runs checkpoint explicitly, behind the reader gate.
+    pub auto_checkpoint: bool,
 }
 
 impl Default for GraphConfig {
@@ -227,6 +230,7 @@ impl Default for GraphConfig {
             buffer_pool_bytes: 512 * 1024 * 1024,
             threads: cores.clamp(1, 4),
             max_db_bytes: 1 << 36,
+            auto_checkpoint: true,
         }
     }
 }
@@ -436,6 +440,26 @@ pub fn ref_id(repo: &str, ref_name: &str) -> String {
 pub struct GraphStore {
     db: Database,
     read_only: bool,
+    /// Every Kuzu call holds this shared; `checkpoint` holds it exclusively. Kuzu
+    /// 0.11's CHECKPOINT holds the transaction manager's lock while it waits for
+    /// active transactions to leave, and a transaction leaving needs that lock:
+    /// a read that overlaps a checkpoint deadlocks both for Kuzu's 5 s wait (the
+    /// read times out, the checkpoint fails). The gate lets running calls finish
+    /// first and holds new ones back for the checkpoint's few milliseconds.
+    gate: std::sync::RwLock<()>,
+}
+
+/// A connection that holds the checkpoint gate open for as long as it lives.
+pub struct GatedConnection<'a> {
+    conn: Connection<'a>,
+    _gate: std::sync::RwLockReadGuard<'a, ()>,
+}
+
+impl<'a> std::ops::Deref for GatedConnection<'a> {
+    type Target = Connection<'a>;
+    fn deref(&self) -> &Connection<'a> {
+        &self.conn
+    }
 }
 
 impl GraphStore {
@@ -463,6 +487,7 @@ impl GraphStore {
             .buffer_pool_size(cfg.buffer_pool_bytes)
             .max_num_threads(cfg.threads)
             .max_db_size(cfg.max_db_bytes)
+            .auto_checkpoint(cfg.auto_checkpoint)
             .read_only(read_only);
         let db = Database::new(path, config).map_err(|e| {
             let message = e.to_string();
@@ -475,11 +500,19 @@ impl GraphStore {
                 }
             }
         })?;
-        Ok(GraphStore { db, read_only })
+        Ok(GraphStore {
+            db,
+            read_only,
+            gate: std::sync::RwLock::new(()),
+        })
     }
 
-    fn conn(&self) -> Result<Connection<'_>> {
-        Ok(Connection::new(&self.db)?)
+    fn conn(&self) -> Result<GatedConnection<'_>> {
+        let gate = self.gate.read().unwrap_or_else(|e| e.into_inner());
+        Ok(GatedConnection {
+            conn: Connection::new(&self.db)?,
+            _gate: gate,
+        })
     }
 
     pub fn is_read_only(&self) -> bool {
@@ -556,7 +589,8 @@ impl GraphStore {
 
     /// Writes every committed change into the database file and empties the log.
     pub fn checkpoint(&self) -> Result<()> {
-        self.conn()?.query("CHECKPOINT")?;
+        let _exclusive = self.gate.write().unwrap_or_else(|e| e.into_inner());
+        Connection::new(&self.db)?.query("CHECKPOINT")?;
         Ok(())
     }
 

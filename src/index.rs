@@ -456,10 +456,15 @@ pub fn index_repo_with(
     let mut in_place = false;
     let store: &GraphStore = match store {
         Some(st) if !fresh => {
+            let t = Instant::now();
             data.save_before_write()?;
+            let saved_ms = t.elapsed().as_millis() as u64;
             st.apply(&changes)?;
+            let applied_ms = t.elapsed().as_millis() as u64;
             st.checkpoint()?;
+            let checkpoint_ms = t.elapsed().as_millis() as u64 - applied_ms;
             data.discard_saved();
+            tracing::debug!(saved_ms, applied_ms, checkpoint_ms, "in-place write");
             in_place = true;
             st
         }

@@ -494,6 +494,20 @@ fn watch(
         .root()
         .canonicalize()
         .unwrap_or_else(|_| served.store.data.root().to_path_buf());
+    // The repo's top-level ignore rules: a build writing to `target/` or a package
+    // manager filling `node_modules/` must not trigger runs (the walk would skip
+    // those files anyway). Nested ignore files are left to the walk.
+    let ignored = {
+        let mut b = ignore::gitignore::GitignoreBuilder::new(&root);
+        for f in [".gitignore", ".ignore", ".git/info/exclude"] {
+            let p = root.join(f);
+            if p.is_file() {
+                let _ = b.add(p);
+            }
+        }
+        b.build()
+            .unwrap_or_else(|_| ignore::gitignore::Gitignore::empty())
+    };
     let seen = served.changes_seen.clone();
     let git_seen = served.git_seen.clone();
     let git_refs = served.git_refs.clone();
@@ -524,6 +538,13 @@ fn watch(
                             let _ = tx.send(Job::GitRef(i, r.clone()));
                         }
                     }
+                    return false;
+                }
+                if rel.components().any(|c| c.as_os_str() == ".cruxe")
+                    || ignored
+                        .matched_path_or_any_parents(rel, p.is_dir())
+                        .is_ignore()
+                {
                     return false;
                 }
                 let rel = rel.to_string_lossy();
@@ -564,6 +585,10 @@ enum Job {
 impl Service {
     /// Prepares to serve `specs`; nothing is opened or indexed until `start`.
     pub fn new(specs: &[RepoSpec], cfg: ServiceConfig) -> Result<Arc<Service>, ServiceError> {
+        // Readers share the graph with the index runs: only explicit checkpoints,
+        // behind the graph's reader gate (see `GraphStore`).
+        let mut cfg = cfg;
+        cfg.index.graph.auto_checkpoint = false;
         let mut stores: Vec<Arc<Store>> = Vec::new();
         let mut repos: Vec<Arc<Served>> = Vec::new();
         for spec in specs {

@@ -369,8 +369,19 @@ fn saved_changes_become_visible() {
     let tmp = tempfile::tempdir().expect("tmp");
     let repo = tmp.path().join("py");
     copy_tree(&fixture("python"), &repo);
+    std::fs::write(repo.join(".gitignore"), "build/\n").expect("write");
     let server = serve_paths(tmp, std::slice::from_ref(&repo), &[], &[]);
     wait_ready(&server);
+
+    // Files the repo ignores (a build's output) trigger no run at all.
+    let last_run =
+        || crate::mcp::call(&server, "index_status", json!({}))["repos"][0]["last_run"].clone();
+    let before = last_run();
+    std::fs::create_dir_all(repo.join("build")).expect("mkdir");
+    std::fs::write(repo.join("build/generated.py"), "def gen():\n    pass\n").expect("write");
+    std::thread::sleep(Duration::from_millis(700));
+    assert_eq!(last_run(), before, "an ignored file started a run");
+
     std::fs::write(
         repo.join("auth/fresh.py"),
         "def just_saved(token):\n    return token\n",
@@ -477,6 +488,8 @@ fn thirty_two_clients_while_files_change() {
     let mut states = std::collections::HashSet::new();
     for (v, err) in &r {
         assert!(!err, "an error under load: {v}");
+        // A failed index run (e.g. a checkpoint that could not finish) shows here.
+        assert_eq!(v["metadata"]["indexing_status"], "ready", "{v}");
         if let Some(symbols) = v.get("symbols").and_then(Value::as_array) {
             outlines += 1;
             let tags: std::collections::HashSet<&str> = symbols

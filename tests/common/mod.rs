@@ -23,6 +23,7 @@ pub fn small_graph() -> GraphConfig {
         buffer_pool_bytes: 128 * 1024 * 1024,
         threads: 1,
         max_db_bytes: 1 << 32,
+        ..GraphConfig::default()
     }
 }
 

@@ -40,6 +40,9 @@ pub struct Catalog {
     by_file: HashMap<String, Vec<usize>>,
     /// How many import edges point at each imported symbol.
     imported_by: HashMap<usize, u32>,
+    /// Unique per built catalog: caches derived from one (the search index's
+    /// term-to-entry maps) are keyed by it.
+    generation: u64,
     /// The symbols each file imports (resolved edges, one per edge), in (path, line) order.
     imports_of: HashMap<String, Vec<usize>>,
 }
@@ -66,7 +69,11 @@ impl Catalog {
                     std::cmp::Reverse(b.2),
                 ))
         });
-        let mut c = Catalog::default();
+        static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let mut c = Catalog {
+            generation: GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            ..Catalog::default()
+        };
         for (i, (row, start, end)) in rows.into_iter().enumerate() {
             c.by_id.insert(row.id.clone(), i);
             c.by_name.entry(row.name.clone()).or_default().push(i);
@@ -177,6 +184,10 @@ impl Catalog {
             .collect();
         out.sort();
         out
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     pub fn len(&self) -> usize {

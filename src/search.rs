@@ -14,7 +14,9 @@
 //! what only the graph knows: exact name matches first, definitions over tests and
 //! vendored code, and symbols many files import above leaf helpers of the same name.
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use tantivy::collector::TopDocs;
 use tantivy::directory::MmapDirectory;
@@ -56,6 +58,10 @@ pub struct SearchIndex {
     kind: Field,
     symbol_id: Field,
     path_raw: Field,
+    /// Per (segment, catalog generation): the catalog entry of each term ordinal
+    /// of the segment's `symbol_id` column (`u32::MAX` = not in the catalog).
+    /// Reading ids back one by one decompresses a dictionary block per hit.
+    entries: std::sync::Mutex<HashMap<(tantivy::index::SegmentId, u64), Arc<Vec<u32>>>>,
 }
 
 /// Bodies are indexed up to this many bytes (a class's body holds its methods').
@@ -287,7 +293,38 @@ impl SearchIndex {
             kind,
             symbol_id,
             path_raw,
+            entries: std::sync::Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The catalog entry of every term ordinal of a segment's `symbol_id` column,
+    /// computed once per segment and catalog by streaming the column's dictionary.
+    fn entries_of(
+        &self,
+        segment: &tantivy::SegmentReader,
+        cat: &Catalog,
+    ) -> Result<Option<Arc<Vec<u32>>>, SearchError> {
+        let key = (segment.segment_id(), cat.generation());
+        if let Some(v) = self.entries.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return Ok(Some(v));
+        }
+        let Some(column) = segment.fast_fields().str("symbol_id")? else {
+            return Ok(None);
+        };
+        let dict = column.dictionary();
+        let mut map = vec![u32::MAX; dict.num_terms()];
+        let mut stream = dict.stream().map_err(|e| SearchError(e.to_string()))?;
+        while stream.advance() {
+            let ord = stream.term_ord() as usize;
+            if let (Some(slot), Ok(id)) = (map.get_mut(ord), std::str::from_utf8(stream.key())) {
+                *slot = cat.by_id(id).map_or(u32::MAX, |i| i as u32);
+            }
+        }
+        let map = Arc::new(map);
+        if let Ok(mut m) = self.entries.lock() {
+            m.insert(key, map.clone());
+        }
+        Ok(Some(map))
     }
 
     /// One atomic change: with `clear`, every document goes first; then the
@@ -421,21 +458,24 @@ impl SearchIndex {
         )?;
         let query_lower = query.trim().to_lowercase();
         let mut hits = Vec::with_capacity(top.len());
-        let mut id = String::new();
+        let mut columns: HashMap<u32, _> = HashMap::new();
         for (score, addr) in top {
-            let Some(column) = searcher
-                .segment_reader(addr.segment_ord)
-                .fast_fields()
-                .str("symbol_id")?
-            else {
+            let segment = searcher.segment_reader(addr.segment_ord);
+            if !columns.contains_key(&addr.segment_ord) {
+                let column = segment.fast_fields().str("symbol_id")?;
+                let entries = self.entries_of(segment, cat)?;
+                columns.insert(addr.segment_ord, column.zip(entries));
+            }
+            let Some((column, entries)) = &columns[&addr.segment_ord] else {
                 continue;
             };
-            id.clear();
-            let found = match column.term_ords(addr.doc_id).next() {
-                Some(ord) => column.ord_to_str(ord, &mut id).unwrap_or(false),
-                None => false,
-            };
-            let Some(entry) = found.then(|| cat.by_id(&id)).flatten() else {
+            let Some(entry) = column
+                .term_ords(addr.doc_id)
+                .next()
+                .and_then(|ord| entries.get(ord as usize))
+                .filter(|&&e| e != u32::MAX)
+                .map(|&e| e as usize)
+            else {
                 continue;
             };
             let row = &cat.entry(entry).row;

@@ -61,8 +61,11 @@ pub struct SearchIndex {
     /// Per (segment, catalog generation): the catalog entry of each term ordinal
     /// of the segment's `symbol_id` column (`u32::MAX` = not in the catalog).
     /// Reading ids back one by one decompresses a dictionary block per hit.
-    entries: std::sync::Mutex<HashMap<(tantivy::index::SegmentId, u64), Arc<Vec<u32>>>>,
+    entries: std::sync::Mutex<HashMap<EntriesKey, Arc<Vec<u32>>>>,
 }
+
+/// (segment, catalog generation)
+type EntriesKey = (tantivy::index::SegmentId, u64);
 
 /// Bodies are indexed up to this many bytes (a class's body holds its methods').
 const BODY_BYTES: usize = 2048;
@@ -451,7 +454,7 @@ impl SearchIndex {
         }
         let searcher = self.reader.searcher();
         // Rank more than asked for: the graph adjustments below reorder the head.
-        let fetch = (limit * 4).max(50);
+        let fetch = (limit * 2).max(50);
         let top = searcher.search(
             &BooleanQuery::new(clauses),
             &TopDocs::with_limit(fetch).order_by_score(),
@@ -461,10 +464,10 @@ impl SearchIndex {
         let mut columns: HashMap<u32, _> = HashMap::new();
         for (score, addr) in top {
             let segment = searcher.segment_reader(addr.segment_ord);
-            if !columns.contains_key(&addr.segment_ord) {
+            if let std::collections::hash_map::Entry::Vacant(slot) = columns.entry(addr.segment_ord)
+            {
                 let column = segment.fast_fields().str("symbol_id")?;
-                let entries = self.entries_of(segment, cat)?;
-                columns.insert(addr.segment_ord, column.zip(entries));
+                slot.insert(column.zip(self.entries_of(segment, cat)?));
             }
             let Some((column, entries)) = &columns[&addr.segment_ord] else {
                 continue;
@@ -485,9 +488,10 @@ impl SearchIndex {
                 continue;
             }
             let mut s = score;
-            if row.name.to_lowercase() == query_lower
-                || row.qualified_name.to_lowercase() == query_lower
-            {
+            // Lower-casing allocates: compare lengths first (case folding of
+            // identifiers keeps their length for ASCII, the usual case).
+            let same = |s: &str| s.len() == query_lower.len() && s.to_lowercase() == query_lower;
+            if same(&row.name) || same(&row.qualified_name) {
                 s *= 3.0;
             }
             if crate::tools::is_secondary_path(&row.path) {

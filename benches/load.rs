@@ -1,0 +1,332 @@
+//! Load benchmark: CLIENTS concurrent MCP sessions over loopback HTTP for SECONDS.
+//!
+//!     cargo bench --profile dev --bench load -- CORPUS [CLIENTS] [SECONDS]
+//!     (or `make bench-load CORPUS=dir`)
+//!
+//! Indexes CORPUS into a scratch data dir, starts the real `cruxe serve` on it, and
+//! runs CLIENTS threads, each its own MCP session (initialize, then `tools/call`)
+//! on its own keep-alive HTTP/1.1 connection, calling a random mix of every tool
+//! with arguments drawn from the graph, for SECONDS. Prints calls per second,
+//! p50/p95/p99/max over every call, errors, and the server's RSS before and after.
+//!
+//! The client is plain std + serde_json (no async runtime, no SDK), so that on a
+//! small machine the load generator takes little of the CPU the server needs; the
+//! Python SDK drives the correctness tests (`tests/team.rs`), not this.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+struct Session {
+    reader: BufReader<TcpStream>,
+    session: Option<String>,
+    next_id: u64,
+}
+
+impl Session {
+    fn connect(addr: &str) -> Session {
+        let stream = TcpStream::connect(addr).expect("connect");
+        stream.set_nodelay(true).expect("nodelay");
+        let mut s = Session {
+            reader: BufReader::new(stream),
+            session: None,
+            next_id: 0,
+        };
+        s.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "cruxe-load", "version": "1"}}),
+        );
+        s.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        s
+    }
+
+    /// One POST; returns the JSON-RPC message of the reply, if it has one.
+    fn post(&mut self, message: &Value) -> Option<Value> {
+        let body = message.to_string();
+        let mut head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\n\
+             Content-Length: {}\r\n",
+            body.len()
+        );
+        if let Some(id) = &self.session {
+            head.push_str(&format!("Mcp-Session-Id: {id}\r\n"));
+        }
+        head.push_str("\r\n");
+        let stream = self.reader.get_mut();
+        stream.write_all(head.as_bytes()).expect("write");
+        stream.write_all(body.as_bytes()).expect("write");
+
+        let mut line = String::new();
+        self.reader.read_line(&mut line).expect("status line");
+        let (mut length, mut chunked) = (None, false);
+        loop {
+            line.clear();
+            self.reader.read_line(&mut line).expect("header");
+            let l = line.trim_end();
+            if l.is_empty() {
+                break;
+            }
+            let (name, value) = l.split_once(':').unwrap_or((l, ""));
+            let (name, value) = (name.to_ascii_lowercase(), value.trim());
+            match name.as_str() {
+                "content-length" => length = value.parse::<usize>().ok(),
+                "transfer-encoding" => chunked = value.eq_ignore_ascii_case("chunked"),
+                "mcp-session-id" => self.session = Some(value.to_string()),
+                _ => {}
+            }
+        }
+        let mut data = Vec::new();
+        if chunked {
+            loop {
+                line.clear();
+                self.reader.read_line(&mut line).expect("chunk size");
+                let size = usize::from_str_radix(line.trim(), 16).expect("chunk size");
+                let mut chunk = vec![0; size + 2];
+                self.reader.read_exact(&mut chunk).expect("chunk");
+                if size == 0 {
+                    break;
+                }
+                data.extend_from_slice(&chunk[..size]);
+            }
+        } else if let Some(n) = length {
+            data.resize(n, 0);
+            self.reader.read_exact(&mut data).expect("body");
+        }
+        let text = String::from_utf8_lossy(&data);
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .chain(std::iter::once(text.trim()).filter(|t| t.starts_with('{')))
+            .find_map(|l| serde_json::from_str::<Value>(l).ok())
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let msg = json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
+        self.post(&msg).expect("a reply")
+    }
+
+    /// (structuredContent, isError)
+    fn call(&mut self, tool: &str, args: Value) -> (Value, bool) {
+        let reply = self.request("tools/call", json!({"name": tool, "arguments": args}));
+        let result = &reply["result"];
+        (
+            result["structuredContent"].clone(),
+            result["isError"].as_bool().unwrap_or(true),
+        )
+    }
+}
+
+/// xorshift: deterministic per client, no dependency.
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n.max(1) as u64) as usize
+    }
+}
+
+/// What an agent might type for a symbol: the last two segments of its
+/// qualified name (`jwt validate_token`).
+fn query_of(row: &[Value]) -> String {
+    let qn = row[3].as_str().unwrap_or("");
+    let words: Vec<&str> = qn
+        .split([':', '.', '/'])
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.len() > 1 {
+        words[words.len() - 2..].join(" ")
+    } else {
+        row[0].as_str().unwrap_or("").to_string()
+    }
+}
+
+fn mixed_call(rng: &mut Rng, syms: &[Vec<Value>], dirs: &[String]) -> (&'static str, Value) {
+    let row = &syms[rng.below(syms.len())];
+    let (name, path) = (row[0].clone(), row[1].clone());
+    let dir = if dirs.is_empty() {
+        ".".to_string()
+    } else {
+        dirs[rng.below(dirs.len())].clone()
+    };
+    match rng.below(11) {
+        0 => (
+            "get_symbol_hierarchy",
+            json!({"symbol_name": name, "path": path}),
+        ),
+        1 => (
+            "get_symbol_hierarchy",
+            json!({"symbol_name": name, "path": path, "direction": "descendants"}),
+        ),
+        2 => (
+            "find_related_symbols",
+            json!({"symbol_name": name, "path": path, "scope": "module"}),
+        ),
+        3 => ("locate_symbol", json!({"name": name})),
+        4 => ("get_file_outline", json!({"path": path})),
+        5 => ("explore_tree", json!({"pattern": dir, "max_depth": 2})),
+        6 => (
+            "get_node",
+            json!({"node_id": format!("file:{}", path.as_str().unwrap_or(""))}),
+        ),
+        7 => ("search_code", json!({"query": query_of(row)})),
+        8 => (
+            "get_code_context",
+            json!({"query": query_of(row), "max_tokens": 2000}),
+        ),
+        9 => (
+            "run_cypher",
+            json!({"query": "MATCH (f:File {path: $p}) RETURN f.language, f.line_count",
+                   "params": {"p": path}}),
+        ),
+        _ => ("index_status", json!({})),
+    }
+}
+
+fn rss_mib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb / 1024)
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; everything else is ours.
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let corpus = args.first().cloned().unwrap_or_else(|| ".".into());
+    let clients: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(32);
+    let seconds: u64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(60);
+    let cruxe = env!("CARGO_BIN_EXE_cruxe");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let data = tmp.path().join("data");
+    let started = Instant::now();
+    let status = Command::new(cruxe)
+        .args([
+            "index", &corpus, "--repo", "bench", "--ref", "bench", "--data",
+        ])
+        .arg(&data)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("cruxe index");
+    assert!(status.success(), "indexing {corpus} failed");
+    eprintln!("indexed in {:.1} s", started.elapsed().as_secs_f64());
+    let mut server = Command::new(cruxe)
+        .args(["serve", &corpus, "--repo", "bench", "--ref", "bench"])
+        .args(["--listen", "127.0.0.1:0", "--data"])
+        .arg(&data)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cruxe serve");
+    let mut lines = BufReader::new(server.stderr.take().expect("stderr")).lines();
+    let addr = loop {
+        let line = lines.next().expect("server output").expect("read");
+        if let Some(rest) = line.split("serving MCP at http://").nth(1) {
+            break rest.trim_end_matches("/mcp").to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+
+    let mut s = Session::connect(&addr);
+    loop {
+        let (v, _) = s.call("index_status", json!({}));
+        if v["repos"][0]["indexing_status"] == "ready" {
+            let r = &v["repos"][0]["refs"][0];
+            eprintln!("corpus: {} files, {} symbols", r["files"], r["symbols"]);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let rows = |q: &str| -> Vec<Vec<Value>> {
+        let (v, _) =
+            Session::connect(&addr).call("run_cypher", json!({"query": q, "limit": 10000}));
+        v["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .map(|r| r.as_array().expect("row").clone())
+            .collect()
+    };
+    let syms = rows(
+        "MATCH (s:Symbol) WHERE s.repo = $repo AND s.ref = $ref RETURN s.name, s.path, s.kind, s.qualified_name",
+    );
+    let mut dirs: Vec<String> = rows("MATCH (f:File) WHERE f.repo = $repo RETURN f.path")
+        .iter()
+        .filter_map(|r| Some(r[0].as_str()?.rsplit_once('/')?.0.to_string()))
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    let mut rng = Rng(7);
+    for _ in 0..300 {
+        let (tool, a) = mixed_call(&mut rng, &syms, &dirs);
+        s.call(tool, a);
+    }
+    let rss_before = rss_mib(server.id());
+
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let t0 = Instant::now();
+    let results: Vec<(Vec<f64>, Vec<String>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..clients)
+            .map(|k| {
+                let (syms, dirs, addr) = (&syms, &dirs, &addr);
+                scope.spawn(move || {
+                    let mut rng = Rng(1000 + k as u64);
+                    let mut s = Session::connect(addr);
+                    let (mut times, mut errors) = (Vec::new(), Vec::new());
+                    while Instant::now() < deadline {
+                        let (tool, a) = mixed_call(&mut rng, syms, dirs);
+                        let t = Instant::now();
+                        let (v, is_error) = s.call(tool, a.clone());
+                        times.push(t.elapsed().as_secs_f64() * 1000.0);
+                        if is_error && v["error"]["code"] != "ambiguous_symbol" {
+                            errors.push(format!("{tool} {a}: {}", v["error"]));
+                        }
+                    }
+                    (times, errors)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("client"))
+            .collect()
+    });
+    let wall = t0.elapsed().as_secs_f64();
+    let mut times: Vec<f64> = results.iter().flat_map(|r| r.0.iter().copied()).collect();
+    let errors: Vec<&String> = results.iter().flat_map(|r| r.1.iter()).collect();
+    for e in errors.iter().take(5) {
+        eprintln!("  error: {e}");
+    }
+    times.sort_by(f64::total_cmp);
+    let pct = |q: f64| times[((times.len() as f64 * q) as usize).saturating_sub(1)];
+    println!(
+        "{clients} clients, {seconds} s: {} calls, {:.0} calls/s, p50 {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, max {:.1} ms, {} errors",
+        times.len(),
+        times.len() as f64 / wall,
+        pct(0.5),
+        pct(0.95),
+        pct(0.99),
+        times.last().copied().unwrap_or(0.0),
+        errors.len()
+    );
+    println!(
+        "server RSS before the load: {rss_before} MiB, after: {} MiB",
+        rss_mib(server.id())
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+}

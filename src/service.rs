@@ -705,6 +705,13 @@ impl Service {
                     }
                 }
             }
+        } else {
+            // Nothing will notice an edit: answers may be behind, and say so.
+            for served in &self.repos {
+                if let Ok(mut we) = served.watch_error.lock() {
+                    *we = Some("watching is off (--no-watch, or watch = false)".into());
+                }
+            }
         }
         if let Ok(mut j) = self.jobs.lock() {
             *j = Some(tx);

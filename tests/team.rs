@@ -585,3 +585,22 @@ fn kill_serve_during_indexing() {
     }
     assert!(answered > 0, "no kill came after the first index");
 }
+
+/// Without a watcher nothing notices an edit, so answers say they may be behind.
+#[test]
+fn an_unwatched_tree_is_stale() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("py");
+    copy_tree(&fixture("python"), &repo);
+    let server = serve_paths(tmp, std::slice::from_ref(&repo), &["--no-watch"], &[]);
+    wait_ready(&server);
+    let v = crate::mcp::call(&server, "index_status", json!({}));
+    assert_eq!(v["metadata"]["freshness_status"], "stale", "{v}");
+    assert_eq!(v["repos"][0]["watching"], false);
+    assert!(
+        v["repos"][0]["watch_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("--no-watch")),
+        "{v}"
+    );
+}

@@ -71,6 +71,6 @@ bench-fresh: build venv
 	$(VENV)/bin/python benches/tool_latency.py $(CRUXE) $(CORPUS) --freshness 8
 
 # 32 concurrent MCP sessions for 60 s over a mix of every tool (a std-only Rust
-# client: benches/load.rs). The Python variant: tool_latency.py --load.
+# client: benches/load.rs).
 bench-load: deps
 	cargo bench --profile dev --bench load -- $(CORPUS) $(CLIENTS) $(SECONDS)

@@ -1,14 +1,10 @@
 """Per-tool latency of `cruxe serve` over HTTP, measured at the client; or, with
---load, throughput and latency under many concurrent clients.
+--freshness, how long a saved change takes to be answered. (Throughput under
+32 concurrent clients: `benches/load.rs`, a Rust client that leaves the CPU to
+the server.)
 
     python3 benches/tool_latency.py CRUXE_BIN CORPUS [CALLS_PER_TOOL]
-    python3 benches/tool_latency.py CRUXE_BIN CORPUS --load CLIENTS SECONDS
     python3 benches/tool_latency.py CRUXE_BIN CORPUS --freshness EDITS
-
-With --load, CLIENTS MCP sessions (each its own keep-alive connection, spread over
-4 client processes) call a random mix of all tools with random arguments for
-SECONDS; the script prints calls per second, p50/p95/p99/max over every call,
-errors, and the server's RSS before and after.
 
 With --freshness, CORPUS is copied to a temporary directory and served (watched);
 EDITS times a random source file gets a new function appended (as an editor saves
@@ -35,14 +31,9 @@ import time
 
 def main():
     cruxe, corpus = sys.argv[1], sys.argv[2]
-    load = None
     if len(sys.argv) > 3 and sys.argv[3] == "--freshness":
         return freshness(cruxe, corpus, int(sys.argv[4]))
-    if len(sys.argv) > 3 and sys.argv[3] == "--load":
-        load = (int(sys.argv[4]), float(sys.argv[5]))
-        n = 300
-    else:
-        n = int(sys.argv[3]) if len(sys.argv) > 3 else 300
+    n = int(sys.argv[3]) if len(sys.argv) > 3 else 300
     data = tempfile.mkdtemp(prefix="cruxe-bench-")
     t = time.time()
     subprocess.run([cruxe, "index", corpus, "--data", data, "--repo", "bench", "--ref", "bench"],
@@ -51,10 +42,7 @@ def main():
     server, host, port = start_server(cruxe, [corpus, "--data", data, "--repo", "bench",
                                               "--ref", "bench"])
     try:
-        if load:
-            run_load(host, port, load[0], load[1], lambda: rss_mib(server.pid))
-        else:
-            run(cruxe, corpus, host, port, n)
+        run(host, port, n)
         print(f"server RSS after the run: {rss_mib(server.pid)} MiB")
     finally:
         server.kill()
@@ -198,110 +186,14 @@ def graph_sample(s):
     return syms["rows"], dirs
 
 
-def mixed_call(rng, sym_rows, dirs):
-    """One random call of any tool, with arguments taken from the graph."""
-    row = rng.choice(sym_rows)
-    name, path = row[0], row[1]
-    choices = [
-        ("get_symbol_hierarchy", {"symbol_name": name, "path": path}),
-        ("get_symbol_hierarchy", {"symbol_name": name, "path": path, "direction": "descendants"}),
-        ("find_related_symbols", {"symbol_name": name, "path": path, "scope": "module"}),
-        ("locate_symbol", {"name": name}),
-        ("get_file_outline", {"path": path}),
-        ("explore_tree", {"pattern": rng.choice(dirs) if dirs else ".", "max_depth": 2}),
-        ("get_node", {"node_id": f"file:{path}"}),
-        ("search_code", {"query": query_of(row)}),
-        ("get_code_context", {"query": query_of(row), "max_tokens": 2000}),
-        ("run_cypher", {"query": "MATCH (f:File {path: $p}) RETURN f.language, f.line_count",
-                        "params": {"p": path}}),
-        ("index_status", {}),
-    ]
-    return rng.choice(choices)
-
-
-def load_worker(args):
-    """One client process: `clients` threads, each its own MCP session."""
-    import threading
-    host, port, clients, seconds, sym_rows, dirs, seed = args
-    out = []
-    lock = threading.Lock()
-
-    def client(k):
-        rng = random.Random(seed * 1000 + k)
-        s = connect(host, port)
-        times, errors = [], []
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            tool, a = mixed_call(rng, sym_rows, dirs)
-            t0 = time.perf_counter()
-            try:
-                res, is_error = s.call(tool, a)
-            except Exception as e:  # a dropped connection is an error too
-                errors.append(f"{tool}: {e}")
-                s = connect(host, port)
-                continue
-            times.append((time.perf_counter() - t0) * 1000)
-            if is_error and res["error"]["code"] != "ambiguous_symbol":
-                errors.append(f"{tool} {a}: {res['error']}")
-        with lock:
-            out.append((times, errors))
-
-    threads = [threading.Thread(target=client, args=(k,)) for k in range(clients)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return out
-
-
-def run_load(host, port, clients, seconds, rss):
-    import multiprocessing
+def run(host, port, n):
     s = connect(host, port)
     status = wait_ready(s)
     counts = status["repos"][0]["refs"][0]
     print(f"corpus: {counts['files']} files, {counts['symbols']} symbols", file=sys.stderr)
+
+    rng = random.Random(7)
     sym_rows, dirs = graph_sample(s)
-    rng = random.Random(7)
-    for _ in range(200):  # warm-up: catalog, search index, page cache
-        tool, a = mixed_call(rng, sym_rows, dirs)
-        s.call(tool, a)
-    rss_before = rss()
-    procs = min(4, clients)
-    split = [clients // procs + (1 if i < clients % procs else 0) for i in range(procs)]
-    t0 = time.monotonic()
-    with multiprocessing.Pool(procs) as pool:
-        parts = pool.map(load_worker, [(host, port, c, seconds, sym_rows, dirs, i)
-                                       for i, c in enumerate(split)])
-    wall = time.monotonic() - t0
-    times = sorted(t for part in parts for ts, _ in part for t in ts)
-    errors = [e for part in parts for _, es in part for e in es]
-    for e in errors[:5]:
-        print(f"  error: {e}", file=sys.stderr)
-    pct = lambda q: times[max(0, int(len(times) * q) - 1)]
-    print(f"{clients} clients, {seconds:.0f} s: {len(times)} calls, {len(times) / wall:.0f} calls/s, "
-          f"p50 {pct(0.5):.2f} ms, p95 {pct(0.95):.2f} ms, p99 {pct(0.99):.2f} ms, max {times[-1]:.1f} ms, "
-          f"{len(errors)} errors")
-    print(f"server RSS before the load: {rss_before} MiB")
-
-
-def run(cruxe, corpus, host, port, n):
-    s = connect(host, port)
-    while True:
-        status, _ = s.call("index_status", {})
-        if all(r["indexing_status"] == "ready" for r in status["repos"]):
-            break
-        time.sleep(0.2)
-    counts = status["repos"][0]["refs"][0]
-    print(f"corpus: {counts['files']} files, {counts['symbols']} symbols", file=sys.stderr)
-
-    rng = random.Random(7)
-    syms, _ = s.call("run_cypher", {"query": "MATCH (s:Symbol) WHERE s.repo = $repo AND s.ref = $ref "
-                                    "RETURN s.name, s.path, s.kind, s.qualified_name", "limit": 10000})
-    files, _ = s.call("run_cypher", {"query": "MATCH (f:File) WHERE f.repo = $repo AND f.ref = $ref "
-                                     "RETURN f.path", "limit": 10000})
-    sym_rows = syms["rows"]
-    file_paths = [r[0] for r in files["rows"]]
-    dirs = sorted({p.rsplit("/", 1)[0] for p in file_paths if "/" in p})
     picks = [rng.choice(sym_rows) for _ in range(n)]
     tools = {
         "get_symbol_hierarchy": lambda i: {"symbol_name": picks[i][0], "path": picks[i][1]},

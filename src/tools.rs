@@ -1561,8 +1561,9 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
             .map_err(ToolError::internal)?;
         let files = c.files()?;
         let root = c.root();
-        let mut sources: HashMap<String, Option<String>> = HashMap::new();
-        let mut source_of = |path: &str| -> Option<String> {
+        // Each file is read once per call; handing it out is a reference count.
+        let mut sources: HashMap<String, Option<std::rc::Rc<str>>> = HashMap::new();
+        let mut source_of = |path: &str| -> Option<std::rc::Rc<str>> {
             sources
                 .entry(path.to_string())
                 .or_insert_with(|| {
@@ -1570,15 +1571,17 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
                         .binary_search_by(|f| f.path.as_str().cmp(path))
                         .ok()
                         .and_then(|k| read_text(&root, &files[k].path))
+                        .map(std::rc::Rc::from)
                 })
                 .clone()
         };
-        let text_of = |source: &Option<String>, e: &crate::catalog::Entry| -> Option<String> {
-            source
-                .as_deref()
-                .and_then(|t| t.get(e.byte_start..e.byte_end.min(t.len())))
-                .map(str::to_string)
-        };
+        let text_of =
+            |source: &Option<std::rc::Rc<str>>, e: &crate::catalog::Entry| -> Option<String> {
+                source
+                    .as_deref()
+                    .and_then(|t| t.get(e.byte_start..e.byte_end.min(t.len())))
+                    .map(str::to_string)
+            };
 
         // The hits, then (graph expansion) for the best ones: the type enclosing
         // each, and the definitions its file imports that its code mentions.

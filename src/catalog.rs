@@ -361,31 +361,45 @@ impl Catalog {
             }
         }
         let mut c = Catalog::build(rows, edges);
-        match &changes.imports {
-            Some(imports) => {
-                let prefix = format!("{}:", graph::ref_id(&changes.repo, &changes.ref_name));
-                c.set_imports(
-                    imports
-                        .iter()
-                        .filter(|r| r.label == graph::ImportLabel::Symbol)
-                        .filter_map(|r| {
-                            let path = r.from.strip_prefix(&prefix)?;
-                            Some((path.to_string(), r.to.clone()))
-                        }),
-                );
-            }
-            None => {
-                let mut kept = Vec::new();
-                for (path, targets) in &self.imports_of {
-                    if removed.contains(path.as_str()) {
-                        continue;
-                    }
-                    for &t in targets {
-                        kept.push((path.clone(), self.entries[t].row.id.clone()));
-                    }
+        let prefix = format!("{}:", graph::ref_id(&changes.repo, &changes.ref_name));
+        let symbol_edges = |rows: &[graph::ImportRow]| -> Vec<(String, String)> {
+            rows.iter()
+                .filter(|r| r.label == graph::ImportLabel::Symbol)
+                .filter_map(|r| {
+                    let path = r.from.strip_prefix(&prefix)?;
+                    Some((path.to_string(), r.to.clone()))
+                })
+                .collect()
+        };
+        // The edges of files the run did not rewrite stay (by target id: a target
+        // re-created with its file keeps its id).
+        let keep = |skip: &HashSet<&str>| -> Vec<(String, String)> {
+            let mut kept = Vec::new();
+            for (path, targets) in &self.imports_of {
+                if skip.contains(path.as_str()) {
+                    continue;
                 }
-                c.set_imports(kept);
+                for &t in targets {
+                    kept.push((path.clone(), self.entries[t].row.id.clone()));
+                }
             }
+            kept
+        };
+        match &changes.imports {
+            Some(graph::ImportChanges::All(rows)) => c.set_imports(symbol_edges(rows)),
+            Some(graph::ImportChanges::Files { files, rows, .. }) => {
+                // A changed file keeps its node and so its edges; a deleted one
+                // loses them.
+                let skip: HashSet<&str> = files
+                    .iter()
+                    .filter_map(|id| id.strip_prefix(&prefix))
+                    .chain(changes.drop_files.iter().map(String::as_str))
+                    .collect();
+                let mut edges = keep(&skip);
+                edges.extend(symbol_edges(rows));
+                c.set_imports(edges);
+            }
+            None => c.set_imports(keep(&removed)),
         }
         c
     }

@@ -122,6 +122,14 @@ impl DataDir {
         self.root.join("search").join(&key.as_str()[..16])
     }
 
+    /// The resolution state of a ref (see `state`).
+    pub fn state_path(&self, repo: &str, ref_name: &str) -> PathBuf {
+        let key = blake3::hash(format!("{repo}@{ref_name}").as_bytes()).to_hex();
+        self.root
+            .join("state")
+            .join(format!("{}.bin", &key.as_str()[..16]))
+    }
+
     /// Where the files of a ref indexed from git objects are kept (see `gitref`).
     pub fn tree_dir(&self, repo: &str, ref_name: &str) -> PathBuf {
         let key = blake3::hash(format!("{repo}@{ref_name}").as_bytes()).to_hex();

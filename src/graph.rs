@@ -136,6 +136,10 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../queries/delete_imports.cypher"),
     ),
     (
+        "delete_file_imports",
+        include_str!("../queries/delete_file_imports.cypher"),
+    ),
+    (
         "insert_imports_symbol",
         include_str!("../queries/insert_imports_symbol.cypher"),
     ),
@@ -320,9 +324,31 @@ pub struct Changes {
     /// Of those, the deleted ones: their File nodes go too.
     pub drop_files: Vec<String>,
     pub add: Vec<FileRows>,
-    /// The complete import edge set of the ref after this run; `None` leaves the
-    /// edges as they are. Applied as a diff against the stored edges.
-    pub imports: Option<Vec<ImportRow>>,
+    /// The import edges after this run; `None` leaves them as they are.
+    pub imports: Option<ImportChanges>,
+}
+
+impl ImportChanges {
+    /// The edges written: all of the ref's, or those of the rewritten files.
+    pub fn rows(&self) -> &[ImportRow] {
+        match self {
+            ImportChanges::All(rows) | ImportChanges::Files { rows, .. } => rows,
+        }
+    }
+}
+
+/// How a run changes the import edges of its ref.
+#[derive(Debug, Clone)]
+pub enum ImportChanges {
+    /// The complete edge set of the ref, applied as a diff against the stored one.
+    All(Vec<ImportRow>),
+    /// Only the outgoing edges of `files` (file ids) change: they are replaced by
+    /// `rows`. `externals` names every External node the ref needs after the run.
+    Files {
+        files: Vec<String>,
+        rows: Vec<ImportRow>,
+        externals: Vec<String>,
+    },
 }
 
 /// Where an import edge points.
@@ -956,6 +982,7 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
             conn.execute(&mut stmt, vec![("repo", repo.clone()), ("ref", rf.clone())])?;
         }
     } else if !c.remove_paths.is_empty() {
+        let t = std::time::Instant::now();
         for chunk in c.remove_paths.chunks(BATCH) {
             let paths = list_of_strings(chunk.iter().cloned());
             let mut stmt = conn.prepare(q("delete_file_symbols"))?;
@@ -973,6 +1000,11 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
             let mut stmt = conn.prepare(q("delete_files"))?;
             conn.execute(&mut stmt, vec![("ids", ids)])?;
         }
+        tracing::debug!(
+            ms = t.elapsed().as_millis() as u64,
+            files = c.remove_paths.len(),
+            "deleted the symbols of changed files"
+        );
     }
 
     let mut stmt = conn.prepare(q("upsert_repo"))?;
@@ -1038,8 +1070,129 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
             |_| {},
         )?;
     }
-    if let Some(imports) = &c.imports {
-        write_imports(conn, c, imports)?;
+    match &c.imports {
+        Some(ImportChanges::All(imports)) => write_imports(conn, c, imports)?,
+        Some(ImportChanges::Files {
+            files,
+            rows,
+            externals,
+        }) => write_file_imports(conn, c, files, rows, externals)?,
+        None => {}
+    }
+    Ok(())
+}
+
+/// Replaces the outgoing import edges of `files` by `rows` and brings the ref's
+/// External nodes to exactly `externals`: the cost follows the change, not the ref.
+fn write_file_imports(
+    conn: &Connection<'_>,
+    c: &Changes,
+    files: &[String],
+    rows: &[ImportRow],
+    externals: &[String],
+) -> Result<()> {
+    for chunk in files.chunks(BATCH) {
+        let mut stmt = conn.prepare(q("delete_file_imports"))?;
+        conn.execute(
+            &mut stmt,
+            vec![("ids", list_of_strings(chunk.iter().cloned()))],
+        )?;
+    }
+    sync_externals(conn, c, externals.iter().map(String::as_str))?;
+    insert_import_rows(conn, c, rows.iter(), false)
+}
+
+/// Deletes External nodes of the ref that are not named in `wanted` and creates
+/// the missing ones.
+fn sync_externals<'x>(
+    conn: &Connection<'_>,
+    c: &Changes,
+    wanted: impl Iterator<Item = &'x str>,
+) -> Result<()> {
+    use std::collections::HashSet;
+    let mut stmt = conn.prepare(q("ref_externals"))?;
+    let have_ext: HashSet<String> = conn
+        .execute(
+            &mut stmt,
+            vec![("repo", s(&c.repo)), ("ref", s(&c.ref_name))],
+        )?
+        .map(|r| string(&r[0]))
+        .collect();
+    let mut want_ext: Vec<&str> = wanted.collect();
+    want_ext.sort_unstable();
+    want_ext.dedup();
+    let want_ext_ids: HashSet<String> = want_ext
+        .iter()
+        .map(|n| external_id(&c.repo, &c.ref_name, n))
+        .collect();
+    let mut gone: Vec<String> = have_ext.difference(&want_ext_ids).cloned().collect();
+    gone.sort();
+    for chunk in gone.chunks(BATCH) {
+        let mut stmt = conn.prepare(q("delete_externals"))?;
+        conn.execute(
+            &mut stmt,
+            vec![("ids", list_of_strings(chunk.iter().cloned()))],
+        )?;
+    }
+    let ext_fields = ["id", "repo", "ref", "name"];
+    let ext_type = struct_type(&ext_fields, &[]);
+    let new_ext = want_ext.iter().filter_map(|name| {
+        let id = external_id(&c.repo, &c.ref_name, name);
+        (!have_ext.contains(&id)).then(|| vec![s(&id), s(&c.repo), s(&c.ref_name), s(name)])
+    });
+    write_batches(
+        conn,
+        q("insert_externals"),
+        &ext_type,
+        &ext_fields,
+        new_ext,
+        |_| {},
+    )
+}
+
+const EDGE_FIELDS: [&str; 5] = ["from", "to", "to_name", "line", "alias"];
+
+/// One import edge as an UNWIND row; `to` of an External edge is its name
+/// unless `normalized` (then it is already the node id).
+fn edge_row(c: &Changes, r: &ImportRow, normalized: bool) -> Vec<Value> {
+    let to = if r.label == ImportLabel::External && !normalized {
+        external_id(&c.repo, &c.ref_name, &r.to)
+    } else {
+        r.to.clone()
+    };
+    vec![
+        s(&r.from),
+        Value::String(to),
+        s(&r.to_name),
+        Value::Int64(r.line),
+        s(&r.alias),
+    ]
+}
+
+/// Creates import edges (their target nodes exist); see `edge_row` for
+/// `normalized`.
+fn insert_import_rows<'r>(
+    conn: &Connection<'_>,
+    c: &Changes,
+    rows: impl Iterator<Item = &'r ImportRow> + Clone,
+    normalized: bool,
+) -> Result<()> {
+    let edge_type = struct_type(&EDGE_FIELDS, &[3]);
+    for (label, query) in [
+        (ImportLabel::Symbol, "insert_imports_symbol"),
+        (ImportLabel::File, "insert_imports_file"),
+        (ImportLabel::External, "insert_imports_external"),
+    ] {
+        write_batches(
+            conn,
+            q(query),
+            &edge_type,
+            &EDGE_FIELDS,
+            rows.clone()
+                .filter(|r| r.label == label)
+                .map(|r| edge_row(c, r, normalized)),
+            |_| {},
+        )?;
     }
     Ok(())
 }
@@ -1073,89 +1226,28 @@ fn write_imports(conn: &Connection<'_>, c: &Changes, desired: &[ImportRow]) -> R
         })
         .collect();
 
-    let edge_fields = ["from", "to", "to_name", "line", "alias"];
-    let edge_type = struct_type(&edge_fields, &[3]);
-    let edge_row = |r: &ImportRow| {
-        vec![
-            s(&r.from),
-            s(&r.to),
-            s(&r.to_name),
-            Value::Int64(r.line),
-            s(&r.alias),
-        ]
-    };
+    let edge_type = struct_type(&EDGE_FIELDS, &[3]);
     let mut stale: Vec<&ImportRow> = have.difference(&want).collect();
     stale.sort();
     write_batches(
         conn,
         q("delete_imports"),
         &edge_type,
-        &edge_fields,
-        stale.iter().map(|r| edge_row(r)),
+        &EDGE_FIELDS,
+        stale.iter().map(|r| edge_row(c, r, true)),
         |_| {},
     )?;
-
-    // External nodes: exactly the targets of wanted edges.
-    let mut stmt = conn.prepare(q("ref_externals"))?;
-    let have_ext: HashSet<String> = conn
-        .execute(&mut stmt, params())?
-        .map(|r| string(&r[0]))
-        .collect();
-    let mut want_ext: Vec<&str> = desired
-        .iter()
-        .filter(|r| r.label == ImportLabel::External)
-        .map(|r| r.to.as_str())
-        .collect();
-    want_ext.sort_unstable();
-    want_ext.dedup();
-    let want_ext_ids: HashSet<String> = want_ext
-        .iter()
-        .map(|n| external_id(&c.repo, &c.ref_name, n))
-        .collect();
-    let mut gone: Vec<String> = have_ext.difference(&want_ext_ids).cloned().collect();
-    gone.sort();
-    for chunk in gone.chunks(BATCH) {
-        let mut stmt = conn.prepare(q("delete_externals"))?;
-        conn.execute(
-            &mut stmt,
-            vec![("ids", list_of_strings(chunk.iter().cloned()))],
-        )?;
-    }
-    let ext_fields = ["id", "repo", "ref", "name"];
-    let ext_type = struct_type(&ext_fields, &[]);
-    let new_ext = want_ext.iter().filter_map(|name| {
-        let id = external_id(&c.repo, &c.ref_name, name);
-        (!have_ext.contains(&id)).then(|| vec![s(&id), s(&c.repo), s(&c.ref_name), s(name)])
-    });
-    write_batches(
+    sync_externals(
         conn,
-        q("insert_externals"),
-        &ext_type,
-        &ext_fields,
-        new_ext,
-        |_| {},
+        c,
+        desired
+            .iter()
+            .filter(|r| r.label == ImportLabel::External)
+            .map(|r| r.to.as_str()),
     )?;
-
     let mut missing: Vec<&ImportRow> = want.difference(&have).collect();
     missing.sort();
-    for (label, query) in [
-        (ImportLabel::Symbol, "insert_imports_symbol"),
-        (ImportLabel::File, "insert_imports_file"),
-        (ImportLabel::External, "insert_imports_external"),
-    ] {
-        write_batches(
-            conn,
-            q(query),
-            &edge_type,
-            &edge_fields,
-            missing
-                .iter()
-                .filter(|r| r.label == label)
-                .map(|r| edge_row(r)),
-            |_| {},
-        )?;
-    }
-    Ok(())
+    insert_import_rows(conn, c, missing.into_iter(), true)
 }
 
 const SYMBOL_FIELDS: [&str; 17] = [
@@ -1366,7 +1458,7 @@ fn copy_all(conn: &Connection<'_>, c: &Changes) -> Result<()> {
             })
         }),
     )?;
-    if let Some(imports) = &c.imports {
+    if let Some(imports) = c.imports.as_ref().map(ImportChanges::rows) {
         let mut names: Vec<&str> = imports
             .iter()
             .filter(|r| r.label == ImportLabel::External)

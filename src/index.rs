@@ -17,13 +17,14 @@ use crate::datadir::{DataDir, DataDirError};
 use crate::extract::Extractor;
 use crate::gitref;
 use crate::graph::{
-    Changes, FileRow, FileRows, GraphConfig, GraphError, GraphStore, ImportLabel, ImportRow,
-    SymbolInsert, SymbolRow, file_id,
+    Changes, FileRow, FileRows, GraphConfig, GraphError, GraphStore, ImportChanges, ImportLabel,
+    ImportRow, SymbolInsert, SymbolRow, file_id,
 };
 use crate::layout::{Layout, Manifest};
 use crate::model::{self, ImportSpec, Language, ModuleInfo, RawImport};
-use crate::resolve::{self, RFile, RSymbol, Target};
+use crate::resolve::{self, Edge, RFile, RSymbol, Target};
 use crate::search::{self, SearchIndex};
+use crate::state::{self, FileMeta, Fingerprint, RefState};
 use crate::walk::{self, Diagnostic, SourceFile, WalkOptions};
 
 #[derive(Debug, Clone, Default)]
@@ -91,6 +92,9 @@ pub struct IndexReport {
     pub import_edges: i64,
     pub unresolved_imports: i64,
     pub syntax_error_files: usize,
+    /// Files whose imports were resolved this run: all of them without a usable
+    /// resolution state, else the changed ones and those whose lookups they touch.
+    pub imports_resolved: usize,
     pub diagnostics: Vec<Diagnostic>,
     pub seconds: f64,
     /// The run built a new database and published it: a caller holding the
@@ -201,6 +205,11 @@ pub fn index_repo_with(
     progress.phase("walking", 0);
     let walked = walk::walk(&root, &walk_opts);
     let mut diagnostics = walked.diagnostics;
+    tracing::debug!(
+        ms = started.elapsed().as_millis() as u64,
+        files = walked.sources.len(),
+        "walked"
+    );
 
     let manifests: Vec<Manifest> = walked
         .manifests
@@ -263,8 +272,35 @@ pub fn index_repo_with(
         None => true,
         Some(st) => force && st.refs()?.iter().all(|(r, f)| *r == repo && *f == ref_name),
     };
-    let existing = match &store {
-        Some(st) if !force => st.file_hashes(&repo, &ref_name)?,
+    // What the previous run left: its resolution state, when it describes the
+    // graph's current state. Without one (a damaged or lagging state file, a
+    // data dir from an older cruxe) the run reads the ref back from the graph and
+    // diffs every import edge instead.
+    tracing::debug!(
+        ms = started.elapsed().as_millis() as u64,
+        "opened the graph"
+    );
+    let state_path = data.state_path(&repo, &ref_name);
+    let prior: Option<RefState> = match &store {
+        Some(st) if !force && !opts.skip_imports => match st.ref_indexed_at(&repo, &ref_name)? {
+            Some(tag) => RefState::load(&state_path, decode_imports).filter(|p| p.tag == tag),
+            None => None,
+        },
+        _ => None,
+    };
+    tracing::debug!(
+        ms = started.elapsed().as_millis() as u64,
+        trusted_state = prior.is_some(),
+        "loaded the state"
+    );
+    let existing: HashMap<String, String> = match (&store, &prior) {
+        (_, Some(p)) => p
+            .files
+            .iter()
+            .zip(&p.meta)
+            .map(|(f, m)| (f.path.clone(), m.content_hash.clone()))
+            .collect(),
+        (Some(st), None) if !force => st.file_hashes(&repo, &ref_name)?,
         _ => HashMap::new(),
     };
 
@@ -359,90 +395,204 @@ pub fn index_repo_with(
     changes.remove_paths.extend(gone.iter().cloned());
     changes.drop_files = gone;
 
+    // An in-place write first saves the database aside (see
+    // `DataDir::save_before_write`): that copy runs while imports are resolved.
+    let in_place_write = store.is_some() && !fresh;
+    let saving = in_place_write.then(|| {
+        let data = data.clone();
+        std::thread::spawn(move || {
+            let t = Instant::now();
+            let r = data.save_before_write();
+            (r, t.elapsed().as_millis() as u64)
+        })
+    });
+
     // Imports are re-resolved over the whole ref whenever anything changed, so
     // edges into changed files are right too: the result equals a fresh index.
-    if !opts.skip_imports && (report.parsed > 0 || report.removed > 0 || force) {
+    // Only the edges of files whose resolution changed are written.
+    let mut next_state: Option<RefState> = None;
+    let changed = report.parsed > 0 || report.removed > 0 || force;
+    if !opts.skip_imports && changed {
         progress.phase("resolving imports", 0);
         let t_resolve = Instant::now();
-        let (stored_files, stored_symbols) = match &store {
-            Some(st) if !force => st.load_ref(&repo, &ref_name)?,
-            _ => (Vec::new(), Vec::new()),
-        };
         let replaced: HashSet<&str> = changes.remove_paths.iter().map(String::as_str).collect();
-        let mut rfiles: Vec<RFile> = Vec::with_capacity(stored_files.len() + new_files.len());
-        let mut rsymbols: Vec<RSymbol> = Vec::with_capacity(stored_symbols.len());
-        for f in stored_files {
-            if replaced.contains(f.path.as_str()) {
-                continue;
+        let (mut base, trusted) = match (prior, &store) {
+            (Some(p), _) => (p, true),
+            (None, Some(st)) if !force => {
+                (state_from_graph(st, &repo, &ref_name, &existing)?, false)
             }
-            let Some(language) = Language::from_path(&f.path) else {
-                continue;
-            };
-            rfiles.push(RFile {
-                imports: decode_imports(&f.imports),
-                id: f.id,
-                path: f.path,
-                language,
-                module: f.module,
-                package: f.package,
-            });
-        }
-        for sym in stored_symbols {
-            if !replaced.contains(sym.path.as_str()) {
-                rsymbols.push(RSymbol {
-                    id: sym.id,
-                    path: sym.path,
-                    qualified_name: sym.qualified_name,
-                    kind: sym.kind,
-                });
+            _ => (RefState::default(), false),
+        };
+        // The lookup keys whose tables change: everything the replaced files
+        // contributed before and what the new versions contribute now.
+        let mut touched: HashSet<u64> = HashSet::new();
+        let mut old_fps: HashMap<String, Fingerprint> = HashMap::new();
+        let mut old_files: HashMap<String, RFile> = HashMap::new();
+        let mut entries: Vec<(RFile, FileMeta, bool)> = Vec::with_capacity(base.files.len());
+        for (f, m) in std::mem::take(&mut base.files)
+            .into_iter()
+            .zip(std::mem::take(&mut base.meta))
+        {
+            if replaced.contains(f.path.as_str()) {
+                old_fps.insert(f.path.clone(), m.fingerprint);
+                old_files.insert(f.path.clone(), f);
+            } else {
+                entries.push((f, m, false));
             }
         }
         for (rows, language, imports) in &new_files {
-            rfiles.push(RFile {
+            let f = RFile {
                 id: rows.file.id.clone(),
                 path: rows.file.path.clone(),
                 language: *language,
                 module: rows.file.module.clone(),
                 package: rows.file.package.clone(),
                 imports: imports.clone(),
-            });
-            rsymbols.extend(rows.symbols.iter().map(|si| RSymbol {
-                id: si.row.id.clone(),
-                path: si.row.path.clone(),
-                qualified_name: si.row.qualified_name.clone(),
-                kind: si.row.kind.clone(),
-            }));
+                symbols: rows
+                    .symbols
+                    .iter()
+                    .map(|si| RSymbol {
+                        id: si.row.id.clone(),
+                        qualified_name: si.row.qualified_name.clone(),
+                        kind: si.row.kind.clone(),
+                    })
+                    .collect(),
+            };
+            touched.extend(resolve::changed_keys(
+                old_files.remove(&f.path).as_ref(),
+                Some(&f),
+            ));
+            let m = FileMeta {
+                content_hash: rows.file.content_hash.clone(),
+                imports_text: rows.file.imports.clone(),
+                ..FileMeta::default()
+            };
+            entries.push((f, m, true));
+        }
+        for gone in old_files.values() {
+            touched.extend(resolve::changed_keys(Some(gone), None));
+        }
+        entries.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+        let mut rfiles: Vec<RFile> = Vec::with_capacity(entries.len());
+        let mut meta: Vec<FileMeta> = Vec::with_capacity(entries.len());
+        let mut parsed_now: Vec<bool> = Vec::with_capacity(entries.len());
+        for (f, m, p) in entries {
+            rfiles.push(f);
+            meta.push(m);
+            parsed_now.push(p);
+        }
+        // A file appearing or disappearing where a `#[path]` points changes that
+        // module's table entry.
+        let appeared_or_gone = new_files
+            .iter()
+            .filter(|(rows, _, _)| !rows.existing)
+            .map(|(rows, _, _)| rows.file.path.as_str())
+            .chain(changes.drop_files.iter().map(String::as_str));
+        for p in appeared_or_gone {
+            if p.ends_with(".rs") {
+                touched.extend(resolve::rust_path_targets(&rfiles, p));
+            }
+        }
+        // With a trusted state only files whose lookups touch a changed key are
+        // resolved again (and the changed files themselves); others keep their
+        // edges, which are still right.
+        let only: Option<Vec<bool>> = trusted.then(|| {
+            meta.iter()
+                .zip(&parsed_now)
+                .map(|(m, &p)| p || m.deps.iter().any(|d| touched.contains(d)))
+                .collect()
+        });
+        tracing::debug!(
+            ms = t_resolve.elapsed().as_millis() as u64,
+            to_resolve = only
+                .as_ref()
+                .map_or(rfiles.len(), |o| o.iter().filter(|x| **x).count()),
+            "loaded the ref"
+        );
+        let resolved = resolve::resolve_files(&rfiles, &layout, only.as_deref());
+        report.imports_resolved = resolved.iter().filter(|r| r.is_some()).count();
+        let mut all_rows: Vec<ImportRow> = Vec::new();
+        let mut files_rewritten: Vec<String> = Vec::new();
+        let mut rows_rewritten: Vec<ImportRow> = Vec::new();
+        // Edges into the symbols of a changed file went with them (its symbols
+        // are re-created): their importers are rewritten even when unchanged.
+        let recreated: HashSet<&str> = new_files
+            .iter()
+            .filter(|(rows, _, _)| rows.existing)
+            .flat_map(|(rows, _, _)| rows.symbols.iter().map(|si| si.row.id.as_str()))
+            .collect();
+        let mut n_edges = 0usize;
+        for (((f, m), r), parsed) in rfiles
+            .iter()
+            .zip(meta.iter_mut())
+            .zip(resolved)
+            .zip(&parsed_now)
+        {
+            let Some(r) = r else { continue };
+            n_edges += r.edges.len();
+            let fp = state::fingerprint(&r.edges);
+            let old = if *parsed {
+                old_fps.get(&f.path).copied()
+            } else {
+                Some(m.fingerprint)
+            };
+            let rewrite = old != Some(fp)
+                || r.edges.iter().any(
+                    |e| matches!(&e.target, Target::Symbol(id) if recreated.contains(id.as_str())),
+                );
+            m.fingerprint = fp;
+            m.deps = r.deps;
+            m.externals = r
+                .edges
+                .iter()
+                .filter_map(|e| match &e.target {
+                    Target::External(name) => Some(name.clone()),
+                    _ => None,
+                })
+                .collect();
+            m.externals.dedup();
+            if trusted {
+                if rewrite {
+                    files_rewritten.push(f.id.clone());
+                    rows_rewritten.extend(r.edges.iter().map(import_row));
+                }
+            } else {
+                all_rows.extend(r.edges.iter().map(import_row));
+            }
         }
         tracing::debug!(
             ms = t_resolve.elapsed().as_millis() as u64,
-            "loaded the ref"
-        );
-        let edges = resolve::resolve_all(&rfiles, &rsymbols, &layout);
-        tracing::debug!(
-            ms = t_resolve.elapsed().as_millis() as u64,
-            edges = edges.len(),
+            edges = n_edges,
+            rewritten = files_rewritten.len(),
             "resolved imports"
         );
-        changes.imports = Some(
-            edges
-                .into_iter()
-                .map(|e| {
-                    let (label, to) = match e.target {
-                        Target::Symbol(id) => (ImportLabel::Symbol, id),
-                        Target::File(id) => (ImportLabel::File, id),
-                        Target::External(name) => (ImportLabel::External, name),
-                    };
-                    ImportRow {
-                        from: e.from,
-                        label,
-                        to,
-                        to_name: e.to_name,
-                        line: e.line,
-                        alias: e.alias,
-                    }
-                })
-                .collect(),
-        );
+        changes.imports = Some(if trusted {
+            let mut externals: Vec<String> = meta
+                .iter()
+                .flat_map(|m| m.externals.iter().cloned())
+                .collect();
+            externals.sort();
+            externals.dedup();
+            ImportChanges::Files {
+                files: files_rewritten,
+                rows: rows_rewritten,
+                externals,
+            }
+        } else {
+            ImportChanges::All(all_rows)
+        });
+        next_state = Some(RefState {
+            tag: changes.indexed_at.clone(),
+            files: rfiles,
+            meta,
+        });
+    } else if !opts.skip_imports
+        && let Some(p) = prior
+    {
+        next_state = Some(RefState {
+            tag: changes.indexed_at.clone(),
+            ..p
+        });
     }
     changes.add = new_files.into_iter().map(|(rows, _, _)| rows).collect();
 
@@ -457,8 +607,11 @@ pub fn index_repo_with(
     let store: &GraphStore = match store {
         Some(st) if !fresh => {
             let t = Instant::now();
-            data.save_before_write()?;
-            let saved_ms = t.elapsed().as_millis() as u64;
+            let (saved, saved_ms) = saving
+                .expect("started for in-place writes")
+                .join()
+                .expect("the copy thread does not panic");
+            saved?;
             st.apply(&changes)?;
             let applied_ms = t.elapsed().as_millis() as u64;
             st.checkpoint()?;
@@ -478,6 +631,26 @@ pub fn index_repo_with(
         }
     };
     tracing::debug!(ms = t_write.elapsed().as_millis() as u64, "wrote the graph");
+    // The state describes the state just committed; a kill before it is renamed
+    // into place leaves the old one, whose tag no longer matches.
+    match &next_state {
+        Some(st) => {
+            let t = Instant::now();
+            if let Err(e) = st.save(&state_path) {
+                tracing::warn!(
+                    "could not save the resolution state ({e}); the next run reads the graph instead"
+                );
+                let _ = std::fs::remove_file(&state_path);
+            }
+            tracing::debug!(
+                ms = t.elapsed().as_millis() as u64,
+                "saved the resolution state"
+            );
+        }
+        None => {
+            let _ = std::fs::remove_file(&state_path);
+        }
+    }
     progress.phase("search index", 0);
     let t_search = Instant::now();
     if let Err(e) = update_search(&root, data, store, &changes, previous_indexed_at.as_deref()) {
@@ -510,6 +683,63 @@ pub fn index_repo_with(
     report.diagnostics = diagnostics;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// A resolved edge as a graph row.
+fn import_row(e: &Edge) -> ImportRow {
+    let (label, to) = match &e.target {
+        Target::Symbol(id) => (ImportLabel::Symbol, id.clone()),
+        Target::File(id) => (ImportLabel::File, id.clone()),
+        Target::External(name) => (ImportLabel::External, name.clone()),
+    };
+    ImportRow {
+        from: e.from.clone(),
+        label,
+        to,
+        to_name: e.to_name.clone(),
+        line: e.line,
+        alias: e.alias.clone(),
+    }
+}
+
+/// The resolution inputs of a ref read back from the graph (fingerprints
+/// unknown), for a run without a trustworthy state.
+fn state_from_graph(
+    st: &GraphStore,
+    repo: &str,
+    ref_name: &str,
+    hashes: &HashMap<String, String>,
+) -> Result<RefState, IndexError> {
+    let (stored_files, stored_symbols) = st.load_ref(repo, ref_name)?;
+    let mut by_path: HashMap<String, Vec<RSymbol>> = HashMap::new();
+    for sym in stored_symbols {
+        by_path.entry(sym.path).or_default().push(RSymbol {
+            id: sym.id,
+            qualified_name: sym.qualified_name,
+            kind: sym.kind,
+        });
+    }
+    let mut state = RefState::default();
+    for f in stored_files {
+        let Some(language) = Language::from_path(&f.path) else {
+            continue;
+        };
+        state.meta.push(FileMeta {
+            content_hash: hashes.get(&f.path).cloned().unwrap_or_default(),
+            imports_text: f.imports.clone(),
+            ..FileMeta::default()
+        });
+        state.files.push(RFile {
+            imports: decode_imports(&f.imports),
+            symbols: by_path.remove(&f.path).unwrap_or_default(),
+            id: f.id,
+            path: f.path,
+            language,
+            module: f.module,
+            package: f.package,
+        });
+    }
+    Ok(state)
 }
 
 /// Brings the ref's search index to the state the graph just committed: the
@@ -712,11 +942,14 @@ pub fn git_ref(root: &Path) -> (String, String) {
     (name, commit)
 }
 
-/// The current time as `YYYY-MM-DDTHH:MM:SSZ`.
+/// Now, in RFC 3339 with nanoseconds: it also tags the derived indexes (search,
+/// resolution state) with the graph state they describe, so two runs within one
+/// second must not share it.
 pub fn now_rfc3339() -> String {
-    let secs = std::time::SystemTime::now()
+    let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs()) as i64;
+        .unwrap_or_default();
+    let secs = now.as_secs() as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
     let z = days + 719_468;
@@ -729,10 +962,11 @@ pub fn now_rfc3339() -> String {
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
     format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:09}Z",
         rem / 3600,
         rem % 3600 / 60,
-        rem % 60
+        rem % 60,
+        now.subsec_nanos()
     )
 }
 

@@ -19,5 +19,6 @@ pub mod resolve;
 pub mod search;
 pub mod server;
 pub mod service;
+pub mod state;
 pub mod tools;
 pub mod walk;

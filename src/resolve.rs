@@ -27,13 +27,14 @@ pub struct RFile {
     pub module: String,
     pub package: String,
     pub imports: Vec<RawImport>,
+    /// The file's definitions.
+    pub symbols: Vec<RSymbol>,
 }
 
-/// A symbol as the resolver sees it.
-#[derive(Debug, Clone)]
+/// A symbol as the resolver sees it (its file is the `RFile` holding it).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RSymbol {
     pub id: String,
-    pub path: String,
     pub qualified_name: String,
     pub kind: String,
 }
@@ -96,12 +97,151 @@ struct Index<'a> {
 
 const MAX_HOPS: usize = 8;
 
+// Every table lookup made while one file is resolved is recorded as a key (a hash
+// of the table and the looked-up name), hit or miss. A file's edges can only
+// change when a changed file contributes (or contributed) to one of its keys, so
+// an incremental run re-resolves just those files (`contributed_keys`).
+thread_local! {
+    static DEPS: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A lookup key: blake3 of the parts (stable across builds; it is persisted).
+pub fn key(parts: &[&str]) -> u64 {
+    let mut h = blake3::Hasher::new();
+    for p in parts {
+        h.update(&(p.len() as u32).to_le_bytes());
+        h.update(p.as_bytes());
+    }
+    u64::from_le_bytes(h.finalize().as_bytes()[..8].try_into().expect("8 bytes"))
+}
+
+fn dep(parts: &[&str]) {
+    let k = key(parts);
+    DEPS.with(|d| d.borrow_mut().push(k));
+}
+
+fn fam_str(f: Family) -> &'static str {
+    match f {
+        Family::Rust => "rs",
+        Family::Python => "py",
+        Family::Ts => "ts",
+        Family::Go => "go",
+    }
+}
+
+/// The keys file `f` contributes to the lookup tables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Contribution {
+    /// Its path, module, crate, Go package dir and `#[path]` module declarations:
+    /// entries that only depend on the file being there with this path.
+    pub structure: Vec<u64>,
+    /// Its definitions: entries that are re-created whenever the file changes.
+    pub definitions: Vec<u64>,
+    /// Its imports, which re-exports are followed through.
+    pub imports: u64,
+}
+
+pub fn contributed_keys(f: &RFile) -> Contribution {
+    let fam = family(f.language);
+    let pkg = if fam == Family::Rust {
+        f.package.as_str()
+    } else {
+        ""
+    };
+    let mut structure = vec![
+        key(&["p", &f.path]),
+        key(&["m", fam_str(fam), pkg, &f.module]),
+    ];
+    if fam == Family::Go && !f.path.ends_with("_test.go") {
+        structure.push(key(&["g", dir_of(&f.path)]));
+    }
+    if fam == Family::Rust {
+        structure.push(key(&["c", &f.package]));
+        for imp in &f.imports {
+            if let ImportSpec::RustMod {
+                name,
+                path: Some(_),
+            } = &imp.spec
+            {
+                structure.push(key(&["r", &f.package, &rust_child(&f.module, name)]));
+            }
+        }
+    }
+    let definitions = f
+        .symbols
+        .iter()
+        .map(|s| key(&["q", fam_str(fam), pkg, &s.qualified_name]))
+        .collect();
+    Contribution {
+        structure,
+        definitions,
+        imports: key(&["i", &f.path]),
+    }
+}
+
+/// The keys whose table entries differ between `old` and `new` (either may be
+/// absent: a file added or deleted). Definitions always count: a changed file's
+/// symbols are re-created, and the edges into them with them.
+pub fn changed_keys(old: Option<&RFile>, new: Option<&RFile>) -> Vec<u64> {
+    let (o, n) = (old.map(contributed_keys), new.map(contributed_keys));
+    let mut keys = Vec::new();
+    match (&o, &n) {
+        (Some(o), Some(n)) => {
+            keys.extend(o.structure.iter().filter(|k| !n.structure.contains(k)));
+            keys.extend(n.structure.iter().filter(|k| !o.structure.contains(k)));
+            if old.map(|f| &f.imports) != new.map(|f| &f.imports) {
+                keys.push(n.imports);
+            }
+        }
+        _ => {
+            for c in o.iter().chain(n.iter()) {
+                keys.extend(&c.structure);
+                keys.push(c.imports);
+            }
+        }
+    }
+    for c in o.iter().chain(n.iter()) {
+        keys.extend(&c.definitions);
+    }
+    keys
+}
+
+/// The `#[path]` module keys of declarations in `files` that point at `path`:
+/// they change when a file appears or disappears there.
+pub fn rust_path_targets(files: &[RFile], path: &str) -> Vec<u64> {
+    let mut keys = Vec::new();
+    for f in files.iter().filter(|f| f.language == Language::Rust) {
+        for imp in &f.imports {
+            if let ImportSpec::RustMod {
+                name,
+                path: Some(p),
+            } = &imp.spec
+                && normalize_path(&format!("{}/{p}", dir_of(&f.path))) == path
+            {
+                keys.push(key(&["r", &f.package, &rust_child(&f.module, name)]));
+            }
+        }
+    }
+    keys
+}
+
+fn rust_child(module: &str, name: &str) -> String {
+    if module.is_empty() {
+        name.to_string()
+    } else {
+        format!("{module}::{name}")
+    }
+}
+
 fn dir_of(path: &str) -> &str {
     path.rsplit_once('/').map(|(d, _)| d).unwrap_or("")
 }
 
 impl<'a> Index<'a> {
-    fn new(files: &'a [RFile], symbols: &'a [RSymbol], layout: &'a Layout) -> Index<'a> {
+    /// `families`: the families whose definitions are looked up (lookups never
+    /// cross families, so the others' symbols need no table). Hops through
+    /// re-exports stay in their family too.
+    fn new(files: &'a [RFile], layout: &'a Layout, families: &[Family]) -> Index<'a> {
         let mut ix = Index {
             files,
             by_path: HashMap::new(),
@@ -132,21 +272,22 @@ impl<'a> Index<'a> {
                 ix.rust_crates.push(f.package.as_str());
             }
         }
-        for s in symbols {
-            let Some(&fi) = ix.by_path.get(s.path.as_str()) else {
-                continue;
-            };
-            let f = &files[fi];
+        for f in files {
             let fam = family(f.language);
+            if !families.contains(&fam) {
+                continue;
+            }
             let pkg = if fam == Family::Rust {
                 f.package.as_str()
             } else {
                 ""
             };
-            ix.by_qn
-                .entry((fam, pkg, s.qualified_name.as_str()))
-                .or_default()
-                .push((s.id.as_str(), s.kind == "impl", s.path.as_str()));
+            for s in &f.symbols {
+                ix.by_qn
+                    .entry((fam, pkg, s.qualified_name.as_str()))
+                    .or_default()
+                    .push((s.id.as_str(), s.kind == "impl", f.path.as_str()));
+            }
         }
         // Same-named definitions (`#[cfg]` variants, a type and its impls): the
         // choice must not depend on load order, or an incremental run and a fresh
@@ -167,13 +308,8 @@ impl<'a> Index<'a> {
                 {
                     let joined = normalize_path(&format!("{}/{p}", dir_of(&f.path)));
                     if let Some(&target) = ix.by_path.get(joined.as_str()) {
-                        let module = if f.module.is_empty() {
-                            name.clone()
-                        } else {
-                            format!("{}::{name}", f.module)
-                        };
                         ix.rust_path_mods
-                            .insert((f.package.clone(), module), target);
+                            .insert((f.package.clone(), rust_child(&f.module, name)), target);
                     }
                 }
             }
@@ -184,13 +320,37 @@ impl<'a> Index<'a> {
     /// A Rust module's file, also when it was declared with `#[path]`.
     fn rust_module(&self, krate: &str, module: &str) -> Option<usize> {
         self.module_file(Family::Rust, krate, module).or_else(|| {
+            dep(&["r", krate, module]);
             self.rust_path_mods
                 .get(&(krate.to_string(), module.to_string()))
                 .copied()
         })
     }
 
+    fn path(&self, path: &str) -> Option<usize> {
+        dep(&["p", path]);
+        self.by_path.get(path).copied()
+    }
+
+    fn go_dir(&self, dir: &str) -> Option<&Vec<usize>> {
+        dep(&["g", dir]);
+        self.go_dirs.get(dir)
+    }
+
+    fn has_crate(&self, name: &str) -> bool {
+        dep(&["c", name]);
+        self.rust_crates.contains(&name)
+    }
+
+    /// File `fi`'s imports, read to follow re-exports through it.
+    fn imports_of(&self, fi: usize) -> &'a [RawImport] {
+        let f = &self.files[fi];
+        dep(&["i", &f.path]);
+        &f.imports
+    }
+
     fn symbol(&self, fam: Family, pkg: &str, qn: &str) -> Option<&'a str> {
+        dep(&["q", fam_str(fam), pkg, qn]);
         self.by_qn
             .get(&(fam, pkg, qn))
             .and_then(|v| v.first())
@@ -200,6 +360,7 @@ impl<'a> Index<'a> {
     /// Like `symbol`, preferring a definition in `path` (for modules that several
     /// files share, like `x.ts` beside `x.js`).
     fn symbol_in(&self, fam: Family, pkg: &str, qn: &str, path: &str) -> Option<&'a str> {
+        dep(&["q", fam_str(fam), pkg, qn]);
         let v = self.by_qn.get(&(fam, pkg, qn))?;
         v.iter()
             .find(|(_, _, p)| *p == path)
@@ -208,6 +369,7 @@ impl<'a> Index<'a> {
     }
 
     fn module_file(&self, fam: Family, pkg: &str, module: &str) -> Option<usize> {
+        dep(&["m", fam_str(fam), pkg, module]);
         self.by_module
             .get(&(fam, pkg, module))
             .and_then(|v| v.first())
@@ -216,28 +378,70 @@ impl<'a> Index<'a> {
 }
 
 /// Resolves every import of every file. Edges are sorted and unique.
-pub fn resolve_all(files: &[RFile], symbols: &[RSymbol], layout: &Layout) -> Vec<Edge> {
-    let ix = Index::new(files, symbols, layout);
-    let mut edges: Vec<Edge> = files
-        .par_iter()
-        .enumerate()
-        .flat_map_iter(|(fi, f)| {
-            let ix = &ix;
-            f.imports.iter().flat_map(move |imp| {
-                let targets = resolve_one(ix, fi, imp, 0);
-                targets.into_iter().map(move |target| Edge {
-                    from: f.id.clone(),
-                    target,
-                    to_name: imp.to_name.clone(),
-                    line: i64::from(imp.line),
-                    alias: imp.alias.clone(),
-                })
-            })
-        })
+pub fn resolve_all(files: &[RFile], layout: &Layout) -> Vec<Edge> {
+    let mut edges: Vec<Edge> = resolve_files(files, layout, None)
+        .into_iter()
+        .flatten()
+        .flat_map(|r| r.edges)
         .collect();
     edges.sort();
-    edges.dedup();
     edges
+}
+
+/// One file's resolution: its edges (sorted, unique) and the keys of every lookup
+/// made for it (sorted, unique).
+#[derive(Debug, Clone, Default)]
+pub struct Resolved {
+    pub edges: Vec<Edge>,
+    pub deps: Vec<u64>,
+}
+
+/// Resolves the imports of every file, or of the files `only` marks, per file (in
+/// `files` order; `None` for a file left out). Lookups see the whole ref.
+pub fn resolve_files(
+    files: &[RFile],
+    layout: &Layout,
+    only: Option<&[bool]>,
+) -> Vec<Option<Resolved>> {
+    let mut families: Vec<Family> = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        let fam = family(f.language);
+        // Go imports name packages, never definitions.
+        if fam != Family::Go && only.is_none_or(|o| o[i]) && !families.contains(&fam) {
+            families.push(fam);
+        }
+    }
+    let ix = Index::new(files, layout, &families);
+    files
+        .par_iter()
+        .enumerate()
+        .map(|(fi, f)| {
+            if only.is_some_and(|o| !o[fi]) {
+                return None;
+            }
+            DEPS.with(|d| d.borrow_mut().clear());
+            let mut edges: Vec<Edge> = f
+                .imports
+                .iter()
+                .flat_map(|imp| {
+                    let targets = resolve_one(&ix, fi, imp, 0);
+                    targets.into_iter().map(move |target| Edge {
+                        from: f.id.clone(),
+                        target,
+                        to_name: imp.to_name.clone(),
+                        line: i64::from(imp.line),
+                        alias: imp.alias.clone(),
+                    })
+                })
+                .collect();
+            edges.sort();
+            edges.dedup();
+            let mut deps = DEPS.with(|d| std::mem::take(&mut *d.borrow_mut()));
+            deps.sort_unstable();
+            deps.dedup();
+            Some(Resolved { edges, deps })
+        })
+        .collect()
 }
 
 fn resolve_one(ix: &Index<'_>, fi: usize, imp: &RawImport, hops: usize) -> Vec<Target> {
@@ -328,7 +532,7 @@ fn rust_absolute(ix: &Index<'_>, f: &RFile, segs: &[String]) -> Option<(String, 
             if is_local {
                 base = cur.clone();
                 rest = segs;
-            } else if ix.rust_crates.contains(&name.replace('-', "_").as_str()) {
+            } else if ix.has_crate(&name.replace('-', "_")) {
                 krate = name.replace('-', "_");
                 base = Vec::new();
             } else {
@@ -382,7 +586,7 @@ fn rust_lookup(ix: &Index<'_>, krate: &str, abs: &[String], hops: usize) -> Vec<
         }
     }
     // Re-exports: `pub use` in the parent module's file, named or glob.
-    for imp in ix.files[pf].imports.iter().filter(|i| i.reexport) {
+    for imp in ix.imports_of(pf).iter().filter(|i| i.reexport) {
         let ImportSpec::RustUse(segs) = &imp.spec else {
             continue;
         };
@@ -414,9 +618,8 @@ fn rust_mod(ix: &Index<'_>, fi: usize, name: &str, path: Option<&str>) -> Vec<Ta
     if let Some(p) = path {
         let joined = normalize_path(&format!("{}/{p}", dir_of(&f.path)));
         return ix
-            .by_path
-            .get(joined.as_str())
-            .map(|&i| vec![Target::File(ix.files[i].id.clone())])
+            .path(&joined)
+            .map(|i| vec![Target::File(ix.files[i].id.clone())])
             .unwrap_or_default();
     }
     let module = if f.module.is_empty() {
@@ -489,7 +692,7 @@ fn python_name(ix: &Index<'_>, abs: &str, n: &str, hops: usize) -> Vec<Target> {
     let Some(mf) = ix.module_file(Family::Python, "", abs) else {
         return Vec::new();
     };
-    for imp in &ix.files[mf].imports {
+    for imp in ix.imports_of(mf) {
         let ImportSpec::Python { module, name } = &imp.spec else {
             continue;
         };
@@ -541,7 +744,7 @@ fn ts_file(ix: &Index<'_>, base: &str) -> Option<usize> {
     candidates.extend(TS_EXTS.iter().map(|e| format!("{base}/index{e}")));
     candidates
         .iter()
-        .find_map(|c| ix.by_path.get(c.as_str()).copied())
+        .find_map(|c| ix.path(c))
         .filter(|&i| family(ix.files[i].language) == Family::Ts)
 }
 
@@ -579,7 +782,7 @@ fn ts_name(ix: &Index<'_>, mf: usize, n: &str, hops: usize) -> Vec<Target> {
         return vec![Target::Symbol(id.to_string())];
     }
     if hops < MAX_HOPS {
-        for imp in m.imports.iter().filter(|i| i.reexport) {
+        for imp in ix.imports_of(mf).iter().filter(|i| i.reexport) {
             let ImportSpec::Ts { specifier, name } = &imp.spec else {
                 continue;
             };
@@ -632,7 +835,7 @@ fn go(ix: &Index<'_>, fi: usize, path: &str) -> Vec<Target> {
         } else {
             format!("{d}/vendor/{path}")
         };
-        if let Some(files) = ix.go_dirs.get(cand.as_str()) {
+        if let Some(files) = ix.go_dir(&cand) {
             return to_files(files);
         }
         if d.is_empty() {
@@ -653,10 +856,7 @@ fn go(ix: &Index<'_>, fi: usize, path: &str) -> Vec<Target> {
         (false, true) => mod_dir.to_string(),
         (false, false) => format!("{mod_dir}/{rel}"),
     };
-    ix.go_dirs
-        .get(dir.as_str())
-        .map(to_files)
-        .unwrap_or_default()
+    ix.go_dir(&dir).map(to_files).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -678,6 +878,7 @@ mod tests {
             module: "a.b.c".into(),
             package: "a.b".into(),
             imports: vec![],
+            symbols: vec![],
         };
         assert_eq!(python_absolute(&f, ".").as_deref(), Some("a.b"));
         assert_eq!(

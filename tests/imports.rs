@@ -359,3 +359,112 @@ fn typescript_prefers_the_definition_in_the_resolved_file() {
     assert_eq!(got.len(), 1);
     assert_eq!(s(&got[0]["p"]), "src/x.ts");
 }
+
+/// Seeded random edits of every language's fixture (files deleted, restored and
+/// moved; lines dropped, and lines copied between files, which moves definitions,
+/// imports and re-exports around): after each one, the incremental run — which
+/// re-resolves only the files whose lookups the change touched — must give the
+/// edge set of a fresh index.
+#[test]
+fn random_edits_keep_incremental_edges_equal_to_a_fresh_index() {
+    const SOURCE: &[&str] = &[".rs", ".py", ".ts", ".tsx", ".js", ".go"];
+    for (lang, seed) in [("rust", 1u64), ("python", 2), ("typescript", 3), ("go", 4)] {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let repo = tmp.path().join("imports");
+        copy_tree(&fixture(&format!("imports/{lang}")), &repo);
+        let data = DataDir::new(tmp.path().join("data"));
+        index_into(&repo, &data);
+        let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = |n: usize| -> usize {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % n.max(1) as u64) as usize
+        };
+        let sources = |repo: &Path| -> Vec<std::path::PathBuf> {
+            let mut v: Vec<_> = walk_sources(repo)
+                .into_iter()
+                .filter(|p| SOURCE.iter().any(|e| p.to_string_lossy().ends_with(e)))
+                .collect();
+            v.sort();
+            v
+        };
+        let mut deleted: Vec<(std::path::PathBuf, String)> = Vec::new();
+        let mut targeted = false;
+        for step in 0..10 {
+            let files = sources(&repo);
+            let what = match next(5) {
+                0 if files.len() > 2 => {
+                    let f = &files[next(files.len())];
+                    deleted.push((f.clone(), std::fs::read_to_string(f).expect("read")));
+                    std::fs::remove_file(f).expect("rm");
+                    format!("deleted {}", f.display())
+                }
+                1 if !deleted.is_empty() => {
+                    let (f, text) = deleted.remove(next(deleted.len()));
+                    std::fs::write(&f, text).expect("restore");
+                    format!("restored {}", f.display())
+                }
+                2 => {
+                    let f = &files[next(files.len())];
+                    let text = std::fs::read_to_string(f).expect("read");
+                    let mut lines: Vec<&str> = text.lines().collect();
+                    if !lines.is_empty() {
+                        lines.remove(next(lines.len()));
+                    }
+                    std::fs::write(f, lines.join("\n") + "\n").expect("w");
+                    format!("dropped a line of {}", f.display())
+                }
+                3 if files.len() > 1 => {
+                    // Move a file within its language's folder.
+                    let f = &files[next(files.len())];
+                    let name = f.file_name().expect("name").to_string_lossy().into_owned();
+                    let to = f.with_file_name(format!("moved_{step}_{name}"));
+                    std::fs::rename(f, &to).expect("mv");
+                    format!("moved {} to {}", f.display(), to.display())
+                }
+                _ => {
+                    let (a, b) = (&files[next(files.len())], &files[next(files.len())]);
+                    let text = std::fs::read_to_string(a).expect("read");
+                    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+                    let line = lines.get(next(lines.len())).copied().unwrap_or("");
+                    let mut target = std::fs::read_to_string(b).expect("read");
+                    target.push_str(line);
+                    target.push('\n');
+                    std::fs::write(b, target).expect("w");
+                    format!("copied `{line}` from {} to {}", a.display(), b.display())
+                }
+            };
+            let report = index_into(&repo, &data);
+            assert!(
+                data.state_path("imports", "test").exists(),
+                "{lang} step {step}: the run left a resolution state"
+            );
+            targeted |= report.imports_resolved < report.files;
+            let fresh = DataDir::new(tmp.path().join(format!("fresh-{step}")));
+            index_into(&repo, &fresh);
+            assert_eq!(
+                edges(&data),
+                edges(&fresh),
+                "{lang} step {step} ({what}): incremental edges differ from a fresh index"
+            );
+        }
+        assert!(
+            targeted,
+            "{lang}: some run re-resolved only part of the files"
+        );
+    }
+}
+
+fn walk_sources(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("dir").flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            out.extend(walk_sources(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

@@ -27,8 +27,11 @@ fn every_cypher_query_prepares_against_the_schema() {
 
 #[test]
 fn every_tree_sitter_query_compiles() {
-    // Extractor::new compiles every .scm for every grammar (TS and TSX both).
-    cruxe::extract::Extractor::new().expect("queries compile");
+    // compile_all compiles every .scm for every grammar (TS and TSX both).
+    cruxe::extract::Extractor::new()
+        .expect("extractor")
+        .compile_all()
+        .expect("queries compile");
     assert_eq!(cruxe::extract::QUERY_FILES.len(), 8);
 }
 

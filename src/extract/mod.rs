@@ -12,6 +12,7 @@ mod rust;
 mod typescript;
 
 use std::collections::HashSet;
+use std::sync::OnceLock;
 
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, Parser, Query, QueryCursor, Tree};
@@ -29,13 +30,15 @@ struct LangSpec {
     symbols_only: Query,
 }
 
-/// Compiled grammars and queries for every language. Build once, share across threads.
+/// Grammars and queries for every language, each compiled when first needed
+/// (compiling all of them costs ~0.1 s, more than re-indexing a few files). Build
+/// once, share across threads.
 pub struct Extractor {
-    rust: LangSpec,
-    python: LangSpec,
-    typescript: LangSpec,
-    tsx: LangSpec,
-    go: LangSpec,
+    rust: OnceLock<LangSpec>,
+    python: OnceLock<LangSpec>,
+    typescript: OnceLock<LangSpec>,
+    tsx: OnceLock<LangSpec>,
+    go: OnceLock<LangSpec>,
 }
 
 /// The query source of every language, as `(language, file name, text)`; tests compile each.
@@ -115,19 +118,25 @@ fn compile(
 }
 
 fn spec(grammar: tree_sitter::Language, lang: &'static str) -> Result<LangSpec, ExtractError> {
-    // Each file on its own first, so an error names the file it is in.
-    let symbols = compile(&grammar, lang, "symbols.scm")?;
-    compile(&grammar, lang, "imports.scm")?;
     let combined = format!(
         "{}\n{}",
         query_text(lang, "symbols.scm"),
         query_text(lang, "imports.scm")
     );
-    let query = Query::new(&grammar, &combined).map_err(|e| ExtractError::Query {
-        lang,
-        file: "symbols.scm + imports.scm",
-        message: e.to_string(),
-    })?;
+    let query = match Query::new(&grammar, &combined) {
+        Ok(q) => q,
+        Err(e) => {
+            // Each file on its own, so the error names the file it is in.
+            compile(&grammar, lang, "symbols.scm")?;
+            compile(&grammar, lang, "imports.scm")?;
+            return Err(ExtractError::Query {
+                lang,
+                file: "symbols.scm + imports.scm",
+                message: e.to_string(),
+            });
+        }
+    };
+    let symbols = compile(&grammar, lang, "symbols.scm")?;
     Ok(LangSpec {
         symbol_patterns: symbols.pattern_count(),
         query,
@@ -136,29 +145,68 @@ fn spec(grammar: tree_sitter::Language, lang: &'static str) -> Result<LangSpec, 
     })
 }
 
+const LANGUAGES: [Language; 5] = [
+    Language::Rust,
+    Language::Python,
+    Language::TypeScript,
+    Language::Tsx,
+    Language::Go,
+];
+
+fn grammar_of(language: Language) -> (tree_sitter::Language, &'static str) {
+    match language {
+        Language::Rust => (tree_sitter_rust::LANGUAGE.into(), "rust"),
+        Language::Python => (tree_sitter_python::LANGUAGE.into(), "python"),
+        Language::TypeScript => (
+            tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+            "typescript",
+        ),
+        // JSX is legal in .js files, and the TSX grammar accepts plain JS too.
+        Language::Tsx | Language::JavaScript => {
+            (tree_sitter_typescript::LANGUAGE_TSX.into(), "typescript")
+        }
+        Language::Go => (tree_sitter_go::LANGUAGE.into(), "go"),
+    }
+}
+
 impl Extractor {
+    /// An extractor that compiles each language's queries on first use.
     pub fn new() -> Result<Extractor, ExtractError> {
         Ok(Extractor {
-            rust: spec(tree_sitter_rust::LANGUAGE.into(), "rust")?,
-            python: spec(tree_sitter_python::LANGUAGE.into(), "python")?,
-            typescript: spec(
-                tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-                "typescript",
-            )?,
-            tsx: spec(tree_sitter_typescript::LANGUAGE_TSX.into(), "typescript")?,
-            go: spec(tree_sitter_go::LANGUAGE.into(), "go")?,
+            rust: OnceLock::new(),
+            python: OnceLock::new(),
+            typescript: OnceLock::new(),
+            tsx: OnceLock::new(),
+            go: OnceLock::new(),
         })
     }
 
-    fn spec(&self, language: Language) -> &LangSpec {
+    /// Compiles every language's queries now, reporting the first that does not
+    /// compile (the shipped queries always do: `tests/queries.rs` checks it).
+    pub fn compile_all(&self) -> Result<(), ExtractError> {
+        for language in LANGUAGES {
+            let (grammar, lang) = grammar_of(language);
+            let compiled = spec(grammar, lang)?;
+            let _ = self.slot(language).set(compiled);
+        }
+        Ok(())
+    }
+
+    fn slot(&self, language: Language) -> &OnceLock<LangSpec> {
         match language {
             Language::Rust => &self.rust,
             Language::Python => &self.python,
             Language::TypeScript => &self.typescript,
-            // JSX is legal in .js files, and the TSX grammar accepts plain JS too.
             Language::Tsx | Language::JavaScript => &self.tsx,
             Language::Go => &self.go,
         }
+    }
+
+    fn spec(&self, language: Language) -> &LangSpec {
+        self.slot(language).get_or_init(|| {
+            let (grammar, lang) = grammar_of(language);
+            spec(grammar, lang).expect("the shipped queries compile (tests/queries.rs)")
+        })
     }
 
     /// Parses `source` only (no extraction); the baseline the benchmark compares against.

@@ -1,0 +1,283 @@
+//! The resolution state of a ref: what an incremental run needs from the previous
+//! one, kept in one file beside the graph so a run costs in proportion to what
+//! changed instead of reading the whole ref back from Kuzu.
+//!
+//! Per file: its content hash, its module names, its raw imports, its definitions
+//! (id, qualified name, kind) and a fingerprint of the `IMPORTS` edges it had after
+//! the run. The fingerprints let a run rewrite only the edges of files whose
+//! resolution changed; without a trustworthy state (missing, damaged, or tagged
+//! with another graph state) a run falls back to loading the ref from the graph
+//! and diffing every edge, so the state is an accelerator and never a source of
+//! truth.
+//!
+//! The file is tagged with the `indexed_at` of the graph state it describes and
+//! written (temp file + rename) only after that state committed; a kill in
+//! between leaves a tag that no longer matches, which the next run notices.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::model::{Language, RawImport};
+use crate::resolve::{Edge, RFile, RSymbol, Target};
+
+const MAGIC: &[u8; 8] = b"CRUXST02";
+
+/// Fingerprint of one file's resolved import edges.
+pub type Fingerprint = [u8; 16];
+
+/// What an incremental run remembers of a ref, per file (sorted by path).
+#[derive(Debug, Clone, Default)]
+pub struct RefState {
+    /// `indexed_at` of the graph state this describes.
+    pub tag: String,
+    pub files: Vec<RFile>,
+    pub meta: Vec<FileMeta>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileMeta {
+    pub content_hash: String,
+    /// The raw imports as stored on the File node.
+    pub imports_text: String,
+    pub fingerprint: Fingerprint,
+    /// The lookup keys its resolution used (see `resolve::key`), sorted.
+    pub deps: Vec<u64>,
+    /// The names of the External nodes its edges point at.
+    pub externals: Vec<String>,
+}
+
+/// The fingerprint of a file's edges (sorted and unique, as the resolver gives
+/// them).
+pub fn fingerprint(edges: &[Edge]) -> Fingerprint {
+    let mut h = blake3::Hasher::new();
+    for e in edges {
+        let (label, to) = match &e.target {
+            Target::Symbol(id) => (b'S', id),
+            Target::File(id) => (b'F', id),
+            Target::External(name) => (b'E', name),
+        };
+        h.update(&[label]);
+        for part in [to, &e.to_name, &e.alias] {
+            h.update(&(part.len() as u32).to_le_bytes());
+            h.update(part.as_bytes());
+        }
+        h.update(&e.line.to_le_bytes());
+    }
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&h.finalize().as_bytes()[..16]);
+    out
+}
+
+impl RefState {
+    /// Writes the state atomically (temp file, rename). Not fsynced: after a power
+    /// loss a torn file fails its checksum and the next run reads the graph.
+    pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        let mut buf = Vec::with_capacity(1 << 20);
+        buf.extend_from_slice(MAGIC);
+        put_str(&mut buf, &self.tag);
+        put_u32(&mut buf, self.files.len() as u32);
+        for (f, m) in self.files.iter().zip(&self.meta) {
+            for s in [&f.id, &f.path, &f.module, &f.package] {
+                put_str(&mut buf, s);
+            }
+            buf.push(language_code(f.language));
+            put_str(&mut buf, &m.content_hash);
+            put_str(&mut buf, &m.imports_text);
+            buf.extend_from_slice(&m.fingerprint);
+            put_u32(&mut buf, m.deps.len() as u32);
+            for d in &m.deps {
+                buf.extend_from_slice(&d.to_le_bytes());
+            }
+            put_u32(&mut buf, m.externals.len() as u32);
+            for x in &m.externals {
+                put_str(&mut buf, x);
+            }
+            put_u32(&mut buf, f.symbols.len() as u32);
+            for s in &f.symbols {
+                put_str(&mut buf, &s.id);
+                put_str(&mut buf, &s.qualified_name);
+                put_str(&mut buf, &s.kind);
+            }
+        }
+        let sum = blake3::hash(&buf);
+        buf.extend_from_slice(sum.as_bytes());
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let tmp = path.with_extension("tmp");
+        {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(&buf)?;
+        }
+        std::fs::rename(&tmp, path)
+    }
+
+    /// Reads a state; `None` when it is missing or damaged.
+    pub fn load(path: &Path, decode: impl Fn(&str) -> Vec<RawImport> + Sync) -> Option<RefState> {
+        let buf = std::fs::read(path).ok()?;
+        if buf.len() < MAGIC.len() + 32 || &buf[..MAGIC.len()] != MAGIC {
+            return None;
+        }
+        let (body, sum) = buf.split_at(buf.len() - 32);
+        if blake3::hash(body).as_bytes() != sum {
+            return None;
+        }
+        let mut r = Reader {
+            buf: body,
+            at: MAGIC.len(),
+        };
+        let tag = r.string()?;
+        let n = r.u32()? as usize;
+        let mut files = Vec::with_capacity(n);
+        let mut meta = Vec::with_capacity(n);
+        for _ in 0..n {
+            let id = r.string()?;
+            let path = r.string()?;
+            let module = r.string()?;
+            let package = r.string()?;
+            let language = language_from_code(r.byte()?)?;
+            let content_hash = r.string()?;
+            let imports_text = r.string()?;
+            let fingerprint: Fingerprint = r.bytes(16)?.try_into().ok()?;
+            let nd = r.u32()? as usize;
+            let mut deps = Vec::with_capacity(nd);
+            for _ in 0..nd {
+                deps.push(u64::from_le_bytes(r.bytes(8)?.try_into().ok()?));
+            }
+            let nx = r.u32()? as usize;
+            let mut externals = Vec::with_capacity(nx);
+            for _ in 0..nx {
+                externals.push(r.string()?);
+            }
+            let ns = r.u32()? as usize;
+            let mut symbols = Vec::with_capacity(ns);
+            for _ in 0..ns {
+                symbols.push(RSymbol {
+                    id: r.string()?,
+                    qualified_name: r.string()?,
+                    kind: r.string()?,
+                });
+            }
+            files.push(RFile {
+                id,
+                path,
+                language,
+                module,
+                package,
+                imports: Vec::new(),
+                symbols,
+            });
+            meta.push(FileMeta {
+                content_hash,
+                imports_text,
+                fingerprint,
+                deps,
+                externals,
+            });
+        }
+        if r.at != body.len() {
+            return None;
+        }
+        use rayon::prelude::*;
+        files
+            .par_iter_mut()
+            .zip(meta.par_iter())
+            .for_each(|(f, m)| f.imports = decode(&m.imports_text));
+        Some(RefState { tag, files, meta })
+    }
+}
+
+fn put_u32(buf: &mut Vec<u8>, n: u32) {
+    buf.extend_from_slice(&n.to_le_bytes());
+}
+
+fn put_str(buf: &mut Vec<u8>, s: &str) {
+    put_u32(buf, s.len() as u32);
+    buf.extend_from_slice(s.as_bytes());
+}
+
+struct Reader<'a> {
+    buf: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn bytes(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.at.checked_add(n)?;
+        let out = self.buf.get(self.at..end)?;
+        self.at = end;
+        Some(out)
+    }
+    fn byte(&mut self) -> Option<u8> {
+        Some(self.bytes(1)?[0])
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.bytes(4)?.try_into().ok()?))
+    }
+    fn string(&mut self) -> Option<String> {
+        let n = self.u32()? as usize;
+        String::from_utf8(self.bytes(n)?.to_vec()).ok()
+    }
+}
+
+const LANGUAGES: [Language; 6] = [
+    Language::Rust,
+    Language::Python,
+    Language::TypeScript,
+    Language::Tsx,
+    Language::JavaScript,
+    Language::Go,
+];
+
+fn language_code(l: Language) -> u8 {
+    LANGUAGES.iter().position(|x| *x == l).unwrap_or(0) as u8
+}
+
+fn language_from_code(c: u8) -> Option<Language> {
+    LANGUAGES.get(c as usize).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_rejects_damage() {
+        let dir = std::env::temp_dir().join(format!("cruxe-state-{}", std::process::id()));
+        let path = dir.join("s.bin");
+        let state = RefState {
+            tag: "2026-01-01T00:00:00.000000001Z".into(),
+            files: vec![RFile {
+                id: "r@m:a.py".into(),
+                path: "a.py".into(),
+                language: Language::Python,
+                module: "a".into(),
+                package: String::new(),
+                imports: Vec::new(),
+                symbols: vec![RSymbol {
+                    id: "s_1".into(),
+                    qualified_name: "a.f".into(),
+                    kind: "function".into(),
+                }],
+            }],
+            meta: vec![FileMeta {
+                content_hash: "h".into(),
+                imports_text: "[]".into(),
+                fingerprint: [7; 16],
+                deps: vec![1, 2, u64::MAX],
+                externals: vec!["os".into()],
+            }],
+        };
+        state.save(&path).expect("save");
+        let back = RefState::load(&path, |_| Vec::new()).expect("load");
+        assert_eq!(back.tag, state.tag);
+        assert_eq!(back.files[0].symbols, state.files[0].symbols);
+        assert_eq!(back.meta, state.meta);
+        let mut bytes = std::fs::read(&path).expect("read");
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 1;
+        std::fs::write(&path, &bytes).expect("write");
+        assert!(RefState::load(&path, |_| Vec::new()).is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

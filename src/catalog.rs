@@ -8,10 +8,15 @@
 //! parent chains and subtrees. Walks keep a visited set and a depth bound, so even
 //! a damaged tree cannot loop.
 //!
-//! Architecture invariant: built from the graph's committed state and replaced
-//! whole after each index run; never written to otherwise.
+//! Architecture invariant: built from the graph's committed state; after an index
+//! run a copy is patched with the run's changes (`apply`) and replaces it whole.
+//! A copy is cheap (entries and names are shared `Arc`s) and the patch touches
+//! only the changed files, so its cost follows the change. Entry indices are
+//! stable across patches: the entries of removed files stay as dead slots (no
+//! map points at them) until too many pile up and the catalog is rebuilt.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::graph;
 use crate::graph::{Changes, FileSymbol, SymbolRow};
@@ -30,14 +35,17 @@ pub struct Entry {
     pub children: Vec<usize>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Catalog {
-    entries: Vec<Entry>,
-    by_id: HashMap<String, usize>,
-    by_name: HashMap<String, Vec<usize>>,
-    by_lower: HashMap<String, Vec<usize>>,
+    entries: Vec<Arc<Entry>>,
+    /// Whether each slot holds a live entry (a patch leaves removed ones dead).
+    alive: Vec<bool>,
+    dead: usize,
+    by_id: HashMap<Arc<str>, usize>,
+    by_name: HashMap<Arc<str>, Vec<usize>>,
+    by_lower: HashMap<Arc<str>, Vec<usize>>,
     /// Top-level symbols of each file, in line order.
-    by_file: HashMap<String, Vec<usize>>,
+    by_file: HashMap<Arc<str>, Vec<usize>>,
     /// How many import edges point at each imported symbol.
     imported_by: HashMap<usize, u32>,
     /// Unique per built catalog: caches derived from one (the search index's
@@ -69,19 +77,14 @@ impl Catalog {
                     std::cmp::Reverse(b.2),
                 ))
         });
-        static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let mut c = Catalog {
-            generation: GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            generation: next_generation(),
             ..Catalog::default()
         };
+        let mut entries: Vec<Entry> = Vec::with_capacity(rows.len());
         for (i, (row, start, end)) in rows.into_iter().enumerate() {
-            c.by_id.insert(row.id.clone(), i);
-            c.by_name.entry(row.name.clone()).or_default().push(i);
-            c.by_lower
-                .entry(row.name.to_lowercase())
-                .or_default()
-                .push(i);
-            c.entries.push(Entry {
+            c.index_names(i, &row);
+            entries.push(Entry {
                 row,
                 byte_start: start,
                 byte_end: end,
@@ -91,30 +94,62 @@ impl Catalog {
         }
         let mut contained: HashSet<usize> = HashSet::new();
         for (parent, child, from_file) in edges {
-            let Some(&ci) = c.by_id.get(&child) else {
+            let Some(&ci) = c.by_id.get(child.as_str()) else {
                 continue;
             };
             if !contained.insert(ci) {
                 continue; // a second parent would be damage: keep the first
             }
             if !from_file
-                && let Some(&pi) = c.by_id.get(&parent)
+                && let Some(&pi) = c.by_id.get(parent.as_str())
                 && pi != ci
             {
-                c.entries[ci].parent = Some(pi);
+                entries[ci].parent = Some(pi);
             }
         }
-        for i in 0..c.entries.len() {
-            match c.entries[i].parent {
-                Some(p) => c.entries[p].children.push(i),
+        for i in 0..entries.len() {
+            match entries[i].parent {
+                Some(p) => entries[p].children.push(i),
                 None => {
-                    let path = c.entries[i].row.path.clone();
+                    let path: Arc<str> = Arc::from(entries[i].row.path.as_str());
                     c.by_file.entry(path).or_default().push(i);
                 }
             }
         }
         // Entries are in (path, line) order, so children and files already are.
+        c.alive = vec![true; entries.len()];
+        c.entries = entries.into_iter().map(Arc::new).collect();
         c
+    }
+
+    /// Adds entry `i` to the id and name maps.
+    fn index_names(&mut self, i: usize, row: &SymbolRow) {
+        self.by_id.insert(Arc::from(row.id.as_str()), i);
+        self.by_name
+            .entry(Arc::from(row.name.as_str()))
+            .or_default()
+            .push(i);
+        self.by_lower
+            .entry(Arc::from(row.name.to_lowercase().as_str()))
+            .or_default()
+            .push(i);
+    }
+
+    /// The order entries are numbered in by `build`: (path, line, start, longest
+    /// first).
+    fn order_key(&self, i: usize) -> (&str, i64, usize, std::cmp::Reverse<usize>) {
+        let e = &self.entries[i];
+        (
+            e.row.path.as_str(),
+            e.row.line_start,
+            e.byte_start,
+            std::cmp::Reverse(e.byte_end),
+        )
+    }
+
+    /// The live entries, in slot order.
+    pub fn indices(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.entries.len()).filter(|&i| self.alive[i])
     }
 
     /// The number of import edges that point at entry `i`.
@@ -139,12 +174,18 @@ impl Catalog {
             let list = self.imports_of.entry(path).or_default();
             list.push(i);
         }
-        // Entries are numbered in (path, line) order: sorted lists read in that
-        // order. An import of the same symbol on two lines stays twice, as in the
-        // graph, so the in-degree can be recomputed from these lists.
-        for list in self.imports_of.values_mut() {
-            list.sort_unstable();
+        // Lists read in (path, line) order of their targets. An import of the
+        // same symbol on two lines stays twice, as in the graph, so the in-degree
+        // can be recomputed from these lists.
+        let mut lists = std::mem::take(&mut self.imports_of);
+        for list in lists.values_mut() {
+            self.sort_entries(list);
         }
+        self.imports_of = lists;
+    }
+
+    fn sort_entries(&self, list: &mut [usize]) {
+        list.sort_by(|&a, &b| self.order_key(a).cmp(&self.order_key(b)));
     }
 
     /// Everything the catalog holds, in a canonical order: (symbol id, parent id,
@@ -152,10 +193,9 @@ impl Catalog {
     /// same state have equal digests.
     pub fn digest(&self) -> Vec<(String, String, usize, usize, u32)> {
         let mut out: Vec<_> = self
-            .entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| {
+            .indices()
+            .map(|i| {
+                let e = &self.entries[i];
                 (
                     e.row.id.clone(),
                     e.parent
@@ -167,6 +207,49 @@ impl Catalog {
             })
             .collect();
         out.sort();
+        out
+    }
+
+    /// Everything a tool can observe, in the order it observes it: per file its
+    /// top-level symbols, per symbol its parent, children, byte range and import
+    /// in-degree, the name lookups, each file's imports and `matching`. A patched
+    /// catalog must equal a fresh load in this (tests compare them).
+    pub fn observable(&self) -> Vec<String> {
+        let id = |i: usize| self.entries[i].row.id.clone();
+        let ids = |v: &[usize]| v.iter().map(|&i| id(i)).collect::<Vec<_>>().join(",");
+        let mut out = vec![format!("len {}", self.len())];
+        let mut files: Vec<&Arc<str>> = self.by_file.keys().collect();
+        files.sort();
+        for f in files {
+            out.push(format!("file {f}: {}", ids(&self.by_file[f])));
+        }
+        let mut order: Vec<usize> = self.indices().collect();
+        self.sort_entries(&mut order);
+        for i in order {
+            let e = &self.entries[i];
+            out.push(format!(
+                "{} parent {:?} children [{}] bytes {}..{} imported_by {}",
+                e.row.id,
+                e.parent.map(id),
+                ids(&e.children),
+                e.byte_start,
+                e.byte_end,
+                self.imported_by(i)
+            ));
+        }
+        for (what, map) in [("name", &self.by_name), ("lower", &self.by_lower)] {
+            let mut keys: Vec<&Arc<str>> = map.keys().collect();
+            keys.sort();
+            for k in keys {
+                out.push(format!("{what} {k}: {}", ids(&map[k])));
+            }
+        }
+        let mut paths: Vec<&String> = self.imports_of.keys().collect();
+        paths.sort();
+        for p in paths {
+            out.push(format!("imports {p}: {}", ids(&self.imports_of[p])));
+        }
+        out.push(format!("matching: {}", ids(&self.matching("", usize::MAX))));
         out
     }
 
@@ -190,12 +273,13 @@ impl Catalog {
         self.generation
     }
 
+    /// Live entries.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.entries.len() - self.dead
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
     pub fn entry(&self, i: usize) -> &Entry {
@@ -214,16 +298,19 @@ impl Catalog {
     /// Symbols whose name equals `name` ignoring case.
     pub fn named_ignoring_case(&self, name: &str) -> &[usize] {
         self.by_lower
-            .get(&name.to_lowercase())
+            .get(name.to_lowercase().as_str())
             .map_or(&[], Vec::as_slice)
     }
 
     /// Symbols whose name contains `needle` (lower-case), in (path, line) order.
     pub fn matching(&self, needle: &str, max: usize) -> Vec<usize> {
-        (0..self.entries.len())
+        let mut hits: Vec<usize> = self
+            .indices()
             .filter(|&i| self.entries[i].row.name.to_lowercase().contains(needle))
-            .take(max)
-            .collect()
+            .collect();
+        hits.sort_by(|&a, &b| self.order_key(a).cmp(&self.order_key(b)));
+        hits.truncate(max);
+        hits
     }
 
     /// The symbols meant by `name` (plain, or qualified: `auth::jwt::validate`,
@@ -319,12 +406,18 @@ impl Catalog {
     }
 }
 
+fn next_generation() -> u64 {
+    static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 impl Catalog {
     /// The catalog after an in-place index run committed `changes` to this ref:
     /// the symbols of removed and changed files go, the new ones come, and the
-    /// import edges are the run's complete set (or the old ones when the run left
-    /// them alone). Equal to loading the ref from the graph again, without the
-    /// graph queries (which cost about a second per 100k symbols).
+    /// import edges follow the run's (all of them, those of the files it
+    /// rewrote, or none). Equal to loading the ref from the graph again (which
+    /// costs about a second per 100k symbols); the cost of a patch follows the
+    /// number of changed files, plus a shallow copy of the maps.
     pub fn apply(&self, changes: &Changes) -> Catalog {
         // The added files' paths too: applying to a catalog that already holds the
         // new state (loaded from the graph after the commit) must not add twice.
@@ -334,10 +427,191 @@ impl Catalog {
             .map(String::as_str)
             .chain(changes.add.iter().map(|f| f.file.path.as_str()))
             .collect();
+        let dying: usize = removed.iter().map(|p| self.file_all(p).len()).sum();
+        if changes.replace_all || (self.dead + dying) * 4 > self.entries.len().max(1024) {
+            return self.rebuilt(changes, &removed);
+        }
+        let mut c = self.clone();
+        c.generation = next_generation();
+        let prefix = format!("{}:", graph::ref_id(&changes.repo, &changes.ref_name));
+
+        // Import lists that go away or are replaced: their counts go first.
+        let mut rewritten: HashSet<String> = HashSet::new();
+        match &changes.imports {
+            Some(graph::ImportChanges::All(_)) => {
+                rewritten.extend(c.imports_of.keys().cloned());
+            }
+            Some(graph::ImportChanges::Files { files, .. }) => {
+                rewritten.extend(
+                    files
+                        .iter()
+                        .filter_map(|id| id.strip_prefix(&prefix))
+                        .map(str::to_string),
+                );
+                // A deleted file's edges went with its node.
+                rewritten.extend(changes.drop_files.iter().cloned());
+            }
+            None => rewritten.extend(removed.iter().map(|p| p.to_string())),
+        }
+        for path in &rewritten {
+            if let Some(list) = c.imports_of.remove(path.as_str()) {
+                for t in list {
+                    if let Some(n) = c.imported_by.get_mut(&t) {
+                        *n = n.saturating_sub(1);
+                        if *n == 0 {
+                            c.imported_by.remove(&t);
+                        }
+                    }
+                }
+            }
+        }
+
+        // The removed files' entries die.
+        let mut touched_names: HashSet<Arc<str>> = HashSet::new();
+        for path in &removed {
+            for (i, _) in self.file_all(path) {
+                let e = &self.entries[i];
+                if c.by_id.get(e.row.id.as_str()) == Some(&i) {
+                    c.by_id.remove(e.row.id.as_str());
+                }
+                for (map, key) in [
+                    (&mut c.by_name, e.row.name.clone()),
+                    (&mut c.by_lower, e.row.name.to_lowercase()),
+                ] {
+                    if let Some(list) = map.get_mut(key.as_str()) {
+                        list.retain(|&x| x != i);
+                        if list.is_empty() {
+                            map.remove(key.as_str());
+                        }
+                    }
+                }
+                c.imported_by.remove(&i);
+                c.alive[i] = false;
+                c.dead += 1;
+            }
+            c.by_file.remove(*path);
+        }
+
+        // The new files' entries come, each file in line order.
+        for f in &changes.add {
+            let mut order: Vec<usize> = (0..f.symbols.len()).collect();
+            order.sort_by(|&a, &b| {
+                let (x, y) = (&f.symbols[a], &f.symbols[b]);
+                (
+                    x.row.line_start,
+                    x.byte_start,
+                    std::cmp::Reverse(x.byte_end),
+                )
+                    .cmp(&(
+                        y.row.line_start,
+                        y.byte_start,
+                        std::cmp::Reverse(y.byte_end),
+                    ))
+            });
+            let base = c.entries.len();
+            let slot_of: HashMap<&str, usize> = order
+                .iter()
+                .enumerate()
+                .map(|(k, &si)| (f.symbols[si].row.id.as_str(), base + k))
+                .collect();
+            let mut fresh: Vec<Entry> = order
+                .iter()
+                .map(|&si| {
+                    let s = &f.symbols[si];
+                    Entry {
+                        row: s.row.clone(),
+                        byte_start: s.byte_start.max(0) as usize,
+                        byte_end: s.byte_end.max(0) as usize,
+                        parent: s.parent.as_deref().and_then(|p| slot_of.get(p).copied()),
+                        children: Vec::new(),
+                    }
+                })
+                .collect();
+            let mut top = Vec::new();
+            for k in 0..fresh.len() {
+                match fresh[k].parent {
+                    Some(p) if p != base + k => fresh[p - base].children.push(base + k),
+                    _ => {
+                        fresh[k].parent = None;
+                        top.push(base + k);
+                    }
+                }
+            }
+            for (k, e) in fresh.into_iter().enumerate() {
+                c.index_names(base + k, &e.row);
+                touched_names.insert(Arc::from(e.row.name.as_str()));
+                touched_names.insert(Arc::from(e.row.name.to_lowercase().as_str()));
+                c.entries.push(Arc::new(e));
+                c.alive.push(true);
+            }
+            if !top.is_empty() {
+                c.by_file.insert(Arc::from(f.file.path.as_str()), top);
+            }
+        }
+        // Name lists read in (path, line) order, as a fresh build numbers them.
+        for name in &touched_names {
+            for map in [&mut c.by_name, &mut c.by_lower] {
+                if let Some(mut list) = map.remove(name) {
+                    list.sort_by(|&a, &b| {
+                        let (x, y) = (&c.entries[a], &c.entries[b]);
+                        (
+                            x.row.path.as_str(),
+                            x.row.line_start,
+                            x.byte_start,
+                            std::cmp::Reverse(x.byte_end),
+                        )
+                            .cmp(&(
+                                y.row.path.as_str(),
+                                y.row.line_start,
+                                y.byte_start,
+                                std::cmp::Reverse(y.byte_end),
+                            ))
+                    });
+                    map.insert(name.clone(), list);
+                }
+            }
+        }
+
+        // The new import lists.
+        let rows: &[graph::ImportRow] = match &changes.imports {
+            Some(i) => i.rows(),
+            None => &[],
+        };
+        let new_edges: Vec<(String, String)> = rows
+            .iter()
+            .filter(|r| r.label == graph::ImportLabel::Symbol)
+            .filter_map(|r| {
+                let path = r.from.strip_prefix(&prefix)?;
+                Some((path.to_string(), r.to.clone()))
+            })
+            .collect();
+        let mut lists = std::mem::take(&mut c.imports_of);
+        let mut changed_lists: HashSet<String> = HashSet::new();
+        for (path, id) in new_edges {
+            let Some(i) = c.by_id(&id) else {
+                continue;
+            };
+            *c.imported_by.entry(i).or_insert(0) += 1;
+            lists.entry(path.clone()).or_default().push(i);
+            changed_lists.insert(path);
+        }
+        for path in &changed_lists {
+            if let Some(list) = lists.get_mut(path) {
+                c.sort_entries(list);
+            }
+        }
+        c.imports_of = lists;
+        c
+    }
+
+    /// `apply` by building the catalog again from the live entries and the
+    /// changes (a `--force` run, or too many dead slots).
+    fn rebuilt(&self, changes: &Changes, removed: &HashSet<&str>) -> Catalog {
         let added: usize = changes.add.iter().map(|f| f.symbols.len()).sum();
-        let mut rows = Vec::with_capacity(self.entries.len() + added);
-        let mut edges = Vec::with_capacity(self.entries.len() + added);
-        for e in &self.entries {
+        let mut rows = Vec::with_capacity(self.len() + added);
+        let mut edges = Vec::with_capacity(self.len() + added);
+        for i in self.indices() {
+            let e = &self.entries[i];
             if removed.contains(e.row.path.as_str()) {
                 continue;
             }
@@ -399,7 +673,7 @@ impl Catalog {
                 edges.extend(symbol_edges(rows));
                 c.set_imports(edges);
             }
-            None => c.set_imports(keep(&removed)),
+            None => c.set_imports(keep(removed)),
         }
         c
     }

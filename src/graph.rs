@@ -56,10 +56,6 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../queries/insert_files.cypher"),
     ),
     (
-        "insert_symbols_under_file",
-        include_str!("../queries/insert_symbols_under_file.cypher"),
-    ),
-    (
         "insert_symbols_under_symbol",
         include_str!("../queries/insert_symbols_under_symbol.cypher"),
     ),
@@ -134,6 +130,10 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
     (
         "delete_imports",
         include_str!("../queries/delete_imports.cypher"),
+    ),
+    (
+        "insert_symbols_with_children",
+        include_str!("../queries/insert_symbols_with_children.cypher"),
     ),
     (
         "delete_file_imports",
@@ -1051,18 +1051,63 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
         |_| {},
     )?;
 
-    // Symbols with their CONTAINS edge, shallowest first so parents exist.
+    // Symbols with their CONTAINS edge, shallowest first so parents exist: the
+    // file's own symbols together with their children, then deeper levels.
     let (sym_fields, sym_types) = symbol_layout(true);
     let levels = symbols_by_depth(&c.add);
-    for (depth, rows) in levels.iter().enumerate() {
-        let query = if depth == 0 {
-            q("insert_symbols_under_file")
-        } else {
-            q("insert_symbols_under_symbol")
+    if let Some(top) = levels.first() {
+        let (child_fields, child_type) = symbol_layout(false);
+        let mut children: HashMap<&str, Vec<(&FileRow, &SymbolInsert)>> = HashMap::new();
+        for &(file, si) in levels.get(1).map_or(&[][..], Vec::as_slice) {
+            if let Some(p) = si.parent.as_deref() {
+                children.entry(p).or_default().push((file, si));
+            }
+        }
+        let mut fields = sym_fields.clone();
+        fields.push("children");
+        let LogicalType::Struct { fields: mut types } = sym_types.clone() else {
+            unreachable!("symbol_layout is a struct")
         };
+        types.push((
+            "children".to_string(),
+            LogicalType::List {
+                child_type: Box::new(child_type.clone()),
+            },
+        ));
+        let row_type = LogicalType::Struct { fields: types };
         write_batches(
             conn,
-            query,
+            q("insert_symbols_with_children"),
+            &row_type,
+            &fields,
+            top.iter().map(|(file, si)| {
+                let mut v = symbol_values(c, file, si, true);
+                let kids = children
+                    .get(si.row.id.as_str())
+                    .map_or(&[][..], Vec::as_slice);
+                v.push(Value::List(
+                    child_type.clone(),
+                    kids.iter()
+                        .map(|(f, k)| {
+                            Value::Struct(
+                                child_fields
+                                    .iter()
+                                    .map(|n| n.to_string())
+                                    .zip(symbol_values(c, f, k, false))
+                                    .collect(),
+                            )
+                        })
+                        .collect(),
+                ));
+                v
+            }),
+            |_| {},
+        )?;
+    }
+    for rows in levels.iter().skip(2) {
+        write_batches(
+            conn,
+            q("insert_symbols_under_symbol"),
             &sym_types,
             &sym_fields,
             rows.iter()

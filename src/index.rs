@@ -272,6 +272,11 @@ pub fn index_repo_with(
         None => true,
         Some(st) => force && st.refs()?.iter().all(|(r, f)| *r == repo && *f == ref_name),
     };
+    // An in-place write first saves the database aside (see
+    // `DataDir::save_before_write`); every run writes (at least the ref's
+    // `indexed_at`), so the copy starts now and runs while files are read,
+    // parsed and resolved.
+    let mut saving = (store.is_some() && !fresh).then(|| SavedCopy::start(data));
     // What the previous run left: its resolution state, when it describes the
     // graph's current state. Without one (a damaged or lagging state file, a
     // data dir from an older cruxe) the run reads the ref back from the graph and
@@ -395,18 +400,6 @@ pub fn index_repo_with(
     changes.remove_paths.extend(gone.iter().cloned());
     changes.drop_files = gone;
 
-    // An in-place write first saves the database aside (see
-    // `DataDir::save_before_write`): that copy runs while imports are resolved.
-    let in_place_write = store.is_some() && !fresh;
-    let saving = in_place_write.then(|| {
-        let data = data.clone();
-        std::thread::spawn(move || {
-            let t = Instant::now();
-            let r = data.save_before_write();
-            (r, t.elapsed().as_millis() as u64)
-        })
-    });
-
     // Imports are re-resolved over the whole ref whenever anything changed, so
     // edges into changed files are right too: the result equals a fresh index.
     // Only the edges of files whose resolution changed are written.
@@ -465,6 +458,7 @@ pub fn index_repo_with(
             let m = FileMeta {
                 content_hash: rows.file.content_hash.clone(),
                 imports_text: rows.file.imports.clone(),
+                symbols: rows.symbols.len() as u32,
                 ..FileMeta::default()
             };
             entries.push((f, m, true));
@@ -542,6 +536,12 @@ pub fn index_repo_with(
                 );
             m.fingerprint = fp;
             m.deps = r.deps;
+            m.edges = r.edges.len() as u32;
+            m.unresolved = r
+                .edges
+                .iter()
+                .filter(|e| matches!(e.target, Target::External(_)))
+                .count() as u32;
             m.externals = r
                 .edges
                 .iter()
@@ -607,11 +607,10 @@ pub fn index_repo_with(
     let store: &GraphStore = match store {
         Some(st) if !fresh => {
             let t = Instant::now();
-            let (saved, saved_ms) = saving
+            let saved_ms = saving
+                .as_mut()
                 .expect("started for in-place writes")
-                .join()
-                .expect("the copy thread does not panic");
-            saved?;
+                .wait()?;
             st.apply(&changes)?;
             let applied_ms = t.elapsed().as_millis() as u64;
             st.checkpoint()?;
@@ -666,14 +665,26 @@ pub fn index_repo_with(
         ms = t_search.elapsed().as_millis() as u64,
         "wrote the search index"
     );
-    if let Some(st) = store
-        .status()?
-        .into_iter()
-        .find(|s| s.repo == repo && s.ref_name == ref_name)
-    {
-        report.symbols = st.symbols;
-        report.import_edges = st.import_edges;
-        report.unresolved_imports = st.unresolved_imports;
+    // The ref's totals: from the state when there is one (counting them in the
+    // graph scans every edge), else from the graph.
+    match &next_state {
+        Some(st) => {
+            let sum = |f: fn(&FileMeta) -> u32| st.meta.iter().map(|m| i64::from(f(m))).sum();
+            report.symbols = sum(|m| m.symbols);
+            report.import_edges = sum(|m| m.edges);
+            report.unresolved_imports = sum(|m| m.unresolved);
+        }
+        None => {
+            if let Some(st) = store
+                .status()?
+                .into_iter()
+                .find(|s| s.repo == repo && s.ref_name == ref_name)
+            {
+                report.symbols = st.symbols;
+                report.import_edges = st.import_edges;
+                report.unresolved_imports = st.unresolved_imports;
+            }
+        }
     }
     if in_place && !changes.replace_all {
         report.changes = Some(std::sync::Arc::new(changes));
@@ -683,6 +694,52 @@ pub fn index_repo_with(
     report.diagnostics = diagnostics;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// The copy of the database an in-place run makes before it writes, taken on a
+/// thread. Dropped without `wait` (the run failed before writing), it waits for
+/// the copy and discards it: the database was not touched.
+struct SavedCopy {
+    data: DataDir,
+    handle: Option<std::thread::JoinHandle<Result<u64, DataDirError>>>,
+    waited: bool,
+}
+
+impl SavedCopy {
+    fn start(data: &DataDir) -> SavedCopy {
+        let copy = data.clone();
+        SavedCopy {
+            data: data.clone(),
+            handle: Some(std::thread::spawn(move || {
+                let t = Instant::now();
+                copy.save_before_write()?;
+                Ok(t.elapsed().as_millis() as u64)
+            })),
+            waited: false,
+        }
+    }
+
+    /// Waits for the copy; its duration in ms.
+    fn wait(&mut self) -> Result<u64, DataDirError> {
+        self.waited = true;
+        match self.handle.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(DataDirError::Io {
+                path: self.data.root().to_path_buf(),
+                message: "the copy of the database before writing failed".into(),
+            }),
+            None => Ok(0),
+        }
+    }
+}
+
+impl Drop for SavedCopy {
+    fn drop(&mut self) {
+        if !self.waited {
+            let _ = self.wait();
+            self.data.discard_saved();
+        }
+    }
 }
 
 /// A resolved edge as a graph row.
@@ -724,14 +781,16 @@ fn state_from_graph(
         let Some(language) = Language::from_path(&f.path) else {
             continue;
         };
+        let symbols = by_path.remove(&f.path).unwrap_or_default();
         state.meta.push(FileMeta {
             content_hash: hashes.get(&f.path).cloned().unwrap_or_default(),
             imports_text: f.imports.clone(),
+            symbols: symbols.len() as u32,
             ..FileMeta::default()
         });
         state.files.push(RFile {
             imports: decode_imports(&f.imports),
-            symbols: by_path.remove(&f.path).unwrap_or_default(),
+            symbols,
             id: f.id,
             path: f.path,
             language,

@@ -381,14 +381,14 @@ impl SearchIndex {
     pub fn rebuild(&self, cat: &Catalog, root: Option<&Path>) -> Result<(), SearchError> {
         let mut texts: std::collections::HashMap<&str, String> = std::collections::HashMap::new();
         if let Some(root) = root {
-            for i in 0..cat.len() {
+            for i in cat.indices() {
                 let path = cat.entry(i).row.path.as_str();
                 texts.entry(path).or_insert_with(|| {
                     std::fs::read_to_string(root.join(path)).unwrap_or_default()
                 });
             }
         }
-        let docs = (0..cat.len()).map(|i| {
+        let docs = cat.indices().map(|i| {
             let e = cat.entry(i);
             let body = texts
                 .get(e.row.path.as_str())

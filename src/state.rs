@@ -20,7 +20,7 @@ use std::path::Path;
 use crate::model::{Language, RawImport};
 use crate::resolve::{Edge, RFile, RSymbol, Target};
 
-const MAGIC: &[u8; 8] = b"CRUXST02";
+const MAGIC: &[u8; 8] = b"CRUXST03";
 
 /// Fingerprint of one file's resolved import edges.
 pub type Fingerprint = [u8; 16];
@@ -44,6 +44,10 @@ pub struct FileMeta {
     pub deps: Vec<u64>,
     /// The names of the External nodes its edges point at.
     pub externals: Vec<String>,
+    /// Its definitions, import edges and edges to External nodes.
+    pub symbols: u32,
+    pub edges: u32,
+    pub unresolved: u32,
 }
 
 /// The fingerprint of a file's edges (sorted and unique, as the resolver gives
@@ -92,8 +96,18 @@ impl RefState {
             for x in &m.externals {
                 put_str(&mut buf, x);
             }
-            put_u32(&mut buf, f.symbols.len() as u32);
-            for s in &f.symbols {
+            for n in [m.symbols, m.edges, m.unresolved] {
+                put_u32(&mut buf, n);
+            }
+            // Go imports name packages, never definitions: the resolver does not
+            // look Go symbols up, so they are not kept.
+            let symbols: &[RSymbol] = if f.language == Language::Go {
+                &[]
+            } else {
+                &f.symbols
+            };
+            put_u32(&mut buf, symbols.len() as u32);
+            for s in symbols {
                 put_str(&mut buf, &s.id);
                 put_str(&mut buf, &s.qualified_name);
                 put_str(&mut buf, &s.kind);
@@ -149,6 +163,7 @@ impl RefState {
             for _ in 0..nx {
                 externals.push(r.string()?);
             }
+            let (n_symbols, n_edges, n_unresolved) = (r.u32()?, r.u32()?, r.u32()?);
             let ns = r.u32()? as usize;
             let mut symbols = Vec::with_capacity(ns);
             for _ in 0..ns {
@@ -173,6 +188,9 @@ impl RefState {
                 fingerprint,
                 deps,
                 externals,
+                symbols: n_symbols,
+                edges: n_edges,
+                unresolved: n_unresolved,
             });
         }
         if r.at != body.len() {
@@ -266,6 +284,9 @@ mod tests {
                 fingerprint: [7; 16],
                 deps: vec![1, 2, u64::MAX],
                 externals: vec!["os".into()],
+                symbols: 1,
+                edges: 3,
+                unresolved: 2,
             }],
         };
         state.save(&path).expect("save");

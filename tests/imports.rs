@@ -374,6 +374,12 @@ fn random_edits_keep_incremental_edges_equal_to_a_fresh_index() {
         copy_tree(&fixture(&format!("imports/{lang}")), &repo);
         let data = DataDir::new(tmp.path().join("data"));
         index_into(&repo, &data);
+        let load = |data: &DataDir| {
+            let store = data.open_graph_read_only(&small_graph()).expect("open");
+            cruxe::catalog::load(&store, "imports", "test").expect("catalog")
+        };
+        // A server's catalog, patched with each run's changes.
+        let mut catalog = load(&data);
         let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         let mut next = |n: usize| -> usize {
             rng ^= rng << 13;
@@ -441,6 +447,28 @@ fn random_edits_keep_incremental_edges_equal_to_a_fresh_index() {
                 "{lang} step {step}: the run left a resolution state"
             );
             targeted |= report.imports_resolved < report.files;
+            catalog = catalog.apply(report.changes.as_ref().expect("in-place run"));
+            assert_eq!(
+                catalog.observable(),
+                load(&data).observable(),
+                "{lang} step {step} ({what}): the patched catalog differs from a fresh load"
+            );
+            // The run's totals (kept in the state) are the graph's.
+            let status = data
+                .open_graph_read_only(&small_graph())
+                .expect("open")
+                .status()
+                .expect("status");
+            let st = status.iter().find(|s| s.repo == "imports").expect("ref");
+            assert_eq!(
+                (
+                    report.symbols,
+                    report.import_edges,
+                    report.unresolved_imports
+                ),
+                (st.symbols, st.import_edges, st.unresolved_imports),
+                "{lang} step {step}: the report's totals"
+            );
             let fresh = DataDir::new(tmp.path().join(format!("fresh-{step}")));
             index_into(&repo, &fresh);
             assert_eq!(

@@ -115,6 +115,7 @@ fn edits_deletes_and_additions_match_a_fresh_index() {
     let loaded = load_catalog(&data);
     assert_eq!(patched.digest(), loaded.digest());
     assert_eq!(patched.imports_digest(), loaded.imports_digest());
+    assert_eq!(patched.observable(), loaded.observable());
     assert!(!loaded.imports_digest().is_empty());
     assert_ne!(catalog_before.digest(), loaded.digest());
     assert_eq!(loaded.apply(changes).digest(), loaded.digest());

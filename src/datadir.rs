@@ -161,11 +161,17 @@ impl DataDir {
     /// copy back instead of by Kuzu's log replay, which 0.11.3 cannot always do
     /// after a kill (seen here: a segfault replaying node inserts, in read-only and
     /// read-write opens alike). The database copy is renamed into place last: it is
-    /// the marker that a copy is complete.
+    /// the marker that a copy is complete. Beside it, a stamp of the database it
+    /// copied (size, mtime, first 64 KiB): while the database still matches the
+    /// stamp and has no log, the copy *is* the current state, so a server can make
+    /// it ahead of its next run (`save_ahead`) and the run skips the copy.
     pub fn save_before_write(&self) -> Result<(), DataDirError> {
         let Some(graph) = self.graph_path()? else {
             return Ok(());
         };
+        if self.has_current_copy(&graph) {
+            return Ok(());
+        }
         let wal = wal_of(&graph);
         let copy = |from: &Path, to: &Path| -> std::io::Result<()> {
             let tmp = PathBuf::from(format!("{}.tmp", to.display()));
@@ -173,25 +179,51 @@ impl DataDir {
             std::fs::File::open(&tmp)?.sync_all()?;
             std::fs::rename(&tmp, to)
         };
+        let stamp_file = stamp_of(&graph);
+        let _ = std::fs::remove_file(&stamp_file);
+        let _ = std::fs::remove_file(bak_of(&graph));
         let wal_bak = bak_of(&wal);
         let _ = std::fs::remove_file(&wal_bak);
         if wal.exists() {
             copy(&wal, &wal_bak).map_err(self.io())?;
         }
-        copy(&graph, &bak_of(&graph)).map_err(self.io())?;
+        let tmp = PathBuf::from(format!("{}.tmp", bak_of(&graph).display()));
+        std::fs::copy(&graph, &tmp)
+            .and_then(|_| std::fs::File::open(&tmp)?.sync_all())
+            .map_err(self.io())?;
+        if let Some(st) = stamp(&graph) {
+            std::fs::write(&stamp_file, st).map_err(self.io())?;
+        }
+        std::fs::rename(&tmp, bak_of(&graph)).map_err(self.io())?;
         Ok(())
     }
 
-    /// After a run committed and checkpointed: the copy is no longer needed.
+    /// Whether the saved copy equals the database as it is now (see
+    /// `save_before_write`).
+    fn has_current_copy(&self, graph: &Path) -> bool {
+        let wal = wal_of(graph);
+        let wal_empty = std::fs::metadata(&wal).map_or(true, |m| m.len() == 0);
+        bak_of(graph).exists()
+            && !bak_of(&wal).exists()
+            && wal_empty
+            && stamp(graph).is_some_and(|st| {
+                std::fs::read_to_string(stamp_of(graph)).is_ok_and(|saved| saved == st)
+            })
+    }
+
+    /// After a run committed and checkpointed: the copy no longer describes the
+    /// database and goes.
     pub fn discard_saved(&self) {
         if let Ok(Some(graph)) = self.graph_path() {
             let _ = std::fs::remove_file(bak_of(&graph));
             let _ = std::fs::remove_file(bak_of(&wal_of(&graph)));
+            let _ = std::fs::remove_file(stamp_of(&graph));
         }
     }
 
     /// Puts back the copy an interrupted in-place run left (the state before that
-    /// run). Call with the writer lock held. True if something was restored.
+    /// run). A copy that equals the current database (made ahead by a server) is
+    /// left alone. Call with the writer lock held. True if something was restored.
     pub fn restore_interrupted(&self) -> Result<bool, DataDirError> {
         let Some(graph) = self.graph_path()? else {
             return Ok(false);
@@ -200,6 +232,9 @@ impl DataDir {
         let wal_bak = bak_of(&wal);
         if !bak.exists() {
             let _ = std::fs::remove_file(&wal_bak);
+            return Ok(false);
+        }
+        if self.has_current_copy(&graph) {
             return Ok(false);
         }
         tracing::info!(
@@ -212,6 +247,7 @@ impl DataDir {
             let _ = std::fs::remove_file(&wal);
         }
         std::fs::rename(&bak, &graph).map_err(self.io())?;
+        let _ = std::fs::remove_file(stamp_of(&graph));
         Ok(true)
     }
 
@@ -333,6 +369,35 @@ impl DataDir {
 
 fn wal_of(graph: &Path) -> PathBuf {
     PathBuf::from(format!("{}.wal", graph.display()))
+}
+
+fn stamp_of(graph: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.bak.stamp", graph.display()))
+}
+
+/// Size, mtime and a hash of the first 64 KiB of a database file: changes
+/// whenever a checkpoint writes to it.
+fn stamp(graph: &Path) -> Option<String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(graph).ok()?;
+    let mtime = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_nanos();
+    let mut head = Vec::with_capacity(1 << 16);
+    std::fs::File::open(graph)
+        .ok()?
+        .take(1 << 16)
+        .read_to_end(&mut head)
+        .ok()?;
+    Some(format!(
+        "{} {} {}",
+        meta.len(),
+        mtime,
+        blake3::hash(&head).to_hex()
+    ))
 }
 
 fn bak_of(file: &Path) -> PathBuf {

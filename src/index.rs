@@ -45,6 +45,11 @@ pub struct IndexOptions {
     pub commit: Option<String>,
     /// The repository's own root, when `root` is a snapshot of one of its refs.
     pub repo_root: Option<PathBuf>,
+    /// Server mode: an in-place run commits and returns; its checkpoint, the
+    /// removal of its saved copy and the state file are left to `finish_write`,
+    /// which the caller runs after making the changes visible. The resolution
+    /// state stays in memory between runs.
+    pub defer_finish: bool,
 }
 
 /// Receives progress of a long run. The CLI draws a bar; tests and servers log.
@@ -103,6 +108,63 @@ pub struct IndexReport {
     /// What an in-place run changed (`None` after a full build): a server patches
     /// its in-memory catalog with it instead of reloading the ref.
     pub changes: Option<std::sync::Arc<Changes>>,
+    /// The ref's `indexed_at` after the run.
+    pub indexed_at: String,
+    /// With `defer_finish`: the run committed and `finish_write` is due.
+    pub finish_pending: bool,
+}
+
+/// Resolution states kept in memory by a server between runs (`defer_finish`),
+/// by state file path; `dirty` ones are not on disk yet.
+static STATES: std::sync::Mutex<Option<HashMap<PathBuf, (RefState, bool)>>> =
+    std::sync::Mutex::new(None);
+
+fn cached_state(path: &Path, tag: &str) -> Option<RefState> {
+    let mut cache = STATES.lock().ok()?;
+    // Taken out: the run puts back the state it leaves (a state that is not the
+    // graph's any more, after a failed run, is no use).
+    let (st, _dirty) = cache.as_mut()?.remove(path)?;
+    (st.tag == tag).then_some(st)
+}
+
+fn cache_state(path: &Path, st: RefState, dirty: bool) {
+    if let Ok(mut cache) = STATES.lock() {
+        cache
+            .get_or_insert_with(HashMap::new)
+            .insert(path.to_path_buf(), (st, dirty));
+    }
+}
+
+/// Finishes the in-place runs a server made with `defer_finish` once their
+/// changes are visible: checkpoints the graph (so no log is left for Kuzu to
+/// replay), drops the copy saved before the write, writes the resolution states
+/// still only in memory, and saves the copy for the next run ahead of time.
+pub fn finish_write(data: &DataDir, store: &GraphStore) -> Result<(), IndexError> {
+    let _lock = data.lock_writer()?;
+    let t = Instant::now();
+    store.checkpoint()?;
+    data.discard_saved();
+    let checkpoint_ms = t.elapsed().as_millis() as u64;
+    if let Ok(mut cache) = STATES.lock()
+        && let Some(map) = cache.as_mut()
+    {
+        for (path, (st, dirty)) in map.iter_mut() {
+            if *dirty && path.starts_with(data.root()) {
+                if let Err(e) = st.save(path) {
+                    tracing::warn!("could not save the resolution state ({e})");
+                    let _ = std::fs::remove_file(path);
+                }
+                *dirty = false;
+            }
+        }
+    }
+    data.save_before_write()?;
+    tracing::debug!(
+        checkpoint_ms,
+        ms = t.elapsed().as_millis() as u64,
+        "finished the write"
+    );
+    Ok(())
 }
 
 enum Outcome {
@@ -288,7 +350,8 @@ pub fn index_repo_with(
     let state_path = data.state_path(&repo, &ref_name);
     let prior: Option<RefState> = match &store {
         Some(st) if !force && !opts.skip_imports => match st.ref_indexed_at(&repo, &ref_name)? {
-            Some(tag) => RefState::load(&state_path, decode_imports).filter(|p| p.tag == tag),
+            Some(tag) => cached_state(&state_path, &tag)
+                .or_else(|| RefState::load(&state_path, decode_imports).filter(|p| p.tag == tag)),
             None => None,
         },
         _ => None,
@@ -613,9 +676,13 @@ pub fn index_repo_with(
                 .wait()?;
             st.apply(&changes)?;
             let applied_ms = t.elapsed().as_millis() as u64;
-            st.checkpoint()?;
+            if opts.defer_finish {
+                report.finish_pending = true;
+            } else {
+                st.checkpoint()?;
+                data.discard_saved();
+            }
             let checkpoint_ms = t.elapsed().as_millis() as u64 - applied_ms;
-            data.discard_saved();
             tracing::debug!(saved_ms, applied_ms, checkpoint_ms, "in-place write");
             in_place = true;
             st
@@ -633,6 +700,7 @@ pub fn index_repo_with(
     // The state describes the state just committed; a kill before it is renamed
     // into place leaves the old one, whose tag no longer matches.
     match &next_state {
+        Some(_) if report.finish_pending => {}
         Some(st) => {
             let t = Instant::now();
             if let Err(e) = st.save(&state_path) {
@@ -686,6 +754,12 @@ pub fn index_repo_with(
             }
         }
     }
+    if opts.defer_finish
+        && let Some(st) = next_state
+    {
+        cache_state(&state_path, st, report.finish_pending);
+    }
+    report.indexed_at = changes.indexed_at.clone();
     if in_place && !changes.replace_all {
         report.changes = Some(std::sync::Arc::new(changes));
     }

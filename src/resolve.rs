@@ -74,6 +74,43 @@ fn family(l: Language) -> Family {
     }
 }
 
+/// A fast non-cryptographic hasher (FxHash's mixing) for the lookup tables, which
+/// are rebuilt on every run and hashed millions of times: SipHash's DoS
+/// resistance buys nothing for names read from the indexed repository itself.
+#[derive(Default, Clone, Copy)]
+pub struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let v = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+            self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(K);
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut b = [0u8; 8];
+            b[..rest.len()].copy_from_slice(rest);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(b)).wrapping_mul(K);
+        }
+    }
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
+
 /// (family, package for Rust / "" otherwise, key) — the key of module and
 /// qualified-name tables.
 type Key<'a> = (Family, &'a str, &'a str);
@@ -81,14 +118,14 @@ type Key<'a> = (Family, &'a str, &'a str);
 /// Lookup tables over one ref.
 struct Index<'a> {
     files: &'a [RFile],
-    by_path: HashMap<&'a str, usize>,
+    by_path: FxMap<&'a str, usize>,
     /// (family, package for Rust / "" otherwise, module) → files.
-    by_module: HashMap<Key<'a>, Vec<usize>>,
+    by_module: FxMap<Key<'a>, Vec<usize>>,
     /// (family, package for Rust / "" otherwise, qualified name) → symbol ids,
     /// definitions before impls.
-    by_qn: HashMap<Key<'a>, Vec<(&'a str, bool, &'a str)>>,
+    by_qn: FxMap<Key<'a>, Vec<(&'a str, bool, &'a str)>>,
     /// Go: directory → files.
-    go_dirs: HashMap<&'a str, Vec<usize>>,
+    go_dirs: FxMap<&'a str, Vec<usize>>,
     rust_crates: Vec<&'a str>,
     /// Rust modules declared with `#[path]`: (crate, module path) → file.
     rust_path_mods: HashMap<(String, String), usize>,
@@ -244,10 +281,10 @@ impl<'a> Index<'a> {
     fn new(files: &'a [RFile], layout: &'a Layout, families: &[Family]) -> Index<'a> {
         let mut ix = Index {
             files,
-            by_path: HashMap::new(),
-            by_module: HashMap::new(),
-            by_qn: HashMap::new(),
-            go_dirs: HashMap::new(),
+            by_path: FxMap::default(),
+            by_module: FxMap::default(),
+            by_qn: FxMap::default(),
+            go_dirs: FxMap::default(),
             rust_crates: Vec::new(),
             rust_path_mods: HashMap::new(),
             layout,
@@ -272,6 +309,13 @@ impl<'a> Index<'a> {
                 ix.rust_crates.push(f.package.as_str());
             }
         }
+        ix.by_qn.reserve(
+            files
+                .iter()
+                .filter(|f| families.contains(&family(f.language)))
+                .map(|f| f.symbols.len())
+                .sum(),
+        );
         for f in files {
             let fam = family(f.language);
             if !families.contains(&fam) {

@@ -267,11 +267,36 @@ impl Store {
     /// After an in-place run of one ref: the ref's caches go, except its catalog,
     /// which is replaced by `catalog` (patched with the run's changes) when given.
     /// Other refs' caches stay: the run did not touch them.
-    fn refresh_ref(&self, repo: &str, ref_name: &str, catalog: Option<Arc<Catalog>>) {
-        let refs = self
-            .graph()
-            .and_then(|g| g.status().ok())
-            .unwrap_or_default();
+    fn refresh_ref(
+        &self,
+        repo: &str,
+        ref_name: &str,
+        catalog: Option<Arc<Catalog>>,
+        report: &index::IndexReport,
+    ) {
+        // The ref's totals come with the run's report (counting them in the graph
+        // scans every import edge); other refs did not change.
+        let mut refs = self.refs.read().map(|r| r.clone()).unwrap_or_default();
+        let st = RefStatus {
+            repo: repo.to_string(),
+            ref_name: ref_name.to_string(),
+            commit: report.commit.clone(),
+            indexed_at: report.indexed_at.clone(),
+            files: report.files as i64,
+            symbols: report.symbols,
+            import_edges: report.import_edges,
+            unresolved_imports: report.unresolved_imports,
+        };
+        match refs
+            .iter_mut()
+            .find(|r| r.repo == repo && r.ref_name == ref_name)
+        {
+            Some(r) => *r = st,
+            None => {
+                refs.push(st);
+                refs.sort_by(|a, b| (&a.repo, &a.ref_name).cmp(&(&b.repo, &b.ref_name)));
+            }
+        }
         let key = (repo.to_string(), ref_name.to_string());
         // The catalog first: a search opened in between would pair the old one
         // with the new index.
@@ -589,6 +614,9 @@ impl Service {
         // behind the graph's reader gate (see `GraphStore`).
         let mut cfg = cfg;
         cfg.index.graph.auto_checkpoint = false;
+        // Runs commit and return; the checkpoint and the copy for the next run
+        // come after the changes are visible (`index::finish_write`).
+        cfg.index.defer_finish = true;
         let mut stores: Vec<Arc<Store>> = Vec::new();
         let mut repos: Vec<Arc<Served>> = Vec::new();
         for spec in specs {
@@ -821,7 +849,7 @@ impl Service {
                         }
                         _ => None,
                     };
-                    store.refresh_ref(&served.name, &report.ref_name, patched);
+                    store.refresh_ref(&served.name, &report.ref_name, patched, &report);
                 }
                 // Load the ref's catalog now, not on the first question.
                 if let Some(g) = store.graph()
@@ -848,6 +876,13 @@ impl Service {
                         seconds: report.seconds,
                     }),
                 );
+                // Visible now; the checkpoint and the copy for the next run follow.
+                if report.finish_pending
+                    && let Some(g) = store.graph()
+                    && let Err(e) = index::finish_write(&store.data, &g)
+                {
+                    tracing::warn!(repo = %served.name, "finishing the index run failed: {e}");
+                }
             }
             Err(e) => {
                 tracing::error!(repo = %served.name, "indexing failed: {e}");

@@ -42,10 +42,10 @@ pub struct Catalog {
     alive: Vec<bool>,
     dead: usize,
     by_id: HashMap<Arc<str>, usize>,
-    by_name: HashMap<Arc<str>, Vec<usize>>,
-    by_lower: HashMap<Arc<str>, Vec<usize>>,
+    by_name: HashMap<Arc<str>, Arc<Vec<usize>>>,
+    by_lower: HashMap<Arc<str>, Arc<Vec<usize>>>,
     /// Top-level symbols of each file, in line order.
-    by_file: HashMap<Arc<str>, Vec<usize>>,
+    by_file: HashMap<Arc<str>, Arc<Vec<usize>>>,
     /// How many import edges point at each imported symbol.
     imported_by: HashMap<usize, u32>,
     /// Unique per built catalog: caches derived from one (the search index's
@@ -112,7 +112,7 @@ impl Catalog {
                 Some(p) => entries[p].children.push(i),
                 None => {
                     let path: Arc<str> = Arc::from(entries[i].row.path.as_str());
-                    c.by_file.entry(path).or_default().push(i);
+                    Arc::make_mut(c.by_file.entry(path).or_default()).push(i);
                 }
             }
         }
@@ -125,14 +125,18 @@ impl Catalog {
     /// Adds entry `i` to the id and name maps.
     fn index_names(&mut self, i: usize, row: &SymbolRow) {
         self.by_id.insert(Arc::from(row.id.as_str()), i);
-        self.by_name
-            .entry(Arc::from(row.name.as_str()))
-            .or_default()
-            .push(i);
-        self.by_lower
-            .entry(Arc::from(row.name.to_lowercase().as_str()))
-            .or_default()
-            .push(i);
+        Arc::make_mut(
+            self.by_name
+                .entry(Arc::from(row.name.as_str()))
+                .or_default(),
+        )
+        .push(i);
+        Arc::make_mut(
+            self.by_lower
+                .entry(Arc::from(row.name.to_lowercase().as_str()))
+                .or_default(),
+        )
+        .push(i);
     }
 
     /// The order entries are numbered in by `build`: (path, line, start, longest
@@ -292,14 +296,14 @@ impl Catalog {
 
     /// Symbols with exactly this name, in (path, line) order.
     pub fn named(&self, name: &str) -> &[usize] {
-        self.by_name.get(name).map_or(&[], Vec::as_slice)
+        self.by_name.get(name).map_or(&[], |v| v.as_slice())
     }
 
     /// Symbols whose name equals `name` ignoring case.
     pub fn named_ignoring_case(&self, name: &str) -> &[usize] {
         self.by_lower
             .get(name.to_lowercase().as_str())
-            .map_or(&[], Vec::as_slice)
+            .map_or(&[], |v| v.as_slice())
     }
 
     /// Symbols whose name contains `needle` (lower-case), in (path, line) order.
@@ -337,7 +341,7 @@ impl Catalog {
 
     /// Top-level symbols of a file.
     pub fn file_top(&self, path: &str) -> &[usize] {
-        self.by_file.get(path).map_or(&[], Vec::as_slice)
+        self.by_file.get(path).map_or(&[], |v| v.as_slice())
     }
 
     /// Every symbol of a file, depth first in line order, with its depth (1 = top level).
@@ -479,7 +483,7 @@ impl Catalog {
                     (&mut c.by_lower, e.row.name.to_lowercase()),
                 ] {
                     if let Some(list) = map.get_mut(key.as_str()) {
-                        list.retain(|&x| x != i);
+                        Arc::make_mut(list).retain(|&x| x != i);
                         if list.is_empty() {
                             map.remove(key.as_str());
                         }
@@ -545,14 +549,15 @@ impl Catalog {
                 c.alive.push(true);
             }
             if !top.is_empty() {
-                c.by_file.insert(Arc::from(f.file.path.as_str()), top);
+                c.by_file
+                    .insert(Arc::from(f.file.path.as_str()), Arc::new(top));
             }
         }
         // Name lists read in (path, line) order, as a fresh build numbers them.
         for name in &touched_names {
             for map in [&mut c.by_name, &mut c.by_lower] {
                 if let Some(mut list) = map.remove(name) {
-                    list.sort_by(|&a, &b| {
+                    Arc::make_mut(&mut list).sort_by(|&a, &b| {
                         let (x, y) = (&c.entries[a], &c.entries[b]);
                         (
                             x.row.path.as_str(),

@@ -984,16 +984,9 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
     } else if !c.remove_paths.is_empty() {
         let t = std::time::Instant::now();
         for chunk in c.remove_paths.chunks(BATCH) {
-            let paths = list_of_strings(chunk.iter().cloned());
+            let ids = list_of_strings(chunk.iter().map(|p| file_id(&c.repo, &c.ref_name, p)));
             let mut stmt = conn.prepare(q("delete_file_symbols"))?;
-            conn.execute(
-                &mut stmt,
-                vec![
-                    ("repo", repo.clone()),
-                    ("ref", rf.clone()),
-                    ("paths", paths),
-                ],
-            )?;
+            conn.execute(&mut stmt, vec![("ids", ids)])?;
         }
         for chunk in c.drop_files.chunks(BATCH) {
             let ids = list_of_strings(chunk.iter().map(|p| file_id(&c.repo, &c.ref_name, p)));

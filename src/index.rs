@@ -25,7 +25,7 @@ use crate::model::{self, ImportSpec, Language, ModuleInfo, RawImport};
 use crate::resolve::{self, Edge, RFile, RSymbol, Target};
 use crate::search::{self, SearchIndex};
 use crate::state::{self, FileMeta, Fingerprint, RefState};
-use crate::walk::{self, Diagnostic, SourceFile, WalkOptions};
+use crate::walk::{self, Diagnostic, SourceFile, WalkOptions, WalkResult};
 
 #[derive(Debug, Clone, Default)]
 pub struct IndexOptions {
@@ -50,6 +50,12 @@ pub struct IndexOptions {
     /// which the caller runs after making the changes visible. The resolution
     /// state stays in memory between runs.
     pub defer_finish: bool,
+    /// Server mode: the repo-relative paths a file watcher saw change since the
+    /// last run. When the run's previous state is in memory and the change only
+    /// edits or deletes known source files, the tree is not walked and only
+    /// these files are read; anything else (a new file, a manifest or ignore
+    /// file, no state in memory) falls back to the full walk.
+    pub changed_paths: Option<Vec<String>>,
 }
 
 /// Receives progress of a long run. The CLI draws a bar; tests and servers log.
@@ -115,24 +121,114 @@ pub struct IndexReport {
 }
 
 /// Resolution states kept in memory by a server between runs (`defer_finish`),
-/// by state file path; `dirty` ones are not on disk yet.
-static STATES: std::sync::Mutex<Option<HashMap<PathBuf, (RefState, bool)>>> =
-    std::sync::Mutex::new(None);
+/// by state file path; `dirty` ones are not on disk yet. With each, what the
+/// last walk of the tree found besides source files.
+static STATES: std::sync::Mutex<Option<HashMap<PathBuf, Cached>>> = std::sync::Mutex::new(None);
+
+struct Cached {
+    state: RefState,
+    dirty: bool,
+    walk: Option<WalkMemo>,
+}
+
+/// What a walk found besides the source files: enough to skip the next walk
+/// when only known files changed.
+#[derive(Clone)]
+struct WalkMemo {
+    manifests: Vec<(String, PathBuf)>,
+    has_src_dir: bool,
+    diagnostics: Vec<Diagnostic>,
+}
 
 fn cached_state(path: &Path, tag: &str) -> Option<RefState> {
     let mut cache = STATES.lock().ok()?;
+    let map = cache.as_mut()?;
     // Taken out: the run puts back the state it leaves (a state that is not the
     // graph's any more, after a failed run, is no use).
-    let (st, _dirty) = cache.as_mut()?.remove(path)?;
-    (st.tag == tag).then_some(st)
+    let trusted = map.get(path).is_some_and(|c| c.state.tag == tag);
+    if !trusted {
+        map.remove(path);
+        return None;
+    }
+    map.get_mut(path)
+        .map(|c| std::mem::take(&mut c.state))
+        .filter(|st| st.tag == tag)
 }
 
-fn cache_state(path: &Path, st: RefState, dirty: bool) {
+fn cache_state(path: &Path, state: RefState, dirty: bool, walk: Option<WalkMemo>) {
     if let Ok(mut cache) = STATES.lock() {
         cache
             .get_or_insert_with(HashMap::new)
-            .insert(path.to_path_buf(), (st, dirty));
+            .insert(path.to_path_buf(), Cached { state, dirty, walk });
     }
+}
+
+/// The walk a server run can skip: the previous run's files with the watcher's
+/// changes applied, when every changed path is a source file the ref already
+/// has (edited or deleted). `None` when the tree must be walked.
+fn quick_walk(
+    root: &Path,
+    state_path: &Path,
+    changed: &[String],
+    max_file_size: u64,
+) -> Option<WalkResult> {
+    let cache = STATES.lock().ok()?;
+    let cached = cache.as_ref()?.get(state_path)?;
+    let memo = cached.walk.as_ref()?;
+    let known: HashSet<&str> = cached.state.files.iter().map(|f| f.path.as_str()).collect();
+    let changed: HashSet<&str> = changed.iter().map(String::as_str).collect();
+    let mut diagnostics: Vec<Diagnostic> = memo
+        .diagnostics
+        .iter()
+        .filter(|d| !changed.contains(d.path.as_str()))
+        .cloned()
+        .collect();
+    let mut gone: HashSet<&str> = HashSet::new();
+    for &p in &changed {
+        let name = p.rsplit('/').next().unwrap_or(p);
+        if crate::layout::MANIFEST_NAMES.contains(&name)
+            || name == ".gitignore"
+            || name == ".ignore"
+            || !known.contains(p)
+        {
+            return None;
+        }
+        match std::fs::symlink_metadata(root.join(p)) {
+            Ok(m) if m.is_file() => {
+                if m.len() > max_file_size {
+                    diagnostics.push(Diagnostic {
+                        path: p.to_string(),
+                        problem: format!(
+                            "file too large ({} bytes > limit {max_file_size}); skipped",
+                            m.len()
+                        ),
+                    });
+                    gone.insert(p);
+                }
+            }
+            Ok(_) => return None,
+            Err(_) => {
+                gone.insert(p);
+            }
+        }
+    }
+    let sources = cached
+        .state
+        .files
+        .iter()
+        .filter(|f| !gone.contains(f.path.as_str()))
+        .map(|f| SourceFile {
+            path: f.path.clone(),
+            abs_path: root.join(&f.path),
+            language: f.language,
+        })
+        .collect();
+    Some(WalkResult {
+        sources,
+        manifests: memo.manifests.clone(),
+        diagnostics,
+        has_src_dir: memo.has_src_dir,
+    })
 }
 
 /// Finishes the in-place runs a server made with `defer_finish` once their
@@ -148,13 +244,13 @@ pub fn finish_write(data: &DataDir, store: &GraphStore) -> Result<(), IndexError
     if let Ok(mut cache) = STATES.lock()
         && let Some(map) = cache.as_mut()
     {
-        for (path, (st, dirty)) in map.iter_mut() {
-            if *dirty && path.starts_with(data.root()) {
-                if let Err(e) = st.save(path) {
+        for (path, c) in map.iter_mut() {
+            if c.dirty && path.starts_with(data.root()) {
+                if let Err(e) = c.state.save(path) {
                     tracing::warn!("could not save the resolution state ({e})");
                     let _ = std::fs::remove_file(path);
                 }
-                *dirty = false;
+                c.dirty = false;
             }
         }
     }
@@ -265,8 +361,26 @@ pub fn index_repo_with(
         walk_opts.parent_ignores = false;
     }
     progress.phase("walking", 0);
-    let walked = walk::walk(&root, &walk_opts);
-    let mut diagnostics = walked.diagnostics;
+    let state_path = data.state_path(&repo, &ref_name);
+    let quick = match &opts.changed_paths {
+        Some(paths) if !opts.force => {
+            quick_walk(&root, &state_path, paths, walk_opts.max_file_size)
+        }
+        _ => None,
+    };
+    // With a quick walk only the changed files are read; the others are known.
+    let only_changed: Option<HashSet<String>> = quick
+        .as_ref()
+        .and(opts.changed_paths.as_ref())
+        .map(|p| p.iter().cloned().collect());
+    let mut walked = match quick {
+        Some(w) => w,
+        None => walk::walk(&root, &walk_opts),
+    };
+    let walk_found = opts
+        .defer_finish
+        .then(|| (walked.manifests.clone(), walked.has_src_dir));
+    let mut diagnostics = std::mem::take(&mut walked.diagnostics);
     tracing::debug!(
         ms = started.elapsed().as_millis() as u64,
         files = walked.sources.len(),
@@ -371,6 +485,20 @@ pub fn index_repo_with(
         (Some(st), None) if !force => st.file_hashes(&repo, &ref_name)?,
         _ => HashMap::new(),
     };
+    let only_changed = if only_changed.is_some() && prior.is_none() {
+        // The state in memory was not the graph's: walk after all.
+        let mut w = walk::walk(&root, &walk_opts);
+        diagnostics = std::mem::take(&mut w.diagnostics);
+        walked = w;
+        None
+    } else {
+        only_changed
+    };
+    tracing::debug!(
+        quick = only_changed.is_some(),
+        files = walked.sources.len(),
+        "sources"
+    );
 
     let extractor = Extractor::new().map_err(|e| IndexError::Parsers(e.to_string()))?;
     progress.phase("parsing", walked.sources.len() as u64);
@@ -381,6 +509,7 @@ pub fn index_repo_with(
         extractor: &extractor,
         existing: &existing,
         skip_imports: opts.skip_imports,
+        only: only_changed.as_ref(),
     };
     let t_parse = Instant::now();
     let outcomes: Vec<(String, Outcome)> = walked
@@ -754,17 +883,22 @@ pub fn index_repo_with(
             }
         }
     }
+    diagnostics.sort_by(|a, b| a.path.cmp(&b.path));
     if opts.defer_finish
         && let Some(st) = next_state
     {
-        cache_state(&state_path, st, report.finish_pending);
+        let memo = walk_found.map(|(manifests, has_src_dir)| WalkMemo {
+            manifests,
+            has_src_dir,
+            diagnostics: diagnostics.clone(),
+        });
+        cache_state(&state_path, st, report.finish_pending, memo);
     }
     report.indexed_at = changes.indexed_at.clone();
     if in_place && !changes.replace_all {
         report.changes = Some(std::sync::Arc::new(changes));
     }
     progress.done();
-    diagnostics.sort_by(|a, b| a.path.cmp(&b.path));
     report.diagnostics = diagnostics;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
@@ -920,9 +1054,14 @@ struct FileContext<'a> {
     extractor: &'a Extractor,
     existing: &'a HashMap<String, String>,
     skip_imports: bool,
+    /// Read only these files; other known files are unchanged (a quick walk).
+    only: Option<&'a HashSet<String>>,
 }
 
 fn process_file(ctx: &FileContext<'_>, parser: &mut Parser, src: &SourceFile) -> Outcome {
+    if ctx.only.is_some_and(|o| !o.contains(&src.path)) && ctx.existing.contains_key(&src.path) {
+        return Outcome::Unchanged;
+    }
     let skip = |problem: String| {
         Outcome::Skipped(Diagnostic {
             path: src.path.clone(),
@@ -973,6 +1112,8 @@ fn file_rows(
     symbols: Vec<model::Symbol>,
 ) -> FileRows {
     let fid = file_id(ctx.repo, ctx.ref_name, &src.path);
+    let mut symbols = symbols;
+    cap_nesting(&mut symbols, crate::catalog::MAX_DEPTH);
     let mut seen: HashMap<(String, &'static str), u32> = HashMap::new();
     let ids: Vec<String> = symbols
         .iter()
@@ -1021,6 +1162,29 @@ fn file_rows(
         },
         symbols: inserts,
         existing: false,
+    }
+}
+
+/// Nesting deeper than `max` levels (generated code) is flattened at level `max`:
+/// the graph's variable-length queries, the catalog and the deletion of a file's
+/// symbols all stop there, so a deeper symbol would be out of their reach.
+fn cap_nesting(symbols: &mut [model::Symbol], max: usize) {
+    let depth_of = |symbols: &[model::Symbol], mut i: usize| -> usize {
+        let mut d = 1;
+        while let Some(p) = symbols[i].parent {
+            d += 1;
+            if d > symbols.len() + 1 {
+                break; // a cycle would be a bug upstream; do not loop
+            }
+            i = p;
+        }
+        d
+    };
+    for i in 0..symbols.len() {
+        while depth_of(symbols, i) > max {
+            let p = symbols[i].parent.expect("deeper than 1 has a parent");
+            symbols[i].parent = symbols[p].parent;
+        }
     }
 }
 

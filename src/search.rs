@@ -338,9 +338,21 @@ impl SearchIndex {
         remove_paths: &[String],
         docs: impl Iterator<Item = (&'a SymbolRow, &'a str)>,
     ) -> Result<(), SearchError> {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        let t = std::time::Instant::now();
+        // An update of a few files is written by one thread with the smallest
+        // arena; a rebuild by up to four threads within the configured budget.
+        let small = !clear && remove_paths.len() <= 64;
+        let threads = if small {
+            1
+        } else {
+            std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+        };
         // Tantivy wants at least 15 MB per writer thread.
-        let budget = WRITER_MB.load(std::sync::atomic::Ordering::Relaxed) << 20;
+        let budget = if small {
+            15 << 20
+        } else {
+            WRITER_MB.load(std::sync::atomic::Ordering::Relaxed) << 20
+        };
         let threads = threads.min((budget / (15 << 20)).max(1));
         let mut writer = self.index.writer_with_num_threads::<TantivyDocument>(
             threads,
@@ -371,8 +383,17 @@ impl SearchIndex {
             doc.add_text(self.path_raw, &row.path);
             writer.add_document(doc)?;
         }
+        let added_ms = t.elapsed().as_millis() as u64;
         writer.commit()?;
+        let committed_ms = t.elapsed().as_millis() as u64;
         self.reader.reload()?;
+        drop(writer);
+        tracing::debug!(
+            added_ms,
+            committed_ms,
+            ms = t.elapsed().as_millis() as u64,
+            "search index write"
+        );
         Ok(())
     }
 

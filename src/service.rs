@@ -360,6 +360,8 @@ pub struct Served {
     /// Changes seen in the working tree (a counter), and the count the last
     /// completed run started from: the index is behind while they differ.
     changes_seen: Arc<AtomicU64>,
+    /// What the watcher saw change since the last run of the working tree.
+    changed: Arc<Mutex<ChangedPaths>>,
     changes_indexed: AtomicU64,
     /// Why the working tree is not watched, if it is not.
     watch_error: Mutex<Option<String>>,
@@ -534,6 +536,7 @@ fn watch(
             .unwrap_or_else(|_| ignore::gitignore::Gitignore::empty())
     };
     let seen = served.changes_seen.clone();
+    let changed = served.changed.clone();
     let git_seen = served.git_seen.clone();
     let git_refs = served.git_refs.clone();
     let mut watcher =
@@ -544,12 +547,13 @@ fn watch(
             if matches!(event.kind, EventKind::Access(_)) {
                 return;
             }
-            let relevant = event.paths.iter().any(|p| {
+            let mut relevant = false;
+            for p in &event.paths {
                 if p.starts_with(&data) {
-                    return false;
+                    continue;
                 }
                 let Ok(rel) = p.strip_prefix(&root) else {
-                    return false;
+                    continue;
                 };
                 if rel.components().any(|c| c.as_os_str() == ".git") {
                     let rel = rel.to_string_lossy();
@@ -563,24 +567,37 @@ fn watch(
                             let _ = tx.send(Job::GitRef(i, r.clone()));
                         }
                     }
-                    return false;
+                    continue;
                 }
                 if rel.components().any(|c| c.as_os_str() == ".cruxe")
                     || ignored
                         .matched_path_or_any_parents(rel, p.is_dir())
                         .is_ignore()
                 {
-                    return false;
+                    continue;
                 }
-                let rel = rel.to_string_lossy();
+                let rel = rel.to_string_lossy().replace('\\', "/");
                 let name = rel.rsplit('/').next().unwrap_or(&rel);
-                crate::model::Language::from_path(&rel).is_some()
+                let source = crate::model::Language::from_path(&rel).is_some();
+                if source
                     || crate::layout::MANIFEST_NAMES.contains(&name)
                     || name == ".gitignore"
                     || name == ".ignore"
                     || p.is_dir()
                     || !name.contains('.')
-            });
+                {
+                    relevant = true;
+                    // The run reads just these files when it can; a directory,
+                    // a manifest or anything unusual makes it walk the tree.
+                    if let Ok(mut c) = changed.lock() {
+                        if source && !p.is_dir() {
+                            c.paths.insert(rel.clone());
+                        } else {
+                            c.everything = true;
+                        }
+                    }
+                }
+            }
             if relevant {
                 seen.fetch_add(1, Ordering::SeqCst);
                 let _ = tx.send(Job::Tree(i));
@@ -588,6 +605,13 @@ fn watch(
         })?;
     watcher.watch(&served.root, RecursiveMode::Recursive)?;
     Ok(watcher)
+}
+
+/// Paths the watcher saw change; `everything` when the next run must walk.
+#[derive(Debug, Default)]
+struct ChangedPaths {
+    everything: bool,
+    paths: std::collections::BTreeSet<String>,
 }
 
 pub struct Service {
@@ -676,6 +700,10 @@ impl Service {
                 }),
                 progress: JobProgress::default(),
                 changes_seen: Arc::new(AtomicU64::new(0)),
+                changed: Arc::new(Mutex::new(ChangedPaths {
+                    everything: true,
+                    paths: std::collections::BTreeSet::new(),
+                })),
                 changes_indexed: AtomicU64::new(0),
                 watch_error: Mutex::new(None),
                 git_seen: Arc::new(Mutex::new(
@@ -791,6 +819,18 @@ impl Service {
         let git_seen =
             rev.and_then(|r| served.git_seen.lock().ok().and_then(|m| m.get(r).copied()));
         let first = served.status() != IndexingStatus::Ready;
+        let taken = match rev {
+            None => served
+                .changed
+                .lock()
+                .ok()
+                .map(|mut c| std::mem::take(&mut *c)),
+            Some(_) => None,
+        };
+        opts.changed_paths = taken
+            .as_ref()
+            .filter(|c| !c.everything && self.cfg.watch)
+            .map(|c| c.paths.iter().cloned().collect());
         let result = match rev {
             None => {
                 if first {
@@ -886,6 +926,11 @@ impl Service {
             }
             Err(e) => {
                 tracing::error!(repo = %served.name, "indexing failed: {e}");
+                if taken.is_some()
+                    && let Ok(mut c) = served.changed.lock()
+                {
+                    c.everything = true;
+                }
                 served.set(IndexingStatus::Failed, Some(e.to_string()), None);
             }
         }

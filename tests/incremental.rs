@@ -210,3 +210,40 @@ fn a_manifest_change_renames_unchanged_files() {
     index(&repo, &fresh);
     assert_eq!(snapshot(&data), snapshot(&fresh));
 }
+
+/// Nesting deeper than the graph's 30-level reach (generated code) is flattened
+/// at level 30, so re-indexing the file still finds and replaces every symbol.
+#[test]
+fn deep_nesting_is_capped_and_replaced_cleanly() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("deep");
+    std::fs::create_dir_all(&repo).expect("mkdir");
+    let nested = |depth: usize, tail: &str| -> String {
+        let mut text = String::new();
+        for d in 0..depth {
+            text.push_str(&"    ".repeat(d));
+            text.push_str(&format!("def level{d}():\n"));
+        }
+        text.push_str(&"    ".repeat(depth));
+        text.push_str(tail);
+        text.push('\n');
+        text
+    };
+    std::fs::write(repo.join("deep.py"), nested(40, "return 1")).expect("w");
+    let data = DataDir::new(tmp.path().join("data"));
+    index(&repo, &data);
+    let store = data.open_graph_read_only(&small_graph()).expect("open");
+    let max_depth = rows(
+        &store,
+        "MATCH p = (:File)-[:CONTAINS*1..30]->(s:Symbol) RETURN max(length(p)) AS d, count(DISTINCT s) AS n",
+    );
+    assert_eq!(s(&max_depth[0]["d"]), "30");
+    assert_eq!(s(&max_depth[0]["n"]), "40", "every level is reachable");
+    drop(store);
+    std::fs::write(repo.join("deep.py"), nested(40, "return 2")).expect("w");
+    let r = index(&repo, &data);
+    assert_eq!(r.parsed, 1);
+    let fresh = DataDir::new(tmp.path().join("fresh"));
+    index(&repo, &fresh);
+    assert_eq!(snapshot(&data), snapshot(&fresh));
+}

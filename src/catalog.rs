@@ -232,8 +232,8 @@ impl Catalog {
         for i in order {
             let e = &self.entries[i];
             out.push(format!(
-                "{} parent {:?} children [{}] bytes {}..{} imported_by {}",
-                e.row.id,
+                "{:?} parent {:?} children [{}] bytes {}..{} imported_by {}",
+                e.row,
                 e.parent.map(id),
                 ids(&e.children),
                 e.byte_start,
@@ -576,6 +576,31 @@ impl Catalog {
                 }
             }
         }
+
+        // Lists the run did not rewrite may point at a symbol of a changed file
+        // that stayed (same id): they follow it to its new entry.
+        let mut lists = std::mem::take(&mut c.imports_of);
+        for list in lists.values_mut() {
+            if list.iter().all(|&t| c.alive[t]) {
+                continue;
+            }
+            let mut moved = Vec::with_capacity(list.len());
+            for &t in list.iter() {
+                let target = if c.alive[t] {
+                    Some(t)
+                } else {
+                    let now = c.by_id(&c.entries[t].row.id);
+                    if let Some(n) = now {
+                        *c.imported_by.entry(n).or_insert(0) += 1;
+                    }
+                    now
+                };
+                moved.extend(target);
+            }
+            c.sort_entries(&mut moved);
+            *list = moved;
+        }
+        c.imports_of = lists;
 
         // The new import lists.
         let rows: &[graph::ImportRow] = match &changes.imports {

@@ -9,7 +9,7 @@
 //!
 //! Architecture invariant: nothing outside this module names a Kuzu type.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use kuzu::{Connection, Database, LogicalType, SystemConfig, Value};
@@ -130,6 +130,18 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
     (
         "delete_imports",
         include_str!("../queries/delete_imports.cypher"),
+    ),
+    (
+        "file_symbol_rows",
+        include_str!("../queries/file_symbol_rows.cypher"),
+    ),
+    (
+        "delete_symbols",
+        include_str!("../queries/delete_symbols.cypher"),
+    ),
+    (
+        "update_symbols",
+        include_str!("../queries/update_symbols.cypher"),
     ),
     (
         "insert_symbols_with_children",
@@ -326,6 +338,69 @@ pub struct Changes {
     pub add: Vec<FileRows>,
     /// The import edges after this run; `None` leaves them as they are.
     pub imports: Option<ImportChanges>,
+    /// For changed files (by path) whose stored symbols were diffed against the
+    /// new ones: only what differs is written. A changed file without a diff has
+    /// all its symbols replaced.
+    pub symbol_diffs: HashMap<String, SymbolDiff>,
+}
+
+/// How a changed file's stored symbols become its new ones.
+#[derive(Debug, Clone, Default)]
+pub struct SymbolDiff {
+    /// Stored symbols that go (gone, or re-created under another parent, with
+    /// everything nested in them).
+    pub delete: Vec<String>,
+    /// Symbols that stay; their properties are rewritten when in `update`.
+    pub keep: HashSet<String>,
+    pub update: HashSet<String>,
+}
+
+impl SymbolDiff {
+    /// The diff from a file's stored symbols to its new ones (both as inserts:
+    /// row, byte range, parent id or `None` for the file).
+    pub fn between(old: &[SymbolInsert], new: &[SymbolInsert]) -> SymbolDiff {
+        let new_by_id: HashMap<&str, &SymbolInsert> =
+            new.iter().map(|s| (s.row.id.as_str(), s)).collect();
+        let old_by_id: HashMap<&str, &SymbolInsert> =
+            old.iter().map(|s| (s.row.id.as_str(), s)).collect();
+        // A stored symbol stays when the new version has it under the same
+        // parent, and so does every ancestor (deleting a node drops the CONTAINS
+        // edges to its children).
+        let mut stays: HashMap<&str, bool> = HashMap::new();
+        fn decide<'a>(
+            id: &'a str,
+            old_by_id: &HashMap<&'a str, &'a SymbolInsert>,
+            new_by_id: &HashMap<&str, &SymbolInsert>,
+            stays: &mut HashMap<&'a str, bool>,
+            depth: usize,
+        ) -> bool {
+            if let Some(&v) = stays.get(id) {
+                return v;
+            }
+            let o = old_by_id[id];
+            let v = depth < 64
+                && new_by_id.get(id).is_some_and(|n| n.parent == o.parent)
+                && o.parent.as_deref().is_none_or(|p| {
+                    old_by_id.contains_key(p) && decide(p, old_by_id, new_by_id, stays, depth + 1)
+                });
+            stays.insert(id, v);
+            v
+        }
+        let mut diff = SymbolDiff::default();
+        for o in old {
+            let id = o.row.id.as_str();
+            if decide(id, &old_by_id, &new_by_id, &mut stays, 0) {
+                let n = new_by_id[id];
+                if n.row != o.row || n.byte_start != o.byte_start || n.byte_end != o.byte_end {
+                    diff.update.insert(id.to_string());
+                }
+                diff.keep.insert(id.to_string());
+            } else {
+                diff.delete.push(id.to_string());
+            }
+        }
+        diff
+    }
 }
 
 impl ImportChanges {
@@ -594,6 +669,35 @@ impl GraphStore {
             })
             .collect();
         Ok((files, symbols))
+    }
+
+    /// The stored symbols of files (ids), by file id, as inserts (parent `None`
+    /// when it is the file).
+    pub fn file_symbol_rows(
+        &self,
+        file_ids: &[String],
+    ) -> Result<HashMap<String, Vec<SymbolInsert>>> {
+        let conn = self.conn()?;
+        let mut out: HashMap<String, Vec<SymbolInsert>> = HashMap::new();
+        for chunk in file_ids.chunks(BATCH) {
+            let mut stmt = conn.prepare(q("file_symbol_rows"))?;
+            let rows = conn.execute(
+                &mut stmt,
+                vec![("ids", list_of_strings(chunk.iter().cloned()))],
+            )?;
+            for r in rows {
+                let fid = string(&r[0]);
+                let parent = string(&r[15]);
+                let si = SymbolInsert {
+                    row: symbol_row(&r, 1),
+                    byte_start: int(&r[13]),
+                    byte_end: int(&r[14]),
+                    parent: (parent != fid).then_some(parent),
+                };
+                out.entry(fid).or_default().push(si);
+            }
+        }
+        Ok(out)
     }
 
     /// Applies one run's changes atomically: all of them or (after a crash or error)
@@ -983,10 +1087,30 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
         }
     } else if !c.remove_paths.is_empty() {
         let t = std::time::Instant::now();
-        for chunk in c.remove_paths.chunks(BATCH) {
+        // Files without a diff lose all their symbols; diffed ones only those
+        // that go.
+        let whole: Vec<&String> = c
+            .remove_paths
+            .iter()
+            .filter(|p| !c.symbol_diffs.contains_key(*p))
+            .collect();
+        for chunk in whole.chunks(BATCH) {
             let ids = list_of_strings(chunk.iter().map(|p| file_id(&c.repo, &c.ref_name, p)));
             let mut stmt = conn.prepare(q("delete_file_symbols"))?;
             conn.execute(&mut stmt, vec![("ids", ids)])?;
+        }
+        let mut diffed: Vec<(&String, &SymbolDiff)> = c
+            .symbol_diffs
+            .iter()
+            .filter(|(_, d)| !d.delete.is_empty())
+            .collect();
+        diffed.sort_by(|a, b| a.0.cmp(b.0));
+        for chunk in diffed.chunks(256) {
+            let files =
+                list_of_strings(chunk.iter().map(|(p, _)| file_id(&c.repo, &c.ref_name, p)));
+            let ids = list_of_strings(chunk.iter().flat_map(|(_, d)| d.delete.iter().cloned()));
+            let mut stmt = conn.prepare(q("delete_symbols"))?;
+            conn.execute(&mut stmt, vec![("files", files), ("ids", ids)])?;
         }
         for chunk in c.drop_files.chunks(BATCH) {
             let ids = list_of_strings(chunk.iter().map(|p| file_id(&c.repo, &c.ref_name, p)));
@@ -996,6 +1120,7 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
         tracing::debug!(
             ms = t.elapsed().as_millis() as u64,
             files = c.remove_paths.len(),
+            diffed = c.symbol_diffs.len(),
             "deleted the symbols of changed files"
         );
     }
@@ -1044,18 +1169,35 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
         |_| {},
     )?;
 
-    // Symbols with their CONTAINS edge, shallowest first so parents exist: the
-    // file's own symbols together with their children, then deeper levels.
+    // Symbols that stay but changed (moved lines, new doc): rewritten in place.
     let (sym_fields, sym_types) = symbol_layout(true);
-    let levels = symbols_by_depth(&c.add);
-    if let Some(top) = levels.first() {
-        let (child_fields, child_type) = symbol_layout(false);
-        let mut children: HashMap<&str, Vec<(&FileRow, &SymbolInsert)>> = HashMap::new();
-        for &(file, si) in levels.get(1).map_or(&[][..], Vec::as_slice) {
-            if let Some(p) = si.parent.as_deref() {
-                children.entry(p).or_default().push((file, si));
-            }
+    for f in c.add.iter().filter(|f| f.existing) {
+        let Some(d) = c.symbol_diffs.get(&f.file.path) else {
+            continue;
+        };
+        if d.update.is_empty() {
+            continue;
         }
+        let files = list_of_strings(std::iter::once(f.file.id.clone()));
+        write_batches(
+            conn,
+            q("update_symbols"),
+            &sym_types,
+            &sym_fields,
+            f.symbols
+                .iter()
+                .filter(|si| d.update.contains(&si.row.id))
+                .map(|si| symbol_values(c, &f.file, si, true)),
+            |p| p.push(("files", files.clone())),
+        )?;
+    }
+
+    // New symbols with their CONTAINS edge, shallowest first so parents exist:
+    // those directly in their file together with their children, then the rest
+    // under their (new or kept) parent symbol.
+    let plan = insert_plan(&c.add, &c.symbol_diffs);
+    if !plan.top.is_empty() {
+        let (child_fields, child_type) = symbol_layout(false);
         let mut fields = sym_fields.clone();
         fields.push("children");
         let LogicalType::Struct { fields: mut types } = sym_types.clone() else {
@@ -1073,9 +1215,10 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
             q("insert_symbols_with_children"),
             &row_type,
             &fields,
-            top.iter().map(|(file, si)| {
+            plan.top.iter().map(|(file, si)| {
                 let mut v = symbol_values(c, file, si, true);
-                let kids = children
+                let kids = plan
+                    .children
                     .get(si.row.id.as_str())
                     .map_or(&[][..], Vec::as_slice);
                 v.push(Value::List(
@@ -1097,16 +1240,29 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
             |_| {},
         )?;
     }
-    for rows in levels.iter().skip(2) {
-        write_batches(
-            conn,
-            q("insert_symbols_under_symbol"),
-            &sym_types,
-            &sym_fields,
-            rows.iter()
-                .map(|(file, si)| symbol_values(c, file, si, true)),
-            |_| {},
-        )?;
+    for level in &plan.nested {
+        // Parents are looked up among their own file's symbols: batches hold
+        // few files, so the lookup stays small.
+        let mut by_file: Vec<(&FileRow, Vec<&SymbolInsert>)> = Vec::new();
+        for &(file, si) in level {
+            match by_file.last_mut() {
+                Some((f, v)) if f.id == file.id => v.push(si),
+                _ => by_file.push((file, vec![si])),
+            }
+        }
+        for chunk in by_file.chunks(64) {
+            let files = list_of_strings(chunk.iter().map(|(f, _)| f.id.clone()));
+            write_batches(
+                conn,
+                q("insert_symbols_under_symbol"),
+                &sym_types,
+                &sym_fields,
+                chunk.iter().flat_map(|(file, sis)| {
+                    sis.iter().map(move |si| symbol_values(c, file, si, true))
+                }),
+                |p| p.push(("files", files.clone())),
+            )?;
+        }
     }
     match &c.imports {
         Some(ImportChanges::All(imports)) => write_imports(conn, c, imports)?,
@@ -1342,32 +1498,71 @@ fn symbol_values(c: &Changes, file: &FileRow, si: &SymbolInsert, with_parent: bo
     v
 }
 
-/// The added symbols grouped by nesting depth (0 = contained by the file).
-fn symbols_by_depth(add: &[FileRows]) -> Vec<Vec<(&FileRow, &SymbolInsert)>> {
-    let mut levels: Vec<Vec<(&FileRow, &SymbolInsert)>> = Vec::new();
+/// Which new symbols an in-place write creates, and how: `top` are contained by
+/// their file (created with `children`, their new direct children, in the same
+/// statement); `nested` holds the others level by level (a level's parents
+/// exist once the levels before it are written), each level in file order.
+/// Symbols a file's diff keeps are not created again.
+struct InsertPlan<'a> {
+    top: Vec<(&'a FileRow, &'a SymbolInsert)>,
+    children: HashMap<&'a str, Vec<(&'a FileRow, &'a SymbolInsert)>>,
+    nested: Vec<Vec<(&'a FileRow, &'a SymbolInsert)>>,
+}
+
+fn insert_plan<'a>(add: &'a [FileRows], diffs: &HashMap<String, SymbolDiff>) -> InsertPlan<'a> {
+    let mut plan = InsertPlan {
+        top: Vec::new(),
+        children: HashMap::new(),
+        nested: Vec::new(),
+    };
     for f in add {
-        let parent_of: HashMap<&str, Option<&str>> = f
+        let keep = diffs.get(&f.file.path).map(|d| &d.keep);
+        let created: Vec<&SymbolInsert> = f
             .symbols
+            .iter()
+            .filter(|si| keep.is_none_or(|k| !k.contains(&si.row.id)))
+            .collect();
+        let parent_of: HashMap<&str, Option<&str>> = created
             .iter()
             .map(|si| (si.row.id.as_str(), si.parent.as_deref()))
             .collect();
-        for si in &f.symbols {
-            let mut depth = 0;
+        // Depth among the created symbols: 0 = its parent is the file or a kept
+        // symbol.
+        let depth = |si: &SymbolInsert| -> usize {
+            let mut d = 0;
             let mut cur = si.parent.as_deref();
             while let Some(p) = cur {
-                depth += 1;
-                cur = parent_of.get(p).copied().flatten();
-                if depth > 256 {
+                let Some(up) = parent_of.get(p) else { break };
+                d += 1;
+                cur = *up;
+                if d > 256 {
                     break;
                 }
             }
-            if levels.len() <= depth {
-                levels.resize_with(depth + 1, Vec::new);
+            d
+        };
+        let top_ids: HashSet<&str> = created
+            .iter()
+            .filter(|si| si.parent.is_none())
+            .map(|si| si.row.id.as_str())
+            .collect();
+        for si in created {
+            let d = depth(si);
+            match si.parent.as_deref() {
+                None => plan.top.push((&f.file, si)),
+                Some(p) if d == 1 && top_ids.contains(p) => {
+                    plan.children.entry(p).or_default().push((&f.file, si));
+                }
+                Some(_) => {
+                    if plan.nested.len() <= d {
+                        plan.nested.resize_with(d + 1, Vec::new);
+                    }
+                    plan.nested[d].push((&f.file, si));
+                }
             }
-            levels[depth].push((&f.file, si));
         }
     }
-    levels
+    plan
 }
 
 /// Writes a whole repo/ref into a new, empty database with COPY from CSV files

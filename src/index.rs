@@ -18,7 +18,7 @@ use crate::extract::Extractor;
 use crate::gitref;
 use crate::graph::{
     Changes, FileRow, FileRows, GraphConfig, GraphError, GraphStore, ImportChanges, ImportLabel,
-    ImportRow, SymbolInsert, SymbolRow, file_id,
+    ImportRow, SymbolDiff, SymbolInsert, SymbolRow, file_id,
 };
 use crate::layout::{Layout, Manifest};
 use crate::model::{self, ImportSpec, Language, ModuleInfo, RawImport};
@@ -592,6 +592,40 @@ pub fn index_repo_with(
     changes.remove_paths.extend(gone.iter().cloned());
     changes.drop_files = gone;
 
+    // A changed file's stored symbols are diffed against its new ones: symbols
+    // that stay keep their node and the edges into it (imports included), and
+    // moved ones are updated in place.
+    if let Some(st) = store
+        && !force
+    {
+        let t = Instant::now();
+        let ids: Vec<String> = new_files
+            .iter()
+            .filter(|(rows, _, _)| rows.existing)
+            .map(|(rows, _, _)| rows.file.id.clone())
+            .collect();
+        if !ids.is_empty() {
+            let mut stored = st.file_symbol_rows(&ids)?;
+            for (rows, _, _) in new_files.iter().filter(|(rows, _, _)| rows.existing) {
+                let old = stored.remove(&rows.file.id).unwrap_or_default();
+                changes.symbol_diffs.insert(
+                    rows.file.path.clone(),
+                    SymbolDiff::between(&old, &rows.symbols),
+                );
+            }
+        }
+        tracing::debug!(
+            ms = t.elapsed().as_millis() as u64,
+            files = ids.len(),
+            kept = changes
+                .symbol_diffs
+                .values()
+                .map(|d| d.keep.len())
+                .sum::<usize>(),
+            "diffed the symbols of changed files"
+        );
+    }
+
     // Imports are re-resolved over the whole ref whenever anything changed, so
     // edges into changed files are right too: the result equals a fresh index.
     // Only the edges of files whose resolution changed are written.
@@ -705,7 +739,13 @@ pub fn index_repo_with(
         let recreated: HashSet<&str> = new_files
             .iter()
             .filter(|(rows, _, _)| rows.existing)
-            .flat_map(|(rows, _, _)| rows.symbols.iter().map(|si| si.row.id.as_str()))
+            .flat_map(|(rows, _, _)| {
+                let keep = changes.symbol_diffs.get(&rows.file.path).map(|d| &d.keep);
+                rows.symbols
+                    .iter()
+                    .map(|si| si.row.id.as_str())
+                    .filter(move |id| keep.is_none_or(|k| !k.contains(*id)))
+            })
             .collect();
         let mut n_edges = 0usize;
         for (((f, m), r), parsed) in rfiles

@@ -472,6 +472,11 @@ fn random_edits_keep_incremental_edges_equal_to_a_fresh_index() {
             let fresh = DataDir::new(tmp.path().join(format!("fresh-{step}")));
             index_into(&repo, &fresh);
             assert_eq!(
+                load(&data).observable(),
+                load(&fresh).observable(),
+                "{lang} step {step} ({what}): incremental symbols differ from a fresh index"
+            );
+            assert_eq!(
                 edges(&data),
                 edges(&fresh),
                 "{lang} step {step} ({what}): incremental edges differ from a fresh index"

@@ -132,12 +132,12 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../queries/delete_imports.cypher"),
     ),
     (
-        "file_symbol_rows",
-        include_str!("../queries/file_symbol_rows.cypher"),
-    ),
-    (
         "delete_symbols",
         include_str!("../queries/delete_symbols.cypher"),
+    ),
+    (
+        "update_symbol_positions",
+        include_str!("../queries/update_symbol_positions.cypher"),
     ),
     (
         "update_symbols",
@@ -350,26 +350,65 @@ pub struct SymbolDiff {
     /// Stored symbols that go (gone, or re-created under another parent, with
     /// everything nested in them).
     pub delete: Vec<String>,
-    /// Symbols that stay; their properties are rewritten when in `update`.
+    /// Symbols that stay; their properties are rewritten when in `update`, their
+    /// positions alone when in `moved` (a rewrite is costly at checkpoint).
     pub keep: HashSet<String>,
     pub update: HashSet<String>,
+    pub moved: HashSet<String>,
+}
+
+/// What a diff needs of a symbol besides its id and parent: hashes of its
+/// properties and of its position (`symbol_marks`).
+pub type SymbolMarks = [u64; 2];
+
+/// Hashes of a symbol's properties (everything but its position) and of its
+/// position (lines and bytes).
+pub fn symbol_marks(si: &SymbolInsert) -> SymbolMarks {
+    let r = &si.row;
+    let mut h = blake3::Hasher::new();
+    for part in [
+        &r.stable_id,
+        &r.name,
+        &r.kind,
+        &r.qualified_name,
+        &r.path,
+        &r.language,
+        &r.signature,
+        &r.visibility,
+        &r.doc,
+    ] {
+        h.update(&(part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    let content = u64::from_le_bytes(h.finalize().as_bytes()[..8].try_into().expect("8"));
+    let mut h = blake3::Hasher::new();
+    for n in [r.line_start, r.line_end, si.byte_start, si.byte_end] {
+        h.update(&n.to_le_bytes());
+    }
+    let position = u64::from_le_bytes(h.finalize().as_bytes()[..8].try_into().expect("8"));
+    [content, position]
 }
 
 impl SymbolDiff {
-    /// The diff from a file's stored symbols to its new ones (both as inserts:
-    /// row, byte range, parent id or `None` for the file).
-    pub fn between(old: &[SymbolInsert], new: &[SymbolInsert]) -> SymbolDiff {
+    /// The diff from a file's stored symbols (id, parent id or `None` for the
+    /// file, marks) to its new ones.
+    pub fn between(
+        old: &[(String, Option<String>, SymbolMarks)],
+        new: &[SymbolInsert],
+    ) -> SymbolDiff {
         let new_by_id: HashMap<&str, &SymbolInsert> =
             new.iter().map(|s| (s.row.id.as_str(), s)).collect();
-        let old_by_id: HashMap<&str, &SymbolInsert> =
-            old.iter().map(|s| (s.row.id.as_str(), s)).collect();
+        let old_by_id: HashMap<&str, Option<&str>> = old
+            .iter()
+            .map(|(id, p, _)| (id.as_str(), p.as_deref()))
+            .collect();
         // A stored symbol stays when the new version has it under the same
         // parent, and so does every ancestor (deleting a node drops the CONTAINS
         // edges to its children).
         let mut stays: HashMap<&str, bool> = HashMap::new();
         fn decide<'a>(
             id: &'a str,
-            old_by_id: &HashMap<&'a str, &'a SymbolInsert>,
+            old_by_id: &HashMap<&'a str, Option<&'a str>>,
             new_by_id: &HashMap<&str, &SymbolInsert>,
             stays: &mut HashMap<&'a str, bool>,
             depth: usize,
@@ -377,26 +416,29 @@ impl SymbolDiff {
             if let Some(&v) = stays.get(id) {
                 return v;
             }
-            let o = old_by_id[id];
+            let parent = old_by_id[id];
             let v = depth < 64
-                && new_by_id.get(id).is_some_and(|n| n.parent == o.parent)
-                && o.parent.as_deref().is_none_or(|p| {
+                && new_by_id
+                    .get(id)
+                    .is_some_and(|n| n.parent.as_deref() == parent)
+                && parent.is_none_or(|p| {
                     old_by_id.contains_key(p) && decide(p, old_by_id, new_by_id, stays, depth + 1)
                 });
             stays.insert(id, v);
             v
         }
         let mut diff = SymbolDiff::default();
-        for o in old {
-            let id = o.row.id.as_str();
+        for (id, _, marks) in old {
             if decide(id, &old_by_id, &new_by_id, &mut stays, 0) {
-                let n = new_by_id[id];
-                if n.row != o.row || n.byte_start != o.byte_start || n.byte_end != o.byte_end {
-                    diff.update.insert(id.to_string());
+                let now = symbol_marks(new_by_id[id.as_str()]);
+                if now[0] != marks[0] {
+                    diff.update.insert(id.clone());
+                } else if now[1] != marks[1] {
+                    diff.moved.insert(id.clone());
                 }
-                diff.keep.insert(id.to_string());
+                diff.keep.insert(id.clone());
             } else {
-                diff.delete.push(id.to_string());
+                diff.delete.push(id.clone());
             }
         }
         diff
@@ -671,35 +713,6 @@ impl GraphStore {
         Ok((files, symbols))
     }
 
-    /// The stored symbols of files (ids), by file id, as inserts (parent `None`
-    /// when it is the file).
-    pub fn file_symbol_rows(
-        &self,
-        file_ids: &[String],
-    ) -> Result<HashMap<String, Vec<SymbolInsert>>> {
-        let conn = self.conn()?;
-        let mut out: HashMap<String, Vec<SymbolInsert>> = HashMap::new();
-        for chunk in file_ids.chunks(BATCH) {
-            let mut stmt = conn.prepare(q("file_symbol_rows"))?;
-            let rows = conn.execute(
-                &mut stmt,
-                vec![("ids", list_of_strings(chunk.iter().cloned()))],
-            )?;
-            for r in rows {
-                let fid = string(&r[0]);
-                let parent = string(&r[15]);
-                let si = SymbolInsert {
-                    row: symbol_row(&r, 1),
-                    byte_start: int(&r[13]),
-                    byte_end: int(&r[14]),
-                    parent: (parent != fid).then_some(parent),
-                };
-                out.entry(fid).or_default().push(si);
-            }
-        }
-        Ok(out)
-    }
-
     /// Applies one run's changes atomically: all of them or (after a crash or error)
     /// none of them.
     pub fn apply(&self, changes: &Changes) -> Result<()> {
@@ -877,6 +890,22 @@ impl GraphStore {
 
     /// Every symbol of a repo/ref with its byte range, and every CONTAINS edge into a
     /// symbol as (parent id, child id, parent is a file): one ref's whole tree.
+    /// Each symbol's direct parent: (parent id, symbol id, the parent is a file).
+    pub fn symbol_parents(&self, repo: &str, ref_name: &str) -> Result<Vec<ContainsEdge>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(q("ref_symbol_parents"))?;
+        Ok(conn
+            .execute(&mut stmt, vec![("repo", s(repo)), ("ref", s(ref_name))])?
+            .map(|r| {
+                (
+                    string(&r[0]),
+                    string(&r[1]),
+                    matches!(r[2], Value::Bool(true)),
+                )
+            })
+            .collect())
+    }
+
     pub fn symbol_tree(
         &self,
         repo: &str,
@@ -1169,27 +1198,49 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
         |_| {},
     )?;
 
-    // Symbols that stay but changed (moved lines, new doc): rewritten in place.
+    // Symbols that stay but changed: rewritten in place (positions alone when
+    // only they changed).
     let (sym_fields, sym_types) = symbol_layout(true);
     for f in c.add.iter().filter(|f| f.existing) {
         let Some(d) = c.symbol_diffs.get(&f.file.path) else {
             continue;
         };
-        if d.update.is_empty() {
-            continue;
-        }
         let files = list_of_strings(std::iter::once(f.file.id.clone()));
-        write_batches(
-            conn,
-            q("update_symbols"),
-            &sym_types,
-            &sym_fields,
-            f.symbols
-                .iter()
-                .filter(|si| d.update.contains(&si.row.id))
-                .map(|si| symbol_values(c, &f.file, si, true)),
-            |p| p.push(("files", files.clone())),
-        )?;
+        if !d.update.is_empty() {
+            write_batches(
+                conn,
+                q("update_symbols"),
+                &sym_types,
+                &sym_fields,
+                f.symbols
+                    .iter()
+                    .filter(|si| d.update.contains(&si.row.id))
+                    .map(|si| symbol_values(c, &f.file, si, true)),
+                |p| p.push(("files", files.clone())),
+            )?;
+        }
+        if !d.moved.is_empty() {
+            let fields = ["id", "line_start", "line_end", "byte_start", "byte_end"];
+            write_batches(
+                conn,
+                q("update_symbol_positions"),
+                &struct_type(&fields, &[1, 2, 3, 4]),
+                &fields,
+                f.symbols
+                    .iter()
+                    .filter(|si| d.moved.contains(&si.row.id))
+                    .map(|si| {
+                        vec![
+                            s(&si.row.id),
+                            Value::Int64(si.row.line_start),
+                            Value::Int64(si.row.line_end),
+                            Value::Int64(si.byte_start),
+                            Value::Int64(si.byte_end),
+                        ]
+                    }),
+                |p| p.push(("files", files.clone())),
+            )?;
+        }
     }
 
     // New symbols with their CONTAINS edge, shallowest first so parents exist:
@@ -1241,28 +1292,16 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
         )?;
     }
     for level in &plan.nested {
-        // Parents are looked up among their own file's symbols: batches hold
-        // few files, so the lookup stays small.
-        let mut by_file: Vec<(&FileRow, Vec<&SymbolInsert>)> = Vec::new();
-        for &(file, si) in level {
-            match by_file.last_mut() {
-                Some((f, v)) if f.id == file.id => v.push(si),
-                _ => by_file.push((file, vec![si])),
-            }
-        }
-        for chunk in by_file.chunks(64) {
-            let files = list_of_strings(chunk.iter().map(|(f, _)| f.id.clone()));
-            write_batches(
-                conn,
-                q("insert_symbols_under_symbol"),
-                &sym_types,
-                &sym_fields,
-                chunk.iter().flat_map(|(file, sis)| {
-                    sis.iter().map(move |si| symbol_values(c, file, si, true))
-                }),
-                |p| p.push(("files", files.clone())),
-            )?;
-        }
+        write_batches(
+            conn,
+            q("insert_symbols_under_symbol"),
+            &sym_types,
+            &sym_fields,
+            level
+                .iter()
+                .map(|(file, si)| symbol_values(c, file, si, true)),
+            |_| {},
+        )?;
     }
     match &c.imports {
         Some(ImportChanges::All(imports)) => write_imports(conn, c, imports)?,

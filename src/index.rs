@@ -592,31 +592,28 @@ pub fn index_repo_with(
     changes.remove_paths.extend(gone.iter().cloned());
     changes.drop_files = gone;
 
-    // A changed file's stored symbols are diffed against its new ones: symbols
-    // that stay keep their node and the edges into it (imports included), and
-    // moved ones are updated in place.
-    if let Some(st) = store
+    // A changed file's stored symbols (known from the state) are diffed against
+    // its new ones: symbols that stay keep their node and the edges into it
+    // (imports included) and are rewritten in place.
+    if let Some(p) = &prior
         && !force
     {
-        let t = Instant::now();
-        let ids: Vec<String> = new_files
-            .iter()
-            .filter(|(rows, _, _)| rows.existing)
-            .map(|(rows, _, _)| rows.file.id.clone())
-            .collect();
-        if !ids.is_empty() {
-            let mut stored = st.file_symbol_rows(&ids)?;
-            for (rows, _, _) in new_files.iter().filter(|(rows, _, _)| rows.existing) {
-                let old = stored.remove(&rows.file.id).unwrap_or_default();
+        for (rows, _, _) in new_files.iter().filter(|(rows, _, _)| rows.existing) {
+            let Ok(at) = p
+                .files
+                .binary_search_by(|f| f.path.as_str().cmp(rows.file.path.as_str()))
+            else {
+                continue;
+            };
+            if let Some(tree) = p.meta[at].tree(&p.files[at]) {
                 changes.symbol_diffs.insert(
                     rows.file.path.clone(),
-                    SymbolDiff::between(&old, &rows.symbols),
+                    SymbolDiff::between(&tree, &rows.symbols),
                 );
             }
         }
         tracing::debug!(
-            ms = t.elapsed().as_millis() as u64,
-            files = ids.len(),
+            files = changes.symbol_diffs.len(),
             kept = changes
                 .symbol_diffs
                 .values()
@@ -681,10 +678,31 @@ pub fn index_repo_with(
                 old_files.remove(&f.path).as_ref(),
                 Some(&f),
             ));
+            let position: HashMap<&str, u32> = rows
+                .symbols
+                .iter()
+                .enumerate()
+                .map(|(i, si)| (si.row.id.as_str(), i as u32))
+                .collect();
             let m = FileMeta {
                 content_hash: rows.file.content_hash.clone(),
                 imports_text: rows.file.imports.clone(),
                 symbols: rows.symbols.len() as u32,
+                parents: rows
+                    .symbols
+                    .iter()
+                    .map(|si| {
+                        si.parent
+                            .as_deref()
+                            .and_then(|p| position.get(p).copied())
+                            .unwrap_or(state::FILE_PARENT)
+                    })
+                    .collect(),
+                marks: rows
+                    .symbols
+                    .iter()
+                    .map(crate::graph::symbol_marks)
+                    .collect(),
                 ..FileMeta::default()
             };
             entries.push((f, m, true));
@@ -1016,6 +1034,12 @@ fn state_from_graph(
     hashes: &HashMap<String, String>,
 ) -> Result<RefState, IndexError> {
     let (stored_files, stored_symbols) = st.load_ref(repo, ref_name)?;
+    let parent_of: HashMap<String, String> = st
+        .symbol_parents(repo, ref_name)?
+        .into_iter()
+        .filter(|(_, _, from_file)| !from_file)
+        .map(|(p, c, _)| (c, p))
+        .collect();
     let mut by_path: HashMap<String, Vec<RSymbol>> = HashMap::new();
     for sym in stored_symbols {
         by_path.entry(sym.path).or_default().push(RSymbol {
@@ -1030,10 +1054,25 @@ fn state_from_graph(
             continue;
         };
         let symbols = by_path.remove(&f.path).unwrap_or_default();
+        let position: HashMap<&str, u32> = symbols
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.id.as_str(), i as u32))
+            .collect();
+        let parents = symbols
+            .iter()
+            .map(|s| {
+                parent_of
+                    .get(&s.id)
+                    .and_then(|p| position.get(p.as_str()).copied())
+                    .unwrap_or(state::FILE_PARENT)
+            })
+            .collect();
         state.meta.push(FileMeta {
             content_hash: hashes.get(&f.path).cloned().unwrap_or_default(),
             imports_text: f.imports.clone(),
             symbols: symbols.len() as u32,
+            parents,
             ..FileMeta::default()
         });
         state.files.push(RFile {

@@ -20,7 +20,7 @@ use std::path::Path;
 use crate::model::{Language, RawImport};
 use crate::resolve::{Edge, RFile, RSymbol, Target};
 
-const MAGIC: &[u8; 8] = b"CRUXST03";
+const MAGIC: &[u8; 8] = b"CRUXST05";
 
 /// Fingerprint of one file's resolved import edges.
 pub type Fingerprint = [u8; 16];
@@ -48,6 +48,40 @@ pub struct FileMeta {
     pub symbols: u32,
     pub edges: u32,
     pub unresolved: u32,
+    /// For each of the file's `RFile::symbols`, the position of its parent among
+    /// them (`u32::MAX`: the file). Empty when not known (a state read back from
+    /// the graph, or a Go file's symbols, which are not kept).
+    pub parents: Vec<u32>,
+    /// For each symbol, `graph::symbol_marks` (empty when not known).
+    pub marks: Vec<crate::graph::SymbolMarks>,
+}
+
+/// No parent symbol: contained by the file.
+pub const FILE_PARENT: u32 = u32::MAX;
+
+impl FileMeta {
+    /// The file's stored symbols as (id, parent id), when the tree is known.
+    pub fn tree(
+        &self,
+        file: &RFile,
+    ) -> Option<Vec<(String, Option<String>, crate::graph::SymbolMarks)>> {
+        let n = file.symbols.len();
+        (self.parents.len() == n && self.marks.len() == n && self.symbols as usize == n).then(
+            || {
+                file.symbols
+                    .iter()
+                    .zip(&self.parents)
+                    .zip(&self.marks)
+                    .map(|((s, &p), m)| {
+                        let parent = (p != FILE_PARENT)
+                            .then(|| file.symbols.get(p as usize).map(|x| x.id.clone()))
+                            .flatten();
+                        (s.id.clone(), parent, *m)
+                    })
+                    .collect()
+            },
+        )
+    }
 }
 
 /// The fingerprint of a file's edges (sorted and unique, as the resolver gives
@@ -101,16 +135,26 @@ impl RefState {
             }
             // Go imports name packages, never definitions: the resolver does not
             // look Go symbols up, so they are not kept.
-            let symbols: &[RSymbol] = if f.language == Language::Go {
-                &[]
-            } else {
-                &f.symbols
-            };
+            let (symbols, parents, marks): (&[RSymbol], &[u32], &[[u64; 2]]) =
+                if f.language == Language::Go {
+                    (&[], &[], &[])
+                } else {
+                    (&f.symbols, &m.parents, &m.marks)
+                };
             put_u32(&mut buf, symbols.len() as u32);
             for s in symbols {
                 put_str(&mut buf, &s.id);
                 put_str(&mut buf, &s.qualified_name);
                 put_str(&mut buf, &s.kind);
+            }
+            put_u32(&mut buf, parents.len() as u32);
+            for p in parents {
+                put_u32(&mut buf, *p);
+            }
+            put_u32(&mut buf, marks.len() as u32);
+            for m in marks {
+                buf.extend_from_slice(&m[0].to_le_bytes());
+                buf.extend_from_slice(&m[1].to_le_bytes());
             }
         }
         let sum = blake3::hash(&buf);
@@ -173,6 +217,18 @@ impl RefState {
                     kind: r.string()?,
                 });
             }
+            let np = r.u32()? as usize;
+            let mut parents = Vec::with_capacity(np);
+            for _ in 0..np {
+                parents.push(r.u32()?);
+            }
+            let nm = r.u32()? as usize;
+            let mut marks = Vec::with_capacity(nm);
+            for _ in 0..nm {
+                let a = u64::from_le_bytes(r.bytes(8)?.try_into().ok()?);
+                let b = u64::from_le_bytes(r.bytes(8)?.try_into().ok()?);
+                marks.push([a, b]);
+            }
             files.push(RFile {
                 id,
                 path,
@@ -191,6 +247,8 @@ impl RefState {
                 symbols: n_symbols,
                 edges: n_edges,
                 unresolved: n_unresolved,
+                parents,
+                marks,
             });
         }
         if r.at != body.len() {
@@ -287,6 +345,8 @@ mod tests {
                 symbols: 1,
                 edges: 3,
                 unresolved: 2,
+                parents: vec![FILE_PARENT],
+                marks: vec![[1, 2]],
             }],
         };
         state.save(&path).expect("save");

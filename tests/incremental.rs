@@ -246,4 +246,12 @@ fn deep_nesting_is_capped_and_replaced_cleanly() {
     let fresh = DataDir::new(tmp.path().join("fresh"));
     index(&repo, &fresh);
     assert_eq!(snapshot(&data), snapshot(&fresh));
+    // Without its resolution state a run cannot diff the file's symbols: all 40
+    // are deleted and created again, with the same ids, in one transaction.
+    std::fs::remove_dir_all(data.root().join("state")).expect("rm state");
+    std::fs::write(repo.join("deep.py"), nested(40, "return 3")).expect("w");
+    assert_eq!(index(&repo, &data).parsed, 1);
+    let fresh = DataDir::new(tmp.path().join("fresh3"));
+    index(&repo, &fresh);
+    assert_eq!(snapshot(&data), snapshot(&fresh));
 }

@@ -1,2 +1,3 @@
-// When a repo/ref was last indexed: the tag its search index must carry.
-MATCH (r:Ref {id: $id}) RETURN r.indexed_at
+// When a repo/ref was last indexed (the tag its search index and resolution state
+// must carry) and at which commit.
+MATCH (r:Ref {id: $id}) RETURN r.indexed_at, r.commit

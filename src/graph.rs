@@ -874,10 +874,15 @@ impl GraphStore {
 
     /// When a repo/ref was last indexed (`None` if it is not in this graph).
     pub fn ref_indexed_at(&self, repo: &str, ref_name: &str) -> Result<Option<String>> {
+        Ok(self.ref_version(repo, ref_name)?.map(|(at, _)| at))
+    }
+
+    /// (indexed_at, commit) of a repo/ref.
+    pub fn ref_version(&self, repo: &str, ref_name: &str) -> Result<Option<(String, String)>> {
         let conn = self.conn()?;
         let mut stmt = conn.prepare(q("ref_indexed_at"))?;
         let mut rows = conn.execute(&mut stmt, vec![("id", s(&ref_id(repo, ref_name)))])?;
-        Ok(rows.next().map(|r| string(&r[0])))
+        Ok(rows.next().map(|r| (string(&r[0]), string(&r[1]))))
     }
 
     /// Every resolved File -> Symbol import edge of a repo/ref as (file path, symbol id).

@@ -592,6 +592,47 @@ pub fn index_repo_with(
     changes.remove_paths.extend(gone.iter().cloned());
     changes.drop_files = gone;
 
+    // Nothing changed, the commit is the same and the search index is in step:
+    // the graph, its state and the search index already describe this tree, so
+    // nothing is written (no copy, no transaction, no checkpoint).
+    if let (Some(st), Some(p)) = (store, &prior)
+        && !force
+        && !fresh
+        && report.parsed == 0
+        && report.removed == 0
+        && st
+            .ref_version(&repo, &ref_name)?
+            .is_some_and(|(_, c)| c == changes.commit)
+        && search::read_tag(&data.search_dir(&repo, &ref_name)).as_deref() == Some(p.tag.as_str())
+    {
+        if let Some(saving) = saving.as_mut() {
+            // The copy describes the unchanged database: it may stay for the next
+            // run (its stamp says so).
+            let _ = saving.wait();
+        }
+        let sum = |f: fn(&FileMeta) -> u32| p.meta.iter().map(|m| i64::from(f(m))).sum();
+        report.symbols = sum(|m| m.symbols);
+        report.import_edges = sum(|m| m.edges);
+        report.unresolved_imports = sum(|m| m.unresolved);
+        report.indexed_at = p.tag.clone();
+        diagnostics.sort_by(|a, b| a.path.cmp(&b.path));
+        if opts.defer_finish
+            && let Some(p) = prior
+        {
+            let memo = walk_found.map(|(manifests, has_src_dir)| WalkMemo {
+                manifests,
+                has_src_dir,
+                diagnostics: diagnostics.clone(),
+            });
+            cache_state(&state_path, p, false, memo);
+        }
+        report.diagnostics = diagnostics;
+        report.seconds = started.elapsed().as_secs_f64();
+        progress.done();
+        tracing::debug!("nothing changed: nothing written");
+        return Ok(report);
+    }
+
     // A changed file's stored symbols (known from the state) are diffed against
     // its new ones: symbols that stay keep their node and the edges into it
     // (imports included) and are rewritten in place.

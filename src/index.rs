@@ -163,6 +163,32 @@ fn cache_state(path: &Path, state: RefState, dirty: bool, walk: Option<WalkMemo>
     }
 }
 
+/// The ref's totals, as the state counts them (counting them in the graph scans
+/// every import edge).
+fn set_totals(report: &mut IndexReport, st: &RefState) {
+    let sum = |f: fn(&FileMeta) -> u32| st.meta.iter().map(|m| i64::from(f(m))).sum();
+    report.symbols = sum(|m| m.symbols);
+    report.import_edges = sum(|m| m.edges);
+    report.unresolved_imports = sum(|m| m.unresolved);
+}
+
+/// Keeps a server's state in memory with what its walk found (the manifests and
+/// whether there is a `src/`) and the run's diagnostics.
+fn remember(
+    path: &Path,
+    state: RefState,
+    dirty: bool,
+    walk_found: Option<(Vec<(String, PathBuf)>, bool)>,
+    diagnostics: &[Diagnostic],
+) {
+    let memo = walk_found.map(|(manifests, has_src_dir)| WalkMemo {
+        manifests,
+        has_src_dir,
+        diagnostics: diagnostics.to_vec(),
+    });
+    cache_state(path, state, dirty, memo);
+}
+
 /// The walk a server run can skip: the previous run's files with the watcher's
 /// changes applied, when every changed path is a source file the ref already
 /// has (edited or deleted). `None` when the tree must be walked.
@@ -610,21 +636,13 @@ pub fn index_repo_with(
             // run (its stamp says so).
             let _ = saving.wait();
         }
-        let sum = |f: fn(&FileMeta) -> u32| p.meta.iter().map(|m| i64::from(f(m))).sum();
-        report.symbols = sum(|m| m.symbols);
-        report.import_edges = sum(|m| m.edges);
-        report.unresolved_imports = sum(|m| m.unresolved);
+        set_totals(&mut report, p);
         report.indexed_at = p.tag.clone();
         diagnostics.sort_by(|a, b| a.path.cmp(&b.path));
         if opts.defer_finish
             && let Some(p) = prior
         {
-            let memo = walk_found.map(|(manifests, has_src_dir)| WalkMemo {
-                manifests,
-                has_src_dir,
-                diagnostics: diagnostics.clone(),
-            });
-            cache_state(&state_path, p, false, memo);
+            remember(&state_path, p, false, walk_found, &diagnostics);
         }
         report.diagnostics = diagnostics;
         report.seconds = started.elapsed().as_secs_f64();
@@ -964,12 +982,7 @@ pub fn index_repo_with(
     // The ref's totals: from the state when there is one (counting them in the
     // graph scans every edge), else from the graph.
     match &next_state {
-        Some(st) => {
-            let sum = |f: fn(&FileMeta) -> u32| st.meta.iter().map(|m| i64::from(f(m))).sum();
-            report.symbols = sum(|m| m.symbols);
-            report.import_edges = sum(|m| m.edges);
-            report.unresolved_imports = sum(|m| m.unresolved);
-        }
+        Some(st) => set_totals(&mut report, st),
         None => {
             if let Some(st) = store
                 .status()?
@@ -986,12 +999,13 @@ pub fn index_repo_with(
     if opts.defer_finish
         && let Some(st) = next_state
     {
-        let memo = walk_found.map(|(manifests, has_src_dir)| WalkMemo {
-            manifests,
-            has_src_dir,
-            diagnostics: diagnostics.clone(),
-        });
-        cache_state(&state_path, st, report.finish_pending, memo);
+        remember(
+            &state_path,
+            st,
+            report.finish_pending,
+            walk_found,
+            &diagnostics,
+        );
     }
     report.indexed_at = changes.indexed_at.clone();
     if in_place && !changes.replace_all {

@@ -246,20 +246,31 @@ pub fn changed_keys(old: Option<&RFile>, new: Option<&RFile>) -> Vec<u64> {
 /// The `#[path]` module keys of declarations in `files` that point at `path`:
 /// they change when a file appears or disappears there.
 pub fn rust_path_targets(files: &[RFile], path: &str) -> Vec<u64> {
-    let mut keys = Vec::new();
-    for f in files.iter().filter(|f| f.language == Language::Rust) {
-        for imp in &f.imports {
-            if let ImportSpec::RustMod {
-                name,
-                path: Some(p),
-            } = &imp.spec
-                && normalize_path(&format!("{}/{p}", dir_of(&f.path))) == path
-            {
-                keys.push(key(&["r", &f.package, &rust_child(&f.module, name)]));
-            }
-        }
-    }
-    keys
+    rust_path_mods(files)
+        .filter(|(_, _, target)| target == path)
+        .map(|(f, name, _)| key(&["r", &f.package, &rust_child(&f.module, name)]))
+        .collect()
+}
+
+/// Every `#[path = "…"] mod name;` of the Rust files: (declaring file, module
+/// name, the repo-relative path it points at).
+fn rust_path_mods(files: &[RFile]) -> impl Iterator<Item = (&RFile, &str, String)> {
+    files
+        .iter()
+        .filter(|f| f.language == Language::Rust)
+        .flat_map(|f| {
+            f.imports.iter().filter_map(move |imp| match &imp.spec {
+                ImportSpec::RustMod {
+                    name,
+                    path: Some(p),
+                } => Some((
+                    f,
+                    name.as_str(),
+                    normalize_path(&format!("{}/{p}", dir_of(&f.path))),
+                )),
+                _ => None,
+            })
+        })
 }
 
 fn rust_child(module: &str, name: &str) -> String {
@@ -343,19 +354,10 @@ impl<'a> Index<'a> {
         for v in ix.by_module.values_mut().chain(ix.go_dirs.values_mut()) {
             v.sort_by(|&a, &b| files[a].path.cmp(&files[b].path));
         }
-        for f in files.iter().filter(|f| f.language == Language::Rust) {
-            for imp in &f.imports {
-                if let ImportSpec::RustMod {
-                    name,
-                    path: Some(p),
-                } = &imp.spec
-                {
-                    let joined = normalize_path(&format!("{}/{p}", dir_of(&f.path)));
-                    if let Some(&target) = ix.by_path.get(joined.as_str()) {
-                        ix.rust_path_mods
-                            .insert((f.package.clone(), rust_child(&f.module, name)), target);
-                    }
-                }
+        for (f, name, joined) in rust_path_mods(files) {
+            if let Some(&target) = ix.by_path.get(joined.as_str()) {
+                ix.rust_path_mods
+                    .insert((f.package.clone(), rust_child(&f.module, name)), target);
             }
         }
         ix

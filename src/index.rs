@@ -686,7 +686,11 @@ pub fn index_repo_with(
     // edges into changed files are right too: the result equals a fresh index.
     // Only the edges of files whose resolution changed are written.
     let mut next_state: Option<RefState> = None;
-    let changed = report.parsed > 0 || report.removed > 0 || force;
+    // Without a usable state (a data dir from an older cruxe, a damaged file) the
+    // ref is resolved and its edges diffed now, even when no file changed, so
+    // that the next change is cheap (a server pays this at start, not on the
+    // first saved change).
+    let changed = report.parsed > 0 || report.removed > 0 || force || prior.is_none();
     if !opts.skip_imports && changed {
         progress.phase("resolving imports", 0);
         let t_resolve = Instant::now();

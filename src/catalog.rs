@@ -142,13 +142,7 @@ impl Catalog {
     /// The order entries are numbered in by `build`: (path, line, start, longest
     /// first).
     fn order_key(&self, i: usize) -> (&str, i64, usize, std::cmp::Reverse<usize>) {
-        let e = &self.entries[i];
-        (
-            e.row.path.as_str(),
-            e.row.line_start,
-            e.byte_start,
-            std::cmp::Reverse(e.byte_end),
-        )
+        entry_key(&self.entries[i])
     }
 
     /// The live entries, in slot order.
@@ -410,6 +404,16 @@ impl Catalog {
     }
 }
 
+/// The order `build` numbers entries in: (path, line, start, longest first).
+fn entry_key(e: &Entry) -> (&str, i64, usize, std::cmp::Reverse<usize>) {
+    (
+        e.row.path.as_str(),
+        e.row.line_start,
+        e.byte_start,
+        std::cmp::Reverse(e.byte_end),
+    )
+}
+
 fn next_generation() -> u64 {
     static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
@@ -557,21 +561,8 @@ impl Catalog {
         for name in &touched_names {
             for map in [&mut c.by_name, &mut c.by_lower] {
                 if let Some(mut list) = map.remove(name) {
-                    Arc::make_mut(&mut list).sort_by(|&a, &b| {
-                        let (x, y) = (&c.entries[a], &c.entries[b]);
-                        (
-                            x.row.path.as_str(),
-                            x.row.line_start,
-                            x.byte_start,
-                            std::cmp::Reverse(x.byte_end),
-                        )
-                            .cmp(&(
-                                y.row.path.as_str(),
-                                y.row.line_start,
-                                y.byte_start,
-                                std::cmp::Reverse(y.byte_end),
-                            ))
-                    });
+                    Arc::make_mut(&mut list)
+                        .sort_by(|&a, &b| entry_key(&c.entries[a]).cmp(&entry_key(&c.entries[b])));
                     map.insert(name.clone(), list);
                 }
             }

@@ -19,7 +19,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::graph;
-use crate::graph::{Changes, FileSymbol, SymbolRow};
+use crate::graph::{Changes, FileInfo, FileSymbol, SymbolRow};
 
 /// Deeper nesting than this is treated as damage and not followed.
 pub const MAX_DEPTH: usize = 30;
@@ -53,6 +53,9 @@ pub struct Catalog {
     generation: u64,
     /// The symbols each file imports (resolved edges, one per edge), in (path, line) order.
     imports_of: HashMap<String, Vec<usize>>,
+    /// The ref's files, by path: of the same state as the symbols, so an answer
+    /// about a file never pairs one state's file with another's symbols.
+    files: Arc<Vec<FileInfo>>,
 }
 
 impl Catalog {
@@ -216,6 +219,7 @@ impl Catalog {
         let id = |i: usize| self.entries[i].row.id.clone();
         let ids = |v: &[usize]| v.iter().map(|&i| id(i)).collect::<Vec<_>>().join(",");
         let mut out = vec![format!("len {}", self.len())];
+        out.extend(self.files.iter().map(|f| format!("{f:?}")));
         let mut files: Vec<&Arc<str>> = self.by_file.keys().collect();
         files.sort();
         for f in files {
@@ -426,6 +430,33 @@ impl Catalog {
     /// rewrote, or none). Equal to loading the ref from the graph again (which
     /// costs about a second per 100k symbols); the cost of a patch follows the
     /// number of changed files, plus a shallow copy of the maps.
+    /// The ref's files, sorted by path.
+    pub fn files(&self) -> Arc<Vec<FileInfo>> {
+        self.files.clone()
+    }
+
+    /// The file list after `changes`: removed and changed files out, the new
+    /// versions in.
+    fn patched_files(&self, changes: &Changes, removed: &HashSet<&str>) -> Arc<Vec<FileInfo>> {
+        let mut files: Vec<FileInfo> = self
+            .files
+            .iter()
+            .filter(|f| !removed.contains(f.path.as_str()))
+            .cloned()
+            .collect();
+        files.extend(changes.add.iter().map(|f| FileInfo {
+            id: f.file.id.clone(),
+            path: f.file.path.clone(),
+            language: f.file.language.clone(),
+            module: f.file.module.clone(),
+            package: f.file.package.clone(),
+            content_hash: f.file.content_hash.clone(),
+            line_count: f.file.line_count,
+        }));
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        Arc::new(files)
+    }
+
     pub fn apply(&self, changes: &Changes) -> Catalog {
         // The added files' paths too: applying to a catalog that already holds the
         // new state (loaded from the graph after the commit) must not add twice.
@@ -441,6 +472,7 @@ impl Catalog {
         }
         let mut c = self.clone();
         c.generation = next_generation();
+        c.files = self.patched_files(changes, &removed);
         let prefix = format!("{}:", graph::ref_id(&changes.repo, &changes.ref_name));
 
         // Import lists that go away or are replaced: their counts go first.
@@ -656,6 +688,7 @@ impl Catalog {
             }
         }
         let mut c = Catalog::build(rows, edges);
+        c.files = self.patched_files(changes, removed);
         let prefix = format!("{}:", graph::ref_id(&changes.repo, &changes.ref_name));
         let symbol_edges = |rows: &[graph::ImportRow]| -> Vec<(String, String)> {
             rows.iter()
@@ -709,5 +742,6 @@ pub fn load(
     let (rows, edges) = store.symbol_tree(repo, ref_name)?;
     let mut c = Catalog::build(rows, edges);
     c.set_imports(store.symbol_imports(repo, ref_name)?);
+    c.files = Arc::new(store.files(repo, ref_name)?);
     Ok(c)
 }

@@ -169,7 +169,7 @@ impl DataDir {
         let Some(graph) = self.graph_path()? else {
             return Ok(());
         };
-        if self.has_current_copy(&graph) {
+        if self.has_earlier_copy(&graph) {
             return Ok(());
         }
         let wal = wal_of(&graph);
@@ -201,14 +201,31 @@ impl DataDir {
     /// Whether the saved copy equals the database as it is now (see
     /// `save_before_write`).
     fn has_current_copy(&self, graph: &Path) -> bool {
-        let wal = wal_of(graph);
-        let wal_empty = std::fs::metadata(&wal).map_or(true, |m| m.len() == 0);
+        let wal_empty = std::fs::metadata(wal_of(graph)).map_or(true, |m| m.len() == 0);
+        wal_empty && self.has_earlier_copy(graph)
+    }
+
+    /// Whether the saved copy is a state the database was in, with at most
+    /// transactions committed to the log since: the database file still matches
+    /// the copy's stamp (nothing was checkpointed into it). A server that commits
+    /// runs in quick succession checkpoints once they pause
+    /// (`index::finish_write`); until then this copy protects every run, and
+    /// putting it back (with its own log) gives that earlier state.
+    fn has_earlier_copy(&self, graph: &Path) -> bool {
         bak_of(graph).exists()
-            && !bak_of(&wal).exists()
-            && wal_empty
             && stamp(graph).is_some_and(|st| {
                 std::fs::read_to_string(stamp_of(graph)).is_ok_and(|saved| saved == st)
             })
+    }
+
+    /// After a run that wrote nothing: the copy stays only when it can protect
+    /// the next run (see `has_earlier_copy`).
+    pub fn keep_saved_if_current(&self) {
+        if let Ok(Some(graph)) = self.graph_path()
+            && !self.has_earlier_copy(&graph)
+        {
+            self.discard_saved();
+        }
     }
 
     /// After a run committed and checkpointed: the copy no longer describes the

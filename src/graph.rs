@@ -317,6 +317,9 @@ pub struct SymbolInsert {
     pub byte_end: i64,
     /// Parent symbol id; `None` = contained by the file.
     pub parent: Option<String>,
+    /// A hash of the source the search index keeps of it (`search::body_of`):
+    /// part of its position mark, so a diff sees an edit inside its body.
+    pub body_hash: u64,
 }
 
 /// One index run's changes to one repo/ref, applied in a single transaction.
@@ -362,7 +365,7 @@ pub struct SymbolDiff {
 pub type SymbolMarks = [u64; 2];
 
 /// Hashes of a symbol's properties (everything but its position) and of its
-/// position (lines and bytes).
+/// position (lines, bytes and the source in them).
 pub fn symbol_marks(si: &SymbolInsert) -> SymbolMarks {
     let r = &si.row;
     let mut h = blake3::Hasher::new();
@@ -385,6 +388,7 @@ pub fn symbol_marks(si: &SymbolInsert) -> SymbolMarks {
     for n in [r.line_start, r.line_end, si.byte_start, si.byte_end] {
         h.update(&n.to_le_bytes());
     }
+    h.update(&si.body_hash.to_le_bytes());
     let position = u64::from_le_bytes(h.finalize().as_bytes()[..8].try_into().expect("8"));
     [content, position]
 }

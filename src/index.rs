@@ -426,8 +426,13 @@ pub fn index_repo_with(
     let layout = Layout::new(&repo, &manifests, walked.has_src_dir);
 
     let _lock = data.lock_writer()?;
-    // A run killed before this one finished is undone first.
-    data.restore_interrupted()?;
+    // A run killed before this one finished is undone first. A server (`shared`)
+    // did that when it opened the graph; since then its copy may be an earlier
+    // state protecting runs not yet checkpointed (`DataDir::has_earlier_copy`),
+    // and the graph is open: nothing to undo.
+    if shared.is_none() {
+        data.restore_interrupted()?;
+    }
     if opts.commit.is_none() {
         // The working tree is indexed under this name now: a snapshot of a git
         // ref of the same name is obsolete.
@@ -633,8 +638,9 @@ pub fn index_repo_with(
     {
         if let Some(saving) = saving.as_mut() {
             // The copy describes the unchanged database: it may stay for the next
-            // run (its stamp says so).
+            // run when its stamp says so.
             let _ = saving.wait();
+            data.keep_saved_if_current();
         }
         set_totals(&mut report, p);
         report.indexed_at = p.tag.clone();
@@ -1168,15 +1174,38 @@ fn update_search(
             .iter()
             .map(|f| std::fs::read_to_string(root.join(&f.file.path)).unwrap_or_default())
             .collect();
-        let docs = changes.add.iter().zip(&texts).flat_map(|(f, text)| {
-            f.symbols.iter().map(move |si| {
-                (
-                    &si.row,
-                    search::body_of(text, si.byte_start as usize, si.byte_end as usize),
-                )
+        // A diffed file's symbols whose properties, position and source are
+        // unchanged keep their documents; the others are replaced by id. Other
+        // files' documents are replaced by path.
+        let diffs = &changes.symbol_diffs;
+        let unchanged = |path: &str, id: &str| {
+            diffs.get(path).is_some_and(|d| {
+                d.keep.contains(id) && !d.update.contains(id) && !d.moved.contains(id)
             })
+        };
+        let remove_paths: Vec<String> = changes
+            .remove_paths
+            .iter()
+            .filter(|p| !diffs.contains_key(p.as_str()))
+            .cloned()
+            .collect();
+        let remove_ids: Vec<&str> = diffs
+            .values()
+            .flat_map(|d| d.delete.iter().chain(&d.update).chain(&d.moved))
+            .map(String::as_str)
+            .collect();
+        let docs = changes.add.iter().zip(&texts).flat_map(|(f, text)| {
+            f.symbols
+                .iter()
+                .filter(|si| !unchanged(&f.file.path, &si.row.id))
+                .map(move |si| {
+                    (
+                        &si.row,
+                        search::body_of(text, si.byte_start as usize, si.byte_end as usize),
+                    )
+                })
         });
-        index.write(false, &changes.remove_paths, docs)?;
+        index.write(false, &remove_paths, &remove_ids, docs)?;
     } else {
         let cat = catalog::load(store, &changes.repo, &changes.ref_name)?;
         index.rebuild(&cat, Some(root))?;
@@ -1284,6 +1313,11 @@ fn file_rows(
             byte_start: i64::from(s.byte_start),
             byte_end: i64::from(s.byte_end),
             parent: s.parent.map(|p| ids[p].clone()),
+            body_hash: {
+                let body = search::body_of(text, s.byte_start as usize, s.byte_end as usize);
+                let h = blake3::hash(body.as_bytes());
+                u64::from_le_bytes(h.as_bytes()[..8].try_into().expect("8 bytes"))
+            },
         })
         .collect();
     FileRows {

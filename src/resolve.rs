@@ -204,11 +204,15 @@ pub fn contributed_keys(f: &RFile) -> Contribution {
             }
         }
     }
-    let definitions = f
-        .symbols
-        .iter()
-        .map(|s| key(&["q", fam_str(fam), pkg, &s.qualified_name]))
-        .collect();
+    // Go imports name packages, never definitions: nothing looks them up.
+    let definitions = if fam == Family::Go {
+        Vec::new()
+    } else {
+        f.symbols
+            .iter()
+            .map(|s| key(&["q", fam_str(fam), pkg, &s.qualified_name]))
+            .collect()
+    };
     Contribution {
         structure,
         definitions,

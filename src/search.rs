@@ -330,12 +330,38 @@ impl SearchIndex {
         Ok(Some(map))
     }
 
+    /// The symbol id of every live document, sorted (for checks: an updated index
+    /// against a rebuilt one).
+    pub fn symbol_ids(&self) -> Result<Vec<String>, SearchError> {
+        self.reader.reload()?;
+        let searcher = self.reader.searcher();
+        let mut out = Vec::new();
+        for segment in searcher.segment_readers() {
+            let Some(column) = segment.fast_fields().str("symbol_id")? else {
+                continue;
+            };
+            for doc in segment.doc_ids_alive() {
+                for ord in column.term_ords(doc) {
+                    let mut id = String::new();
+                    column
+                        .ord_to_str(ord, &mut id)
+                        .map_err(|e| SearchError(e.to_string()))?;
+                    out.push(id);
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
     /// One atomic change: with `clear`, every document goes first; then the
-    /// documents of `remove_paths` go and `docs` (symbol, body) are added.
+    /// documents of `remove_paths` and of the symbols `remove_ids` go and `docs`
+    /// (symbol, body) are added.
     pub fn write<'a>(
         &self,
         clear: bool,
         remove_paths: &[String],
+        remove_ids: &[&str],
         docs: impl Iterator<Item = (&'a SymbolRow, &'a str)>,
     ) -> Result<(), SearchError> {
         let t = std::time::Instant::now();
@@ -363,6 +389,9 @@ impl SearchIndex {
         }
         for p in remove_paths {
             writer.delete_term(Term::from_field_text(self.path_raw, p));
+        }
+        for id in remove_ids {
+            writer.delete_term(Term::from_field_text(self.symbol_id, id));
         }
         for (row, body) in docs {
             let mut doc = TantivyDocument::default();
@@ -416,7 +445,7 @@ impl SearchIndex {
                 .map_or("", |t| body_of(t, e.byte_start, e.byte_end));
             (&e.row, body)
         });
-        self.write(true, &[], docs)
+        self.write(true, &[], &[], docs)
     }
 
     /// The best `limit` symbols for `query`, best first.

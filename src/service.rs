@@ -118,8 +118,6 @@ pub struct Store {
     graph: RwLock<Option<Arc<GraphStore>>>,
     /// Refs held, with counts; refreshed after every index run.
     refs: RwLock<Vec<RefStatus>>,
-    /// File lists per (repo, ref), dropped after every index run.
-    files: RwLock<HashMap<RepoRef, Arc<Vec<FileInfo>>>>,
     /// Symbol catalogs per (repo, ref), dropped after every index run.
     catalogs: RwLock<HashMap<RepoRef, Arc<Catalog>>>,
     /// Search indexes per (repo, ref), built from the catalog on first use.
@@ -163,14 +161,14 @@ impl Store {
         Ok(v)
     }
 
-    /// The files of a repo/ref.
+    /// The files of a repo/ref (kept with its catalog: one state).
     pub fn files(
         &self,
         graph: &GraphStore,
         repo: &str,
         ref_name: &str,
     ) -> Result<Arc<Vec<FileInfo>>, crate::graph::GraphError> {
-        self.cached(&self.files, repo, ref_name, || graph.files(repo, ref_name))
+        Ok(self.catalog(graph, repo, ref_name)?.files())
     }
 
     /// The symbol catalog of a repo/ref, loaded from the graph on first use.
@@ -309,9 +307,6 @@ impl Store {
         if let Ok(mut s) = self.searches.write() {
             s.remove(&key);
         }
-        if let Ok(mut f) = self.files.write() {
-            f.remove(&key);
-        }
         if let Ok(mut r) = self.refs.write() {
             *r = refs;
         }
@@ -327,9 +322,6 @@ impl Store {
         }
         if let Ok(mut r) = self.refs.write() {
             *r = refs;
-        }
-        if let Ok(mut f) = self.files.write() {
-            f.clear();
         }
         if let Ok(mut c) = self.catalogs.write() {
             c.clear();
@@ -620,6 +612,29 @@ pub struct Service {
     /// Work for the indexer thread; dropped by `close`, which ends the thread.
     jobs: Mutex<Option<Sender<Job>>>,
     watchers: Mutex<Vec<notify::RecommendedWatcher>>,
+    /// Signalled when the indexer thread ends (`close` waits for it).
+    stopped: Mutex<Option<Receiver<()>>>,
+}
+
+/// How long the indexer waits without new work before it checkpoints the runs
+/// it committed, and how long it lets committed runs go unchecked at most (see
+/// `Service::run_jobs`).
+const FINISH_QUIET: Duration = Duration::from_millis(600);
+const FINISH_WITHIN: Duration = Duration::from_secs(10);
+
+/// Runs committed to a data dir's graph whose checkpoint is still to come.
+struct Unfinished {
+    data: DataDir,
+    graph: Arc<GraphStore>,
+    since: std::time::Instant,
+}
+
+fn finish_all(unfinished: &mut Vec<Unfinished>) {
+    for u in unfinished.drain(..) {
+        if let Err(e) = index::finish_write(&u.data, &u.graph) {
+            tracing::warn!(data = %u.data.root().display(), "finishing the index runs failed: {e}");
+        }
+    }
 }
 
 /// Work for the indexer thread.
@@ -660,7 +675,6 @@ impl Service {
                         data: DataDir::new(data_root),
                         graph: RwLock::new(None),
                         refs: RwLock::new(Vec::new()),
-                        files: RwLock::new(HashMap::new()),
                         catalogs: RwLock::new(HashMap::new()),
                         searches: RwLock::new(HashMap::new()),
                         loading: Mutex::new(()),
@@ -717,6 +731,7 @@ impl Service {
             cfg,
             jobs: Mutex::new(None),
             watchers: Mutex::new(Vec::new()),
+            stopped: Mutex::new(None),
         }))
     }
 
@@ -772,19 +787,53 @@ impl Service {
         if let Ok(mut j) = self.jobs.lock() {
             *j = Some(tx);
         }
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        if let Ok(mut s) = self.stopped.lock() {
+            *s = Some(done_rx);
+        }
         let svc = self.clone();
         std::thread::Builder::new()
             .name("cruxe-indexer".into())
-            .spawn(move || svc.run_jobs(&rx))
+            .spawn(move || {
+                svc.run_jobs(&rx);
+                let _ = done_tx.send(());
+            })
             .expect("spawn the indexer thread")
     }
 
     /// The indexer thread: one run at a time, changes coalesced. After the first
     /// job arrives it waits for `debounce` of quiet (at most ten times that), so a
     /// burst of saves is one run. Ends when `close` drops the senders.
+    ///
+    /// A run's checkpoint and the copy that protects the next run
+    /// (`index::finish_write`) wait for `FINISH_QUIET` without new work: runs in
+    /// quick succession (saves a few hundred ms apart) each commit and answer at
+    /// once, protected by the copy from before the first of them, and are made
+    /// durable together — at the latest after `FINISH_WITHIN`, and when the
+    /// server closes. A kill in between puts back that earlier copy; the next
+    /// start re-indexes what changed since.
     fn run_jobs(&self, rx: &Receiver<Job>) {
         let debounce = self.cfg.debounce;
-        while let Ok(first) = rx.recv() {
+        let mut unfinished: Vec<Unfinished> = Vec::new();
+        loop {
+            let first = if unfinished.is_empty() {
+                match rx.recv() {
+                    Ok(job) => job,
+                    Err(_) => return,
+                }
+            } else {
+                match rx.recv_timeout(FINISH_QUIET) {
+                    Ok(job) => job,
+                    Err(RecvTimeoutError::Timeout) => {
+                        finish_all(&mut unfinished);
+                        continue;
+                    }
+                    Err(RecvTimeoutError::Disconnected) => {
+                        finish_all(&mut unfinished);
+                        return;
+                    }
+                }
+            };
             let mut pending = std::collections::BTreeSet::from([first]);
             let started = std::time::Instant::now();
             loop {
@@ -796,20 +845,41 @@ impl Service {
                         }
                     }
                     Err(RecvTimeoutError::Timeout) => break,
-                    Err(RecvTimeoutError::Disconnected) => return,
+                    Err(RecvTimeoutError::Disconnected) => {
+                        finish_all(&mut unfinished);
+                        return;
+                    }
                 }
             }
             for job in pending {
-                match job {
-                    Job::Tree(i) => self.index_one(&self.repos[i], None),
-                    Job::GitRef(i, rev) => self.index_one(&self.repos[i], Some(&rev)),
+                let (served, rev) = match &job {
+                    Job::Tree(i) => (&self.repos[*i], None),
+                    Job::GitRef(i, rev) => (&self.repos[*i], Some(rev.as_str())),
+                };
+                let Some(graph) = self.index_one(served, rev) else {
+                    continue;
+                };
+                let data = &served.store.data;
+                match unfinished.iter_mut().find(|u| u.data.root() == data.root()) {
+                    // Another graph (a rebuild replaced it): the old one's work is moot.
+                    Some(u) if Arc::ptr_eq(&u.graph, &graph) => {}
+                    Some(u) => u.graph = graph,
+                    None => unfinished.push(Unfinished {
+                        data: data.clone(),
+                        graph,
+                        since: std::time::Instant::now(),
+                    }),
                 }
+            }
+            if unfinished.iter().any(|u| u.since.elapsed() > FINISH_WITHIN) {
+                finish_all(&mut unfinished);
             }
         }
     }
 
-    /// Indexes `served`'s working tree, or with `rev` that git ref.
-    fn index_one(&self, served: &Served, rev: Option<&str>) {
+    /// Indexes `served`'s working tree, or with `rev` that git ref. The graph
+    /// when the run committed and left its checkpoint to `index::finish_write`.
+    fn index_one(&self, served: &Served, rev: Option<&str>) -> Option<Arc<GraphStore>> {
         let store = &served.store;
         let mut opts = self.cfg.index.clone();
         opts.repo = Some(served.name.clone());
@@ -866,7 +936,7 @@ impl Service {
                         Ok(g) => store.refresh(Some(Arc::new(g))),
                         Err(e) => {
                             served.set(IndexingStatus::Failed, Some(e.to_string()), None);
-                            return;
+                            return None;
                         }
                     }
                 } else {
@@ -916,13 +986,12 @@ impl Service {
                         seconds: report.seconds,
                     }),
                 );
-                // Visible now; the checkpoint and the copy for the next run follow.
-                if report.finish_pending
-                    && let Some(g) = store.graph()
-                    && let Err(e) = index::finish_write(&store.data, &g)
-                {
-                    tracing::warn!(repo = %served.name, "finishing the index run failed: {e}");
+                // Visible now; the checkpoint and the copy for the next run follow
+                // (`run_jobs`).
+                if report.finish_pending {
+                    return store.graph();
                 }
+                None
             }
             Err(e) => {
                 tracing::error!(repo = %served.name, "indexing failed: {e}");
@@ -932,6 +1001,7 @@ impl Service {
                     c.everything = true;
                 }
                 served.set(IndexingStatus::Failed, Some(e.to_string()), None);
+                None
             }
         }
     }
@@ -944,6 +1014,11 @@ impl Service {
         }
         if let Ok(mut j) = self.jobs.lock() {
             j.take();
+        }
+        // The indexer checkpoints what it committed and ends after its current
+        // run; a long run is not waited for (a kill-safe stop undoes it).
+        if let Some(done) = self.stopped.lock().ok().and_then(|mut s| s.take()) {
+            let _ = done.recv_timeout(Duration::from_secs(20));
         }
         for served in &self.repos {
             served.store.refresh(None);

@@ -20,7 +20,7 @@ use std::path::Path;
 use crate::model::{Language, RawImport};
 use crate::resolve::{Edge, RFile, RSymbol, Target};
 
-const MAGIC: &[u8; 8] = b"CRUXST05";
+const MAGIC: &[u8; 8] = b"CRUXST06";
 
 /// Fingerprint of one file's resolved import edges.
 pub type Fingerprint = [u8; 16];
@@ -50,7 +50,7 @@ pub struct FileMeta {
     pub unresolved: u32,
     /// For each of the file's `RFile::symbols`, the position of its parent among
     /// them (`u32::MAX`: the file). Empty when not known (a state read back from
-    /// the graph, or a Go file's symbols, which are not kept).
+    /// the graph).
     pub parents: Vec<u32>,
     /// For each symbol, `graph::symbol_marks` (empty when not known).
     pub marks: Vec<crate::graph::SymbolMarks>,
@@ -133,26 +133,13 @@ impl RefState {
             for n in [m.symbols, m.edges, m.unresolved] {
                 put_u32(&mut buf, n);
             }
-            // Go imports name packages, never definitions: the resolver does not
-            // look Go symbols up, so they are not kept.
-            let (symbols, parents, marks): (&[RSymbol], &[u32], &[[u64; 2]]) =
-                if f.language == Language::Go {
-                    (&[], &[], &[])
-                } else {
-                    (&f.symbols, &m.parents, &m.marks)
-                };
-            put_u32(&mut buf, symbols.len() as u32);
-            for s in symbols {
-                put_str(&mut buf, &s.id);
-                put_str(&mut buf, &s.qualified_name);
-                put_str(&mut buf, &s.kind);
-            }
-            put_u32(&mut buf, parents.len() as u32);
-            for p in parents {
+            put_symbols(&mut buf, f);
+            put_u32(&mut buf, m.parents.len() as u32);
+            for p in &m.parents {
                 put_u32(&mut buf, *p);
             }
-            put_u32(&mut buf, marks.len() as u32);
-            for m in marks {
+            put_u32(&mut buf, m.marks.len() as u32);
+            for m in &m.marks {
                 buf.extend_from_slice(&m[0].to_le_bytes());
                 buf.extend_from_slice(&m[1].to_le_bytes());
             }
@@ -208,15 +195,7 @@ impl RefState {
                 externals.push(r.string()?);
             }
             let (n_symbols, n_edges, n_unresolved) = (r.u32()?, r.u32()?, r.u32()?);
-            let ns = r.u32()? as usize;
-            let mut symbols = Vec::with_capacity(ns);
-            for _ in 0..ns {
-                symbols.push(RSymbol {
-                    id: r.string()?,
-                    qualified_name: r.string()?,
-                    kind: r.string()?,
-                });
-            }
+            let symbols = r.symbols()?;
             let np = r.u32()? as usize;
             let mut parents = Vec::with_capacity(np);
             for _ in 0..np {
@@ -263,6 +242,42 @@ impl RefState {
     }
 }
 
+/// Symbol ids are `s_` + 24 hex digits (`index::symbol_id`): kept as their 12
+/// bytes. A Go file's names are left out: Go imports name packages, so nothing
+/// looks its definitions up by name; their ids, nesting and marks are what its
+/// next symbol diff needs.
+const IDS_PACKED: u8 = 1;
+const NAMES_LEFT_OUT: u8 = 2;
+
+fn put_symbols(buf: &mut Vec<u8>, f: &RFile) {
+    let packed = f.symbols.iter().all(|s| packed_id(&s.id).is_some());
+    let names = f.language != Language::Go;
+    buf.push(if packed { IDS_PACKED } else { 0 } | if names { 0 } else { NAMES_LEFT_OUT });
+    put_u32(buf, f.symbols.len() as u32);
+    for s in &f.symbols {
+        match packed_id(&s.id) {
+            Some(raw) if packed => buf.extend_from_slice(&raw),
+            _ => put_str(buf, &s.id),
+        }
+        if names {
+            put_str(buf, &s.qualified_name);
+            put_str(buf, &s.kind);
+        }
+    }
+}
+
+fn packed_id(id: &str) -> Option<[u8; 12]> {
+    let hex = id.strip_prefix("s_").filter(|h| h.len() == 24)?;
+    let mut out = [0u8; 12];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    // Only lower-case digits round-trip.
+    (hex.bytes()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
+    .then_some(out)
+}
+
 fn put_u32(buf: &mut Vec<u8>, n: u32) {
     buf.extend_from_slice(&n.to_le_bytes());
 }
@@ -294,6 +309,36 @@ impl<'a> Reader<'a> {
         let n = self.u32()? as usize;
         String::from_utf8(self.bytes(n)?.to_vec()).ok()
     }
+    fn symbols(&mut self) -> Option<Vec<RSymbol>> {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let flags = self.byte()?;
+        let n = self.u32()? as usize;
+        let mut out = Vec::with_capacity(n.min(self.buf.len()));
+        for _ in 0..n {
+            let id = if flags & IDS_PACKED != 0 {
+                let mut id = String::with_capacity(26);
+                id.push_str("s_");
+                for b in self.bytes(12)? {
+                    id.push(HEX[usize::from(b >> 4)] as char);
+                    id.push(HEX[usize::from(b & 15)] as char);
+                }
+                id
+            } else {
+                self.string()?
+            };
+            let (qualified_name, kind) = if flags & NAMES_LEFT_OUT != 0 {
+                (String::new(), String::new())
+            } else {
+                (self.string()?, self.string()?)
+            };
+            out.push(RSymbol {
+                id,
+                qualified_name,
+                kind,
+            });
+        }
+        Some(out)
+    }
 }
 
 const LANGUAGES: [Language; 6] = [
@@ -323,37 +368,83 @@ mod tests {
         let path = dir.join("s.bin");
         let state = RefState {
             tag: "2026-01-01T00:00:00.000000001Z".into(),
-            files: vec![RFile {
-                id: "r@m:a.py".into(),
-                path: "a.py".into(),
-                language: Language::Python,
-                module: "a".into(),
-                package: String::new(),
-                imports: Vec::new(),
-                symbols: vec![RSymbol {
-                    id: "s_1".into(),
-                    qualified_name: "a.f".into(),
-                    kind: "function".into(),
-                }],
-            }],
-            meta: vec![FileMeta {
-                content_hash: "h".into(),
-                imports_text: "[]".into(),
-                fingerprint: [7; 16],
-                deps: vec![1, 2, u64::MAX],
-                externals: vec!["os".into()],
-                symbols: 1,
-                edges: 3,
-                unresolved: 2,
-                parents: vec![FILE_PARENT],
-                marks: vec![[1, 2]],
-            }],
+            files: vec![
+                RFile {
+                    id: "r@m:a.py".into(),
+                    path: "a.py".into(),
+                    language: Language::Python,
+                    module: "a".into(),
+                    package: String::new(),
+                    imports: Vec::new(),
+                    symbols: vec![RSymbol {
+                        id: "s_1".into(),
+                        qualified_name: "a.f".into(),
+                        kind: "function".into(),
+                    }],
+                },
+                RFile {
+                    id: "r@m:p/x.go".into(),
+                    path: "p/x.go".into(),
+                    language: Language::Go,
+                    module: "p".into(),
+                    package: String::new(),
+                    imports: Vec::new(),
+                    symbols: vec![
+                        RSymbol {
+                            id: "s_0123456789abcdef01234567".into(),
+                            qualified_name: "p.T".into(),
+                            kind: "struct".into(),
+                        },
+                        RSymbol {
+                            id: "s_fedcba987654321000000000".into(),
+                            qualified_name: "p.T.M".into(),
+                            kind: "method".into(),
+                        },
+                    ],
+                },
+            ],
+            meta: vec![
+                FileMeta {
+                    content_hash: "h".into(),
+                    imports_text: "[]".into(),
+                    fingerprint: [7; 16],
+                    deps: vec![1, 2, u64::MAX],
+                    externals: vec!["os".into()],
+                    symbols: 1,
+                    edges: 3,
+                    unresolved: 2,
+                    parents: vec![FILE_PARENT],
+                    marks: vec![[1, 2]],
+                },
+                FileMeta {
+                    content_hash: "g".into(),
+                    symbols: 2,
+                    parents: vec![FILE_PARENT, 0],
+                    marks: vec![[3, 4], [5, 6]],
+                    ..FileMeta::default()
+                },
+            ],
         };
         state.save(&path).expect("save");
         let back = RefState::load(&path, |_| Vec::new()).expect("load");
         assert_eq!(back.tag, state.tag);
         assert_eq!(back.files[0].symbols, state.files[0].symbols);
         assert_eq!(back.meta, state.meta);
+        // Go: ids (packed) and nesting come back, names are left out.
+        let ids = |f: &RFile| f.symbols.iter().map(|s| s.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&back.files[1]), ids(&state.files[1]));
+        assert!(
+            back.files[1]
+                .symbols
+                .iter()
+                .all(|s| s.qualified_name.is_empty())
+        );
+        assert_eq!(
+            back.meta[1].tree(&back.files[1]).expect("tree")[1]
+                .1
+                .as_deref(),
+            Some("s_0123456789abcdef01234567")
+        );
         let mut bytes = std::fs::read(&path).expect("read");
         let mid = bytes.len() / 2;
         bytes[mid] ^= 1;

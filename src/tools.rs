@@ -376,6 +376,9 @@ struct Ctx {
     served: Arc<Served>,
     graph: Arc<GraphStore>,
     ref_name: String,
+    /// The catalog this call answers from, taken once: every part of one answer
+    /// (files, symbols) comes from the same index state.
+    catalog: std::sync::OnceLock<Arc<Catalog>>,
 }
 
 impl Ctx {
@@ -391,16 +394,17 @@ impl Ctx {
         }
     }
     fn catalog(&self) -> Result<Arc<Catalog>, ToolError> {
-        Ok(self
+        if let Some(c) = self.catalog.get() {
+            return Ok(c.clone());
+        }
+        let c = self
             .served
             .store
-            .catalog(&self.graph, &self.served.name, &self.ref_name)?)
+            .catalog(&self.graph, &self.served.name, &self.ref_name)?;
+        Ok(self.catalog.get_or_init(|| c).clone())
     }
     fn files(&self) -> Result<Arc<Vec<FileInfo>>, ToolError> {
-        Ok(self
-            .served
-            .store
-            .files(&self.graph, &self.served.name, &self.ref_name)?)
+        Ok(self.catalog()?.files())
     }
 }
 
@@ -433,6 +437,7 @@ fn ctx(svc: &Service, repo: Option<&str>, ref_name: Option<&str>) -> Result<Ctx,
         served,
         graph,
         ref_name,
+        catalog: std::sync::OnceLock::new(),
     })
 }
 

@@ -491,6 +491,18 @@ fn random_edits_keep_incremental_edges_equal_to_a_fresh_index() {
                 edges(&fresh),
                 "{lang} step {step} ({what}): incremental edges differ from a fresh index"
             );
+            // The search index, updated per symbol, holds the fresh one's documents.
+            let search_ids = |d: &DataDir| {
+                cruxe::search::SearchIndex::open_dir(&d.search_dir("imports", "test"))
+                    .expect("search index")
+                    .symbol_ids()
+                    .expect("ids")
+            };
+            assert_eq!(
+                search_ids(&data),
+                search_ids(&fresh),
+                "{lang} step {step} ({what}): search documents differ from a fresh index"
+            );
         }
         assert!(
             targeted,

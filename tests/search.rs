@@ -66,6 +66,30 @@ fn the_index_run_keeps_the_search_index_in_step_with_the_graph() {
     );
     assert_eq!(names(&data, "zebrafish epoch")[0], "auth.extra.rotate");
 
+    // An edit inside a body that keeps every position and property (same
+    // length) still replaces that symbol's document, and only that one is
+    // rewritten: the others of the file stay as they were.
+    let before = SearchIndex::open_dir(&data.search_dir("py", "test"))
+        .expect("search index")
+        .symbol_ids()
+        .expect("ids");
+    let extra = repo.join("auth/extra.py");
+    let text = std::fs::read_to_string(&extra).expect("read");
+    std::fs::write(
+        &extra,
+        text.replace("zebrafish", "quagganox") + "\n\ndef other():\n    return 1\n",
+    )
+    .expect("write");
+    index_repo(&repo, &data, &opts("py"), &Silent).expect("re-index");
+    assert!(tag_matches_graph(&data));
+    assert!(names(&data, "zebrafish").is_empty());
+    assert_eq!(names(&data, "quagganox")[0], "auth.extra.rotate");
+    let after = SearchIndex::open_dir(&data.search_dir("py", "test"))
+        .expect("search index")
+        .symbol_ids()
+        .expect("ids");
+    assert_eq!(after.len(), before.len() + 1, "one document per symbol");
+
     // A deleted file's documents go.
     std::fs::remove_file(repo.join("auth/extra.py")).expect("rm");
     index_repo(&repo, &data, &opts("py"), &Silent).expect("re-index");
@@ -84,7 +108,7 @@ fn a_stale_search_index_is_rebuilt_by_the_next_run() {
     let dir = data.search_dir("py", "test");
     let index = SearchIndex::open_dir(&dir).expect("open");
     index
-        .write(true, &[], std::iter::empty())
+        .write(true, &[], &[], std::iter::empty())
         .expect("empty the index");
     search::write_tag(&dir, "1999-01-01T00:00:00Z").expect("tag");
     drop(index);

@@ -428,13 +428,18 @@ fn saved_changes_become_visible() {
 
 /// Writes `hot/modK.py` for K in 0..n in state `tag` (every function name ends
 /// with it), so an answer about one file can be told to be all old or all new.
+/// Each file is replaced whole (temp file, rename), as editors save: a plain
+/// write can be read half done (truncated), a third state of the file that the
+/// index would rightly show.
 fn write_hot(repo: &Path, n: usize, tag: &str) {
     for k in 0..n {
         let mut text = String::new();
         for d in 0..4 {
             text.push_str(&format!("def hot{d}_{tag}(x):\n    return x + {d}\n\n\n"));
         }
-        std::fs::write(repo.join(format!("hot/mod{k}.py")), text).expect("write");
+        let tmp = repo.join(format!("hot/mod{k}.py.tmp"));
+        std::fs::write(&tmp, text).expect("write");
+        std::fs::rename(&tmp, repo.join(format!("hot/mod{k}.py"))).expect("rename");
     }
 }
 

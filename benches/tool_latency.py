@@ -82,6 +82,7 @@ def freshness(cruxe, corpus, edits):
         files, _ = s.call("run_cypher", {"query": "MATCH (f:File) WHERE f.language IN ['python', 'go', 'rust'] "
                                          "RETURN f.path, f.language", "limit": 10000})
         rng = random.Random(11)
+        pause = random.Random(12)
         s.call("locate_symbol", {"name": "warm_up"})
         waits = []
         for k in range(edits):
@@ -90,10 +91,12 @@ def freshness(cruxe, corpus, edits):
             body = {"python": f"\n\ndef {name}():\n    return {k}\n",
                     "go": f"\nfunc {name}() int {{ return {k} }}\n",
                     "rust": f"\npub fn {name}() -> u32 {{ {k} }}\n"}[lang]
-            # Each edit starts on an idle server: the previous one is indexed.
+            # Each edit comes once the previous one is answered, after a random
+            # pause of 0.1-2 s: edits land in every phase of the server's work
+            # after a run (waiting to checkpoint, checkpointing, copying, idle).
             while s.call("index_status", {})[0]["metadata"]["freshness_status"] != "fresh":
                 time.sleep(0.01)
-            time.sleep(0.2)
+            time.sleep(pause.uniform(0.1, 2.0))
             t0 = time.perf_counter()
             with open(os.path.join(repo, path), "a") as f:
                 f.write(body)

@@ -122,6 +122,11 @@ pub struct Serving {
     /// Do not watch the working trees for changes (index once at start).
     #[arg(long)]
     pub no_watch: bool,
+    /// Checkpoint committed re-index runs after this many milliseconds without
+    /// new changes (saves in quick succession are answered without waiting for
+    /// one another's checkpoint) [default: 600].
+    #[arg(long, env = "CRUXE_CHECKPOINT_AFTER_MS")]
+    pub checkpoint_after_ms: Option<u64>,
     #[command(flatten)]
     pub resources: Resources,
 }
@@ -155,6 +160,9 @@ impl Serving {
                 .or(file.query_timeout_ms)
                 .unwrap_or(defaults.query_timeout_ms),
             watch: !self.no_watch && file.watch.unwrap_or(true),
+            checkpoint_after: self
+                .checkpoint_after_ms
+                .map_or(defaults.checkpoint_after, std::time::Duration::from_millis),
             ..defaults
         }
     }

@@ -160,42 +160,85 @@ impl DataDir {
     /// aside (`*.bak`), so that a run killed at any moment is undone by putting the
     /// copy back instead of by Kuzu's log replay, which 0.11.3 cannot always do
     /// after a kill (seen here: a segfault replaying node inserts, in read-only and
-    /// read-write opens alike). The database copy is renamed into place last: it is
-    /// the marker that a copy is complete. Beside it, a stamp of the database it
-    /// copied (size, mtime, first 64 KiB): while the database still matches the
-    /// stamp and has no log, the copy *is* the current state, so a server can make
-    /// it ahead of its next run (`save_ahead`) and the run skips the copy.
-    pub fn save_before_write(&self) -> Result<(), DataDirError> {
+    /// read-write opens alike). The database copy is renamed into place after its
+    /// log's: it is the marker that a copy is complete. Beside it, a stamp of the
+    /// database it copied (size, mtime, first 64 KiB): while the database still
+    /// matches the stamp and has no log, the copy *is* the current state, so a
+    /// server can make it ahead of its next run (`save_ahead`) and the run skips
+    /// the copy. With `older_ok` (a server), any complete copy will do: it is a
+    /// state the database was in, and putting it back gives that earlier state
+    /// (a server re-indexes what changed since when it starts).
+    pub fn save_before_write(&self, older_ok: bool) -> Result<(), DataDirError> {
         let Some(graph) = self.graph_path()? else {
             return Ok(());
         };
-        if self.has_earlier_copy(&graph) {
+        if self.has_earlier_copy(&graph) || (older_ok && bak_of(&graph).exists()) {
             return Ok(());
         }
-        let wal = wal_of(&graph);
-        let copy = |from: &Path, to: &Path| -> std::io::Result<()> {
-            let tmp = PathBuf::from(format!("{}.tmp", to.display()));
-            std::fs::copy(from, &tmp)?;
-            std::fs::File::open(&tmp)?.sync_all()?;
-            std::fs::rename(&tmp, to)
+        self.copy_aside(&graph, &|| false).map(|_| ())
+    }
+
+    /// After a checkpoint: replaces the copy with one of the database as it is
+    /// now, so the next run need not wait for one. Gives up (false) when `abort`
+    /// says so between chunks — new work came — keeping the previous copy, which
+    /// still protects the next run (see `save_before_write`).
+    pub fn save_ahead(&self, abort: &dyn Fn() -> bool) -> Result<bool, DataDirError> {
+        let Some(graph) = self.graph_path()? else {
+            return Ok(true);
         };
-        let stamp_file = stamp_of(&graph);
-        let _ = std::fs::remove_file(&stamp_file);
-        let _ = std::fs::remove_file(bak_of(&graph));
+        if self.has_current_copy(&graph) {
+            return Ok(true);
+        }
+        self.copy_aside(&graph, abort)
+    }
+
+    fn copy_aside(&self, graph: &Path, abort: &dyn Fn() -> bool) -> Result<bool, DataDirError> {
+        const CHUNK: u64 = 16 << 20;
+        let (wal, bak) = (wal_of(graph), bak_of(graph));
         let wal_bak = bak_of(&wal);
+        let tmp = PathBuf::from(format!("{}.tmp", bak.display()));
+        let wal_tmp = PathBuf::from(format!("{}.tmp", wal_bak.display()));
+        let st = stamp(graph);
+        let copied = (|| -> std::io::Result<bool> {
+            use std::io::Read;
+            let from = std::fs::File::open(graph)?;
+            let mut to = std::fs::File::create(&tmp)?;
+            loop {
+                if abort() {
+                    return Ok(false);
+                }
+                if std::io::copy(&mut (&from).take(CHUNK), &mut to)? == 0 {
+                    break;
+                }
+                // Flushed chunk by chunk, so giving up never waits for a
+                // whole file's flush.
+                to.sync_data()?;
+            }
+            to.sync_all()?;
+            let _ = std::fs::remove_file(&wal_tmp);
+            if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+                std::fs::copy(&wal, &wal_tmp)?;
+                std::fs::File::open(&wal_tmp)?.sync_all()?;
+            }
+            Ok(true)
+        })()
+        .map_err(self.io())?;
+        if !copied {
+            let _ = std::fs::remove_file(&tmp);
+            return Ok(false);
+        }
+        // The old copy's stamp and log go first (the old copy alone is still a
+        // checkpointed state), then the new copy, its log and its stamp.
+        let _ = std::fs::remove_file(stamp_of(graph));
         let _ = std::fs::remove_file(&wal_bak);
-        if wal.exists() {
-            copy(&wal, &wal_bak).map_err(self.io())?;
+        std::fs::rename(&tmp, &bak).map_err(self.io())?;
+        if wal_tmp.exists() {
+            std::fs::rename(&wal_tmp, &wal_bak).map_err(self.io())?;
         }
-        let tmp = PathBuf::from(format!("{}.tmp", bak_of(&graph).display()));
-        std::fs::copy(&graph, &tmp)
-            .and_then(|_| std::fs::File::open(&tmp)?.sync_all())
-            .map_err(self.io())?;
-        if let Some(st) = stamp(&graph) {
-            std::fs::write(&stamp_file, st).map_err(self.io())?;
+        if let Some(st) = st {
+            std::fs::write(stamp_of(graph), st).map_err(self.io())?;
         }
-        std::fs::rename(&tmp, bak_of(&graph)).map_err(self.io())?;
-        Ok(())
+        Ok(true)
     }
 
     /// Whether the saved copy equals the database as it is now (see
@@ -219,9 +262,10 @@ impl DataDir {
     }
 
     /// After a run that wrote nothing: the copy stays only when it can protect
-    /// the next run (see `has_earlier_copy`).
-    pub fn keep_saved_if_current(&self) {
+    /// the next run (see `save_before_write`).
+    pub fn keep_saved_if_current(&self, older_ok: bool) {
         if let Ok(Some(graph)) = self.graph_path()
+            && !older_ok
             && !self.has_earlier_copy(&graph)
         {
             self.discard_saved();

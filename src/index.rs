@@ -259,15 +259,23 @@ fn quick_walk(
 
 /// Finishes the in-place runs a server made with `defer_finish` once their
 /// changes are visible: checkpoints the graph (so no log is left for Kuzu to
-/// replay), drops the copy saved before the write, writes the resolution states
-/// still only in memory, and saves the copy for the next run ahead of time.
-pub fn finish_write(data: &DataDir, store: &GraphStore) -> Result<(), IndexError> {
+/// replay), writes the resolution states still only in memory, and replaces the
+/// copy saved before the writes with one for the next run (given up when
+/// `abort` says new work came: the older copy protects that run).
+pub fn finish_write(
+    data: &DataDir,
+    store: &GraphStore,
+    abort: &dyn Fn() -> bool,
+) -> Result<(), IndexError> {
     let _lock = data.lock_writer()?;
     let t = Instant::now();
     store.checkpoint()?;
-    data.discard_saved();
     let checkpoint_ms = t.elapsed().as_millis() as u64;
-    if let Ok(mut cache) = STATES.lock()
+    let saved = data.save_ahead(abort)?;
+    // New work waits for nothing more: the states are written by a later finish.
+    if saved
+        && !abort()
+        && let Ok(mut cache) = STATES.lock()
         && let Some(map) = cache.as_mut()
     {
         for (path, c) in map.iter_mut() {
@@ -280,9 +288,9 @@ pub fn finish_write(data: &DataDir, store: &GraphStore) -> Result<(), IndexError
             }
         }
     }
-    data.save_before_write()?;
     tracing::debug!(
         checkpoint_ms,
+        saved,
         ms = t.elapsed().as_millis() as u64,
         "finished the write"
     );
@@ -483,7 +491,7 @@ pub fn index_repo_with(
     // `DataDir::save_before_write`); every run writes (at least the ref's
     // `indexed_at`), so the copy starts now and runs while files are read,
     // parsed and resolved.
-    let mut saving = (store.is_some() && !fresh).then(|| SavedCopy::start(data));
+    let mut saving = (store.is_some() && !fresh).then(|| SavedCopy::start(data, opts.defer_finish));
     // What the previous run left: its resolution state, when it describes the
     // graph's current state. Without one (a damaged or lagging state file, a
     // data dir from an older cruxe) the run reads the ref back from the graph and
@@ -640,7 +648,7 @@ pub fn index_repo_with(
             // The copy describes the unchanged database: it may stay for the next
             // run when its stamp says so.
             let _ = saving.wait();
-            data.keep_saved_if_current();
+            data.keep_saved_if_current(opts.defer_finish);
         }
         set_totals(&mut report, p);
         report.indexed_at = p.tag.clone();
@@ -1029,21 +1037,23 @@ pub fn index_repo_with(
 
 /// The copy of the database an in-place run makes before it writes, taken on a
 /// thread. Dropped without `wait` (the run failed before writing), it waits for
-/// the copy and discards it: the database was not touched.
+/// the copy and discards it (a CLI run): the database was not touched.
 struct SavedCopy {
     data: DataDir,
+    older_ok: bool,
     handle: Option<std::thread::JoinHandle<Result<u64, DataDirError>>>,
     waited: bool,
 }
 
 impl SavedCopy {
-    fn start(data: &DataDir) -> SavedCopy {
+    fn start(data: &DataDir, older_ok: bool) -> SavedCopy {
         let copy = data.clone();
         SavedCopy {
             data: data.clone(),
+            older_ok,
             handle: Some(std::thread::spawn(move || {
                 let t = Instant::now();
-                copy.save_before_write()?;
+                copy.save_before_write(older_ok)?;
                 Ok(t.elapsed().as_millis() as u64)
             })),
             waited: false,
@@ -1068,7 +1078,10 @@ impl Drop for SavedCopy {
     fn drop(&mut self) {
         if !self.waited {
             let _ = self.wait();
-            self.data.discard_saved();
+            // A server's copy may protect runs not yet checkpointed: it stays.
+            if !self.older_ok {
+                self.data.discard_saved();
+            }
         }
     }
 }

@@ -45,6 +45,8 @@ pub struct ServiceConfig {
     pub watch: bool,
     /// Quiet time after a change before re-indexing (a save is often several events).
     pub debounce: Duration,
+    /// Quiet time after a run before its checkpoint (see `Service::run_jobs`).
+    pub checkpoint_after: Duration,
 }
 
 impl Default for ServiceConfig {
@@ -55,6 +57,7 @@ impl Default for ServiceConfig {
             max_rows: 10_000,
             watch: true,
             debounce: Duration::from_millis(30),
+            checkpoint_after: Duration::from_millis(600),
         }
     }
 }
@@ -616,10 +619,8 @@ pub struct Service {
     stopped: Mutex<Option<Receiver<()>>>,
 }
 
-/// How long the indexer waits without new work before it checkpoints the runs
-/// it committed, and how long it lets committed runs go unchecked at most (see
-/// `Service::run_jobs`).
-const FINISH_QUIET: Duration = Duration::from_millis(600);
+/// How long the indexer lets committed runs go without a checkpoint at most
+/// (see `Service::run_jobs`).
 const FINISH_WITHIN: Duration = Duration::from_secs(10);
 
 /// Runs committed to a data dir's graph whose checkpoint is still to come.
@@ -629,9 +630,24 @@ struct Unfinished {
     since: std::time::Instant,
 }
 
-fn finish_all(unfinished: &mut Vec<Unfinished>) {
+/// Finishes every data dir's runs. With `rx`, the copy for the next run is
+/// given up as soon as a job arrives; the job is kept in `carry`.
+fn finish_all(
+    unfinished: &mut Vec<Unfinished>,
+    rx: Option<&Receiver<Job>>,
+    carry: &std::cell::RefCell<Vec<Job>>,
+) {
+    let abort = || {
+        rx.is_some_and(|rx| match rx.try_recv() {
+            Ok(job) => {
+                carry.borrow_mut().push(job);
+                true
+            }
+            Err(_) => !carry.borrow().is_empty(),
+        })
+    };
     for u in unfinished.drain(..) {
-        if let Err(e) = index::finish_write(&u.data, &u.graph) {
+        if let Err(e) = index::finish_write(&u.data, &u.graph, &abort) {
             tracing::warn!(data = %u.data.root().display(), "finishing the index runs failed: {e}");
         }
     }
@@ -806,7 +822,7 @@ impl Service {
     /// burst of saves is one run. Ends when `close` drops the senders.
     ///
     /// A run's checkpoint and the copy that protects the next run
-    /// (`index::finish_write`) wait for `FINISH_QUIET` without new work: runs in
+    /// (`index::finish_write`) wait for `checkpoint_after` without new work: runs in
     /// quick succession (saves a few hundred ms apart) each commit and answer at
     /// once, protected by the copy from before the first of them, and are made
     /// durable together — at the latest after `FINISH_WITHIN`, and when the
@@ -815,26 +831,31 @@ impl Service {
     fn run_jobs(&self, rx: &Receiver<Job>) {
         let debounce = self.cfg.debounce;
         let mut unfinished: Vec<Unfinished> = Vec::new();
+        // Jobs that arrived while a finish was under way.
+        let carry = std::cell::RefCell::new(Vec::new());
         loop {
-            let first = if unfinished.is_empty() {
+            let first = if let Some(job) = carry.borrow_mut().pop() {
+                job
+            } else if unfinished.is_empty() {
                 match rx.recv() {
                     Ok(job) => job,
                     Err(_) => return,
                 }
             } else {
-                match rx.recv_timeout(FINISH_QUIET) {
+                match rx.recv_timeout(self.cfg.checkpoint_after) {
                     Ok(job) => job,
                     Err(RecvTimeoutError::Timeout) => {
-                        finish_all(&mut unfinished);
+                        finish_all(&mut unfinished, Some(rx), &carry);
                         continue;
                     }
                     Err(RecvTimeoutError::Disconnected) => {
-                        finish_all(&mut unfinished);
+                        finish_all(&mut unfinished, None, &carry);
                         return;
                     }
                 }
             };
             let mut pending = std::collections::BTreeSet::from([first]);
+            pending.extend(carry.borrow_mut().drain(..));
             let started = std::time::Instant::now();
             loop {
                 match rx.recv_timeout(debounce) {
@@ -846,7 +867,7 @@ impl Service {
                     }
                     Err(RecvTimeoutError::Timeout) => break,
                     Err(RecvTimeoutError::Disconnected) => {
-                        finish_all(&mut unfinished);
+                        finish_all(&mut unfinished, None, &carry);
                         return;
                     }
                 }
@@ -872,7 +893,7 @@ impl Service {
                 }
             }
             if unfinished.iter().any(|u| u.since.elapsed() > FINISH_WITHIN) {
-                finish_all(&mut unfinished);
+                finish_all(&mut unfinished, None, &carry);
             }
         }
     }

@@ -591,6 +591,78 @@ fn kill_serve_during_indexing() {
     assert!(answered > 0, "no kill came after the first index");
 }
 
+/// Saves in quick succession are each committed and answered, and checkpointed
+/// together once they pause. A kill -9 before that checkpoint leaves a data dir
+/// that opens with one complete state (the copy from before them); the next
+/// start re-indexes and answers every save.
+#[test]
+fn a_kill_before_the_checkpoint_of_quick_saves_loses_nothing() {
+    let keep = tempfile::tempdir().expect("tmp");
+    let repo = keep.path().join("py");
+    copy_tree(&fixture("python"), &repo);
+    let data = keep.path().join("data");
+    let data_arg = data.to_string_lossy().into_owned();
+    let serve = || {
+        serve_paths(
+            tempfile::tempdir().expect("tmp"),
+            std::slice::from_ref(&repo),
+            &["--data", &data_arg],
+            // Long enough that the kill surely comes before the checkpoint.
+            &[("CRUXE_CHECKPOINT_AFTER_MS", "20000")],
+        )
+    };
+    let visible = |server: &crate::mcp::Server, names: &[String]| {
+        let calls: Vec<Value> = names
+            .iter()
+            .map(|n| json!(["get_symbol_hierarchy", {"symbol_name": n}, {"until": "ok", "timeout_s": 30}]))
+            .collect();
+        let report = client(json!({"transport": "http", "url": server.url(), "calls": calls}));
+        for (v, err) in results(&report) {
+            assert!(!err, "{v}");
+        }
+    };
+    let server = serve();
+    wait_ready(&server);
+    let mut names = Vec::new();
+    for k in 0..3 {
+        let name = format!("quick_save_{k}");
+        std::fs::write(
+            repo.join(format!("auth/quick{k}.py")),
+            format!("def {name}():\n    return {k}\n"),
+        )
+        .expect("write");
+        names.push(name);
+        visible(&server, &names);
+    }
+    drop(server); // kill -9
+    let dd = cruxe::datadir::DataDir::new(&data);
+    let graph = dd.graph_path().expect("manifest").expect("a graph");
+    // The kill came before the checkpoint: the saves are in the log only, and
+    // the copy from before them is there.
+    let wal = std::fs::metadata(format!("{}.wal", graph.display())).map_or(0, |m| m.len());
+    assert!(wal > 0, "the runs were checkpointed already");
+    assert!(std::path::PathBuf::from(format!("{}.bak", graph.display())).exists());
+    let store = dd
+        .open_graph_read_only(&small_graph())
+        .expect("the data dir opens");
+    let quick = rows(
+        &store,
+        "MATCH (f:File)-[:CONTAINS]->(s:Symbol) WHERE f.path STARTS WITH 'auth/quick' \
+         RETURN f.path AS p, s.name AS n ORDER BY p",
+    );
+    // One complete state: every file there has its function.
+    for r in &quick {
+        assert!(
+            crate::common::s(&r["n"]).starts_with("quick_save_"),
+            "{quick:?}"
+        );
+    }
+    drop(store);
+    let server = serve();
+    wait_ready(&server);
+    visible(&server, &names);
+}
+
 /// Without a watcher nothing notices an edit, so answers say they may be behind.
 #[test]
 fn an_unwatched_tree_is_stale() {

@@ -168,14 +168,19 @@ impl DataDir {
     /// the copy. With `older_ok` (a server), any complete copy will do: it is a
     /// state the database was in, and putting it back gives that earlier state
     /// (a server re-indexes what changed since when it starts).
-    pub fn save_before_write(&self, older_ok: bool) -> Result<(), DataDirError> {
+    /// Stops (false) when `abort` says so, leaving no new copy.
+    pub fn save_before_write(
+        &self,
+        older_ok: bool,
+        abort: &dyn Fn() -> bool,
+    ) -> Result<bool, DataDirError> {
         let Some(graph) = self.graph_path()? else {
-            return Ok(());
+            return Ok(true);
         };
         if self.has_earlier_copy(&graph) || (older_ok && bak_of(&graph).exists()) {
-            return Ok(());
+            return Ok(true);
         }
-        self.copy_aside(&graph, &|| false).map(|_| ())
+        self.copy_aside(&graph, abort)
     }
 
     /// After a checkpoint: replaces the copy with one of the database as it is
@@ -259,17 +264,6 @@ impl DataDir {
             && stamp(graph).is_some_and(|st| {
                 std::fs::read_to_string(stamp_of(graph)).is_ok_and(|saved| saved == st)
             })
-    }
-
-    /// After a run that wrote nothing: the copy stays only when it can protect
-    /// the next run (see `save_before_write`).
-    pub fn keep_saved_if_current(&self, older_ok: bool) {
-        if let Ok(Some(graph)) = self.graph_path()
-            && !older_ok
-            && !self.has_earlier_copy(&graph)
-        {
-            self.discard_saved();
-        }
     }
 
     /// After a run committed and checkpointed: the copy no longer describes the

@@ -644,12 +644,8 @@ pub fn index_repo_with(
             .is_some_and(|(_, c)| c == changes.commit)
         && search::read_tag(&data.search_dir(&repo, &ref_name)).as_deref() == Some(p.tag.as_str())
     {
-        if let Some(saving) = saving.as_mut() {
-            // The copy describes the unchanged database: it may stay for the next
-            // run when its stamp says so.
-            let _ = saving.wait();
-            data.keep_saved_if_current(opts.defer_finish);
-        }
+        // The copy is not needed: stopped, and dropped (a CLI run's).
+        drop(saving.take());
         set_totals(&mut report, p);
         report.indexed_at = p.tag.clone();
         diagnostics.sort_by(|a, b| a.path.cmp(&b.path));
@@ -1036,11 +1032,12 @@ pub fn index_repo_with(
 }
 
 /// The copy of the database an in-place run makes before it writes, taken on a
-/// thread. Dropped without `wait` (the run failed before writing), it waits for
-/// the copy and discards it (a CLI run): the database was not touched.
+/// thread. Dropped without `wait` (the run failed, or found nothing to write),
+/// it stops the copy and discards it (a CLI run's): the database was not touched.
 struct SavedCopy {
     data: DataDir,
     older_ok: bool,
+    cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
     handle: Option<std::thread::JoinHandle<Result<u64, DataDirError>>>,
     waited: bool,
 }
@@ -1048,12 +1045,17 @@ struct SavedCopy {
 impl SavedCopy {
     fn start(data: &DataDir, older_ok: bool) -> SavedCopy {
         let copy = data.clone();
+        let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stop = cancel.clone();
         SavedCopy {
             data: data.clone(),
             older_ok,
+            cancel,
             handle: Some(std::thread::spawn(move || {
                 let t = Instant::now();
-                copy.save_before_write(older_ok)?;
+                copy.save_before_write(older_ok, &|| {
+                    stop.load(std::sync::atomic::Ordering::Relaxed)
+                })?;
                 Ok(t.elapsed().as_millis() as u64)
             })),
             waited: false,
@@ -1077,6 +1079,8 @@ impl SavedCopy {
 impl Drop for SavedCopy {
     fn drop(&mut self) {
         if !self.waited {
+            self.cancel
+                .store(true, std::sync::atomic::Ordering::Relaxed);
             let _ = self.wait();
             // A server's copy may protect runs not yet checkpointed: it stays.
             if !self.older_ok {

@@ -68,7 +68,7 @@ bench-tools: build venv
 
 # How long a saved change takes to be answered (8 edits).
 bench-fresh: build venv
-	$(VENV)/bin/python benches/tool_latency.py $(CRUXE) $(CORPUS) --freshness 8
+	$(VENV)/bin/python benches/tool_latency.py $(CRUXE) $(CORPUS) --freshness 40
 
 # 32 concurrent MCP sessions for 60 s over a mix of every tool (a std-only Rust
 # client: benches/load.rs).

@@ -1038,11 +1038,22 @@ impl Service {
         }
         // The indexer checkpoints what it committed and ends after its current
         // run; a long run is not waited for (a kill-safe stop undoes it).
-        if let Some(done) = self.stopped.lock().ok().and_then(|mut s| s.take()) {
-            let _ = done.recv_timeout(Duration::from_secs(20));
-        }
+        let finished = self
+            .stopped
+            .lock()
+            .ok()
+            .and_then(|mut s| s.take())
+            .is_some_and(|done| done.recv_timeout(Duration::from_secs(20)).is_ok());
         for served in &self.repos {
             served.store.refresh(None);
+        }
+        // Everything is checkpointed and no run is under way: the copy that
+        // protects runs is not needed (and closing the database changes its
+        // file, so the next start would put the copy back for nothing).
+        if finished {
+            for served in &self.repos {
+                served.store.data.discard_saved();
+            }
         }
     }
 

@@ -37,6 +37,14 @@ impl Server {
     pub fn url(&self) -> String {
         format!("http://{}/mcp", self.addr)
     }
+
+    /// Stops the server as Ctrl-C does; whether it exited cleanly.
+    pub fn interrupt(&mut self) -> bool {
+        let _ = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status();
+        self.child.wait().is_ok_and(|s| s.success())
+    }
 }
 
 impl Drop for Server {

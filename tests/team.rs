@@ -658,6 +658,24 @@ fn a_kill_before_the_checkpoint_of_quick_saves_loses_nothing() {
         );
     }
     drop(store);
+    let mut server = serve();
+    wait_ready(&server);
+    visible(&server, &names);
+
+    // A save right before Ctrl-C: the server checkpoints it before it exits and
+    // leaves no copy to put back; the next start answers it.
+    std::fs::write(
+        repo.join("auth/last.py"),
+        "def last_save():\n    return 0\n",
+    )
+    .expect("write");
+    names.push("last_save".into());
+    visible(&server, &names);
+    assert!(server.interrupt(), "a clean exit");
+    assert!(
+        !std::path::PathBuf::from(format!("{}.bak", graph.display())).exists(),
+        "a clean stop leaves no copy to put back"
+    );
     let server = serve();
     wait_ready(&server);
     visible(&server, &names);

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use crate::catalog::{self, Catalog};
 use crate::datadir::DataDir;
-use crate::graph::{FileInfo, GraphStore, RefStatus};
+use crate::graph::{GraphStore, RefStatus};
 use crate::index::{self, IndexOptions, IndexReport, Progress};
 use crate::search::{self, SearchIndex};
 
@@ -162,16 +162,6 @@ impl Store {
             m.insert(key, v.clone());
         }
         Ok(v)
-    }
-
-    /// The files of a repo/ref (kept with its catalog: one state).
-    pub fn files(
-        &self,
-        graph: &GraphStore,
-        repo: &str,
-        ref_name: &str,
-    ) -> Result<Arc<Vec<FileInfo>>, crate::graph::GraphError> {
-        Ok(self.catalog(graph, repo, ref_name)?.files())
     }
 
     /// The symbol catalog of a repo/ref, loaded from the graph on first use.

@@ -424,12 +424,6 @@ fn next_generation() -> u64 {
 }
 
 impl Catalog {
-    /// The catalog after an in-place index run committed `changes` to this ref:
-    /// the symbols of removed and changed files go, the new ones come, and the
-    /// import edges follow the run's (all of them, those of the files it
-    /// rewrote, or none). Equal to loading the ref from the graph again (which
-    /// costs about a second per 100k symbols); the cost of a patch follows the
-    /// number of changed files, plus a shallow copy of the maps.
     /// The ref's files, sorted by path.
     pub fn files(&self) -> Arc<Vec<FileInfo>> {
         self.files.clone()
@@ -457,6 +451,12 @@ impl Catalog {
         Arc::new(files)
     }
 
+    /// The catalog after an in-place index run committed `changes` to this ref:
+    /// the symbols of removed and changed files go, the new ones come, and the
+    /// import edges follow the run's (all of them, those of the files it
+    /// rewrote, or none). Equal to loading the ref from the graph again (which
+    /// costs about a second per 100k symbols); the cost of a patch follows the
+    /// number of changed files, plus a shallow copy of the maps.
     pub fn apply(&self, changes: &Changes) -> Catalog {
         // The added files' paths too: applying to a catalog that already holds the
         // new state (loaded from the graph after the commit) must not add twice.

@@ -200,6 +200,20 @@ fn rss_mib(pid: u32) -> u64 {
         .map_or(0, |kb| kb / 1024)
 }
 
+/// CPU seconds (user + system) the process has used so far.
+fn cpu_seconds(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            // Fields after the `(comm)`, which may hold spaces: utime and stime
+            // are the 14th and 15th fields of the line, 12th and 13th after it.
+            let rest = s.rsplit_once(')')?.1;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            Some(f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?)
+        })
+        .map_or(0.0, |ticks| ticks / 100.0)
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; everything else is ours.
     let args: Vec<String> = std::env::args()
@@ -277,9 +291,15 @@ fn main() {
     }
     let rss_before = rss_mib(server.id());
 
+    // CRUXE_LOAD_TOOLS=search_code,get_node narrows the mix (to cost one tool).
+    let only: Vec<String> = std::env::var("CRUXE_LOAD_TOOLS")
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    let only = &only;
+    let (server_cpu0, own_cpu0) = (cpu_seconds(server.id()), cpu_seconds(std::process::id()));
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let t0 = Instant::now();
-    let results: Vec<(Vec<f64>, Vec<String>)> = std::thread::scope(|scope| {
+    let results: Vec<(Vec<(&str, f64)>, Vec<String>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..clients)
             .map(|k| {
                 let (syms, dirs, addr) = (&syms, &dirs, &addr);
@@ -289,9 +309,12 @@ fn main() {
                     let (mut times, mut errors) = (Vec::new(), Vec::new());
                     while Instant::now() < deadline {
                         let (tool, a) = mixed_call(&mut rng, syms, dirs);
+                        if !only.is_empty() && !only.iter().any(|t| t == tool) {
+                            continue;
+                        }
                         let t = Instant::now();
                         let (v, is_error) = s.call(tool, a.clone());
-                        times.push(t.elapsed().as_secs_f64() * 1000.0);
+                        times.push((tool, t.elapsed().as_secs_f64() * 1000.0));
                         if is_error && v["error"]["code"] != "ambiguous_symbol" {
                             errors.push(format!("{tool} {a}: {}", v["error"]));
                         }
@@ -306,7 +329,16 @@ fn main() {
             .collect()
     });
     let wall = t0.elapsed().as_secs_f64();
-    let mut times: Vec<f64> = results.iter().flat_map(|r| r.0.iter().copied()).collect();
+    let server_cpu = cpu_seconds(server.id()) - server_cpu0;
+    let own_cpu = cpu_seconds(std::process::id()) - own_cpu0;
+    let mut per_tool: std::collections::BTreeMap<&str, Vec<f64>> = Default::default();
+    for &(tool, ms) in results.iter().flat_map(|r| r.0.iter()) {
+        per_tool.entry(tool).or_default().push(ms);
+    }
+    let mut times: Vec<f64> = results
+        .iter()
+        .flat_map(|r| r.0.iter().map(|t| t.1))
+        .collect();
     let errors: Vec<&String> = results.iter().flat_map(|r| r.1.iter()).collect();
     for e in errors.iter().take(5) {
         eprintln!("  error: {e}");
@@ -323,6 +355,23 @@ fn main() {
         times.last().copied().unwrap_or(0.0),
         errors.len()
     );
+    println!(
+        "CPU: server {:.0} µs per call ({:.1} s), load generator {:.0} µs per call ({:.1} s)",
+        server_cpu / times.len() as f64 * 1e6,
+        server_cpu,
+        own_cpu / times.len() as f64 * 1e6,
+        own_cpu
+    );
+    for (tool, mut ts) in per_tool {
+        ts.sort_by(f64::total_cmp);
+        let at = |q: f64| ts[((ts.len() as f64 * q) as usize).saturating_sub(1)];
+        println!(
+            "  {tool:<22} {:>6} calls, p50 {:.2} ms, p95 {:.2} ms",
+            ts.len(),
+            at(0.5),
+            at(0.95)
+        );
+    }
     println!(
         "server RSS before the load: {rss_before} MiB, after: {} MiB",
         rss_mib(server.id())

@@ -20,6 +20,8 @@ use std::sync::Arc;
 
 use tantivy::collector::TopDocs;
 use tantivy::directory::MmapDirectory;
+use tantivy::index::{SegmentId, SegmentMeta};
+use tantivy::indexer::NoMergePolicy;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
     FAST, Field, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
@@ -244,6 +246,38 @@ fn split_identifier(ident: &str) -> Vec<String> {
     parts.into_iter().map(|p| p.to_lowercase()).collect()
 }
 
+/// The segments to merge after a commit. A search pays per segment (each finds
+/// its own top hits), so an index is kept to one big segment and a short tail:
+/// - after a rebuild, or once the tail and the deleted documents reach a quarter
+///   of the big segment, everything is merged into one;
+/// - once the tail (one small segment per incremental run) has `TAIL_SEGMENTS`
+///   segments, the tail is merged into one, which costs little.
+///
+/// Tantivy's own merge policy works in the background of a long-lived writer;
+/// cruxe's writer lives for one run, so it merges by this plan before closing.
+fn merge_plan(metas: &[SegmentMeta], rebuilt: bool) -> Vec<SegmentId> {
+    if metas.len() < 2 {
+        return Vec::new();
+    }
+    let all = || metas.iter().map(|m| m.id()).collect();
+    let Some(big) = metas.iter().max_by_key(|m| m.num_docs()) else {
+        return Vec::new();
+    };
+    let tail: Vec<&SegmentMeta> = metas.iter().filter(|m| m.id() != big.id()).collect();
+    let tail_docs: u64 = tail.iter().map(|m| u64::from(m.num_docs())).sum();
+    let dead: u64 = metas.iter().map(|m| u64::from(m.num_deleted_docs())).sum();
+    if rebuilt || (tail_docs + dead) * 4 >= u64::from(big.num_docs()) {
+        all()
+    } else if tail.len() >= TAIL_SEGMENTS {
+        tail.iter().map(|m| m.id()).collect()
+    } else {
+        Vec::new()
+    }
+}
+
+/// Small segments left behind incremental runs before they are merged.
+const TAIL_SEGMENTS: usize = 6;
+
 impl SearchIndex {
     /// A new, empty index in memory (when the data dir cannot take one).
     pub fn in_ram() -> Result<SearchIndex, SearchError> {
@@ -384,6 +418,9 @@ impl SearchIndex {
             threads,
             budget.max(threads * (15 << 20)),
         )?;
+        // Merges follow `merge_plan` (Tantivy's policy would start merges that
+        // closing the writer cancels).
+        writer.set_merge_policy(Box::new(NoMergePolicy));
         if clear {
             writer.delete_all_documents()?;
         }
@@ -415,15 +452,26 @@ impl SearchIndex {
         let added_ms = t.elapsed().as_millis() as u64;
         writer.commit()?;
         let committed_ms = t.elapsed().as_millis() as u64;
+        let plan = merge_plan(&self.index.searchable_segment_metas()?, clear);
+        if !plan.is_empty() {
+            // Waited for: dropping the writer would cancel it.
+            writer.merge(&plan).wait()?;
+        }
         self.reader.reload()?;
         drop(writer);
         tracing::debug!(
             added_ms,
             committed_ms,
+            merged = plan.len(),
             ms = t.elapsed().as_millis() as u64,
             "search index write"
         );
         Ok(())
+    }
+
+    /// How many segments the index has (for tests and `--verbose` figures).
+    pub fn segment_count(&self) -> Result<usize, SearchError> {
+        Ok(self.index.searchable_segment_ids()?.len())
     }
 
     /// Indexes every symbol of `cat` (bodies from `root`, when given), replacing
@@ -494,21 +542,26 @@ impl SearchIndex {
                 ));
             }
         }
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> =
-            vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
+        let mut must: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for (field, value) in [(self.language, filters.language), (self.kind, filters.kind)] {
             if let Some(v) = value {
                 let tq = TermQuery::new(Term::from_field_text(field, v), IndexRecordOption::Basic);
-                clauses.push((Occur::Must, Box::new(tq)));
+                must.push((Occur::Must, Box::new(tq)));
             }
         }
+        // Unfiltered, the query is a flat union of term queries, which Tantivy
+        // scores with block-max WAND (skipping blocks that cannot reach the top);
+        // nested under a `Must` it would score every matching document.
+        let q = if must.is_empty() {
+            BooleanQuery::new(should)
+        } else {
+            must.insert(0, (Occur::Must, Box::new(BooleanQuery::new(should))));
+            BooleanQuery::new(must)
+        };
         let searcher = self.reader.searcher();
         // Rank more than asked for: the graph adjustments below reorder the head.
         let fetch = (limit * 2).max(50);
-        let top = searcher.search(
-            &BooleanQuery::new(clauses),
-            &TopDocs::with_limit(fetch).order_by_score(),
-        )?;
+        let top = searcher.search(&q, &TopDocs::with_limit(fetch).order_by_score())?;
         let query_lower = query.trim().to_lowercase();
         let mut hits = Vec::with_capacity(top.len());
         let mut columns: HashMap<u32, _> = HashMap::new();
@@ -564,7 +617,41 @@ impl SearchIndex {
 
 #[cfg(test)]
 mod tests {
-    use super::terms;
+    use super::{TAIL_SEGMENTS, merge_plan, terms};
+
+    #[test]
+    fn the_merge_plan_keeps_one_big_segment_and_a_short_tail() {
+        let index = tantivy::Index::create_in_ram(super::schema());
+        let meta = |docs: u32, deleted: u32| {
+            let m = index.new_segment_meta(tantivy::index::SegmentId::generate_random(), docs);
+            if deleted > 0 {
+                m.with_delete_meta(deleted, 1)
+            } else {
+                m
+            }
+        };
+        let big = meta(10_000, 0);
+        let tail: Vec<_> = (0..TAIL_SEGMENTS).map(|_| meta(10, 0)).collect();
+        let with_tail = |n: usize| {
+            std::iter::once(big.clone())
+                .chain(tail[..n].iter().cloned())
+                .collect::<Vec<_>>()
+        };
+        // A lone segment, or a tail still short: nothing.
+        assert!(merge_plan(&with_tail(0), false).is_empty());
+        assert!(merge_plan(&with_tail(TAIL_SEGMENTS - 1), false).is_empty());
+        // A rebuild: all of it, whatever the sizes.
+        assert_eq!(merge_plan(&with_tail(2), true).len(), 3);
+        // A long tail: the tail only.
+        let plan = merge_plan(&with_tail(TAIL_SEGMENTS), false);
+        assert_eq!(plan.len(), TAIL_SEGMENTS);
+        assert!(!plan.contains(&big.id()));
+        // Deleted documents in the big segment past a quarter of it: all.
+        let worn = vec![meta(10_000, 2_000), meta(500, 0)];
+        assert_eq!(merge_plan(&worn, false).len(), 2);
+        let fresh = vec![meta(10_000, 1_000), meta(500, 0)];
+        assert!(merge_plan(&fresh, false).is_empty());
+    }
 
     #[test]
     fn identifiers_split_into_words_and_keep_the_whole() {

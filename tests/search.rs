@@ -121,3 +121,43 @@ fn a_stale_search_index_is_rebuilt_by_the_next_run() {
     );
     assert!(Path::new(&dir).is_dir());
 }
+
+#[test]
+fn incremental_runs_keep_the_search_index_to_a_few_segments() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("py");
+    copy_tree(&fixture("python"), &repo);
+    let data = DataDir::new(tmp.path().join("data"));
+    index_repo(&repo, &data, &opts("py"), &Silent).expect("index");
+    let dir = data.search_dir("py", "test");
+    let segments = || {
+        SearchIndex::open_dir(&dir)
+            .expect("open")
+            .segment_count()
+            .expect("count")
+    };
+    assert_eq!(segments(), 1, "a rebuild leaves one segment");
+
+    // Each run writes a segment of its own; without merges there would be 13.
+    let file = repo.join("auth/grow.py");
+    let mut text = String::new();
+    for k in 0..12 {
+        text.push_str(&format!("def grown_{k}():\n    return {k}\n\n"));
+        std::fs::write(&file, &text).expect("write");
+        index_repo(&repo, &data, &opts("py"), &Silent).expect("re-index");
+        assert!(segments() <= 6, "run {k}: {} segments", segments());
+    }
+    // Merged segments lose nothing: the index holds what a rebuild gives.
+    let kept = SearchIndex::open_dir(&dir)
+        .expect("open")
+        .symbol_ids()
+        .expect("ids");
+    let fresh = DataDir::new(tmp.path().join("fresh"));
+    index_repo(&repo, &fresh, &opts("py"), &Silent).expect("index");
+    let rebuilt = SearchIndex::open_dir(&fresh.search_dir("py", "test"))
+        .expect("open")
+        .symbol_ids()
+        .expect("ids");
+    assert_eq!(kept, rebuilt);
+    assert_eq!(names(&data, "grown 11")[0], "auth.grow.grown_11");
+}

@@ -121,6 +121,9 @@ impl Session {
     }
 }
 
+/// What one client saw: (tool, milliseconds) per call, and its errors.
+type ClientLog = (Vec<(&'static str, f64)>, Vec<String>);
+
 /// xorshift: deterministic per client, no dependency.
 struct Rng(u64);
 impl Rng {
@@ -299,7 +302,7 @@ fn main() {
     let (server_cpu0, own_cpu0) = (cpu_seconds(server.id()), cpu_seconds(std::process::id()));
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let t0 = Instant::now();
-    let results: Vec<(Vec<(&str, f64)>, Vec<String>)> = std::thread::scope(|scope| {
+    let results: Vec<ClientLog> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..clients)
             .map(|k| {
                 let (syms, dirs, addr) = (&syms, &dirs, &addr);

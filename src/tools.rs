@@ -1535,8 +1535,82 @@ fn round3(x: f32) -> f64 {
 /// The contract's token estimate of one item: `ceil(words × 1.3)` over the
 /// whitespace-separated pieces of its compact JSON.
 pub fn estimate_tokens(item: &Value) -> usize {
-    let words = item.to_string().split_whitespace().count();
-    (words * 13).div_ceil(10)
+    let mut counter = WordCounter::default();
+    // Writing into the counter cannot fail; the JSON is never built as a string.
+    let _ = serde_json::to_writer(&mut counter, item);
+    counter.flush_pending();
+    (counter.words * 13).div_ceil(10)
+}
+
+/// Counts what `str::split_whitespace` would yield over the bytes written to it.
+#[derive(Default)]
+struct WordCounter {
+    words: usize,
+    in_word: bool,
+    /// The start of a character split between two writes.
+    pending: Vec<u8>,
+}
+
+impl WordCounter {
+    fn take_char(&mut self, c: char) {
+        if c.is_whitespace() {
+            self.in_word = false;
+        } else if !self.in_word {
+            self.words += 1;
+            self.in_word = true;
+        }
+    }
+
+    fn flush_pending(&mut self) {
+        if !self.pending.is_empty() {
+            self.pending.clear();
+            self.take_char(char::REPLACEMENT_CHARACTER);
+        }
+    }
+}
+
+impl std::io::Write for WordCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let joined;
+        let mut bytes: &[u8] = if self.pending.is_empty() {
+            buf
+        } else {
+            self.pending.extend_from_slice(buf);
+            joined = std::mem::take(&mut self.pending);
+            &joined
+        };
+        loop {
+            match std::str::from_utf8(bytes) {
+                Ok(text) => {
+                    text.chars().for_each(|c| self.take_char(c));
+                    break;
+                }
+                Err(e) => {
+                    let (valid, rest) = bytes.split_at(e.valid_up_to());
+                    // `valid` is the part just checked to be UTF-8.
+                    std::str::from_utf8(valid)
+                        .unwrap_or_default()
+                        .chars()
+                        .for_each(|c| self.take_char(c));
+                    match e.error_len() {
+                        None => {
+                            self.pending.extend_from_slice(rest);
+                            break;
+                        }
+                        Some(n) => {
+                            self.take_char(char::REPLACEMENT_CHARACTER);
+                            bytes = &rest[n..];
+                        }
+                    }
+                }
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
@@ -1646,11 +1720,10 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
             } else {
                 None
             };
-            let mut item = m.clone();
             if let Some(b) = &body {
-                item.insert("body".into(), json!(b));
+                m.insert("body".into(), json!(b));
             }
-            let item = Value::Object(item);
+            let item = Value::Object(m);
             let cost = estimate_tokens(&item);
             if used + cost <= budget {
                 used += cost;
@@ -1658,11 +1731,12 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
                 continue;
             }
             // The best candidate's body is cut to fit rather than dropped.
-            if let (Some(b), true) = (&body, items.is_empty())
-                && let Some((cut, cost)) = cut_to_fit(&m, b, budget - used)
-            {
-                used += cost;
-                items.push(cut);
+            if let (Some(b), true, Value::Object(mut m)) = (&body, items.is_empty(), item) {
+                m.remove("body");
+                if let Some((cut, cost)) = cut_to_fit(&m, b, budget - used) {
+                    used += cost;
+                    items.push(cut);
+                }
             }
         }
         let returned = items.len();
@@ -1822,4 +1896,36 @@ pub fn index_status(svc: &Service, input: StatusInput) -> Reply {
         Ok((json!({"repos": list}), "complete"))
     })();
     finish(svc, repo.as_deref(), rf.as_deref(), out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{WordCounter, estimate_tokens};
+    use serde_json::json;
+    use std::io::Write;
+
+    #[test]
+    fn the_token_estimate_counts_the_words_of_the_compact_json() {
+        let items = [
+            json!({"name": "validate", "signature": "fn validate(&self, token: &str) -> bool"}),
+            json!({"body": "def f():\n\treturn  1\u{a0}+\u{3000}2 # é ü 中文", "n": 3}),
+            json!({"s": " leading and trailing ", "empty": "", "list": [1, 2, "a b"]}),
+        ];
+        for item in &items {
+            let words = item.to_string().split_whitespace().count();
+            assert_eq!(estimate_tokens(item), (words * 13).div_ceil(10), "{item}");
+        }
+    }
+
+    #[test]
+    fn a_character_split_between_writes_is_counted_once() {
+        // "a\u{3000}b": the ideographic space (3 bytes) arrives in two writes.
+        let text = "a\u{3000}b";
+        let (head, tail) = text.as_bytes().split_at(2);
+        let mut counter = WordCounter::default();
+        counter.write_all(head).expect("write");
+        counter.write_all(tail).expect("write");
+        counter.flush_pending();
+        assert_eq!(counter.words, 2);
+    }
 }

@@ -51,9 +51,12 @@ fn run_index_with(repo: &Path, data: &Path, force: bool) -> std::process::Child 
 /// (files, symbols, tags seen) of the data dir, opened as a reader would.
 fn state(data: &Path) -> (i64, i64, Vec<String>) {
     let dd = DataDir::new(data);
-    let store = dd
-        .open_graph_read_only(&small_graph())
-        .unwrap_or_else(|e| panic!("data dir must open after a crash: {e}"));
+    let store = dd.open_graph_read_only(&small_graph()).unwrap_or_else(|e| {
+        panic!(
+            "data dir must open after a crash: {e}\ndata dir: {}",
+            listing(data)
+        )
+    });
     let files = rows(&store, "MATCH (f:File) RETURN count(*) AS n");
     let syms = rows(&store, "MATCH (s:Symbol) RETURN count(*) AS n");
     let tags = rows(
@@ -66,6 +69,25 @@ fn state(data: &Path) -> (i64, i64, Vec<String>) {
         n(&syms),
         tags.iter().map(|r| s(&r["tag"])).collect(),
     )
+}
+
+/// The data dir's files with their sizes (for a failure's message).
+fn listing(data: &Path) -> String {
+    let mut out = Vec::new();
+    let mut stack = vec![data.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() && !path.starts_with(data.join("search")) {
+                stack.push(path);
+            } else if let Ok(meta) = entry.metadata() {
+                let name = path.strip_prefix(data).unwrap_or(&path).display().to_string();
+                out.push(format!("{name} ({} bytes)", meta.len()));
+            }
+        }
+    }
+    out.sort();
+    out.join(", ")
 }
 
 /// Whether the search index beside the graph answers for the same state as the

@@ -62,7 +62,24 @@ impl CruxeMcp {
         }
     }
 
+    /// Runs a tool on a blocking thread (it may load a catalog or query Kuzu).
     async fn run<F>(&self, f: F) -> Result<CallToolResult, ErrorData>
+    where
+        F: FnOnce(&Service) -> Reply + Send + 'static,
+    {
+        self.run_where(false, f).await
+    }
+
+    /// Whether a call on `repo`/`ref_name` reads only loaded data (the catalog;
+    /// with `search`, the search index too).
+    fn warm(&self, repo: &Option<String>, ref_name: &Option<String>, search: bool) -> bool {
+        tools::is_warm(&self.svc, repo.as_deref(), ref_name.as_deref(), search)
+    }
+
+    /// Runs a tool in place when `inline` (a call on loaded data, CPU work of a
+    /// few milliseconds at most: handing it to a blocking thread and back costs
+    /// more than the call, `benches/load.rs`), else on a blocking thread.
+    async fn run_where<F>(&self, inline: bool, f: F) -> Result<CallToolResult, ErrorData>
     where
         F: FnOnce(&Service) -> Reply + Send + 'static,
     {
@@ -73,7 +90,15 @@ impl CruxeMcp {
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let svc = self.svc.clone();
-        let reply = match tokio::task::spawn_blocking(move || f(&svc)).await {
+        let outcome = if inline {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&svc)))
+                .map_err(|_| "panicked".to_string())
+        } else {
+            tokio::task::spawn_blocking(move || f(&svc))
+                .await
+                .map_err(|e| e.to_string())
+        };
+        let reply = match outcome {
             Ok(r) => r,
             Err(e) => Reply {
                 body: json!({"error": {"code": "internal_error",
@@ -98,7 +123,8 @@ impl CruxeMcp {
         &self,
         Parameters(input): Parameters<tools::HierarchyInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::get_symbol_hierarchy(s, input))
+        let inline = self.warm(&input.repo, &input.ref_name, false);
+        self.run_where(inline, move |s| tools::get_symbol_hierarchy(s, input))
             .await
     }
 
@@ -109,7 +135,8 @@ impl CruxeMcp {
         &self,
         Parameters(input): Parameters<tools::RelatedInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::find_related_symbols(s, input))
+        let inline = self.warm(&input.repo, &input.ref_name, false);
+        self.run_where(inline, move |s| tools::find_related_symbols(s, input))
             .await
     }
 
@@ -120,7 +147,9 @@ impl CruxeMcp {
         &self,
         Parameters(input): Parameters<tools::LocateInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::locate_symbol(s, input)).await
+        let inline = self.warm(&input.repo, &input.ref_name, false);
+        self.run_where(inline, move |s| tools::locate_symbol(s, input))
+            .await
     }
 
     #[tool(
@@ -130,7 +159,9 @@ impl CruxeMcp {
         &self,
         Parameters(input): Parameters<tools::SearchInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::search_code(s, input)).await
+        let inline = self.warm(&input.repo, &input.ref_name, true);
+        self.run_where(inline, move |s| tools::search_code(s, input))
+            .await
     }
 
     #[tool(
@@ -140,7 +171,9 @@ impl CruxeMcp {
         &self,
         Parameters(input): Parameters<tools::ContextInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::get_code_context(s, input)).await
+        let inline = self.warm(&input.repo, &input.ref_name, true);
+        self.run_where(inline, move |s| tools::get_code_context(s, input))
+            .await
     }
 
     #[tool(
@@ -150,7 +183,9 @@ impl CruxeMcp {
         &self,
         Parameters(input): Parameters<tools::OutlineInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::get_file_outline(s, input)).await
+        let inline = self.warm(&input.repo, &input.ref_name, false);
+        self.run_where(inline, move |s| tools::get_file_outline(s, input))
+            .await
     }
 
     #[tool(
@@ -160,7 +195,9 @@ impl CruxeMcp {
         &self,
         Parameters(input): Parameters<tools::ExploreInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::explore_tree(s, input)).await
+        let inline = self.warm(&input.repo, &input.ref_name, false);
+        self.run_where(inline, move |s| tools::explore_tree(s, input))
+            .await
     }
 
     #[tool(
@@ -190,7 +227,9 @@ impl CruxeMcp {
         &self,
         Parameters(input): Parameters<tools::StatusInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::index_status(s, input)).await
+        // Counts and progress held in memory: in place.
+        self.run_where(true, move |s| tools::index_status(s, input))
+            .await
     }
 }
 

@@ -164,6 +164,14 @@ impl Store {
         Ok(v)
     }
 
+    /// Whether the catalog (and with `search`, the search index) of a repo/ref is
+    /// loaded, so that a call using only them does no I/O. Never waits.
+    pub fn is_cached(&self, repo: &str, ref_name: &str, search: bool) -> bool {
+        let key = (repo.to_string(), ref_name.to_string());
+        let catalog = self.catalogs.try_read().is_ok_and(|m| m.contains_key(&key));
+        catalog && (!search || self.searches.try_read().is_ok_and(|m| m.contains_key(&key)))
+    }
+
     /// The symbol catalog of a repo/ref, loaded from the graph on first use.
     pub fn catalog(
         &self,

@@ -408,6 +408,19 @@ impl Ctx {
     }
 }
 
+/// Whether a call on `repo`/`ref_name` would find what it reads already loaded
+/// (the catalog; with `search`, the search index too): then it is CPU work of a
+/// few milliseconds at most, which the server runs without a thread hand-off.
+pub fn is_warm(svc: &Service, repo: Option<&str>, ref_name: Option<&str>, search: bool) -> bool {
+    let Some(served) = svc.repo(repo) else {
+        return true; // answered at once with `repo_not_found`
+    };
+    let ref_name = ref_name
+        .filter(|r| !r.is_empty())
+        .unwrap_or(&served.ref_name);
+    served.store.is_cached(&served.name, ref_name, search)
+}
+
 fn ctx(svc: &Service, repo: Option<&str>, ref_name: Option<&str>) -> Result<Ctx, ToolError> {
     let served = svc
         .repo(repo)

@@ -81,7 +81,11 @@ fn listing(data: &Path) -> String {
             if path.is_dir() && !path.starts_with(data.join("search")) {
                 stack.push(path);
             } else if let Ok(meta) = entry.metadata() {
-                let name = path.strip_prefix(data).unwrap_or(&path).display().to_string();
+                let name = path
+                    .strip_prefix(data)
+                    .unwrap_or(&path)
+                    .display()
+                    .to_string();
                 out.push(format!("{name} ({} bytes)", meta.len()));
             }
         }

@@ -28,13 +28,19 @@ fn tag_matches_graph(data: &DataDir) -> bool {
     indexed_at.is_some() && search::read_tag(&data.search_dir("py", "test")) == indexed_at
 }
 
-#[test]
-fn the_index_run_keeps_the_search_index_in_step_with_the_graph() {
+/// The Python fixture copied to a scratch dir and indexed: (scratch, repo, data).
+fn indexed_fixture() -> (tempfile::TempDir, std::path::PathBuf, DataDir) {
     let tmp = tempfile::tempdir().expect("tmp");
     let repo = tmp.path().join("py");
     copy_tree(&fixture("python"), &repo);
     let data = DataDir::new(tmp.path().join("data"));
     index_repo(&repo, &data, &opts("py"), &Silent).expect("index");
+    (tmp, repo, data)
+}
+
+#[test]
+fn the_index_run_keeps_the_search_index_in_step_with_the_graph() {
+    let (_tmp, repo, data) = indexed_fixture();
     assert!(tag_matches_graph(&data));
     assert_eq!(
         names(&data, "user service")[0],
@@ -98,11 +104,7 @@ fn the_index_run_keeps_the_search_index_in_step_with_the_graph() {
 
 #[test]
 fn a_stale_search_index_is_rebuilt_by_the_next_run() {
-    let tmp = tempfile::tempdir().expect("tmp");
-    let repo = tmp.path().join("py");
-    copy_tree(&fixture("python"), &repo);
-    let data = DataDir::new(tmp.path().join("data"));
-    index_repo(&repo, &data, &opts("py"), &Silent).expect("index");
+    let (_tmp, repo, data) = indexed_fixture();
     // As if a run had been killed between the graph's commit and the search
     // index's: the index misses a change and its tag is the old one.
     let dir = data.search_dir("py", "test");
@@ -124,11 +126,7 @@ fn a_stale_search_index_is_rebuilt_by_the_next_run() {
 
 #[test]
 fn incremental_runs_keep_the_search_index_to_a_few_segments() {
-    let tmp = tempfile::tempdir().expect("tmp");
-    let repo = tmp.path().join("py");
-    copy_tree(&fixture("python"), &repo);
-    let data = DataDir::new(tmp.path().join("data"));
-    index_repo(&repo, &data, &opts("py"), &Silent).expect("index");
+    let (tmp, repo, data) = indexed_fixture();
     let dir = data.search_dir("py", "test");
     let segments = || {
         SearchIndex::open_dir(&dir)

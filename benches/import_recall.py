@@ -418,6 +418,12 @@ def run_rust(corpus, edges, indexed):
             if e["label"] == "Symbol" and e["tname"] == last:
                 ok = True
                 break
+            # A glob over an enum (`use Ordering::*`) stands for its variants.
+            segs = name.split("::")
+            if (e["label"] == "Symbol" and last == "*" and len(segs) > 1
+                    and e["tname"] == segs[-2]):
+                ok = True
+                break
             if e["label"] == "File" and (last == "*" or e["tpath"].split("/")[-1] in
                                          (last + ".rs", "mod.rs", "lib.rs", "main.rs")):
                 ok = True

@@ -58,6 +58,10 @@ pub struct IndexOptions {
     pub changed_paths: Option<Vec<String>>,
 }
 
+/// The generation of what extraction gives (symbol kinds, names). A ref indexed
+/// by another generation is re-indexed as a whole by its next run.
+const EXTRACTION: &str = "cruxe-extraction-2 (rust enum variants)";
+
 /// Receives progress of a long run. The CLI draws a bar; tests and servers log.
 pub trait Progress: Sync {
     fn phase(&self, _name: &str, _total: u64) {}
@@ -462,6 +466,8 @@ pub fn index_repo_with(
         let mut sorted: Vec<&Manifest> = manifests.iter().collect();
         sorted.sort_by(|a, b| a.path.cmp(&b.path));
         let mut h = blake3::Hasher::new();
+        // What extraction gives changed too: a ref indexed before is re-indexed.
+        h.update(EXTRACTION.as_bytes());
         for m in sorted {
             h.update(m.path.as_bytes());
             h.update(&[0]);

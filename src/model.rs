@@ -66,6 +66,8 @@ pub enum SymbolKind {
     Var,
     Macro,
     Namespace,
+    /// A Rust enum's variant (the contract's optional `variant`).
+    Variant,
 }
 
 impl SymbolKind {
@@ -86,6 +88,7 @@ impl SymbolKind {
             SymbolKind::Var => "var",
             SymbolKind::Macro => "macro",
             SymbolKind::Namespace => "namespace",
+            SymbolKind::Variant => "variant",
         }
     }
 
@@ -106,6 +109,7 @@ impl SymbolKind {
             "var" => SymbolKind::Var,
             "macro" => SymbolKind::Macro,
             "namespace" => SymbolKind::Namespace,
+            "variant" => SymbolKind::Variant,
             _ => return None,
         })
     }

@@ -597,9 +597,13 @@ fn rust_absolute(ix: &Index<'_>, f: &RFile, segs: &[String]) -> Option<(String, 
 fn rust_lookup(ix: &Index<'_>, krate: &str, abs: &[String], hops: usize) -> Vec<Target> {
     if abs.last().is_some_and(|s| s == "*") {
         let module = abs[..abs.len() - 1].join("::");
+        if let Some(f) = ix.rust_module(krate, &module) {
+            return vec![Target::File(ix.files[f].id.clone())];
+        }
+        // `use Ordering::*`: the variants of an enum, whose node stands for them.
         return ix
-            .rust_module(krate, &module)
-            .map(|f| vec![Target::File(ix.files[f].id.clone())])
+            .symbol(Family::Rust, krate, &module)
+            .map(|id| vec![Target::Symbol(id.to_string())])
             .unwrap_or_default();
     }
     let full = abs.join("::");

@@ -331,6 +331,72 @@ fn rust_items_inside_macro_bodies() {
     );
 }
 
+#[test]
+fn rust_enum_variants_are_symbols_that_uses_resolve_to() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("variants");
+    std::fs::create_dir_all(repo.join("src")).expect("mkdir");
+    std::fs::write(
+        repo.join("src/lib.rs"),
+        "pub mod header;\n\
+         use crate::header::Header::Vary;\n\
+         use self::header::Header::{Accept, Missing};\n\
+         use header::Mode::*;\n",
+    )
+    .expect("w");
+    std::fs::write(
+        repo.join("src/header.rs"),
+        "pub enum Header {\n\
+         \x20   /// Varies.\n\
+         \x20   Vary,\n\
+         \x20   Accept(String),\n\
+         }\n\
+         enum Mode { Fast = 1, Slow { depth: u32 } }\n",
+    )
+    .expect("w");
+    let data = DataDir::new(tmp.path().join("data"));
+    index_into(&repo, &data);
+    assert_eq!(
+        edges(&data),
+        sorted(&[
+            "src/lib.rs:1 header -> File(src/header.rs)",
+            "src/lib.rs:2 crate::header::Header::Vary -> Symbol(header::Header::Vary)",
+            "src/lib.rs:3 self::header::Header::Accept -> Symbol(header::Header::Accept)",
+            "src/lib.rs:3 self::header::Header::Missing -> External(self::header::Header::Missing)",
+            "src/lib.rs:4 header::Mode::* -> Symbol(header::Mode)",
+        ])
+    );
+    let store = data.open_graph_read_only(&small_graph()).expect("open");
+    let got: Vec<String> = rows(
+        &store,
+        "MATCH (e:Symbol {kind: 'enum'})-[:CONTAINS]->(v:Symbol) \
+         RETURN v.kind AS k, v.qualified_name AS q, v.line_start AS l, v.signature AS sig, \
+                v.doc AS d, v.visibility AS vis ORDER BY l",
+    )
+    .iter()
+    .map(|r| {
+        format!(
+            "{} {} {} `{}` {} {}",
+            s(&r["k"]),
+            s(&r["q"]),
+            s(&r["l"]),
+            s(&r["sig"]),
+            s(&r["d"]),
+            s(&r["vis"])
+        )
+    })
+    .collect();
+    assert_eq!(
+        got,
+        vec![
+            "variant header::Header::Vary 3 `Vary` Varies. public",
+            "variant header::Header::Accept 4 `Accept(String)`  public",
+            "variant header::Mode::Fast 6 `Fast = 1`  private",
+            "variant header::Mode::Slow 6 `Slow { depth: u32 }`  private",
+        ]
+    );
+}
+
 /// `x.ts` beside its compiled `x.js` share a module path: an import resolved to
 /// `x.ts` takes its definition from `x.ts`.
 #[test]

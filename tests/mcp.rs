@@ -620,10 +620,22 @@ fn related_symbols_user_story() {
     assert!(rel(v).iter().all(|(r, _)| r == "same_file"));
     assert_eq!(v["metadata"]["result_completeness"], "truncated");
 
-    // 5: an isolated symbol (its file holds nothing else and imports nothing).
+    // 5: a symbol whose file holds only it and its variants, and imports nothing.
     let (v, err) = &r[3];
     assert!(!err, "{v}");
-    assert_eq!(v["related"], json!([]));
+    assert_eq!(
+        rel(v),
+        vec![
+            (
+                "same_file".to_string(),
+                "auth::error::TokenError::Expired".to_string()
+            ),
+            (
+                "same_file".to_string(),
+                "auth::error::TokenError::Malformed".to_string()
+            ),
+        ]
+    );
     assert_eq!(v["scope_used"], "file");
     assert_eq!(v["anchor"]["name"], "TokenError");
 

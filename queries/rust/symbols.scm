@@ -5,6 +5,7 @@
 (struct_item name: (type_identifier) @name) @definition.struct
 (union_item name: (type_identifier) @name) @definition.struct
 (enum_item name: (type_identifier) @name) @definition.enum
+(enum_variant name: (identifier) @name) @definition.variant
 (trait_item name: (type_identifier) @name) @definition.trait
 (impl_item type: (_) @name) @definition.impl
 (mod_item name: (identifier) @name) @definition.mod

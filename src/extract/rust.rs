@@ -19,6 +19,7 @@ pub(super) fn refine<'t>(raw: RawDef<'t>, src: &str) -> Option<Def<'t>> {
         "const" => SymbolKind::Const,
         "static" => SymbolKind::Static,
         "macro" => SymbolKind::Macro,
+        "variant" => SymbolKind::Variant,
         _ => return None,
     };
     let name = if kind == SymbolKind::Impl {
@@ -30,7 +31,14 @@ pub(super) fn refine<'t>(raw: RawDef<'t>, src: &str) -> Option<Def<'t>> {
         return None;
     }
     let body = node.child_by_field_name("body");
-    let signature = header(node, body, src);
+    let signature = if kind == SymbolKind::Variant {
+        // `Malformed(String)`, `Moved { from: u32 }`, `Done = 3`: the variant's
+        // first line without the separating comma.
+        let first = text(node, src).lines().next().unwrap_or("");
+        first.trim().trim_end_matches(',').trim_end().to_string()
+    } else {
+        header(node, body, src)
+    };
     let visibility = match kind {
         // Trait items and trait-impl items are as visible as the trait; inherent impls
         // have no visibility of their own. Empty means "inherit from the parent".
@@ -42,6 +50,8 @@ pub(super) fn refine<'t>(raw: RawDef<'t>, src: &str) -> Option<Def<'t>> {
             }
         }
         SymbolKind::Macro if exported_macro(node, src) => "public".to_string(),
+        // A variant is as visible as its enum.
+        SymbolKind::Variant => String::new(),
         _ => visibility(node, src),
     };
     Some(Def {

@@ -285,6 +285,15 @@ fn rust_child(module: &str, name: &str) -> String {
     }
 }
 
+/// A Rust file of a crate's examples, tests, benches or binaries: crate roots
+/// beside the library, whose module paths may repeat the library's.
+fn is_rust_side_root(path: &str) -> bool {
+    path.split('/')
+        .any(|seg| matches!(seg, "examples" | "tests" | "benches"))
+        || path.starts_with("src/bin/")
+        || path.contains("/src/bin/")
+}
+
 fn dir_of(path: &str) -> &str {
     path.rsplit_once('/').map(|(d, _)| d).unwrap_or("")
 }
@@ -355,8 +364,15 @@ impl<'a> Index<'a> {
         for v in ix.by_qn.values_mut() {
             v.sort_by(|a, b| (a.1, a.2, a.0).cmp(&(b.1, b.2, b.0)));
         }
+        // By path, except that a Rust crate's examples, tests, benches and
+        // binaries come last: `examples/aggregation.rs` is a crate root of its
+        // own whose module path is `aggregation`, like the library's
+        // `src/aggregation/mod.rs`, and a lookup of the module means the library's.
+        let side = |i: usize| {
+            family(files[i].language) == Family::Rust && is_rust_side_root(&files[i].path)
+        };
         for v in ix.by_module.values_mut().chain(ix.go_dirs.values_mut()) {
-            v.sort_by(|&a, &b| files[a].path.cmp(&files[b].path));
+            v.sort_by(|&a, &b| (side(a), &files[a].path).cmp(&(side(b), &files[b].path)));
         }
         for (f, name, joined) in rust_path_mods(files) {
             if let Some(&target) = ix.by_path.get(joined.as_str()) {

@@ -397,6 +397,40 @@ fn rust_enum_variants_are_symbols_that_uses_resolve_to() {
     );
 }
 
+/// `examples/agg.rs` is a crate root whose module path is `agg`, like the
+/// library's `src/agg/mod.rs`: `crate::agg::…` in the library means the library's.
+#[test]
+fn rust_examples_do_not_shadow_the_library_modules_of_the_same_name() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("shadow");
+    std::fs::create_dir_all(repo.join("src/agg")).expect("mkdir");
+    std::fs::create_dir_all(repo.join("examples")).expect("mkdir");
+    std::fs::write(
+        repo.join("Cargo.toml"),
+        "[package]\nname = \"shadow\"\nversion = \"0.1.0\"\n",
+    )
+    .expect("w");
+    std::fs::write(repo.join("src/lib.rs"), "pub mod agg;\npub mod user;\n").expect("w");
+    std::fs::write(
+        repo.join("src/agg/mod.rs"),
+        "mod inner;\npub use inner::Registry;\n",
+    )
+    .expect("w");
+    std::fs::write(repo.join("src/agg/inner.rs"), "pub struct Registry;\n").expect("w");
+    std::fs::write(repo.join("src/user.rs"), "use crate::agg::Registry;\n").expect("w");
+    std::fs::write(repo.join("examples/agg.rs"), "fn main() {}\n").expect("w");
+    let data = DataDir::new(tmp.path().join("data"));
+    index_into(&repo, &data);
+    let got: Vec<String> = edges(&data)
+        .into_iter()
+        .filter(|e| e.starts_with("src/user.rs"))
+        .collect();
+    assert_eq!(
+        got,
+        vec!["src/user.rs:1 crate::agg::Registry -> Symbol(agg::inner::Registry)"]
+    );
+}
+
 /// `x.ts` beside its compiled `x.js` share a module path: an import resolved to
 /// `x.ts` takes its definition from `x.ts`.
 #[test]

@@ -39,6 +39,15 @@ fn edges(data: &DataDir) -> Vec<String> {
     out
 }
 
+/// The rows of `query` over the data dir, each as its `cols` joined by spaces.
+fn lines_of(data: &DataDir, query: &str, cols: &[&str]) -> Vec<String> {
+    let store = data.open_graph_read_only(&small_graph()).expect("open");
+    rows(&store, query)
+        .iter()
+        .map(|r| cols.iter().map(|c| s(&r[*c])).collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
 fn index_into(repo: &Path, data: &DataDir) -> cruxe::index::IndexReport {
     index_repo(repo, data, &opts("imports"), &Silent).expect("index")
 }
@@ -304,23 +313,12 @@ fn rust_items_inside_macro_bodies() {
             "src/lib.rs:5 crate::tcp::Stream -> Symbol(tcp::Stream)",
         ])
     );
-    let store = data.open_graph_read_only(&small_graph()).expect("open");
-    let got: Vec<String> = rows(
-        &store,
+    let got = lines_of(
+        &data,
         "MATCH (:File {path: 'src/lib.rs'})-[:CONTAINS]->(s:Symbol) \
          RETURN s.kind AS k, s.name AS n, s.line_start AS l, s.doc AS d ORDER BY l",
-    )
-    .iter()
-    .map(|r| {
-        format!(
-            "{} {} {} {}",
-            s(&r["k"]),
-            s(&r["n"]),
-            s(&r["l"]),
-            s(&r["d"])
-        )
-    })
-    .collect();
+        &["k", "n", "l", "d"],
+    );
     assert_eq!(
         got,
         vec![
@@ -366,33 +364,20 @@ fn rust_enum_variants_are_symbols_that_uses_resolve_to() {
             "src/lib.rs:4 header::Mode::* -> Symbol(header::Mode)",
         ])
     );
-    let store = data.open_graph_read_only(&small_graph()).expect("open");
-    let got: Vec<String> = rows(
-        &store,
+    let got = lines_of(
+        &data,
         "MATCH (e:Symbol {kind: 'enum'})-[:CONTAINS]->(v:Symbol) \
          RETURN v.kind AS k, v.qualified_name AS q, v.line_start AS l, v.signature AS sig, \
                 v.doc AS d, v.visibility AS vis ORDER BY l",
-    )
-    .iter()
-    .map(|r| {
-        format!(
-            "{} {} {} `{}` {} {}",
-            s(&r["k"]),
-            s(&r["q"]),
-            s(&r["l"]),
-            s(&r["sig"]),
-            s(&r["d"]),
-            s(&r["vis"])
-        )
-    })
-    .collect();
+        &["k", "q", "l", "sig", "d", "vis"],
+    );
     assert_eq!(
         got,
         vec![
-            "variant header::Header::Vary 3 `Vary` Varies. public",
-            "variant header::Header::Accept 4 `Accept(String)`  public",
-            "variant header::Mode::Fast 6 `Fast = 1`  private",
-            "variant header::Mode::Slow 6 `Slow { depth: u32 }`  private",
+            "variant header::Header::Vary 3 Vary Varies. public",
+            "variant header::Header::Accept 4 Accept(String)  public",
+            "variant header::Mode::Fast 6 Fast = 1  private",
+            "variant header::Mode::Slow 6 Slow { depth: u32 }  private",
         ]
     );
 }

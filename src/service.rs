@@ -165,7 +165,7 @@ impl Store {
     }
 
     /// Whether the catalog (and with `search`, the search index) of a repo/ref is
-    /// loaded, so that a call using only them does no I/O. Never waits.
+    /// loaded, so that a call using only them loads nothing. Never waits.
     pub fn is_cached(&self, repo: &str, ref_name: &str, search: bool) -> bool {
         let key = (repo.to_string(), ref_name.to_string());
         let catalog = self.catalogs.try_read().is_ok_and(|m| m.contains_key(&key));

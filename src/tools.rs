@@ -410,7 +410,9 @@ impl Ctx {
 
 /// Whether a call on `repo`/`ref_name` would find what it reads already loaded
 /// (the catalog; with `search`, the search index too): then it is CPU work of a
-/// few milliseconds at most, which the server runs without a thread hand-off.
+/// few milliseconds at most (`get_code_context` also reads the source files of
+/// its five best hits, from the page cache as a rule), which the server runs
+/// without a thread hand-off.
 pub fn is_warm(svc: &Service, repo: Option<&str>, ref_name: Option<&str>, search: bool) -> bool {
     let Some(served) = svc.repo(repo) else {
         return true; // answered at once with `repo_not_found`

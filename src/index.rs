@@ -60,7 +60,7 @@ pub struct IndexOptions {
 
 /// The generation of what extraction gives (symbol kinds, names). A ref indexed
 /// by another generation is re-indexed as a whole by its next run.
-const EXTRACTION: &str = "cruxe-extraction-2 (rust enum variants)";
+const EXTRACTION: &str = "cruxe-extraction-3 (rust import scopes, cfg_attr paths)";
 
 /// Receives progress of a long run. The CLI draws a bar; tests and servers log.
 pub trait Progress: Sync {
@@ -1471,13 +1471,17 @@ fn encode_imports(imports: &[RawImport]) -> String {
         .map(|i| {
             let spec = match &i.spec {
                 ImportSpec::RustUse(segs) => json!(["ru", segs]),
-                ImportSpec::RustMod { name, path } => json!(["rm", name, path]),
+                ImportSpec::RustMod { name, paths } => json!(["rm", name, paths]),
                 ImportSpec::RustExternCrate(name) => json!(["re", name]),
                 ImportSpec::Python { module, name } => json!(["py", module, name]),
                 ImportSpec::Ts { specifier, name } => json!(["ts", specifier, name]),
                 ImportSpec::Go { path } => json!(["go", path]),
             };
-            json!([i.line, i.to_name, i.alias, i.reexport, spec])
+            if i.scope.is_empty() {
+                json!([i.line, i.to_name, i.alias, i.reexport, spec])
+            } else {
+                json!([i.line, i.to_name, i.alias, i.reexport, spec, i.scope])
+            }
         })
         .collect();
     serde_json::Value::Array(items).to_string()
@@ -1504,7 +1508,15 @@ fn decode_imports(text: &str) -> Vec<RawImport> {
                 ),
                 "rm" => ImportSpec::RustMod {
                     name: str_at(spec_v, 1)?,
-                    path: str_at(spec_v, 2),
+                    paths: spec_v
+                        .get(2)
+                        .and_then(|p| p.as_array())
+                        .map(|ps| {
+                            ps.iter()
+                                .filter_map(|p| p.as_str().map(str::to_string))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
                 },
                 "re" => ImportSpec::RustExternCrate(str_at(spec_v, 1)?),
                 "py" => ImportSpec::Python {
@@ -1525,6 +1537,7 @@ fn decode_imports(text: &str) -> Vec<RawImport> {
                 to_name: str_at(it, 1)?,
                 alias: str_at(it, 2).unwrap_or_default(),
                 reexport: it.get(3).and_then(|v| v.as_bool()).unwrap_or(false),
+                scope: str_at(it, 5).unwrap_or_default(),
                 spec,
             })
         })
@@ -1539,6 +1552,7 @@ mod tests {
     fn imports_round_trip_through_their_stored_form() {
         let imports = vec![
             RawImport {
+                scope: "tests::inner{}".into(),
                 line: 3,
                 to_name: "crate::a::B".into(),
                 alias: "C".into(),
@@ -1546,16 +1560,18 @@ mod tests {
                 spec: ImportSpec::RustUse(vec!["crate".into(), "a".into(), "B".into()]),
             },
             RawImport {
+                scope: String::new(),
                 line: 4,
                 to_name: "foo".into(),
                 alias: String::new(),
                 reexport: false,
                 spec: ImportSpec::RustMod {
                     name: "foo".into(),
-                    path: Some("x.rs".into()),
+                    paths: vec!["x.rs".into(), "y/mod.rs".into()],
                 },
             },
             RawImport {
+                scope: String::new(),
                 line: 5,
                 to_name: "..a.b".into(),
                 alias: String::new(),
@@ -1566,6 +1582,7 @@ mod tests {
                 },
             },
             RawImport {
+                scope: String::new(),
                 line: 6,
                 to_name: "./x".into(),
                 alias: String::new(),
@@ -1576,6 +1593,7 @@ mod tests {
                 },
             },
             RawImport {
+                scope: String::new(),
                 line: 7,
                 to_name: "fmt".into(),
                 alias: "f".into(),
@@ -1583,6 +1601,7 @@ mod tests {
                 spec: ImportSpec::Go { path: "fmt".into() },
             },
             RawImport {
+                scope: String::new(),
                 line: 8,
                 to_name: "serde".into(),
                 alias: String::new(),

@@ -39,6 +39,9 @@ struct TsPaths {
 pub struct Layout {
     /// Directory (repo-relative, "" for the root) → crate name.
     rust_crates: BTreeMap<String, String>,
+    /// Directory of a Cargo.toml → its renamed dependencies (the name the code
+    /// uses → the crate's name, `-` as `_`): `common = { package = "tantivy-common" }`.
+    rust_renames: BTreeMap<String, Vec<(String, String)>>,
     /// Directories that are Python import roots.
     python_roots: Vec<String>,
     /// Directory → npm package name.
@@ -91,7 +94,14 @@ impl Layout {
             let file = m.path.rsplit('/').next().unwrap_or(&m.path);
             match file {
                 "Cargo.toml" => {
-                    if let Some(name) = cargo_package_name(&m.text) {
+                    let Ok(table) = m.text.parse::<toml::Table>() else {
+                        continue;
+                    };
+                    let renames = cargo_renames(&table);
+                    if !renames.is_empty() {
+                        layout.rust_renames.insert(dir.clone(), renames);
+                    }
+                    if let Some(name) = cargo_package_name(&table) {
                         layout.rust_crates.insert(dir, name);
                     }
                 }
@@ -140,6 +150,23 @@ impl Layout {
             Language::Python => self.python(path),
             Language::TypeScript | Language::Tsx | Language::JavaScript => self.npm(path),
             Language::Go => self.go(path),
+        }
+    }
+
+    /// The crate a Rust file at `path` means by `name` when its Cargo.toml (or
+    /// its workspace's) renames a dependency: `common` → `tantivy_common`.
+    pub fn rust_renamed_crate(&self, path: &str, name: &str) -> Option<&str> {
+        let mut dir = parent_dir(path);
+        loop {
+            if let Some(renames) = self.rust_renames.get(dir)
+                && let Some((_, real)) = renames.iter().find(|(local, _)| local == name)
+            {
+                return Some(real);
+            }
+            if dir.is_empty() {
+                return None;
+            }
+            dir = parent_dir(dir);
         }
     }
 
@@ -415,13 +442,47 @@ fn strip_json_comments(text: &str) -> String {
     cleaned
 }
 
-fn cargo_package_name(text: &str) -> Option<String> {
-    let value: toml::Table = text.parse().ok()?;
-    value
+fn cargo_package_name(table: &toml::Table) -> Option<String> {
+    table
         .get("package")?
         .get("name")?
         .as_str()
         .map(str::to_string)
+}
+
+/// (name used in code, crate name) of every dependency declared with `package =`,
+/// in `[dependencies]`, `[dev-dependencies]`, `[build-dependencies]`, their
+/// `[target.'…'.…]` forms and `[workspace.dependencies]`; names use `_` for `-`.
+fn cargo_renames(table: &toml::Table) -> Vec<(String, String)> {
+    const SECTIONS: [&str; 3] = ["dependencies", "dev-dependencies", "build-dependencies"];
+    let mut deps: Vec<&toml::Table> = SECTIONS
+        .iter()
+        .filter_map(|s| table.get(*s)?.as_table())
+        .collect();
+    if let Some(targets) = table.get("target").and_then(|t| t.as_table()) {
+        for t in targets.values().filter_map(|t| t.as_table()) {
+            deps.extend(SECTIONS.iter().filter_map(|s| t.get(*s)?.as_table()));
+        }
+    }
+    if let Some(ws) = table
+        .get("workspace")
+        .and_then(|w| w.get("dependencies"))
+        .and_then(|d| d.as_table())
+    {
+        deps.push(ws);
+    }
+    let mut out: Vec<(String, String)> = deps
+        .iter()
+        .flat_map(|d| d.iter())
+        .filter_map(|(local, spec)| {
+            let real = spec.get("package")?.as_str()?;
+            Some((local.replace('-', "_"), real.replace('-', "_")))
+        })
+        .filter(|(local, real)| local != real)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 #[cfg(test)]

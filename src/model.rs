@@ -210,6 +210,9 @@ pub struct RawImport {
     pub alias: String,
     /// `pub use`, `export … from`: the file re-exports what it imports.
     pub reexport: bool,
+    /// Rust: the inline `mod name { … }` blocks around the import, joined with
+    /// `::` (empty at the top level of the file). The names it binds live there.
+    pub scope: String,
     pub spec: ImportSpec,
 }
 
@@ -218,8 +221,9 @@ pub enum ImportSpec {
     /// A leaf of a Rust `use` tree: segments as written (`crate`, `self`, `super`,
     /// names); a glob ends with `*`.
     RustUse(Vec<String>),
-    /// `mod name;` (with `#[path = "…"]` when present).
-    RustMod { name: String, path: Option<String> },
+    /// `mod name;` with its `#[path = "…"]` files, nearest attribute first (one per
+    /// `#[cfg_attr(…, path = "…")]` variant; empty when there is none).
+    RustMod { name: String, paths: Vec<String> },
     /// `extern crate name;`
     RustExternCrate(String),
     /// Python: the module as written (leading dots for relative imports) and the

@@ -123,12 +123,15 @@ struct Index<'a> {
     by_module: FxMap<Key<'a>, Vec<usize>>,
     /// (family, package for Rust / "" otherwise, qualified name) → symbol ids,
     /// definitions before impls.
-    by_qn: FxMap<Key<'a>, Vec<(&'a str, bool, &'a str)>>,
+    by_qn: FxMap<Key<'a>, Vec<(&'a str, bool, &'a str, &'a str)>>,
     /// Go: directory → files.
     go_dirs: FxMap<&'a str, Vec<usize>>,
     rust_crates: Vec<&'a str>,
-    /// Rust modules declared with `#[path]`: (crate, module path) → file.
-    rust_path_mods: HashMap<(String, String), usize>,
+    /// Rust modules declared with `#[path]`: (crate, module path) → the files of
+    /// its (`cfg_attr`) variants that exist, nearest attribute first.
+    rust_path_mods: HashMap<(String, String), Vec<usize>>,
+    /// Rust crates with at least one `#[path]` module.
+    rust_path_crates: Vec<String>,
     layout: &'a Layout,
 }
 
@@ -140,6 +143,8 @@ const MAX_HOPS: usize = 8;
 // an incremental run re-resolves just those files (`contributed_keys`).
 thread_local! {
     static DEPS: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The path of the file being resolved (see `Index::pick_variant`).
+    static ORIGIN: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
 }
 
 /// A lookup key: blake3 of the parts (stable across builds; it is persisted).
@@ -195,12 +200,11 @@ pub fn contributed_keys(f: &RFile) -> Contribution {
     if fam == Family::Rust {
         structure.push(key(&["c", &f.package]));
         for imp in &f.imports {
-            if let ImportSpec::RustMod {
-                name,
-                path: Some(_),
-            } = &imp.spec
+            if let ImportSpec::RustMod { name, paths } = &imp.spec
+                && !paths.is_empty()
             {
                 structure.push(key(&["r", &f.package, &rust_child(&f.module, name)]));
+                structure.push(key(&["rp", &f.package]));
             }
         }
     }
@@ -257,22 +261,24 @@ pub fn rust_path_targets(files: &[RFile], path: &str) -> Vec<u64> {
 }
 
 /// Every `#[path = "…"] mod name;` of the Rust files: (declaring file, module
-/// name, the repo-relative path it points at).
+/// name, a repo-relative path it points at), one per path, nearest attribute first.
 fn rust_path_mods(files: &[RFile]) -> impl Iterator<Item = (&RFile, &str, String)> {
     files
         .iter()
         .filter(|f| f.language == Language::Rust)
         .flat_map(|f| {
-            f.imports.iter().filter_map(move |imp| match &imp.spec {
-                ImportSpec::RustMod {
-                    name,
-                    path: Some(p),
-                } => Some((
-                    f,
-                    name.as_str(),
-                    normalize_path(&format!("{}/{p}", dir_of(&f.path))),
-                )),
-                _ => None,
+            f.imports.iter().flat_map(move |imp| match &imp.spec {
+                ImportSpec::RustMod { name, paths } => paths
+                    .iter()
+                    .map(|p| {
+                        (
+                            f,
+                            name.as_str(),
+                            normalize_path(&format!("{}/{p}", dir_of(&f.path))),
+                        )
+                    })
+                    .collect::<Vec<_>>(),
+                _ => Vec::new(),
             })
         })
 }
@@ -311,6 +317,7 @@ impl<'a> Index<'a> {
             go_dirs: FxMap::default(),
             rust_crates: Vec::new(),
             rust_path_mods: HashMap::new(),
+            rust_path_crates: Vec::new(),
             layout,
         };
         for (i, f) in files.iter().enumerate() {
@@ -354,7 +361,12 @@ impl<'a> Index<'a> {
                 ix.by_qn
                     .entry((fam, pkg, s.qualified_name.as_str()))
                     .or_default()
-                    .push((s.id.as_str(), s.kind == "impl", f.path.as_str()));
+                    .push((
+                        s.id.as_str(),
+                        s.kind == "impl",
+                        f.path.as_str(),
+                        s.kind.as_str(),
+                    ));
             }
         }
         // Same-named definitions (`#[cfg]` variants, a type and its impls): the
@@ -375,21 +387,75 @@ impl<'a> Index<'a> {
             v.sort_by(|&a, &b| (side(a), &files[a].path).cmp(&(side(b), &files[b].path)));
         }
         for (f, name, joined) in rust_path_mods(files) {
+            if !ix.rust_path_crates.contains(&f.package) {
+                ix.rust_path_crates.push(f.package.clone());
+            }
             if let Some(&target) = ix.by_path.get(joined.as_str()) {
-                ix.rust_path_mods
-                    .insert((f.package.clone(), rust_child(&f.module, name)), target);
+                let v = ix
+                    .rust_path_mods
+                    .entry((f.package.clone(), rust_child(&f.module, name)))
+                    .or_default();
+                if !v.contains(&target) {
+                    v.push(target);
+                }
             }
         }
         ix
     }
 
-    /// A Rust module's file, also when it was declared with `#[path]`.
+    /// A Rust module's file, also when it or a module above it was declared with
+    /// `#[path]`: `#[path = "backend/linux_raw/mod.rs"] mod backend;` makes
+    /// `backend::c` the file `backend/linux_raw/c.rs`, whose own module path is
+    /// `backend::linux_raw::c`.
     fn rust_module(&self, krate: &str, module: &str) -> Option<usize> {
-        self.module_file(Family::Rust, krate, module).or_else(|| {
-            dep(&["r", krate, module]);
-            self.rust_path_mods
-                .get(&(krate.to_string(), module.to_string()))
+        self.rust_module_at(krate, module, 0)
+    }
+
+    fn rust_module_at(&self, krate: &str, module: &str, depth: usize) -> Option<usize> {
+        if let Some(f) = self.module_file(Family::Rust, krate, module) {
+            return Some(f);
+        }
+        if module.is_empty() || depth > 4 {
+            return None;
+        }
+        dep(&["rp", krate]);
+        if !self.rust_path_crates.iter().any(|c| c == krate) {
+            return None;
+        }
+        let segs: Vec<&str> = module.split("::").collect();
+        for n in (1..=segs.len()).rev() {
+            let prefix = segs[..n].join("::");
+            dep(&["r", krate, &prefix]);
+            let Some(cands) = self.rust_path_mods.get(&(krate.to_string(), prefix)) else {
+                continue;
+            };
+            let f = self.pick_variant(cands);
+            if n == segs.len() {
+                return Some(f);
+            }
+            let real = rust_child(&self.files[f].module, &segs[n..].join("::"));
+            if real == module {
+                return None;
+            }
+            return self.rust_module_at(krate, &real, depth + 1);
+        }
+        None
+    }
+
+    /// Of a `#[path]` module's `cfg_attr` variants, the one whose directory holds
+    /// the file being resolved (code of one backend imports its own backend),
+    /// else the nearest attribute's.
+    fn pick_variant(&self, cands: &[usize]) -> usize {
+        ORIGIN.with(|o| {
+            let o = o.borrow();
+            cands
+                .iter()
                 .copied()
+                .find(|&c| {
+                    let d = dir_of(&self.files[c].path);
+                    !d.is_empty() && o.starts_with(d) && o.as_bytes().get(d.len()) == Some(&b'/')
+                })
+                .unwrap_or(cands[0])
         })
     }
 
@@ -420,7 +486,21 @@ impl<'a> Index<'a> {
         self.by_qn
             .get(&(fam, pkg, qn))
             .and_then(|v| v.first())
-            .map(|(id, _, _)| *id)
+            .map(|(id, _, _, _)| *id)
+    }
+
+    /// Like `symbol`, with the definition's file path and kind.
+    fn symbol_entry(
+        &self,
+        fam: Family,
+        pkg: &str,
+        qn: &str,
+    ) -> Option<(&'a str, &'a str, &'a str)> {
+        dep(&["q", fam_str(fam), pkg, qn]);
+        self.by_qn
+            .get(&(fam, pkg, qn))
+            .and_then(|v| v.first())
+            .map(|(id, _, path, kind)| (*id, *path, *kind))
     }
 
     /// Like `symbol`, preferring a definition in `path` (for modules that several
@@ -429,9 +509,9 @@ impl<'a> Index<'a> {
         dep(&["q", fam_str(fam), pkg, qn]);
         let v = self.by_qn.get(&(fam, pkg, qn))?;
         v.iter()
-            .find(|(_, _, p)| *p == path)
+            .find(|(_, _, p, _)| *p == path)
             .or_else(|| v.first())
-            .map(|(id, _, _)| *id)
+            .map(|(id, _, _, _)| *id)
     }
 
     fn module_file(&self, fam: Family, pkg: &str, module: &str) -> Option<usize> {
@@ -486,6 +566,11 @@ pub fn resolve_files(
                 return None;
             }
             DEPS.with(|d| d.borrow_mut().clear());
+            ORIGIN.with(|o| {
+                let mut o = o.borrow_mut();
+                o.clear();
+                o.push_str(&f.path);
+            });
             let mut edges: Vec<Edge> = f
                 .imports
                 .iter()
@@ -513,7 +598,7 @@ pub fn resolve_files(
 fn resolve_one(ix: &Index<'_>, fi: usize, imp: &RawImport, hops: usize) -> Vec<Target> {
     let found = match &imp.spec {
         ImportSpec::RustUse(segs) => rust_use(ix, fi, segs, hops),
-        ImportSpec::RustMod { name, path } => rust_mod(ix, fi, name, path.as_deref()),
+        ImportSpec::RustMod { name, paths } => rust_mod(ix, fi, name, paths),
         ImportSpec::RustExternCrate(name) => {
             let krate = name.replace('-', "_");
             ix.rust_module(&krate, "")
@@ -554,16 +639,57 @@ fn external_name(ix: &Index<'_>, fi: usize, imp: &RawImport) -> String {
 
 // ------------------------------------------------------------------ Rust
 
-fn rust_use(ix: &Index<'_>, fi: usize, segs: &[String], hops: usize) -> Vec<Target> {
-    let f = &ix.files[fi];
-    let Some((krate, abs)) = rust_absolute(ix, f, segs) else {
-        return Vec::new();
-    };
-    rust_lookup(ix, &krate, &abs, hops)
+/// What a Rust path names.
+enum Found<'a> {
+    File(usize),
+    /// A definition, with the crate and qualified name it was found under (a path
+    /// may go on into it: an enum's variants, a type's associated items).
+    Symbol {
+        id: &'a str,
+        krate: String,
+        qn: String,
+    },
+    /// Outside the indexed code, as an absolute path (`std::time::Duration`).
+    Outside(String),
 }
 
-/// (crate, absolute segments within it) of a use path seen from file `f`.
-fn rust_absolute(ix: &Index<'_>, f: &RFile, segs: &[String]) -> Option<(String, Vec<String>)> {
+fn rust_use(ix: &Index<'_>, fi: usize, segs: &[String], hops: usize) -> Vec<Target> {
+    match rust_use_found(ix, fi, segs, hops) {
+        Some(Found::File(f)) => vec![Target::File(ix.files[f].id.clone())],
+        Some(Found::Symbol { id, .. }) => vec![Target::Symbol(id.to_string())],
+        // What a `pub use` of another crate brings in is named by that crate's
+        // path, not by the path that reached it.
+        Some(Found::Outside(name)) if hops == 0 && name != segs.join("::") => {
+            vec![Target::External(name)]
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn rust_use_found<'a>(
+    ix: &Index<'a>,
+    fi: usize,
+    segs: &[String],
+    hops: usize,
+) -> Option<Found<'a>> {
+    match rust_absolute(ix, fi, segs, 0)? {
+        Abs::Inside(krate, abs) => rust_find(ix, &krate, &abs, hops),
+        Abs::Outside(path) => Some(Found::Outside(path.join("::"))),
+    }
+}
+
+/// A use path made absolute.
+enum Abs {
+    /// (crate, segments within it).
+    Inside(String, Vec<String>),
+    /// A path into a crate that is not indexed (`std::fmt`).
+    Outside(Vec<String>),
+}
+
+/// A use path seen from file `fi`, made absolute (`None`: it cannot be, like
+/// `super` above the crate root).
+fn rust_absolute(ix: &Index<'_>, fi: usize, segs: &[String], depth: usize) -> Option<Abs> {
+    let f = &ix.files[fi];
     let cur: Vec<String> = if f.module.is_empty() {
         Vec::new()
     } else {
@@ -574,122 +700,215 @@ fn rust_absolute(ix: &Index<'_>, f: &RFile, segs: &[String]) -> Option<(String, 
     let mut base: Vec<String>;
     let mut rest = &segs[1..];
     match first {
-        "crate" => base = Vec::new(),
+        "crate" | "$crate" => base = Vec::new(),
         "self" => base = cur.clone(),
         "super" => {
             base = cur.clone();
-            base.pop();
+            base.pop()?;
             while rest.first().is_some_and(|s| s == "super") {
-                base.pop();
+                base.pop()?;
                 rest = &rest[1..];
             }
         }
-        "$crate" => base = Vec::new(),
         name => {
             // 2018 paths: a child module or item of the current module first,
-            // then a crate of the workspace, else an outside crate.
-            let mut local = cur.clone();
-            local.push(name.to_string());
-            let local_qn = local.join("::");
-            let is_local = ix
-                .module_file(Family::Rust, &f.package, &local_qn)
-                .is_some()
+            // then a name the module imports (`use crate::backend;` then
+            // `use backend::fs;`), then a crate of the workspace (by its name or
+            // the name Cargo.toml renames it to), else an outside crate.
+            let local_qn = rust_child(&f.module, name);
+            let is_local = ix.rust_module(&f.package, &local_qn).is_some()
                 || ix.symbol(Family::Rust, &f.package, &local_qn).is_some();
+            let krate_name = name.replace('-', "_");
             if is_local {
                 base = cur.clone();
                 rest = segs;
-            } else if ix.has_crate(&name.replace('-', "_")) {
-                krate = name.replace('-', "_");
+            } else if let Some(bound) = (depth < 4).then(|| bound_by_use(ix, fi, name)).flatten() {
+                let mut joined = bound.to_vec();
+                joined.extend(rest.iter().cloned());
+                return rust_absolute(ix, fi, &joined, depth + 1);
+            } else if ix.has_crate(&krate_name) {
+                krate = krate_name;
+                base = Vec::new();
+            } else if let Some(real) = ix
+                .layout
+                .rust_renamed_crate(&f.path, &krate_name)
+                .filter(|real| ix.has_crate(real))
+            {
+                krate = real.to_string();
                 base = Vec::new();
             } else {
-                return None;
+                return Some(Abs::Outside(segs.to_vec()));
             }
         }
     }
     base.extend(rest.iter().cloned());
-    Some((krate, base))
+    Some(Abs::Inside(krate, base))
 }
 
-fn rust_lookup(ix: &Index<'_>, krate: &str, abs: &[String], hops: usize) -> Vec<Target> {
-    if abs.last().is_some_and(|s| s == "*") {
-        let module = abs[..abs.len() - 1].join("::");
-        if let Some(f) = ix.rust_module(krate, &module) {
-            return vec![Target::File(ix.files[f].id.clone())];
-        }
-        // `use Ordering::*`: the variants of an enum, whose node stands for them.
-        return ix
-            .symbol(Family::Rust, krate, &module)
-            .map(|id| vec![Target::Symbol(id.to_string())])
-            .unwrap_or_default();
-    }
-    let full = abs.join("::");
-    if full.is_empty() {
-        return ix
-            .module_file(Family::Rust, krate, "")
-            .map(|f| vec![Target::File(ix.files[f].id.clone())])
-            .unwrap_or_default();
-    }
-    // A module's file wins over its `mod name;` declaration symbol.
-    if let Some(f) = ix.rust_module(krate, &full) {
-        return vec![Target::File(ix.files[f].id.clone())];
-    }
-    if let Some(id) = ix.symbol(Family::Rust, krate, &full) {
-        return vec![Target::Symbol(id.to_string())];
-    }
-    if hops >= MAX_HOPS {
-        return Vec::new();
-    }
-    let (item, parent) = abs.split_last().expect("non-empty");
-    let parent = parent.join("::");
-    let Some(pf) = ix.rust_module(krate, &parent) else {
-        return Vec::new();
-    };
-    // A `#[path]` module's items are named after the file's own module path.
-    if ix.files[pf].module != parent {
-        let real = if ix.files[pf].module.is_empty() {
-            item.clone()
-        } else {
-            format!("{}::{item}", ix.files[pf].module)
-        };
-        if let Some(id) = ix.symbol(Family::Rust, krate, &real) {
-            return vec![Target::Symbol(id.to_string())];
-        }
-    }
-    // Re-exports: `pub use` in the parent module's file, named or glob.
-    for imp in ix.imports_of(pf).iter().filter(|i| i.reexport) {
+/// The path a top-level `use` of file `fi` binds `name` to (`use a::b as name;`,
+/// `use a::name;`), when that is not `name` itself.
+fn bound_by_use<'a>(ix: &Index<'a>, fi: usize, name: &str) -> Option<&'a [String]> {
+    ix.imports_of(fi).iter().find_map(|imp| {
         let ImportSpec::RustUse(segs) = &imp.spec else {
-            continue;
+            return None;
         };
-        let last = segs.last().map(String::as_str).unwrap_or("");
+        let last = segs.last()?;
         let binds = if imp.alias.is_empty() {
-            last
+            last.as_str()
         } else {
             imp.alias.as_str()
         };
-        if binds == item {
-            let t = rust_use(ix, pf, segs, hops + 1);
-            if !t.is_empty() {
-                return t;
+        (imp.scope.is_empty() && binds == name && last != "*" && segs.len() > 1)
+            .then_some(segs.as_slice())
+    })
+}
+
+fn found_symbol<'a>(ix: &Index<'a>, krate: &str, qn: &str) -> Option<Found<'a>> {
+    ix.symbol(Family::Rust, krate, qn).map(|id| Found::Symbol {
+        id,
+        krate: krate.to_string(),
+        qn: qn.to_string(),
+    })
+}
+
+/// The node a path names within crate `krate` (`abs` without `crate::`).
+fn rust_find<'a>(ix: &Index<'a>, krate: &str, abs: &[String], hops: usize) -> Option<Found<'a>> {
+    if abs.last().is_some_and(|s| s == "*") {
+        let prefix = &abs[..abs.len() - 1];
+        let module = prefix.join("::");
+        if let Some(f) = ix.rust_module(krate, &module) {
+            return Some(Found::File(f));
+        }
+        // `use Ordering::*`: the variants of an enum, whose node stands for them.
+        if let Some(s) = found_symbol(ix, krate, &module) {
+            return Some(s);
+        }
+        if prefix.is_empty() || hops >= MAX_HOPS {
+            return None;
+        }
+        // A glob over something re-exported under this path.
+        return match rust_find(ix, krate, prefix, hops + 1)? {
+            Found::Outside(p) => Some(Found::Outside(format!("{p}::*"))),
+            found => Some(found),
+        };
+    }
+    let full = abs.join("::");
+    if full.is_empty() {
+        return ix.rust_module(krate, "").map(Found::File);
+    }
+    // A module's file wins over its `mod name;` declaration symbol.
+    if let Some(f) = ix.rust_module(krate, &full) {
+        return Some(Found::File(f));
+    }
+    if let Some(s) = found_symbol(ix, krate, &full) {
+        return Some(s);
+    }
+    if hops >= MAX_HOPS {
+        return None;
+    }
+    let (item, parent) = abs.split_last().expect("non-empty");
+    let parent_qn = parent.join("::");
+    // Where `item` is bound: a module file, or an inline `mod x { … }` in one
+    // (`scope` within it); else the parent is itself a re-exported name.
+    let (pf, scope, pkrate) = if let Some(pf) = ix.rust_module(krate, &parent_qn) {
+        (pf, String::new(), krate.to_string())
+    } else if let Some((pf, scope)) = inline_module(ix, krate, &parent_qn) {
+        (pf, scope, krate.to_string())
+    } else {
+        match rust_find(ix, krate, parent, hops + 1)? {
+            Found::File(pf) => (pf, String::new(), ix.files[pf].package.clone()),
+            // An enum's variant, a type's associated item, or what an inline
+            // module (reached through a re-export) holds.
+            Found::Symbol { krate: k, qn, .. } => {
+                let inner = format!("{qn}::{item}");
+                if let Some(s) = found_symbol(ix, &k, &inner) {
+                    return Some(s);
+                }
+                let (pf, scope) = inline_module(ix, &k, &qn)?;
+                (pf, scope, k)
             }
-        } else if last == "*" {
-            let mut target = segs[..segs.len() - 1].to_vec();
-            target.push(item.clone());
-            let t = rust_use(ix, pf, &target, hops + 1);
-            if !t.is_empty() {
-                return t;
+            Found::Outside(p) => return Some(Found::Outside(format!("{p}::{item}"))),
+        }
+    };
+    // Items are named after the file's own module path, which differs from the
+    // path that reached it for `#[path]` modules and re-exported modules.
+    if scope.is_empty() {
+        let real = rust_child(&ix.files[pf].module, item);
+        if real != full || pkrate != krate {
+            if let Some(f) = ix.rust_module(&pkrate, &real) {
+                return Some(Found::File(f));
+            }
+            if let Some(s) = found_symbol(ix, &pkrate, &real) {
+                return Some(s);
             }
         }
     }
-    Vec::new()
+    // What the module imports: `pub use` first (named, then globs), then a plain
+    // `use`, which the module's descendants see too (`super::Future`).
+    let imports = ix.imports_of(pf);
+    let mut outside_glob = None;
+    for public in [true, false] {
+        for imp in imports
+            .iter()
+            .filter(|i| i.reexport == public && i.scope == scope)
+        {
+            let ImportSpec::RustUse(segs) = &imp.spec else {
+                continue;
+            };
+            let last = segs.last().map(String::as_str).unwrap_or("");
+            let binds = if imp.alias.is_empty() {
+                last
+            } else {
+                imp.alias.as_str()
+            };
+            if binds == item {
+                if let Some(found) = rust_use_found(ix, pf, segs, hops + 1) {
+                    return Some(found);
+                }
+            } else if last == "*" {
+                let mut target = segs[..segs.len() - 1].to_vec();
+                target.push(item.clone());
+                match rust_use_found(ix, pf, &target, hops + 1) {
+                    Some(Found::Outside(p)) => {
+                        outside_glob.get_or_insert(p);
+                    }
+                    Some(found) => return Some(found),
+                    None => {}
+                }
+            }
+        }
+    }
+    // Not defined nor named here: from a glob over another crate, most likely.
+    outside_glob.map(Found::Outside)
 }
 
-fn rust_mod(ix: &Index<'_>, fi: usize, name: &str, path: Option<&str>) -> Vec<Target> {
+/// An inline `mod name { … }` at `qn` in crate `krate`: its file and its path
+/// within the file.
+fn inline_module(ix: &Index<'_>, krate: &str, qn: &str) -> Option<(usize, String)> {
+    let (_, path, kind) = ix.symbol_entry(Family::Rust, krate, qn)?;
+    if kind != "module" {
+        return None;
+    }
+    let pf = ix.path(path)?;
+    let module = &ix.files[pf].module;
+    let scope = if module.is_empty() {
+        qn
+    } else {
+        qn.strip_prefix(module.as_str())?.strip_prefix("::")?
+    };
+    Some((pf, scope.to_string()))
+}
+
+fn rust_mod(ix: &Index<'_>, fi: usize, name: &str, paths: &[String]) -> Vec<Target> {
     let f = &ix.files[fi];
-    if let Some(p) = path {
-        let joined = normalize_path(&format!("{}/{p}", dir_of(&f.path)));
-        return ix
-            .path(&joined)
-            .map(|i| vec![Target::File(ix.files[i].id.clone())])
+    if !paths.is_empty() {
+        let found: Vec<usize> = paths
+            .iter()
+            .filter_map(|p| ix.path(&normalize_path(&format!("{}/{p}", dir_of(&f.path)))))
+            .collect();
+        return found
+            .first()
+            .map(|&i| vec![Target::File(ix.files[i].id.clone())])
             .unwrap_or_default();
     }
     let module = if f.module.is_empty() {

@@ -35,10 +35,19 @@ pub(super) fn rust(capture: &str, node: Node<'_>, src: &str, out: &mut Vec<RawIm
                 let mut leaves = Vec::new();
                 rust_use_tree(arg, src, &mut Vec::new(), &mut leaves);
                 let inline = inline_modules(node, src);
+                let scope = if in_block(node) {
+                    // Bound inside a function body: no module sees it.
+                    let mut s = inline.join("::");
+                    s.push_str("{}");
+                    s
+                } else {
+                    inline.join("::")
+                };
                 for (written, alias, at) in leaves {
                     let to_name = written.join("::");
                     let segments = relative_to_file(written, &inline);
                     out.push(RawImport {
+                        scope: scope.clone(),
                         line: line(at),
                         to_name,
                         alias,
@@ -52,6 +61,7 @@ pub(super) fn rust(capture: &str, node: Node<'_>, src: &str, out: &mut Vec<RawIm
             if let Some(name) = node.child_by_field_name("name") {
                 let name = text(name, src).to_string();
                 out.push(RawImport {
+                    scope: String::new(),
                     line: line(node),
                     to_name: name.clone(),
                     alias: node
@@ -67,12 +77,13 @@ pub(super) fn rust(capture: &str, node: Node<'_>, src: &str, out: &mut Vec<RawIm
             if let Some(name) = node.child_by_field_name("name") {
                 let name = text(name, src).to_string();
                 out.push(RawImport {
+                    scope: String::new(),
                     line: line(node),
                     to_name: name.clone(),
                     alias: String::new(),
                     reexport: false,
                     spec: ImportSpec::RustMod {
-                        path: path_attribute(node, src),
+                        paths: path_attributes(node, src),
                         name,
                     },
                 });
@@ -96,6 +107,20 @@ fn inline_modules(node: Node<'_>, src: &str) -> Vec<String> {
     }
     names.reverse();
     names
+}
+
+/// Whether `node` sits in a block (a function body, a `const` block…) rather than
+/// directly in a module.
+fn in_block(node: Node<'_>) -> bool {
+    let mut cur = node.parent();
+    while let Some(n) = cur {
+        match n.kind() {
+            "block" => return true,
+            "mod_item" | "source_file" => return false,
+            _ => cur = n.parent(),
+        }
+    }
+    false
 }
 
 /// Rewrites `self::`/`super::` paths written inside inline modules so they are
@@ -131,22 +156,40 @@ fn relative_to_file(segments: Vec<String>, inline: &[String]) -> Vec<String> {
     }
 }
 
-/// `#[path = "x.rs"]` right above a `mod` declaration.
-fn path_attribute(node: Node<'_>, src: &str) -> Option<String> {
+/// The files of `#[path = "x.rs"]` and `#[cfg_attr(cond, path = "x.rs")]` right
+/// above a `mod` declaration, nearest first.
+fn path_attributes(node: Node<'_>, src: &str) -> Vec<String> {
+    let mut out = Vec::new();
     let mut cur = node.prev_sibling();
     while let Some(n) = cur {
         if n.kind() != "attribute_item" {
+            if n.kind() == "line_comment" || n.kind() == "block_comment" {
+                cur = n.prev_sibling();
+                continue;
+            }
             break;
         }
         let t = text(n, src);
-        if let Some(rest) = t.split_once("path").map(|(_, r)| r)
-            && let Some(value) = rest.split('"').nth(1)
-        {
-            return Some(value.to_string());
+        let body = t.trim_start_matches("#[").trim_start();
+        if body.starts_with("path") || body.starts_with("cfg_attr") {
+            // `path = "…"` as a whole word: not `#[cfg_attr(x, doc = "a path")]`.
+            let mut rest = body;
+            while let Some(at) = rest.find("path") {
+                let before = rest[..at].chars().next_back();
+                let after = rest[at + 4..].trim_start();
+                if !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                    && let Some(value) = after.strip_prefix('=')
+                    && let Some(v) = value.trim_start().strip_prefix('"')
+                    && let Some((v, _)) = v.split_once('"')
+                {
+                    out.push(v.to_string());
+                }
+                rest = &rest[at + 4..];
+            }
         }
         cur = n.prev_sibling();
     }
-    None
+    out
 }
 
 /// Segments of a path node (`crate::a::b` → [crate, a, b]).
@@ -240,6 +283,7 @@ pub(super) fn python(capture: &str, node: Node<'_>, src: &str, out: &mut Vec<Raw
                 let (name_node, alias) = split_alias(item, src);
                 let module = text(name_node, src).to_string();
                 out.push(RawImport {
+                    scope: String::new(),
                     line: line(item),
                     to_name: module.clone(),
                     alias,
@@ -265,6 +309,7 @@ pub(super) fn python(capture: &str, node: Node<'_>, src: &str, out: &mut Vec<Raw
                     .find(|n| n.kind() == "wildcard_import")
                 {
                     out.push(RawImport {
+                        scope: String::new(),
                         line: line(w),
                         to_name: join_py(&module, "*"),
                         alias: String::new(),
@@ -281,6 +326,7 @@ pub(super) fn python(capture: &str, node: Node<'_>, src: &str, out: &mut Vec<Raw
                 let (name_node, alias) = split_alias(item, src);
                 let name = text(name_node, src).to_string();
                 out.push(RawImport {
+                    scope: String::new(),
                     line: line(item),
                     to_name: join_py(&module, &name),
                     alias,
@@ -337,6 +383,7 @@ pub(super) fn typescript(
             None => spec.to_string(),
         };
         out.push(RawImport {
+            scope: String::new(),
             line: line(at),
             to_name,
             alias,
@@ -482,6 +529,7 @@ pub(super) fn go(capture: &str, node: Node<'_>, src: &str, out: &mut Vec<RawImpo
     };
     let path = unquote(text(path, src));
     out.push(RawImport {
+        scope: String::new(),
         line: line(node),
         to_name: path.clone(),
         alias: node

@@ -145,6 +145,9 @@ fn spec(grammar: tree_sitter::Language, lang: &'static str) -> Result<LangSpec, 
     })
 }
 
+/// How many levels of macros inside macro bodies are parsed for items.
+const MACRO_DEPTH: usize = 3;
+
 const LANGUAGES: [Language; 5] = [
     Language::Rust,
     Language::Python,
@@ -247,19 +250,28 @@ impl Extractor {
         // Rust items written inside item-level macro invocations (`cfg_io! { pub
         // use …; mod x; }`) are token trees to the grammar: the bodies are parsed
         // again on their own, at their original byte and line positions.
-        let masked = if language == Language::Rust {
-            rust::macro_bodies_only(root, source)
-        } else {
-            None
-        };
-        let masked_tree = masked
-            .as_deref()
-            .and_then(|m| self.parse(parser, language, m));
+        // Macros inside those bodies (`cfg_io! { cfg_net! { … } }`) take another
+        // round, a few levels deep.
+        let mut layers: Vec<(String, Tree)> = Vec::new();
+        if language == Language::Rust {
+            let mut next = rust::macro_bodies_only(root, source);
+            while let Some(m) = next.take() {
+                let Some(t) = self.parse(parser, language, &m) else {
+                    break;
+                };
+                if layers.len() < MACRO_DEPTH {
+                    next = rust::macro_bodies_only(t.root_node(), &m);
+                }
+                layers.push((m, t));
+            }
+        }
         let (mut defs, mut imports) = self.collect(language, root, source, with_imports);
-        if let (Some(m), Some(t)) = (masked.as_deref(), masked_tree.as_ref()) {
+        for (m, t) in &layers {
             let (more_defs, more_imports) = self.collect(language, t.root_node(), m, with_imports);
             defs.extend(more_defs);
             imports.extend(more_imports);
+        }
+        if !layers.is_empty() {
             imports.sort_by_key(|i| i.line);
         }
         let symbols = build_symbols(language, defs, module);

@@ -143,7 +143,8 @@ fn doc(node: Node<'_>, src: &str) -> String {
 /// The source with everything blanked (newlines kept) except the bodies of
 /// item-level macro invocations with `{…}` bodies, so that parsing it finds the
 /// items inside those bodies at their original positions. `None` when there are
-/// no such bodies. Bodies with `$` (macro templates) are left out.
+/// no such bodies. Bodies with `$` (macro templates) are left out. Applied again to
+/// its own parse, it reaches macros inside macros.
 pub(super) fn macro_bodies_only(root: Node<'_>, src: &str) -> Option<String> {
     let mut bodies = Vec::new();
     collect_macro_bodies(root, src, &mut bodies);
@@ -160,6 +161,14 @@ pub(super) fn macro_bodies_only(root: Node<'_>, src: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// A `cfg_if!`-style body: `{ if #[cfg(…)] { … } else … }`.
+fn is_cfg_if(body: &str) -> bool {
+    body[1..]
+        .trim_start()
+        .strip_prefix("if")
+        .is_some_and(|rest| rest.trim_start().starts_with('#'))
+}
+
 fn collect_macro_bodies(node: Node<'_>, src: &str, out: &mut Vec<(usize, usize)>) {
     let mut cursor = node.walk();
     for child in node.named_children(&mut cursor) {
@@ -173,7 +182,19 @@ fn collect_macro_bodies(node: Node<'_>, src: &str, out: &mut Vec<(usize, usize)>
                     continue;
                 };
                 let body = text(tt, src);
-                if body.starts_with('{') && body.ends_with('}') && !body.contains('$') {
+                if !(body.starts_with('{') && body.ends_with('}')) || body.contains('$') {
+                    continue;
+                }
+                if is_cfg_if(body) {
+                    // `cfg_if! { if #[cfg(a)] { items } else { items } }`: the items
+                    // of every branch, without the `if #[cfg(…)]`/`else` around them.
+                    let mut c = tt.walk();
+                    for branch in tt.named_children(&mut c) {
+                        if branch.kind() == "token_tree" && text(branch, src).starts_with('{') {
+                            out.push((branch.start_byte() + 1, branch.end_byte() - 1));
+                        }
+                    }
+                } else {
                     out.push((tt.start_byte() + 1, tt.end_byte() - 1));
                 }
             }

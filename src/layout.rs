@@ -244,12 +244,16 @@ impl Layout {
         let rel = strip_ext(rel);
         // src/… is the library/binary tree; tests/, benches/, examples/ and src/bin/
         // hold separate crate roots whose modules start fresh.
-        let rel = ["src/bin/", "src/", "tests/", "benches/", "examples/"]
+        let (root, rel) = ["src/bin/", "src/", "tests/", "benches/", "examples/"]
             .iter()
-            .find_map(|p| rel.strip_prefix(p))
-            .unwrap_or(rel);
+            .find_map(|p| rel.strip_prefix(p).map(|r| (*p, r)))
+            .unwrap_or(("", rel));
         let mut parts: Vec<&str> = rel.split('/').collect();
         if matches!(parts.last(), Some(&"mod")) {
+            parts.pop();
+        }
+        // `tests/integration/main.rs` is the root of the test crate `integration`.
+        if root != "src/" && !root.is_empty() && parts.len() == 2 && parts[1] == "main" {
             parts.pop();
         }
         if parts.len() == 1 && matches!(parts[0], "lib" | "main" | "build") {

@@ -132,6 +132,10 @@ struct Index<'a> {
     rust_path_mods: HashMap<(String, String), Vec<usize>>,
     /// Rust crates with at least one `#[path]` module.
     rust_path_crates: Vec<String>,
+    /// A file a `#[path]` module points at → the module path it is declared as
+    /// (`#[path = "uniform_int.rs"] mod int;` in `distr/uniform.rs`:
+    /// `distr::uniform::int`), which its `self`/`super` paths start from.
+    rust_declared: FxMap<usize, String>,
     layout: &'a Layout,
 }
 
@@ -205,6 +209,10 @@ pub fn contributed_keys(f: &RFile) -> Contribution {
             {
                 structure.push(key(&["r", &f.package, &rust_child(&f.module, name)]));
                 structure.push(key(&["rp", &f.package]));
+                for p in paths {
+                    let target = normalize_path(&format!("{}/{p}", dir_of(&f.path)));
+                    structure.push(key(&["rt", &target]));
+                }
             }
         }
     }
@@ -318,6 +326,7 @@ impl<'a> Index<'a> {
             rust_crates: Vec::new(),
             rust_path_mods: HashMap::new(),
             rust_path_crates: Vec::new(),
+            rust_declared: FxMap::default(),
             layout,
         };
         for (i, f) in files.iter().enumerate() {
@@ -391,6 +400,13 @@ impl<'a> Index<'a> {
                 ix.rust_path_crates.push(f.package.clone());
             }
             if let Some(&target) = ix.by_path.get(joined.as_str()) {
+                let declared = rust_child(&f.module, name);
+                match ix.rust_declared.get(&target) {
+                    Some(d) if *d <= declared => {}
+                    _ => {
+                        ix.rust_declared.insert(target, declared);
+                    }
+                }
                 let v = ix
                     .rust_path_mods
                     .entry((f.package.clone(), rust_child(&f.module, name)))
@@ -440,6 +456,17 @@ impl<'a> Index<'a> {
             return self.rust_module_at(krate, &real, depth + 1);
         }
         None
+    }
+
+    /// The module path `self` means in file `fi`: the one a `#[path]` module
+    /// declares it as, else the one its path gives.
+    fn rust_self(&self, fi: usize) -> &str {
+        let f = &self.files[fi];
+        dep(&["rt", &f.path]);
+        self.rust_declared
+            .get(&fi)
+            .map(String::as_str)
+            .unwrap_or(&f.module)
     }
 
     /// Of a `#[path]` module's `cfg_attr` variants, the one whose directory holds
@@ -672,8 +699,19 @@ fn rust_use_found<'a>(
     segs: &[String],
     hops: usize,
 ) -> Option<Found<'a>> {
-    match rust_absolute(ix, fi, segs, 0)? {
-        Abs::Inside(krate, abs) => rust_find(ix, &krate, &abs, hops),
+    let side = is_rust_side_root(&ix.files[fi].path);
+    match rust_absolute(ix, fi, segs, 0, side)? {
+        Abs::Inside(krate, abs) => rust_find(ix, &krate, &abs, hops).or_else(|| {
+            // A single-file test or example's `crate::common::…` (its sibling
+            // `tests/common/mod.rs`, whose module path is `common`).
+            let Some(Abs::Inside(krate, abs)) = (side
+                && segs.first().is_some_and(|s| s == "crate"))
+            .then(|| rust_absolute(ix, fi, segs, 0, false))
+            .flatten() else {
+                return None;
+            };
+            rust_find(ix, &krate, &abs, hops)
+        }),
         Abs::Outside(path) => Some(Found::Outside(path.join("::"))),
     }
 }
@@ -688,18 +726,29 @@ enum Abs {
 
 /// A use path seen from file `fi`, made absolute (`None`: it cannot be, like
 /// `super` above the crate root).
-fn rust_absolute(ix: &Index<'_>, fi: usize, segs: &[String], depth: usize) -> Option<Abs> {
+fn rust_absolute(
+    ix: &Index<'_>,
+    fi: usize,
+    segs: &[String],
+    depth: usize,
+    side_root: bool,
+) -> Option<Abs> {
     let f = &ix.files[fi];
-    let cur: Vec<String> = if f.module.is_empty() {
+    let module = ix.rust_self(fi);
+    let cur: Vec<String> = if module.is_empty() {
         Vec::new()
     } else {
-        f.module.split("::").map(str::to_string).collect()
+        module.split("::").map(str::to_string).collect()
     };
     let first = segs.first()?.as_str();
     let mut krate = f.package.clone();
     let mut base: Vec<String>;
     let mut rest = &segs[1..];
     match first {
+        // A test, bench, example or binary is a crate of its own, whose root
+        // module is the first of its module path (`tests/integration/main.rs`
+        // and `tests/integration/builder/mod.rs` are `integration…`).
+        "crate" if side_root && !cur.is_empty() => base = vec![cur[0].clone()],
         "crate" | "$crate" => base = Vec::new(),
         "self" => base = cur.clone(),
         "super" => {
@@ -715,7 +764,7 @@ fn rust_absolute(ix: &Index<'_>, fi: usize, segs: &[String], depth: usize) -> Op
             // then a name the module imports (`use crate::backend;` then
             // `use backend::fs;`), then a crate of the workspace (by its name or
             // the name Cargo.toml renames it to), else an outside crate.
-            let local_qn = rust_child(&f.module, name);
+            let local_qn = rust_child(module, name);
             let is_local = ix.rust_module(&f.package, &local_qn).is_some()
                 || ix.symbol(Family::Rust, &f.package, &local_qn).is_some();
             let krate_name = name.replace('-', "_");
@@ -725,7 +774,7 @@ fn rust_absolute(ix: &Index<'_>, fi: usize, segs: &[String], depth: usize) -> Op
             } else if let Some(bound) = (depth < 4).then(|| bound_by_use(ix, fi, name)).flatten() {
                 let mut joined = bound.to_vec();
                 joined.extend(rest.iter().cloned());
-                return rust_absolute(ix, fi, &joined, depth + 1);
+                return rust_absolute(ix, fi, &joined, depth + 1, side_root);
             } else if ix.has_crate(&krate_name) {
                 krate = krate_name;
                 base = Vec::new();

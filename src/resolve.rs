@@ -935,7 +935,7 @@ fn rust_find<'a>(ix: &Index<'a>, krate: &str, abs: &[String], hops: usize) -> Op
 /// within the file.
 fn inline_module(ix: &Index<'_>, krate: &str, qn: &str) -> Option<(usize, String)> {
     let (_, path, kind) = ix.symbol_entry(Family::Rust, krate, qn)?;
-    if kind != "module" {
+    if kind != "mod" {
         return None;
     }
     let pf = ix.path(path)?;

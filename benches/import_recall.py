@@ -39,7 +39,7 @@ def cruxe_edges(cruxe, corpus, data):
         [cruxe, "cypher", "--data", data, "--json", "--limit", "10000000",
          "MATCH (f:File)-[e:IMPORTS]->(t) RETURN f.path AS path, e.line AS line, "
          "e.to_name AS to_name, label(t) AS label, t.path AS tpath, t.name AS tname, "
-         "t.qualified_name AS tqn"],
+         "t.qualified_name AS tqn, t.kind AS tkind"],
         check=True, capture_output=True, text=True).stdout
     edges = json.loads(out)
     files = json.loads(subprocess.run(
@@ -403,7 +403,8 @@ def run_rust(corpus, edges, indexed):
 
     # The crate of a file: its nearest Cargo.toml. What each crate's `use` items
     # name as written: an in-crate path that a `pub use` carries out of the crate
-    # is right as an External of that outside path (or of a glob over its parent).
+    # is right as an External of that outside path, when the crate imports that
+    # path, a module of it (`use core::convert;`) or a glob over one.
     def crate_of(path):
         d = os.path.dirname(path)
         while d and not os.path.exists(os.path.join(corpus, d, "Cargo.toml")):
@@ -415,12 +416,43 @@ def run_rust(corpus, edges, indexed):
         c = crate_cache.setdefault(os.path.dirname(path), crate_of(path))
         written.setdefault(c, set()).add(name)
 
+    # `#[path = "x.rs"] mod name;` (also in `cfg_attr`): (crate, name) → the
+    # file names it may point at, read from the source with a regular expression.
+    path_value = re.compile(r'\bpath\s*=\s*"([^"]+)"')
+    mod_decl = re.compile(r'^\s*(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+(\w+)\s*;')
+    path_mods = {}
+    for p in sorted(indexed):
+        if not p.endswith(".rs"):
+            continue
+        with open(os.path.join(corpus, p), encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().split("\n")
+        c = None
+        for i, text in enumerate(lines):
+            m = mod_decl.match(text)
+            if not m:
+                continue
+            # The attribute lines right above the declaration.
+            j = i - 1
+            while j >= 0 and lines[j].strip().startswith(("#[", "//", ")]", "path")):
+                for v in path_value.findall(lines[j]):
+                    if c is None:
+                        c = crate_cache.setdefault(os.path.dirname(p), crate_of(p))
+                    path_mods.setdefault((c, m.group(1)), set()).add(v.split("/")[-1])
+                j -= 1
+
     def outside_ok(path, name, target):
         segs = target.split("::")
         if segs[0] in ("crate", "self", "super", "$crate") or segs[-1] != name.split("::")[-1]:
             return False
         names = written.get(crate_cache[os.path.dirname(path)], ())
-        return target in names or "::".join(segs[:-1] + ["*"]) in names
+        if target in names:
+            return True
+        # Through an imported outside module (`use core::convert;`) or a glob.
+        for k in range(len(segs) - 1, 0, -1):
+            prefix = "::".join(segs[:k])
+            if (k >= 2 and prefix in names) or prefix + "::*" in names:
+                return True
+        return False
 
     for path, line, name in items:
         es = by_key.get((path, line, name), [])
@@ -444,6 +476,16 @@ def run_rust(corpus, edges, indexed):
             segs = name.split("::")
             if (e["label"] == "Symbol" and last == "*" and len(segs) > 1
                     and e["tname"] == segs[-2]):
+                ok = True
+                break
+            # A glob over an inline `mod x { … }` of the same file (`use super::*;`
+            # in `mod tests { mod inner { … } }`): the module's node.
+            if (e["label"] == "Symbol" and last == "*" and e.get("tkind") == "mod"
+                    and e["tpath"] == path):
+                ok = True
+                break
+            if (e["label"] == "File" and e["tpath"].split("/")[-1] in
+                    path_mods.get((crate_cache[os.path.dirname(path)], last), ())):
                 ok = True
                 break
             if e["label"] == "File" and (last == "*" or e["tpath"].split("/")[-1] in

@@ -256,7 +256,9 @@ impl Layout {
         if root != "src/" && !root.is_empty() && parts.len() == 2 && parts[1] == "main" {
             parts.pop();
         }
-        if parts.len() == 1 && matches!(parts[0], "lib" | "main" | "build") {
+        if parts.len() == 1
+            && (matches!(parts[0], "lib" | "main") || (parts[0] == "build" && root.is_empty()))
+        {
             parts.clear();
         }
         ModuleInfo {

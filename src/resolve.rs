@@ -299,13 +299,16 @@ fn rust_child(module: &str, name: &str) -> String {
     }
 }
 
-/// A Rust file of a crate's examples, tests, benches or binaries: crate roots
-/// beside the library, whose module paths may repeat the library's.
+/// A Rust file of a crate's examples, tests, benches, binaries or build script:
+/// crate roots beside the library, whose module paths may repeat the library's.
 fn is_rust_side_root(path: &str) -> bool {
     path.split('/')
         .any(|seg| matches!(seg, "examples" | "tests" | "benches"))
         || path.starts_with("src/bin/")
         || path.contains("/src/bin/")
+        // A build script, whose module path is the crate root's.
+        || path == "build.rs"
+        || (path.ends_with("/build.rs") && !path.starts_with("src/") && !path.contains("/src/"))
 }
 
 fn dir_of(path: &str) -> &str {

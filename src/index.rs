@@ -805,10 +805,10 @@ pub fn index_repo_with(
             .filter(|(rows, _, _)| !rows.existing)
             .map(|(rows, _, _)| rows.file.path.as_str())
             .chain(changes.drop_files.iter().map(String::as_str));
-        for p in appeared_or_gone {
-            if p.ends_with(".rs") {
-                touched.extend(resolve::rust_path_targets(&rfiles, p));
-            }
+        let appeared_or_gone: HashSet<&str> =
+            appeared_or_gone.filter(|p| p.ends_with(".rs")).collect();
+        if !appeared_or_gone.is_empty() {
+            touched.extend(resolve::rust_path_targets(&rfiles, &appeared_or_gone));
         }
         // With a trusted state only files whose lookups touch a changed key are
         // resolved again (and the changed files themselves); others keep their

@@ -11,7 +11,7 @@
 //! extension and `index` probing, `.js` → `.ts`, tsconfig `baseUrl`/`paths`,
 //! `export … from` re-exports; Go packages of the module (by `go.mod`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rayon::prelude::*;
 
@@ -259,11 +259,11 @@ pub fn changed_keys(old: Option<&RFile>, new: Option<&RFile>) -> Vec<u64> {
     keys
 }
 
-/// The `#[path]` module keys of declarations in `files` that point at `path`:
-/// they change when a file appears or disappears there.
-pub fn rust_path_targets(files: &[RFile], path: &str) -> Vec<u64> {
+/// The `#[path]` module keys of declarations in `files` that point at one of
+/// `paths`: they change when a file appears or disappears there.
+pub fn rust_path_targets(files: &[RFile], paths: &HashSet<&str>) -> Vec<u64> {
     rust_path_mods(files)
-        .filter(|(_, _, target)| target == path)
+        .filter(|(_, _, target)| paths.contains(target.as_str()))
         .map(|(f, name, _)| key(&["r", &f.package, &rust_child(&f.module, name)]))
         .collect()
 }
@@ -275,19 +275,21 @@ fn rust_path_mods(files: &[RFile]) -> impl Iterator<Item = (&RFile, &str, String
         .iter()
         .filter(|f| f.language == Language::Rust)
         .flat_map(|f| {
-            f.imports.iter().flat_map(move |imp| match &imp.spec {
-                ImportSpec::RustMod { name, paths } => paths
-                    .iter()
-                    .map(|p| {
+            f.imports
+                .iter()
+                .filter_map(|imp| match &imp.spec {
+                    ImportSpec::RustMod { name, paths } if !paths.is_empty() => Some((name, paths)),
+                    _ => None,
+                })
+                .flat_map(move |(name, paths)| {
+                    paths.iter().map(move |p| {
                         (
                             f,
                             name.as_str(),
                             normalize_path(&format!("{}/{p}", dir_of(&f.path))),
                         )
                     })
-                    .collect::<Vec<_>>(),
-                _ => Vec::new(),
-            })
+                })
         })
 }
 
@@ -670,6 +672,7 @@ fn external_name(ix: &Index<'_>, fi: usize, imp: &RawImport) -> String {
 // ------------------------------------------------------------------ Rust
 
 /// What a Rust path names.
+#[derive(Clone)]
 enum Found<'a> {
     File(usize),
     /// A definition, with the crate and qualified name it was found under (a path
@@ -683,8 +686,14 @@ enum Found<'a> {
     Outside(String),
 }
 
+/// The paths already looked up for one import, (crate, path) → what was found
+/// (`None` also while the lookup is under way): re-export cycles and globs that
+/// reach the same module again and again are followed once.
+type Memo<'a> = FxMap<(String, String), Option<Found<'a>>>;
+
 fn rust_use(ix: &Index<'_>, fi: usize, segs: &[String], hops: usize) -> Vec<Target> {
-    match rust_use_found(ix, fi, segs, hops) {
+    let mut memo = Memo::default();
+    match rust_use_found(ix, fi, segs, hops, &mut memo) {
         Some(Found::File(f)) => vec![Target::File(ix.files[f].id.clone())],
         Some(Found::Symbol { id, .. }) => vec![Target::Symbol(id.to_string())],
         // What a `pub use` of another crate brings in is named by that crate's
@@ -701,10 +710,11 @@ fn rust_use_found<'a>(
     fi: usize,
     segs: &[String],
     hops: usize,
+    memo: &mut Memo<'a>,
 ) -> Option<Found<'a>> {
     let side = is_rust_side_root(&ix.files[fi].path);
     match rust_absolute(ix, fi, segs, 0, side)? {
-        Abs::Inside(krate, abs) => rust_find(ix, &krate, &abs, hops).or_else(|| {
+        Abs::Inside(krate, abs) => rust_find(ix, &krate, &abs, hops, memo).or_else(|| {
             // A single-file test or example's `crate::common::…` (its sibling
             // `tests/common/mod.rs`, whose module path is `common`).
             let Some(Abs::Inside(krate, abs)) = (side
@@ -713,7 +723,7 @@ fn rust_use_found<'a>(
             .flatten() else {
                 return None;
             };
-            rust_find(ix, &krate, &abs, hops)
+            rust_find(ix, &krate, &abs, hops, memo)
         }),
         Abs::Outside(path) => Some(Found::Outside(path.join("::"))),
     }
@@ -824,7 +834,30 @@ fn found_symbol<'a>(ix: &Index<'a>, krate: &str, qn: &str) -> Option<Found<'a>> 
 }
 
 /// The node a path names within crate `krate` (`abs` without `crate::`).
-fn rust_find<'a>(ix: &Index<'a>, krate: &str, abs: &[String], hops: usize) -> Option<Found<'a>> {
+fn rust_find<'a>(
+    ix: &Index<'a>,
+    krate: &str,
+    abs: &[String],
+    hops: usize,
+    memo: &mut Memo<'a>,
+) -> Option<Found<'a>> {
+    let k = (krate.to_string(), abs.join("::"));
+    if let Some(known) = memo.get(&k) {
+        return known.clone();
+    }
+    memo.insert(k.clone(), None);
+    let found = rust_find_uncached(ix, krate, abs, hops, memo);
+    memo.insert(k, found.clone());
+    found
+}
+
+fn rust_find_uncached<'a>(
+    ix: &Index<'a>,
+    krate: &str,
+    abs: &[String],
+    hops: usize,
+    memo: &mut Memo<'a>,
+) -> Option<Found<'a>> {
     if abs.last().is_some_and(|s| s == "*") {
         let prefix = &abs[..abs.len() - 1];
         let module = prefix.join("::");
@@ -839,7 +872,7 @@ fn rust_find<'a>(ix: &Index<'a>, krate: &str, abs: &[String], hops: usize) -> Op
             return None;
         }
         // A glob over something re-exported under this path.
-        return match rust_find(ix, krate, prefix, hops + 1)? {
+        return match rust_find(ix, krate, prefix, hops + 1, memo)? {
             Found::Outside(p) => Some(Found::Outside(format!("{p}::*"))),
             found => Some(found),
         };
@@ -867,7 +900,7 @@ fn rust_find<'a>(ix: &Index<'a>, krate: &str, abs: &[String], hops: usize) -> Op
     } else if let Some((pf, scope)) = inline_module(ix, krate, &parent_qn) {
         (pf, scope, krate.to_string())
     } else {
-        match rust_find(ix, krate, parent, hops + 1)? {
+        match rust_find(ix, krate, parent, hops + 1, memo)? {
             Found::File(pf) => (pf, String::new(), ix.files[pf].package.clone()),
             // An enum's variant, a type's associated item, or what an inline
             // module (reached through a re-export) holds.
@@ -914,13 +947,13 @@ fn rust_find<'a>(ix: &Index<'a>, krate: &str, abs: &[String], hops: usize) -> Op
                 imp.alias.as_str()
             };
             if binds == item {
-                if let Some(found) = rust_use_found(ix, pf, segs, hops + 1) {
+                if let Some(found) = rust_use_found(ix, pf, segs, hops + 1, memo) {
                     return Some(found);
                 }
             } else if last == "*" {
                 let mut target = segs[..segs.len() - 1].to_vec();
                 target.push(item.clone());
-                match rust_use_found(ix, pf, &target, hops + 1) {
+                match rust_use_found(ix, pf, &target, hops + 1, memo) {
                     Some(Found::Outside(p)) => {
                         outside_glob.get_or_insert(p);
                     }

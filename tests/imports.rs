@@ -608,3 +608,116 @@ fn walk_sources(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// Module trees that attributes, Cargo and macros reshape: `cfg_attr(…, path)`
+/// modules and their children (each backend's code sees its own backend), inline
+/// modules re-exporting a glob, a plain `use` that child modules import through
+/// `super`, re-exports of another crate's items (Externals named by that crate's
+/// path), a dependency Cargo.toml renames, a path through a name a `use` binds,
+/// a build script beside the library, a test crate in a directory, and `use`s
+/// inside macros inside macros and inside `cfg_if!` branches.
+#[test]
+fn rust_module_trees_that_attributes_cargo_and_macros_reshape() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("app");
+    let files: &[(&str, &str)] = &[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"app\"\n\n[dependencies]\nutil2 = { path = \"util\", package = \"app-util\" }\n",
+        ),
+        ("util/Cargo.toml", "[package]\nname = \"app-util\"\n"),
+        ("util/src/lib.rs", "pub fn helper() {}\n"),
+        ("build.rs", "fn main() {}\n"),
+        (
+            "src/lib.rs",
+            "#[cfg_attr(windows, path = \"backend/win/mod.rs\")]\n\
+             #[cfg_attr(unix, path = \"backend/unix/mod.rs\")]\n\
+             mod backend;\n\
+             pub mod fd {\n\
+             \x20   pub use super::backend::io::*;\n\
+             }\n\
+             use std::future::Future;\n\
+             pub use std::time::Duration;\n\
+             pub use crate::kinds::Shape;\n\
+             mod kinds;\n\
+             mod child;\n\
+             outer! {\n\
+             \x20   outer! {\n\
+             \x20       pub use crate::kinds::Shape as Form;\n\
+             \x20   }\n\
+             }\n\
+             cfg_if::cfg_if! {\n\
+             \x20   if #[cfg(unix)] {\n\
+             \x20       pub use crate::kinds::Shape as Unixy;\n\
+             \x20   } else {\n\
+             \x20       pub use crate::kinds::Shape as Othery;\n\
+             \x20   }\n\
+             }\n",
+        ),
+        ("src/backend/unix/mod.rs", "pub mod io;\n"),
+        ("src/backend/unix/io.rs", "pub struct Handle;\n"),
+        ("src/backend/win/mod.rs", "pub mod io;\nmod other;\n"),
+        ("src/backend/win/io.rs", "pub struct Handle;\n"),
+        (
+            "src/backend/win/other.rs",
+            "use crate::backend::io::Handle;\n",
+        ),
+        ("src/kinds.rs", "pub enum Shape {\n    Circle,\n}\n"),
+        (
+            "src/child.rs",
+            "use super::Future;\n\
+             use crate::Duration;\n\
+             use crate::Shape::Circle;\n\
+             use crate::fd::Handle;\n\
+             use util2::helper;\n\
+             use crate::backend;\n\
+             use backend::io::Handle as H;\n\
+             use crate::{Form, Unixy};\n",
+        ),
+        (
+            "tests/it/main.rs",
+            "mod helpers;\nuse crate::helpers::assist;\n",
+        ),
+        ("tests/it/helpers.rs", "pub fn assist() {}\n"),
+    ];
+    for (path, text) in files {
+        let p = repo.join(path);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+    let data = DataDir::new(tmp.path().join("data"));
+    index_into(&repo, &data);
+    assert_eq!(
+        edges(&data),
+        sorted(&[
+            "src/backend/unix/mod.rs:1 io -> File(src/backend/unix/io.rs)",
+            "src/backend/win/mod.rs:1 io -> File(src/backend/win/io.rs)",
+            "src/backend/win/mod.rs:2 other -> File(src/backend/win/other.rs)",
+            // The Windows backend's own code means the Windows backend.
+            "src/backend/win/other.rs:1 crate::backend::io::Handle -> Symbol(backend::win::io::Handle)",
+            "src/child.rs:1 super::Future -> External(std::future::Future)",
+            "src/child.rs:2 crate::Duration -> External(std::time::Duration)",
+            "src/child.rs:3 crate::Shape::Circle -> Symbol(kinds::Shape::Circle)",
+            "src/child.rs:4 crate::fd::Handle -> Symbol(backend::unix::io::Handle)",
+            "src/child.rs:5 util2::helper -> Symbol(helper)",
+            "src/child.rs:6 crate::backend -> File(src/backend/unix/mod.rs)",
+            "src/child.rs:7 backend::io::Handle -> Symbol(backend::unix::io::Handle) as H",
+            "src/child.rs:8 crate::Form -> Symbol(kinds::Shape)",
+            "src/child.rs:8 crate::Unixy -> Symbol(kinds::Shape)",
+            // The nearest `path` attribute wins elsewhere.
+            "src/lib.rs:3 backend -> File(src/backend/unix/mod.rs)",
+            "src/lib.rs:5 super::backend::io::* -> File(src/backend/unix/io.rs)",
+            "src/lib.rs:7 std::future::Future -> External(std::future::Future)",
+            "src/lib.rs:8 std::time::Duration -> External(std::time::Duration)",
+            "src/lib.rs:9 crate::kinds::Shape -> Symbol(kinds::Shape)",
+            "src/lib.rs:10 kinds -> File(src/kinds.rs)",
+            "src/lib.rs:11 child -> File(src/child.rs)",
+            "src/lib.rs:14 crate::kinds::Shape -> Symbol(kinds::Shape) as Form",
+            "src/lib.rs:19 crate::kinds::Shape -> Symbol(kinds::Shape) as Unixy",
+            "src/lib.rs:21 crate::kinds::Shape -> Symbol(kinds::Shape) as Othery",
+            // `tests/it/main.rs` is the root of the test crate `it`.
+            "tests/it/main.rs:1 helpers -> File(tests/it/helpers.rs)",
+            "tests/it/main.rs:2 crate::helpers::assist -> Symbol(it::helpers::assist)",
+        ])
+    );
+}

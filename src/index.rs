@@ -933,6 +933,7 @@ pub fn index_repo_with(
     let t_write = Instant::now();
     let reopened;
     let mut in_place = false;
+    let mut searched: Option<Result<(), IndexError>> = None;
     let store: &GraphStore = match store {
         Some(st) if !fresh => {
             let t = Instant::now();
@@ -956,7 +957,25 @@ pub fn index_repo_with(
         _ => {
             drop(owned);
             changes.replace_all = false;
-            data.build_aside(&opts.graph, |st| st.load_fresh(&changes))?;
+            // A full build writes the search index from the parsed files while
+            // the graph is loaded (each mostly waits on its own work: Kuzu's
+            // COPY, Tantivy's indexing and merge); its tag is written only once
+            // the graph is in place.
+            let (graph, search) = std::thread::scope(|s| {
+                let search = s.spawn(|| search_from_changes(&root, data, &changes));
+                let graph = data.build_aside(&opts.graph, |st| st.load_fresh(&changes));
+                (graph, search.join())
+            });
+            graph?;
+            searched = match search {
+                Ok(r) => Some(r),
+                Err(_) => {
+                    tracing::warn!(
+                        "the search index writer panicked; rebuilding it from the graph"
+                    );
+                    None
+                }
+            };
             report.republished = true;
             reopened = data.open_graph(&opts.graph)?;
             &reopened
@@ -986,7 +1005,20 @@ pub fn index_repo_with(
     }
     progress.phase("search index", 0);
     let t_search = Instant::now();
-    if let Err(e) = update_search(&root, data, store, &changes, previous_indexed_at.as_deref()) {
+    let result = match searched {
+        Some(Ok(())) => search::write_tag(
+            &data.search_dir(&changes.repo, &changes.ref_name),
+            &changes.indexed_at,
+        )
+        .map_err(IndexError::from),
+        // Written beside the graph and failed: once more, from the graph.
+        Some(Err(e)) => {
+            tracing::warn!("writing the search index beside the graph failed ({e}); retrying");
+            update_search(&root, data, store, &changes, previous_indexed_at.as_deref())
+        }
+        None => update_search(&root, data, store, &changes, previous_indexed_at.as_deref()),
+    };
+    if let Err(e) = result {
         // The search index is derived from the graph: without its tag it is
         // rebuilt when next opened, so this run still counts.
         tracing::warn!("the search index was not updated ({e}); it will be rebuilt when next used");
@@ -1180,6 +1212,31 @@ fn state_from_graph(
 /// changed files' documents replaced when the index matched the previous state,
 /// else everything rebuilt from the graph. The tag is written last, so a kill
 /// before it leaves an index that the next open or run rebuilds.
+/// A full build's search index, from the files just parsed: every document is
+/// replaced. The tag is left to the caller.
+fn search_from_changes(root: &Path, data: &DataDir, changes: &Changes) -> Result<(), IndexError> {
+    let dir = data.search_dir(&changes.repo, &changes.ref_name);
+    // Until the new tag is written the index is not trusted (a kill here leaves
+    // it to be rebuilt when next used).
+    let _ = std::fs::remove_file(dir.join(search::TAG_FILE));
+    let index = SearchIndex::open_dir(&dir)?;
+    let texts: Vec<String> = changes
+        .add
+        .iter()
+        .map(|f| std::fs::read_to_string(root.join(&f.file.path)).unwrap_or_default())
+        .collect();
+    let docs = changes.add.iter().zip(&texts).flat_map(|(f, text)| {
+        f.symbols.iter().map(move |si| {
+            (
+                &si.row,
+                search::body_of(text, si.byte_start as usize, si.byte_end as usize),
+            )
+        })
+    });
+    index.write(true, &[], &[], docs)?;
+    Ok(())
+}
+
 fn update_search(
     root: &Path,
     data: &DataDir,

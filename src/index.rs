@@ -1208,10 +1208,6 @@ fn state_from_graph(
     Ok(state)
 }
 
-/// Brings the ref's search index to the state the graph just committed: the
-/// changed files' documents replaced when the index matched the previous state,
-/// else everything rebuilt from the graph. The tag is written last, so a kill
-/// before it leaves an index that the next open or run rebuilds.
 /// A full build's search index, from the files just parsed: every document is
 /// replaced. The tag is left to the caller.
 fn search_from_changes(root: &Path, data: &DataDir, changes: &Changes) -> Result<(), IndexError> {
@@ -1220,23 +1216,47 @@ fn search_from_changes(root: &Path, data: &DataDir, changes: &Changes) -> Result
     // it to be rebuilt when next used).
     let _ = std::fs::remove_file(dir.join(search::TAG_FILE));
     let index = SearchIndex::open_dir(&dir)?;
-    let texts: Vec<String> = changes
-        .add
-        .iter()
-        .map(|f| std::fs::read_to_string(root.join(&f.file.path)).unwrap_or_default())
-        .collect();
-    let docs = changes.add.iter().zip(&texts).flat_map(|(f, text)| {
-        f.symbols.iter().map(move |si| {
-            (
-                &si.row,
-                search::body_of(text, si.byte_start as usize, si.byte_end as usize),
-            )
-        })
-    });
-    index.write(true, &[], &[], docs)?;
+    let texts = source_texts(root, &changes.add);
+    index.write(
+        true,
+        &[],
+        &[],
+        symbol_docs(&changes.add, &texts, |_, _| true),
+    )?;
     Ok(())
 }
 
+/// The source of each added file (empty when it can no longer be read).
+fn source_texts(root: &Path, add: &[FileRows]) -> Vec<String> {
+    add.iter()
+        .map(|f| std::fs::read_to_string(root.join(&f.file.path)).unwrap_or_default())
+        .collect()
+}
+
+/// Search documents of the added files' symbols that `keep(path, id)` accepts:
+/// each symbol's row and its source (`texts` in `add` order).
+fn symbol_docs<'a>(
+    add: &'a [FileRows],
+    texts: &'a [String],
+    keep: impl Fn(&str, &str) -> bool + Copy + 'a,
+) -> impl Iterator<Item = (&'a SymbolRow, &'a str)> {
+    add.iter().zip(texts).flat_map(move |(f, text)| {
+        f.symbols
+            .iter()
+            .filter(move |si| keep(&f.file.path, &si.row.id))
+            .map(move |si| {
+                (
+                    &si.row,
+                    search::body_of(text, si.byte_start as usize, si.byte_end as usize),
+                )
+            })
+    })
+}
+
+/// Brings the ref's search index to the state the graph just committed: the
+/// changed files' documents replaced when the index matched the previous state,
+/// else everything rebuilt from the graph. The tag is written last, so a kill
+/// before it leaves an index that the next open or run rebuilds.
 fn update_search(
     root: &Path,
     data: &DataDir,
@@ -1249,11 +1269,7 @@ fn update_search(
     let in_step =
         previous_indexed_at.is_some() && search::read_tag(&dir).as_deref() == previous_indexed_at;
     if in_step {
-        let texts: Vec<String> = changes
-            .add
-            .iter()
-            .map(|f| std::fs::read_to_string(root.join(&f.file.path)).unwrap_or_default())
-            .collect();
+        let texts = source_texts(root, &changes.add);
         // A diffed file's symbols whose properties, position and source are
         // unchanged keep their documents; the others are replaced by id. Other
         // files' documents are replaced by path.
@@ -1274,17 +1290,7 @@ fn update_search(
             .flat_map(|d| d.delete.iter().chain(&d.update).chain(&d.moved))
             .map(String::as_str)
             .collect();
-        let docs = changes.add.iter().zip(&texts).flat_map(|(f, text)| {
-            f.symbols
-                .iter()
-                .filter(|si| !unchanged(&f.file.path, &si.row.id))
-                .map(move |si| {
-                    (
-                        &si.row,
-                        search::body_of(text, si.byte_start as usize, si.byte_end as usize),
-                    )
-                })
-        });
+        let docs = symbol_docs(&changes.add, &texts, |path, id| !unchanged(path, id));
         index.write(false, &remove_paths, &remove_ids, docs)?;
     } else {
         let cat = catalog::load(store, &changes.repo, &changes.ref_name)?;

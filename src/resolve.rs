@@ -986,22 +986,15 @@ fn inline_module(ix: &Index<'_>, krate: &str, qn: &str) -> Option<(usize, String
 
 fn rust_mod(ix: &Index<'_>, fi: usize, name: &str, paths: &[String]) -> Vec<Target> {
     let f = &ix.files[fi];
+    // The nearest `path` attribute whose file exists.
     if !paths.is_empty() {
-        let found: Vec<usize> = paths
+        return paths
             .iter()
-            .filter_map(|p| ix.path(&normalize_path(&format!("{}/{p}", dir_of(&f.path)))))
-            .collect();
-        return found
-            .first()
-            .map(|&i| vec![Target::File(ix.files[i].id.clone())])
+            .find_map(|p| ix.path(&normalize_path(&format!("{}/{p}", dir_of(&f.path)))))
+            .map(|i| vec![Target::File(ix.files[i].id.clone())])
             .unwrap_or_default();
     }
-    let module = if f.module.is_empty() {
-        name.to_string()
-    } else {
-        format!("{}::{name}", f.module)
-    };
-    ix.rust_module(&f.package, &module)
+    ix.rust_module(&f.package, &rust_child(&f.module, name))
         .map(|i| vec![Target::File(ix.files[i].id.clone())])
         .unwrap_or_default()
 }

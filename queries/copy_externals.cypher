@@ -1,1 +1,1 @@
-COPY External FROM '{csv}' (HEADER=false, NULL_STRINGS=['\\N'])
+COPY External FROM '{csv}' (HEADER=false, AUTO_DETECT=false, DELIM=',', QUOTE='"', ESCAPE='"', NULL_STRINGS=['\\N'])

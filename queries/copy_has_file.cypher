@@ -1,1 +1,1 @@
-COPY HAS_FILE FROM '{csv}' (HEADER=false, NULL_STRINGS=['\\N'])
+COPY HAS_FILE FROM '{csv}' (HEADER=false, AUTO_DETECT=false, DELIM=',', QUOTE='"', ESCAPE='"', NULL_STRINGS=['\\N'])

@@ -1,2 +1,2 @@
 // Ids and import names hold no newlines, so the CSV can be read in parallel.
-COPY IMPORTS FROM '{csv}' (from='File', to='File', HEADER=false, NULL_STRINGS=['\\N'])
+COPY IMPORTS FROM '{csv}' (from='File', to='File', HEADER=false, AUTO_DETECT=false, DELIM=',', QUOTE='"', ESCAPE='"', NULL_STRINGS=['\\N'])

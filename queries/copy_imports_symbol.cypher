@@ -1,1 +1,1 @@
-COPY IMPORTS FROM '{csv}' (from='File', to='Symbol', HEADER=false, NULL_STRINGS=['\\N'])
+COPY IMPORTS FROM '{csv}' (from='File', to='Symbol', HEADER=false, AUTO_DETECT=false, DELIM=',', QUOTE='"', ESCAPE='"', NULL_STRINGS=['\\N'])

@@ -1,1 +1,1 @@
-COPY Symbol FROM '{csv}' (HEADER=false, PARALLEL=false, NULL_STRINGS=['\\N'])
+COPY Symbol FROM '{csv}' (HEADER=false, AUTO_DETECT=false, DELIM=',', QUOTE='"', ESCAPE='"', PARALLEL=false, NULL_STRINGS=['\\N'])

@@ -1217,12 +1217,7 @@ fn search_from_changes(root: &Path, data: &DataDir, changes: &Changes) -> Result
     let _ = std::fs::remove_file(dir.join(search::TAG_FILE));
     let index = SearchIndex::open_dir(&dir)?;
     let texts = source_texts(root, &changes.add);
-    index.write(
-        true,
-        &[],
-        &[],
-        symbol_docs(&changes.add, &texts, |_, _| true),
-    )?;
+    index.write(true, &[], symbol_docs(&changes.add, &texts))?;
     Ok(())
 }
 
@@ -1233,23 +1228,19 @@ fn source_texts(root: &Path, add: &[FileRows]) -> Vec<String> {
         .collect()
 }
 
-/// Search documents of the added files' symbols that `keep(path, id)` accepts:
-/// each symbol's row and its source (`texts` in `add` order).
+/// Search documents of the added files' symbols: each symbol's row and its
+/// source (`texts` in `add` order).
 fn symbol_docs<'a>(
     add: &'a [FileRows],
     texts: &'a [String],
-    keep: impl Fn(&str, &str) -> bool + Copy + 'a,
 ) -> impl Iterator<Item = (&'a SymbolRow, &'a str)> {
     add.iter().zip(texts).flat_map(move |(f, text)| {
-        f.symbols
-            .iter()
-            .filter(move |si| keep(&f.file.path, &si.row.id))
-            .map(move |si| {
-                (
-                    &si.row,
-                    search::body_of(text, si.byte_start as usize, si.byte_end as usize),
-                )
-            })
+        f.symbols.iter().map(move |si| {
+            (
+                &si.row,
+                search::body_of(text, si.byte_start as usize, si.byte_end as usize),
+            )
+        })
     })
 }
 
@@ -1269,29 +1260,11 @@ fn update_search(
     let in_step =
         previous_indexed_at.is_some() && search::read_tag(&dir).as_deref() == previous_indexed_at;
     if in_step {
+        // A changed file's documents are all replaced (a file has tens of
+        // symbols; re-adding them costs less than keeping ids searchable).
         let texts = source_texts(root, &changes.add);
-        // A diffed file's symbols whose properties, position and source are
-        // unchanged keep their documents; the others are replaced by id. Other
-        // files' documents are replaced by path.
-        let diffs = &changes.symbol_diffs;
-        let unchanged = |path: &str, id: &str| {
-            diffs.get(path).is_some_and(|d| {
-                d.keep.contains(id) && !d.update.contains(id) && !d.moved.contains(id)
-            })
-        };
-        let remove_paths: Vec<String> = changes
-            .remove_paths
-            .iter()
-            .filter(|p| !diffs.contains_key(p.as_str()))
-            .cloned()
-            .collect();
-        let remove_ids: Vec<&str> = diffs
-            .values()
-            .flat_map(|d| d.delete.iter().chain(&d.update).chain(&d.moved))
-            .map(String::as_str)
-            .collect();
-        let docs = symbol_docs(&changes.add, &texts, |path, id| !unchanged(path, id));
-        index.write(false, &remove_paths, &remove_ids, docs)?;
+        let docs = symbol_docs(&changes.add, &texts);
+        index.write(false, &changes.remove_paths, docs)?;
     } else {
         let cat = catalog::load(store, &changes.repo, &changes.ref_name)?;
         index.rebuild(&cat, Some(root))?;

@@ -88,7 +88,10 @@ fn schema() -> Schema {
     sb.add_text_field("body", text_opts);
     sb.add_text_field("language", STRING);
     sb.add_text_field("kind", STRING);
-    sb.add_text_field("symbol_id", STRING | FAST);
+    // A column only: ids are read from hits, never searched. Indexed, its
+    // random-looking terms cost more than all the words of the bodies when
+    // the term dictionary is built.
+    sb.add_text_field("symbol_id", FAST);
     sb.add_text_field("path_raw", STRING);
     sb.build()
 }
@@ -150,57 +153,114 @@ const TOKENIZER: &str = "cruxe_ident";
 #[derive(Clone)]
 struct IdentTokenizer;
 
-struct IdentStream {
-    tokens: Vec<Token>,
-    next: usize,
+/// The terms of a text, streamed into one reused [`Token`] (the bodies of a
+/// cold index are hundreds of megabytes: no string per term).
+struct IdentStream<'a> {
+    terms: Terms<'a>,
+    token: Token,
 }
 
 impl Tokenizer for IdentTokenizer {
-    type TokenStream<'a> = IdentStream;
-    fn token_stream<'a>(&'a mut self, text: &'a str) -> IdentStream {
-        let tokens = terms(text)
-            .into_iter()
-            .enumerate()
-            .map(|(position, text)| Token {
+    type TokenStream<'a> = IdentStream<'a>;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> IdentStream<'a> {
+        IdentStream {
+            terms: Terms::new(text),
+            token: Token {
                 offset_from: 0,
                 offset_to: 0,
-                position,
-                text,
+                position: usize::MAX,
+                text: String::new(),
                 position_length: 1,
-            })
-            .collect();
-        IdentStream { tokens, next: 0 }
+            },
+        }
     }
 }
 
-impl TokenStream for IdentStream {
+impl TokenStream for IdentStream<'_> {
     fn advance(&mut self) -> bool {
-        self.next += 1;
-        self.next <= self.tokens.len()
+        self.token.text.clear();
+        let more = self.terms.next_into(&mut self.token.text);
+        self.token.position = self.token.position.wrapping_add(1);
+        more
     }
     fn token(&self) -> &Token {
-        &self.tokens[self.next - 1]
+        &self.token
     }
     fn token_mut(&mut self) -> &mut Token {
-        &mut self.tokens[self.next - 1]
+        &mut self.token
     }
 }
 
 /// Identifier-aware terms: words split at non-alphanumerics, lower→upper case
-/// changes and acronym ends (`HTTPRequest` → `http request`), lower-cased; each identifier longer than one part is kept whole too.
+/// changes and acronym ends (`HTTPRequest` → `http request`), lower-cased; each
+/// identifier longer than one part is kept whole too.
 pub fn terms(text: &str) -> Vec<String> {
+    let mut terms = Terms::new(text);
     let mut out = Vec::new();
-    for ident in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
-        if ident.is_empty() {
-            continue;
-        }
-        let parts = split_identifier(ident);
-        if parts.len() > 1 {
-            out.push(ident.to_lowercase());
-        }
-        out.extend(parts);
+    let mut term = String::new();
+    while terms.next_into(&mut term) {
+        out.push(std::mem::take(&mut term));
     }
     out
+}
+
+/// The state of [`terms`] over a text: the identifiers not reached yet, and the
+/// parts of the current one (byte ranges into it) still to give.
+struct Terms<'a> {
+    rest: &'a str,
+    ident: &'a str,
+    parts: Vec<(usize, usize)>,
+    next_part: usize,
+}
+
+impl<'a> Terms<'a> {
+    fn new(text: &'a str) -> Terms<'a> {
+        Terms {
+            rest: text,
+            ident: "",
+            parts: Vec::new(),
+            next_part: 0,
+        }
+    }
+
+    /// Appends the next term to `out`; false when there is none.
+    fn next_into(&mut self, out: &mut String) -> bool {
+        if let Some(&(s, e)) = self.parts.get(self.next_part) {
+            self.next_part += 1;
+            push_lowercase(out, &self.ident[s..e]);
+            return true;
+        }
+        let is_word = |c: char| c.is_alphanumeric() || c == '_';
+        let Some(start) = self.rest.find(is_word) else {
+            self.rest = "";
+            return false;
+        };
+        let from = &self.rest[start..];
+        let len = from.find(|c: char| !is_word(c)).unwrap_or(from.len());
+        self.ident = &from[..len];
+        self.rest = &from[len..];
+        split_identifier(self.ident, &mut self.parts);
+        self.next_part = 0;
+        if self.parts.len() > 1 {
+            push_lowercase(out, self.ident);
+        } else if self.parts.is_empty() {
+            // Underscores only: no term; go on to the next identifier.
+            return self.next_into(out);
+        } else {
+            self.next_part = 1;
+            let (s, e) = self.parts[0];
+            push_lowercase(out, &self.ident[s..e]);
+        }
+        true
+    }
+}
+
+fn push_lowercase(out: &mut String, s: &str) {
+    if s.is_ascii() {
+        out.extend(s.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+    } else {
+        out.push_str(&s.to_lowercase());
+    }
 }
 
 /// Adjacent query words run together (and all of them, for three or more).
@@ -217,33 +277,38 @@ fn joined_words(query: &str) -> Vec<String> {
     out
 }
 
-fn split_identifier(ident: &str) -> Vec<String> {
-    let chars: Vec<char> = ident.chars().collect();
-    let mut parts = Vec::new();
-    let mut cur = String::new();
-    for (i, &c) in chars.iter().enumerate() {
+/// The parts of an identifier as byte ranges into it (replacing `parts`'s).
+fn split_identifier(ident: &str, parts: &mut Vec<(usize, usize)>) {
+    parts.clear();
+    let mut cur: Option<(usize, char)> = None; // start of the part, its last char
+    let mut chars = ident.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
         if c == '_' {
-            if !cur.is_empty() {
-                parts.push(std::mem::take(&mut cur));
+            if let Some((s, _)) = cur.take() {
+                parts.push((s, i));
             }
             continue;
         }
-        if let Some(&prev) = cur.chars().last().as_ref() {
-            let next = chars.get(i + 1).copied();
-            let boundary = (prev.is_lowercase() && c.is_uppercase())
-                || (prev.is_uppercase()
-                    && c.is_uppercase()
-                    && next.is_some_and(char::is_lowercase));
-            if boundary {
-                parts.push(std::mem::take(&mut cur));
+        match cur {
+            Some((s, prev)) => {
+                let next = chars.peek().map(|&(_, n)| n);
+                let boundary = (prev.is_lowercase() && c.is_uppercase())
+                    || (prev.is_uppercase()
+                        && c.is_uppercase()
+                        && next.is_some_and(char::is_lowercase));
+                if boundary {
+                    parts.push((s, i));
+                    cur = Some((i, c));
+                } else {
+                    cur = Some((s, c));
+                }
             }
+            None => cur = Some((i, c)),
         }
-        cur.push(c);
     }
-    if !cur.is_empty() {
-        parts.push(cur);
+    if let Some((s, _)) = cur {
+        parts.push((s, ident.len()));
     }
-    parts.into_iter().map(|p| p.to_lowercase()).collect()
 }
 
 /// The segments to merge after a commit. A search pays per segment (each finds
@@ -389,13 +454,11 @@ impl SearchIndex {
     }
 
     /// One atomic change: with `clear`, every document goes first; then the
-    /// documents of `remove_paths` and of the symbols `remove_ids` go and `docs`
-    /// (symbol, body) are added.
+    /// documents of `remove_paths` go and `docs` (symbol, body) are added.
     pub fn write<'a>(
         &self,
         clear: bool,
         remove_paths: &[String],
-        remove_ids: &[&str],
         docs: impl Iterator<Item = (&'a SymbolRow, &'a str)>,
     ) -> Result<(), SearchError> {
         let t = std::time::Instant::now();
@@ -426,9 +489,6 @@ impl SearchIndex {
         }
         for p in remove_paths {
             writer.delete_term(Term::from_field_text(self.path_raw, p));
-        }
-        for id in remove_ids {
-            writer.delete_term(Term::from_field_text(self.symbol_id, id));
         }
         for (row, body) in docs {
             let mut doc = TantivyDocument::default();
@@ -493,7 +553,7 @@ impl SearchIndex {
                 .map_or("", |t| body_of(t, e.byte_start, e.byte_end));
             (&e.row, body)
         });
-        self.write(true, &[], &[], docs)
+        self.write(true, &[], docs)
     }
 
     /// The best `limit` symbols for `query`, best first.
@@ -617,7 +677,8 @@ impl SearchIndex {
 
 #[cfg(test)]
 mod tests {
-    use super::{TAIL_SEGMENTS, merge_plan, terms};
+    use super::{IdentTokenizer, TAIL_SEGMENTS, merge_plan, terms};
+    use tantivy::tokenizer::{TokenStream, Tokenizer};
 
     #[test]
     fn the_merge_plan_keeps_one_big_segment_and_a_short_tail() {
@@ -664,5 +725,28 @@ mod tests {
             ["snake_case", "snake", "case", "path", "to", "file", "rs"]
         );
         assert_eq!(terms("Router"), ["router"]);
+        assert_eq!(terms("__init__ x"), ["init", "x"]);
+        assert_eq!(terms("___ ÉtéCafé"), ["étécafé", "été", "café"]);
+        assert_eq!(terms("IOError2XML"), ["ioerror2xml", "io", "error2xml"]);
+    }
+
+    #[test]
+    fn the_tokenizer_streams_the_terms_with_positions() {
+        let mut tok = IdentTokenizer;
+        let mut stream = tok.token_stream("fooBar _ baz");
+        let mut seen = Vec::new();
+        while stream.advance() {
+            let t = stream.token();
+            seen.push((t.text.clone(), t.position));
+        }
+        assert_eq!(
+            seen,
+            [
+                ("foobar".to_string(), 0),
+                ("foo".to_string(), 1),
+                ("bar".to_string(), 2),
+                ("baz".to_string(), 3)
+            ]
+        );
     }
 }

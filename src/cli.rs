@@ -176,14 +176,14 @@ pub struct Resources {
     /// Worker threads for Kuzu queries [default: the number of cores, at most 4].
     #[arg(long, env = "CRUXE_THREADS")]
     pub threads: Option<u64>,
-    /// Memory of the search index writer in MiB, at least 15 [default: 64].
+    /// Memory of the search index writer in MiB, at least 15 [default: 256].
     #[arg(long, env = "CRUXE_SEARCH_WRITER_MB")]
     pub search_writer_mb: Option<usize>,
 }
 
 impl Resources {
     fn graph_config(&self) -> GraphConfig {
-        crate::search::set_writer_memory_mb(self.search_writer_mb.unwrap_or(64));
+        crate::search::set_writer_memory_mb(self.search_writer_mb.unwrap_or(256));
         let mut cfg = GraphConfig {
             buffer_pool_bytes: self.buffer_pool_mb.unwrap_or(512).max(64) * 1024 * 1024,
             ..GraphConfig::default()

@@ -34,6 +34,10 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         "update_files",
         include_str!("../queries/update_files.cypher"),
     ),
+    (
+        "update_file_counts",
+        include_str!("../queries/update_file_counts.cypher"),
+    ),
     ("descendants", include_str!("../queries/descendants.cypher")),
     (
         "symbols_by_name",
@@ -294,6 +298,9 @@ pub struct FileRows {
     pub symbols: Vec<SymbolInsert>,
     /// The file's node exists already (a changed file): it is updated in place.
     pub existing: bool,
+    /// An existing file's language, module, package and imports text are the
+    /// stored ones: only its hash and counts are rewritten.
+    pub same_names: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -1195,17 +1202,19 @@ fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
             .map(|f| file_values(c, &f.file)),
         |p| p.push(("ref_id", s(&rid))),
     )?;
-    write_batches(
-        conn,
-        q("update_files"),
-        &file_types,
-        &file_fields,
-        c.add
-            .iter()
-            .filter(|f| f.existing)
-            .map(|f| file_values(c, &f.file)),
-        |_| {},
-    )?;
+    for (query, same_names) in [("update_files", false), ("update_file_counts", true)] {
+        write_batches(
+            conn,
+            q(query),
+            &file_types,
+            &file_fields,
+            c.add
+                .iter()
+                .filter(|f| f.existing && f.same_names == same_names)
+                .map(|f| file_values(c, &f.file)),
+            |_| {},
+        )?;
+    }
 
     // Symbols that stay but changed: rewritten in place (positions alone when
     // only they changed).

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use tree_sitter::Parser;
 
 use crate::catalog;
-use crate::datadir::{DataDir, DataDirError};
+use crate::datadir::{DataDir, DataDirError, WriterLock};
 use crate::extract::Extractor;
 use crate::gitref;
 use crate::graph::{
@@ -365,6 +365,46 @@ pub fn index_repo(
     index_repo_with(root, data, opts, progress, None)
 }
 
+/// Takes the data dir's writer lock and opens its graph (`None` when there is
+/// none yet, or when a server's `shared` store is used), first undoing a run
+/// killed before this one finished. A run of its own that may write in place
+/// also starts copying the database aside.
+fn open_for_write(
+    data: &DataDir,
+    opts: &IndexOptions,
+    shared: Option<&GraphStore>,
+    repo: &str,
+    ref_name: &str,
+) -> Result<(WriterLock, Option<GraphStore>, Option<SavedCopy>), IndexError> {
+    let lock = data.lock_writer()?;
+    // A server (`shared`) undid an interrupted run when it opened the graph;
+    // since then its copy may be an earlier state protecting runs not yet
+    // checkpointed (`DataDir::has_earlier_copy`), and the graph is open: nothing
+    // to undo.
+    if shared.is_none() {
+        data.restore_interrupted()?;
+    }
+    if opts.commit.is_none() {
+        // The working tree is indexed under this name now: a snapshot of a git
+        // ref of the same name is obsolete.
+        let snapshot = data.tree_dir(repo, ref_name);
+        if snapshot.is_dir() {
+            let _ = std::fs::remove_dir_all(&snapshot);
+        }
+    }
+    // Leftovers of an interrupted full build are garbage now that we hold the lock.
+    data.remove_stale_graphs()?;
+    // An in-place run's copy of the database (see `SavedCopy`) starts before
+    // the graph opens (opening reads the file, it does not write it).
+    let saving = (shared.is_none() && !opts.force && data.exists())
+        .then(|| SavedCopy::start(data, opts.defer_finish));
+    let owned = match shared {
+        None if data.exists() => Some(data.open_graph(&opts.graph)?),
+        _ => None,
+    };
+    Ok((lock, owned, saving))
+}
+
 /// Indexes into a graph the caller already holds open read-write (a server that
 /// keeps answering from it meanwhile): in-place runs write through `shared`, whose
 /// readers see the previous state until the run commits. A full build is still
@@ -400,6 +440,13 @@ pub fn index_repo_with(
     }
     progress.phase("walking", 0);
     let state_path = data.state_path(&repo, &ref_name);
+    // A run of its own (the CLI's) reads the previous run's state while it walks
+    // and opens the graph; the state is checked against the graph's tag below.
+    let preloaded = (shared.is_none() && !opts.force && !opts.skip_imports && state_path.exists())
+        .then(|| {
+            let path = state_path.clone();
+            std::thread::spawn(move || RefState::load(&path, decode_imports))
+        });
     let quick = match &opts.changed_paths {
         Some(paths) if !opts.force => {
             quick_walk(&root, &state_path, paths, walk_opts.max_file_size)
@@ -411,10 +458,17 @@ pub fn index_repo_with(
         .as_ref()
         .and(opts.changed_paths.as_ref())
         .map(|p| p.iter().cloned().collect());
-    let mut walked = match quick {
-        Some(w) => w,
-        None => walk::walk(&root, &walk_opts),
-    };
+    // The walk runs beside taking the lock and opening the graph.
+    let (walked, opened) = std::thread::scope(|s| {
+        let walker = s.spawn(|| match quick {
+            Some(w) => w,
+            None => walk::walk(&root, &walk_opts),
+        });
+        let opened = open_for_write(data, opts, shared, &repo, &ref_name);
+        (walker.join(), opened)
+    });
+    let mut walked = walked.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    let (_lock, owned, early_copy) = opened?;
     let walk_found = opts
         .defer_finish
         .then(|| (walked.manifests.clone(), walked.has_src_dir));
@@ -436,29 +490,6 @@ pub fn index_repo_with(
         })
         .collect();
     let layout = Layout::new(&repo, &manifests, walked.has_src_dir);
-
-    let _lock = data.lock_writer()?;
-    // A run killed before this one finished is undone first. A server (`shared`)
-    // did that when it opened the graph; since then its copy may be an earlier
-    // state protecting runs not yet checkpointed (`DataDir::has_earlier_copy`),
-    // and the graph is open: nothing to undo.
-    if shared.is_none() {
-        data.restore_interrupted()?;
-    }
-    if opts.commit.is_none() {
-        // The working tree is indexed under this name now: a snapshot of a git
-        // ref of the same name is obsolete.
-        let snapshot = data.tree_dir(&repo, &ref_name);
-        if snapshot.is_dir() {
-            let _ = std::fs::remove_dir_all(&snapshot);
-        }
-    }
-    // Leftovers of an interrupted full build are garbage now that we hold the lock.
-    data.remove_stale_graphs()?;
-    let owned = match shared {
-        None if data.exists() => Some(data.open_graph(&opts.graph)?),
-        _ => None,
-    };
     let store: Option<&GraphStore> = shared.or(owned.as_ref());
     // Module and package names come from the manifests: when they change, every
     // file's names may change, so the ref is rebuilt as with --force.
@@ -495,9 +526,14 @@ pub fn index_repo_with(
     };
     // An in-place write first saves the database aside (see
     // `DataDir::save_before_write`); every run writes (at least the ref's
-    // `indexed_at`), so the copy starts now and runs while files are read,
-    // parsed and resolved.
-    let mut saving = (store.is_some() && !fresh).then(|| SavedCopy::start(data, opts.defer_finish));
+    // `indexed_at`), so the copy runs while files are read, parsed and
+    // resolved (a run of its own started it before opening the graph).
+    let mut saving = match early_copy {
+        // Manifests changed and this is the only ref: rebuilt aside, no copy.
+        Some(_) if fresh => None,
+        Some(copy) => Some(copy),
+        None => (store.is_some() && !fresh).then(|| SavedCopy::start(data, opts.defer_finish)),
+    };
     // What the previous run left: its resolution state, when it describes the
     // graph's current state. Without one (a damaged or lagging state file, a
     // data dir from an older cruxe) the run reads the ref back from the graph and
@@ -507,10 +543,14 @@ pub fn index_repo_with(
         "opened the graph"
     );
     let state_path = data.state_path(&repo, &ref_name);
+    let preloaded: Option<Option<RefState>> = preloaded.and_then(|h| h.join().ok());
     let prior: Option<RefState> = match &store {
         Some(st) if !force && !opts.skip_imports => match st.ref_indexed_at(&repo, &ref_name)? {
-            Some(tag) => cached_state(&state_path, &tag)
-                .or_else(|| RefState::load(&state_path, decode_imports).filter(|p| p.tag == tag)),
+            Some(tag) => cached_state(&state_path, &tag).or_else(|| {
+                preloaded
+                    .unwrap_or_else(|| RefState::load(&state_path, decode_imports))
+                    .filter(|p| p.tag == tag)
+            }),
             None => None,
         },
         _ => None,
@@ -619,6 +659,17 @@ pub fn index_repo_with(
                 if existing.contains_key(&path) {
                     changes.remove_paths.push(path.clone());
                     rows.existing = true;
+                    rows.same_names = prior.as_ref().is_some_and(|p| {
+                        p.files
+                            .binary_search_by(|f| f.path.as_str().cmp(&path))
+                            .is_ok_and(|at| {
+                                let (f, m) = (&p.files[at], &p.meta[at]);
+                                f.language == language
+                                    && f.module == rows.file.module
+                                    && f.package == rows.file.package
+                                    && m.imports_text == rows.file.imports
+                            })
+                    });
                 }
                 present.insert(path);
                 new_files.push((rows, language, imports));
@@ -983,8 +1034,9 @@ pub fn index_repo_with(
     };
     tracing::debug!(ms = t_write.elapsed().as_millis() as u64, "wrote the graph");
     // The state describes the state just committed; a kill before it is renamed
-    // into place leaves the old one, whose tag no longer matches.
-    match &next_state {
+    // into place leaves the old one, whose tag no longer matches. It is saved
+    // while the search index is brought up to date.
+    let save_state = || match &next_state {
         Some(_) if report.finish_pending => {}
         Some(st) => {
             let t = Instant::now();
@@ -1002,22 +1054,29 @@ pub fn index_repo_with(
         None => {
             let _ = std::fs::remove_file(&state_path);
         }
-    }
+    };
     progress.phase("search index", 0);
     let t_search = Instant::now();
-    let result = match searched {
-        Some(Ok(())) => search::write_tag(
-            &data.search_dir(&changes.repo, &changes.ref_name),
-            &changes.indexed_at,
-        )
-        .map_err(IndexError::from),
-        // Written beside the graph and failed: once more, from the graph.
-        Some(Err(e)) => {
-            tracing::warn!("writing the search index beside the graph failed ({e}); retrying");
-            update_search(&root, data, store, &changes, previous_indexed_at.as_deref())
+    let result = std::thread::scope(|s| {
+        let saver = s.spawn(save_state);
+        let result = match searched {
+            Some(Ok(())) => search::write_tag(
+                &data.search_dir(&changes.repo, &changes.ref_name),
+                &changes.indexed_at,
+            )
+            .map_err(IndexError::from),
+            // Written beside the graph and failed: once more, from the graph.
+            Some(Err(e)) => {
+                tracing::warn!("writing the search index beside the graph failed ({e}); retrying");
+                update_search(&root, data, store, &changes, previous_indexed_at.as_deref())
+            }
+            None => update_search(&root, data, store, &changes, previous_indexed_at.as_deref()),
+        };
+        if let Err(panic) = saver.join() {
+            std::panic::resume_unwind(panic);
         }
-        None => update_search(&root, data, store, &changes, previous_indexed_at.as_deref()),
-    };
+        result
+    });
     if let Err(e) = result {
         // The search index is derived from the graph: without its tag it is
         // rebuilt when next opened, so this run still counts.
@@ -1393,6 +1452,7 @@ fn file_rows(
         },
         symbols: inserts,
         existing: false,
+        same_names: false,
     }
 }
 

@@ -131,7 +131,7 @@ pub struct Filters<'a> {
 }
 
 /// Memory of the search index writer, in MiB (all its threads together).
-static WRITER_MB: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(64);
+static WRITER_MB: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(256);
 
 /// Sets the search index writer's memory (`--search-writer-mb`); at least 15 MiB.
 pub fn set_writer_memory_mb(mb: usize) {
@@ -463,9 +463,12 @@ impl SearchIndex {
     ) -> Result<(), SearchError> {
         let t = std::time::Instant::now();
         // An update of a few files is written by one thread with the smallest
-        // arena; a rebuild by up to four threads within the configured budget.
+        // arena. A rebuild is written by one thread too, into one segment when
+        // it fits the budget: merging the segments of several threads costs
+        // more than the second thread gains (Go's standard library: 6.5 s
+        // instead of 8.4 s). Other updates use up to four threads.
         let small = !clear && remove_paths.len() <= 64;
-        let threads = if small {
+        let threads = if small || clear {
             1
         } else {
             std::thread::available_parallelism().map_or(1, |n| n.get().min(4))

@@ -13,10 +13,14 @@ fn snapshot(data: &DataDir) -> Vec<String> {
     let store = data.open_graph_read_only(&small_graph()).expect("open");
     let mut out: Vec<String> = rows(
         &store,
-        "MATCH (:Ref)-[:HAS_FILE]->(f:File) RETURN f.path AS p, f.content_hash AS h, f.module AS m",
+        "MATCH (:Ref)-[:HAS_FILE]->(f:File) RETURN f.path AS p, f.content_hash AS h, f.module AS m, \
+         f.package AS pk, f.language AS l, f.line_count AS n, f.size AS z, f.imports AS i",
     )
     .iter()
-    .map(|r| format!("file {} {} {}", s(&r["p"]), s(&r["h"]), s(&r["m"])))
+    .map(|r| {
+        let cols = ["p", "h", "m", "pk", "l", "n", "z", "i"];
+        format!("file {}", cols.map(|c| s(&r[c])).join(" "))
+    })
     .collect();
     out.extend(
         rows(
@@ -134,12 +138,48 @@ fn edits_deletes_and_additions_match_a_fresh_index() {
     index(&repo, &fresh_data);
     assert_eq!(incremental, snapshot(&fresh_data));
 
+    // Edits that keep a file's imports (only its hash and counts are rewritten)
+    // and edits that change them: still equal to a fresh index.
+    let service = repo.join("services/user_service.py");
+    let mut text = std::fs::read_to_string(&service).expect("read");
+    text.push_str("\n# trailing note\n");
+    std::fs::write(&service, &text).expect("edit keeping imports");
+    let r = index(&repo, &data);
+    assert_eq!(r.parsed, 1);
+    let kept = snapshot(&data);
+    assert_ne!(kept, incremental);
+    let fresh_data = DataDir::new(tmp.path().join("fresh-kept"));
+    index(&repo, &fresh_data);
+    assert_eq!(kept, snapshot(&fresh_data));
+    std::fs::write(&service, format!("import os\n{text}")).expect("edit adding an import");
+    let r = index(&repo, &data);
+    assert_eq!(r.parsed, 1);
+    let changed = snapshot(&data);
+    let line_of = |snap: &[String]| {
+        snap.iter()
+            .find(|l| l.starts_with("file services/user_service.py "))
+            .cloned()
+            .expect("the file's line")
+    };
+    assert_ne!(line_of(&changed), line_of(&kept));
+    assert!(
+        line_of(&changed).contains("\"os\""),
+        "{}",
+        line_of(&changed)
+    );
+    let fresh_data = DataDir::new(tmp.path().join("fresh-changed"));
+    index(&repo, &fresh_data);
+    assert_eq!(changed, snapshot(&fresh_data));
+    std::fs::write(&service, &text).expect("restore");
+    index(&repo, &data);
+    assert_eq!(snapshot(&data), kept);
+
     // --force on the same data dir gives the same state again.
     let mut o = opts("inc");
     o.force = true;
     let forced = index_repo(&repo, &data, &o, &Silent).expect("force");
     assert_eq!(forced.parsed, 5);
-    assert_eq!(incremental, snapshot(&data));
+    assert_eq!(kept, snapshot(&data));
 }
 
 #[test]

@@ -533,7 +533,7 @@ impl Catalog {
         }
 
         // The new files' entries come, each file in line order.
-        for f in &changes.add {
+        for f in changes.add.iter() {
             let mut order: Vec<usize> = (0..f.symbols.len()).collect();
             order.sort_by(|&a, &b| {
                 let (x, y) = (&f.symbols[a], &f.symbols[b]);
@@ -674,7 +674,7 @@ impl Catalog {
                 None => (String::new(), e.row.id.clone(), true),
             });
         }
-        for f in &changes.add {
+        for f in changes.add.iter() {
             for si in &f.symbols {
                 rows.push((
                     si.row.clone(),

@@ -345,7 +345,8 @@ pub struct Changes {
     pub remove_paths: Vec<String>,
     /// Of those, the deleted ones: their File nodes go too.
     pub drop_files: Vec<String>,
-    pub add: Vec<FileRows>,
+    /// Shared with the search index writer of a full build.
+    pub add: std::sync::Arc<Vec<FileRows>>,
     /// The import edges after this run; `None` leaves them as they are.
     pub imports: Option<ImportChanges>,
     /// For changed files (by path) whose stored symbols were diffed against the

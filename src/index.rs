@@ -144,6 +144,14 @@ struct WalkMemo {
     diagnostics: Vec<Diagnostic>,
 }
 
+/// Whether this process keeps a state for `path` (from its previous run).
+fn has_cached_state(path: &Path) -> bool {
+    STATES
+        .lock()
+        .ok()
+        .is_some_and(|c| c.as_ref().is_some_and(|m| m.contains_key(path)))
+}
+
 fn cached_state(path: &Path, tag: &str) -> Option<RefState> {
     let mut cache = STATES.lock().ok()?;
     let map = cache.as_mut()?;
@@ -441,12 +449,17 @@ pub fn index_repo_with(
     progress.phase("walking", 0);
     let state_path = data.state_path(&repo, &ref_name);
     // A run of its own (the CLI's) reads the previous run's state while it walks
-    // and opens the graph; the state is checked against the graph's tag below.
-    let preloaded = (shared.is_none() && !opts.force && !opts.skip_imports && state_path.exists())
-        .then(|| {
-            let path = state_path.clone();
-            std::thread::spawn(move || RefState::load(&path, decode_imports))
-        });
+    // and opens the graph, unless this process kept it; the state is checked
+    // against the graph's tag below.
+    let preload = shared.is_none()
+        && !opts.force
+        && !opts.skip_imports
+        && state_path.exists()
+        && !has_cached_state(&state_path);
+    let preloaded = preload.then(|| {
+        let path = state_path.clone();
+        std::thread::spawn(move || RefState::load(&path, decode_imports))
+    });
     let quick = match &opts.changed_paths {
         Some(paths) if !opts.force => {
             quick_walk(&root, &state_path, paths, walk_opts.max_file_size)
@@ -542,7 +555,6 @@ pub fn index_repo_with(
         ms = started.elapsed().as_millis() as u64,
         "opened the graph"
     );
-    let state_path = data.state_path(&repo, &ref_name);
     let preloaded: Option<Option<RefState>> = preloaded.and_then(|h| h.join().ok());
     let prior: Option<RefState> = match &store {
         Some(st) if !force && !opts.skip_imports => match st.ref_indexed_at(&repo, &ref_name)? {
@@ -718,13 +730,34 @@ pub fn index_repo_with(
         return Ok(report);
     }
 
+    // The rows go to the graph (and to a full build's search index, written on
+    // a thread from now on, beside resolution and the bulk load); the language
+    // and raw imports of each file go to resolution.
+    let (rows, for_resolution): (Vec<FileRows>, Vec<(Language, Vec<RawImport>)>) = new_files
+        .into_iter()
+        .map(|(rows, language, imports)| (rows, (language, imports)))
+        .unzip();
+    let rows = std::sync::Arc::new(rows);
+    let new_files = || {
+        rows.iter()
+            .zip(&for_resolution)
+            .map(|(rows, (language, imports))| (rows, language, imports))
+    };
+    let mut early_search = fresh.then(|| {
+        let (root, rows) = (root.clone(), std::sync::Arc::clone(&rows));
+        let dir = data.search_dir(&repo, &ref_name);
+        SearchThread(Some(std::thread::spawn(move || {
+            search_from_rows(&root, &dir, &rows)
+        })))
+    });
+
     // A changed file's stored symbols (known from the state) are diffed against
     // its new ones: symbols that stay keep their node and the edges into it
     // (imports included) and are rewritten in place.
     if let Some(p) = &prior
         && !force
     {
-        for (rows, _, _) in new_files.iter().filter(|(rows, _, _)| rows.existing) {
+        for (rows, _, _) in new_files().filter(|(rows, _, _)| rows.existing) {
             let Ok(at) = p
                 .files
                 .binary_search_by(|f| f.path.as_str().cmp(rows.file.path.as_str()))
@@ -786,7 +819,7 @@ pub fn index_repo_with(
                 entries.push((f, m, false));
             }
         }
-        for (rows, language, imports) in &new_files {
+        for (rows, language, imports) in new_files() {
             let f = RFile {
                 id: rows.file.id.clone(),
                 path: rows.file.path.clone(),
@@ -851,8 +884,7 @@ pub fn index_repo_with(
         }
         // A file appearing or disappearing where a `#[path]` points changes that
         // module's table entry.
-        let appeared_or_gone = new_files
-            .iter()
+        let appeared_or_gone = new_files()
             .filter(|(rows, _, _)| !rows.existing)
             .map(|(rows, _, _)| rows.file.path.as_str())
             .chain(changes.drop_files.iter().map(String::as_str));
@@ -884,8 +916,7 @@ pub fn index_repo_with(
         let mut rows_rewritten: Vec<ImportRow> = Vec::new();
         // Edges into the symbols of a changed file went with them (its symbols
         // are re-created): their importers are rewritten even when unchanged.
-        let recreated: HashSet<&str> = new_files
-            .iter()
+        let recreated: HashSet<&str> = new_files()
             .filter(|(rows, _, _)| rows.existing)
             .flat_map(|(rows, _, _)| {
                 let keep = changes.symbol_diffs.get(&rows.file.path).map(|d| &d.keep);
@@ -974,7 +1005,7 @@ pub fn index_repo_with(
             ..p
         });
     }
-    changes.add = new_files.into_iter().map(|(rows, _, _)| rows).collect();
+    changes.add = rows;
 
     let previous_indexed_at = match store {
         Some(st) if !fresh && !force => st.ref_indexed_at(&repo, &ref_name)?,
@@ -1009,18 +1040,15 @@ pub fn index_repo_with(
             drop(owned);
             changes.replace_all = false;
             // A full build writes the search index from the parsed files while
-            // the graph is loaded (each mostly waits on its own work: Kuzu's
-            // COPY, Tantivy's indexing and merge); its tag is written only once
-            // the graph is in place.
-            let (graph, search) = std::thread::scope(|s| {
-                let search = s.spawn(|| search_from_changes(&root, data, &changes));
-                let graph = data.build_aside(&opts.graph, |st| st.load_fresh(&changes));
-                (graph, search.join())
-            });
+            // imports are resolved and the graph is loaded (each mostly waits on
+            // its own work: Kuzu's COPY, Tantivy's indexing); its tag is written
+            // only once the graph is in place.
+            let graph = data.build_aside(&opts.graph, |st| st.load_fresh(&changes));
+            let search = early_search.take().and_then(SearchThread::join);
             graph?;
             searched = match search {
-                Ok(r) => Some(r),
-                Err(_) => {
+                Some(r) => Some(r),
+                None => {
                     tracing::warn!(
                         "the search index writer panicked; rebuilding it from the graph"
                     );
@@ -1269,15 +1297,34 @@ fn state_from_graph(
 
 /// A full build's search index, from the files just parsed: every document is
 /// replaced. The tag is left to the caller.
-fn search_from_changes(root: &Path, data: &DataDir, changes: &Changes) -> Result<(), IndexError> {
-    let dir = data.search_dir(&changes.repo, &changes.ref_name);
+fn search_from_rows(root: &Path, dir: &Path, add: &[FileRows]) -> Result<(), IndexError> {
     // Until the new tag is written the index is not trusted (a kill here leaves
     // it to be rebuilt when next used).
     let _ = std::fs::remove_file(dir.join(search::TAG_FILE));
-    let index = SearchIndex::open_dir(&dir)?;
-    let texts = source_texts(root, &changes.add);
-    index.write(true, &[], symbol_docs(&changes.add, &texts))?;
+    let index = SearchIndex::open_dir(dir)?;
+    let texts = source_texts(root, add);
+    index.write(true, &[], symbol_docs(add, &texts))?;
     Ok(())
+}
+
+/// A full build's search index writer (`search_from_rows` on a thread). Dropped
+/// without `join` (the run failed), it is still waited for: no writer outlives
+/// the run.
+struct SearchThread(Option<std::thread::JoinHandle<Result<(), IndexError>>>);
+
+impl SearchThread {
+    /// Its result; `None` when it panicked.
+    fn join(mut self) -> Option<Result<(), IndexError>> {
+        self.0.take().and_then(|h| h.join().ok())
+    }
+}
+
+impl Drop for SearchThread {
+    fn drop(&mut self) {
+        if let Some(h) = self.0.take() {
+            let _ = h.join();
+        }
+    }
 }
 
 /// The source of each added file (empty when it can no longer be read).

@@ -178,7 +178,6 @@ impl Tokenizer for IdentTokenizer {
 
 impl TokenStream for IdentStream<'_> {
     fn advance(&mut self) -> bool {
-        self.token.text.clear();
         let more = self.terms.next_into(&mut self.token.text);
         self.token.position = self.token.position.wrapping_add(1);
         more
@@ -208,6 +207,8 @@ pub fn terms(text: &str) -> Vec<String> {
 /// parts of the current one (byte ranges into it) still to give.
 struct Terms<'a> {
     rest: &'a str,
+    /// The whole text is ASCII: scanned byte by byte (most source is).
+    ascii: bool,
     ident: &'a str,
     parts: Vec<(usize, usize)>,
     next_part: usize,
@@ -217,47 +218,77 @@ impl<'a> Terms<'a> {
     fn new(text: &'a str) -> Terms<'a> {
         Terms {
             rest: text,
+            ascii: text.is_ascii(),
             ident: "",
             parts: Vec::new(),
             next_part: 0,
         }
     }
 
-    /// Appends the next term to `out`; false when there is none.
+    /// Writes the next term into `out` (cleared first); false when there is none.
     fn next_into(&mut self, out: &mut String) -> bool {
+        out.clear();
         if let Some(&(s, e)) = self.parts.get(self.next_part) {
             self.next_part += 1;
             push_lowercase(out, &self.ident[s..e]);
             return true;
         }
-        let is_word = |c: char| c.is_alphanumeric() || c == '_';
-        let Some(start) = self.rest.find(is_word) else {
-            self.rest = "";
-            return false;
-        };
-        let from = &self.rest[start..];
-        let len = from.find(|c: char| !is_word(c)).unwrap_or(from.len());
-        self.ident = &from[..len];
-        self.rest = &from[len..];
-        split_identifier(self.ident, &mut self.parts);
-        self.next_part = 0;
-        if self.parts.len() > 1 {
-            push_lowercase(out, self.ident);
-        } else if self.parts.is_empty() {
-            // Underscores only: no term; go on to the next identifier.
-            return self.next_into(out);
-        } else {
-            self.next_part = 1;
-            let (s, e) = self.parts[0];
-            push_lowercase(out, &self.ident[s..e]);
+        loop {
+            let Some((start, len)) = self.next_word() else {
+                self.rest = "";
+                return false;
+            };
+            let from = &self.rest[start..];
+            self.ident = &from[..len];
+            self.rest = &from[len..];
+            if self.ascii {
+                split_ascii_identifier(self.ident.as_bytes(), &mut self.parts);
+            } else {
+                split_identifier(self.ident, &mut self.parts);
+            }
+            // Underscores only: no term; on to the next identifier.
+            let Some(&(s, e)) = self.parts.first() else {
+                continue;
+            };
+            if self.parts.len() > 1 {
+                self.next_part = 0;
+                push_lowercase(out, self.ident);
+            } else {
+                self.next_part = 1;
+                push_lowercase(out, &self.ident[s..e]);
+            }
+            return true;
         }
-        true
+    }
+
+    /// Where the next identifier of `rest` starts, and its length in bytes.
+    fn next_word(&self) -> Option<(usize, usize)> {
+        if self.ascii {
+            let is_word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+            let bytes = self.rest.as_bytes();
+            let start = bytes.iter().position(is_word)?;
+            let len = bytes[start..]
+                .iter()
+                .position(|b| !is_word(b))
+                .unwrap_or(bytes.len() - start);
+            Some((start, len))
+        } else {
+            let is_word = |c: char| c.is_alphanumeric() || c == '_';
+            let start = self.rest.find(is_word)?;
+            let from = &self.rest[start..];
+            Some((
+                start,
+                from.find(|c: char| !is_word(c)).unwrap_or(from.len()),
+            ))
+        }
     }
 }
 
+/// Appends `s` lower-cased to `out`, which is empty.
 fn push_lowercase(out: &mut String, s: &str) {
     if s.is_ascii() {
-        out.extend(s.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+        out.push_str(s);
+        out.make_ascii_lowercase();
     } else {
         out.push_str(&s.to_lowercase());
     }
@@ -296,6 +327,39 @@ fn split_identifier(ident: &str, parts: &mut Vec<(usize, usize)>) {
                     || (prev.is_uppercase()
                         && c.is_uppercase()
                         && next.is_some_and(char::is_lowercase));
+                if boundary {
+                    parts.push((s, i));
+                    cur = Some((i, c));
+                } else {
+                    cur = Some((s, c));
+                }
+            }
+            None => cur = Some((i, c)),
+        }
+    }
+    if let Some((s, _)) = cur {
+        parts.push((s, ident.len()));
+    }
+}
+
+/// [`split_identifier`] of an ASCII identifier.
+fn split_ascii_identifier(ident: &[u8], parts: &mut Vec<(usize, usize)>) {
+    parts.clear();
+    let mut cur: Option<(usize, u8)> = None; // start of the part, its last byte
+    for (i, &c) in ident.iter().enumerate() {
+        if c == b'_' {
+            if let Some((s, _)) = cur.take() {
+                parts.push((s, i));
+            }
+            continue;
+        }
+        match cur {
+            Some((s, prev)) => {
+                let next = ident.get(i + 1);
+                let boundary = (prev.is_ascii_lowercase() && c.is_ascii_uppercase())
+                    || (prev.is_ascii_uppercase()
+                        && c.is_ascii_uppercase()
+                        && next.is_some_and(u8::is_ascii_lowercase));
                 if boundary {
                     parts.push((s, i));
                     cur = Some((i, c));
@@ -731,6 +795,10 @@ mod tests {
         assert_eq!(terms("__init__ x"), ["init", "x"]);
         assert_eq!(terms("___ ÉtéCafé"), ["étécafé", "été", "café"]);
         assert_eq!(terms("IOError2XML"), ["ioerror2xml", "io", "error2xml"]);
+        // Non-ASCII text is split by the same rules, character by character.
+        assert_eq!(terms("é fooBar"), ["é", "foobar", "foo", "bar"]);
+        // A long run of underscore-only words is skipped without recursion.
+        assert_eq!(terms(&format!("{} end", "_ ".repeat(1_000_000))), ["end"]);
     }
 
     #[test]

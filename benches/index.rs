@@ -3,6 +3,8 @@
 //! For each corpus (a directory copied to a scratch dir first) it measures:
 //! - the bare parse: walk + read + tree-sitter parse of every file, in parallel;
 //! - a cold index into a fresh data dir (files/s, symbols/s, peak RSS);
+//!   it, the same without imports and the bare parse three times each, in turn,
+//!   compared by their medians;
 //! - a no-op re-index and a re-index after touching 10 files.
 //!
 //! Corpora: `CRUXE_BENCH_CORPORA` (`name=dir,name=dir`), else the Python standard
@@ -126,6 +128,22 @@ fn bare_parse(root: &Path) -> (usize, f64) {
     (parsed, started.elapsed().as_secs_f64())
 }
 
+/// How many times the cold index and the bare parse are timed.
+const RUNS: usize = 3;
+
+/// The median of `runs` (sorted in place).
+fn median(runs: &mut [f64]) -> f64 {
+    runs.sort_by(f64::total_cmp);
+    runs[runs.len() / 2]
+}
+
+fn runs_text(runs: &[f64]) -> String {
+    runs.iter()
+        .map(|r| format!("{r:.2}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn main() {
     let graph = GraphConfig::default();
     println!(
@@ -137,6 +155,8 @@ fn main() {
         let tmp = tempfile::tempdir().expect("tmp");
         let repo = tmp.path().join(&name);
         let copied = copy_tree(&dir, &repo);
+        // The copy's dirty pages are written back now, not during the timed runs.
+        let _ = std::process::Command::new("sync").status();
         let opts = IndexOptions {
             repo: Some(name.clone()),
             ref_name: Some("bench".into()),
@@ -148,20 +168,38 @@ fn main() {
         let rss_before = peak_rss_mib();
         let t = Instant::now();
         let cold = index_repo(&repo, &data, &opts, &Silent).expect("cold index");
-        let cold_s = t.elapsed().as_secs_f64();
+        let mut cold_runs = vec![t.elapsed().as_secs_f64()];
         let rss_peak = peak_rss_mib();
-
-        let (parsed, parse_s) = bare_parse(&repo);
-
-        // The same cold index without imports, to see what imports cost.
-        let data_noimp = DataDir::new(tmp.path().join("data-noimp"));
+        // Runs on this kind of machine move by 10–20%: the cold index, the same
+        // without imports (to see what imports cost) and the bare parse are each
+        // timed RUNS times, in turn, and compared by their medians.
         let noimp_opts = IndexOptions {
             skip_imports: true,
             ..opts.clone()
         };
-        let t = Instant::now();
-        index_repo(&repo, &data_noimp, &noimp_opts, &Silent).expect("cold index without imports");
-        let noimp_s = t.elapsed().as_secs_f64();
+        let mut parse_runs = Vec::new();
+        let mut noimp_runs = Vec::new();
+        let mut parsed = 0;
+        for i in 0..RUNS {
+            if i > 0 {
+                let again = DataDir::new(tmp.path().join(format!("data-{i}")));
+                let t = Instant::now();
+                index_repo(&repo, &again, &opts, &Silent).expect("cold index");
+                cold_runs.push(t.elapsed().as_secs_f64());
+                let _ = std::fs::remove_dir_all(again.root());
+            }
+            let noimp = DataDir::new(tmp.path().join(format!("data-noimp-{i}")));
+            let t = Instant::now();
+            index_repo(&repo, &noimp, &noimp_opts, &Silent).expect("cold index without imports");
+            noimp_runs.push(t.elapsed().as_secs_f64());
+            let _ = std::fs::remove_dir_all(noimp.root());
+            let (n, secs) = bare_parse(&repo);
+            parsed = n;
+            parse_runs.push(secs);
+        }
+        let cold_s = median(&mut cold_runs);
+        let parse_s = median(&mut parse_runs);
+        let noimp_s = median(&mut noimp_runs);
 
         let t = Instant::now();
         let noop = index_repo(&repo, &data, &opts, &Silent).expect("no-op");
@@ -194,23 +232,26 @@ fn main() {
             cold.diagnostics.len()
         );
         println!(
-            "bare parse   {:>8.2} s  ({} files, {:.0} files/s)",
+            "bare parse   {:>8.2} s  ({} files, {:.0} files/s; runs {})",
             parse_s,
             parsed,
-            parsed as f64 / parse_s
+            parsed as f64 / parse_s,
+            runs_text(&parse_runs)
         );
         println!(
-            "cold index   {:>8.2} s  ({:.0} files/s, {:.0} symbols/s, {:.2}x bare parse)",
+            "cold index   {:>8.2} s  ({:.0} files/s, {:.0} symbols/s, {:.2}x bare parse; runs {})",
             cold_s,
             cold.files as f64 / cold_s,
             cold.symbols as f64 / cold_s,
-            cold_s / parse_s
+            cold_s / parse_s,
+            runs_text(&cold_runs)
         );
         println!(
-            "no imports   {:>8.2} s  (imports add {:.0}% to the cold index: {} edges)",
+            "no imports   {:>8.2} s  (imports add {:.0}% to the cold index: {} edges; runs {})",
             noimp_s,
             100.0 * (cold_s - noimp_s) / noimp_s,
-            cold.import_edges
+            cold.import_edges,
+            runs_text(&noimp_runs)
         );
         println!(
             "peak RSS     {:>8.0} MiB (process peak after cold index; {:.0} MiB before)",

@@ -111,6 +111,22 @@ fn peak_rss_mib() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// CPU time of this process so far (user + system, every thread), in seconds.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which is in parentheses): utime is the
+    // 12th and stime the 13th, in clock ticks (100 per second on Linux).
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn bare_parse(root: &Path) -> (usize, f64) {
     let started = Instant::now();
     let walked = walk(root, &WalkOptions::default());
@@ -167,8 +183,10 @@ fn main() {
 
         let rss_before = peak_rss_mib();
         let t = Instant::now();
+        let cpu = cpu_seconds();
         let cold = index_repo(&repo, &data, &opts, &Silent).expect("cold index");
         let mut cold_runs = vec![t.elapsed().as_secs_f64()];
+        let mut cold_cpu = vec![cpu_seconds() - cpu];
         let rss_peak = peak_rss_mib();
         // Runs on this kind of machine move by 10–20%: the cold index, the same
         // without imports (to see what imports cost) and the bare parse are each
@@ -178,14 +196,17 @@ fn main() {
             ..opts.clone()
         };
         let mut parse_runs = Vec::new();
+        let mut parse_cpu = Vec::new();
         let mut noimp_runs = Vec::new();
         let mut parsed = 0;
         for i in 0..RUNS {
             if i > 0 {
                 let again = DataDir::new(tmp.path().join(format!("data-{i}")));
                 let t = Instant::now();
+                let cpu = cpu_seconds();
                 index_repo(&repo, &again, &opts, &Silent).expect("cold index");
                 cold_runs.push(t.elapsed().as_secs_f64());
+                cold_cpu.push(cpu_seconds() - cpu);
                 let _ = std::fs::remove_dir_all(again.root());
             }
             let noimp = DataDir::new(tmp.path().join(format!("data-noimp-{i}")));
@@ -193,13 +214,16 @@ fn main() {
             index_repo(&repo, &noimp, &noimp_opts, &Silent).expect("cold index without imports");
             noimp_runs.push(t.elapsed().as_secs_f64());
             let _ = std::fs::remove_dir_all(noimp.root());
+            let cpu = cpu_seconds();
             let (n, secs) = bare_parse(&repo);
+            parse_cpu.push(cpu_seconds() - cpu);
             parsed = n;
             parse_runs.push(secs);
         }
         let cold_s = median(&mut cold_runs);
         let parse_s = median(&mut parse_runs);
         let noimp_s = median(&mut noimp_runs);
+        let (cold_cpu_s, parse_cpu_s) = (median(&mut cold_cpu), median(&mut parse_cpu));
 
         let t = Instant::now();
         let noop = index_repo(&repo, &data, &opts, &Silent).expect("no-op");
@@ -245,6 +269,10 @@ fn main() {
             cold.symbols as f64 / cold_s,
             cold_s / parse_s,
             runs_text(&cold_runs)
+        );
+        println!(
+            "cpu time     {:>8.2} s  bare parse, {:.2} s cold index (user + system, all threads; medians)",
+            parse_cpu_s, cold_cpu_s
         );
         println!(
             "no imports   {:>8.2} s  (imports add {:.0}% to the cold index: {} edges; runs {})",

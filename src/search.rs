@@ -310,44 +310,57 @@ fn joined_words(query: &str) -> Vec<String> {
 
 /// The parts of an identifier as byte ranges into it (replacing `parts`'s).
 fn split_identifier(ident: &str, parts: &mut Vec<(usize, usize)>) {
-    parts.clear();
-    let mut cur: Option<(usize, char)> = None; // start of the part, its last char
-    let mut chars = ident.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        if c == '_' {
-            if let Some((s, _)) = cur.take() {
-                parts.push((s, i));
-            }
-            continue;
-        }
-        match cur {
-            Some((s, prev)) => {
-                let next = chars.peek().map(|&(_, n)| n);
-                let boundary = (prev.is_lowercase() && c.is_uppercase())
-                    || (prev.is_uppercase()
-                        && c.is_uppercase()
-                        && next.is_some_and(char::is_lowercase));
-                if boundary {
-                    parts.push((s, i));
-                    cur = Some((i, c));
-                } else {
-                    cur = Some((s, c));
-                }
-            }
-            None => cur = Some((i, c)),
-        }
+    split_units(ident.char_indices(), ident.len(), parts);
+}
+
+/// [`split_identifier`] of an ASCII identifier, byte by byte.
+fn split_ascii_identifier(ident: &[u8], parts: &mut Vec<(usize, usize)>) {
+    split_units(ident.iter().copied().enumerate(), ident.len(), parts);
+}
+
+/// A character or an ASCII byte, as the identifier splitter sees it.
+trait Unit: Copy {
+    fn is_underscore(self) -> bool;
+    fn is_lower(self) -> bool;
+    fn is_upper(self) -> bool;
+}
+
+impl Unit for char {
+    fn is_underscore(self) -> bool {
+        self == '_'
     }
-    if let Some((s, _)) = cur {
-        parts.push((s, ident.len()));
+    fn is_lower(self) -> bool {
+        self.is_lowercase()
+    }
+    fn is_upper(self) -> bool {
+        self.is_uppercase()
     }
 }
 
-/// [`split_identifier`] of an ASCII identifier.
-fn split_ascii_identifier(ident: &[u8], parts: &mut Vec<(usize, usize)>) {
+impl Unit for u8 {
+    fn is_underscore(self) -> bool {
+        self == b'_'
+    }
+    fn is_lower(self) -> bool {
+        self.is_ascii_lowercase()
+    }
+    fn is_upper(self) -> bool {
+        self.is_ascii_uppercase()
+    }
+}
+
+/// Splits at underscores, lower→upper changes and acronym ends; `units` are the
+/// identifier's units with their byte offsets, `len` its length in bytes.
+fn split_units<U: Unit>(
+    units: impl Iterator<Item = (usize, U)>,
+    len: usize,
+    parts: &mut Vec<(usize, usize)>,
+) {
     parts.clear();
-    let mut cur: Option<(usize, u8)> = None; // start of the part, its last byte
-    for (i, &c) in ident.iter().enumerate() {
-        if c == b'_' {
+    let mut cur: Option<(usize, U)> = None; // start of the part, its last unit
+    let mut units = units.peekable();
+    while let Some((i, c)) = units.next() {
+        if c.is_underscore() {
             if let Some((s, _)) = cur.take() {
                 parts.push((s, i));
             }
@@ -355,11 +368,9 @@ fn split_ascii_identifier(ident: &[u8], parts: &mut Vec<(usize, usize)>) {
         }
         match cur {
             Some((s, prev)) => {
-                let next = ident.get(i + 1);
-                let boundary = (prev.is_ascii_lowercase() && c.is_ascii_uppercase())
-                    || (prev.is_ascii_uppercase()
-                        && c.is_ascii_uppercase()
-                        && next.is_some_and(u8::is_ascii_lowercase));
+                let next = units.peek().map(|&(_, n)| n);
+                let boundary = (prev.is_lower() && c.is_upper())
+                    || (prev.is_upper() && c.is_upper() && next.is_some_and(U::is_lower));
                 if boundary {
                     parts.push((s, i));
                     cur = Some((i, c));
@@ -371,7 +382,7 @@ fn split_ascii_identifier(ident: &[u8], parts: &mut Vec<(usize, usize)>) {
         }
     }
     if let Some((s, _)) = cur {
-        parts.push((s, ident.len()));
+        parts.push((s, len));
     }
 }
 

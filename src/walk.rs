@@ -59,6 +59,16 @@ pub struct WalkResult {
     pub has_src_dir: bool,
 }
 
+/// What one entry of the walk is for the index.
+enum Found {
+    Source(SourceFile),
+    Manifest(String, PathBuf),
+    Problem(Diagnostic),
+}
+
+/// Walks `root` on several threads; the result is in the order of a sorted
+/// depth-first walk (a directory's files before those of a sibling that sorts
+/// after it), whatever the threads' order.
 pub fn walk(root: &Path, opts: &WalkOptions) -> WalkResult {
     let mut result = WalkResult {
         has_src_dir: root.join("src").is_dir(),
@@ -78,87 +88,115 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> WalkResult {
         .git_global(false)
         .require_git(false)
         .parents(opts.parent_ignores)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry({
-            let excludes = excludes.clone();
-            move |e| {
-                let name = e.file_name();
-                if name == ".git" || name == ".cruxe" {
-                    return false;
-                }
-                if e.file_type().is_some_and(|t| t.is_dir()) && !excludes.is_empty() {
-                    let canon = e.path().canonicalize().unwrap_or_else(|_| e.path().into());
-                    return !excludes.iter().any(|x| canon.starts_with(x));
-                }
-                true
+        .threads(std::thread::available_parallelism().map_or(2, |n| n.get().min(4)))
+        .filter_entry(move |e| {
+            let name = e.file_name();
+            if name == ".git" || name == ".cruxe" {
+                return false;
             }
+            if e.file_type().is_some_and(|t| t.is_dir()) && !excludes.is_empty() {
+                let canon = e.path().canonicalize().unwrap_or_else(|_| e.path().into());
+                return !excludes.iter().any(|x| canon.starts_with(x));
+            }
+            true
         })
-        .build();
-
-    for entry in walker {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(err) => {
-                result.diagnostics.push(walk_error(root, &err));
-                continue;
+        .build_parallel();
+    let found = std::sync::Mutex::new(Vec::new());
+    walker.run(|| {
+        let found = &found;
+        let canonical_root = &canonical_root;
+        Box::new(move |entry| {
+            let mut here = Vec::new();
+            classify(root, canonical_root, opts, entry, &mut here);
+            if !here.is_empty()
+                && let Ok(mut all) = found.lock()
+            {
+                all.append(&mut here);
             }
-        };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let abs = entry.path().to_path_buf();
-        let Some(rel) = relative(root, &abs) else {
-            continue;
-        };
-        if entry.path_is_symlink() {
-            match abs.canonicalize() {
-                Ok(target) if target.starts_with(&canonical_root) => {}
-                Ok(_) => {
-                    result.diagnostics.push(Diagnostic {
-                        path: rel,
-                        problem: "symlink points outside the repository; skipped".into(),
-                    });
-                    continue;
-                }
-                Err(e) => {
-                    result.diagnostics.push(Diagnostic {
-                        path: rel,
-                        problem: format!("broken symlink: {e}"),
-                    });
-                    continue;
-                }
-            }
-        }
-        let file_name = rel.rsplit('/').next().unwrap_or(&rel);
-        if MANIFEST_NAMES.contains(&file_name) {
-            result.manifests.push((rel.clone(), abs.clone()));
-        }
-        let Some(language) = Language::from_path(&rel) else {
-            continue;
-        };
-        match entry.metadata() {
-            Ok(meta) if meta.len() > opts.max_file_size => {
-                result.diagnostics.push(Diagnostic {
-                    path: rel,
-                    problem: format!(
-                        "file too large ({} bytes > limit {}); skipped",
-                        meta.len(),
-                        opts.max_file_size
-                    ),
-                });
-            }
-            Ok(_) => result.sources.push(SourceFile {
-                path: rel,
-                abs_path: abs,
-                language,
-            }),
-            Err(e) => result.diagnostics.push(Diagnostic {
-                path: rel,
-                problem: format!("unreadable: {e}"),
-            }),
+            ignore::WalkState::Continue
+        })
+    });
+    for f in found.into_inner().unwrap_or_default() {
+        match f {
+            Found::Source(src) => result.sources.push(src),
+            Found::Manifest(rel, abs) => result.manifests.push((rel, abs)),
+            Found::Problem(d) => result.diagnostics.push(d),
         }
     }
+    let by_components = |a: &str, b: &str| a.split('/').cmp(b.split('/'));
     result
+        .sources
+        .sort_by(|a, b| by_components(&a.path, &b.path));
+    result.manifests.sort_by(|a, b| by_components(&a.0, &b.0));
+    result
+        .diagnostics
+        .sort_by(|a, b| by_components(&a.path, &b.path));
+    result
+}
+
+/// What an entry is for the index (a manifest, a source file — `setup.py` is
+/// both — or a problem), added to `out`; nothing when it is not indexed.
+fn classify(
+    root: &Path,
+    canonical_root: &Path,
+    opts: &WalkOptions,
+    entry: Result<ignore::DirEntry, ignore::Error>,
+    out: &mut Vec<Found>,
+) {
+    let entry = match entry {
+        Ok(e) => e,
+        Err(err) => return out.push(Found::Problem(walk_error(root, &err))),
+    };
+    if !entry.file_type().is_some_and(|t| t.is_file()) {
+        return;
+    }
+    let abs = entry.path().to_path_buf();
+    let Some(rel) = relative(root, &abs) else {
+        return;
+    };
+    if entry.path_is_symlink() {
+        match abs.canonicalize() {
+            Ok(target) if target.starts_with(canonical_root) => {}
+            Ok(_) => {
+                return out.push(Found::Problem(Diagnostic {
+                    path: rel,
+                    problem: "symlink points outside the repository; skipped".into(),
+                }));
+            }
+            Err(e) => {
+                return out.push(Found::Problem(Diagnostic {
+                    path: rel,
+                    problem: format!("broken symlink: {e}"),
+                }));
+            }
+        }
+    }
+    let file_name = rel.rsplit('/').next().unwrap_or(&rel);
+    if MANIFEST_NAMES.contains(&file_name) {
+        out.push(Found::Manifest(rel.clone(), abs.clone()));
+    }
+    let Some(language) = Language::from_path(&rel) else {
+        return;
+    };
+    out.push(match entry.metadata() {
+        Ok(meta) if meta.len() > opts.max_file_size => Found::Problem(Diagnostic {
+            problem: format!(
+                "file too large ({} bytes > limit {}); skipped",
+                meta.len(),
+                opts.max_file_size
+            ),
+            path: rel,
+        }),
+        Ok(_) => Found::Source(SourceFile {
+            path: rel,
+            abs_path: abs,
+            language,
+        }),
+        Err(e) => Found::Problem(Diagnostic {
+            path: rel,
+            problem: format!("unreadable: {e}"),
+        }),
+    });
 }
 
 fn relative(root: &Path, abs: &Path) -> Option<String> {
@@ -196,4 +234,48 @@ fn walk_error(root: &Path, err: &ignore::Error) -> Diagnostic {
         .and_then(|p| relative(root, &p))
         .unwrap_or_else(|| "(walk)".to_string());
     Diagnostic { path, problem }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{WalkOptions, walk};
+
+    #[test]
+    fn the_walk_is_in_sorted_depth_first_order() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let root = tmp.path();
+        for f in [
+            "b/c/d.rs",
+            "a.rs",
+            "a/x.rs",
+            "a/A.rs",
+            "a-b.rs",
+            "setup.py",
+            "z/Cargo.toml",
+            "z/lib.rs",
+            "notes.txt",
+        ] {
+            let p = root.join(f);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&p, "x = 1\n").expect("write");
+        }
+        std::fs::write(root.join("big.rs"), "a".repeat(2048)).expect("write");
+        let opts = WalkOptions {
+            max_file_size: 1024,
+            ..WalkOptions::default()
+        };
+        let w = walk(root, &opts);
+        let sources: Vec<&str> = w.sources.iter().map(|s| s.path.as_str()).collect();
+        // The order of a walk that sorts each directory's entries by name.
+        assert_eq!(
+            sources,
+            [
+                "a/A.rs", "a/x.rs", "a-b.rs", "a.rs", "b/c/d.rs", "setup.py", "z/lib.rs"
+            ]
+        );
+        let manifests: Vec<&str> = w.manifests.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(manifests, ["setup.py", "z/Cargo.toml"]);
+        let problems: Vec<&str> = w.diagnostics.iter().map(|d| d.path.as_str()).collect();
+        assert_eq!(problems, ["big.rs"]);
+    }
 }

@@ -9,9 +9,10 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::adhoc;
 use crate::config::{Config, ServerSection};
 use crate::datadir::DataDir;
-use crate::graph::{GraphConfig, GraphError, QueryRows};
+use crate::graph::{GraphConfig, QueryRows};
 use crate::index::{self, IndexOptions, IndexReport, Progress};
 use crate::nav::{self, Scope};
 use crate::server::{self, HttpOptions};
@@ -63,6 +64,20 @@ pub enum Command {
     Serve(ServeArgs),
     /// Serve the same MCP tools over stdio (stdout carries only protocol messages).
     Mcp(McpArgs),
+    /// (internal) The sandboxed process that runs ad hoc Cypher for `cypher`,
+    /// `serve` and `mcp`; it speaks JSON lines on stdin/stdout.
+    #[command(hide = true)]
+    CypherWorker(WorkerCommand),
+}
+
+#[derive(Args, Debug)]
+pub struct WorkerCommand {
+    /// The database file to read.
+    #[arg(long)]
+    pub graph: PathBuf,
+    /// Kuzu buffer pool in MiB.
+    #[arg(long, default_value_t = 256)]
+    pub buffer_pool_mb: u64,
 }
 
 #[derive(Args, Debug)]
@@ -116,6 +131,13 @@ pub struct Serving {
     /// Stop a run_cypher query after this many milliseconds [default: 5000].
     #[arg(long)]
     pub query_timeout_ms: Option<u64>,
+    /// Stop a run_cypher query whose worker process passes this much memory, in
+    /// MiB [default: 1024].
+    #[arg(long, env = "CRUXE_CYPHER_MEMORY_MB")]
+    pub cypher_memory_mb: Option<u64>,
+    /// Worker processes for run_cypher, i.e. queries run at once [default: 2].
+    #[arg(long)]
+    pub cypher_workers: Option<usize>,
     /// Skip files larger than this many bytes [default: 1048576].
     #[arg(long)]
     pub max_file_size: Option<u64>,
@@ -163,6 +185,18 @@ impl Serving {
             checkpoint_after: self
                 .checkpoint_after_ms
                 .map_or(defaults.checkpoint_after, std::time::Duration::from_millis),
+            cypher: adhoc::Limits {
+                memory_bytes: self
+                    .cypher_memory_mb
+                    .or(file.cypher_memory_mb)
+                    .map_or(defaults.cypher.memory_bytes, |mb| mb.max(64) << 20),
+                workers: self
+                    .cypher_workers
+                    .or(file.cypher_workers)
+                    .unwrap_or(defaults.cypher.workers)
+                    .clamp(1, 16),
+                ..defaults.cypher.clone()
+            },
             ..defaults
         }
     }
@@ -247,6 +281,9 @@ pub struct CypherArgs {
     /// Stop the query after this many milliseconds (0 = no limit).
     #[arg(long, default_value_t = 30_000)]
     pub timeout_ms: u64,
+    /// Stop the query when it needs more than this much memory, in MiB.
+    #[arg(long, env = "CRUXE_CYPHER_MEMORY_MB", default_value_t = 1024)]
+    pub memory_mb: u64,
     #[command(flatten)]
     pub resources: Resources,
 }
@@ -294,6 +331,10 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Hierarchy(a) => cmd_hierarchy(a),
         Command::Serve(a) => cmd_serve(a),
         Command::Mcp(a) => cmd_mcp(a),
+        Command::CypherWorker(a) => Ok(adhoc::worker_main(&adhoc::WorkerArgs {
+            graph: a.graph,
+            buffer_pool_bytes: a.buffer_pool_mb.max(16) << 20,
+        })),
     }
 }
 
@@ -446,7 +487,7 @@ fn cmd_index(a: IndexArgs) -> Result<i32> {
     let bar = Bar::new();
     let report = match &opts.ref_name {
         Some(rev) if !a.working_tree && index::is_other_git_ref(&a.path, rev) => {
-            index::index_git_ref(&a.path, rev, &data, &opts, &bar, None)
+            index::index_git_ref(&a.path, rev, &data, &opts, &bar, None, None)
                 .with_context(|| format!("indexing {rev} of {} failed", a.path.display()))?
         }
         _ => index::index_repo(&a.path, &data, &opts, &bar)
@@ -491,21 +532,48 @@ fn print_report(r: &IndexReport, verbose: bool) {
 
 fn cmd_cypher(a: CypherArgs) -> Result<i32> {
     let data = DataDir::new(&a.data);
-    let store = data.open_graph_read_only(&a.resources.graph_config())?;
-    let (rows, truncated) = match store.query_read_only(&a.query, Vec::new(), a.limit, a.timeout_ms)
-    {
-        Ok(r) => r,
-        Err(GraphError::NotReadOnly) => {
-            bail!("refused: this query would modify the graph; `cruxe cypher` only reads")
+    let graph = a.resources.graph_config();
+    let path = data.readable_graph(&graph)?;
+    let exe = std::env::current_exe().context("cannot find this program's own binary")?;
+    let pool = adhoc::CypherPool::new(
+        exe,
+        adhoc::Limits {
+            memory_bytes: a.memory_mb.max(64) << 20,
+            timeout_ms: a.timeout_ms,
+            workers: 1,
+            buffer_pool_bytes: graph.buffer_pool_bytes.min(a.memory_mb.max(64) << 19),
+            ..adhoc::Limits::default()
+        },
+    );
+    pool.set_source(adhoc::Source {
+        path,
+        version: 0,
+        owned: false,
+    });
+    let request = adhoc::Request {
+        query: a.query.clone(),
+        params: Vec::new(),
+        max_rows: a.limit,
+        timeout_ms: a.timeout_ms,
+        max_bytes: usize::MAX,
+    };
+    let answer = match pool.run(&request) {
+        Ok((answer, _)) => answer,
+        Err(adhoc::AdhocError::NotReadOnly(why)) => {
+            bail!("refused: {why}; `cruxe cypher` only reads the graph")
         }
         Err(e) => return Err(e.into()),
+    };
+    let rows = QueryRows {
+        columns: answer.columns,
+        rows: answer.rows,
     };
     if a.json {
         print_json_rows(&rows);
     } else {
         print_table(&rows);
     }
-    if truncated {
+    if answer.truncated {
         eprintln!("cruxe: stopped after {} rows (--limit)", a.limit);
     }
     Ok(0)

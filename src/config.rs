@@ -45,6 +45,10 @@ pub struct ServerSection {
     #[serde(default)]
     pub allow_origins: Vec<String>,
     pub query_timeout_ms: Option<u64>,
+    /// Memory of one run_cypher query's worker process, in MiB.
+    pub cypher_memory_mb: Option<u64>,
+    /// Worker processes for run_cypher.
+    pub cypher_workers: Option<usize>,
     pub buffer_pool_mb: Option<u64>,
     pub threads: Option<u64>,
     pub search_writer_mb: Option<usize>,

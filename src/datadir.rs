@@ -35,9 +35,9 @@ pub enum DataDirError {
     #[error("cannot write to the data dir {path}: {message}")]
     Io { path: PathBuf, message: String },
     #[error(
-        "the data dir {0} is in use by another cruxe process (an index run or a server); wait for it to finish or stop it"
+        "the data dir {0} is in use by another cruxe process ({1}); wait for it to finish or stop it (a server holds its data dir for as long as it runs)"
     )]
-    Locked(PathBuf),
+    Locked(PathBuf, String),
     #[error(transparent)]
     Graph(#[from] GraphError),
 }
@@ -55,10 +55,15 @@ struct ManifestFile {
     graph: String,
 }
 
-/// Held while a process writes to the data dir; released on drop (or process death).
+/// Held while a process may write to the data dir: for an index run, the run; for
+/// a server, its whole life. Released on drop (or process death).
 pub struct WriterLock {
     _file: std::fs::File,
 }
+
+/// Where a server keeps hard links to its crash-safety copies for the query
+/// workers (see `DataDir::link_query_snapshot`).
+const SNAPSHOTS: &str = "snapshots";
 
 impl DataDir {
     pub fn new(root: impl Into<PathBuf>) -> DataDir {
@@ -141,19 +146,74 @@ impl DataDir {
         matches!(self.graph_path(), Ok(Some(p)) if p.exists())
     }
 
-    /// Takes the writer lock: one index run (or server writer) per data dir.
+    /// Takes the writer lock: one writing process per data dir (an index run, or
+    /// a server for its whole life). The holder's pid and command are written
+    /// into the lock file, so the next one can say who holds it.
     pub fn lock_writer(&self) -> Result<WriterLock, DataDirError> {
         use fs2::FileExt;
+        use std::io::{Seek, Write};
         std::fs::create_dir_all(&self.root).map_err(self.io())?;
-        let file = std::fs::OpenOptions::new()
+        let mut file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
+            .read(true)
             .write(true)
             .open(self.root.join(LOCK))
             .map_err(self.io())?;
-        file.try_lock_exclusive()
-            .map_err(|_| DataDirError::Locked(self.root.clone()))?;
+        if file.try_lock_exclusive().is_err() {
+            return Err(self.locked());
+        }
+        let who = format!(
+            "pid {} ({})",
+            std::process::id(),
+            std::env::args().take(2).collect::<Vec<_>>().join(" ")
+        );
+        let _ = file
+            .set_len(0)
+            .and_then(|()| file.rewind())
+            .and_then(|()| file.write_all(who.as_bytes()));
         Ok(WriterLock { _file: file })
+    }
+
+    /// The "in use" error, naming the holder when the lock file says who it is.
+    pub fn locked(&self) -> DataDirError {
+        let who = std::fs::read_to_string(self.root.join(LOCK))
+            .ok()
+            .map(|s| s.trim().chars().take(200).collect::<String>())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "an index run or a server".into());
+        DataDirError::Locked(self.root.clone(), who)
+    }
+
+    /// For the query workers of a server: a hard link to the crash-safety copy
+    /// when that copy is the database's current, checkpointed state (right after
+    /// `save_ahead`). Hard links cost nothing, and the copy is never written in
+    /// place (a new one is renamed over it), so the linked file stays exactly the
+    /// state it was. `None` when there is no such copy.
+    pub fn link_query_snapshot(&self) -> Result<Option<PathBuf>, DataDirError> {
+        let Some(graph) = self.graph_path()? else {
+            return Ok(None);
+        };
+        if !self.has_current_copy(&graph) {
+            return Ok(None);
+        }
+        let dir = self.root.join(SNAPSHOTS);
+        std::fs::create_dir_all(&dir).map_err(self.io())?;
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let path = dir.join(format!("graph-{stamp}.kuzu"));
+        std::fs::hard_link(bak_of(&graph), &path).map_err(self.io())?;
+        Ok(Some(path))
+    }
+
+    /// Removes every query snapshot (left by a server that was killed).
+    pub fn clear_query_snapshots(&self) {
+        if let Ok(entries) = std::fs::read_dir(self.root.join(SNAPSHOTS)) {
+            for e in entries.flatten() {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
     }
 
     /// Before an in-place run writes: copies the current database and its log
@@ -283,6 +343,9 @@ impl DataDir {
         let Some(graph) = self.graph_path()? else {
             return Ok(false);
         };
+        // Snapshots of a dead server may be links to the copy about to become
+        // the live database again: they go first, so no reader opens that file.
+        self.clear_query_snapshots();
         let (bak, wal) = (bak_of(&graph), wal_of(&graph));
         let wal_bak = bak_of(&wal);
         if !bak.exists() {
@@ -376,12 +439,23 @@ impl DataDir {
         }
     }
 
-    /// Opens an existing graph read-only (for `cruxe cypher`, `cruxe status`).
+    /// Opens an existing graph read-only (for `cruxe status`, `cruxe hierarchy`).
+    pub fn open_graph_read_only(&self, cfg: &GraphConfig) -> Result<GraphStore, DataDirError> {
+        let path = self.readable_graph(cfg)?;
+        match GraphStore::open_read_only(&path, cfg) {
+            Ok(store) => Ok(store),
+            Err(GraphError::Locked(_)) => Err(self.locked()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The current database file, ready for a read-only open (for `cruxe cypher`,
+    /// whose worker process opens it).
     ///
     /// A writer killed mid-checkpoint can leave recovery work that a read-only
     /// open will not do. Then, if no writer is running, the database is opened
     /// read-write once (Kuzu recovers the last committed state) and read-only again.
-    pub fn open_graph_read_only(&self, cfg: &GraphConfig) -> Result<GraphStore, DataDirError> {
+    pub fn readable_graph(&self, cfg: &GraphConfig) -> Result<PathBuf, DataDirError> {
         let path = match self.graph_path()? {
             Some(p) if p.exists() => p,
             _ => return Err(DataDirError::NotIndexed(self.root.clone())),
@@ -392,21 +466,21 @@ impl DataDir {
         // replayed by a read-write open first, under the writer lock.
         if bak_of(&path).exists() {
             let Ok(_lock) = self.lock_writer() else {
-                return Err(DataDirError::Locked(self.root.clone()));
+                return Err(self.locked());
             };
             self.restore_interrupted()?;
         }
         let wal = wal_of(&path);
         if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
             let Ok(_lock) = self.lock_writer() else {
-                return Err(DataDirError::Locked(self.root.clone()));
+                return Err(self.locked());
             };
             tracing::info!("replaying the write-ahead log of {}", path.display());
             drop(GraphStore::open(&path, cfg)?);
         }
         match GraphStore::open_read_only(&path, cfg) {
-            Ok(store) => Ok(store),
-            Err(GraphError::Locked(p)) => Err(DataDirError::Locked(p)),
+            Ok(_) => Ok(path),
+            Err(GraphError::Locked(_)) => Err(self.locked()),
             Err(first) => {
                 let Ok(_lock) = self.lock_writer() else {
                     return Err(first.into());
@@ -416,7 +490,8 @@ impl DataDir {
                     path.display()
                 );
                 drop(GraphStore::open(&path, cfg)?);
-                Ok(GraphStore::open_read_only(&path, cfg)?)
+                drop(GraphStore::open_read_only(&path, cfg)?);
+                Ok(path)
             }
         }
     }

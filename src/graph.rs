@@ -854,8 +854,11 @@ impl GraphStore {
         Ok(out)
     }
 
-    /// Runs one ad hoc query inside a read-only transaction. Writes are refused by
-    /// Kuzu (not by inspecting the text); `timeout_ms` 0 means no limit.
+    /// Runs one query inside a read-only transaction; `timeout_ms` 0 means no
+    /// limit. Only for queries this code trusts (and tests): a read-only
+    /// transaction still lets `LOAD FROM`, `COPY … TO` and settings through, so
+    /// ad hoc Cypher goes through `adhoc`, which checks the plan first and runs
+    /// in a sandboxed worker process.
     pub fn query_read_only(
         &self,
         cypher: &str,
@@ -863,9 +866,6 @@ impl GraphStore {
         max_rows: usize,
         timeout_ms: u64,
     ) -> Result<(QueryRows, bool)> {
-        if has_side_effects(cypher) {
-            return Err(GraphError::NotReadOnly);
-        }
         let conn = self.conn()?;
         if timeout_ms > 0 {
             conn.set_query_timeout(timeout_ms);
@@ -874,6 +874,40 @@ impl GraphStore {
         let result = run_read_only(&conn, cypher, params, max_rows, timeout_ms);
         let _ = conn.query("COMMIT");
         result
+    }
+
+    /// Compiles one statement without running it: its syntax and binder errors
+    /// (with Kuzu's position) as `Invalid`.
+    pub fn check_statement(&self, cypher: &str) -> Result<()> {
+        let conn = self.conn()?;
+        conn.prepare(cypher)
+            .map(|_| ())
+            .map_err(classify_query_error)
+    }
+
+    /// Kuzu's printed physical plan of one statement (`EXPLAIN`: nothing runs).
+    pub fn explain(&self, cypher: &str, params: &[(String, serde_json::Value)]) -> Result<String> {
+        let conn = self.conn()?;
+        let mut stmt = conn
+            .prepare(&format!("EXPLAIN {cypher}"))
+            .map_err(classify_query_error)?;
+        let mut bound = Vec::with_capacity(params.len());
+        for (k, v) in params {
+            bound.push((k.as_str(), json_to_value(v)?));
+        }
+        let result = conn
+            .execute(&mut stmt, bound)
+            .map_err(classify_query_error)?;
+        let mut plan = String::new();
+        for row in result {
+            for v in row {
+                if let Value::String(s) = v {
+                    plan.push_str(&s);
+                    plan.push('\n');
+                }
+            }
+        }
+        Ok(plan)
     }
 
     /// Every file of a repo/ref, ordered by path.
@@ -972,100 +1006,26 @@ impl GraphStore {
     }
 }
 
-/// Statements a read-only transaction would still let through but that touch the
-/// world outside the graph (`COPY … TO` and `EXPORT` write files, `LOAD FROM` reads
-/// any file, `ATTACH`/`INSTALL`/`CALL x = …` change the database or its settings),
-/// plus the plain writes, so they are refused before Kuzu sees them. The read-only
-/// transaction stays the guarantee for the graph itself.
-pub fn has_side_effects(cypher: &str) -> bool {
-    const FORBIDDEN: &[&str] = &[
-        "CREATE",
-        "MERGE",
-        "SET",
-        "DELETE",
-        "DETACH",
-        "REMOVE",
-        "DROP",
-        "ALTER",
-        "COPY",
-        "LOAD",
-        "EXPORT",
-        "IMPORT",
-        "ATTACH",
-        "INSTALL",
-        "UNINSTALL",
-        "USE",
-        "CHECKPOINT",
-        "BEGIN",
-        "COMMIT",
-        "ROLLBACK",
-    ];
-    let words = cypher_words(cypher);
-    words.iter().enumerate().any(|(i, w)| {
-        let upper = w.to_ascii_uppercase();
-        FORBIDDEN.contains(&upper.as_str())
-            || (upper == "CALL" && words.get(i + 2).is_some_and(|n| n == "="))
-    })
-}
-
-/// The words and `=` signs of a query outside string literals, comments, quoted
-/// identifiers and property names (`n.set`, `{load: 1}`).
-fn cypher_words(text: &str) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    let mut prev_significant = ' ';
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '\'' || c == '"' || c == '`' {
-            i += 1;
-            while i < chars.len() && chars[i] != c {
-                i += if chars[i] == '\\' { 2 } else { 1 };
-            }
-            i += 1;
-            prev_significant = c;
-        } else if c == '/' && chars.get(i + 1) == Some(&'/') {
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
-        } else if c == '/' && chars.get(i + 1) == Some(&'*') {
-            i += 2;
-            while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
-                i += 1;
-            }
-            i += 2;
-        } else if c.is_alphanumeric() || c == '_' {
-            let start = i;
-            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                i += 1;
-            }
-            let word: String = chars[start..i].iter().collect();
-            let mut j = i;
-            while j < chars.len() && chars[j].is_whitespace() {
-                j += 1;
-            }
-            let is_key = chars.get(j) == Some(&':') && chars.get(j + 1) != Some(&':');
-            let is_alias = out
-                .last()
-                .is_some_and(|w: &String| w.eq_ignore_ascii_case("AS"));
-            if prev_significant != '.' && !is_key && !is_alias {
-                out.push(word);
-            } else if is_alias {
-                // keep the alias out, but mark that the AS was consumed
-                out.push(String::from("_alias_"));
-            }
-            prev_significant = 'a';
-        } else {
-            if c == '=' {
-                out.push("=".to_string());
-            }
-            if !c.is_whitespace() {
-                prev_significant = c;
-            }
-            i += 1;
-        }
+/// What a failed ad hoc query was: a write Kuzu refused, an attempt on the file
+/// system (refused by the sandbox or the file's absence), a timeout, or a
+/// mistake in the query.
+fn classify_query_error(e: kuzu::Error) -> GraphError {
+    let m = e.to_string();
+    let lower = m.to_lowercase();
+    if lower.contains("read only") || lower.contains("read-only") {
+        GraphError::NotReadOnly
+    } else if lower.contains("interrupt") || lower.contains("timeout") {
+        GraphError::Timeout(0)
+    } else if lower.contains("permission denied")
+        || lower.contains("cannot open file")
+        || lower.contains("no file found")
+        || lower.contains("io exception")
+        || lower.contains("too many open files")
+    {
+        GraphError::NotReadOnly
+    } else {
+        GraphError::Invalid(m.trim_start_matches("Query execution failed: ").to_string())
     }
-    out
 }
 
 fn run_read_only(
@@ -1075,16 +1035,9 @@ fn run_read_only(
     max_rows: usize,
     timeout_ms: u64,
 ) -> Result<(QueryRows, bool)> {
-    let classify = |e: kuzu::Error| {
-        let m = e.to_string();
-        let lower = m.to_lowercase();
-        if lower.contains("read only") || lower.contains("read-only") {
-            GraphError::NotReadOnly
-        } else if lower.contains("interrupt") || lower.contains("timeout") {
-            GraphError::Timeout(timeout_ms)
-        } else {
-            GraphError::Invalid(m.trim_start_matches("Query execution failed: ").to_string())
-        }
+    let classify = |e: kuzu::Error| match classify_query_error(e) {
+        GraphError::Timeout(_) => GraphError::Timeout(timeout_ms),
+        other => other,
     };
     let mut stmt = conn.prepare(cypher).map_err(classify)?;
     let mut bound = Vec::with_capacity(params.len());

@@ -278,8 +278,8 @@ pub fn finish_write(
     data: &DataDir,
     store: &GraphStore,
     abort: &dyn Fn() -> bool,
+    _lock: &WriterLock,
 ) -> Result<(), IndexError> {
-    let _lock = data.lock_writer()?;
     let t = Instant::now();
     store.checkpoint()?;
     let checkpoint_ms = t.elapsed().as_millis() as u64;
@@ -333,17 +333,23 @@ pub fn index_git_ref(
     opts: &IndexOptions,
     progress: &dyn Progress,
     shared: Option<&GraphStore>,
+    held: Option<&WriterLock>,
 ) -> Result<IndexReport, IndexError> {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let repo = opts.repo.clone().unwrap_or_else(|| repo_name(&root));
     progress.phase("reading git objects", 0);
     let dest = data.tree_dir(&repo, rev);
-    let (commit, files) = {
-        // The snapshot is written under the writer lock: a concurrent run of the
-        // same ref could otherwise swap it while this one indexes it.
-        let _lock = data.lock_writer()?;
-        gitref::materialize(&root, rev, &dest)?
+    // The snapshot is written under the writer lock, held until the run ends: a
+    // concurrent run of the same ref could otherwise swap it meanwhile.
+    let own;
+    let lock = match held {
+        Some(l) => l,
+        None => {
+            own = data.lock_writer()?;
+            &own
+        }
     };
+    let (commit, files) = gitref::materialize(&root, rev, &dest)?;
     tracing::debug!(rev, commit, files, "snapshot written");
     let opts = IndexOptions {
         repo: Some(repo),
@@ -352,7 +358,7 @@ pub fn index_git_ref(
         repo_root: Some(root.clone()),
         ..opts.clone()
     };
-    index_repo_with(&dest, data, &opts, progress, shared)
+    index_repo_with(&dest, data, &opts, progress, shared, Some(lock))
 }
 
 /// Whether `rev` should be indexed from git objects rather than from the working
@@ -370,27 +376,36 @@ pub fn index_repo(
     opts: &IndexOptions,
     progress: &dyn Progress,
 ) -> Result<IndexReport, IndexError> {
-    index_repo_with(root, data, opts, progress, None)
+    index_repo_with(root, data, opts, progress, None, None)
 }
 
-/// Takes the data dir's writer lock and opens its graph (`None` when there is
-/// none yet, or when a server's `shared` store is used), first undoing a run
-/// killed before this one finished. A run of its own that may write in place
-/// also starts copying the database aside.
+/// Takes the data dir's writer lock (unless the caller holds it: `held`) and
+/// opens its graph (`None` when there is none yet, or when a server's `shared`
+/// store is used), first undoing a run killed before this one finished. A run of
+/// its own that may write in place also starts copying the database aside.
 fn open_for_write(
     data: &DataDir,
     opts: &IndexOptions,
     shared: Option<&GraphStore>,
+    held: Option<&WriterLock>,
     repo: &str,
     ref_name: &str,
-) -> Result<(WriterLock, Option<GraphStore>, Option<SavedCopy>), IndexError> {
-    let lock = data.lock_writer()?;
+) -> Result<(Option<WriterLock>, Option<GraphStore>, Option<SavedCopy>), IndexError> {
+    let lock = match held {
+        Some(_) => None,
+        None => Some(data.lock_writer()?),
+    };
     // A server (`shared`) undid an interrupted run when it opened the graph;
     // since then its copy may be an earlier state protecting runs not yet
     // checkpointed (`DataDir::has_earlier_copy`), and the graph is open: nothing
     // to undo.
     if shared.is_none() {
-        data.restore_interrupted()?;
+        match data.restore_interrupted() {
+            Ok(_) => {}
+            // --force rebuilds aside whatever state the old files are in.
+            Err(e) if opts.force => tracing::warn!("not undoing an interrupted run: {e}"),
+            Err(e) => return Err(e.into()),
+        }
     }
     if opts.commit.is_none() {
         // The working tree is indexed under this name now: a snapshot of a git
@@ -401,13 +416,30 @@ fn open_for_write(
         }
     }
     // Leftovers of an interrupted full build are garbage now that we hold the lock.
-    data.remove_stale_graphs()?;
+    if let Err(e) = data.remove_stale_graphs()
+        && !opts.force
+    {
+        return Err(e.into());
+    }
     // An in-place run's copy of the database (see `SavedCopy`) starts before
     // the graph opens (opening reads the file, it does not write it).
     let saving = (shared.is_none() && !opts.force && data.exists())
         .then(|| SavedCopy::start(data, opts.defer_finish));
     let owned = match shared {
-        None if data.exists() => Some(data.open_graph(&opts.graph)?),
+        None if data.exists() => match data.open_graph(&opts.graph) {
+            Ok(g) => Some(g),
+            // A damaged database cannot be updated, but --force can always
+            // build a new one aside and publish it (other refs it held must then
+            // be indexed again).
+            Err(e) if opts.force => {
+                tracing::warn!(
+                    "the graph in {} cannot be opened ({e}); rebuilding it from scratch (index any other repos or refs it held again)",
+                    data.root().display()
+                );
+                None
+            }
+            Err(e) => return Err(e.into()),
+        },
         _ => None,
     };
     Ok((lock, owned, saving))
@@ -423,6 +455,7 @@ pub fn index_repo_with(
     opts: &IndexOptions,
     progress: &dyn Progress,
     shared: Option<&GraphStore>,
+    held: Option<&WriterLock>,
 ) -> Result<IndexReport, IndexError> {
     let started = Instant::now();
     if !root.is_dir() {
@@ -477,7 +510,7 @@ pub fn index_repo_with(
             Some(w) => w,
             None => walk::walk(&root, &walk_opts),
         });
-        let opened = open_for_write(data, opts, shared, &repo, &ref_name);
+        let opened = open_for_write(data, opts, shared, held, &repo, &ref_name);
         (walker.join(), opened)
     });
     let mut walked = walked.unwrap_or_else(|panic| std::panic::resume_unwind(panic));

@@ -4,6 +4,7 @@
 //! [`index`] (imports through [`resolve`]) → [`graph`] (Kuzu) → [`nav`] → [`tools`] over [`service`] → [`server`] (MCP) / CLI. See the README's
 //! "Architecture" section for the map and the invariants.
 
+pub mod adhoc;
 pub mod catalog;
 pub mod cli;
 pub mod config;

@@ -14,7 +14,7 @@
 //! what only the graph knows: exact name matches first, definitions over tests and
 //! vendored code, and symbols many files import above leaf helpers of the same name.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -301,11 +301,45 @@ fn joined_words(query: &str) -> Vec<String> {
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
         .collect();
-    let mut out: Vec<String> = words.windows(2).map(|w| w.concat()).collect();
-    if words.len() > 2 {
+    let mut seen = HashSet::new();
+    let mut out: Vec<String> = words
+        .windows(2)
+        .map(|w| w.concat())
+        .filter(|j| seen.insert(j.clone()))
+        .collect();
+    // A whole phrase as one identifier only for a few words: longer, it names
+    // nothing and only costs a term.
+    if (3..=6).contains(&words.len()) {
         out.push(words.concat());
     }
     out
+}
+
+/// Longest query `search_code` and `get_code_context` accept, in characters.
+pub const MAX_QUERY_CHARS: usize = 2_000;
+/// Most distinct terms one query may have.
+pub const MAX_QUERY_TERMS: usize = 64;
+
+/// Refuses a query too long to be a question (its cost grows with its terms).
+pub fn check_query(query: &str) -> Result<(), String> {
+    let chars = query.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        return Err(format!(
+            "the query is {chars} characters long; at most {MAX_QUERY_CHARS} are accepted"
+        ));
+    }
+    let mut distinct = HashSet::new();
+    let mut terms = Terms::new(query);
+    let mut term = String::new();
+    while terms.next_into(&mut term) {
+        distinct.insert(std::mem::take(&mut term));
+        if distinct.len() > MAX_QUERY_TERMS {
+            return Err(format!(
+                "the query has more than {MAX_QUERY_TERMS} distinct terms; ask something narrower"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The parts of an identifier as byte ranges into it (replacing `parts`'s).
@@ -643,7 +677,13 @@ impl SearchIndex {
 
         limit: usize,
     ) -> Result<Vec<Hit>, SearchError> {
-        let words = terms(query);
+        // Each distinct term once: a repeated word adds nothing to the ranking
+        // but a clause to every scoring step.
+        let mut seen = HashSet::new();
+        let words: Vec<String> = terms(query)
+            .into_iter()
+            .filter(|w| seen.insert(w.clone()))
+            .collect();
         if words.is_empty() {
             return Ok(Vec::new());
         }

@@ -38,6 +38,16 @@ use crate::tools::{self, Reply};
 const READERS: usize = 8;
 /// Largest accepted request body.
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// Longest string argument of a tool call (`run_cypher`'s query and parameters
+/// excepted: `MAX_CYPHER_ARG_BYTES`). Every tool's work grows with its inputs;
+/// bounding them bounds the work.
+const MAX_ARG_BYTES: usize = 8 * 1024;
+const MAX_CYPHER_ARG_BYTES: usize = 64 * 1024;
+/// Calls on loaded data run in place only while their text is this short.
+const INLINE_ARG_BYTES: usize = 256;
+/// A tool call that has not answered after this long gets a timeout error (its
+/// thread finishes in the background, still holding its `READERS` permit).
+const CALL_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
 
 const INSTRUCTIONS: &str = "cruxe answers questions about the code it indexed: \
 ranked search (search_code), context fitted to a token budget (get_code_context), \
@@ -83,7 +93,7 @@ impl CruxeMcp {
     where
         F: FnOnce(&Service) -> Reply + Send + 'static,
     {
-        let _permit = self
+        let permit = self
             .permits
             .clone()
             .acquire_owned()
@@ -91,12 +101,27 @@ impl CruxeMcp {
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let svc = self.svc.clone();
         let outcome = if inline {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&svc)))
-                .map_err(|_| "panicked".to_string())
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&svc)))
+                .map_err(|_| "panicked".to_string());
+            drop(permit);
+            r
         } else {
-            tokio::task::spawn_blocking(move || f(&svc))
-                .await
-                .map_err(|e| e.to_string())
+            // The permit goes with the work: a call that outlives its deadline
+            // still counts against `READERS` until it ends.
+            let work = tokio::task::spawn_blocking(move || {
+                let r = f(&svc);
+                drop(permit);
+                r
+            });
+            match tokio::time::timeout(CALL_DEADLINE, work).await {
+                Ok(joined) => joined.map_err(|e| e.to_string()),
+                Err(_) => {
+                    return Ok(CallToolResult::structured_error(json!({"error": {
+                        "code": "query_timeout",
+                        "message": format!("the call took longer than {} s and was abandoned; the server is busy or the request too large", CALL_DEADLINE.as_secs()),
+                        "data": {"timeout_ms": CALL_DEADLINE.as_millis() as u64}}})));
+                }
+            }
         };
         let reply = match outcome {
             Ok(r) => r,
@@ -159,7 +184,7 @@ impl CruxeMcp {
         &self,
         Parameters(input): Parameters<tools::SearchInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        let inline = self.warm(&input.repo, &input.ref_name, true);
+        let inline = self.warm(&input.repo, &input.ref_name, true) && short(&input.query);
         self.run_where(inline, move |s| tools::search_code(s, input))
             .await
     }
@@ -171,7 +196,7 @@ impl CruxeMcp {
         &self,
         Parameters(input): Parameters<tools::ContextInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        let inline = self.warm(&input.repo, &input.ref_name, true);
+        let inline = self.warm(&input.repo, &input.ref_name, true) && short(&input.query);
         self.run_where(inline, move |s| tools::get_code_context(s, input))
             .await
     }
@@ -242,6 +267,10 @@ impl ServerHandler for CruxeMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if let Some(why) = oversized_argument(&request) {
+            let body = tools::invalid_arguments(&self.svc, &why);
+            return Ok(CallToolResult::structured_error(body).into());
+        }
         let tcc = ToolCallContext::new(self, request, context);
         match self.tool_router.call(tcc).await? {
             CallToolResponse::Complete(r)
@@ -263,6 +292,37 @@ impl ServerHandler for CruxeMcp {
             .with_server_info(Implementation::new("cruxe", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
     }
+}
+
+/// The first string argument over its size limit, described.
+fn oversized_argument(request: &CallToolRequestParams) -> Option<String> {
+    let args = request.arguments.as_ref()?;
+    let cypher = request.name == "run_cypher";
+    for (key, value) in args {
+        let max = if cypher && (key == "query" || key == "params") {
+            MAX_CYPHER_ARG_BYTES
+        } else {
+            MAX_ARG_BYTES
+        };
+        let size = match value {
+            serde_json::Value::String(s) => s.len(),
+            serde_json::Value::Array(_) | serde_json::Value::Object(_) => {
+                serde_json::to_string(value).map_or(usize::MAX, |t| t.len())
+            }
+            _ => 0,
+        };
+        if size > max {
+            return Some(format!(
+                "argument `{key}` is {size} bytes; at most {max} are accepted"
+            ));
+        }
+    }
+    None
+}
+
+/// Whether a text argument is short enough for the call to run in place.
+fn short(text: &str) -> bool {
+    text.len() <= INLINE_ARG_BYTES
 }
 
 /// How the HTTP server is exposed.
@@ -298,38 +358,243 @@ pub enum ServerError {
 struct HttpState {
     svc: Arc<Service>,
     token: Option<Arc<String>>,
+    peers: Arc<Peers>,
+    sessions: Arc<LocalSessionManager>,
 }
 
-/// The whole HTTP app: `/mcp` and `/health`, behind the token check. Kept apart
-/// from the socket so tests and embedders can drive it directly.
+/// Who may talk to the server: the `Host` names it answers to and the browser
+/// origins it accepts (DNS-rebinding and cross-origin protection, for every
+/// route alike).
+#[derive(Debug)]
+struct Peers {
+    /// Host names or addresses, each with a port or for any port.
+    hosts: Vec<(String, Option<u16>)>,
+    /// Allowed origins as `scheme://host[:port]`, a port of `*` for any.
+    origins: Vec<String>,
+}
+
+/// The whole HTTP app: `/mcp` and `/health`, behind the Host/Origin and token
+/// checks. Kept apart from the socket so tests and embedders can drive it
+/// directly.
 pub fn app(svc: Arc<Service>, opts: &HttpOptions, ct: CancellationToken) -> Router {
-    let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
-    hosts.push(opts.listen.ip().to_string());
-    hosts.extend(opts.allowed_hosts.iter().cloned());
+    let mut hosts: Vec<(String, Option<u16>)> = ["localhost", "127.0.0.1", "::1"]
+        .iter()
+        .map(|h| (h.to_string(), None))
+        .collect();
+    if opts.listen.ip().is_unspecified() {
+        // Bound to every address: the machine's own name is one it answers to
+        // (its addresses are accepted per connection, see `guard`).
+        if let Some(name) = host_name() {
+            hosts.push((name.to_ascii_lowercase(), None));
+        }
+    } else {
+        hosts.push((opts.listen.ip().to_string(), None));
+    }
+    hosts.extend(opts.allowed_hosts.iter().filter_map(|h| parse_authority(h)));
     let mut origins: Vec<String> = vec![
         "http://localhost:*".into(),
         "http://127.0.0.1:*".into(),
         "http://[::1]:*".into(),
     ];
-    origins.extend(opts.allowed_origins.iter().cloned());
+    origins.extend(
+        opts.allowed_origins
+            .iter()
+            .map(|o| o.trim_end_matches('/').to_string()),
+    );
+    // Host and Origin are checked here, for every route; rmcp's own checks would
+    // only cover /mcp, and could not accept the address a connection came in on.
     let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(hosts)
-        .with_allowed_origins(origins)
+        .disable_allowed_hosts()
+        .disable_allowed_origins()
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .with_sse_keep_alive(Some(std::time::Duration::from_secs(15)))
         .with_cancellation_token(ct);
     let handler = CruxeMcp::new(svc.clone());
+    let sessions = Arc::new(LocalSessionManager::default());
     let mcp: StreamableHttpService<CruxeMcp, LocalSessionManager> =
-        StreamableHttpService::new(move || Ok(handler.clone()), Default::default(), config);
+        StreamableHttpService::new(move || Ok(handler.clone()), sessions.clone(), config);
     let state = HttpState {
         svc,
         token: opts.token.clone().map(Arc::new),
+        peers: Arc::new(Peers { hosts, origins }),
+        sessions,
     };
     Router::new()
         .nest_service("/mcp", mcp)
         .route("/health", get(health))
-        .layer(middleware::from_fn_with_state(state.clone(), require_token))
+        .layer(middleware::from_fn_with_state(state.clone(), guard))
         .with_state(state)
+}
+
+/// The local address a connection arrived on (and its peer), for the Host check
+/// of a server bound to every address.
+#[derive(Debug, Clone, Copy)]
+pub struct Conn {
+    pub local: Option<SocketAddr>,
+}
+
+impl<L> axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, L>> for Conn
+where
+    L: axum::serve::Listener<Io = tokio::net::TcpStream>,
+{
+    fn connected(stream: axum::serve::IncomingStream<'_, L>) -> Self {
+        Conn {
+            local: stream.io().local_addr().ok(),
+        }
+    }
+}
+
+/// Every request: Host and Origin, then the token, then two JSON-RPC details
+/// rmcp answers otherwise (a DELETE of an unknown session, `tools/call` with
+/// arguments that are not an object).
+async fn guard(State(state): State<HttpState>, req: Request, next: Next) -> Response {
+    let local = req
+        .extensions()
+        .get::<axum::extract::ConnectInfo<Conn>>()
+        .and_then(|c| c.0.local);
+    if let Err(why) = state.peers.check(req.headers(), req.uri(), local) {
+        tracing::warn!("refused a request: {why}");
+        return (
+            StatusCode::FORBIDDEN,
+            axum::Json(json!({"error": format!("forbidden: {why}")})),
+        )
+            .into_response();
+    }
+    if let Some(token) = &state.token
+        && !bearer_matches(req.headers(), token)
+    {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            axum::Json(json!({"error": "missing or wrong bearer token"})),
+        )
+            .into_response();
+    }
+    if req.uri().path().starts_with("/mcp") {
+        if req.method() == axum::http::Method::DELETE {
+            let id = req
+                .headers()
+                .get("mcp-session-id")
+                .and_then(|v| v.to_str().ok())
+                .map(|s| std::sync::Arc::<str>::from(s.to_string()));
+            if let Some(id) = id {
+                use rmcp::transport::streamable_http_server::session::SessionManager;
+                if !state.sessions.has_session(&id).await.unwrap_or(false) {
+                    return (
+                        StatusCode::NOT_FOUND,
+                        axum::Json(json!({"error": "no such session"})),
+                    )
+                        .into_response();
+                }
+            }
+        }
+        if req.method() == axum::http::Method::POST {
+            return check_call_arguments(req, next).await;
+        }
+    }
+    next.run(req).await
+}
+
+/// `tools/call` whose `arguments` is not an object is a JSON-RPC "invalid
+/// params" (-32602); rmcp would take it for an unknown method. The body is read
+/// here (within the size limit) and handed on unchanged otherwise.
+async fn check_call_arguments(req: Request, next: Next) -> Response {
+    let (parts, body) = req.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
+        Ok(b) => b,
+        Err(_) => {
+            return (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                axum::Json(json!({"error": format!("request body over {MAX_BODY_BYTES} bytes")})),
+            )
+                .into_response();
+        }
+    };
+    if let Ok(msg) = serde_json::from_slice::<serde_json::Value>(&bytes)
+        && msg["method"] == "tools/call"
+        && msg["params"]
+            .get("arguments")
+            .is_some_and(|a| !a.is_object() && !a.is_null())
+    {
+        let body = json!({
+            "jsonrpc": "2.0",
+            "id": msg.get("id").cloned().unwrap_or(serde_json::Value::Null),
+            "error": {"code": -32602, "message": "Invalid params: `arguments` must be an object"},
+        });
+        return (StatusCode::OK, axum::Json(body)).into_response();
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
+}
+
+impl Peers {
+    fn check(
+        &self,
+        headers: &HeaderMap,
+        uri: &axum::http::Uri,
+        local: Option<SocketAddr>,
+    ) -> Result<(), String> {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+            .or_else(|| uri.authority().map(|a| a.to_string()))
+            .ok_or("no Host header")?;
+        let (name, port) = parse_authority(&host).ok_or_else(|| format!("bad Host `{host}`"))?;
+        let own_address = local.is_some_and(|l| l.ip().to_string() == name);
+        let listed = self
+            .hosts
+            .iter()
+            .any(|(h, p)| *h == name && p.is_none_or(|p| Some(p) == port));
+        if !own_address && !listed {
+            return Err(format!(
+                "Host `{host}` is not one this server answers to (--allow-host)"
+            ));
+        }
+        let Some(origin) = headers.get(header::ORIGIN) else {
+            return Ok(());
+        };
+        let origin = origin.to_str().map_err(|_| "unreadable Origin")?;
+        let same_origin = origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"))
+            .is_some_and(|rest| rest.eq_ignore_ascii_case(&host));
+        if same_origin || self.origins.iter().any(|o| origin_matches(o, origin)) {
+            Ok(())
+        } else {
+            Err(format!("Origin `{origin}` is not allowed (--allow-origin)"))
+        }
+    }
+}
+
+/// `host[:port]` (IPv6 in brackets) as (lower-case host without brackets, port).
+fn parse_authority(text: &str) -> Option<(String, Option<u16>)> {
+    let a: axum::http::uri::Authority = text.trim().parse().ok()?;
+    let host = a.host().trim_start_matches('[').trim_end_matches(']');
+    Some((host.to_ascii_lowercase(), a.port_u16()))
+}
+
+/// Whether `origin` matches an allowed pattern (`http://host:*` for any port).
+fn origin_matches(pattern: &str, origin: &str) -> bool {
+    match pattern.strip_suffix(":*") {
+        Some(base) => {
+            origin.eq_ignore_ascii_case(base)
+                || origin
+                    .get(..base.len())
+                    .is_some_and(|head| head.eq_ignore_ascii_case(base))
+                    && origin[base.len()..]
+                        .strip_prefix(':')
+                        .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        }
+        None => pattern.eq_ignore_ascii_case(origin),
+    }
+}
+
+/// The machine's host name, for a server bound to every address.
+fn host_name() -> Option<String> {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
+    let name = name.trim();
+    (!name.is_empty()).then(|| name.to_string())
 }
 
 async fn health(State(state): State<HttpState>) -> impl IntoResponse {
@@ -342,26 +607,15 @@ async fn health(State(state): State<HttpState>) -> impl IntoResponse {
     axum::Json(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION"), "repos": repos}))
 }
 
-async fn require_token(State(state): State<HttpState>, req: Request, next: Next) -> Response {
-    if let Some(token) = &state.token
-        && !bearer_matches(req.headers(), token)
-    {
-        return (
-            StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, "Bearer")],
-            axum::Json(json!({"error": "missing or wrong bearer token"})),
-        )
-            .into_response();
-    }
-    next.run(req).await
-}
-
-/// Constant-time comparison of the request's bearer token with ours.
+/// Constant-time comparison of the request's bearer token with ours (the scheme
+/// name is case-insensitive, RFC 9110).
 fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
     let Some(given) = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
+        .and_then(|v| v.trim().split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, t)| t.trim())
     else {
         return false;
     };
@@ -391,20 +645,25 @@ pub async fn serve_http(
     let addr = listener.local_addr()?;
     // Answers go out as several small SSE writes; without TCP_NODELAY, Nagle's
     // algorithm and the client's delayed ACK add ~40 ms to every call.
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
+    let listener = listener.tap_io(nodelay as fn(&mut tokio::net::TcpStream));
     let ct = CancellationToken::new();
     let router = app(svc, &opts, ct.child_token());
     // One line on stderr that scripts (and tests) wait for.
     eprintln!("cruxe: serving MCP at http://{addr}/mcp");
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            ct.cancel();
-        })
-        .await?;
+    axum::serve(
+        listener,
+        router.into_make_service_with_connect_info::<Conn>(),
+    )
+    .with_graceful_shutdown(async move {
+        shutdown.await;
+        ct.cancel();
+    })
+    .await?;
     Ok(())
+}
+
+fn nodelay(tcp: &mut tokio::net::TcpStream) {
+    let _ = tcp.set_nodelay(true);
 }
 
 /// Resolves on Ctrl-C or SIGTERM (what `kill` and service managers send).

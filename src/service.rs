@@ -14,8 +14,9 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
+use crate::adhoc::{self, CypherPool};
 use crate::catalog::{self, Catalog};
-use crate::datadir::DataDir;
+use crate::datadir::{DataDir, DataDirError, WriterLock};
 use crate::graph::{GraphStore, RefStatus};
 use crate::index::{self, IndexOptions, IndexReport, Progress};
 use crate::search::{self, SearchIndex};
@@ -47,6 +48,10 @@ pub struct ServiceConfig {
     pub debounce: Duration,
     /// Quiet time after a run before its checkpoint (see `Service::run_jobs`).
     pub checkpoint_after: Duration,
+    /// Bounds of one `run_cypher` query (its timeout is `query_timeout_ms`).
+    pub cypher: adhoc::Limits,
+    /// The binary run as `cypher-worker` [default: this process's own].
+    pub worker_exe: Option<PathBuf>,
 }
 
 impl Default for ServiceConfig {
@@ -58,6 +63,8 @@ impl Default for ServiceConfig {
             watch: true,
             debounce: Duration::from_millis(30),
             checkpoint_after: Duration::from_millis(600),
+            cypher: adhoc::Limits::default(),
+            worker_exe: None,
         }
     }
 }
@@ -118,6 +125,14 @@ type RepoRef = (String, String);
 /// One data dir and the graph opened from it.
 pub struct Store {
     pub data: DataDir,
+    /// This server is the data dir's one writer for as long as it runs: an index
+    /// run from elsewhere is refused instead of writing under it.
+    lock: WriterLock,
+    /// Workers for `run_cypher`, reading the latest snapshot of the graph.
+    pub cypher: CypherPool,
+    /// Counts the graph's committed changes (runs, rebuilds); a snapshot
+    /// records the count it holds.
+    version: AtomicU64,
     graph: RwLock<Option<Arc<GraphStore>>>,
     /// Refs held, with counts; refreshed after every index run.
     refs: RwLock<Vec<RefStatus>>,
@@ -136,6 +151,33 @@ impl Store {
 
     pub fn refs(&self) -> Vec<RefStatus> {
         self.refs.read().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// The graph's current version (see `version`).
+    pub fn version(&self) -> u64 {
+        self.version.load(Ordering::SeqCst)
+    }
+
+    /// Whether `run_cypher` reads an older state than the other tools.
+    pub fn snapshot_behind(&self) -> bool {
+        self.cypher.source_version() != Some(self.version())
+    }
+
+    /// Hands the query workers the crash-safety copy just made, if it is the
+    /// current state (call after `index::finish_write`).
+    fn publish_snapshot(&self) {
+        match self.data.link_query_snapshot() {
+            Ok(Some(path)) => {
+                tracing::debug!(path = %path.display(), "new snapshot for run_cypher");
+                self.cypher.set_source(adhoc::Source {
+                    path,
+                    version: self.version(),
+                    owned: true,
+                });
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!("no new snapshot for run_cypher: {e}"),
+        }
     }
 
     /// The value cached under (`repo`, `ref_name`) in `map`, or what `load` gives,
@@ -494,6 +536,10 @@ pub enum ServiceError {
     DuplicateName(String),
     #[error("`{0}` names no branch, tag or commit in {1}")]
     UnknownGitRef(String, PathBuf),
+    #[error(transparent)]
+    DataDir(#[from] DataDirError),
+    #[error("cannot find this program's own binary (for the query workers): {0}")]
+    Exe(std::io::Error),
 }
 
 /// Watches `served`'s working tree: a change to a file cruxe indexes (or to a
@@ -532,8 +578,11 @@ fn watch(
     let changed = served.changed.clone();
     let git_seen = served.git_seen.clone();
     let git_refs = served.git_refs.clone();
-    let mut watcher =
-        notify::recommended_watcher(move |res: Result<notify::Event, notify::Error>| {
+    // Symlinked directories are not followed: what they point at is outside
+    // the walk (or, inside the repo, watched where it really is).
+    let config = notify::Config::default().with_follow_symlinks(false);
+    let mut watcher = notify::RecommendedWatcher::new(
+        move |res: Result<notify::Event, notify::Error>| {
             let Ok(event) = res else {
                 return;
             };
@@ -595,7 +644,9 @@ fn watch(
                 seen.fetch_add(1, Ordering::SeqCst);
                 let _ = tx.send(Job::Tree(i));
             }
-        })?;
+        },
+        config,
+    )?;
     watcher.watch(&served.root, RecursiveMode::Recursive)?;
     Ok(watcher)
 }
@@ -621,9 +672,10 @@ pub struct Service {
 /// (see `Service::run_jobs`).
 const FINISH_WITHIN: Duration = Duration::from_secs(10);
 
-/// Runs committed to a data dir's graph whose checkpoint is still to come.
+/// Runs committed to a data dir's graph whose checkpoint (and the snapshot for
+/// `run_cypher` after it) is still to come.
 struct Unfinished {
-    data: DataDir,
+    store: Arc<Store>,
     graph: Arc<GraphStore>,
     since: std::time::Instant,
 }
@@ -645,8 +697,12 @@ fn finish_all(
         })
     };
     for u in unfinished.drain(..) {
-        if let Err(e) = index::finish_write(&u.data, &u.graph, &abort) {
-            tracing::warn!(data = %u.data.root().display(), "finishing the index runs failed: {e}");
+        let data = &u.store.data;
+        match index::finish_write(data, &u.graph, &abort, &u.store.lock) {
+            Ok(()) => u.store.publish_snapshot(),
+            Err(e) => {
+                tracing::warn!(data = %data.root().display(), "finishing the index runs failed: {e}");
+            }
         }
     }
 }
@@ -685,8 +741,21 @@ impl Service {
             let store = match stores.iter().find(|s| s.data.root() == data_root) {
                 Some(s) => s.clone(),
                 None => {
+                    let data = DataDir::new(data_root);
+                    let lock = data.lock_writer()?;
+                    let exe = match &cfg.worker_exe {
+                        Some(p) => p.clone(),
+                        None => std::env::current_exe().map_err(ServiceError::Exe)?,
+                    };
+                    let limits = adhoc::Limits {
+                        timeout_ms: cfg.query_timeout_ms,
+                        ..cfg.cypher.clone()
+                    };
                     let s = Arc::new(Store {
-                        data: DataDir::new(data_root),
+                        data,
+                        lock,
+                        cypher: CypherPool::new(exe, limits),
+                        version: AtomicU64::new(0),
                         graph: RwLock::new(None),
                         refs: RwLock::new(Vec::new()),
                         catalogs: RwLock::new(HashMap::new()),
@@ -755,11 +824,11 @@ impl Service {
         for served in &self.repos {
             served.set(IndexingStatus::Indexing, None, None);
             let store = &served.store;
-            if let Ok(_lock) = store.data.lock_writer()
-                && let Err(e) = store.data.restore_interrupted()
-            {
+            // This server holds the writer lock (`Service::new`).
+            if let Err(e) = store.data.restore_interrupted() {
                 tracing::warn!("cannot undo an interrupted run: {e}");
             }
+            store.data.clear_query_snapshots();
             if store.graph().is_none() && store.data.exists() {
                 match store.data.open_graph(&self.cfg.index.graph) {
                     Ok(g) => store.refresh(Some(Arc::new(g))),
@@ -875,22 +944,36 @@ impl Service {
                     Job::Tree(i) => (&self.repos[*i], None),
                     Job::GitRef(i, rev) => (&self.repos[*i], Some(rev.as_str())),
                 };
-                let Some(graph) = self.index_one(served, rev) else {
-                    continue;
+                let store = &served.store;
+                // A run that committed leaves its checkpoint to later; so does a
+                // graph whose run_cypher snapshot is behind (a rebuild, a start).
+                let graph = match self.index_one(served, rev) {
+                    Some(g) => g,
+                    None if store.snapshot_behind() => match store.graph() {
+                        Some(g) => g,
+                        None => continue,
+                    },
+                    None => continue,
                 };
-                let data = &served.store.data;
-                match unfinished.iter_mut().find(|u| u.data.root() == data.root()) {
+                match unfinished
+                    .iter_mut()
+                    .find(|u| u.store.data.root() == store.data.root())
+                {
                     // Another graph (a rebuild replaced it): the old one's work is moot.
                     Some(u) if Arc::ptr_eq(&u.graph, &graph) => {}
                     Some(u) => u.graph = graph,
                     None => unfinished.push(Unfinished {
-                        data: data.clone(),
+                        store: store.clone(),
                         graph,
                         since: std::time::Instant::now(),
                     }),
                 }
             }
-            if unfinished.iter().any(|u| u.since.elapsed() > FINISH_WITHIN) {
+            // A graph run_cypher cannot read yet (a first index) gets its
+            // snapshot now; others wait for quiet, or at most FINISH_WITHIN.
+            if unfinished.iter().any(|u| {
+                u.since.elapsed() > FINISH_WITHIN || u.store.cypher.source_version().is_none()
+            }) {
                 finish_all(&mut unfinished, None, &carry);
             }
         }
@@ -931,6 +1014,7 @@ impl Service {
                     &opts,
                     &served.progress,
                     shared.as_deref(),
+                    Some(&store.lock),
                 )
             }
             Some(rev) => {
@@ -942,13 +1026,18 @@ impl Service {
                     &opts,
                     &served.progress,
                     shared.as_deref(),
+                    Some(&store.lock),
                 )
             }
         };
+        let had_graph = shared.is_some();
         drop(shared);
         match result {
             Ok(report) => {
                 log_report(&report);
+                if report.finish_pending || report.republished || !had_graph {
+                    store.version.fetch_add(1, Ordering::SeqCst);
+                }
                 if report.republished || store.graph().is_none() {
                     store.refresh(None);
                     match store.data.open_graph(&self.cfg.index.graph) {
@@ -1043,6 +1132,10 @@ impl Service {
             .and_then(|mut s| s.take())
             .is_some_and(|done| done.recv_timeout(Duration::from_secs(20)).is_ok());
         for served in &self.repos {
+            served
+                .store
+                .cypher
+                .clear_source("the server is shutting down");
             served.store.refresh(None);
         }
         // Everything is checkpointed and no run is under way: the copy that
@@ -1052,6 +1145,9 @@ impl Service {
             for served in &self.repos {
                 served.store.data.discard_saved();
             }
+        }
+        for served in &self.repos {
+            served.store.data.clear_query_snapshots();
         }
     }
 

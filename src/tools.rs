@@ -13,6 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use crate::adhoc::{self, AdhocError};
 use crate::catalog::{self, Catalog};
 use crate::graph::{FileInfo, FileSymbol, GraphError, GraphStore, SymbolRow};
 use crate::nav::{self, NavError, Scope};
@@ -338,6 +339,30 @@ impl ToolError {
             other => Self::internal(other),
         }
     }
+    /// An ad hoc query's failure: every refusal of the guard and the sandbox is
+    /// `query_not_read_only`, whatever part of it stopped the query.
+    fn adhoc(e: AdhocError) -> ToolError {
+        match e {
+            AdhocError::NotReadOnly(m) => Self::new(
+                "query_not_read_only",
+                format!("{m}; run_cypher only reads the graph"),
+                json!({}),
+            ),
+            AdhocError::Invalid(m) => Self::new("query_invalid", m, json!({})),
+            AdhocError::Timeout(ms) => Self::query(GraphError::Timeout(ms)),
+            AdhocError::TooLarge(mb) => Self::new(
+                "query_too_large",
+                AdhocError::TooLarge(mb).to_string(),
+                json!({"memory_limit_mb": mb}),
+            ),
+            AdhocError::NotReady(m) => Self::new(
+                "index_not_ready",
+                format!("run_cypher has no graph to read yet ({m}); try again shortly"),
+                json!({}),
+            ),
+            AdhocError::Worker(m) => Self::internal(m),
+        }
+    }
     pub fn internal(e: impl std::fmt::Display) -> ToolError {
         tracing::error!("internal error in a tool: {e}");
         Self::new("internal_error", format!("internal error: {e}"), json!({}))
@@ -538,8 +563,10 @@ fn symbol_json(s: &SymbolRow) -> Map<String, Value> {
     m
 }
 
-/// A repo-relative path as given by a client: `./` and `\` tolerated; absolute
-/// paths and `..` refused (nothing outside the repo is ever named).
+/// A repo-relative path as given by a client, normalised by its text alone:
+/// `.`, `..` within the repo and `\` are resolved; absolute paths and any `..`
+/// that would climb above the root are refused (nothing outside the repo is
+/// ever named). Symlinks are checked where files are read.
 fn clean_path(p: &str) -> Result<String, ToolError> {
     let p = p.trim().replace('\\', "/");
     if p.starts_with('/') || p.get(1..2) == Some(":") {
@@ -547,14 +574,19 @@ fn clean_path(p: &str) -> Result<String, ToolError> {
             "`{p}` is absolute; paths are relative to the repository root"
         )));
     }
-    let parts: Vec<&str> = p
-        .split('/')
-        .filter(|s| !s.is_empty() && *s != ".")
-        .collect();
-    if parts.contains(&"..") {
-        return Err(ToolError::invalid_input(format!(
-            "`{p}` leaves the repository; paths are relative to its root"
-        )));
+    let mut parts: Vec<&str> = Vec::new();
+    for part in p.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    return Err(ToolError::invalid_input(format!(
+                        "`{p}` leaves the repository; paths are relative to its root"
+                    )));
+                }
+            }
+            name => parts.push(name),
+        }
     }
     Ok(parts.join("/"))
 }
@@ -1503,6 +1535,7 @@ pub fn search_code(svc: &Service, input: SearchInput) -> Reply {
     let out = (|| {
         let c = ctx(svc, repo.as_deref(), rf.as_deref())?;
         let query = non_empty("query", &input.query)?;
+        crate::search::check_query(query).map_err(ToolError::invalid_input)?;
         let limit = limit(input.limit, 10, 200)?;
         let prefix = clean_opt_path(input.path_prefix.as_deref())?;
         let s = search_state(&c)?;
@@ -1643,6 +1676,7 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
         };
         let c = ctx(svc, repo.as_deref(), rf.as_deref())?;
         let query = non_empty("query", &input.query)?;
+        crate::search::check_query(query).map_err(ToolError::invalid_input)?;
         let s = search_state(&c)?;
         let cat = &s.catalog;
         let filters = Filters {
@@ -1834,6 +1868,12 @@ pub fn run_cypher(svc: &Service, input: CypherInput) -> Reply {
     let out = (|| {
         let c = ctx(svc, repo.as_deref(), rf.as_deref())?;
         let query = non_empty("query", &input.query)?;
+        if query.len() > MAX_CYPHER_BYTES {
+            return Err(ToolError::invalid_input(format!(
+                "the query is {} bytes; at most {MAX_CYPHER_BYTES} are accepted",
+                query.len()
+            )));
+        }
         let max_rows = limit(input.limit, 100, svc.cfg.max_rows)?;
         let mut params: Vec<(String, Value)> = input
             .params
@@ -1846,18 +1886,36 @@ pub fn run_cypher(svc: &Service, input: CypherInput) -> Reply {
                 params.push((name.to_string(), json!(value)));
             }
         }
-        let (rows, truncated) = c
-            .graph
-            .query_read_only(query, params, max_rows, svc.cfg.query_timeout_ms)
-            .map_err(ToolError::query)?;
-        let n = rows.rows.len();
+        let store = &c.served.store;
+        let request = adhoc::Request {
+            query: query.to_string(),
+            params,
+            max_rows,
+            timeout_ms: svc.cfg.query_timeout_ms,
+            max_bytes: store.cypher.limits().max_answer_bytes,
+        };
+        let (answer, source) = store.cypher.run(&request).map_err(ToolError::adhoc)?;
+        let n = answer.rows.len();
+        let mut body = json!({"columns": answer.columns, "rows": answer.rows, "row_count": n, "truncated": answer.truncated});
+        // Read from a snapshot older than what the other tools read: say so.
+        if source.version != store.version() {
+            body["metadata"] = json!({"freshness_status": "syncing"});
+            body["snapshot_behind"] = json!(true);
+        }
         Ok((
-            json!({"columns": rows.columns, "rows": rows.rows, "row_count": n, "truncated": truncated}),
-            if truncated { "truncated" } else { "complete" },
+            body,
+            if answer.truncated {
+                "truncated"
+            } else {
+                "complete"
+            },
         ))
     })();
     finish(svc, repo.as_deref(), rf.as_deref(), out)
 }
+
+/// Longest `run_cypher` query accepted.
+const MAX_CYPHER_BYTES: usize = 64 * 1024;
 
 pub fn index_status(svc: &Service, input: StatusInput) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());

@@ -80,6 +80,11 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> WalkResult {
         .iter()
         .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
         .collect();
+    // Directory symlinks that lead out of the repository are not entered (their
+    // files would be indexed, and served, as the repo's own).
+    let outside = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Diagnostic>::new()));
+    let (outside_w, root_w, canonical_w) =
+        (outside.clone(), root.to_path_buf(), canonical_root.clone());
     let walker = WalkBuilder::new(root)
         .follow_links(true)
         .hidden(true)
@@ -93,6 +98,22 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> WalkResult {
             let name = e.file_name();
             if name == ".git" || name == ".cruxe" {
                 return false;
+            }
+            if e.path_is_symlink() && e.file_type().is_some_and(|t| t.is_dir()) {
+                let inside = e
+                    .path()
+                    .canonicalize()
+                    .is_ok_and(|target| target.starts_with(&canonical_w));
+                if !inside {
+                    if let Ok(mut out) = outside_w.lock() {
+                        out.push(Diagnostic {
+                            path: relative(&root_w, e.path()).unwrap_or_default(),
+                            problem: "symlinked directory points outside the repository; skipped"
+                                .into(),
+                        });
+                    }
+                    return false;
+                }
             }
             if e.file_type().is_some_and(|t| t.is_dir()) && !excludes.is_empty() {
                 let canon = e.path().canonicalize().unwrap_or_else(|_| e.path().into());
@@ -116,6 +137,9 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> WalkResult {
             ignore::WalkState::Continue
         })
     });
+    if let Ok(mut out) = outside.lock() {
+        result.diagnostics.append(&mut out);
+    }
     for f in found.into_inner().unwrap_or_default() {
         match f {
             Found::Source(src) => result.sources.push(src),

@@ -38,6 +38,16 @@ impl Server {
         format!("http://{}/mcp", self.addr)
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Kills the server at once (SIGKILL), as a crash or the OOM killer would.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// Stops the server as Ctrl-C does; whether it exited cleanly.
     pub fn interrupt(&mut self) -> bool {
         let _ = Command::new("kill")

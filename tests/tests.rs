@@ -13,4 +13,5 @@ mod mcp;
 mod queries;
 mod relevance;
 mod search;
+mod security;
 mod team;

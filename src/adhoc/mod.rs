@@ -1,0 +1,101 @@
+//! Ad hoc Cypher (`run_cypher`, `cruxe cypher`): a query someone typed, which
+//! cruxe must run without trusting it.
+//!
+//! Four walls, each enough on its own for what it guards:
+//! 1. **The plan guard** (`guard`): Kuzu `EXPLAIN`s the statement and every
+//!    operator and table function of the plan must be on a read-only allowlist.
+//! 2. **A read-only database and transaction:** the worker opens a database file
+//!    read-only and runs inside `BEGIN TRANSACTION READ ONLY`.
+//! 3. **A sandboxed worker process** (`worker`): before it opens the database the
+//!    worker restricts itself with Landlock to reading that one file (no other
+//!    file, no TCP), and once it is open it cannot make a new file descriptor at
+//!    all (`RLIMIT_NOFILE`). Its environment is empty; it dies with its parent.
+//! 4. **Bounds enforced from outside** (`pool`): the parent watches the worker's
+//!    resident memory and its deadline while a query runs and kills it past
+//!    either — Kuzu has no per-query memory cap and its own timeout is only
+//!    checked between steps. A killed worker is replaced; the server is untouched.
+//!
+//! What the worker reads: in a server, a *snapshot* of the graph (the data dir's
+//! crash-safety copy of the last checkpoint, hard-linked aside when it is made),
+//! because Kuzu lets no other process open a database that a writer holds. Answers
+//! say when that snapshot is older than the graph the other tools read. The CLI,
+//! with no server running, reads the current database file itself.
+//!
+//! Architecture invariant: this module never names a Kuzu type; the worker talks
+//! to the graph through `graph::GraphStore`.
+
+pub mod guard;
+mod pool;
+mod worker;
+
+pub use pool::{CypherPool, Limits, Source};
+pub use worker::{WorkerArgs, worker_main};
+
+use serde::{Deserialize, Serialize};
+
+/// One query for a worker (one JSON line on its stdin).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Request {
+    pub query: String,
+    #[serde(default)]
+    pub params: Vec<(String, serde_json::Value)>,
+    pub max_rows: usize,
+    /// Kuzu's own timeout (the parent's deadline is the hard one).
+    pub timeout_ms: u64,
+    /// Stop adding rows once the answer's JSON would pass this many bytes.
+    pub max_bytes: usize,
+}
+
+/// A worker's answer (one JSON line on its stdout).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Reply {
+    Ready {
+        sandbox: String,
+    },
+    Rows {
+        columns: Vec<String>,
+        rows: Vec<Vec<serde_json::Value>>,
+        truncated: bool,
+    },
+    Refused {
+        kind: RefusalKind,
+        message: String,
+    },
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum RefusalKind {
+    NotReadOnly,
+    Invalid,
+    Timeout,
+    Internal,
+}
+
+/// The rows of a query that ran.
+#[derive(Debug, Clone, Default)]
+pub struct Answer {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<serde_json::Value>>,
+    /// Rows were left out (the row limit or the size limit).
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum AdhocError {
+    #[error("refused: {0}")]
+    NotReadOnly(String),
+    #[error("invalid query: {0}")]
+    Invalid(String),
+    #[error("the query ran longer than {0} ms and was stopped")]
+    Timeout(u64),
+    #[error(
+        "the query needed more than {0} MiB of memory and was stopped (narrow it, or raise cypher_memory_mb)"
+    )]
+    TooLarge(u64),
+    #[error("no graph to query yet: {0}")]
+    NotReady(String),
+    #[error("the query worker failed: {0}")]
+    Worker(String),
+}

@@ -212,6 +212,11 @@ def run(host, port, n):
         "get_code_context (breadth)": lambda i: {"query": query_of(picks[i]), "max_tokens": 2000},
         "get_code_context (depth)": lambda i: {"query": query_of(picks[i]), "max_tokens": 4000,
                                                "strategy": "depth"},
+        # Ad hoc Cypher runs in a sandboxed worker process behind the plan guard.
+        "run_cypher (a file's symbols)": lambda i: {
+            "query": "MATCH (f:File)-[:CONTAINS]->(s:Symbol) WHERE f.repo = $repo AND f.ref = $ref "
+                     "AND f.path = $path RETURN s.name, s.kind, s.line_start",
+            "params": {"path": picks[i][1]}},
     }
     # The first search call builds the ref's search index: time it separately.
     t0 = time.perf_counter()

@@ -215,6 +215,9 @@ pub enum GraphError {
     Open { path: PathBuf, message: String },
     #[error("the query writes to the graph; only read-only queries are allowed here")]
     NotReadOnly,
+    /// The query reached for a file (refused by the sandbox, or absent).
+    #[error("the query reads or writes files outside the graph")]
+    OutsideGraph,
     #[error("invalid query: {0}")]
     Invalid(String),
     #[error("the query ran longer than {0} ms and was stopped")]
@@ -1007,24 +1010,34 @@ impl GraphStore {
 }
 
 /// What a failed ad hoc query was: a write Kuzu refused, an attempt on the file
-/// system (refused by the sandbox or the file's absence), a timeout, or a
-/// mistake in the query.
+/// system (refused by the sandbox, or a file that is not there), a timeout, or a
+/// mistake in the query. Decided by the fixed head of Kuzu's message: the rest
+/// may quote the query, whose text is anyone's.
 fn classify_query_error(e: kuzu::Error) -> GraphError {
     let m = e.to_string();
-    let lower = m.to_lowercase();
-    if lower.contains("read only") || lower.contains("read-only") {
-        GraphError::NotReadOnly
-    } else if lower.contains("interrupt") || lower.contains("timeout") {
+    let head = m.trim_start_matches("Query execution failed: ");
+    const WRITES: &[&str] = &[
+        "Connection exception: Cannot execute write operations in a read-only database!",
+        "Transaction manager exception: Can not execute a write query inside a read-only transaction.",
+    ];
+    if head.starts_with("Interrupted.") {
         GraphError::Timeout(0)
-    } else if lower.contains("permission denied")
-        || lower.contains("cannot open file")
-        || lower.contains("no file found")
-        || lower.contains("io exception")
-        || lower.contains("too many open files")
-    {
+    } else if WRITES.iter().any(|w| head.starts_with(w)) {
         GraphError::NotReadOnly
+    } else if head.starts_with("IO exception: ")
+        || head.starts_with("Binder exception: No file found that matches the pattern")
+        || head.starts_with("Binder exception: Cannot infer the format of the given file")
+        // Kuzu checks a file's existence before opening it; saying which of
+        // the two failed would tell a caller which paths exist.
+        || head.starts_with("Binder exception: File ")
+    {
+        GraphError::OutsideGraph
+    } else if head
+        .starts_with("Connection Exception: We do not support prepare multiple statements")
+    {
+        GraphError::Invalid("one statement at a time, please: `;` may only end the query".into())
     } else {
-        GraphError::Invalid(m.trim_start_matches("Query execution failed: ").to_string())
+        GraphError::Invalid(head.to_string())
     }
 }
 

@@ -379,6 +379,11 @@ pub fn index_repo(
     index_repo_with(root, data, opts, progress, None, None)
 }
 
+/// What `open_for_write` gives a run: the writer lock it took (none when the
+/// caller holds one), the graph it opened, and the copy of the database it
+/// started.
+type Opened = (Option<WriterLock>, Option<GraphStore>, Option<SavedCopy>);
+
 /// Takes the data dir's writer lock (unless the caller holds it: `held`) and
 /// opens its graph (`None` when there is none yet, or when a server's `shared`
 /// store is used), first undoing a run killed before this one finished. A run of
@@ -390,7 +395,7 @@ fn open_for_write(
     held: Option<&WriterLock>,
     repo: &str,
     ref_name: &str,
-) -> Result<(Option<WriterLock>, Option<GraphStore>, Option<SavedCopy>), IndexError> {
+) -> Result<Opened, IndexError> {
     let lock = match held {
         Some(_) => None,
         None => Some(data.lock_writer()?),

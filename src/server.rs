@@ -15,7 +15,6 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::serve::ListenerExt;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
@@ -433,11 +432,28 @@ pub struct Conn {
     pub local: Option<SocketAddr>,
 }
 
-impl<L> axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, L>> for Conn
-where
-    L: axum::serve::Listener<Io = tokio::net::TcpStream>,
-{
-    fn connected(stream: axum::serve::IncomingStream<'_, L>) -> Self {
+/// The listener `serve_http` uses: TCP with `TCP_NODELAY` on each connection.
+/// Answers go out as several small SSE writes; without it, Nagle's algorithm and
+/// the client's delayed ACK add ~40 ms to every call.
+pub struct NoDelay(tokio::net::TcpListener);
+
+impl axum::serve::Listener for NoDelay {
+    type Io = tokio::net::TcpStream;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        let (tcp, addr) = axum::serve::Listener::accept(&mut self.0).await;
+        let _ = tcp.set_nodelay(true);
+        (tcp, addr)
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.0.local_addr()
+    }
+}
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, NoDelay>> for Conn {
+    fn connect_info(stream: axum::serve::IncomingStream<'_, NoDelay>) -> Self {
         Conn {
             local: stream.io().local_addr().ok(),
         }
@@ -643,9 +659,7 @@ pub async fn serve_http(
             source,
         })?;
     let addr = listener.local_addr()?;
-    // Answers go out as several small SSE writes; without TCP_NODELAY, Nagle's
-    // algorithm and the client's delayed ACK add ~40 ms to every call.
-    let listener = listener.tap_io(nodelay as fn(&mut tokio::net::TcpStream));
+    let listener = NoDelay(listener);
     let ct = CancellationToken::new();
     let router = app(svc, &opts, ct.child_token());
     // One line on stderr that scripts (and tests) wait for.
@@ -660,10 +674,6 @@ pub async fn serve_http(
     })
     .await?;
     Ok(())
-}
-
-fn nodelay(tcp: &mut tokio::net::TcpStream) {
-    let _ = tcp.set_nodelay(true);
 }
 
 /// Resolves on Ctrl-C or SIGTERM (what `kill` and service managers send).

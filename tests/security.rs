@@ -206,8 +206,12 @@ fn run_cypher_and_the_cli_refuse_every_form_that_reaches_past_the_graph() {
         assert!(!v.to_string().contains(SECRET), "{q} leaked: {v}");
         refused += 1;
     }
-    // The plain forms are named for what they are.
-    for form in FORMS.iter().filter(|f| !f.contains(';')) {
+    // The plain forms are named for what they are (Kuzu cannot parse REMOVE at
+    // all, and takes one statement at a time).
+    for form in FORMS
+        .iter()
+        .filter(|f| !f.contains(';') && !f.contains("REMOVE"))
+    {
         let q = fill(form, &canary, &out);
         let i = queries.iter().position(|x| *x == q).expect("plain form");
         assert_eq!(err_code(&answers[i].0), "query_not_read_only", "{q}");
@@ -268,8 +272,8 @@ impl Rng {
         self.0 ^= self.0 << 17;
         self.0
     }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[(self.next() % items.len() as u64) as usize]
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[(self.next() % items.len() as u64) as usize]
     }
     fn chance(&mut self, percent: u64) -> bool {
         self.next() % 100 < percent
@@ -320,7 +324,7 @@ fn hostile_query(rng: &mut Rng, canary: &Canary, out: &Path) -> String {
         "\u{2028}",
     ];
     let body = fill(rng.pick(BODIES), canary, out);
-    let mut q = String::from(*rng.pick(PREFIXES));
+    let mut q = String::from(rng.pick(PREFIXES));
     for (i, word) in body.split(' ').enumerate() {
         if i > 0 {
             q.push_str(rng.pick(SPACES));

@@ -91,7 +91,7 @@ pub enum AdhocError {
     #[error("the query ran longer than {0} ms and was stopped")]
     Timeout(u64),
     #[error(
-        "the query needed more than {0} MiB of memory and was stopped (narrow it, or raise cypher_memory_mb)"
+        "the query needed more than {0} MiB of memory and was stopped; narrow it, or raise the limit (`cypher_memory_mb`, `cruxe cypher --memory-mb`)"
     )]
     TooLarge(u64),
     #[error("no graph to query yet: {0}")]

@@ -90,14 +90,15 @@ pub fn worker_main(args: &WorkerArgs) -> i32 {
 fn answer(store: &GraphStore, req: Request) -> Reply {
     let refused = |e: GraphError| {
         let kind = match e {
-            GraphError::NotReadOnly => RefusalKind::NotReadOnly,
+            GraphError::NotReadOnly | GraphError::OutsideGraph => RefusalKind::NotReadOnly,
             GraphError::Timeout(_) => RefusalKind::Timeout,
             GraphError::Invalid(_) => RefusalKind::Invalid,
             _ => RefusalKind::Internal,
         };
         let message = match e {
-            GraphError::NotReadOnly => {
-                "the query would write, or read or write outside the graph".to_string()
+            GraphError::NotReadOnly => "the query would write to the graph".to_string(),
+            GraphError::OutsideGraph => {
+                "the query reaches for files outside the graph (the query worker may open no file but the graph)".to_string()
             }
             GraphError::Invalid(m) => m,
             other => other.to_string(),

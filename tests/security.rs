@@ -971,3 +971,42 @@ fn http_to(addr: &str, host: &str, headers: &[(&str, &str)]) -> (u16, String, St
         .unwrap_or(0);
     (status, raw, String::new())
 }
+
+#[test]
+fn run_cypher_reads_a_snapshot_that_catches_up_and_says_when_it_is_behind() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("python");
+    copy_tree(&fixture("python"), &repo);
+    let server = serve_paths(tmp, std::slice::from_ref(&repo), &[], &[]);
+    wait_ready(&server);
+    for i in 0..3 {
+        std::fs::write(
+            repo.join(format!("fresh{i}.py")),
+            format!("class Fresh{i}:\n    pass\n"),
+        )
+        .expect("write");
+        // Visible to the other tools first.
+        let wait = client(json!({"transport": "http", "url": server.url(),
+            "calls": [["locate_symbol", {"name": format!("Fresh{i}")}, {"until": "ok", "timeout_s": 30}]]}));
+        assert!(!results(&wait)[0].1);
+        let started = Instant::now();
+        loop {
+            let v = call(
+                &server,
+                "run_cypher",
+                json!({"query": "MATCH (s:Symbol {name: $n}) RETURN count(*) AS n", "params": {"n": format!("Fresh{i}")}}),
+            );
+            if v["rows"][0][0] == 1 {
+                break;
+            }
+            // Not there yet: the answer must say it is behind.
+            assert_eq!(v["snapshot_behind"], true, "{v}");
+            assert_eq!(v["metadata"]["freshness_status"], "syncing", "{v}");
+            assert!(
+                started.elapsed() < Duration::from_secs(15),
+                "run_cypher never caught up: {v}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}

@@ -24,10 +24,13 @@ pub struct WorkerArgs {
 /// Runs the worker until stdin closes; the process's exit code.
 pub fn worker_main(args: &WorkerArgs) -> i32 {
     die_with_parent();
-    set_limit(libc::RLIMIT_CORE, 0);
-    // Nothing a worker does writes a file; a write that slipped through would
-    // end the process (SIGXFSZ) before a byte reached the disk.
-    set_limit(libc::RLIMIT_FSIZE, 0);
+    #[cfg(target_os = "linux")]
+    {
+        set_limit(libc::RLIMIT_CORE, 0);
+        // Nothing a worker does writes a file; a write that slipped through
+        // would end the process (SIGXFSZ) before a byte reached the disk.
+        set_limit(libc::RLIMIT_FSIZE, 0);
+    }
     let sandbox = match restrict_to_reading(&args.graph) {
         Ok(how) => how,
         Err(e) => {
@@ -158,53 +161,74 @@ fn send(out: &mut impl Write, reply: &Reply) -> bool {
     writeln!(out, "{text}").and_then(|()| out.flush()).is_ok()
 }
 
-/// A worker outliving its server would be a process nobody bounds.
-fn die_with_parent() {
-    // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number and no pointers.
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+#[cfg(target_os = "linux")]
+use sandbox::{die_with_parent, forbid_new_descriptors, restrict_to_reading, set_limit};
+
+/// The process's walls. Linux only: elsewhere the worker runs with the plan
+/// guard and the read-only database alone (and says so: sandbox `none`).
+#[cfg(target_os = "linux")]
+mod sandbox {
+    /// A worker outliving its server would be a process nobody bounds.
+    pub fn die_with_parent() {
+        // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number and no pointers.
+        unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        }
+    }
+
+    pub fn set_limit(resource: libc::__rlimit_resource_t, value: u64) -> bool {
+        let lim = libc::rlimit {
+            rlim_cur: value,
+            rlim_max: value,
+        };
+        // SAFETY: setrlimit reads the struct we pass and nothing else.
+        unsafe { libc::setrlimit(resource, &lim) == 0 }
+    }
+
+    /// After this no `open`, `socket`, `pipe` or `dup` can succeed: the limit on
+    /// descriptor numbers is set to the lowest free one.
+    pub fn forbid_new_descriptors() -> bool {
+        let mut fd = 0;
+        // SAFETY: F_GETFD on any integer only reports whether it is an open descriptor.
+        while unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1 {
+            fd += 1;
+        }
+        set_limit(libc::RLIMIT_NOFILE, fd as u64)
+    }
+
+    /// Landlock: from here on this process (and every thread it starts) may open
+    /// exactly one file, for reading, and may not bind or connect TCP sockets.
+    pub fn restrict_to_reading(graph: &std::path::Path) -> Result<String, String> {
+        use landlock::{
+            ABI, Access, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr,
+            RulesetCreatedAttr, RulesetStatus,
+        };
+        let abi = ABI::V6;
+        let file = PathFd::new(graph).map_err(|e| e.to_string())?;
+        let status = Ruleset::default()
+            .handle_access(AccessFs::from_all(abi))
+            .and_then(|r| r.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp))
+            .and_then(|r| r.create())
+            .and_then(|r| r.add_rule(PathBeneath::new(file, AccessFs::ReadFile)))
+            .and_then(|r| r.restrict_self())
+            .map_err(|e| e.to_string())?;
+        match status.ruleset {
+            RulesetStatus::FullyEnforced => Ok("landlock".into()),
+            RulesetStatus::PartiallyEnforced => Ok("landlock-partial".into()),
+            RulesetStatus::NotEnforced => Err("the kernel does not enforce Landlock".into()),
+        }
     }
 }
 
-fn set_limit(resource: libc::__rlimit_resource_t, value: u64) -> bool {
-    let lim = libc::rlimit {
-        rlim_cur: value,
-        rlim_max: value,
-    };
-    // SAFETY: setrlimit reads the struct we pass and nothing else.
-    unsafe { libc::setrlimit(resource, &lim) == 0 }
-}
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent() {}
 
-/// After this no `open`, `socket`, `pipe` or `dup` can succeed: the limit on
-/// descriptor numbers is set to the lowest free one.
+#[cfg(not(target_os = "linux"))]
 fn forbid_new_descriptors() -> bool {
-    let mut fd = 0;
-    // SAFETY: F_GETFD on any integer only reports whether it is an open descriptor.
-    while unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1 {
-        fd += 1;
-    }
-    set_limit(libc::RLIMIT_NOFILE, fd as u64)
+    false
 }
 
-/// Landlock: from here on this process (and every thread it starts) may open
-/// exactly one file, for reading, and may not bind or connect TCP sockets.
-fn restrict_to_reading(graph: &std::path::Path) -> Result<String, String> {
-    use landlock::{
-        ABI, Access, AccessFs, AccessNet, PathBeneath, PathFd, Ruleset, RulesetAttr,
-        RulesetCreatedAttr, RulesetStatus,
-    };
-    let abi = ABI::V6;
-    let file = PathFd::new(graph).map_err(|e| e.to_string())?;
-    let status = Ruleset::default()
-        .handle_access(AccessFs::from_all(abi))
-        .and_then(|r| r.handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp))
-        .and_then(|r| r.create())
-        .and_then(|r| r.add_rule(PathBeneath::new(file, AccessFs::ReadFile)))
-        .and_then(|r| r.restrict_self())
-        .map_err(|e| e.to_string())?;
-    match status.ruleset {
-        RulesetStatus::FullyEnforced => Ok("landlock".into()),
-        RulesetStatus::PartiallyEnforced => Ok("landlock-partial".into()),
-        RulesetStatus::NotEnforced => Err("the kernel does not enforce Landlock".into()),
-    }
+#[cfg(not(target_os = "linux"))]
+fn restrict_to_reading(_graph: &std::path::Path) -> Result<String, String> {
+    Err("no sandbox on this system".into())
 }

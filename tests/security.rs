@@ -916,7 +916,7 @@ fn bound_to_every_address_it_answers_on_its_own_addresses() {
     let repo = tmp.path().join("python");
     copy_tree(&fixture("python"), &repo);
     let listen = format!("0.0.0.0:{port}");
-    let mut child = Command::new(cruxe_bin())
+    let child = Command::new(cruxe_bin())
         .args([
             "serve",
             repo.to_str().expect("utf8"),
@@ -931,6 +931,7 @@ fn bound_to_every_address_it_answers_on_its_own_addresses() {
         .stderr(Stdio::null())
         .spawn()
         .expect("serve");
+    let _server = Reaped(child);
     let auth = ("Authorization", "Bearer t0k3n");
     // 127.0.0.2 is another address of this machine (all of 127/8 is loopback),
     // but not one the server was told about.
@@ -946,8 +947,16 @@ fn bound_to_every_address_it_answers_on_its_own_addresses() {
     assert_eq!(status, 200, "the host's own address is refused");
     let (status, _, _) = http_to(&addr, &format!("evil.example.com:{port}"), &[auth]);
     assert_eq!(status, 403);
-    let _ = child.kill();
-    let _ = child.wait();
+}
+
+/// A child process killed when the test ends, pass or fail.
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// GET /health at `addr` with the given Host header.

@@ -78,6 +78,9 @@ pub struct WorkerCommand {
     /// Kuzu buffer pool in MiB.
     #[arg(long, default_value_t = 256)]
     pub buffer_pool_mb: u64,
+    /// Kuzu threads for one query.
+    #[arg(long, default_value_t = 1)]
+    pub threads: u64,
 }
 
 #[derive(Args, Debug)]
@@ -166,6 +169,7 @@ impl Serving {
             .or(file.max_file_size)
             .unwrap_or(WalkOptions::default().max_file_size);
         let defaults = ServiceConfig::default();
+        let graph = resources.graph_config();
         ServiceConfig {
             index: IndexOptions {
                 repo: self.repo.clone(),
@@ -174,7 +178,7 @@ impl Serving {
                     max_file_size,
                     ..WalkOptions::default()
                 },
-                graph: resources.graph_config(),
+                graph: graph.clone(),
                 ..IndexOptions::default()
             },
             query_timeout_ms: self
@@ -195,6 +199,7 @@ impl Serving {
                     .or(file.cypher_workers)
                     .unwrap_or(defaults.cypher.workers)
                     .clamp(1, 16),
+                threads: graph.threads,
                 ..defaults.cypher.clone()
             },
             ..defaults
@@ -334,6 +339,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::CypherWorker(a) => Ok(adhoc::worker_main(&adhoc::WorkerArgs {
             graph: a.graph,
             buffer_pool_bytes: a.buffer_pool_mb.max(16) << 20,
+            threads: a.threads,
         })),
     }
 }
@@ -542,6 +548,7 @@ fn cmd_cypher(a: CypherArgs) -> Result<i32> {
             timeout_ms: a.timeout_ms,
             workers: 1,
             buffer_pool_bytes: graph.buffer_pool_bytes.min(a.memory_mb.max(64) << 19),
+            threads: graph.threads,
             ..adhoc::Limits::default()
         },
     );

@@ -487,7 +487,8 @@ async fn guard(State(state): State<HttpState>, req: Request, next: Next) -> Resp
             .into_response();
     }
     if req.uri().path().starts_with("/mcp") {
-        if req.method() == axum::http::Method::DELETE {
+        let delete = req.method() == axum::http::Method::DELETE;
+        if delete {
             let id = req
                 .headers()
                 .get("mcp-session-id")
@@ -506,6 +507,15 @@ async fn guard(State(state): State<HttpState>, req: Request, next: Next) -> Resp
         }
         if req.method() == axum::http::Method::POST {
             return check_call_arguments(req, next).await;
+        }
+        if delete {
+            // rmcp answers an ended session 202; clients (the Python SDK among
+            // them) expect 200 or 204 and log a failure otherwise.
+            let mut response = next.run(req).await;
+            if response.status() == StatusCode::ACCEPTED {
+                *response.status_mut() = StatusCode::NO_CONTENT;
+            }
+            return response;
         }
     }
     next.run(req).await

@@ -22,6 +22,8 @@ pub struct Limits {
     pub workers: usize,
     /// Kuzu's page cache in each worker (counted in `memory_bytes`).
     pub buffer_pool_bytes: u64,
+    /// Kuzu's threads for one query.
+    pub threads: u64,
     /// Size of one answer's JSON.
     pub max_answer_bytes: usize,
 }
@@ -33,6 +35,9 @@ impl Default for Limits {
             timeout_ms: 5_000,
             workers: 2,
             buffer_pool_bytes: 256 << 20,
+            threads: std::thread::available_parallelism()
+                .map_or(2, |n| n.get() as u64)
+                .clamp(1, 4),
             max_answer_bytes: 16 << 20,
         }
     }
@@ -226,6 +231,8 @@ impl Worker {
             .arg(&source.path)
             .arg("--buffer-pool-mb")
             .arg((limits.buffer_pool_bytes >> 20).max(16).to_string())
+            .arg("--threads")
+            .arg(limits.threads.max(1).to_string())
             // Nothing of the server's environment (a token, say) reaches it.
             .env_clear()
             .current_dir("/")

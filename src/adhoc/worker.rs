@@ -19,6 +19,8 @@ pub struct WorkerArgs {
     /// The database file to read.
     pub graph: PathBuf,
     pub buffer_pool_bytes: u64,
+    /// Kuzu's threads for one query.
+    pub threads: u64,
 }
 
 /// Runs the worker until stdin closes; the process's exit code.
@@ -41,7 +43,7 @@ pub fn worker_main(args: &WorkerArgs) -> i32 {
     let size = std::fs::metadata(&args.graph).map_or(0, |m| m.len());
     let cfg = GraphConfig {
         buffer_pool_bytes: args.buffer_pool_bytes,
-        threads: 1,
+        threads: args.threads.max(1),
         // Kuzu wants a power of two at least as large as the file (it reserves
         // that much address space, and never grows a read-only database).
         max_db_bytes: (size.saturating_mul(2)).max(1 << 30).next_power_of_two(),

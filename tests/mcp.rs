@@ -258,6 +258,17 @@ pub fn http(
     (status, head.to_string(), body.to_string())
 }
 
+/// The `Mcp-Session-Id` an initialize answer's headers carry.
+pub fn session_id(head: &str) -> String {
+    head.lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .starts_with("mcp-session-id:")
+                .then(|| l[15..].trim().to_string())
+        })
+        .expect("session id")
+}
+
 pub fn names(list: &Value) -> Vec<String> {
     list.as_array()
         .expect("array")
@@ -939,14 +950,7 @@ fn bad_requests_get_clean_errors_and_the_server_keeps_serving() {
 
     // A session, then an unknown method, an unknown tool and wrong argument types.
     let (_, head, _) = post(init, &[]);
-    let sid = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .starts_with("mcp-session-id:")
-                .then(|| l[15..].trim().to_string())
-        })
-        .expect("session id");
+    let sid = session_id(&head);
     let with_session = [
         ("Mcp-Session-Id", sid.as_str()),
         ("MCP-Protocol-Version", "2025-06-18"),
@@ -1112,7 +1116,7 @@ fn serve_answers_while_it_indexes() {
     assert_eq!(v["results"][0]["path"], "pkg29/m2999.py");
 }
 
-fn serve_paths_with_data(tmp: tempfile::TempDir, paths: &[PathBuf], data: &Path) -> Server {
+pub fn serve_paths_with_data(tmp: tempfile::TempDir, paths: &[PathBuf], data: &Path) -> Server {
     let data = data.to_string_lossy().into_owned();
     serve_paths(tmp, paths, &["--data", &data], &[])
 }

@@ -13,7 +13,10 @@ use notify::{EventKind, RecursiveMode, Watcher};
 use serde_json::{Value, json};
 
 use crate::common::{copy_tree, cruxe, cruxe_bin, fixture, stderr, stdout};
-use crate::mcp::{Server, call, call_all, client, http, results, serve, serve_paths, wait_ready};
+use crate::mcp::{
+    Server, call, call_all, client, http, results, serve, serve_paths, serve_paths_with_data,
+    session_id, wait_ready,
+};
 
 /// A directory of files a query must never open, watched with inotify for the
 /// whole test: any open, read or write of anything in it is recorded.
@@ -175,52 +178,89 @@ fn err_code(v: &Value) -> String {
     v["error"]["code"].as_str().unwrap_or("").to_string()
 }
 
-#[test]
-fn run_cypher_and_the_cli_refuse_every_form_that_reaches_past_the_graph() {
-    let canary = Canary::new();
-    let outdir = tempfile::tempdir().expect("tmp");
-    let out = outdir.path().join("leak");
-    // One worker: a setting a query managed to change would show in the next one.
-    let server = serve(&["python"], &["--cypher-workers", "1"], &[]);
-    wait_ready(&server);
-    let before = invariants(&server);
-    let mut queries = Vec::new();
-    for form in FORMS {
-        for v in variants(form) {
-            queries.push(fill(&v, &canary, &out));
+/// A server under attack through run_cypher: a canary to read, a directory to
+/// write into, and the graph's shape and settings before the attack.
+struct Attack {
+    canary: Canary,
+    outdir: tempfile::TempDir,
+    out: PathBuf,
+    server: Server,
+    before: Vec<Value>,
+}
+
+impl Attack {
+    fn new() -> Attack {
+        let canary = Canary::new();
+        let outdir = tempfile::tempdir().expect("tmp");
+        let out = outdir.path().join("leak");
+        // One worker: a setting a query managed to change would show in the
+        // next query.
+        let server = serve(&["python"], &["--cypher-workers", "1"], &[]);
+        wait_ready(&server);
+        let before = invariants(&server);
+        Attack {
+            canary,
+            outdir,
+            out,
+            server,
+            before,
         }
     }
-    let calls: Vec<(&str, Value)> = queries
-        .iter()
-        .map(|q| ("run_cypher", json!({"query": q})))
-        .collect();
-    let answers = call_all(&server, &calls);
-    let mut refused = 0;
-    for (q, (v, err)) in queries.iter().zip(&answers) {
-        assert!(*err, "not refused: {q}\n{v}");
-        let code = err_code(v);
-        assert!(
-            code == "query_not_read_only" || code == "query_invalid",
-            "{q}: {v}"
-        );
-        assert!(!v.to_string().contains(SECRET), "{q} leaked: {v}");
-        refused += 1;
+
+    /// Sends every query; each answer must be a refusal or, with `reads_ok`, a
+    /// harmless read. Returns the answers; nothing may leak.
+    fn send(&self, queries: &[String], reads_ok: bool) -> Vec<(Value, bool)> {
+        let calls: Vec<(&str, Value)> = queries
+            .iter()
+            .map(|q| ("run_cypher", json!({"query": q})))
+            .collect();
+        let answers = call_all(&self.server, &calls);
+        for (q, (v, err)) in queries.iter().zip(&answers) {
+            assert!(!v.to_string().contains(SECRET), "{q} leaked: {v}");
+            assert!(*err || reads_ok, "not refused: {q}\n{v}");
+            let code = err_code(v);
+            assert!(
+                !*err || code == "query_not_read_only" || code == "query_invalid",
+                "{q}: {v}"
+            );
+        }
+        answers
     }
+
+    /// Nothing changed: the graph, the worker's settings, the canary, the
+    /// output directory.
+    fn check_untouched(&self, context: &str) {
+        assert_eq!(invariants(&self.server), self.before, "{context}");
+        assert_eq!(self.canary.touched(), Vec::<String>::new(), "{context}");
+        let written: Vec<_> = std::fs::read_dir(self.outdir.path()).expect("ls").collect();
+        assert!(written.is_empty(), "{context}: files written");
+    }
+}
+
+#[test]
+fn run_cypher_and_the_cli_refuse_every_form_that_reaches_past_the_graph() {
+    let attack = Attack::new();
+    let (canary, out) = (&attack.canary, &attack.out);
+    let queries: Vec<String> = FORMS
+        .iter()
+        .flat_map(|form| variants(form))
+        .map(|v| fill(&v, canary, out))
+        .collect();
+    let answers = attack.send(&queries, false);
     // The plain forms are named for what they are (Kuzu cannot parse REMOVE at
     // all, and takes one statement at a time).
     for form in FORMS
         .iter()
         .filter(|f| !f.contains(';') && !f.contains("REMOVE"))
     {
-        let q = fill(form, &canary, &out);
+        let q = fill(form, canary, out);
         let i = queries.iter().position(|x| *x == q).expect("plain form");
         assert_eq!(err_code(&answers[i].0), "query_not_read_only", "{q}");
     }
-    assert_eq!(invariants(&server), before, "graph or settings changed");
-    // The CLI runs the same worker: a sample of every form.
-    let data = server_data_copy(&server);
+    // The CLI runs the same worker: every plain form.
+    let data = server_data_copy(&attack.server);
     for form in FORMS {
-        let q = fill(form, &canary, &out);
+        let q = fill(form, canary, out);
         let o = cruxe(&["cypher", "--data", &data, &q]);
         assert!(!o.status.success(), "the CLI ran {q}");
         assert!(
@@ -230,18 +270,13 @@ fn run_cypher_and_the_cli_refuse_every_form_that_reaches_past_the_graph() {
         );
         assert!(!stdout(&o).contains(SECRET) && !stderr(&o).contains(SECRET));
     }
-    assert_eq!(
-        canary.touched(),
-        Vec::<String>::new(),
-        "canary files touched"
+    attack.check_untouched("after the forms");
+    eprintln!(
+        "refused {}/{} run_cypher queries and {} CLI queries",
+        answers.iter().filter(|(_, err)| *err).count(),
+        queries.len(),
+        FORMS.len()
     );
-    assert!(
-        std::fs::read_dir(outdir.path())
-            .expect("ls")
-            .next()
-            .is_none()
-    );
-    eprintln!("refused {refused}/{} run_cypher queries", queries.len());
 }
 
 /// A copy of the served fixture indexed by the CLI into its own data dir (the
@@ -346,53 +381,22 @@ fn hostile_query(rng: &mut Rng, canary: &Canary, out: &Path) -> String {
 
 #[test]
 fn hidden_keywords_never_read_a_file_or_change_a_setting() {
-    let canary = Canary::new();
-    let outdir = tempfile::tempdir().expect("tmp");
-    let out = outdir.path().join("leak");
-    let server = serve(&["python"], &["--cypher-workers", "1"], &[]);
-    wait_ready(&server);
-    let before = invariants(&server);
+    let attack = Attack::new();
     let seed = std::env::var("CRUXE_PROPERTY_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x5eed_c0de_u64);
     let mut rng = Rng(seed);
     let queries: Vec<String> = (0..400)
-        .map(|_| hostile_query(&mut rng, &canary, &out))
+        .map(|_| hostile_query(&mut rng, &attack.canary, &attack.out))
         .collect();
-    let calls: Vec<(&str, Value)> = queries
-        .iter()
-        .map(|q| ("run_cypher", json!({"query": q})))
-        .collect();
-    let mut ran = 0;
-    for (q, (v, err)) in queries.iter().zip(call_all(&server, &calls)) {
-        assert!(!v.to_string().contains(SECRET), "{q} leaked: {v}");
-        if err {
-            let code = err_code(&v);
-            assert!(
-                code == "query_not_read_only" || code == "query_invalid",
-                "{q}: {v}"
-            );
-        } else {
-            // Only reads can run (a prefix that made the rest a comment, say).
-            ran += 1;
-        }
-    }
-    assert_eq!(
-        invariants(&server),
-        before,
-        "graph or settings changed (seed {seed})"
-    );
-    assert_eq!(canary.touched(), Vec::<String>::new(), "seed {seed}");
-    assert!(
-        std::fs::read_dir(outdir.path())
-            .expect("ls")
-            .next()
-            .is_none()
-    );
+    // Only reads may run (a prefix that made the rest a comment, say).
+    let answers = attack.send(&queries, true);
+    attack.check_untouched(&format!("seed {seed}"));
     eprintln!(
-        "{} hostile queries, {ran} ran as harmless reads",
-        queries.len()
+        "{} hostile queries, {} ran as harmless reads",
+        queries.len(),
+        answers.iter().filter(|(_, err)| !*err).count()
     );
 }
 
@@ -628,11 +632,10 @@ fn one_writer_per_data_dir_and_a_kill_at_any_step_leaves_it_usable() {
         .iter()
         .enumerate()
     {
-        let mut server = serve_paths(
+        let mut server = serve_paths_with_data(
             tempfile::tempdir().expect("tmp"),
             std::slice::from_ref(&repo),
-            &["--data", data.to_str().expect("utf8")],
-            &[],
+            &data,
         );
         if *kill_at == "indexing" && round == 0 {
             // The first index of an empty data dir is under way.
@@ -699,11 +702,10 @@ fn one_writer_per_data_dir_and_a_kill_at_any_step_leaves_it_usable() {
         assert_eq!(status(&data), rows);
     }
     // A server on the same data dir afterwards finds everything.
-    let server = serve_paths(
+    let server = serve_paths_with_data(
         tempfile::tempdir().expect("tmp"),
         std::slice::from_ref(&repo),
-        &["--data", data.to_str().expect("utf8")],
-        &[],
+        &data,
     );
     wait_ready(&server);
     let v = call(&server, "locate_symbol", json!({"name": "Edited3"}));
@@ -771,11 +773,10 @@ fn a_symlinked_directory_out_of_the_repo_is_not_indexed() {
 
     // Made while a server watches: still not indexed, and not served.
     std::fs::remove_file(repo.join("auth/etcdir")).expect("rm");
-    let server = serve_paths(
+    let server = serve_paths_with_data(
         tempfile::tempdir().expect("tmp"),
         std::slice::from_ref(&repo),
-        &["--data", data.to_str().expect("utf8")],
-        &[],
+        &data,
     );
     wait_ready(&server);
     std::os::unix::fs::symlink(&outside, repo.join("auth/etcdir")).expect("symlink");
@@ -821,22 +822,14 @@ fn http_edges_delete_health_bearer_bound_address_arguments_and_paths() {
     assert!(!raw.contains("python"), "{raw}");
     let (status, _, _) = http_to(&a, &a, &[auth]);
     assert_eq!(status, 200);
-    let (status, _, _) = http(
-        &a,
-        "GET",
-        "/health",
-        &[auth, ("Origin", "https://evil.example.com")],
-        b"",
-    );
-    assert_eq!(status, 403);
-    let (status, _, _) = http(
-        &a,
-        "GET",
-        "/health",
-        &[auth, ("Origin", "http://localhost:5173")],
-        b"",
-    );
-    assert_eq!(status, 200);
+    for (origin, expected) in [
+        ("https://evil.example.com", 403),
+        ("http://localhost:5173", 200),
+        (&format!("http://{a}"), 200),
+    ] {
+        let (status, _, _) = http(&a, "GET", "/health", &[auth, ("Origin", origin)], b"");
+        assert_eq!(status, expected, "{origin}");
+    }
     // DELETE of a session nobody has: 404.
     let (status, _, _) = http(
         &a,
@@ -858,14 +851,7 @@ fn http_edges_delete_health_bearer_bound_address_arguments_and_paths() {
     ];
     let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
     let (_, head, _) = http(&a, "POST", "/mcp", &headers, init);
-    let sid = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .starts_with("mcp-session-id:")
-                .then(|| l[15..].trim().to_string())
-        })
-        .expect("session id");
+    let sid = session_id(&head);
     let mut with = headers.to_vec();
     with.push(("Mcp-Session-Id", &sid));
     with.push(("MCP-Protocol-Version", "2025-06-18"));

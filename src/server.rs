@@ -98,6 +98,26 @@ impl CruxeMcp {
             .acquire_owned()
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        self.run_with(inline, Some(permit), f).await
+    }
+
+    /// A call bounded by something other than `READERS` (run_cypher's workers).
+    async fn run_unpermitted<F>(&self, f: F) -> Result<CallToolResult, ErrorData>
+    where
+        F: FnOnce(&Service) -> Reply + Send + 'static,
+    {
+        self.run_with(false, None, f).await
+    }
+
+    async fn run_with<F>(
+        &self,
+        inline: bool,
+        permit: Option<tokio::sync::OwnedSemaphorePermit>,
+        f: F,
+    ) -> Result<CallToolResult, ErrorData>
+    where
+        F: FnOnce(&Service) -> Reply + Send + 'static,
+    {
         let svc = self.svc.clone();
         let outcome = if inline {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&svc)))
@@ -241,7 +261,11 @@ impl CruxeMcp {
         &self,
         Parameters(input): Parameters<tools::CypherInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::run_cypher(s, input)).await
+        // No `READERS` permit: the query waits for one of its own workers (a
+        // bound of its own, `cypher_workers`), and a queue of them must not
+        // hold back the other tools.
+        self.run_unpermitted(move |s| tools::run_cypher(s, input))
+            .await
     }
 
     #[tool(
@@ -567,7 +591,8 @@ impl Peers {
             .or_else(|| uri.authority().map(|a| a.to_string()))
             .ok_or("no Host header")?;
         let (name, port) = parse_authority(&host).ok_or_else(|| format!("bad Host `{host}`"))?;
-        let own_address = local.is_some_and(|l| l.ip().to_string() == name);
+        // An IPv4 client of a server bound to `[::]` arrives as `::ffff:a.b.c.d`.
+        let own_address = local.is_some_and(|l| l.ip().to_canonical().to_string() == name);
         let listed = self
             .hosts
             .iter()

@@ -360,6 +360,11 @@ impl ToolError {
                 format!("run_cypher has no graph to read yet ({m}); try again shortly"),
                 json!({}),
             ),
+            AdhocError::Busy { waited_ms, workers } => Self::new(
+                "query_timeout",
+                AdhocError::Busy { waited_ms, workers }.to_string(),
+                json!({"timeout_ms": waited_ms, "ran": false}),
+            ),
             AdhocError::Worker(m) => Self::internal(m),
         }
     }
@@ -1957,6 +1962,7 @@ pub fn index_status(svc: &Service, input: StatusInput) -> Reply {
                     "data_dir": s.store.data.root().to_string_lossy(),
                     "default_ref": s.ref_name,
                     "watching": svc.cfg.watch && s.watch_error().is_none(),
+                    "cypher_sandbox": s.store.cypher.sandbox(),
                     "watch_error": s.watch_error(),
                     "indexing_status": status.as_str(),
                     "error": s.error(),

@@ -897,6 +897,13 @@ fn http_edges_delete_health_bearer_bound_address_arguments_and_paths() {
 
 #[test]
 fn bound_to_every_address_it_answers_on_its_own_addresses() {
+    // IPv4 clients of `[::]` arrive as IPv4-mapped IPv6 addresses.
+    for any in ["0.0.0.0", "[::]"] {
+        answers_on_own_address(any);
+    }
+}
+
+fn answers_on_own_address(any: &str) {
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         l.local_addr().expect("addr").port()
@@ -904,7 +911,7 @@ fn bound_to_every_address_it_answers_on_its_own_addresses() {
     let tmp = tempfile::tempdir().expect("tmp");
     let repo = tmp.path().join("python");
     copy_tree(&fixture("python"), &repo);
-    let listen = format!("0.0.0.0:{port}");
+    let listen = format!("{any}:{port}");
     let child = Command::new(cruxe_bin())
         .args([
             "serve",
@@ -933,7 +940,7 @@ fn bound_to_every_address_it_answers_on_its_own_addresses() {
         }
         std::thread::sleep(Duration::from_millis(100));
     };
-    assert_eq!(status, 200, "the host's own address is refused");
+    assert_eq!(status, 200, "{any}: the host's own address is refused");
     let (status, _, _) = http_to(&addr, &format!("evil.example.com:{port}"), &[auth]);
     assert_eq!(status, 403);
 }
@@ -1007,4 +1014,213 @@ fn run_cypher_reads_a_snapshot_that_catches_up_and_says_when_it_is_behind() {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
+}
+
+/// The pids of `server`'s query workers.
+fn workers_of(server: &Server) -> Vec<u32> {
+    let parent = server.pid().to_string();
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // The fields after the command's closing parenthesis: state, ppid, …
+        let ppid = stat
+            .rsplit(')')
+            .next()
+            .and_then(|r| r.split_whitespace().nth(1));
+        let cmd = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if ppid == Some(parent.as_str()) && cmd.contains("cypher-worker") {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_worker_holds_nothing_but_its_snapshot_and_a_dead_one_is_replaced() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("python");
+    copy_tree(&fixture("python"), &repo);
+    let data = tmp.path().join("data");
+    let server = serve_paths_with_data(tempfile::tempdir().expect("tmp"), &[repo], &data);
+    wait_ready(&server);
+    let count = json!({"query": "MATCH (s:Symbol) RETURN count(*) AS n"});
+    let v = call(&server, "run_cypher", count.clone());
+    let n = v["rows"][0][0].as_i64().expect("n");
+    let workers = workers_of(&server);
+    assert_eq!(workers.len(), 1, "{workers:?}");
+    // Kuzu opens files without close-on-exec: a worker must not inherit the
+    // server's read-write handle on the live database, or anything else.
+    let mut files = Vec::new();
+    for fd in std::fs::read_dir(format!("/proc/{}/fd", workers[0]))
+        .expect("fds")
+        .flatten()
+    {
+        let target = std::fs::read_link(fd.path()).expect("link");
+        files.push(target.to_string_lossy().into_owned());
+    }
+    files.sort();
+    let (pipes, others): (Vec<&String>, Vec<&String>) =
+        files.iter().partition(|f| f.starts_with("pipe:"));
+    assert_eq!(pipes.len(), 3, "{files:?}");
+    assert_eq!(others.len(), 1, "{files:?}");
+    assert!(others[0].contains("/snapshots/graph-"), "{files:?}");
+    let v = call(&server, "index_status", json!({}));
+    assert!(
+        v["repos"][0]["cypher_sandbox"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("landlock")),
+        "{v}"
+    );
+    // An idle worker that dies (here: killed) is replaced for the next query.
+    Command::new("kill")
+        .args(["-9", &workers[0].to_string()])
+        .status()
+        .expect("kill");
+    std::thread::sleep(Duration::from_millis(100));
+    let v = call(&server, "run_cypher", count);
+    assert_eq!(v["rows"][0][0].as_i64(), Some(n));
+    let again = workers_of(&server);
+    assert!(again.len() == 1 && again[0] != workers[0], "{again:?}");
+    // Idle for longer than a pooled thread lives: the worker is still there.
+    std::thread::sleep(Duration::from_secs(12));
+    assert_eq!(workers_of(&server), again);
+}
+
+#[test]
+fn a_worker_logs_through_its_parent_when_stderr_is_a_file() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("python");
+    copy_tree(&fixture("python"), &repo);
+    let data = tmp.path().join("data");
+    assert!(index(&repo, &data, &[]).status.success());
+    // A worker may write no file (RLIMIT_FSIZE 0): its log goes to a pipe.
+    let log = tmp.path().join("err.log");
+    let o = Command::new(cruxe_bin())
+        .args([
+            "cypher",
+            "--data",
+            data.to_str().expect("utf8"),
+            "RETURN 1 AS one",
+        ])
+        .env("CRUXE_LOG", "cruxe=debug")
+        .stderr(std::fs::File::create(&log).expect("log"))
+        .output()
+        .expect("cypher");
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(o.status.success(), "{text}");
+    // The worker's own line, forwarded by the parent, marked with its pid.
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("cypher-worker ") && l.contains("cypher worker ready")),
+        "{text}"
+    );
+}
+
+#[test]
+fn every_path_gets_the_same_answer_so_none_can_be_probed() {
+    let canary = Canary::new();
+    let server = serve(&["python"], &[], &[]);
+    wait_ready(&server);
+    let dir = canary.dir.path().to_string_lossy().into_owned();
+    let paths = [
+        canary.path("secret.csv"),
+        dir.clone(),
+        format!("{dir}/no-such-file"),
+        "/etc/passwd".into(),
+    ];
+    let mut queries = Vec::new();
+    for p in &paths {
+        for format in ["npy", "parquet", "csv", "json"] {
+            queries.push(format!("LOAD FROM '{p}' (file_format='{format}') RETURN *"));
+        }
+        queries.push(format!("CALL READ_NPY('{p}') RETURN *"));
+        queries.push(format!("COPY Symbol FROM '{p}'"));
+        queries.push(format!("IMPORT DATABASE '{p}'"));
+    }
+    let calls: Vec<(&str, Value)> = queries
+        .iter()
+        .map(|q| ("run_cypher", json!({"query": q})))
+        .collect();
+    let answers = call_all(&server, &calls);
+    let per_path = queries.len() / paths.len();
+    for (i, (v, err)) in answers.iter().enumerate() {
+        assert!(*err, "{}: {v}", queries[i]);
+        // The same statement on another path answers exactly the same.
+        let same = &answers[i % per_path].0["error"];
+        assert_eq!(
+            &v["error"],
+            same,
+            "{} vs {}",
+            queries[i],
+            queries[i % per_path]
+        );
+    }
+    assert_eq!(canary.touched(), Vec::<String>::new());
+}
+
+#[test]
+fn queued_cypher_queries_do_not_hold_back_the_other_tools() {
+    let server = serve(
+        &["python"],
+        &["--cypher-workers", "1", "--query-timeout-ms", "3000"],
+        &[],
+    );
+    wait_ready(&server);
+    let slow = "UNWIND range(1, 1000) AS i UNWIND range(1, 1000) AS j UNWIND range(1, 1000) AS k RETURN sum(i * j * k)";
+    let url = server.url();
+    std::thread::scope(|s| {
+        let flood = s.spawn(|| {
+            client(
+                json!({"transport": "http", "url": url, "clients": 10, "rounds": 1,
+                          "calls": [["run_cypher", {"query": slow}]]}),
+            )
+        });
+        std::thread::sleep(Duration::from_millis(1500));
+        let started = Instant::now();
+        let r = call_all(
+            &server,
+            &[
+                ("index_status", json!({})),
+                ("search_code", json!({"query": "user service"})),
+                ("locate_symbol", json!({"name": "UserService"})),
+            ],
+        );
+        let took = started.elapsed();
+        assert!(r.iter().all(|(_, err)| !err), "{r:?}");
+        // The Python client alone takes a few hundred ms to start.
+        assert!(took < Duration::from_secs(3), "other tools waited {took:?}");
+        let report = flood.join().expect("flood");
+        let answers = results(&report);
+        // One ran (and was stopped at its timeout); the rest waited for the
+        // worker and say they never ran.
+        assert!(
+            answers
+                .iter()
+                .all(|(v, err)| *err && err_code(v) == "query_timeout")
+        );
+        assert!(
+            answers
+                .iter()
+                .any(|(v, _)| v["error"]["data"]["ran"] == false),
+            "{answers:?}"
+        );
+    });
+}
+
+#[test]
+fn a_large_answer_is_cut_to_fit_the_clients() {
+    let server = serve(&["python"], &[], &[]);
+    wait_ready(&server);
+    let v = call(
+        &server,
+        "run_cypher",
+        json!({"query": "UNWIND range(1, 20000) AS i RETURN i, repeat('x', 200) AS pad", "limit": 10000}),
+    );
+    assert_eq!(v["truncated"], true, "{}", v["row_count"]);
+    let rows = v["rows"].as_array().expect("rows").len();
+    assert!(rows > 500 && rows < 10000, "{rows}");
+    assert_eq!(v["metadata"]["result_completeness"], "truncated");
 }

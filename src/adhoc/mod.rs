@@ -96,6 +96,10 @@ pub enum AdhocError {
     TooLarge(u64),
     #[error("no graph to query yet: {0}")]
     NotReady(String),
+    #[error(
+        "no query worker became free within {waited_ms} ms ({workers} queries run at once); the query did not run, try again"
+    )]
+    Busy { waited_ms: u64, workers: usize },
     #[error("the query worker failed: {0}")]
     Worker(String),
 }

@@ -38,7 +38,9 @@ impl Default for Limits {
             threads: std::thread::available_parallelism()
                 .map_or(2, |n| n.get() as u64)
                 .clamp(1, 4),
-            max_answer_bytes: 16 << 20,
+            // Under 1 MiB as a whole answer (the rows travel twice, as text and
+            // as structured content): the MCP Python SDK refuses larger events.
+            max_answer_bytes: 400 << 10,
         }
     }
 }
@@ -78,6 +80,8 @@ struct PoolState {
     running: usize,
     /// Why there is no source, when there is none.
     missing: Option<String>,
+    /// The walls the last worker reported (`landlock+nofile`, or `none`).
+    sandbox: Option<String>,
 }
 
 /// Extra time past the query timeout before the worker is killed: Kuzu's own
@@ -122,6 +126,11 @@ impl CypherPool {
         st.missing = Some(why.to_string());
     }
 
+    /// The sandbox the workers run in, once one has started.
+    pub fn sandbox(&self) -> Option<String> {
+        self.lock().sandbox.clone()
+    }
+
     /// The version of the graph the current source holds.
     pub fn source_version(&self) -> Option<u64> {
         self.lock().source.as_ref().map(|s| s.version)
@@ -139,14 +148,30 @@ impl CypherPool {
             ms => Duration::from_millis(ms),
         };
         let started = Instant::now();
-        let (worker, source) = self.take(started + timeout, started + timeout.max(SOURCE_WAIT))?;
+        let (idle, source) = self.take(started + timeout, started + timeout.max(SOURCE_WAIT))?;
         let slot = Slot(self);
-        let mut worker = match worker {
-            Some(w) => w,
-            None => Worker::start(&self.exe, &source, &self.limits)?,
-        };
         let deadline = started + timeout + GRACE;
-        let result = worker.ask(req, deadline, &self.limits);
+        let (mut worker, result) = match idle {
+            Some(mut w) => {
+                let r = w.ask(req, deadline, &self.limits);
+                match r {
+                    // An idle worker that died meanwhile never saw the query:
+                    // a new one gets it.
+                    Err(AdhocError::Worker(_)) if !w.got_request => {
+                        let mut fresh = self.start(&source)?;
+                        let r = fresh.ask(req, deadline, &self.limits);
+                        (fresh, r)
+                    }
+                    r => (w, r),
+                }
+            }
+            None => {
+                let mut w = self.start(&source)?;
+                let r = w.ask(req, deadline, &self.limits);
+                (w, r)
+            }
+        };
+        worker.got_request = false;
         // A worker that answered (rows or a refusal before anything ran) is
         // reused; one that timed out, was killed or failed is not.
         let reusable = matches!(
@@ -161,6 +186,20 @@ impl CypherPool {
         }
         drop(slot);
         result.map(|a| (a, source))
+    }
+
+    fn start(&self, source: &Arc<Source>) -> Result<Worker, AdhocError> {
+        let w = Worker::start(&self.exe, source, &self.limits)?;
+        let mut st = self.lock();
+        if st.sandbox.as_deref() != Some(w.sandbox.as_str()) {
+            if w.sandbox == "none" {
+                tracing::warn!(
+                    "run_cypher workers run without Landlock (not available here): the plan guard, the read-only database and the descriptor limit remain"
+                );
+            }
+            st.sandbox = Some(w.sandbox.clone());
+        }
+        Ok(w)
     }
 
     /// A worker slot (and an idle worker of the current source, if any), waiting
@@ -187,7 +226,10 @@ impl CypherPool {
             };
             if now >= until {
                 return Err(match (&st.source, &st.missing) {
-                    (Some(_), _) => AdhocError::Timeout(self.limits.timeout_ms),
+                    (Some(_), _) => AdhocError::Busy {
+                        waited_ms: self.limits.timeout_ms,
+                        workers: self.limits.workers,
+                    },
                     (None, Some(why)) => AdhocError::NotReady(why.clone()),
                     (None, None) => {
                         AdhocError::NotReady("the graph is still being prepared".into())
@@ -219,6 +261,11 @@ struct Worker {
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<String>,
+    /// What the worker reported of its walls.
+    sandbox: String,
+    /// The current query reached the worker (a failure after this is the
+    /// query's; before it, the worker's).
+    got_request: bool,
     /// Keeps the file alive while this worker may read it.
     _source: Arc<Source>,
 }
@@ -238,18 +285,32 @@ impl Worker {
             .current_dir("/")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            // A pipe, not the server's stderr: that may be a file, and a worker
+            // may write no file (RLIMIT_FSIZE 0 ends it on the first byte).
+            .stderr(Stdio::piped());
         if let Ok(log) = std::env::var("CRUXE_LOG") {
             cmd.env("CRUXE_LOG", log);
         }
         let mut child = cmd
             .spawn()
             .map_err(|e| AdhocError::Worker(format!("cannot start {}: {e}", exe.display())))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
             let _ = child.kill();
             let _ = child.wait();
             return Err(AdhocError::Worker("the worker has no pipes".into()));
         };
+        let pid = child.id();
+        // The worker's log lines (already filtered and formatted by the
+        // worker, from CRUXE_LOG) join the server's log, marked as its own.
+        let _ = std::thread::Builder::new()
+            .name("cruxe-cypher-log".into())
+            .spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    eprintln!("cypher-worker {pid}: {line}");
+                }
+            });
         let (tx, lines) = std::sync::mpsc::channel();
         std::thread::Builder::new()
             .name("cruxe-cypher-reader".into())
@@ -272,12 +333,15 @@ impl Worker {
             child,
             stdin,
             lines,
+            sandbox: String::new(),
+            got_request: false,
             _source: source.clone(),
         };
         match worker.lines.recv_timeout(START_WITHIN) {
             Ok(line) => match serde_json::from_str::<Reply>(&line) {
                 Ok(Reply::Ready { sandbox }) => {
                     tracing::debug!(pid = worker.child.id(), %sandbox, "cypher worker ready");
+                    worker.sandbox = sandbox;
                     Ok(worker)
                 }
                 Ok(Reply::Refused { message, .. }) => Err(AdhocError::Worker(message)),
@@ -300,9 +364,17 @@ impl Worker {
         limits: &Limits,
     ) -> Result<Answer, AdhocError> {
         let line = serde_json::to_string(req).map_err(|e| AdhocError::Worker(e.to_string()))?;
+        // An idle worker that ended meanwhile shows here, or as an answer
+        // that never comes (below).
+        if let Ok(Some(status)) = self.child.try_wait() {
+            return Err(AdhocError::Worker(format!(
+                "the worker had ended ({status})"
+            )));
+        }
         writeln!(self.stdin, "{line}")
             .and_then(|()| self.stdin.flush())
             .map_err(|e| AdhocError::Worker(format!("the worker is gone ({e})")))?;
+        self.got_request = true;
         let pid = self.child.id();
         loop {
             match self.lines.recv_timeout(WATCH_EVERY) {
@@ -319,6 +391,17 @@ impl Worker {
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     let status = self.exit_status();
+                    // Kuzu's code that binds a file function can crash on a
+                    // file the sandbox refuses, and not on one that does not
+                    // exist: such a crash must read like any other refusal, or
+                    // it would tell which paths exist.
+                    let lower = req.query.to_lowercase();
+                    if super::worker::FILE_WORDS.iter().any(|w| lower.contains(w)) {
+                        tracing::warn!(
+                            "the query worker crashed ({status}) on a query that names files"
+                        );
+                        return Err(AdhocError::NotReadOnly(super::worker::OUTSIDE_GRAPH.into()));
+                    }
                     return Err(AdhocError::Worker(format!(
                         "the worker ended while running the query ({status}); the server is unaffected"
                     )));

@@ -25,7 +25,12 @@ pub struct WorkerArgs {
 
 /// Runs the worker until stdin closes; the process's exit code.
 pub fn worker_main(args: &WorkerArgs) -> i32 {
-    die_with_parent();
+    // Kuzu opens its files without close-on-exec, so a worker is born holding
+    // the server's live database read-write (and whatever else the server had
+    // open). Nothing but stdin, stdout and stderr may survive into the sandbox.
+    close_inherited_descriptors();
+    // SAFETY: getppid has no arguments and cannot fail.
+    let parent = unsafe { libc::getppid() };
     #[cfg(target_os = "linux")]
     {
         set_limit(libc::RLIMIT_CORE, 0);
@@ -40,6 +45,8 @@ pub fn worker_main(args: &WorkerArgs) -> i32 {
             "none".to_string()
         }
     };
+    // Started inside the sandbox, like every thread after this point.
+    exit_with_parent(parent);
     let size = std::fs::metadata(&args.graph).map_or(0, |m| m.len());
     let cfg = GraphConfig {
         buffer_pool_bytes: args.buffer_pool_bytes,
@@ -68,6 +75,7 @@ pub fn worker_main(args: &WorkerArgs) -> i32 {
     } else {
         sandbox
     };
+    tracing::debug!(graph = %args.graph.display(), %sandbox, "cypher worker ready");
     send(&mut out, &Reply::Ready { sandbox });
     let stdin = std::io::stdin();
     let mut line = String::new();
@@ -91,6 +99,9 @@ pub fn worker_main(args: &WorkerArgs) -> i32 {
     }
 }
 
+/// The one answer to every query that reaches for a file, whatever Kuzu said.
+pub(super) const OUTSIDE_GRAPH: &str = "the query reaches for files outside the graph (the query worker may open no file but the graph)";
+
 /// Query texts whose plans passed the guard, kept at most.
 const ALLOWED_CACHE: usize = 512;
 
@@ -110,9 +121,7 @@ fn answer(
         };
         let message = match e {
             GraphError::NotReadOnly => "the query would write to the graph".to_string(),
-            GraphError::OutsideGraph => {
-                "the query reaches for files outside the graph (the query worker may open no file but the graph)".to_string()
-            }
+            GraphError::OutsideGraph => OUTSIDE_GRAPH.to_string(),
             GraphError::Invalid(m) => m,
             other => other.to_string(),
         };
@@ -123,7 +132,10 @@ fn answer(
             Ok(p) => p,
             // The statement alone gives Kuzu's error with the query's own
             // positions (the plan's is off by `EXPLAIN `).
-            Err(e) => return refused(store.check_statement(&req.query).err().unwrap_or(e)),
+            Err(e) => {
+                let e = store.check_statement(&req.query).err().unwrap_or(e);
+                return refused(quiet_about_files(&req.query, e));
+            }
         };
         if let Err(why) = guard::check_plan(&plan) {
             return Reply::Refused {
@@ -148,6 +160,41 @@ fn answer(
             }
         }
         Err(e) => refused(e),
+    }
+}
+
+/// Words without which a statement cannot name a file: a table function
+/// (`READ_…`), `LOAD`, `COPY`, `IMPORT`/`EXPORT`, `ATTACH`, extensions, a format
+/// option. A token cannot be split by a comment or quotes, so a statement that
+/// reaches for a file has one of them in its text.
+pub(super) const FILE_WORDS: &[&str] = &[
+    "read_",
+    "load",
+    "copy",
+    "import",
+    "export",
+    "attach",
+    "install",
+    "extension",
+    "file_format",
+];
+
+/// A statement that mentions files and does not compile gets one fixed answer:
+/// Kuzu's binder looks at the file system before the plan guard can refuse the
+/// plan, and its messages differ for a path that exists, one that does not, and
+/// a directory (`Failed to open NPY file`, `No file found`, `Provided path is
+/// not a file`), which would let a caller map the disk. Syntax errors stay as
+/// they are: the parser looks at nothing but the text.
+fn quiet_about_files(query: &str, e: GraphError) -> GraphError {
+    let lower = query.to_lowercase();
+    match e {
+        GraphError::Invalid(m)
+            if !m.starts_with("Parser exception")
+                && FILE_WORDS.iter().any(|w| lower.contains(w)) =>
+        {
+            GraphError::OutsideGraph
+        }
+        other => other,
     }
 }
 
@@ -179,17 +226,47 @@ fn send(out: &mut impl Write, reply: &Reply) -> bool {
 }
 
 #[cfg(target_os = "linux")]
-use sandbox::{die_with_parent, forbid_new_descriptors, restrict_to_reading, set_limit};
+use sandbox::{
+    close_inherited_descriptors, forbid_new_descriptors, restrict_to_reading, set_limit,
+};
+
+/// A worker outliving its server would be a process nobody bounds: it exits as
+/// soon as its parent is gone. (Not `PR_SET_PDEATHSIG`: that fires when the
+/// *thread* that started the worker ends, and servers start workers on pooled
+/// threads that come and go.)
+fn exit_with_parent(parent: libc::pid_t) {
+    #[cfg(unix)]
+    {
+        let _ = std::thread::Builder::new()
+            .name("cruxe-parent-watch".into())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    // SAFETY: as above.
+                    if unsafe { libc::getppid() } != parent {
+                        std::process::exit(0);
+                    }
+                }
+            });
+    }
+}
 
 /// The process's walls. Linux only: elsewhere the worker runs with the plan
 /// guard and the read-only database alone (and says so: sandbox `none`).
 #[cfg(target_os = "linux")]
 mod sandbox {
-    /// A worker outliving its server would be a process nobody bounds.
-    pub fn die_with_parent() {
-        // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number and no pointers.
-        unsafe {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+    /// Closes every descriptor above stderr.
+    pub fn close_inherited_descriptors() {
+        // SAFETY: close_range takes two numbers and flags; it only closes.
+        let done = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) } == 0;
+        if !done {
+            // Kernels before 5.9: every number up to the limit.
+            // SAFETY: sysconf takes a constant and returns a number.
+            let max = unsafe { libc::sysconf(libc::_SC_OPEN_MAX) }.clamp(64, 1 << 20) as i32;
+            for fd in 3..max {
+                // SAFETY: closing a number that is not open is a harmless EBADF.
+                unsafe { libc::close(fd) };
+            }
         }
     }
 
@@ -238,7 +315,7 @@ mod sandbox {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn die_with_parent() {}
+fn close_inherited_descriptors() {}
 
 #[cfg(not(target_os = "linux"))]
 fn forbid_new_descriptors() -> bool {

@@ -14,11 +14,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use cruxe::datadir::DataDir;
 use cruxe::extract::Extractor;
-use cruxe::graph::GraphConfig;
 use cruxe::index::{IndexOptions, Silent, index_repo};
-use cruxe::walk::{WalkOptions, walk};
+use cruxe::source::walk::{WalkOptions, walk};
+use cruxe::store::datadir::DataDir;
+use cruxe::store::graph::GraphConfig;
 use rayon::prelude::*;
 
 fn corpora() -> Vec<(String, PathBuf)> {
@@ -87,7 +87,7 @@ fn copy_tree(from: &Path, to: &Path) -> usize {
                 }
             } else if ft.is_file()
                 && (cruxe::model::Language::from_path(&name).is_some()
-                    || cruxe::layout::MANIFEST_NAMES.contains(&name.as_str()))
+                    || cruxe::source::layout::MANIFEST_NAMES.contains(&name.as_str()))
             {
                 let dest = to.join(rel);
                 if let Some(parent) = dest.parent() {

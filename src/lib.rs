@@ -1,25 +1,21 @@
 //! cruxe: code navigation for AI coding agents.
 //!
-//! Data flows one way: files → [`walk`] → [`extract`] (with [`layout`] naming) →
-//! [`index`] (imports through [`resolve`]) → [`graph`] (Kuzu) → [`nav`] → [`tools`] over [`service`] → [`server`] (MCP) / CLI. See the README's
-//! "Architecture" section for the map and the invariants.
+//! The folders are the pipeline, in the order data flows (nothing reads upward):
+//! [`model`] (the vocabulary) → [`source`] (which files, from the working tree or
+//! git) → [`extract`] (symbols and raw imports, tree-sitter) → [`resolve`]
+//! (imports to their targets) → [`store`] (the data dir: Kuzu graph, Tantivy
+//! search index) → [`index`] (one run: walk, parse, resolve, write, publish) →
+//! [`query`] (navigation and ad hoc Cypher over a store) → [`service`] (served
+//! repositories, watching, background runs) → [`mcp`] and [`cli`] (surfaces).
+//! `docs/ARCHITECTURE.md` has the map and the invariants.
 
-pub mod adhoc;
-pub mod catalog;
 pub mod cli;
-pub mod config;
-pub mod datadir;
 pub mod extract;
-pub mod gitref;
-pub mod graph;
 pub mod index;
-pub mod layout;
+pub mod mcp;
 pub mod model;
-pub mod nav;
+pub mod query;
 pub mod resolve;
-pub mod search;
-pub mod server;
 pub mod service;
-pub mod state;
-pub mod tools;
-pub mod walk;
+pub mod source;
+pub mod store;

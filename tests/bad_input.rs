@@ -2,8 +2,8 @@
 //! huge, non-UTF-8 and unreadable files, broken symlinks, symlink loops, links
 //! out of the repo, syntax errors.
 
-use cruxe::datadir::DataDir;
 use cruxe::index::{Silent, index_repo};
+use cruxe::store::datadir::DataDir;
 
 use crate::common::{opts, rows, s, small_graph};
 

@@ -5,9 +5,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use cruxe::catalog;
-use cruxe::datadir::DataDir;
-use cruxe::search::{self, Filters, SearchIndex};
+use cruxe::store::catalog;
+use cruxe::store::datadir::DataDir;
+use cruxe::store::search::{self, Filters, SearchIndex};
 
 use crate::common::{cruxe_bin, rows, s, small_graph};
 

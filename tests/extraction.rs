@@ -178,9 +178,9 @@ fn stable_ids_survive_line_moves() {
     let repo = tmp.path().join("r");
     std::fs::create_dir_all(&repo).expect("mkdir");
     std::fs::write(repo.join("a.py"), "def f(x):\n    return x\n").expect("write");
-    let data = cruxe::datadir::DataDir::new(tmp.path().join("data"));
+    let data = cruxe::store::datadir::DataDir::new(tmp.path().join("data"));
     let o = crate::common::opts("r");
-    let stable = |data: &cruxe::datadir::DataDir| {
+    let stable = |data: &cruxe::store::datadir::DataDir| {
         let store = data
             .open_graph_read_only(&crate::common::small_graph())
             .expect("open");

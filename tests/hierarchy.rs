@@ -1,7 +1,7 @@
 //! User Story 2 through the library API the MCP tools will call: ancestor chains
 //! (leaf → file) and descendant trees from the real graph.
 
-use cruxe::nav::{self, NavError, Scope};
+use cruxe::query::nav::{self, NavError, Scope};
 
 use crate::common::index_fixture;
 

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use cruxe::datadir::DataDir;
 use cruxe::index::{Silent, index_repo};
+use cruxe::store::datadir::DataDir;
 
 use crate::common::{copy_tree, fixture, opts, rows, s, small_graph};
 
@@ -461,7 +461,7 @@ fn random_edits_keep_incremental_edges_equal_to_a_fresh_index() {
         index_into(&repo, &data);
         let load = |data: &DataDir| {
             let store = data.open_graph_read_only(&small_graph()).expect("open");
-            cruxe::catalog::load(&store, "imports", "test").expect("catalog")
+            cruxe::store::catalog::load(&store, "imports", "test").expect("catalog")
         };
         // A server's catalog, patched with each run's changes.
         let mut catalog = load(&data);
@@ -578,7 +578,7 @@ fn random_edits_keep_incremental_edges_equal_to_a_fresh_index() {
             );
             // The search index, updated per symbol, holds the fresh one's documents.
             let search_ids = |d: &DataDir| {
-                cruxe::search::SearchIndex::open_dir(&d.search_dir("imports", "test"))
+                cruxe::store::search::SearchIndex::open_dir(&d.search_dir("imports", "test"))
                     .expect("search index")
                     .symbol_ids()
                     .expect("ids")

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use cruxe::datadir::DataDir;
 use cruxe::index::{Silent, index_repo};
+use cruxe::store::datadir::DataDir;
 
 use crate::common::{copy_tree, fixture, opts, rows, s, small_graph};
 
@@ -51,9 +51,9 @@ fn snapshot(data: &DataDir) -> Vec<String> {
     out
 }
 
-fn load_catalog(data: &DataDir) -> cruxe::catalog::Catalog {
+fn load_catalog(data: &DataDir) -> cruxe::store::catalog::Catalog {
     let store = data.open_graph_read_only(&small_graph()).expect("open");
-    cruxe::catalog::load(&store, "inc", "test").expect("catalog")
+    cruxe::store::catalog::load(&store, "inc", "test").expect("catalog")
 }
 
 fn index(repo: &Path, data: &DataDir) -> cruxe::index::IndexReport {

@@ -1,8 +1,8 @@
 //! Every query file compiles: Cypher against a fresh database with the schema,
 //! tree-sitter queries against their grammars.
 
-use cruxe::datadir::DataDir;
-use cruxe::graph::QUERY_FILES;
+use cruxe::store::datadir::DataDir;
+use cruxe::store::graph::QUERY_FILES;
 
 use crate::common::small_graph;
 

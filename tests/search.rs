@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use cruxe::catalog::{self, Catalog};
-use cruxe::datadir::DataDir;
 use cruxe::index::{Silent, index_repo};
-use cruxe::search::{self, Filters, SearchIndex};
+use cruxe::store::catalog::{self, Catalog};
+use cruxe::store::datadir::DataDir;
+use cruxe::store::search::{self, Filters, SearchIndex};
 
 use crate::common::{copy_tree, fixture, opts, small_graph};
 

@@ -327,7 +327,7 @@ fn cli_indexes_a_branch_without_checking_it_out() {
         "--working-tree",
     ]);
     assert!(out.status.success(), "{out:?}");
-    let store = cruxe::datadir::DataDir::new(&data)
+    let store = cruxe::store::datadir::DataDir::new(&data)
         .open_graph_read_only(&small_graph())
         .expect("open");
     let found = rows(
@@ -572,7 +572,7 @@ fn kill_serve_during_indexing() {
         std::thread::sleep(Duration::from_millis(200 + next(2500)));
         let _ = child.kill();
         let _ = child.wait();
-        let dd = cruxe::datadir::DataDir::new(&data);
+        let dd = cruxe::store::datadir::DataDir::new(&data);
         if !dd.exists() {
             continue; // killed before the first index was published
         }
@@ -635,7 +635,7 @@ fn a_kill_before_the_checkpoint_of_quick_saves_loses_nothing() {
         visible(&server, &names);
     }
     drop(server); // kill -9
-    let dd = cruxe::datadir::DataDir::new(&data);
+    let dd = cruxe::store::datadir::DataDir::new(&data);
     let graph = dd.graph_path().expect("manifest").expect("a graph");
     // The kill came before the checkpoint: the saves are in the log only, and
     // the copy from before them is there.

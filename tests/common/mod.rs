@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use cruxe::datadir::DataDir;
-use cruxe::graph::{GraphConfig, GraphStore};
 use cruxe::index::{IndexOptions, IndexReport, Silent, index_repo};
+use cruxe::store::datadir::DataDir;
+use cruxe::store::graph::{GraphConfig, GraphStore};
 use serde_json::Value;
 
 pub fn fixture(lang: &str) -> PathBuf {

@@ -7,6 +7,8 @@
 //! readers keep answering from the last committed state while a run goes on; a
 //! full rebuild is published aside and swapped in.
 
+pub mod config;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,12 +16,12 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use crate::adhoc::{self, CypherPool};
-use crate::catalog::{self, Catalog};
-use crate::datadir::{DataDir, DataDirError, WriterLock};
-use crate::graph::{GraphStore, RefStatus};
 use crate::index::{self, IndexOptions, IndexReport, Progress};
-use crate::search::{self, SearchIndex};
+use crate::query::cypher::{self, CypherPool};
+use crate::store::catalog::{self, Catalog};
+use crate::store::datadir::{DataDir, DataDirError, WriterLock};
+use crate::store::graph::{GraphStore, RefStatus};
+use crate::store::search::{self, SearchIndex};
 
 /// What to serve: a working tree and where its index lives.
 #[derive(Debug, Clone, Default)]
@@ -49,7 +51,7 @@ pub struct ServiceConfig {
     /// Quiet time after a run before its checkpoint (see `Service::run_jobs`).
     pub checkpoint_after: Duration,
     /// Bounds of one `run_cypher` query (its timeout is `query_timeout_ms`).
-    pub cypher: adhoc::Limits,
+    pub cypher: cypher::Limits,
     /// The binary run as `cypher-worker` [default: this process's own].
     pub worker_exe: Option<PathBuf>,
 }
@@ -63,7 +65,7 @@ impl Default for ServiceConfig {
             watch: true,
             debounce: Duration::from_millis(30),
             checkpoint_after: Duration::from_millis(600),
-            cypher: adhoc::Limits::default(),
+            cypher: cypher::Limits::default(),
             worker_exe: None,
         }
     }
@@ -169,7 +171,7 @@ impl Store {
         match self.data.link_query_snapshot() {
             Ok(Some(path)) => {
                 tracing::debug!(path = %path.display(), "new snapshot for run_cypher");
-                self.cypher.set_source(adhoc::Source {
+                self.cypher.set_source(cypher::Source {
                     path,
                     version: self.version(),
                     owned: true,
@@ -220,7 +222,7 @@ impl Store {
         graph: &GraphStore,
         repo: &str,
         ref_name: &str,
-    ) -> Result<Arc<Catalog>, crate::graph::GraphError> {
+    ) -> Result<Arc<Catalog>, crate::store::graph::GraphError> {
         self.cached(&self.catalogs, repo, ref_name, || {
             let started = std::time::Instant::now();
             let c = catalog::load(graph, repo, ref_name)?;
@@ -525,9 +527,9 @@ impl Served {
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
     #[error(transparent)]
-    Graph(#[from] crate::graph::GraphError),
+    Graph(#[from] crate::store::graph::GraphError),
     #[error(transparent)]
-    Search(#[from] crate::search::SearchError),
+    Search(#[from] crate::store::search::SearchError),
     #[error("{0} is not a directory")]
     NotADirectory(PathBuf),
     #[error(
@@ -622,7 +624,7 @@ fn watch(
                 let name = rel.rsplit('/').next().unwrap_or(&rel);
                 let source = crate::model::Language::from_path(&rel).is_some();
                 if source
-                    || crate::layout::MANIFEST_NAMES.contains(&name)
+                    || crate::source::layout::MANIFEST_NAMES.contains(&name)
                     || name == ".gitignore"
                     || name == ".ignore"
                     || p.is_dir()
@@ -747,7 +749,7 @@ impl Service {
                         Some(p) => p.clone(),
                         None => std::env::current_exe().map_err(ServiceError::Exe)?,
                     };
-                    let limits = adhoc::Limits {
+                    let limits = cypher::Limits {
                         timeout_ms: cfg.query_timeout_ms,
                         ..cfg.cypher.clone()
                     };
@@ -780,7 +782,7 @@ impl Service {
                 .or_else(|| cfg.index.ref_name.clone())
                 .unwrap_or_else(|| index::git_ref(&root).0);
             for rev in &spec.git_refs {
-                if crate::gitref::resolve(&root, rev).is_none() {
+                if crate::source::gitref::resolve(&root, rev).is_none() {
                     return Err(ServiceError::UnknownGitRef(rev.clone(), root.clone()));
                 }
             }

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::graph::{GraphConfig, GraphError, GraphStore};
+use crate::store::graph::{GraphConfig, GraphError, GraphStore};
 
 /// Bump when the graph schema or the meaning of stored values changes.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -11,7 +11,7 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 
 use super::{RefusalKind, Reply, Request, guard};
-use crate::graph::{GraphConfig, GraphError, GraphStore};
+use crate::store::graph::{GraphConfig, GraphError, GraphStore};
 
 /// What the parent tells a worker on its command line.
 #[derive(Debug, Clone)]

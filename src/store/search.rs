@@ -29,8 +29,8 @@ use tantivy::schema::{
 use tantivy::tokenizer::{TextAnalyzer, Token, TokenStream, Tokenizer};
 use tantivy::{Index, IndexReader, TantivyDocument, Term};
 
-use crate::catalog::Catalog;
-use crate::graph::SymbolRow;
+use crate::store::catalog::Catalog;
+use crate::store::graph::SymbolRow;
 
 #[derive(Debug, thiserror::Error)]
 #[error("search index error: {0}")]
@@ -775,7 +775,7 @@ impl SearchIndex {
             if same(&row.name) || same(&row.qualified_name) {
                 s *= 3.0;
             }
-            if crate::tools::is_secondary_path(&row.path) {
+            if crate::mcp::tools::is_secondary_path(&row.path) {
                 s *= 0.5;
             }
             if row.kind == "impl" {

@@ -15,8 +15,8 @@ use std::collections::{HashMap, HashSet};
 
 use rayon::prelude::*;
 
-use crate::layout::{Layout, normalize_path};
 use crate::model::{ImportSpec, Language, RawImport};
+use crate::source::layout::{Layout, normalize_path};
 
 /// A file as the resolver sees it.
 #[derive(Debug, Clone)]

@@ -5,6 +5,8 @@
 //! non-UTF-8 files and syntax errors become diagnostics in the report; only a
 //! failure of the data dir itself (locked, corrupt, disk full) is an error.
 
+pub mod state;
+
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -12,20 +14,20 @@ use std::time::Instant;
 use rayon::prelude::*;
 use tree_sitter::Parser;
 
-use crate::catalog;
-use crate::datadir::{DataDir, DataDirError, WriterLock};
 use crate::extract::Extractor;
-use crate::gitref;
-use crate::graph::{
+use crate::model::{self, ImportSpec, Language, ModuleInfo, RawImport};
+use crate::resolve::{self, Edge, RFile, RSymbol, Target};
+use crate::source::gitref;
+use crate::source::layout::{Layout, Manifest};
+use crate::source::walk::{self, Diagnostic, SourceFile, WalkOptions, WalkResult};
+use crate::store::catalog;
+use crate::store::datadir::{DataDir, DataDirError, WriterLock};
+use crate::store::graph::{
     Changes, FileRow, FileRows, GraphConfig, GraphError, GraphStore, ImportChanges, ImportLabel,
     ImportRow, SymbolDiff, SymbolInsert, SymbolRow, file_id,
 };
-use crate::layout::{Layout, Manifest};
-use crate::model::{self, ImportSpec, Language, ModuleInfo, RawImport};
-use crate::resolve::{self, Edge, RFile, RSymbol, Target};
-use crate::search::{self, SearchIndex};
-use crate::state::{self, FileMeta, Fingerprint, RefState};
-use crate::walk::{self, Diagnostic, SourceFile, WalkOptions, WalkResult};
+use crate::store::search::{self, SearchIndex};
+use state::{FileMeta, Fingerprint, RefState};
 
 #[derive(Debug, Clone, Default)]
 pub struct IndexOptions {
@@ -84,9 +86,9 @@ pub enum IndexError {
     #[error("could not load the parsers: {0}")]
     Parsers(String),
     #[error(transparent)]
-    Search(#[from] crate::search::SearchError),
+    Search(#[from] crate::store::search::SearchError),
     #[error(transparent)]
-    Git(#[from] crate::gitref::GitError),
+    Git(#[from] crate::source::gitref::GitError),
 }
 
 /// What one run did, for the summary line and the diagnostics list.
@@ -224,7 +226,7 @@ fn quick_walk(
     let mut gone: HashSet<&str> = HashSet::new();
     for &p in &changed {
         let name = p.rsplit('/').next().unwrap_or(p);
-        if crate::layout::MANIFEST_NAMES.contains(&name)
+        if crate::source::layout::MANIFEST_NAMES.contains(&name)
             || name == ".gitignore"
             || name == ".ignore"
             || !known.contains(p)
@@ -902,7 +904,7 @@ pub fn index_repo_with(
                 marks: rows
                     .symbols
                     .iter()
-                    .map(crate::graph::symbol_marks)
+                    .map(crate::store::graph::symbol_marks)
                     .collect(),
                 ..FileMeta::default()
             };
@@ -1483,7 +1485,7 @@ fn file_rows(
 ) -> FileRows {
     let fid = file_id(ctx.repo, ctx.ref_name, &src.path);
     let mut symbols = symbols;
-    cap_nesting(&mut symbols, crate::catalog::MAX_DEPTH);
+    cap_nesting(&mut symbols, crate::store::catalog::MAX_DEPTH);
     let mut seen: HashMap<(String, &'static str), u32> = HashMap::new();
     let ids: Vec<String> = symbols
         .iter()

@@ -18,8 +18,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use crate::graph;
-use crate::graph::{Changes, FileInfo, FileSymbol, SymbolRow};
+use crate::store::graph;
+use crate::store::graph::{Changes, FileInfo, FileSymbol, SymbolRow};
 
 /// Deeper nesting than this is treated as damage and not followed.
 pub const MAX_DEPTH: usize = 30;
@@ -316,7 +316,7 @@ impl Catalog {
     }
 
     /// The symbols meant by `name` (plain, or qualified: `auth::jwt::validate`,
-    /// `pkg.mod.Class`), optionally only in `path`: what [`crate::nav::find`]
+    /// `pkg.mod.Class`), optionally only in `path`: what [`crate::query::nav::find`]
     /// answers from the graph.
     pub fn find(&self, name: &str, path: Option<&str>) -> Vec<SymbolRow> {
         let in_path = |i: &&usize| path.is_none_or(|p| self.entries[**i].row.path == p);
@@ -326,13 +326,15 @@ impl Catalog {
             .filter(in_path)
             .map(|&i| self.entries[i].row.clone())
             .collect();
-        if !exact.is_empty() || !crate::nav::looks_qualified(name) {
+        if !exact.is_empty() || !crate::query::nav::looks_qualified(name) {
             return exact;
         }
-        self.named(crate::nav::last_segment(name))
+        self.named(crate::query::nav::last_segment(name))
             .iter()
             .filter(in_path)
-            .filter(|&&i| crate::nav::qualified_match(&self.entries[i].row.qualified_name, name))
+            .filter(|&&i| {
+                crate::query::nav::qualified_match(&self.entries[i].row.qualified_name, name)
+            })
             .map(|&i| self.entries[i].row.clone())
             .collect()
     }

@@ -9,8 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::layout::MANIFEST_NAMES;
 use crate::model::Language;
+use crate::source::layout::MANIFEST_NAMES;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {

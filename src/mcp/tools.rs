@@ -13,12 +13,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::adhoc::{self, AdhocError};
-use crate::catalog::{self, Catalog};
-use crate::graph::{FileInfo, FileSymbol, GraphError, GraphStore, SymbolRow};
-use crate::nav::{self, NavError, Scope};
-use crate::search::Filters;
+use crate::query::cypher::{self, AdhocError};
+use crate::query::nav::{self, NavError, Scope};
 use crate::service::{IndexingStatus, Served, Service};
+use crate::store::catalog::{self, Catalog};
+use crate::store::graph::{FileInfo, FileSymbol, GraphError, GraphStore, SymbolRow};
+use crate::store::search::Filters;
 
 pub const PROTOCOL_VERSION: &str = "1.0";
 
@@ -1540,7 +1540,7 @@ pub fn search_code(svc: &Service, input: SearchInput) -> Reply {
     let out = (|| {
         let c = ctx(svc, repo.as_deref(), rf.as_deref())?;
         let query = non_empty("query", &input.query)?;
-        crate::search::check_query(query).map_err(ToolError::invalid_input)?;
+        crate::store::search::check_query(query).map_err(ToolError::invalid_input)?;
         let limit = limit(input.limit, 10, 200)?;
         let prefix = clean_opt_path(input.path_prefix.as_deref())?;
         let s = search_state(&c)?;
@@ -1681,7 +1681,7 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
         };
         let c = ctx(svc, repo.as_deref(), rf.as_deref())?;
         let query = non_empty("query", &input.query)?;
-        crate::search::check_query(query).map_err(ToolError::invalid_input)?;
+        crate::store::search::check_query(query).map_err(ToolError::invalid_input)?;
         let s = search_state(&c)?;
         let cat = &s.catalog;
         let filters = Filters {
@@ -1708,13 +1708,14 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
                 })
                 .clone()
         };
-        let text_of =
-            |source: &Option<std::rc::Rc<str>>, e: &crate::catalog::Entry| -> Option<String> {
-                source
-                    .as_deref()
-                    .and_then(|t| t.get(e.byte_start..e.byte_end.min(t.len())))
-                    .map(str::to_string)
-            };
+        let text_of = |source: &Option<std::rc::Rc<str>>,
+                       e: &crate::store::catalog::Entry|
+         -> Option<String> {
+            source
+                .as_deref()
+                .and_then(|t| t.get(e.byte_start..e.byte_end.min(t.len())))
+                .map(str::to_string)
+        };
 
         // The hits, then (graph expansion) for the best ones: the type enclosing
         // each, and the definitions its file imports that its code mentions.
@@ -1892,7 +1893,7 @@ pub fn run_cypher(svc: &Service, input: CypherInput) -> Reply {
             }
         }
         let store = &c.served.store;
-        let request = adhoc::Request {
+        let request = cypher::Request {
             query: query.to_string(),
             params,
             max_rows,

@@ -53,7 +53,7 @@ pub struct FileMeta {
     /// the graph).
     pub parents: Vec<u32>,
     /// For each symbol, `graph::symbol_marks` (empty when not known).
-    pub marks: Vec<crate::graph::SymbolMarks>,
+    pub marks: Vec<crate::store::graph::SymbolMarks>,
 }
 
 /// No parent symbol: contained by the file.
@@ -64,7 +64,7 @@ impl FileMeta {
     pub fn tree(
         &self,
         file: &RFile,
-    ) -> Option<Vec<(String, Option<String>, crate::graph::SymbolMarks)>> {
+    ) -> Option<Vec<(String, Option<String>, crate::store::graph::SymbolMarks)>> {
         let n = file.symbols.len();
         (self.parents.len() == n && self.marks.len() == n && self.symbols as usize == n).then(
             || {

@@ -30,8 +30,8 @@ use serde_json::json;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use crate::mcp::tools::{self, Reply};
 use crate::service::Service;
-use crate::tools::{self, Reply};
 
 /// Concurrent tool calls on blocking threads.
 const READERS: usize = 8;

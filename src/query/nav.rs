@@ -2,7 +2,7 @@
 //! ancestor chain (leaf → file) or its descendant tree. The MCP tools and the CLI
 //! call this; it knows nothing of either.
 
-use crate::graph::{Ancestor, GraphError, GraphStore, SymbolRow};
+use crate::store::graph::{Ancestor, GraphError, GraphStore, SymbolRow};
 
 #[derive(Debug, thiserror::Error)]
 pub enum NavError {
@@ -187,7 +187,7 @@ fn subtree(store: &GraphStore, symbol: &SymbolRow) -> Result<TreeNode, NavError>
         id: &str,
         symbol: SymbolRow,
         depth: i64,
-        rows: &[crate::graph::Descendant],
+        rows: &[crate::store::graph::Descendant],
     ) -> TreeNode {
         let children = rows
             .iter()

@@ -9,15 +9,15 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::adhoc;
-use crate::config::{Config, ServerSection};
-use crate::datadir::DataDir;
-use crate::graph::{GraphConfig, QueryRows};
 use crate::index::{self, IndexOptions, IndexReport, Progress};
-use crate::nav::{self, Scope};
-use crate::server::{self, HttpOptions};
+use crate::mcp::server::{self, HttpOptions};
+use crate::query::cypher;
+use crate::query::nav::{self, Scope};
+use crate::service::config::{Config, ServerSection};
 use crate::service::{RepoSpec, Service, ServiceConfig};
-use crate::walk::WalkOptions;
+use crate::source::walk::WalkOptions;
+use crate::store::datadir::DataDir;
+use crate::store::graph::{GraphConfig, QueryRows};
 
 const ABOUT: &str = "Code navigation for AI coding agents: symbols and imports of a repository \
 in a Kuzu graph, queried with Cypher and served over MCP.";
@@ -189,7 +189,7 @@ impl Serving {
             checkpoint_after: self
                 .checkpoint_after_ms
                 .map_or(defaults.checkpoint_after, std::time::Duration::from_millis),
-            cypher: adhoc::Limits {
+            cypher: cypher::Limits {
                 memory_bytes: self
                     .cypher_memory_mb
                     .or(file.cypher_memory_mb)
@@ -222,7 +222,7 @@ pub struct Resources {
 
 impl Resources {
     fn graph_config(&self) -> GraphConfig {
-        crate::search::set_writer_memory_mb(self.search_writer_mb.unwrap_or(256));
+        crate::store::search::set_writer_memory_mb(self.search_writer_mb.unwrap_or(256));
         let mut cfg = GraphConfig {
             buffer_pool_bytes: self.buffer_pool_mb.unwrap_or(512).max(64) * 1024 * 1024,
             ..GraphConfig::default()
@@ -336,7 +336,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Command::Hierarchy(a) => cmd_hierarchy(a),
         Command::Serve(a) => cmd_serve(a),
         Command::Mcp(a) => cmd_mcp(a),
-        Command::CypherWorker(a) => Ok(adhoc::worker_main(&adhoc::WorkerArgs {
+        Command::CypherWorker(a) => Ok(cypher::worker_main(&cypher::WorkerArgs {
             graph: a.graph,
             buffer_pool_bytes: a.buffer_pool_mb.max(16) << 20,
             threads: a.threads,
@@ -398,7 +398,7 @@ fn cmd_serve(a: ServeArgs) -> Result<i32> {
         allowed_origins: [a.allow_origins, file.server.allow_origins].concat(),
     };
     if !opts.listen.ip().is_loopback() && opts.token.is_none() {
-        bail!(crate::server::ServerError::TokenRequired(opts.listen));
+        bail!(crate::mcp::server::ServerError::TokenRequired(opts.listen));
     }
     svc.start();
     let serving = svc.clone();
@@ -541,23 +541,23 @@ fn cmd_cypher(a: CypherArgs) -> Result<i32> {
     let graph = a.resources.graph_config();
     let path = data.readable_graph(&graph)?;
     let exe = std::env::current_exe().context("cannot find this program's own binary")?;
-    let pool = adhoc::CypherPool::new(
+    let pool = cypher::CypherPool::new(
         exe,
-        adhoc::Limits {
+        cypher::Limits {
             memory_bytes: a.memory_mb.max(64) << 20,
             timeout_ms: a.timeout_ms,
             workers: 1,
             buffer_pool_bytes: graph.buffer_pool_bytes.min(a.memory_mb.max(64) << 19),
             threads: graph.threads,
-            ..adhoc::Limits::default()
+            ..cypher::Limits::default()
         },
     );
-    pool.set_source(adhoc::Source {
+    pool.set_source(cypher::Source {
         path,
         version: 0,
         owned: false,
     });
-    let request = adhoc::Request {
+    let request = cypher::Request {
         query: a.query.clone(),
         params: Vec::new(),
         max_rows: a.limit,
@@ -566,7 +566,7 @@ fn cmd_cypher(a: CypherArgs) -> Result<i32> {
     };
     let answer = match pool.run(&request) {
         Ok((answer, _)) => answer,
-        Err(adhoc::AdhocError::NotReadOnly(why)) => {
+        Err(cypher::AdhocError::NotReadOnly(why)) => {
             bail!("refused: {why}; `cruxe cypher` only reads the graph")
         }
         Err(e) => return Err(e.into()),

@@ -13,6 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use crate::model::names::is_secondary_path;
 use crate::query::cypher::{self, AdhocError};
 use crate::query::nav::{self, NavError, Scope};
 use crate::service::{IndexingStatus, Served, Service};
@@ -877,7 +878,7 @@ pub fn locate_symbol(svc: &Service, input: LocateInput) -> Reply {
         if found.is_empty() {
             exact = false;
             found = cat
-                .named_ignoring_case(nav::last_segment(name))
+                .named_ignoring_case(crate::model::names::last_segment(name))
                 .iter()
                 .map(|&i| cat.entry(i).row.clone())
                 .collect();
@@ -960,31 +961,6 @@ fn locate_score(s: &SymbolRow, exact: bool, imported_by: u32) -> f64 {
         score *= 0.5;
     }
     score
-}
-
-/// Tests, vendored and generated code: found, but after the code itself.
-pub fn is_secondary_path(path: &str) -> bool {
-    let lower = path.to_ascii_lowercase();
-    let file = lower.rsplit('/').next().unwrap_or(&lower);
-    lower.split('/').any(|d| {
-        matches!(
-            d,
-            "test"
-                | "tests"
-                | "testdata"
-                | "__tests__"
-                | "vendor"
-                | "node_modules"
-                | "third_party"
-                | "generated"
-        )
-    }) || file.starts_with("test_")
-        || file.ends_with("_test.go")
-        || file.ends_with("_test.py")
-        || file.contains(".test.")
-        || file.contains(".spec.")
-        || file.contains(".generated.")
-        || file.ends_with(".d.ts")
 }
 
 fn first_line(s: &str) -> &str {

@@ -1,6 +1,8 @@
 //! The indexer's vocabulary: languages, symbol kinds, and the records that flow from
 //! extraction into the graph store. Plain data, no I/O, no wire format.
 
+pub mod names;
+
 use std::fmt;
 
 /// A source language cruxe parses. JavaScript rides on the TypeScript/TSX grammars.

@@ -2,6 +2,7 @@
 //! ancestor chain (leaf → file) or its descendant tree. The MCP tools and the CLI
 //! call this; it knows nothing of either.
 
+use crate::model::names::{last_segment, looks_qualified, qualified_match};
 use crate::store::graph::{Ancestor, GraphError, GraphStore, SymbolRow};
 
 #[derive(Debug, thiserror::Error)]
@@ -97,22 +98,6 @@ pub fn find(
         .into_iter()
         .filter(|s| qualified_match(&s.qualified_name, name))
         .collect())
-}
-
-/// `qn` is `name` or ends with it right after a separator (`::`, `.`, `:`, `/`).
-pub fn qualified_match(qn: &str, name: &str) -> bool {
-    qn == name
-        || qn
-            .strip_suffix(name)
-            .is_some_and(|head| head.ends_with([':', '.', '/']))
-}
-
-pub fn looks_qualified(name: &str) -> bool {
-    name.contains("::") || name.contains('.') || name.contains(':')
-}
-
-pub fn last_segment(name: &str) -> &str {
-    name.rsplit([':', '.']).next().unwrap_or(name)
 }
 
 /// The ancestor chain: the symbol itself (depth 0), its enclosing symbols, nearest

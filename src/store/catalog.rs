@@ -316,7 +316,7 @@ impl Catalog {
     }
 
     /// The symbols meant by `name` (plain, or qualified: `auth::jwt::validate`,
-    /// `pkg.mod.Class`), optionally only in `path`: what [`crate::query::nav::find`]
+    /// `pkg.mod.Class`), optionally only in `path`: what [`crate::model::names::find`]
     /// answers from the graph.
     pub fn find(&self, name: &str, path: Option<&str>) -> Vec<SymbolRow> {
         let in_path = |i: &&usize| path.is_none_or(|p| self.entries[**i].row.path == p);
@@ -326,14 +326,14 @@ impl Catalog {
             .filter(in_path)
             .map(|&i| self.entries[i].row.clone())
             .collect();
-        if !exact.is_empty() || !crate::query::nav::looks_qualified(name) {
+        if !exact.is_empty() || !crate::model::names::looks_qualified(name) {
             return exact;
         }
-        self.named(crate::query::nav::last_segment(name))
+        self.named(crate::model::names::last_segment(name))
             .iter()
             .filter(in_path)
             .filter(|&&i| {
-                crate::query::nav::qualified_match(&self.entries[i].row.qualified_name, name)
+                crate::model::names::qualified_match(&self.entries[i].row.qualified_name, name)
             })
             .map(|&i| self.entries[i].row.clone())
             .collect()

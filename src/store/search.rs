@@ -775,7 +775,7 @@ impl SearchIndex {
             if same(&row.name) || same(&row.qualified_name) {
                 s *= 3.0;
             }
-            if crate::mcp::tools::is_secondary_path(&row.path) {
+            if crate::model::names::is_secondary_path(&row.path) {
                 s *= 0.5;
             }
             if row.kind == "impl" {

@@ -179,6 +179,7 @@ impl Serving {
                     ..WalkOptions::default()
                 },
                 graph: graph.clone(),
+                search_writer_mb: resources.search_writer_mb,
                 ..IndexOptions::default()
             },
             query_timeout_ms: self
@@ -222,7 +223,6 @@ pub struct Resources {
 
 impl Resources {
     fn graph_config(&self) -> GraphConfig {
-        crate::store::search::set_writer_memory_mb(self.search_writer_mb.unwrap_or(256));
         let mut cfg = GraphConfig {
             buffer_pool_bytes: self.buffer_pool_mb.unwrap_or(512).max(64) * 1024 * 1024,
             ..GraphConfig::default()
@@ -487,13 +487,14 @@ fn cmd_index(a: IndexArgs) -> Result<i32> {
             ..WalkOptions::default()
         },
         graph: a.resources.graph_config(),
+        search_writer_mb: a.resources.search_writer_mb,
         skip_imports: a.no_imports,
         ..IndexOptions::default()
     };
     let bar = Bar::new();
     let report = match &opts.ref_name {
         Some(rev) if !a.working_tree && index::is_other_git_ref(&a.path, rev) => {
-            index::index_git_ref(&a.path, rev, &data, &opts, &bar, None, None)
+            index::index_git_ref(&a.path, rev, &data, &opts, &bar, None)
                 .with_context(|| format!("indexing {rev} of {} failed", a.path.display()))?
         }
         _ => index::index_repo(&a.path, &data, &opts, &bar)

@@ -58,6 +58,14 @@ pub struct IndexOptions {
     /// these files are read; anything else (a new file, a manifest or ignore
     /// file, no state in memory) falls back to the full walk.
     pub changed_paths: Option<Vec<String>>,
+    /// Memory of the search index writer, in MiB [default: `search::DEFAULT_WRITER_MB`].
+    pub search_writer_mb: Option<usize>,
+}
+
+impl IndexOptions {
+    pub fn writer_mb(&self) -> usize {
+        self.search_writer_mb.unwrap_or(search::DEFAULT_WRITER_MB)
+    }
 }
 
 /// The generation of what extraction gives (symbol kinds, names). A ref indexed
@@ -126,10 +134,24 @@ pub struct IndexReport {
     pub finish_pending: bool,
 }
 
-/// Resolution states kept in memory by a server between runs (`defer_finish`),
-/// by state file path; `dirty` ones are not on disk yet. With each, what the
-/// last walk of the tree found besides source files.
-static STATES: std::sync::Mutex<Option<HashMap<PathBuf, Cached>>> = std::sync::Mutex::new(None);
+/// Resolution states a server keeps in memory between runs (`defer_finish`), by
+/// state file path; `dirty` ones are not on disk yet. With each, what the last
+/// walk of the tree found besides source files. A run of its own (the CLI's)
+/// starts with an empty one.
+#[derive(Default)]
+pub struct StateCache {
+    map: std::sync::Mutex<HashMap<PathBuf, Cached>>,
+}
+
+/// What a caller that stays (a server) lends each run: the graph it holds open
+/// (`None` before the first index), the data dir's writer lock it holds for its
+/// life, and the resolution states it keeps between runs.
+#[derive(Clone, Copy)]
+pub struct Held<'a> {
+    pub graph: Option<&'a GraphStore>,
+    pub lock: &'a WriterLock,
+    pub states: &'a StateCache,
+}
 
 struct Cached {
     state: RefState,
@@ -146,34 +168,47 @@ struct WalkMemo {
     diagnostics: Vec<Diagnostic>,
 }
 
-/// Whether this process keeps a state for `path` (from its previous run).
-fn has_cached_state(path: &Path) -> bool {
-    STATES
-        .lock()
-        .ok()
-        .is_some_and(|c| c.as_ref().is_some_and(|m| m.contains_key(path)))
-}
-
-fn cached_state(path: &Path, tag: &str) -> Option<RefState> {
-    let mut cache = STATES.lock().ok()?;
-    let map = cache.as_mut()?;
-    // Taken out: the run puts back the state it leaves (a state that is not the
-    // graph's any more, after a failed run, is no use).
-    let trusted = map.get(path).is_some_and(|c| c.state.tag == tag);
-    if !trusted {
-        map.remove(path);
-        return None;
+impl StateCache {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Cached>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
     }
-    map.get_mut(path)
-        .map(|c| std::mem::take(&mut c.state))
-        .filter(|st| st.tag == tag)
-}
 
-fn cache_state(path: &Path, state: RefState, dirty: bool, walk: Option<WalkMemo>) {
-    if let Ok(mut cache) = STATES.lock() {
-        cache
-            .get_or_insert_with(HashMap::new)
+    /// Whether a state for `path` is kept (from a previous run).
+    fn has(&self, path: &Path) -> bool {
+        self.lock().contains_key(path)
+    }
+
+    /// The state kept for `path`, when it describes the graph (`tag`).
+    fn take(&self, path: &Path, tag: &str) -> Option<RefState> {
+        let mut map = self.lock();
+        // Taken out: the run puts back the state it leaves (a state that is not
+        // the graph's any more, after a failed run, is no use).
+        let trusted = map.get(path).is_some_and(|c| c.state.tag == tag);
+        if !trusted {
+            map.remove(path);
+            return None;
+        }
+        map.get_mut(path)
+            .map(|c| std::mem::take(&mut c.state))
+            .filter(|st| st.tag == tag)
+    }
+
+    fn put(&self, path: &Path, state: RefState, dirty: bool, walk: Option<WalkMemo>) {
+        self.lock()
             .insert(path.to_path_buf(), Cached { state, dirty, walk });
+    }
+
+    /// Writes the states under `root` that are only in memory.
+    fn save_dirty(&self, root: &Path) {
+        for (path, c) in self.lock().iter_mut() {
+            if c.dirty && path.starts_with(root) {
+                if let Err(e) = c.state.save(path) {
+                    tracing::warn!("could not save the resolution state ({e})");
+                    let _ = std::fs::remove_file(path);
+                }
+                c.dirty = false;
+            }
+        }
     }
 }
 
@@ -189,6 +224,7 @@ fn set_totals(report: &mut IndexReport, st: &RefState) {
 /// Keeps a server's state in memory with what its walk found (the manifests and
 /// whether there is a `src/`) and the run's diagnostics.
 fn remember(
+    states: &StateCache,
     path: &Path,
     state: RefState,
     dirty: bool,
@@ -200,20 +236,21 @@ fn remember(
         has_src_dir,
         diagnostics: diagnostics.to_vec(),
     });
-    cache_state(path, state, dirty, memo);
+    states.put(path, state, dirty, memo);
 }
 
 /// The walk a server run can skip: the previous run's files with the watcher's
 /// changes applied, when every changed path is a source file the ref already
 /// has (edited or deleted). `None` when the tree must be walked.
 fn quick_walk(
+    states: &StateCache,
     root: &Path,
     state_path: &Path,
     changed: &[String],
     max_file_size: u64,
 ) -> Option<WalkResult> {
-    let cache = STATES.lock().ok()?;
-    let cached = cache.as_ref()?.get(state_path)?;
+    let cache = states.lock();
+    let cached = cache.get(state_path)?;
     let memo = cached.walk.as_ref()?;
     let known: HashSet<&str> = cached.state.files.iter().map(|f| f.path.as_str()).collect();
     let changed: HashSet<&str> = changed.iter().map(String::as_str).collect();
@@ -280,27 +317,15 @@ pub fn finish_write(
     data: &DataDir,
     store: &GraphStore,
     abort: &dyn Fn() -> bool,
-    _lock: &WriterLock,
+    held: Held<'_>,
 ) -> Result<(), IndexError> {
     let t = Instant::now();
     store.checkpoint()?;
     let checkpoint_ms = t.elapsed().as_millis() as u64;
     let saved = data.save_ahead(abort)?;
     // New work waits for nothing more: the states are written by a later finish.
-    if saved
-        && !abort()
-        && let Ok(mut cache) = STATES.lock()
-        && let Some(map) = cache.as_mut()
-    {
-        for (path, c) in map.iter_mut() {
-            if c.dirty && path.starts_with(data.root()) {
-                if let Err(e) = c.state.save(path) {
-                    tracing::warn!("could not save the resolution state ({e})");
-                    let _ = std::fs::remove_file(path);
-                }
-                c.dirty = false;
-            }
-        }
+    if saved && !abort() {
+        held.states.save_dirty(data.root());
     }
     tracing::debug!(
         checkpoint_ms,
@@ -334,8 +359,7 @@ pub fn index_git_ref(
     data: &DataDir,
     opts: &IndexOptions,
     progress: &dyn Progress,
-    shared: Option<&GraphStore>,
-    held: Option<&WriterLock>,
+    held: Option<Held<'_>>,
 ) -> Result<IndexReport, IndexError> {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let repo = opts.repo.clone().unwrap_or_else(|| repo_name(&root));
@@ -343,12 +367,17 @@ pub fn index_git_ref(
     let dest = data.tree_dir(&repo, rev);
     // The snapshot is written under the writer lock, held until the run ends: a
     // concurrent run of the same ref could otherwise swap it meanwhile.
-    let own;
-    let lock = match held {
-        Some(l) => l,
+    let (own_lock, own_states);
+    let held = match held {
+        Some(h) => h,
         None => {
-            own = data.lock_writer()?;
-            &own
+            own_lock = data.lock_writer()?;
+            own_states = StateCache::default();
+            Held {
+                graph: None,
+                lock: &own_lock,
+                states: &own_states,
+            }
         }
     };
     let (commit, files) = gitref::materialize(&root, rev, &dest)?;
@@ -360,7 +389,7 @@ pub fn index_git_ref(
         repo_root: Some(root.clone()),
         ..opts.clone()
     };
-    index_repo_with(&dest, data, &opts, progress, shared, Some(lock))
+    index_repo_with(&dest, data, &opts, progress, Some(held))
 }
 
 /// Whether `rev` should be indexed from git objects rather than from the working
@@ -378,7 +407,7 @@ pub fn index_repo(
     opts: &IndexOptions,
     progress: &dyn Progress,
 ) -> Result<IndexReport, IndexError> {
-    index_repo_with(root, data, opts, progress, None, None)
+    index_repo_with(root, data, opts, progress, None)
 }
 
 /// What `open_for_write` gives a run: the writer lock it took (none when the
@@ -461,10 +490,13 @@ pub fn index_repo_with(
     data: &DataDir,
     opts: &IndexOptions,
     progress: &dyn Progress,
-    shared: Option<&GraphStore>,
-    held: Option<&WriterLock>,
+    held: Option<Held<'_>>,
 ) -> Result<IndexReport, IndexError> {
     let started = Instant::now();
+    let own_states = StateCache::default();
+    let states = held.map_or(&own_states, |h| h.states);
+    let shared = held.and_then(|h| h.graph);
+    let held = held.map(|h| h.lock);
     if !root.is_dir() {
         return Err(IndexError::NotADirectory(root.to_path_buf()));
     }
@@ -495,14 +527,14 @@ pub fn index_repo_with(
         && !opts.force
         && !opts.skip_imports
         && state_path.exists()
-        && !has_cached_state(&state_path);
+        && !states.has(&state_path);
     let preloaded = preload.then(|| {
         let path = state_path.clone();
         std::thread::spawn(move || RefState::load(&path, decode_imports))
     });
     let quick = match &opts.changed_paths {
         Some(paths) if !opts.force => {
-            quick_walk(&root, &state_path, paths, walk_opts.max_file_size)
+            quick_walk(states, &root, &state_path, paths, walk_opts.max_file_size)
         }
         _ => None,
     };
@@ -598,7 +630,7 @@ pub fn index_repo_with(
     let preloaded: Option<Option<RefState>> = preloaded.and_then(|h| h.join().ok());
     let prior: Option<RefState> = match &store {
         Some(st) if !force && !opts.skip_imports => match st.ref_indexed_at(&repo, &ref_name)? {
-            Some(tag) => cached_state(&state_path, &tag).or_else(|| {
+            Some(tag) => states.take(&state_path, &tag).or_else(|| {
                 preloaded
                     .unwrap_or_else(|| RefState::load(&state_path, decode_imports))
                     .filter(|p| p.tag == tag)
@@ -761,7 +793,7 @@ pub fn index_repo_with(
         if opts.defer_finish
             && let Some(p) = prior
         {
-            remember(&state_path, p, false, walk_found, &diagnostics);
+            remember(states, &state_path, p, false, walk_found, &diagnostics);
         }
         report.diagnostics = diagnostics;
         report.seconds = started.elapsed().as_secs_f64();
@@ -786,8 +818,9 @@ pub fn index_repo_with(
     let mut early_search = fresh.then(|| {
         let (root, rows) = (root.clone(), std::sync::Arc::clone(&rows));
         let dir = data.search_dir(&repo, &ref_name);
+        let writer_mb = opts.writer_mb();
         SearchThread(Some(std::thread::spawn(move || {
-            search_from_rows(&root, &dir, &rows)
+            search_from_rows(&root, &dir, &rows, writer_mb)
         })))
     });
 
@@ -1136,9 +1169,23 @@ pub fn index_repo_with(
             // Written beside the graph and failed: once more, from the graph.
             Some(Err(e)) => {
                 tracing::warn!("writing the search index beside the graph failed ({e}); retrying");
-                update_search(&root, data, store, &changes, previous_indexed_at.as_deref())
+                update_search(
+                    &root,
+                    data,
+                    store,
+                    &changes,
+                    previous_indexed_at.as_deref(),
+                    opts.writer_mb(),
+                )
             }
-            None => update_search(&root, data, store, &changes, previous_indexed_at.as_deref()),
+            None => update_search(
+                &root,
+                data,
+                store,
+                &changes,
+                previous_indexed_at.as_deref(),
+                opts.writer_mb(),
+            ),
         };
         if let Err(panic) = saver.join() {
             std::panic::resume_unwind(panic);
@@ -1179,6 +1226,7 @@ pub fn index_repo_with(
         && let Some(st) = next_state
     {
         remember(
+            states,
             &state_path,
             st,
             report.finish_pending,
@@ -1337,11 +1385,16 @@ fn state_from_graph(
 
 /// A full build's search index, from the files just parsed: every document is
 /// replaced. The tag is left to the caller.
-fn search_from_rows(root: &Path, dir: &Path, add: &[FileRows]) -> Result<(), IndexError> {
+fn search_from_rows(
+    root: &Path,
+    dir: &Path,
+    add: &[FileRows],
+    writer_mb: usize,
+) -> Result<(), IndexError> {
     // Until the new tag is written the index is not trusted (a kill here leaves
     // it to be rebuilt when next used).
     let _ = std::fs::remove_file(dir.join(search::TAG_FILE));
-    let index = SearchIndex::open_dir(dir)?;
+    let index = SearchIndex::open_dir(dir)?.with_writer_mb(writer_mb);
     let texts = source_texts(root, add);
     index.write(true, &[], symbol_docs(add, &texts))?;
     Ok(())
@@ -1400,9 +1453,10 @@ fn update_search(
     store: &GraphStore,
     changes: &Changes,
     previous_indexed_at: Option<&str>,
+    writer_mb: usize,
 ) -> Result<(), IndexError> {
     let dir = data.search_dir(&changes.repo, &changes.ref_name);
-    let index = SearchIndex::open_dir(&dir)?;
+    let index = SearchIndex::open_dir(&dir)?.with_writer_mb(writer_mb);
     let in_step =
         previous_indexed_at.is_some() && search::read_tag(&dir).as_deref() == previous_indexed_at;
     if in_step {

@@ -115,8 +115,8 @@ type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
 /// qualified-name tables.
 type Key<'a> = (Family, &'a str, &'a str);
 
-/// Lookup tables over one ref.
-struct Index<'a> {
+/// Lookup tables over one ref, shared by the threads that resolve its files.
+struct Tables<'a> {
     files: &'a [RFile],
     by_path: FxMap<&'a str, usize>,
     /// (family, package for Rust / "" otherwise, module) → files.
@@ -141,14 +141,24 @@ struct Index<'a> {
 
 const MAX_HOPS: usize = 8;
 
-// Every table lookup made while one file is resolved is recorded as a key (a hash
-// of the table and the looked-up name), hit or miss. A file's edges can only
-// change when a changed file contributes (or contributed) to one of its keys, so
-// an incremental run re-resolves just those files (`contributed_keys`).
-thread_local! {
-    static DEPS: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+/// The tables as one file's resolution sees them. Every table lookup made while
+/// the file is resolved is recorded as a key (a hash of the table and the
+/// looked-up name), hit or miss: a file's edges can only change when a changed
+/// file contributes (or contributed) to one of its keys, so an incremental run
+/// re-resolves just those files (`contributed_keys`).
+struct Index<'a> {
+    tables: &'a Tables<'a>,
+    /// The keys of the lookups made so far.
+    deps: std::cell::RefCell<Vec<u64>>,
     /// The path of the file being resolved (see `Index::pick_variant`).
-    static ORIGIN: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    origin: &'a str,
+}
+
+impl<'a> std::ops::Deref for Index<'a> {
+    type Target = Tables<'a>;
+    fn deref(&self) -> &Tables<'a> {
+        self.tables
+    }
 }
 
 /// A lookup key: blake3 of the parts (stable across builds; it is persisted).
@@ -159,11 +169,6 @@ pub fn key(parts: &[&str]) -> u64 {
         h.update(p.as_bytes());
     }
     u64::from_le_bytes(h.finalize().as_bytes()[..8].try_into().expect("8 bytes"))
-}
-
-fn dep(parts: &[&str]) {
-    let k = key(parts);
-    DEPS.with(|d| d.borrow_mut().push(k));
 }
 
 fn fam_str(f: Family) -> &'static str {
@@ -317,12 +322,12 @@ fn dir_of(path: &str) -> &str {
     path.rsplit_once('/').map(|(d, _)| d).unwrap_or("")
 }
 
-impl<'a> Index<'a> {
+impl<'a> Tables<'a> {
     /// `families`: the families whose definitions are looked up (lookups never
     /// cross families, so the others' symbols need no table). Hops through
     /// re-exports stay in their family too.
-    fn new(files: &'a [RFile], layout: &'a Layout, families: &[Family]) -> Index<'a> {
-        let mut ix = Index {
+    fn new(files: &'a [RFile], layout: &'a Layout, families: &[Family]) -> Tables<'a> {
+        let mut ix = Tables {
             files,
             by_path: FxMap::default(),
             by_module: FxMap::default(),
@@ -423,6 +428,12 @@ impl<'a> Index<'a> {
         }
         ix
     }
+}
+
+impl<'a> Index<'a> {
+    fn dep(&self, parts: &[&str]) {
+        self.deps.borrow_mut().push(key(parts));
+    }
 
     /// A Rust module's file, also when it or a module above it was declared with
     /// `#[path]`: `#[path = "backend/linux_raw/mod.rs"] mod backend;` makes
@@ -439,14 +450,14 @@ impl<'a> Index<'a> {
         if module.is_empty() || depth > 4 {
             return None;
         }
-        dep(&["rp", krate]);
+        self.dep(&["rp", krate]);
         if !self.rust_path_crates.iter().any(|c| c == krate) {
             return None;
         }
         let segs: Vec<&str> = module.split("::").collect();
         for n in (1..=segs.len()).rev() {
             let prefix = segs[..n].join("::");
-            dep(&["r", krate, &prefix]);
+            self.dep(&["r", krate, &prefix]);
             let Some(cands) = self.rust_path_mods.get(&(krate.to_string(), prefix)) else {
                 continue;
             };
@@ -467,7 +478,7 @@ impl<'a> Index<'a> {
     /// declares it as, else the one its path gives.
     fn rust_self(&self, fi: usize) -> &str {
         let f = &self.files[fi];
-        dep(&["rt", &f.path]);
+        self.dep(&["rt", &f.path]);
         self.rust_declared
             .get(&fi)
             .map(String::as_str)
@@ -478,43 +489,41 @@ impl<'a> Index<'a> {
     /// the file being resolved (code of one backend imports its own backend),
     /// else the nearest attribute's.
     fn pick_variant(&self, cands: &[usize]) -> usize {
-        ORIGIN.with(|o| {
-            let o = o.borrow();
-            cands
-                .iter()
-                .copied()
-                .find(|&c| {
-                    let d = dir_of(&self.files[c].path);
-                    !d.is_empty() && o.starts_with(d) && o.as_bytes().get(d.len()) == Some(&b'/')
-                })
-                .unwrap_or(cands[0])
-        })
+        let o = self.origin;
+        cands
+            .iter()
+            .copied()
+            .find(|&c| {
+                let d = dir_of(&self.files[c].path);
+                !d.is_empty() && o.starts_with(d) && o.as_bytes().get(d.len()) == Some(&b'/')
+            })
+            .unwrap_or(cands[0])
     }
 
     fn path(&self, path: &str) -> Option<usize> {
-        dep(&["p", path]);
+        self.dep(&["p", path]);
         self.by_path.get(path).copied()
     }
 
     fn go_dir(&self, dir: &str) -> Option<&Vec<usize>> {
-        dep(&["g", dir]);
+        self.dep(&["g", dir]);
         self.go_dirs.get(dir)
     }
 
     fn has_crate(&self, name: &str) -> bool {
-        dep(&["c", name]);
+        self.dep(&["c", name]);
         self.rust_crates.contains(&name)
     }
 
     /// File `fi`'s imports, read to follow re-exports through it.
     fn imports_of(&self, fi: usize) -> &'a [RawImport] {
         let f = &self.files[fi];
-        dep(&["i", &f.path]);
+        self.dep(&["i", &f.path]);
         &f.imports
     }
 
     fn symbol(&self, fam: Family, pkg: &str, qn: &str) -> Option<&'a str> {
-        dep(&["q", fam_str(fam), pkg, qn]);
+        self.dep(&["q", fam_str(fam), pkg, qn]);
         self.by_qn
             .get(&(fam, pkg, qn))
             .and_then(|v| v.first())
@@ -528,7 +537,7 @@ impl<'a> Index<'a> {
         pkg: &str,
         qn: &str,
     ) -> Option<(&'a str, &'a str, &'a str)> {
-        dep(&["q", fam_str(fam), pkg, qn]);
+        self.dep(&["q", fam_str(fam), pkg, qn]);
         self.by_qn
             .get(&(fam, pkg, qn))
             .and_then(|v| v.first())
@@ -538,7 +547,7 @@ impl<'a> Index<'a> {
     /// Like `symbol`, preferring a definition in `path` (for modules that several
     /// files share, like `x.ts` beside `x.js`).
     fn symbol_in(&self, fam: Family, pkg: &str, qn: &str, path: &str) -> Option<&'a str> {
-        dep(&["q", fam_str(fam), pkg, qn]);
+        self.dep(&["q", fam_str(fam), pkg, qn]);
         let v = self.by_qn.get(&(fam, pkg, qn))?;
         v.iter()
             .find(|(_, _, p, _)| *p == path)
@@ -547,7 +556,7 @@ impl<'a> Index<'a> {
     }
 
     fn module_file(&self, fam: Family, pkg: &str, module: &str) -> Option<usize> {
-        dep(&["m", fam_str(fam), pkg, module]);
+        self.dep(&["m", fam_str(fam), pkg, module]);
         self.by_module
             .get(&(fam, pkg, module))
             .and_then(|v| v.first())
@@ -589,7 +598,7 @@ pub fn resolve_files(
             families.push(fam);
         }
     }
-    let ix = Index::new(files, layout, &families);
+    let tables = Tables::new(files, layout, &families);
     files
         .par_iter()
         .enumerate()
@@ -597,12 +606,11 @@ pub fn resolve_files(
             if only.is_some_and(|o| !o[fi]) {
                 return None;
             }
-            DEPS.with(|d| d.borrow_mut().clear());
-            ORIGIN.with(|o| {
-                let mut o = o.borrow_mut();
-                o.clear();
-                o.push_str(&f.path);
-            });
+            let ix = Index {
+                tables: &tables,
+                deps: std::cell::RefCell::new(Vec::new()),
+                origin: &f.path,
+            };
             let mut edges: Vec<Edge> = f
                 .imports
                 .iter()
@@ -619,7 +627,7 @@ pub fn resolve_files(
                 .collect();
             edges.sort();
             edges.dedup();
-            let mut deps = DEPS.with(|d| std::mem::take(&mut *d.borrow_mut()));
+            let mut deps = ix.deps.into_inner();
             deps.sort_unstable();
             deps.dedup();
             Some(Resolved { edges, deps })

@@ -130,6 +130,10 @@ pub struct Store {
     /// This server is the data dir's one writer for as long as it runs: an index
     /// run from elsewhere is refused instead of writing under it.
     lock: WriterLock,
+    /// Memory of the search index writer when an index is rebuilt, in MiB.
+    search_writer_mb: usize,
+    /// The resolution states of this data dir's refs, kept between runs.
+    states: index::StateCache,
     /// Workers for `run_cypher`, reading the latest snapshot of the graph.
     pub cypher: CypherPool,
     /// Counts the graph's committed changes (runs, rebuilds); a snapshot
@@ -153,6 +157,15 @@ impl Store {
 
     pub fn refs(&self) -> Vec<RefStatus> {
         self.refs.read().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// What this server lends an index run on this data dir.
+    fn held<'a>(&'a self, graph: Option<&'a GraphStore>) -> index::Held<'a> {
+        index::Held {
+            graph,
+            lock: &self.lock,
+            states: &self.states,
+        }
     }
 
     /// The graph's current version (see `version`).
@@ -283,6 +296,7 @@ impl Store {
         }
         let started = std::time::Instant::now();
         let persisted = SearchIndex::open_dir(&dir).and_then(|index| {
+            let index = index.with_writer_mb(self.search_writer_mb);
             index.rebuild(catalog, root)?;
             if let Some(tag) = &indexed_at {
                 search::write_tag(&dir, tag)?;
@@ -293,7 +307,7 @@ impl Store {
             Ok(index) => index,
             Err(e) => {
                 tracing::warn!("search index in memory only: {e}");
-                let index = SearchIndex::in_ram()?;
+                let index = SearchIndex::in_ram()?.with_writer_mb(self.search_writer_mb);
                 index.rebuild(catalog, root)?;
                 index
             }
@@ -700,7 +714,7 @@ fn finish_all(
     };
     for u in unfinished.drain(..) {
         let data = &u.store.data;
-        match index::finish_write(data, &u.graph, &abort, &u.store.lock) {
+        match index::finish_write(data, &u.graph, &abort, u.store.held(None)) {
             Ok(()) => u.store.publish_snapshot(),
             Err(e) => {
                 tracing::warn!(data = %data.root().display(), "finishing the index runs failed: {e}");
@@ -756,6 +770,8 @@ impl Service {
                     let s = Arc::new(Store {
                         data,
                         lock,
+                        states: index::StateCache::default(),
+                        search_writer_mb: cfg.index.writer_mb(),
                         cypher: CypherPool::new(exe, limits),
                         version: AtomicU64::new(0),
                         graph: RwLock::new(None),
@@ -1015,8 +1031,7 @@ impl Service {
                     &store.data,
                     &opts,
                     &served.progress,
-                    shared.as_deref(),
-                    Some(&store.lock),
+                    Some(store.held(shared.as_deref())),
                 )
             }
             Some(rev) => {
@@ -1027,8 +1042,7 @@ impl Service {
                     &store.data,
                     &opts,
                     &served.progress,
-                    shared.as_deref(),
-                    Some(&store.lock),
+                    Some(store.held(shared.as_deref())),
                 )
             }
         };

@@ -48,8 +48,9 @@ pub struct Catalog {
     by_file: HashMap<Arc<str>, Arc<Vec<usize>>>,
     /// How many import edges point at each imported symbol.
     imported_by: HashMap<usize, u32>,
-    /// Unique per built catalog: caches derived from one (the search index's
-    /// term-to-entry maps) are keyed by it.
+    /// Names this catalog's entries (a hash of their ids in order, or of the
+    /// catalog it was patched from and the patch): caches derived from one (the
+    /// search index's term-to-entry maps) are keyed by it.
     generation: u64,
     /// The symbols each file imports (resolved edges, one per edge), in (path, line) order.
     imports_of: HashMap<String, Vec<usize>>,
@@ -80,10 +81,7 @@ impl Catalog {
                     std::cmp::Reverse(b.2),
                 ))
         });
-        let mut c = Catalog {
-            generation: next_generation(),
-            ..Catalog::default()
-        };
+        let mut c = Catalog::default();
         let mut entries: Vec<Entry> = Vec::with_capacity(rows.len());
         for (i, (row, start, end)) in rows.into_iter().enumerate() {
             c.index_names(i, &row);
@@ -121,6 +119,7 @@ impl Catalog {
         }
         // Entries are in (path, line) order, so children and files already are.
         c.alive = vec![true; entries.len()];
+        c.generation = stamp(entries.iter().map(|e| e.row.id.as_str()));
         c.entries = entries.into_iter().map(Arc::new).collect();
         c
     }
@@ -420,9 +419,14 @@ fn entry_key(e: &Entry) -> (&str, i64, usize, std::cmp::Reverse<usize>) {
     )
 }
 
-fn next_generation() -> u64 {
-    static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    GENERATION.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+/// A stamp from parts of text (see `Catalog::generation`).
+fn stamp<'a>(parts: impl IntoIterator<Item = &'a str>) -> u64 {
+    let mut h = blake3::Hasher::new();
+    for p in parts {
+        h.update(&(p.len() as u64).to_le_bytes());
+        h.update(p.as_bytes());
+    }
+    u64::from_le_bytes(h.finalize().as_bytes()[..8].try_into().expect("8 bytes"))
 }
 
 impl Catalog {
@@ -473,7 +477,12 @@ impl Catalog {
             return self.rebuilt(changes, &removed);
         }
         let mut c = self.clone();
-        c.generation = next_generation();
+        let previous = self.generation.to_string();
+        c.generation = stamp(
+            [previous.as_str(), changes.indexed_at.as_str()]
+                .into_iter()
+                .chain(removed.iter().copied()),
+        );
         c.files = self.patched_files(changes, &removed);
         let prefix = format!("{}:", graph::ref_id(&changes.repo, &changes.ref_name));
 

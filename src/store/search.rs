@@ -60,6 +60,8 @@ pub struct SearchIndex {
     kind: Field,
     symbol_id: Field,
     path_raw: Field,
+    /// Memory of a writer of many documents (`--search-writer-mb`).
+    writer_bytes: usize,
     /// Per (segment, catalog generation): the catalog entry of each term ordinal
     /// of the segment's `symbol_id` column (`u32::MAX` = not in the catalog).
     /// Reading ids back one by one decompresses a dictionary block per hit.
@@ -130,13 +132,8 @@ pub struct Filters<'a> {
     pub path_prefix: Option<&'a str>,
 }
 
-/// Memory of the search index writer, in MiB (all its threads together).
-static WRITER_MB: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(256);
-
-/// Sets the search index writer's memory (`--search-writer-mb`); at least 15 MiB.
-pub fn set_writer_memory_mb(mb: usize) {
-    WRITER_MB.store(mb.max(15), std::sync::atomic::Ordering::Relaxed);
-}
+/// Memory of the search index writer by default, in MiB (all its threads together).
+pub const DEFAULT_WRITER_MB: usize = 256;
 
 /// One hit: the catalog index of the symbol and its final score.
 #[derive(Debug, Clone, Copy)]
@@ -477,6 +474,12 @@ impl SearchIndex {
         Self::from_index(index)
     }
 
+    /// The same index, written with `mb` MiB (at least 15: Tantivy's minimum).
+    pub fn with_writer_mb(mut self, mb: usize) -> SearchIndex {
+        self.writer_bytes = mb.max(15) << 20;
+        self
+    }
+
     fn from_index(index: Index) -> Result<SearchIndex, SearchError> {
         index
             .tokenizers()
@@ -504,6 +507,7 @@ impl SearchIndex {
             kind,
             symbol_id,
             path_raw,
+            writer_bytes: DEFAULT_WRITER_MB << 20,
             entries: std::sync::Mutex::new(HashMap::new()),
         })
     }
@@ -583,11 +587,7 @@ impl SearchIndex {
             std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
         };
         // Tantivy wants at least 15 MB per writer thread.
-        let budget = if small {
-            15 << 20
-        } else {
-            WRITER_MB.load(std::sync::atomic::Ordering::Relaxed) << 20
-        };
+        let budget = if small { 15 << 20 } else { self.writer_bytes };
         let threads = threads.min((budget / (15 << 20)).max(1));
         let mut writer = self.index.writer_with_num_threads::<TantivyDocument>(
             threads,

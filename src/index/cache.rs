@@ -1,0 +1,187 @@
+//! What a server keeps between runs: each ref's resolution state and what the
+//! last walk of its tree found (`StateCache`), lent to every run with the graph
+//! and writer lock it holds (`Held`); the walk a run can skip when only known
+//! files changed (`quick_walk`).
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use super::IndexReport;
+use super::state::{FileMeta, RefState};
+use crate::source::walk::{Diagnostic, SourceFile, WalkResult};
+use crate::store::datadir::WriterLock;
+use crate::store::graph::GraphStore;
+
+/// Resolution states a server keeps in memory between runs (`defer_finish`), by
+/// state file path; `dirty` ones are not on disk yet. With each, what the last
+/// walk of the tree found besides source files. A run of its own (the CLI's)
+/// starts with an empty one.
+#[derive(Default)]
+pub struct StateCache {
+    pub(super) map: std::sync::Mutex<HashMap<PathBuf, Cached>>,
+}
+
+/// What a caller that stays (a server) lends each run: the graph it holds open
+/// (`None` before the first index), the data dir's writer lock it holds for its
+/// life, and the resolution states it keeps between runs.
+#[derive(Clone, Copy)]
+pub struct Held<'a> {
+    pub graph: Option<&'a GraphStore>,
+    pub lock: &'a WriterLock,
+    pub states: &'a StateCache,
+}
+
+pub(super) struct Cached {
+    pub(super) state: RefState,
+    pub(super) dirty: bool,
+    pub(super) walk: Option<WalkMemo>,
+}
+
+/// What a walk found besides the source files: enough to skip the next walk
+/// when only known files changed.
+#[derive(Clone)]
+pub(super) struct WalkMemo {
+    pub(super) manifests: Vec<(String, PathBuf)>,
+    pub(super) has_src_dir: bool,
+    pub(super) diagnostics: Vec<Diagnostic>,
+}
+
+impl StateCache {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Cached>> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether a state for `path` is kept (from a previous run).
+    pub(super) fn has(&self, path: &Path) -> bool {
+        self.lock().contains_key(path)
+    }
+
+    /// The state kept for `path`, when it describes the graph (`tag`).
+    pub(super) fn take(&self, path: &Path, tag: &str) -> Option<RefState> {
+        let mut map = self.lock();
+        // Taken out: the run puts back the state it leaves (a state that is not
+        // the graph's any more, after a failed run, is no use).
+        let trusted = map.get(path).is_some_and(|c| c.state.tag == tag);
+        if !trusted {
+            map.remove(path);
+            return None;
+        }
+        map.get_mut(path)
+            .map(|c| std::mem::take(&mut c.state))
+            .filter(|st| st.tag == tag)
+    }
+
+    pub(super) fn put(&self, path: &Path, state: RefState, dirty: bool, walk: Option<WalkMemo>) {
+        self.lock()
+            .insert(path.to_path_buf(), Cached { state, dirty, walk });
+    }
+
+    /// Writes the states under `root` that are only in memory.
+    pub(super) fn save_dirty(&self, root: &Path) {
+        for (path, c) in self.lock().iter_mut() {
+            if c.dirty && path.starts_with(root) {
+                if let Err(e) = c.state.save(path) {
+                    tracing::warn!("could not save the resolution state ({e})");
+                    let _ = std::fs::remove_file(path);
+                }
+                c.dirty = false;
+            }
+        }
+    }
+}
+
+/// The ref's totals, as the state counts them (counting them in the graph scans
+/// every import edge).
+pub(super) fn set_totals(report: &mut IndexReport, st: &RefState) {
+    let sum = |f: fn(&FileMeta) -> u32| st.meta.iter().map(|m| i64::from(f(m))).sum();
+    report.symbols = sum(|m| m.symbols);
+    report.import_edges = sum(|m| m.edges);
+    report.unresolved_imports = sum(|m| m.unresolved);
+}
+
+/// Keeps a server's state in memory with what its walk found (the manifests and
+/// whether there is a `src/`) and the run's diagnostics.
+pub(super) fn remember(
+    states: &StateCache,
+    path: &Path,
+    state: RefState,
+    dirty: bool,
+    walk_found: Option<(Vec<(String, PathBuf)>, bool)>,
+    diagnostics: &[Diagnostic],
+) {
+    let memo = walk_found.map(|(manifests, has_src_dir)| WalkMemo {
+        manifests,
+        has_src_dir,
+        diagnostics: diagnostics.to_vec(),
+    });
+    states.put(path, state, dirty, memo);
+}
+
+/// The walk a server run can skip: the previous run's files with the watcher's
+/// changes applied, when every changed path is a source file the ref already
+/// has (edited or deleted). `None` when the tree must be walked.
+pub(super) fn quick_walk(
+    states: &StateCache,
+    root: &Path,
+    state_path: &Path,
+    changed: &[String],
+    max_file_size: u64,
+) -> Option<WalkResult> {
+    let cache = states.lock();
+    let cached = cache.get(state_path)?;
+    let memo = cached.walk.as_ref()?;
+    let known: HashSet<&str> = cached.state.files.iter().map(|f| f.path.as_str()).collect();
+    let changed: HashSet<&str> = changed.iter().map(String::as_str).collect();
+    let mut diagnostics: Vec<Diagnostic> = memo
+        .diagnostics
+        .iter()
+        .filter(|d| !changed.contains(d.path.as_str()))
+        .cloned()
+        .collect();
+    let mut gone: HashSet<&str> = HashSet::new();
+    for &p in &changed {
+        let name = p.rsplit('/').next().unwrap_or(p);
+        if crate::source::layout::MANIFEST_NAMES.contains(&name)
+            || name == ".gitignore"
+            || name == ".ignore"
+            || !known.contains(p)
+        {
+            return None;
+        }
+        match std::fs::symlink_metadata(root.join(p)) {
+            Ok(m) if m.is_file() => {
+                if m.len() > max_file_size {
+                    diagnostics.push(Diagnostic {
+                        path: p.to_string(),
+                        problem: format!(
+                            "file too large ({} bytes > limit {max_file_size}); skipped",
+                            m.len()
+                        ),
+                    });
+                    gone.insert(p);
+                }
+            }
+            Ok(_) => return None,
+            Err(_) => {
+                gone.insert(p);
+            }
+        }
+    }
+    let sources = cached
+        .state
+        .files
+        .iter()
+        .filter(|f| !gone.contains(f.path.as_str()))
+        .map(|f| SourceFile {
+            path: f.path.clone(),
+            abs_path: root.join(&f.path),
+            language: f.language,
+        })
+        .collect();
+    Some(WalkResult {
+        sources,
+        manifests: memo.manifests.clone(),
+        diagnostics,
+        has_src_dir: memo.has_src_dir,
+    })
+}

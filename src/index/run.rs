@@ -1,0 +1,1078 @@
+//! One index run from start to end, as phases that hand each other plain values:
+//! `start` (what and where) → `walk_and_open` (the tree, beside the lock and the
+//! graph) → `plan` (full build or in place; the previous run's state) →
+//! `parse` (changed files only) → `resolve_imports` (only what a change can
+//! affect) → `write` (one transaction, or a build aside) → `publish` (state,
+//! search index, report).
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use rayon::prelude::*;
+use tree_sitter::Parser;
+
+use super::cache::{StateCache, quick_walk, remember, set_totals};
+use super::imports::{import_row, state_from_graph};
+use super::parse::{FileContext, Outcome, Parsed, decode_imports, process_file};
+use super::searching::{SearchThread, search_from_rows, update_search};
+use super::state::{self, FileMeta, Fingerprint, RefState};
+use super::write::{SavedCopy, open_for_write};
+use super::{
+    EXTRACTION, Held, IndexError, IndexOptions, IndexReport, Progress, git_ref, now_rfc3339,
+    repo_name,
+};
+use crate::extract::Extractor;
+use crate::model::{Language, RawImport};
+use crate::resolve::{self, RFile, RSymbol, Resolved, Target};
+use crate::source::layout::{Layout, Manifest};
+use crate::source::walk::{self, Diagnostic, WalkOptions, WalkResult};
+use crate::store::datadir::{DataDir, WriterLock};
+use crate::store::graph::{Changes, FileRows, GraphStore, ImportChanges, ImportRow, SymbolDiff};
+use crate::store::search;
+
+/// What one run is about, fixed at its start.
+struct Run<'a> {
+    root: PathBuf,
+    repo: String,
+    ref_name: String,
+    commit: String,
+    data: &'a DataDir,
+    opts: &'a IndexOptions,
+    progress: &'a dyn Progress,
+    states: &'a StateCache,
+    state_path: PathBuf,
+    walk_opts: WalkOptions,
+    started: Instant,
+}
+
+/// The tree as walked, and the data dir as opened for writing.
+struct Opened {
+    walked: WalkResult,
+    diagnostics: Vec<Diagnostic>,
+    /// What the walk found besides sources, for a server's next quick walk.
+    walk_found: Option<(Vec<(String, PathBuf)>, bool)>,
+    /// With a quick walk: the only files to read (the others are known).
+    only_changed: Option<HashSet<String>>,
+    _lock: Option<WriterLock>,
+    owned: Option<GraphStore>,
+    early_copy: Option<SavedCopy>,
+    preloaded: Option<std::thread::JoinHandle<Option<RefState>>>,
+}
+
+/// How the run will write, and what it starts from.
+struct Plan {
+    layout: Layout,
+    layout_hash: String,
+    /// Every file is re-indexed (`--force`, or the manifests changed).
+    force: bool,
+    /// A full build, written aside with bulk COPY and swapped in.
+    fresh: bool,
+    saving: Option<SavedCopy>,
+    /// The previous run's resolution state, when it describes the graph.
+    prior: Option<RefState>,
+    /// The content hash of every file the graph holds for the ref, by path.
+    existing: HashMap<String, String>,
+}
+
+/// What parsing found: the counts so far, the changes to write, and the files
+/// that were (re)parsed.
+struct Sorted {
+    report: IndexReport,
+    changes: Changes,
+    new_files: Vec<(FileRows, Language, Vec<RawImport>)>,
+}
+
+/// The graph the run wrote: the server's, or one this run opened (the CLI's
+/// graph written in place, or the new one built aside).
+enum Written<'s> {
+    Shared(&'s GraphStore),
+    Own(GraphStore),
+}
+
+impl Written<'_> {
+    fn graph(&self) -> &GraphStore {
+        match self {
+            Written::Shared(g) => g,
+            Written::Own(g) => g,
+        }
+    }
+}
+
+/// Indexes into a graph the caller already holds open read-write (a server that
+/// keeps answering from it meanwhile): in-place runs write through `shared`, whose
+/// readers see the previous state until the run commits. A full build is still
+/// written aside; the report's `republished` then tells the caller to reopen.
+pub fn index_repo_with(
+    root: &Path,
+    data: &DataDir,
+    opts: &IndexOptions,
+    progress: &dyn Progress,
+    held: Option<Held<'_>>,
+) -> Result<IndexReport, IndexError> {
+    let own_states = StateCache::default();
+    let states = held.map_or(&own_states, |h| h.states);
+    let run = start(root, data, opts, progress, states)?;
+    let shared = held.and_then(|h| h.graph);
+    let mut opened = walk_and_open(&run, shared, held.map(|h| h.lock))?;
+    let owned = opened.owned.take();
+    let store: Option<&GraphStore> = shared.or(owned.as_ref());
+    let mut plan = plan(&run, store, &mut opened)?;
+    let mut sorted = parse(&run, &plan, &mut opened)?;
+    if nothing_to_write(&run, store, &plan, &sorted)? {
+        // The copy is not needed: stopped, and dropped (a CLI run's).
+        drop(plan.saving.take());
+        return Ok(unchanged(&run, plan, sorted, opened));
+    }
+    // The rows go to the graph (and to a full build's search index, written on
+    // a thread from now on, beside resolution and the bulk load); the language
+    // and raw imports of each file go to resolution.
+    let (rows, for_resolution): (Vec<FileRows>, Vec<(Language, Vec<RawImport>)>) = sorted
+        .new_files
+        .drain(..)
+        .map(|(rows, language, imports)| (rows, (language, imports)))
+        .unzip();
+    let rows = std::sync::Arc::new(rows);
+    let early_search = plan.fresh.then(|| {
+        let (root, rows) = (run.root.clone(), std::sync::Arc::clone(&rows));
+        let dir = data.search_dir(&run.repo, &run.ref_name);
+        let writer_mb = opts.writer_mb();
+        SearchThread(Some(std::thread::spawn(move || {
+            search_from_rows(&root, &dir, &rows, writer_mb)
+        })))
+    });
+    diff_symbols(&plan, &rows, &mut sorted.changes);
+    let next_state = resolve_imports(&run, store, &mut plan, &rows, &for_resolution, &mut sorted)?;
+    sorted.changes.add = rows;
+    let previous_indexed_at = match store {
+        Some(st) if !plan.fresh && !plan.force => st.ref_indexed_at(&run.repo, &run.ref_name)?,
+        _ => None,
+    };
+    let (written, searched) = write(&run, shared, owned, &mut plan, &mut sorted, early_search)?;
+    publish(
+        &run,
+        &written,
+        sorted,
+        next_state,
+        searched,
+        previous_indexed_at,
+        opened,
+    )
+}
+
+/// Where and what: the canonical root, the repo and ref names, the commit.
+fn start<'a>(
+    root: &Path,
+    data: &'a DataDir,
+    opts: &'a IndexOptions,
+    progress: &'a dyn Progress,
+    states: &'a StateCache,
+) -> Result<Run<'a>, IndexError> {
+    let started = Instant::now();
+    if !root.is_dir() {
+        return Err(IndexError::NotADirectory(root.to_path_buf()));
+    }
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let repo = opts.repo.clone().unwrap_or_else(|| repo_name(&root));
+    let (detected_ref, commit) = match &opts.commit {
+        Some(c) => (String::new(), c.clone()),
+        None => git_ref(&root),
+    };
+    let ref_name = opts.ref_name.clone().unwrap_or(detected_ref);
+    let mut walk_opts = opts.walk.clone();
+    let data_root = data
+        .root()
+        .canonicalize()
+        .unwrap_or_else(|_| data.root().to_path_buf());
+    if !root.starts_with(&data_root) {
+        walk_opts.exclude.push(data.root().to_path_buf());
+    } else {
+        walk_opts.parent_ignores = false;
+    }
+    Ok(Run {
+        state_path: data.state_path(&repo, &ref_name),
+        root,
+        repo,
+        ref_name,
+        commit,
+        data,
+        opts,
+        progress,
+        states,
+        walk_opts,
+        started,
+    })
+}
+
+/// Walks the tree (or, for a server that knows which files changed, just those)
+/// beside taking the lock and opening the graph; a run of its own (the CLI's)
+/// also reads the previous run's state meanwhile.
+fn walk_and_open(
+    run: &Run<'_>,
+    shared: Option<&GraphStore>,
+    held: Option<&WriterLock>,
+) -> Result<Opened, IndexError> {
+    let opts = run.opts;
+    run.progress.phase("walking", 0);
+    // The state read here is checked against the graph's tag later (`plan`).
+    let preload = shared.is_none()
+        && !opts.force
+        && !opts.skip_imports
+        && run.state_path.exists()
+        && !run.states.has(&run.state_path);
+    let preloaded = preload.then(|| {
+        let path = run.state_path.clone();
+        std::thread::spawn(move || RefState::load(&path, decode_imports))
+    });
+    let quick = match &opts.changed_paths {
+        Some(paths) if !opts.force => quick_walk(
+            run.states,
+            &run.root,
+            &run.state_path,
+            paths,
+            run.walk_opts.max_file_size,
+        ),
+        _ => None,
+    };
+    let only_changed: Option<HashSet<String>> = quick
+        .as_ref()
+        .and(opts.changed_paths.as_ref())
+        .map(|p| p.iter().cloned().collect());
+    let (walked, opened) = std::thread::scope(|s| {
+        let walker = s.spawn(|| match quick {
+            Some(w) => w,
+            None => walk::walk(&run.root, &run.walk_opts),
+        });
+        let opened = open_for_write(run.data, opts, shared, held, &run.repo, &run.ref_name);
+        (walker.join(), opened)
+    });
+    let mut walked = walked.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    let (lock, owned, early_copy) = opened?;
+    let walk_found = opts
+        .defer_finish
+        .then(|| (walked.manifests.clone(), walked.has_src_dir));
+    let diagnostics = std::mem::take(&mut walked.diagnostics);
+    tracing::debug!(
+        ms = run.started.elapsed().as_millis() as u64,
+        files = walked.sources.len(),
+        "walked"
+    );
+    Ok(Opened {
+        walked,
+        diagnostics,
+        walk_found,
+        only_changed,
+        _lock: lock,
+        owned,
+        early_copy,
+        preloaded,
+    })
+}
+
+/// Module and package names come from the manifests; when they (or what
+/// extraction gives) change, every file's names may change and the ref is
+/// rebuilt as with --force.
+fn layout_hash(manifests: &[Manifest]) -> String {
+    let mut sorted: Vec<&Manifest> = manifests.iter().collect();
+    sorted.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut h = blake3::Hasher::new();
+    h.update(EXTRACTION.as_bytes());
+    for m in sorted {
+        h.update(m.path.as_bytes());
+        h.update(&[0]);
+        h.update(m.text.as_bytes());
+        h.update(&[0]);
+    }
+    h.finalize().to_hex().to_string()
+}
+
+/// Decides how the run writes (a full build aside, or in place after a copy of
+/// the database) and finds what it starts from: the previous run's state when
+/// it describes the graph, else the stored content hashes.
+fn plan(
+    run: &Run<'_>,
+    store: Option<&GraphStore>,
+    opened: &mut Opened,
+) -> Result<Plan, IndexError> {
+    let (opts, repo, ref_name) = (run.opts, run.repo.as_str(), run.ref_name.as_str());
+    let manifests: Vec<Manifest> = opened
+        .walked
+        .manifests
+        .iter()
+        .filter_map(|(rel, abs)| {
+            std::fs::read_to_string(abs).ok().map(|text| Manifest {
+                path: rel.clone(),
+                text,
+            })
+        })
+        .collect();
+    let layout = Layout::new(repo, &manifests, opened.walked.has_src_dir);
+    let layout_hash = layout_hash(&manifests);
+    let mut force = opts.force;
+    if let Some(st) = store
+        && !force
+    {
+        let stored = st.layout_hash(repo, ref_name)?;
+        if !stored.is_empty() && stored != layout_hash {
+            tracing::info!("manifests changed since the last run: re-indexing every file");
+            force = true;
+        }
+    }
+    // A full build: nothing indexed yet, or --force of the only repo/ref here.
+    let fresh = match store {
+        None => true,
+        Some(st) => force && st.refs()?.iter().all(|(r, f)| r == repo && f == ref_name),
+    };
+    // An in-place write first saves the database aside (see
+    // `DataDir::save_before_write`); every run writes (at least the ref's
+    // `indexed_at`), so the copy runs while files are read, parsed and resolved
+    // (a run of its own started it before opening the graph).
+    let saving = match opened.early_copy.take() {
+        // Manifests changed and this is the only ref: rebuilt aside, no copy.
+        Some(_) if fresh => None,
+        Some(copy) => Some(copy),
+        None => (store.is_some() && !fresh).then(|| SavedCopy::start(run.data, opts.defer_finish)),
+    };
+    tracing::debug!(
+        ms = run.started.elapsed().as_millis() as u64,
+        "opened the graph"
+    );
+    // Without a trusted state (a damaged or lagging state file, a data dir from
+    // an older cruxe) the run reads the ref back from the graph and diffs every
+    // import edge instead.
+    let preloaded: Option<Option<RefState>> = opened.preloaded.take().and_then(|h| h.join().ok());
+    let prior: Option<RefState> = match store {
+        Some(st) if !force && !opts.skip_imports => match st.ref_indexed_at(repo, ref_name)? {
+            Some(tag) => run.states.take(&run.state_path, &tag).or_else(|| {
+                preloaded
+                    .unwrap_or_else(|| RefState::load(&run.state_path, decode_imports))
+                    .filter(|p| p.tag == tag)
+            }),
+            None => None,
+        },
+        _ => None,
+    };
+    tracing::debug!(
+        ms = run.started.elapsed().as_millis() as u64,
+        trusted_state = prior.is_some(),
+        "loaded the state"
+    );
+    let existing: HashMap<String, String> = match (store, &prior) {
+        (_, Some(p)) => p
+            .files
+            .iter()
+            .zip(&p.meta)
+            .map(|(f, m)| (f.path.clone(), m.content_hash.clone()))
+            .collect(),
+        (Some(st), None) if !force => st.file_hashes(repo, ref_name)?,
+        _ => HashMap::new(),
+    };
+    if opened.only_changed.is_some() && prior.is_none() {
+        // The state in memory was not the graph's: walk after all.
+        let mut w = walk::walk(&run.root, &run.walk_opts);
+        opened.diagnostics = std::mem::take(&mut w.diagnostics);
+        opened.walked = w;
+        opened.only_changed = None;
+    }
+    tracing::debug!(
+        quick = opened.only_changed.is_some(),
+        files = opened.walked.sources.len(),
+        "sources"
+    );
+    Ok(Plan {
+        layout,
+        layout_hash,
+        force,
+        fresh,
+        saving,
+        prior,
+        existing,
+    })
+}
+
+/// Reads, hashes and parses the walked files (in parallel; unchanged ones are
+/// only hashed) and sorts the outcomes into the changes to write.
+fn parse(run: &Run<'_>, plan: &Plan, opened: &mut Opened) -> Result<Sorted, IndexError> {
+    let extractor = Extractor::new().map_err(|e| IndexError::Parsers(e.to_string()))?;
+    let sources = &opened.walked.sources;
+    run.progress.phase("parsing", sources.len() as u64);
+    let ctx = FileContext {
+        repo: &run.repo,
+        ref_name: &run.ref_name,
+        layout: &plan.layout,
+        extractor: &extractor,
+        existing: &plan.existing,
+        skip_imports: run.opts.skip_imports,
+        only: opened.only_changed.as_ref(),
+    };
+    let t_parse = Instant::now();
+    let outcomes: Vec<(String, Outcome)> = sources
+        .par_iter()
+        .map_init(Parser::new, |parser, src| {
+            let outcome = process_file(&ctx, parser, src);
+            run.progress.advance(1);
+            (src.path.clone(), outcome)
+        })
+        .collect();
+    tracing::debug!(
+        ms = t_parse.elapsed().as_millis() as u64,
+        "read, hash, parse"
+    );
+    let mut sorted = Sorted {
+        report: IndexReport {
+            repo: run.repo.clone(),
+            ref_name: run.ref_name.clone(),
+            commit: run.commit.clone(),
+            ..IndexReport::default()
+        },
+        changes: Changes {
+            repo: run.repo.clone(),
+            repo_root: run
+                .opts
+                .repo_root
+                .as_deref()
+                .unwrap_or(&run.root)
+                .to_string_lossy()
+                .into_owned(),
+            ref_name: run.ref_name.clone(),
+            commit: run.commit.clone(),
+            indexed_at: now_rfc3339(),
+            replace_all: plan.force,
+            layout_hash: plan.layout_hash.clone(),
+            ..Changes::default()
+        },
+        new_files: Vec::new(),
+    };
+    let mut present: HashSet<String> = HashSet::new();
+    for (path, outcome) in outcomes {
+        match outcome {
+            Outcome::Unchanged => {
+                sorted.report.unchanged += 1;
+                present.insert(path);
+            }
+            Outcome::Parsed(parsed) => {
+                sort_parsed(plan, &mut sorted, &mut opened.diagnostics, &path, *parsed);
+                present.insert(path);
+            }
+            Outcome::Skipped(d) => opened.diagnostics.push(d),
+        }
+    }
+    sorted.report.files = present.len();
+    let mut gone: Vec<String> = plan
+        .existing
+        .keys()
+        .filter(|p| !present.contains(*p))
+        .cloned()
+        .collect();
+    gone.sort();
+    sorted.report.removed = gone.len();
+    sorted.changes.remove_paths.extend(gone.iter().cloned());
+    sorted.changes.drop_files = gone;
+    Ok(sorted)
+}
+
+/// One parsed file into the changes: a changed file replaces its old version
+/// (and is marked when its names and imports stay the same).
+fn sort_parsed(
+    plan: &Plan,
+    sorted: &mut Sorted,
+    diagnostics: &mut Vec<Diagnostic>,
+    path: &str,
+    parsed: Parsed,
+) {
+    let Parsed {
+        mut rows,
+        language,
+        imports,
+        syntax_errors,
+    } = parsed;
+    sorted.report.parsed += 1;
+    if syntax_errors {
+        sorted.report.syntax_error_files += 1;
+        diagnostics.push(Diagnostic {
+            path: path.to_string(),
+            problem: "syntax errors; indexed what could be parsed".into(),
+        });
+    }
+    if plan.existing.contains_key(path) {
+        sorted.changes.remove_paths.push(path.to_string());
+        rows.existing = true;
+        rows.same_names = plan.prior.as_ref().is_some_and(|p| {
+            p.files
+                .binary_search_by(|f| f.path.as_str().cmp(path))
+                .is_ok_and(|at| {
+                    let (f, m) = (&p.files[at], &p.meta[at]);
+                    f.language == language
+                        && f.module == rows.file.module
+                        && f.package == rows.file.package
+                        && m.imports_text == rows.file.imports
+                })
+        });
+    }
+    sorted.new_files.push((rows, language, imports));
+}
+
+/// Nothing changed, the commit is the same and the search index is in step:
+/// the graph, its state and the search index already describe this tree, so
+/// nothing is written (no copy, no transaction, no checkpoint).
+fn nothing_to_write(
+    run: &Run<'_>,
+    store: Option<&GraphStore>,
+    plan: &Plan,
+    sorted: &Sorted,
+) -> Result<bool, IndexError> {
+    let (Some(st), Some(p)) = (store, &plan.prior) else {
+        return Ok(false);
+    };
+    Ok(!plan.force
+        && !plan.fresh
+        && sorted.report.parsed == 0
+        && sorted.report.removed == 0
+        && st
+            .ref_version(&run.repo, &run.ref_name)?
+            .is_some_and(|(_, c)| c == sorted.changes.commit)
+        && search::read_tag(&run.data.search_dir(&run.repo, &run.ref_name)).as_deref()
+            == Some(p.tag.as_str()))
+}
+
+/// The report of a run that wrote nothing.
+fn unchanged(run: &Run<'_>, plan: Plan, sorted: Sorted, opened: Opened) -> IndexReport {
+    let Sorted { mut report, .. } = sorted;
+    let mut diagnostics = opened.diagnostics;
+    if let Some(p) = &plan.prior {
+        set_totals(&mut report, p);
+        report.indexed_at = p.tag.clone();
+    }
+    diagnostics.sort_by(|a, b| a.path.cmp(&b.path));
+    if run.opts.defer_finish
+        && let Some(p) = plan.prior
+    {
+        remember(
+            run.states,
+            &run.state_path,
+            p,
+            false,
+            opened.walk_found,
+            &diagnostics,
+        );
+    }
+    report.diagnostics = diagnostics;
+    report.seconds = run.started.elapsed().as_secs_f64();
+    run.progress.done();
+    tracing::debug!("nothing changed: nothing written");
+    report
+}
+
+/// A changed file's stored symbols (known from the state) are diffed against
+/// its new ones: symbols that stay keep their node and the edges into it
+/// (imports included) and are rewritten in place.
+fn diff_symbols(plan: &Plan, rows: &[FileRows], changes: &mut Changes) {
+    let Some(p) = &plan.prior else {
+        return;
+    };
+    if plan.force {
+        return;
+    }
+    for rows in rows.iter().filter(|rows| rows.existing) {
+        let Ok(at) = p
+            .files
+            .binary_search_by(|f| f.path.as_str().cmp(rows.file.path.as_str()))
+        else {
+            continue;
+        };
+        if let Some(tree) = p.meta[at].tree(&p.files[at]) {
+            changes.symbol_diffs.insert(
+                rows.file.path.clone(),
+                SymbolDiff::between(&tree, &rows.symbols),
+            );
+        }
+    }
+    tracing::debug!(
+        files = changes.symbol_diffs.len(),
+        kept = changes
+            .symbol_diffs
+            .values()
+            .map(|d| d.keep.len())
+            .sum::<usize>(),
+        "diffed the symbols of changed files"
+    );
+}
+
+/// The ref as resolution sees it: every file (sorted by path) with its
+/// metadata, whether it was parsed now, the lookup keys the change touches, and
+/// the edge fingerprints of the files it replaced.
+struct ResolutionInput {
+    rfiles: Vec<RFile>,
+    meta: Vec<FileMeta>,
+    parsed_now: Vec<bool>,
+    touched: HashSet<u64>,
+    old_fps: HashMap<String, Fingerprint>,
+}
+
+/// Imports are re-resolved over the whole ref whenever anything changed, so
+/// edges into changed files are right too: the result equals a fresh index.
+/// Only the edges of files whose resolution changed are written. Without a
+/// usable state the ref is resolved and its edges diffed even when no file
+/// changed, so that the next change is cheap (a server pays this at start, not
+/// on the first saved change). The state the run leaves, if any.
+fn resolve_imports(
+    run: &Run<'_>,
+    store: Option<&GraphStore>,
+    plan: &mut Plan,
+    rows: &[FileRows],
+    for_resolution: &[(Language, Vec<RawImport>)],
+    sorted: &mut Sorted,
+) -> Result<Option<RefState>, IndexError> {
+    let report = &sorted.report;
+    let changed = report.parsed > 0 || report.removed > 0 || plan.force || plan.prior.is_none();
+    if run.opts.skip_imports {
+        return Ok(None);
+    }
+    let indexed_at = sorted.changes.indexed_at.clone();
+    if !changed {
+        return Ok(plan.prior.take().map(|p| RefState {
+            tag: indexed_at,
+            ..p
+        }));
+    }
+    run.progress.phase("resolving imports", 0);
+    let t_resolve = Instant::now();
+    let (base, trusted) = match (plan.prior.take(), store) {
+        (Some(p), _) => (p, true),
+        (None, Some(st)) if !plan.force => (
+            state_from_graph(st, &run.repo, &run.ref_name, &plan.existing)?,
+            false,
+        ),
+        _ => (RefState::default(), false),
+    };
+    let mut input = resolution_input(base, rows, for_resolution, &sorted.changes);
+    // With a trusted state only files whose lookups touch a changed key are
+    // resolved again (and the changed files themselves); others keep their
+    // edges, which are still right.
+    let only: Option<Vec<bool>> = trusted.then(|| {
+        input
+            .meta
+            .iter()
+            .zip(&input.parsed_now)
+            .map(|(m, &p)| p || m.deps.iter().any(|d| input.touched.contains(d)))
+            .collect()
+    });
+    tracing::debug!(
+        ms = t_resolve.elapsed().as_millis() as u64,
+        to_resolve = only
+            .as_ref()
+            .map_or(input.rfiles.len(), |o| o.iter().filter(|x| **x).count()),
+        "loaded the ref"
+    );
+    let resolved = resolve::resolve_files(&input.rfiles, &plan.layout, only.as_deref());
+    sorted.report.imports_resolved = resolved.iter().filter(|r| r.is_some()).count();
+    let imports = edge_changes(&mut input, resolved, rows, &sorted.changes, trusted);
+    tracing::debug!(
+        ms = t_resolve.elapsed().as_millis() as u64,
+        "resolved imports"
+    );
+    sorted.changes.imports = Some(imports);
+    Ok(Some(RefState {
+        tag: indexed_at,
+        files: input.rfiles,
+        meta: input.meta,
+    }))
+}
+
+/// The previous state's files with the replaced ones swapped for their new
+/// versions, and the lookup keys whose tables change: everything the replaced
+/// files contributed before and what the new versions contribute now.
+fn resolution_input(
+    mut base: RefState,
+    rows: &[FileRows],
+    for_resolution: &[(Language, Vec<RawImport>)],
+    changes: &Changes,
+) -> ResolutionInput {
+    let replaced: HashSet<&str> = changes.remove_paths.iter().map(String::as_str).collect();
+    let mut touched: HashSet<u64> = HashSet::new();
+    let mut old_fps: HashMap<String, Fingerprint> = HashMap::new();
+    let mut old_files: HashMap<String, RFile> = HashMap::new();
+    let mut entries: Vec<(RFile, FileMeta, bool)> = Vec::with_capacity(base.files.len());
+    for (f, m) in std::mem::take(&mut base.files)
+        .into_iter()
+        .zip(std::mem::take(&mut base.meta))
+    {
+        if replaced.contains(f.path.as_str()) {
+            old_fps.insert(f.path.clone(), m.fingerprint);
+            old_files.insert(f.path.clone(), f);
+        } else {
+            entries.push((f, m, false));
+        }
+    }
+    for (rows, (language, imports)) in rows.iter().zip(for_resolution) {
+        let (f, m) = new_entry(rows, *language, imports);
+        touched.extend(resolve::changed_keys(
+            old_files.remove(&f.path).as_ref(),
+            Some(&f),
+        ));
+        entries.push((f, m, true));
+    }
+    for gone in old_files.values() {
+        touched.extend(resolve::changed_keys(Some(gone), None));
+    }
+    entries.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+    let mut input = ResolutionInput {
+        rfiles: Vec::with_capacity(entries.len()),
+        meta: Vec::with_capacity(entries.len()),
+        parsed_now: Vec::with_capacity(entries.len()),
+        touched,
+        old_fps,
+    };
+    for (f, m, p) in entries {
+        input.rfiles.push(f);
+        input.meta.push(m);
+        input.parsed_now.push(p);
+    }
+    // A file appearing or disappearing where a `#[path]` points changes that
+    // module's table entry.
+    let appeared_or_gone: HashSet<&str> = rows
+        .iter()
+        .filter(|rows| !rows.existing)
+        .map(|rows| rows.file.path.as_str())
+        .chain(changes.drop_files.iter().map(String::as_str))
+        .filter(|p| p.ends_with(".rs"))
+        .collect();
+    if !appeared_or_gone.is_empty() {
+        input
+            .touched
+            .extend(resolve::rust_path_targets(&input.rfiles, &appeared_or_gone));
+    }
+    input
+}
+
+/// A parsed file as resolution and the state see it.
+fn new_entry(rows: &FileRows, language: Language, imports: &[RawImport]) -> (RFile, FileMeta) {
+    let f = RFile {
+        id: rows.file.id.clone(),
+        path: rows.file.path.clone(),
+        language,
+        module: rows.file.module.clone(),
+        package: rows.file.package.clone(),
+        imports: imports.to_vec(),
+        symbols: rows
+            .symbols
+            .iter()
+            .map(|si| RSymbol {
+                id: si.row.id.clone(),
+                qualified_name: si.row.qualified_name.clone(),
+                kind: si.row.kind.clone(),
+            })
+            .collect(),
+    };
+    let position: HashMap<&str, u32> = rows
+        .symbols
+        .iter()
+        .enumerate()
+        .map(|(i, si)| (si.row.id.as_str(), i as u32))
+        .collect();
+    let m = FileMeta {
+        content_hash: rows.file.content_hash.clone(),
+        imports_text: rows.file.imports.clone(),
+        symbols: rows.symbols.len() as u32,
+        parents: rows
+            .symbols
+            .iter()
+            .map(|si| {
+                si.parent
+                    .as_deref()
+                    .and_then(|p| position.get(p).copied())
+                    .unwrap_or(state::FILE_PARENT)
+            })
+            .collect(),
+        marks: rows
+            .symbols
+            .iter()
+            .map(crate::store::graph::symbol_marks)
+            .collect(),
+        ..FileMeta::default()
+    };
+    (f, m)
+}
+
+/// Records each resolved file's edges in its metadata and picks the edges to
+/// write: with a trusted state, those of files whose fingerprint changed (or
+/// that point into symbols the run re-creates); else every edge.
+fn edge_changes(
+    input: &mut ResolutionInput,
+    resolved: Vec<Option<Resolved>>,
+    rows: &[FileRows],
+    changes: &Changes,
+    trusted: bool,
+) -> ImportChanges {
+    // Edges into the symbols of a changed file went with them (its symbols are
+    // re-created): their importers are rewritten even when unchanged.
+    let recreated: HashSet<&str> = rows
+        .iter()
+        .filter(|rows| rows.existing)
+        .flat_map(|rows| {
+            let keep = changes.symbol_diffs.get(&rows.file.path).map(|d| &d.keep);
+            rows.symbols
+                .iter()
+                .map(|si| si.row.id.as_str())
+                .filter(move |id| keep.is_none_or(|k| !k.contains(*id)))
+        })
+        .collect();
+    let mut all_rows: Vec<ImportRow> = Vec::new();
+    let mut files_rewritten: Vec<String> = Vec::new();
+    let mut rows_rewritten: Vec<ImportRow> = Vec::new();
+    for (((f, m), r), parsed) in input
+        .rfiles
+        .iter()
+        .zip(input.meta.iter_mut())
+        .zip(resolved)
+        .zip(&input.parsed_now)
+    {
+        let Some(mut r) = r else { continue };
+        let fp = state::fingerprint(&r.edges);
+        let old = if *parsed {
+            input.old_fps.get(&f.path).copied()
+        } else {
+            Some(m.fingerprint)
+        };
+        let rewrite = old != Some(fp)
+            || r.edges.iter().any(
+                |e| matches!(&e.target, Target::Symbol(id) if recreated.contains(id.as_str())),
+            );
+        record_edges(m, fp, &mut r);
+        if trusted {
+            if rewrite {
+                files_rewritten.push(f.id.clone());
+                rows_rewritten.extend(r.edges.iter().map(import_row));
+            }
+        } else {
+            all_rows.extend(r.edges.iter().map(import_row));
+        }
+    }
+    if !trusted {
+        return ImportChanges::All(all_rows);
+    }
+    let mut externals: Vec<String> = input
+        .meta
+        .iter()
+        .flat_map(|m| m.externals.iter().cloned())
+        .collect();
+    externals.sort();
+    externals.dedup();
+    ImportChanges::Files {
+        files: files_rewritten,
+        rows: rows_rewritten,
+        externals,
+    }
+}
+
+/// A file's resolution, as its metadata keeps it.
+fn record_edges(m: &mut FileMeta, fp: Fingerprint, r: &mut Resolved) {
+    m.fingerprint = fp;
+    m.deps = std::mem::take(&mut r.deps);
+    m.edges = r.edges.len() as u32;
+    m.unresolved = r
+        .edges
+        .iter()
+        .filter(|e| matches!(e.target, Target::External(_)))
+        .count() as u32;
+    m.externals = r
+        .edges
+        .iter()
+        .filter_map(|e| match &e.target {
+            Target::External(name) => Some(name.clone()),
+            _ => None,
+        })
+        .collect();
+    m.externals.dedup();
+}
+
+/// Writes the changes: in place in one transaction (after the copy of the
+/// database is complete), or as a new database built aside and published. With
+/// the build, the search index written beside it (`None`: write it from the
+/// graph).
+fn write<'s>(
+    run: &Run<'_>,
+    shared: Option<&'s GraphStore>,
+    owned: Option<GraphStore>,
+    plan: &mut Plan,
+    sorted: &mut Sorted,
+    early_search: Option<SearchThread>,
+) -> Result<(Written<'s>, Option<Result<(), IndexError>>), IndexError> {
+    let (data, opts) = (run.data, run.opts);
+    run.progress.phase("writing", 0);
+    let t_write = Instant::now();
+    let changes = &mut sorted.changes;
+    let in_place = !plan.fresh && (shared.is_some() || owned.is_some());
+    if in_place {
+        let t = Instant::now();
+        let saved_ms = plan
+            .saving
+            .as_mut()
+            .expect("started for in-place writes")
+            .wait()?;
+        let written = match shared {
+            Some(st) => {
+                st.apply(changes)?;
+                Written::Shared(st)
+            }
+            None => {
+                let st = owned.expect("an in-place run has a graph");
+                st.apply(changes)?;
+                Written::Own(st)
+            }
+        };
+        let applied_ms = t.elapsed().as_millis() as u64;
+        if opts.defer_finish {
+            sorted.report.finish_pending = true;
+        } else {
+            written.graph().checkpoint()?;
+            data.discard_saved();
+        }
+        let checkpoint_ms = t.elapsed().as_millis() as u64 - applied_ms;
+        tracing::debug!(saved_ms, applied_ms, checkpoint_ms, "in-place write");
+        tracing::debug!(ms = t_write.elapsed().as_millis() as u64, "wrote the graph");
+        return Ok((written, None));
+    }
+    drop(owned);
+    changes.replace_all = false;
+    // A full build writes the search index from the parsed files while imports
+    // are resolved and the graph is loaded (each mostly waits on its own work:
+    // Kuzu's COPY, Tantivy's indexing); its tag is written only once the graph
+    // is in place.
+    let graph = data.build_aside(&opts.graph, |st| st.load_fresh(changes));
+    let search = early_search.and_then(SearchThread::join);
+    graph?;
+    if search.is_none() {
+        tracing::warn!("the search index writer panicked; rebuilding it from the graph");
+    }
+    sorted.report.republished = true;
+    let reopened = data.open_graph(&opts.graph)?;
+    tracing::debug!(ms = t_write.elapsed().as_millis() as u64, "wrote the graph");
+    Ok((Written::Own(reopened), search))
+}
+
+/// After the graph: the resolution state (saved while the search index is
+/// brought up to date), the search index's tag, the totals and the report.
+fn publish(
+    run: &Run<'_>,
+    written: &Written<'_>,
+    sorted: Sorted,
+    next_state: Option<RefState>,
+    searched: Option<Result<(), IndexError>>,
+    previous_indexed_at: Option<String>,
+    opened: Opened,
+) -> Result<IndexReport, IndexError> {
+    let Sorted {
+        mut report,
+        changes,
+        ..
+    } = sorted;
+    let store = written.graph();
+    run.progress.phase("search index", 0);
+    let t_search = Instant::now();
+    let result = std::thread::scope(|s| {
+        let saver = s.spawn(|| save_state(run, next_state.as_ref(), report.finish_pending));
+        let dir = run.data.search_dir(&changes.repo, &changes.ref_name);
+        let update = || {
+            update_search(
+                &run.root,
+                run.data,
+                store,
+                &changes,
+                previous_indexed_at.as_deref(),
+                run.opts.writer_mb(),
+            )
+        };
+        let result = match searched {
+            Some(Ok(())) => search::write_tag(&dir, &changes.indexed_at).map_err(IndexError::from),
+            // Written beside the graph and failed: once more, from the graph.
+            Some(Err(e)) => {
+                tracing::warn!("writing the search index beside the graph failed ({e}); retrying");
+                update()
+            }
+            None => update(),
+        };
+        if let Err(panic) = saver.join() {
+            std::panic::resume_unwind(panic);
+        }
+        result
+    });
+    if let Err(e) = result {
+        // The search index is derived from the graph: without its tag it is
+        // rebuilt when next opened, so this run still counts.
+        tracing::warn!("the search index was not updated ({e}); it will be rebuilt when next used");
+        let _ = std::fs::remove_file(
+            run.data
+                .search_dir(&changes.repo, &changes.ref_name)
+                .join(search::TAG_FILE),
+        );
+    }
+    tracing::debug!(
+        ms = t_search.elapsed().as_millis() as u64,
+        "wrote the search index"
+    );
+    // The ref's totals: from the state when there is one (counting them in the
+    // graph scans every edge), else from the graph.
+    match &next_state {
+        Some(st) => set_totals(&mut report, st),
+        None => {
+            if let Some(st) = store
+                .status()?
+                .into_iter()
+                .find(|s| s.repo == run.repo && s.ref_name == run.ref_name)
+            {
+                report.symbols = st.symbols;
+                report.import_edges = st.import_edges;
+                report.unresolved_imports = st.unresolved_imports;
+            }
+        }
+    }
+    let mut diagnostics = opened.diagnostics;
+    diagnostics.sort_by(|a, b| a.path.cmp(&b.path));
+    if run.opts.defer_finish
+        && let Some(st) = next_state
+    {
+        remember(
+            run.states,
+            &run.state_path,
+            st,
+            report.finish_pending,
+            opened.walk_found,
+            &diagnostics,
+        );
+    }
+    report.indexed_at = changes.indexed_at.clone();
+    // An in-place run says what it changed (a server patches its catalog).
+    if !report.republished && !changes.replace_all {
+        report.changes = Some(std::sync::Arc::new(changes));
+    }
+    run.progress.done();
+    report.diagnostics = diagnostics;
+    report.seconds = run.started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// The state describes the state just committed; a kill before it is renamed
+/// into place leaves the old one, whose tag no longer matches. A server's run
+/// leaves it to `finish_write`.
+fn save_state(run: &Run<'_>, next_state: Option<&RefState>, finish_pending: bool) {
+    match next_state {
+        Some(_) if finish_pending => {}
+        Some(st) => {
+            let t = Instant::now();
+            if let Err(e) = st.save(&run.state_path) {
+                tracing::warn!(
+                    "could not save the resolution state ({e}); the next run reads the graph instead"
+                );
+                let _ = std::fs::remove_file(&run.state_path);
+            }
+            tracing::debug!(
+                ms = t.elapsed().as_millis() as u64,
+                "saved the resolution state"
+            );
+        }
+        None => {
+            let _ = std::fs::remove_file(&run.state_path);
+        }
+    }
+}

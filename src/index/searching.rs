@@ -1,0 +1,100 @@
+//! Keeping a ref's search index in step with its graph: written from a full
+//! build's rows on a thread, or updated per changed file after an in-place run.
+
+use std::path::Path;
+
+use super::IndexError;
+use crate::store::catalog;
+use crate::store::datadir::DataDir;
+use crate::store::graph::{Changes, FileRows, GraphStore, SymbolRow};
+use crate::store::search::{self, SearchIndex};
+
+/// A full build's search index, from the files just parsed: every document is
+/// replaced. The tag is left to the caller.
+pub(super) fn search_from_rows(
+    root: &Path,
+    dir: &Path,
+    add: &[FileRows],
+    writer_mb: usize,
+) -> Result<(), IndexError> {
+    // Until the new tag is written the index is not trusted (a kill here leaves
+    // it to be rebuilt when next used).
+    let _ = std::fs::remove_file(dir.join(search::TAG_FILE));
+    let index = SearchIndex::open_dir(dir)?.with_writer_mb(writer_mb);
+    let texts = source_texts(root, add);
+    index.write(true, &[], symbol_docs(add, &texts))?;
+    Ok(())
+}
+
+/// A full build's search index writer (`search_from_rows` on a thread). Dropped
+/// without `join` (the run failed), it is still waited for: no writer outlives
+/// the run.
+pub(super) struct SearchThread(pub(super) Option<std::thread::JoinHandle<Result<(), IndexError>>>);
+
+impl SearchThread {
+    /// Its result; `None` when it panicked.
+    pub(super) fn join(mut self) -> Option<Result<(), IndexError>> {
+        self.0.take().and_then(|h| h.join().ok())
+    }
+}
+
+impl Drop for SearchThread {
+    fn drop(&mut self) {
+        if let Some(h) = self.0.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// The source of each added file (empty when it can no longer be read).
+pub(super) fn source_texts(root: &Path, add: &[FileRows]) -> Vec<String> {
+    add.iter()
+        .map(|f| std::fs::read_to_string(root.join(&f.file.path)).unwrap_or_default())
+        .collect()
+}
+
+/// Search documents of the added files' symbols: each symbol's row and its
+/// source (`texts` in `add` order).
+pub(super) fn symbol_docs<'a>(
+    add: &'a [FileRows],
+    texts: &'a [String],
+) -> impl Iterator<Item = (&'a SymbolRow, &'a str)> {
+    add.iter().zip(texts).flat_map(move |(f, text)| {
+        f.symbols.iter().map(move |si| {
+            (
+                &si.row,
+                search::body_of(text, si.byte_start as usize, si.byte_end as usize),
+            )
+        })
+    })
+}
+
+/// Brings the ref's search index to the state the graph just committed: the
+/// changed files' documents replaced when the index matched the previous state,
+/// else everything rebuilt from the graph. The tag is written last, so a kill
+/// before it leaves an index that the next open or run rebuilds.
+pub(super) fn update_search(
+    root: &Path,
+    data: &DataDir,
+    store: &GraphStore,
+    changes: &Changes,
+    previous_indexed_at: Option<&str>,
+    writer_mb: usize,
+) -> Result<(), IndexError> {
+    let dir = data.search_dir(&changes.repo, &changes.ref_name);
+    let index = SearchIndex::open_dir(&dir)?.with_writer_mb(writer_mb);
+    let in_step =
+        previous_indexed_at.is_some() && search::read_tag(&dir).as_deref() == previous_indexed_at;
+    if in_step {
+        // A changed file's documents are all replaced (a file has tens of
+        // symbols; re-adding them costs less than keeping ids searchable).
+        let texts = source_texts(root, &changes.add);
+        let docs = symbol_docs(&changes.add, &texts);
+        index.write(false, &changes.remove_paths, docs)?;
+    } else {
+        let cat = catalog::load(store, &changes.repo, &changes.ref_name)?;
+        index.rebuild(&cat, Some(root))?;
+    }
+    search::write_tag(&dir, &changes.indexed_at)?;
+    Ok(())
+}

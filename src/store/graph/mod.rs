@@ -1,0 +1,189 @@
+//! The graph store: the only module that speaks to Kuzu.
+//!
+//! Owns the database file inside the data dir, the schema (`schema/*.cypher`), every
+//! query the code runs (`queries/*.cypher`), batched writes, and read-only ad hoc
+//! Cypher. A `GraphStore` opened read-write is the process's single writer (the data
+//! dir's writer lock says who that is); readers may share it, and see the last
+//! committed state while a run writes. An index run's changes commit in one
+//! transaction, so a kill at any moment leaves the last completed state.
+//!
+//! Architecture invariant: nothing outside this module names a Kuzu type.
+
+mod adhoc;
+mod load;
+mod read;
+mod rows;
+mod schema;
+mod write;
+
+pub use rows::*;
+pub use schema::{QUERY_FILES, SCHEMA_FILES};
+
+use std::path::{Path, PathBuf};
+
+use kuzu::{Connection, Database, SystemConfig, Value};
+
+use schema::statements;
+
+/// Rows per UNWIND batch: large enough to amortise the call, small enough to keep
+/// parameter conversion cheap.
+const BATCH: usize = 5_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GraphError {
+    #[error(
+        "the data dir {0} is in use by another cruxe process (an index run or a server); wait for it to finish or stop it"
+    )]
+    Locked(PathBuf),
+    #[error("cannot open the graph at {path}: {message}")]
+    Open { path: PathBuf, message: String },
+    #[error("the query writes to the graph; only read-only queries are allowed here")]
+    NotReadOnly,
+    /// The query reached for a file (refused by the sandbox, or absent).
+    #[error("the query reads or writes files outside the graph")]
+    OutsideGraph,
+    #[error("invalid query: {0}")]
+    Invalid(String),
+    #[error("the query ran longer than {0} ms and was stopped")]
+    Timeout(u64),
+    #[error("graph error: {0}")]
+    Kuzu(String),
+}
+
+impl From<kuzu::Error> for GraphError {
+    fn from(e: kuzu::Error) -> Self {
+        GraphError::Kuzu(e.to_string())
+    }
+}
+
+pub type Result<T> = std::result::Result<T, GraphError>;
+
+/// Resource settings for Kuzu; its defaults (80% of RAM for the buffer pool, an
+/// 8 TB address-space reservation) do not suit a tool that shares the machine.
+#[derive(Debug, Clone)]
+pub struct GraphConfig {
+    pub buffer_pool_bytes: u64,
+    pub threads: u64,
+    pub max_db_bytes: u64,
+    /// Let Kuzu checkpoint on its own when the log grows. A server turns it off:
+    /// its in-place runs checkpoint explicitly, behind the reader gate.
+    pub auto_checkpoint: bool,
+}
+
+impl Default for GraphConfig {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get()) as u64;
+        GraphConfig {
+            buffer_pool_bytes: 512 * 1024 * 1024,
+            threads: cores.clamp(1, 4),
+            max_db_bytes: 1 << 36,
+            auto_checkpoint: true,
+        }
+    }
+}
+
+pub fn external_id(repo: &str, ref_name: &str, name: &str) -> String {
+    format!("{repo}@{ref_name}:ext:{name}")
+}
+
+pub fn file_id(repo: &str, ref_name: &str, path: &str) -> String {
+    format!("{repo}@{ref_name}:{path}")
+}
+
+pub fn ref_id(repo: &str, ref_name: &str) -> String {
+    format!("{repo}@{ref_name}")
+}
+
+pub struct GraphStore {
+    db: Database,
+    read_only: bool,
+    /// Every Kuzu call holds this shared; `checkpoint` holds it exclusively. Kuzu
+    /// 0.11's CHECKPOINT holds the transaction manager's lock while it waits for
+    /// active transactions to leave, and a transaction leaving needs that lock:
+    /// a read that overlaps a checkpoint deadlocks both for Kuzu's 5 s wait (the
+    /// read times out, the checkpoint fails). The gate lets running calls finish
+    /// first and holds new ones back for the checkpoint's few milliseconds.
+    gate: std::sync::RwLock<()>,
+}
+
+/// A connection that holds the checkpoint gate open for as long as it lives.
+pub struct GatedConnection<'a> {
+    conn: Connection<'a>,
+    _gate: std::sync::RwLockReadGuard<'a, ()>,
+}
+
+impl<'a> std::ops::Deref for GatedConnection<'a> {
+    type Target = Connection<'a>;
+    fn deref(&self) -> &Connection<'a> {
+        &self.conn
+    }
+}
+
+impl GraphStore {
+    /// Opens (creating if needed) the graph at `path` read-write and applies the schema.
+    pub fn open(path: &Path, cfg: &GraphConfig) -> Result<GraphStore> {
+        let store = Self::open_with(path, cfg, false)?;
+        {
+            let conn = store.conn()?;
+            for (_, ddl) in SCHEMA_FILES {
+                for stmt in statements(ddl) {
+                    conn.query(&stmt)?;
+                }
+            }
+        }
+        Ok(store)
+    }
+
+    /// Opens an existing graph read-only: any write is refused by Kuzu itself.
+    pub fn open_read_only(path: &Path, cfg: &GraphConfig) -> Result<GraphStore> {
+        Self::open_with(path, cfg, true)
+    }
+
+    fn open_with(path: &Path, cfg: &GraphConfig, read_only: bool) -> Result<GraphStore> {
+        let config = SystemConfig::default()
+            .buffer_pool_size(cfg.buffer_pool_bytes)
+            .max_num_threads(cfg.threads)
+            .max_db_size(cfg.max_db_bytes)
+            .auto_checkpoint(cfg.auto_checkpoint)
+            .read_only(read_only);
+        let db = Database::new(path, config).map_err(|e| {
+            let message = e.to_string();
+            if message.contains("lock") {
+                GraphError::Locked(path.to_path_buf())
+            } else {
+                GraphError::Open {
+                    path: path.to_path_buf(),
+                    message,
+                }
+            }
+        })?;
+        Ok(GraphStore {
+            db,
+            read_only,
+            gate: std::sync::RwLock::new(()),
+        })
+    }
+
+    fn conn(&self) -> Result<GatedConnection<'_>> {
+        let gate = self.gate.read().unwrap_or_else(|e| e.into_inner());
+        Ok(GatedConnection {
+            conn: Connection::new(&self.db)?,
+            _gate: gate,
+        })
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Writes every committed change into the database file and empties the log.
+    pub fn checkpoint(&self) -> Result<()> {
+        let _exclusive = self.gate.write().unwrap_or_else(|e| e.into_inner());
+        Connection::new(&self.db)?.query("CHECKPOINT")?;
+        Ok(())
+    }
+}
+
+fn s(v: &str) -> Value {
+    Value::String(v.to_string())
+}

@@ -1,0 +1,329 @@
+//! The values the graph stores and answers, as plain Rust types: what an index
+//! run writes (`Changes` and its rows) and what reads give back.
+
+use std::collections::{HashMap, HashSet};
+
+/// A node's properties as the store returns them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SymbolRow {
+    pub id: String,
+    pub stable_id: String,
+    pub name: String,
+    pub kind: String,
+    pub qualified_name: String,
+    pub path: String,
+    pub language: String,
+    pub line_start: i64,
+    pub line_end: i64,
+    pub signature: String,
+    pub visibility: String,
+    pub doc: String,
+}
+
+/// One step of an ancestor chain: an enclosing symbol or, last, the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ancestor {
+    Symbol(Box<SymbolRow>, i64),
+    File {
+        id: String,
+        path: String,
+        depth: i64,
+    },
+}
+
+/// A descendant with its direct parent's id and depth below the start symbol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Descendant {
+    pub symbol: SymbolRow,
+    pub parent_id: String,
+    pub depth: i64,
+}
+
+/// Rows to write for one file (already carrying graph ids).
+#[derive(Debug, Clone, Default)]
+pub struct FileRows {
+    pub file: FileRow,
+    pub symbols: Vec<SymbolInsert>,
+    /// The file's node exists already (a changed file): it is updated in place.
+    pub existing: bool,
+    /// An existing file's language, module, package and imports text are the
+    /// stored ones: only its hash and counts are rewritten.
+    pub same_names: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct FileRow {
+    pub id: String,
+    pub path: String,
+    pub language: String,
+    pub module: String,
+    pub package: String,
+    pub content_hash: String,
+    pub line_count: i64,
+    pub size: i64,
+    /// The file's raw imports, encoded by the indexer (opaque here).
+    pub imports: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SymbolInsert {
+    pub row: SymbolRow,
+    pub byte_start: i64,
+    pub byte_end: i64,
+    /// Parent symbol id; `None` = contained by the file.
+    pub parent: Option<String>,
+    /// A hash of the source the search index keeps of it (`search::body_of`):
+    /// part of its position mark, so a diff sees an edit inside its body.
+    pub body_hash: u64,
+}
+
+/// One index run's changes to one repo/ref, applied in a single transaction.
+#[derive(Debug, Clone, Default)]
+pub struct Changes {
+    pub repo: String,
+    pub repo_root: String,
+    pub ref_name: String,
+    pub commit: String,
+    pub indexed_at: String,
+    /// Hash of the manifests that decided module and package names.
+    pub layout_hash: String,
+    /// Drop everything of this repo/ref first (a `--force` rebuild).
+    pub replace_all: bool,
+    /// Files (repo-relative paths) whose symbols are removed: changed and deleted ones.
+    pub remove_paths: Vec<String>,
+    /// Of those, the deleted ones: their File nodes go too.
+    pub drop_files: Vec<String>,
+    /// Shared with the search index writer of a full build.
+    pub add: std::sync::Arc<Vec<FileRows>>,
+    /// The import edges after this run; `None` leaves them as they are.
+    pub imports: Option<ImportChanges>,
+    /// For changed files (by path) whose stored symbols were diffed against the
+    /// new ones: only what differs is written. A changed file without a diff has
+    /// all its symbols replaced.
+    pub symbol_diffs: HashMap<String, SymbolDiff>,
+}
+
+/// How a changed file's stored symbols become its new ones.
+#[derive(Debug, Clone, Default)]
+pub struct SymbolDiff {
+    /// Stored symbols that go (gone, or re-created under another parent, with
+    /// everything nested in them).
+    pub delete: Vec<String>,
+    /// Symbols that stay; their properties are rewritten when in `update`, their
+    /// positions alone when in `moved` (a rewrite is costly at checkpoint).
+    pub keep: HashSet<String>,
+    pub update: HashSet<String>,
+    pub moved: HashSet<String>,
+}
+
+/// What a diff needs of a symbol besides its id and parent: hashes of its
+/// properties and of its position (`symbol_marks`).
+pub type SymbolMarks = [u64; 2];
+
+/// Hashes of a symbol's properties (everything but its position) and of its
+/// position (lines, bytes and the source in them).
+pub fn symbol_marks(si: &SymbolInsert) -> SymbolMarks {
+    let r = &si.row;
+    let mut h = blake3::Hasher::new();
+    for part in [
+        &r.stable_id,
+        &r.name,
+        &r.kind,
+        &r.qualified_name,
+        &r.path,
+        &r.language,
+        &r.signature,
+        &r.visibility,
+        &r.doc,
+    ] {
+        h.update(&(part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    let content = u64::from_le_bytes(h.finalize().as_bytes()[..8].try_into().expect("8"));
+    let mut h = blake3::Hasher::new();
+    for n in [r.line_start, r.line_end, si.byte_start, si.byte_end] {
+        h.update(&n.to_le_bytes());
+    }
+    h.update(&si.body_hash.to_le_bytes());
+    let position = u64::from_le_bytes(h.finalize().as_bytes()[..8].try_into().expect("8"));
+    [content, position]
+}
+
+impl SymbolDiff {
+    /// The diff from a file's stored symbols (id, parent id or `None` for the
+    /// file, marks) to its new ones.
+    pub fn between(
+        old: &[(String, Option<String>, SymbolMarks)],
+        new: &[SymbolInsert],
+    ) -> SymbolDiff {
+        let new_by_id: HashMap<&str, &SymbolInsert> =
+            new.iter().map(|s| (s.row.id.as_str(), s)).collect();
+        let old_by_id: HashMap<&str, Option<&str>> = old
+            .iter()
+            .map(|(id, p, _)| (id.as_str(), p.as_deref()))
+            .collect();
+        // A stored symbol stays when the new version has it under the same
+        // parent, and so does every ancestor (deleting a node drops the CONTAINS
+        // edges to its children).
+        let mut stays: HashMap<&str, bool> = HashMap::new();
+        fn decide<'a>(
+            id: &'a str,
+            old_by_id: &HashMap<&'a str, Option<&'a str>>,
+            new_by_id: &HashMap<&str, &SymbolInsert>,
+            stays: &mut HashMap<&'a str, bool>,
+            depth: usize,
+        ) -> bool {
+            if let Some(&v) = stays.get(id) {
+                return v;
+            }
+            let parent = old_by_id[id];
+            let v = depth < 64
+                && new_by_id
+                    .get(id)
+                    .is_some_and(|n| n.parent.as_deref() == parent)
+                && parent.is_none_or(|p| {
+                    old_by_id.contains_key(p) && decide(p, old_by_id, new_by_id, stays, depth + 1)
+                });
+            stays.insert(id, v);
+            v
+        }
+        let mut diff = SymbolDiff::default();
+        for (id, _, marks) in old {
+            if decide(id, &old_by_id, &new_by_id, &mut stays, 0) {
+                let now = symbol_marks(new_by_id[id.as_str()]);
+                if now[0] != marks[0] {
+                    diff.update.insert(id.clone());
+                } else if now[1] != marks[1] {
+                    diff.moved.insert(id.clone());
+                }
+                diff.keep.insert(id.clone());
+            } else {
+                diff.delete.push(id.clone());
+            }
+        }
+        diff
+    }
+}
+
+impl ImportChanges {
+    /// The edges written: all of the ref's, or those of the rewritten files.
+    pub fn rows(&self) -> &[ImportRow] {
+        match self {
+            ImportChanges::All(rows) | ImportChanges::Files { rows, .. } => rows,
+        }
+    }
+}
+
+/// How a run changes the import edges of its ref.
+#[derive(Debug, Clone)]
+pub enum ImportChanges {
+    /// The complete edge set of the ref, applied as a diff against the stored one.
+    All(Vec<ImportRow>),
+    /// Only the outgoing edges of `files` (file ids) change: they are replaced by
+    /// `rows`. `externals` names every External node the ref needs after the run.
+    Files {
+        files: Vec<String>,
+        rows: Vec<ImportRow>,
+        externals: Vec<String>,
+    },
+}
+
+/// Where an import edge points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ImportLabel {
+    Symbol,
+    File,
+    External,
+}
+
+impl ImportLabel {
+    pub(super) fn parse(s: &str) -> Option<ImportLabel> {
+        match s {
+            "Symbol" => Some(ImportLabel::Symbol),
+            "File" => Some(ImportLabel::File),
+            "External" => Some(ImportLabel::External),
+            _ => None,
+        }
+    }
+}
+
+/// One `IMPORTS` edge. For `External` targets `to` is the external's name (its
+/// node id is derived here); otherwise the target node's id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ImportRow {
+    pub from: String,
+    pub label: ImportLabel,
+    pub to: String,
+    pub to_name: String,
+    pub line: i64,
+    pub alias: String,
+}
+
+/// A stored file, for import resolution.
+#[derive(Debug, Clone, Default)]
+pub struct StoredFile {
+    pub id: String,
+    pub path: String,
+    pub language: String,
+    pub module: String,
+    pub package: String,
+    pub imports: String,
+}
+
+/// A stored symbol, for import resolution.
+#[derive(Debug, Clone, Default)]
+pub struct StoredSymbol {
+    pub id: String,
+    pub path: String,
+    pub qualified_name: String,
+    pub kind: String,
+}
+
+/// Counts of one indexed ref.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RefStatus {
+    pub repo: String,
+    pub ref_name: String,
+    pub commit: String,
+    pub indexed_at: String,
+    pub files: i64,
+    pub symbols: i64,
+    pub import_edges: i64,
+    pub unresolved_imports: i64,
+}
+
+/// A symbol with its byte range in its file.
+pub type SymbolWithRange = (SymbolRow, usize, usize);
+
+/// A CONTAINS edge into a symbol: (parent id, child id, the parent is a file).
+pub type ContainsEdge = (String, String, bool);
+
+/// A file's node as readers see it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileInfo {
+    pub id: String,
+    pub path: String,
+    pub language: String,
+    pub module: String,
+    pub package: String,
+    pub content_hash: String,
+    pub line_count: i64,
+}
+
+/// A symbol of a file with its place in the file's tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSymbol {
+    pub symbol: SymbolRow,
+    pub file_id: String,
+    /// 1 for a top-level symbol.
+    pub depth: i64,
+    /// The file's id for a top-level symbol, else the enclosing symbol's id.
+    pub parent_id: String,
+}
+
+/// Rows of an ad hoc query, keyed by the RETURN aliases.
+#[derive(Debug, Clone, Default)]
+pub struct QueryRows {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<serde_json::Value>>,
+}

@@ -1,0 +1,236 @@
+//! The schema (`schema/*.cypher`, applied on every read-write open) and every
+//! Cypher statement the code runs (`queries/*.cypher`), compiled in by name.
+
+/// DDL, applied in order on every read-write open (`IF NOT EXISTS`).
+pub const SCHEMA_FILES: &[(&str, &str)] = &[
+    (
+        "001_nodes.cypher",
+        include_str!("../../../schema/001_nodes.cypher"),
+    ),
+    (
+        "002_rels.cypher",
+        include_str!("../../../schema/002_rels.cypher"),
+    ),
+];
+
+/// Every query the code runs, by name. A test prepares each against a fresh database.
+pub const QUERY_FILES: &[(&str, &str)] = &[
+    (
+        "ancestors",
+        include_str!("../../../queries/ancestors.cypher"),
+    ),
+    (
+        "ref_layout_hash",
+        include_str!("../../../queries/ref_layout_hash.cypher"),
+    ),
+    (
+        "update_files",
+        include_str!("../../../queries/update_files.cypher"),
+    ),
+    (
+        "update_file_counts",
+        include_str!("../../../queries/update_file_counts.cypher"),
+    ),
+    (
+        "descendants",
+        include_str!("../../../queries/descendants.cypher"),
+    ),
+    (
+        "symbols_by_name",
+        include_str!("../../../queries/symbols_by_name.cypher"),
+    ),
+    (
+        "file_hashes",
+        include_str!("../../../queries/file_hashes.cypher"),
+    ),
+    (
+        "ref_counts",
+        include_str!("../../../queries/ref_counts.cypher"),
+    ),
+    (
+        "ref_symbol_counts",
+        include_str!("../../../queries/ref_symbol_counts.cypher"),
+    ),
+    (
+        "ref_import_counts",
+        include_str!("../../../queries/ref_import_counts.cypher"),
+    ),
+    (
+        "upsert_repo",
+        include_str!("../../../queries/upsert_repo.cypher"),
+    ),
+    (
+        "upsert_ref",
+        include_str!("../../../queries/upsert_ref.cypher"),
+    ),
+    (
+        "insert_files",
+        include_str!("../../../queries/insert_files.cypher"),
+    ),
+    (
+        "insert_symbols_under_symbol",
+        include_str!("../../../queries/insert_symbols_under_symbol.cypher"),
+    ),
+    (
+        "copy_files",
+        include_str!("../../../queries/copy_files.cypher"),
+    ),
+    (
+        "copy_symbols",
+        include_str!("../../../queries/copy_symbols.cypher"),
+    ),
+    (
+        "copy_has_file",
+        include_str!("../../../queries/copy_has_file.cypher"),
+    ),
+    (
+        "copy_file_contains",
+        include_str!("../../../queries/copy_file_contains.cypher"),
+    ),
+    (
+        "copy_symbol_contains",
+        include_str!("../../../queries/copy_symbol_contains.cypher"),
+    ),
+    (
+        "copy_externals",
+        include_str!("../../../queries/copy_externals.cypher"),
+    ),
+    (
+        "copy_imports_symbol",
+        include_str!("../../../queries/copy_imports_symbol.cypher"),
+    ),
+    (
+        "copy_imports_file",
+        include_str!("../../../queries/copy_imports_file.cypher"),
+    ),
+    (
+        "copy_imports_external",
+        include_str!("../../../queries/copy_imports_external.cypher"),
+    ),
+    (
+        "delete_files",
+        include_str!("../../../queries/delete_files.cypher"),
+    ),
+    (
+        "delete_file_symbols",
+        include_str!("../../../queries/delete_file_symbols.cypher"),
+    ),
+    (
+        "delete_ref_files",
+        include_str!("../../../queries/delete_ref_files.cypher"),
+    ),
+    (
+        "delete_ref_symbols",
+        include_str!("../../../queries/delete_ref_symbols.cypher"),
+    ),
+    (
+        "delete_ref_externals",
+        include_str!("../../../queries/delete_ref_externals.cypher"),
+    ),
+    (
+        "ref_files",
+        include_str!("../../../queries/ref_files.cypher"),
+    ),
+    (
+        "ref_symbols",
+        include_str!("../../../queries/ref_symbols.cypher"),
+    ),
+    (
+        "ref_imports",
+        include_str!("../../../queries/ref_imports.cypher"),
+    ),
+    (
+        "ref_externals",
+        include_str!("../../../queries/ref_externals.cypher"),
+    ),
+    (
+        "insert_externals",
+        include_str!("../../../queries/insert_externals.cypher"),
+    ),
+    (
+        "delete_externals",
+        include_str!("../../../queries/delete_externals.cypher"),
+    ),
+    (
+        "delete_imports",
+        include_str!("../../../queries/delete_imports.cypher"),
+    ),
+    (
+        "delete_symbols",
+        include_str!("../../../queries/delete_symbols.cypher"),
+    ),
+    (
+        "update_symbol_positions",
+        include_str!("../../../queries/update_symbol_positions.cypher"),
+    ),
+    (
+        "update_symbols",
+        include_str!("../../../queries/update_symbols.cypher"),
+    ),
+    (
+        "insert_symbols_with_children",
+        include_str!("../../../queries/insert_symbols_with_children.cypher"),
+    ),
+    (
+        "delete_file_imports",
+        include_str!("../../../queries/delete_file_imports.cypher"),
+    ),
+    (
+        "insert_imports_symbol",
+        include_str!("../../../queries/insert_imports_symbol.cypher"),
+    ),
+    (
+        "insert_imports_file",
+        include_str!("../../../queries/insert_imports_file.cypher"),
+    ),
+    (
+        "insert_imports_external",
+        include_str!("../../../queries/insert_imports_external.cypher"),
+    ),
+    (
+        "ref_symbol_rows",
+        include_str!("../../../queries/ref_symbol_rows.cypher"),
+    ),
+    (
+        "ref_indexed_at",
+        include_str!("../../../queries/ref_indexed_at.cypher"),
+    ),
+    (
+        "ref_symbol_imports",
+        include_str!("../../../queries/ref_symbol_imports.cypher"),
+    ),
+    (
+        "ref_symbol_parents",
+        include_str!("../../../queries/ref_symbol_parents.cypher"),
+    ),
+    (
+        "ref_file_list",
+        include_str!("../../../queries/ref_file_list.cypher"),
+    ),
+    (
+        "file_imported_symbols",
+        include_str!("../../../queries/file_imported_symbols.cypher"),
+    ),
+];
+
+pub(super) fn q(name: &str) -> &'static str {
+    QUERY_FILES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| *t)
+        .unwrap_or_else(|| panic!("no query file named {name}"))
+}
+
+/// Splits a DDL file into statements (`;`-separated, `//` comment lines dropped).
+pub(super) fn statements(ddl: &str) -> Vec<String> {
+    let body: String = ddl
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    body.split(';')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}

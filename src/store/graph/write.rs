@@ -1,0 +1,648 @@
+//! An in-place run's changes, written in one transaction: deletions, files and
+//! symbols (diffed symbols rewritten in place), containment, import edges.
+
+use std::collections::{HashMap, HashSet};
+
+use kuzu::{Connection, LogicalType, Value};
+
+use super::read::{int, string};
+use super::rows::{
+    Changes, FileRow, FileRows, ImportChanges, ImportLabel, ImportRow, SymbolDiff, SymbolInsert,
+};
+use super::schema::q;
+use super::{BATCH, GraphStore, Result, external_id, file_id, ref_id, s};
+
+impl GraphStore {
+    /// Applies one run's changes atomically: all of them or (after a crash or error)
+    /// none of them.
+    pub fn apply(&self, changes: &Changes) -> Result<()> {
+        let conn = self.conn()?;
+        conn.query("BEGIN TRANSACTION")?;
+        match write_changes(&conn, changes) {
+            Ok(()) => {
+                conn.query("COMMIT")?;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = conn.query("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+}
+
+pub(super) fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
+    let repo = s(&c.repo);
+    let rf = s(&c.ref_name);
+    if c.replace_all {
+        for name in [
+            "delete_ref_symbols",
+            "delete_ref_externals",
+            "delete_ref_files",
+        ] {
+            let mut stmt = conn.prepare(q(name))?;
+            conn.execute(&mut stmt, vec![("repo", repo.clone()), ("ref", rf.clone())])?;
+        }
+    } else if !c.remove_paths.is_empty() {
+        let t = std::time::Instant::now();
+        // Files without a diff lose all their symbols; diffed ones only those
+        // that go.
+        let whole: Vec<&String> = c
+            .remove_paths
+            .iter()
+            .filter(|p| !c.symbol_diffs.contains_key(*p))
+            .collect();
+        for chunk in whole.chunks(BATCH) {
+            let ids = list_of_strings(chunk.iter().map(|p| file_id(&c.repo, &c.ref_name, p)));
+            let mut stmt = conn.prepare(q("delete_file_symbols"))?;
+            conn.execute(&mut stmt, vec![("ids", ids)])?;
+        }
+        let mut diffed: Vec<(&String, &SymbolDiff)> = c
+            .symbol_diffs
+            .iter()
+            .filter(|(_, d)| !d.delete.is_empty())
+            .collect();
+        diffed.sort_by(|a, b| a.0.cmp(b.0));
+        for chunk in diffed.chunks(256) {
+            let files =
+                list_of_strings(chunk.iter().map(|(p, _)| file_id(&c.repo, &c.ref_name, p)));
+            let ids = list_of_strings(chunk.iter().flat_map(|(_, d)| d.delete.iter().cloned()));
+            let mut stmt = conn.prepare(q("delete_symbols"))?;
+            conn.execute(&mut stmt, vec![("files", files), ("ids", ids)])?;
+        }
+        for chunk in c.drop_files.chunks(BATCH) {
+            let ids = list_of_strings(chunk.iter().map(|p| file_id(&c.repo, &c.ref_name, p)));
+            let mut stmt = conn.prepare(q("delete_files"))?;
+            conn.execute(&mut stmt, vec![("ids", ids)])?;
+        }
+        tracing::debug!(
+            ms = t.elapsed().as_millis() as u64,
+            files = c.remove_paths.len(),
+            diffed = c.symbol_diffs.len(),
+            "deleted the symbols of changed files"
+        );
+    }
+
+    let mut stmt = conn.prepare(q("upsert_repo"))?;
+    conn.execute(
+        &mut stmt,
+        vec![("name", repo.clone()), ("root", s(&c.repo_root))],
+    )?;
+    let rid = ref_id(&c.repo, &c.ref_name);
+    let mut stmt = conn.prepare(q("upsert_ref"))?;
+    conn.execute(
+        &mut stmt,
+        vec![
+            ("repo", repo.clone()),
+            ("id", s(&rid)),
+            ("name", rf.clone()),
+            ("commit", s(&c.commit)),
+            ("indexed_at", s(&c.indexed_at)),
+            ("layout_hash", s(&c.layout_hash)),
+        ],
+    )?;
+
+    // Files, with their HAS_FILE edge.
+    let (file_fields, file_types) = file_layout();
+    write_batches(
+        conn,
+        q("insert_files"),
+        &file_types,
+        &file_fields,
+        c.add
+            .iter()
+            .filter(|f| !f.existing)
+            .map(|f| file_values(c, &f.file)),
+        |p| p.push(("ref_id", s(&rid))),
+    )?;
+    for (query, same_names) in [("update_files", false), ("update_file_counts", true)] {
+        write_batches(
+            conn,
+            q(query),
+            &file_types,
+            &file_fields,
+            c.add
+                .iter()
+                .filter(|f| f.existing && f.same_names == same_names)
+                .map(|f| file_values(c, &f.file)),
+            |_| {},
+        )?;
+    }
+
+    // Symbols that stay but changed: rewritten in place (positions alone when
+    // only they changed).
+    let (sym_fields, sym_types) = symbol_layout(true);
+    for f in c.add.iter().filter(|f| f.existing) {
+        let Some(d) = c.symbol_diffs.get(&f.file.path) else {
+            continue;
+        };
+        let files = list_of_strings(std::iter::once(f.file.id.clone()));
+        if !d.update.is_empty() {
+            write_batches(
+                conn,
+                q("update_symbols"),
+                &sym_types,
+                &sym_fields,
+                f.symbols
+                    .iter()
+                    .filter(|si| d.update.contains(&si.row.id))
+                    .map(|si| symbol_values(c, &f.file, si, true)),
+                |p| p.push(("files", files.clone())),
+            )?;
+        }
+        if !d.moved.is_empty() {
+            let fields = ["id", "line_start", "line_end", "byte_start", "byte_end"];
+            write_batches(
+                conn,
+                q("update_symbol_positions"),
+                &struct_type(&fields, &[1, 2, 3, 4]),
+                &fields,
+                f.symbols
+                    .iter()
+                    .filter(|si| d.moved.contains(&si.row.id))
+                    .map(|si| {
+                        vec![
+                            s(&si.row.id),
+                            Value::Int64(si.row.line_start),
+                            Value::Int64(si.row.line_end),
+                            Value::Int64(si.byte_start),
+                            Value::Int64(si.byte_end),
+                        ]
+                    }),
+                |p| p.push(("files", files.clone())),
+            )?;
+        }
+    }
+
+    // New symbols with their CONTAINS edge, shallowest first so parents exist:
+    // those directly in their file together with their children, then the rest
+    // under their (new or kept) parent symbol.
+    let plan = insert_plan(&c.add, &c.symbol_diffs);
+    if !plan.top.is_empty() {
+        let (child_fields, child_type) = symbol_layout(false);
+        let mut fields = sym_fields.clone();
+        fields.push("children");
+        let LogicalType::Struct { fields: mut types } = sym_types.clone() else {
+            unreachable!("symbol_layout is a struct")
+        };
+        types.push((
+            "children".to_string(),
+            LogicalType::List {
+                child_type: Box::new(child_type.clone()),
+            },
+        ));
+        let row_type = LogicalType::Struct { fields: types };
+        write_batches(
+            conn,
+            q("insert_symbols_with_children"),
+            &row_type,
+            &fields,
+            plan.top.iter().map(|(file, si)| {
+                let mut v = symbol_values(c, file, si, true);
+                let kids = plan
+                    .children
+                    .get(si.row.id.as_str())
+                    .map_or(&[][..], Vec::as_slice);
+                v.push(Value::List(
+                    child_type.clone(),
+                    kids.iter()
+                        .map(|(f, k)| {
+                            Value::Struct(
+                                child_fields
+                                    .iter()
+                                    .map(|n| n.to_string())
+                                    .zip(symbol_values(c, f, k, false))
+                                    .collect(),
+                            )
+                        })
+                        .collect(),
+                ));
+                v
+            }),
+            |_| {},
+        )?;
+    }
+    for level in &plan.nested {
+        write_batches(
+            conn,
+            q("insert_symbols_under_symbol"),
+            &sym_types,
+            &sym_fields,
+            level
+                .iter()
+                .map(|(file, si)| symbol_values(c, file, si, true)),
+            |_| {},
+        )?;
+    }
+    match &c.imports {
+        Some(ImportChanges::All(imports)) => write_imports(conn, c, imports)?,
+        Some(ImportChanges::Files {
+            files,
+            rows,
+            externals,
+        }) => write_file_imports(conn, c, files, rows, externals)?,
+        None => {}
+    }
+    Ok(())
+}
+
+/// Replaces the outgoing import edges of `files` by `rows` and brings the ref's
+/// External nodes to exactly `externals`: the cost follows the change, not the ref.
+pub(super) fn write_file_imports(
+    conn: &Connection<'_>,
+    c: &Changes,
+    files: &[String],
+    rows: &[ImportRow],
+    externals: &[String],
+) -> Result<()> {
+    for chunk in files.chunks(BATCH) {
+        let mut stmt = conn.prepare(q("delete_file_imports"))?;
+        conn.execute(
+            &mut stmt,
+            vec![("ids", list_of_strings(chunk.iter().cloned()))],
+        )?;
+    }
+    sync_externals(conn, c, externals.iter().map(String::as_str))?;
+    insert_import_rows(conn, c, rows.iter(), false)
+}
+
+/// Deletes External nodes of the ref that are not named in `wanted` and creates
+/// the missing ones.
+pub(super) fn sync_externals<'x>(
+    conn: &Connection<'_>,
+    c: &Changes,
+    wanted: impl Iterator<Item = &'x str>,
+) -> Result<()> {
+    use std::collections::HashSet;
+    let mut stmt = conn.prepare(q("ref_externals"))?;
+    let have_ext: HashSet<String> = conn
+        .execute(
+            &mut stmt,
+            vec![("repo", s(&c.repo)), ("ref", s(&c.ref_name))],
+        )?
+        .map(|r| string(&r[0]))
+        .collect();
+    let mut want_ext: Vec<&str> = wanted.collect();
+    want_ext.sort_unstable();
+    want_ext.dedup();
+    let want_ext_ids: HashSet<String> = want_ext
+        .iter()
+        .map(|n| external_id(&c.repo, &c.ref_name, n))
+        .collect();
+    let mut gone: Vec<String> = have_ext.difference(&want_ext_ids).cloned().collect();
+    gone.sort();
+    for chunk in gone.chunks(BATCH) {
+        let mut stmt = conn.prepare(q("delete_externals"))?;
+        conn.execute(
+            &mut stmt,
+            vec![("ids", list_of_strings(chunk.iter().cloned()))],
+        )?;
+    }
+    let ext_fields = ["id", "repo", "ref", "name"];
+    let ext_type = struct_type(&ext_fields, &[]);
+    let new_ext = want_ext.iter().filter_map(|name| {
+        let id = external_id(&c.repo, &c.ref_name, name);
+        (!have_ext.contains(&id)).then(|| vec![s(&id), s(&c.repo), s(&c.ref_name), s(name)])
+    });
+    write_batches(
+        conn,
+        q("insert_externals"),
+        &ext_type,
+        &ext_fields,
+        new_ext,
+        |_| {},
+    )
+}
+
+pub(super) const EDGE_FIELDS: [&str; 5] = ["from", "to", "to_name", "line", "alias"];
+
+/// One import edge as an UNWIND row; `to` of an External edge is its name
+/// unless `normalized` (then it is already the node id).
+pub(super) fn edge_row(c: &Changes, r: &ImportRow, normalized: bool) -> Vec<Value> {
+    let to = if r.label == ImportLabel::External && !normalized {
+        external_id(&c.repo, &c.ref_name, &r.to)
+    } else {
+        r.to.clone()
+    };
+    vec![
+        s(&r.from),
+        Value::String(to),
+        s(&r.to_name),
+        Value::Int64(r.line),
+        s(&r.alias),
+    ]
+}
+
+/// Creates import edges (their target nodes exist); see `edge_row` for
+/// `normalized`.
+pub(super) fn insert_import_rows<'r>(
+    conn: &Connection<'_>,
+    c: &Changes,
+    rows: impl Iterator<Item = &'r ImportRow> + Clone,
+    normalized: bool,
+) -> Result<()> {
+    let edge_type = struct_type(&EDGE_FIELDS, &[3]);
+    for (label, query) in [
+        (ImportLabel::Symbol, "insert_imports_symbol"),
+        (ImportLabel::File, "insert_imports_file"),
+        (ImportLabel::External, "insert_imports_external"),
+    ] {
+        write_batches(
+            conn,
+            q(query),
+            &edge_type,
+            &EDGE_FIELDS,
+            rows.clone()
+                .filter(|r| r.label == label)
+                .map(|r| edge_row(c, r, normalized)),
+            |_| {},
+        )?;
+    }
+    Ok(())
+}
+
+/// Brings the ref's import edges and External nodes to exactly `desired`,
+/// touching only what differs. Runs after the node changes of the same
+/// transaction, so edges lost with re-created nodes are seen as missing.
+pub(super) fn write_imports(
+    conn: &Connection<'_>,
+    c: &Changes,
+    desired: &[ImportRow],
+) -> Result<()> {
+    use std::collections::HashSet;
+    let params = || vec![("repo", s(&c.repo)), ("ref", s(&c.ref_name))];
+    let norm = |r: &ImportRow| -> ImportRow {
+        let mut r = r.clone();
+        if r.label == ImportLabel::External {
+            r.to = external_id(&c.repo, &c.ref_name, &r.to);
+        }
+        r
+    };
+    let want: HashSet<ImportRow> = desired.iter().map(norm).collect();
+    let mut stmt = conn.prepare(q("ref_imports"))?;
+    let have: HashSet<ImportRow> = conn
+        .execute(&mut stmt, params())?
+        .filter_map(|r| {
+            Some(ImportRow {
+                from: string(&r[0]),
+                label: ImportLabel::parse(&string(&r[1]))?,
+                to: string(&r[2]),
+                to_name: string(&r[3]),
+                line: int(&r[4]),
+                alias: string(&r[5]),
+            })
+        })
+        .collect();
+
+    let edge_type = struct_type(&EDGE_FIELDS, &[3]);
+    let mut stale: Vec<&ImportRow> = have.difference(&want).collect();
+    stale.sort();
+    write_batches(
+        conn,
+        q("delete_imports"),
+        &edge_type,
+        &EDGE_FIELDS,
+        stale.iter().map(|r| edge_row(c, r, true)),
+        |_| {},
+    )?;
+    sync_externals(
+        conn,
+        c,
+        desired
+            .iter()
+            .filter(|r| r.label == ImportLabel::External)
+            .map(|r| r.to.as_str()),
+    )?;
+    let mut missing: Vec<&ImportRow> = want.difference(&have).collect();
+    missing.sort();
+    insert_import_rows(conn, c, missing.into_iter(), true)
+}
+
+pub(super) const SYMBOL_FIELDS: [&str; 17] = [
+    "id",
+    "stable_id",
+    "repo",
+    "ref",
+    "path",
+    "name",
+    "kind",
+    "qualified_name",
+    "language",
+    "line_start",
+    "line_end",
+    "byte_start",
+    "byte_end",
+    "signature",
+    "visibility",
+    "doc",
+    "parent",
+];
+
+/// Field names and STRUCT type of symbol rows, with or without `parent`.
+pub(super) fn symbol_layout(with_parent: bool) -> (Vec<&'static str>, LogicalType) {
+    let n = if with_parent { 17 } else { 16 };
+    let fields: Vec<&str> = SYMBOL_FIELDS[..n].to_vec();
+    let ty = struct_type(&fields, &[9, 10, 11, 12]);
+    (fields, ty)
+}
+
+pub(super) fn symbol_values(
+    c: &Changes,
+    file: &FileRow,
+    si: &SymbolInsert,
+    with_parent: bool,
+) -> Vec<Value> {
+    let r = &si.row;
+    let mut v = vec![
+        s(&r.id),
+        s(&r.stable_id),
+        s(&c.repo),
+        s(&c.ref_name),
+        s(&r.path),
+        s(&r.name),
+        s(&r.kind),
+        s(&r.qualified_name),
+        s(&r.language),
+        Value::Int64(r.line_start),
+        Value::Int64(r.line_end),
+        Value::Int64(si.byte_start),
+        Value::Int64(si.byte_end),
+        s(&r.signature),
+        s(&r.visibility),
+        s(&r.doc),
+    ];
+    if with_parent {
+        v.push(s(si.parent.as_deref().unwrap_or(&file.id)));
+    }
+    v
+}
+
+/// Which new symbols an in-place write creates, and how: `top` are contained by
+/// their file (created with `children`, their new direct children, in the same
+/// statement); `nested` holds the others level by level (a level's parents
+/// exist once the levels before it are written), each level in file order.
+/// Symbols a file's diff keeps are not created again.
+pub(super) struct InsertPlan<'a> {
+    top: Vec<(&'a FileRow, &'a SymbolInsert)>,
+    children: HashMap<&'a str, Vec<(&'a FileRow, &'a SymbolInsert)>>,
+    nested: Vec<Vec<(&'a FileRow, &'a SymbolInsert)>>,
+}
+
+pub(super) fn insert_plan<'a>(
+    add: &'a [FileRows],
+    diffs: &HashMap<String, SymbolDiff>,
+) -> InsertPlan<'a> {
+    let mut plan = InsertPlan {
+        top: Vec::new(),
+        children: HashMap::new(),
+        nested: Vec::new(),
+    };
+    for f in add {
+        let keep = diffs.get(&f.file.path).map(|d| &d.keep);
+        let created: Vec<&SymbolInsert> = f
+            .symbols
+            .iter()
+            .filter(|si| keep.is_none_or(|k| !k.contains(&si.row.id)))
+            .collect();
+        let parent_of: HashMap<&str, Option<&str>> = created
+            .iter()
+            .map(|si| (si.row.id.as_str(), si.parent.as_deref()))
+            .collect();
+        // Depth among the created symbols: 0 = its parent is the file or a kept
+        // symbol.
+        let depth = |si: &SymbolInsert| -> usize {
+            let mut d = 0;
+            let mut cur = si.parent.as_deref();
+            while let Some(p) = cur {
+                let Some(up) = parent_of.get(p) else { break };
+                d += 1;
+                cur = *up;
+                if d > 256 {
+                    break;
+                }
+            }
+            d
+        };
+        let top_ids: HashSet<&str> = created
+            .iter()
+            .filter(|si| si.parent.is_none())
+            .map(|si| si.row.id.as_str())
+            .collect();
+        for si in created {
+            let d = depth(si);
+            match si.parent.as_deref() {
+                None => plan.top.push((&f.file, si)),
+                Some(p) if d == 1 && top_ids.contains(p) => {
+                    plan.children.entry(p).or_default().push((&f.file, si));
+                }
+                Some(_) => {
+                    if plan.nested.len() <= d {
+                        plan.nested.resize_with(d + 1, Vec::new);
+                    }
+                    plan.nested[d].push((&f.file, si));
+                }
+            }
+        }
+    }
+    plan
+}
+
+pub(super) fn file_layout() -> (Vec<&'static str>, LogicalType) {
+    let fields = vec![
+        "id",
+        "repo",
+        "ref",
+        "path",
+        "language",
+        "module",
+        "package",
+        "content_hash",
+        "line_count",
+        "size",
+        "imports",
+    ];
+    let ty = struct_type(&fields, &[8, 9]);
+    (fields, ty)
+}
+
+pub(super) fn file_values(c: &Changes, r: &FileRow) -> Vec<Value> {
+    vec![
+        s(&r.id),
+        s(&c.repo),
+        s(&c.ref_name),
+        s(&r.path),
+        s(&r.language),
+        s(&r.module),
+        s(&r.package),
+        s(&r.content_hash),
+        Value::Int64(r.line_count),
+        Value::Int64(r.size),
+        s(&r.imports),
+    ]
+}
+
+/// A STRUCT type whose fields are STRING except the INT64 ones at `int_fields`.
+pub(super) fn struct_type(fields: &[&str], int_fields: &[usize]) -> LogicalType {
+    LogicalType::Struct {
+        fields: fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let t = if int_fields.contains(&i) {
+                    LogicalType::Int64
+                } else {
+                    LogicalType::String
+                };
+                (f.to_string(), t)
+            })
+            .collect(),
+    }
+}
+
+/// Runs `query` once per batch of rows, bound as `$rows` (a list of structs).
+pub(super) fn write_batches(
+    conn: &Connection<'_>,
+    query: &str,
+    row_type: &LogicalType,
+    fields: &[&str],
+    rows: impl Iterator<Item = Vec<Value>>,
+    extra: impl Fn(&mut Vec<(&str, Value)>),
+) -> Result<()> {
+    let started = std::time::Instant::now();
+    let mut count = 0usize;
+    let mut stmt = conn.prepare(query)?;
+    let mut batch: Vec<Value> = Vec::with_capacity(BATCH);
+    let mut flush = |batch: &mut Vec<Value>| -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let list = Value::List(row_type.clone(), std::mem::take(batch));
+        let mut params = vec![("rows", list)];
+        extra(&mut params);
+        conn.execute(&mut stmt, params)?;
+        Ok(())
+    };
+    for row in rows {
+        let value = Value::Struct(fields.iter().map(|f| f.to_string()).zip(row).collect());
+        batch.push(value);
+        count += 1;
+        if batch.len() >= BATCH {
+            flush(&mut batch)?;
+        }
+    }
+    flush(&mut batch)?;
+    tracing::debug!(
+        rows = count,
+        ms = started.elapsed().as_millis() as u64,
+        query = query
+            .lines()
+            .find(|l| l.contains("CREATE") || l.contains("DELETE"))
+            .unwrap_or(""),
+        "batched write"
+    );
+    Ok(())
+}
+
+pub(super) fn list_of_strings(items: impl Iterator<Item = String>) -> Value {
+    Value::List(LogicalType::String, items.map(Value::String).collect())
+}

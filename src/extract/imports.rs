@@ -372,139 +372,12 @@ pub(super) fn typescript(
     src: &str,
     out: &mut Vec<RawImport>,
 ) {
-    let push = |out: &mut Vec<RawImport>,
-                at: Node<'_>,
-                spec: &str,
-                name: Option<String>,
-                alias: String,
-                reexport: bool| {
-        let to_name = match &name {
-            Some(n) => format!("{spec}:{n}"),
-            None => spec.to_string(),
-        };
-        out.push(RawImport {
-            scope: String::new(),
-            line: line(at),
-            to_name,
-            alias,
-            reexport,
-            spec: ImportSpec::Ts {
-                specifier: spec.to_string(),
-                name,
-            },
-        });
-    };
     match capture {
-        "import" => {
-            let Some(source) = node.child_by_field_name("source") else {
-                // `import x = require('y')`
-                let mut c = node.walk();
-                if let Some(req) = node
-                    .children(&mut c)
-                    .find(|n| n.kind() == "import_require_clause")
-                    && let Some(s) = req.child_by_field_name("source")
-                {
-                    push(
-                        out,
-                        req,
-                        &unquote(text(s, src)),
-                        Some("*".into()),
-                        String::new(),
-                        false,
-                    );
-                }
-                return;
-            };
-            let spec = unquote(text(source, src));
-            let mut c = node.walk();
-            let clause = node.children(&mut c).find(|n| n.kind() == "import_clause");
-            let Some(clause) = clause else {
-                push(out, node, &spec, None, String::new(), false);
-                return;
-            };
-            let mut c = clause.walk();
-            for part in clause.named_children(&mut c) {
-                match part.kind() {
-                    "identifier" => {
-                        let local = text(part, src).to_string();
-                        push(out, part, &spec, Some("default".into()), local, false);
-                    }
-                    "namespace_import" => {
-                        let mut c3 = part.walk();
-                        let local = part
-                            .named_children(&mut c3)
-                            .next()
-                            .map(|i| text(i, src).to_string())
-                            .unwrap_or_default();
-                        push(out, part, &spec, Some("*".into()), local, false);
-                    }
-                    "named_imports" => {
-                        let mut c3 = part.walk();
-                        for s in part.named_children(&mut c3) {
-                            if s.kind() != "import_specifier" {
-                                continue;
-                            }
-                            let Some(name) = s.child_by_field_name("name") else {
-                                continue;
-                            };
-                            let alias = s
-                                .child_by_field_name("alias")
-                                .map(|a| text(a, src).to_string())
-                                .unwrap_or_default();
-                            push(out, s, &spec, Some(unquote(text(name, src))), alias, false);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        "reexport" => {
-            let Some(source) = node.child_by_field_name("source") else {
-                return;
-            };
-            let spec = unquote(text(source, src));
-            let mut c = node.walk();
-            let mut any = false;
-            for part in node.named_children(&mut c) {
-                match part.kind() {
-                    "export_clause" => {
-                        let mut c3 = part.walk();
-                        for s in part.named_children(&mut c3) {
-                            if s.kind() != "export_specifier" {
-                                continue;
-                            }
-                            let Some(name) = s.child_by_field_name("name") else {
-                                continue;
-                            };
-                            let alias = s
-                                .child_by_field_name("alias")
-                                .map(|a| unquote(text(a, src)))
-                                .unwrap_or_default();
-                            push(out, s, &spec, Some(unquote(text(name, src))), alias, true);
-                            any = true;
-                        }
-                    }
-                    "namespace_export" => {
-                        let mut c3 = part.walk();
-                        let alias = part
-                            .named_children(&mut c3)
-                            .next()
-                            .map(|i| unquote(text(i, src)))
-                            .unwrap_or_default();
-                        push(out, part, &spec, Some("*".into()), alias, true);
-                        any = true;
-                    }
-                    _ => {}
-                }
-            }
-            if !any {
-                // `export * from './x'`
-                push(out, node, &spec, Some("*".into()), String::new(), true);
-            }
-        }
+        "import" => ts_import(node, src, out),
+        "reexport" => ts_reexport(node, src, out),
         "require" | "dynamic" => {
             if let Some(s) = source {
-                push(
+                ts_push(
                     out,
                     node,
                     &unquote(text(s, src)),
@@ -515,6 +388,143 @@ pub(super) fn typescript(
             }
         }
         _ => {}
+    }
+}
+
+/// One TypeScript import item: `spec:name` (`*` for a namespace, `default`).
+fn ts_push(
+    out: &mut Vec<RawImport>,
+    at: Node<'_>,
+    spec: &str,
+    name: Option<String>,
+    alias: String,
+    reexport: bool,
+) {
+    let to_name = match &name {
+        Some(n) => format!("{spec}:{n}"),
+        None => spec.to_string(),
+    };
+    out.push(RawImport {
+        scope: String::new(),
+        line: line(at),
+        to_name,
+        alias,
+        reexport,
+        spec: ImportSpec::Ts {
+            specifier: spec.to_string(),
+            name,
+        },
+    });
+}
+
+/// `import … from 'x'`, `import 'x'`, `import x = require('x')`.
+fn ts_import(node: Node<'_>, src: &str, out: &mut Vec<RawImport>) {
+    let Some(source) = node.child_by_field_name("source") else {
+        // `import x = require('y')`
+        let mut c = node.walk();
+        if let Some(req) = node
+            .children(&mut c)
+            .find(|n| n.kind() == "import_require_clause")
+            && let Some(s) = req.child_by_field_name("source")
+        {
+            ts_push(
+                out,
+                req,
+                &unquote(text(s, src)),
+                Some("*".into()),
+                String::new(),
+                false,
+            );
+        }
+        return;
+    };
+    let spec = unquote(text(source, src));
+    let mut c = node.walk();
+    let clause = node.children(&mut c).find(|n| n.kind() == "import_clause");
+    let Some(clause) = clause else {
+        ts_push(out, node, &spec, None, String::new(), false);
+        return;
+    };
+    let mut c = clause.walk();
+    for part in clause.named_children(&mut c) {
+        match part.kind() {
+            "identifier" => {
+                let local = text(part, src).to_string();
+                ts_push(out, part, &spec, Some("default".into()), local, false);
+            }
+            "namespace_import" => {
+                let mut c3 = part.walk();
+                let local = part
+                    .named_children(&mut c3)
+                    .next()
+                    .map(|i| text(i, src).to_string())
+                    .unwrap_or_default();
+                ts_push(out, part, &spec, Some("*".into()), local, false);
+            }
+            "named_imports" => {
+                let mut c3 = part.walk();
+                for s in part.named_children(&mut c3) {
+                    if s.kind() != "import_specifier" {
+                        continue;
+                    }
+                    let Some(name) = s.child_by_field_name("name") else {
+                        continue;
+                    };
+                    let alias = s
+                        .child_by_field_name("alias")
+                        .map(|a| text(a, src).to_string())
+                        .unwrap_or_default();
+                    ts_push(out, s, &spec, Some(unquote(text(name, src))), alias, false);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `export { a as b } from 'x'`, `export * as ns from 'x'`, `export * from 'x'`.
+fn ts_reexport(node: Node<'_>, src: &str, out: &mut Vec<RawImport>) {
+    let Some(source) = node.child_by_field_name("source") else {
+        return;
+    };
+    let spec = unquote(text(source, src));
+    let mut c = node.walk();
+    let mut any = false;
+    for part in node.named_children(&mut c) {
+        match part.kind() {
+            "export_clause" => {
+                let mut c3 = part.walk();
+                for s in part.named_children(&mut c3) {
+                    if s.kind() != "export_specifier" {
+                        continue;
+                    }
+                    let Some(name) = s.child_by_field_name("name") else {
+                        continue;
+                    };
+                    let alias = s
+                        .child_by_field_name("alias")
+                        .map(|a| unquote(text(a, src)))
+                        .unwrap_or_default();
+                    ts_push(out, s, &spec, Some(unquote(text(name, src))), alias, true);
+                    any = true;
+                }
+            }
+            "namespace_export" => {
+                let mut c3 = part.walk();
+                let alias = part
+                    .named_children(&mut c3)
+                    .next()
+                    .map(|i| unquote(text(i, src)))
+                    .unwrap_or_default();
+                ts_push(out, part, &spec, Some("*".into()), alias, true);
+                any = true;
+            }
+            _ => {}
+        }
+    }
+    if !any {
+        // `export * from './x'`
+        ts_push(out, node, &spec, Some("*".into()), String::new(), true);
     }
 }
 

@@ -485,120 +485,11 @@ impl Catalog {
         );
         c.files = self.patched_files(changes, &removed);
         let prefix = format!("{}:", graph::ref_id(&changes.repo, &changes.ref_name));
-
-        // Import lists that go away or are replaced: their counts go first.
-        let mut rewritten: HashSet<String> = HashSet::new();
-        match &changes.imports {
-            Some(graph::ImportChanges::All(_)) => {
-                rewritten.extend(c.imports_of.keys().cloned());
-            }
-            Some(graph::ImportChanges::Files { files, .. }) => {
-                rewritten.extend(
-                    files
-                        .iter()
-                        .filter_map(|id| id.strip_prefix(&prefix))
-                        .map(str::to_string),
-                );
-                // A deleted file's edges went with its node.
-                rewritten.extend(changes.drop_files.iter().cloned());
-            }
-            None => rewritten.extend(removed.iter().map(|p| p.to_string())),
-        }
-        for path in &rewritten {
-            if let Some(list) = c.imports_of.remove(path.as_str()) {
-                for t in list {
-                    if let Some(n) = c.imported_by.get_mut(&t) {
-                        *n = n.saturating_sub(1);
-                        if *n == 0 {
-                            c.imported_by.remove(&t);
-                        }
-                    }
-                }
-            }
-        }
-
-        // The removed files' entries die.
+        c.drop_rewritten_imports(changes, &removed, &prefix);
+        c.kill_files(self, &removed);
         let mut touched_names: HashSet<Arc<str>> = HashSet::new();
-        for path in &removed {
-            for (i, _) in self.file_all(path) {
-                let e = &self.entries[i];
-                if c.by_id.get(e.row.id.as_str()) == Some(&i) {
-                    c.by_id.remove(e.row.id.as_str());
-                }
-                for (map, key) in [
-                    (&mut c.by_name, e.row.name.clone()),
-                    (&mut c.by_lower, e.row.name.to_lowercase()),
-                ] {
-                    if let Some(list) = map.get_mut(key.as_str()) {
-                        Arc::make_mut(list).retain(|&x| x != i);
-                        if list.is_empty() {
-                            map.remove(key.as_str());
-                        }
-                    }
-                }
-                c.imported_by.remove(&i);
-                c.alive[i] = false;
-                c.dead += 1;
-            }
-            c.by_file.remove(*path);
-        }
-
-        // The new files' entries come, each file in line order.
         for f in changes.add.iter() {
-            let mut order: Vec<usize> = (0..f.symbols.len()).collect();
-            order.sort_by(|&a, &b| {
-                let (x, y) = (&f.symbols[a], &f.symbols[b]);
-                (
-                    x.row.line_start,
-                    x.byte_start,
-                    std::cmp::Reverse(x.byte_end),
-                )
-                    .cmp(&(
-                        y.row.line_start,
-                        y.byte_start,
-                        std::cmp::Reverse(y.byte_end),
-                    ))
-            });
-            let base = c.entries.len();
-            let slot_of: HashMap<&str, usize> = order
-                .iter()
-                .enumerate()
-                .map(|(k, &si)| (f.symbols[si].row.id.as_str(), base + k))
-                .collect();
-            let mut fresh: Vec<Entry> = order
-                .iter()
-                .map(|&si| {
-                    let s = &f.symbols[si];
-                    Entry {
-                        row: s.row.clone(),
-                        byte_start: s.byte_start.max(0) as usize,
-                        byte_end: s.byte_end.max(0) as usize,
-                        parent: s.parent.as_deref().and_then(|p| slot_of.get(p).copied()),
-                        children: Vec::new(),
-                    }
-                })
-                .collect();
-            let mut top = Vec::new();
-            for k in 0..fresh.len() {
-                match fresh[k].parent {
-                    Some(p) if p != base + k => fresh[p - base].children.push(base + k),
-                    _ => {
-                        fresh[k].parent = None;
-                        top.push(base + k);
-                    }
-                }
-            }
-            for (k, e) in fresh.into_iter().enumerate() {
-                c.index_names(base + k, &e.row);
-                touched_names.insert(Arc::from(e.row.name.as_str()));
-                touched_names.insert(Arc::from(e.row.name.to_lowercase().as_str()));
-                c.entries.push(Arc::new(e));
-                c.alive.push(true);
-            }
-            if !top.is_empty() {
-                c.by_file
-                    .insert(Arc::from(f.file.path.as_str()), Arc::new(top));
-            }
+            c.add_file(f, &mut touched_names);
         }
         // Name lists read in (path, line) order, as a fresh build numbers them.
         for name in &touched_names {
@@ -610,33 +501,159 @@ impl Catalog {
                 }
             }
         }
+        c.follow_kept_symbols();
+        c.add_imports(changes, &prefix);
+        c
+    }
 
-        // Lists the run did not rewrite may point at a symbol of a changed file
-        // that stayed (same id): they follow it to its new entry.
-        let mut lists = std::mem::take(&mut c.imports_of);
+    /// Import lists that go away or are replaced: their counts go first.
+    fn drop_rewritten_imports(&mut self, changes: &Changes, removed: &HashSet<&str>, prefix: &str) {
+        let mut rewritten: HashSet<String> = HashSet::new();
+        match &changes.imports {
+            Some(graph::ImportChanges::All(_)) => {
+                rewritten.extend(self.imports_of.keys().cloned());
+            }
+            Some(graph::ImportChanges::Files { files, .. }) => {
+                rewritten.extend(
+                    files
+                        .iter()
+                        .filter_map(|id| id.strip_prefix(prefix))
+                        .map(str::to_string),
+                );
+                // A deleted file's edges went with its node.
+                rewritten.extend(changes.drop_files.iter().cloned());
+            }
+            None => rewritten.extend(removed.iter().map(|p| p.to_string())),
+        }
+        for path in &rewritten {
+            if let Some(list) = self.imports_of.remove(path.as_str()) {
+                for t in list {
+                    if let Some(n) = self.imported_by.get_mut(&t) {
+                        *n = n.saturating_sub(1);
+                        if *n == 0 {
+                            self.imported_by.remove(&t);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The removed files' entries die (slots stay, marked dead: ids are indexes).
+    fn kill_files(&mut self, old: &Catalog, removed: &HashSet<&str>) {
+        for path in removed {
+            for (i, _) in old.file_all(path) {
+                let e = &old.entries[i];
+                if self.by_id.get(e.row.id.as_str()) == Some(&i) {
+                    self.by_id.remove(e.row.id.as_str());
+                }
+                for (map, key) in [
+                    (&mut self.by_name, e.row.name.clone()),
+                    (&mut self.by_lower, e.row.name.to_lowercase()),
+                ] {
+                    if let Some(list) = map.get_mut(key.as_str()) {
+                        Arc::make_mut(list).retain(|&x| x != i);
+                        if list.is_empty() {
+                            map.remove(key.as_str());
+                        }
+                    }
+                }
+                self.imported_by.remove(&i);
+                self.alive[i] = false;
+                self.dead += 1;
+            }
+            self.by_file.remove(*path);
+        }
+    }
+
+    /// A new file's entries, in line order, appended; their names are noted in
+    /// `touched_names` (their lists need sorting again).
+    fn add_file(&mut self, f: &graph::FileRows, touched_names: &mut HashSet<Arc<str>>) {
+        let mut order: Vec<usize> = (0..f.symbols.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (x, y) = (&f.symbols[a], &f.symbols[b]);
+            (
+                x.row.line_start,
+                x.byte_start,
+                std::cmp::Reverse(x.byte_end),
+            )
+                .cmp(&(
+                    y.row.line_start,
+                    y.byte_start,
+                    std::cmp::Reverse(y.byte_end),
+                ))
+        });
+        let base = self.entries.len();
+        let slot_of: HashMap<&str, usize> = order
+            .iter()
+            .enumerate()
+            .map(|(k, &si)| (f.symbols[si].row.id.as_str(), base + k))
+            .collect();
+        let mut fresh: Vec<Entry> = order
+            .iter()
+            .map(|&si| {
+                let s = &f.symbols[si];
+                Entry {
+                    row: s.row.clone(),
+                    byte_start: s.byte_start.max(0) as usize,
+                    byte_end: s.byte_end.max(0) as usize,
+                    parent: s.parent.as_deref().and_then(|p| slot_of.get(p).copied()),
+                    children: Vec::new(),
+                }
+            })
+            .collect();
+        let mut top = Vec::new();
+        for k in 0..fresh.len() {
+            match fresh[k].parent {
+                Some(p) if p != base + k => fresh[p - base].children.push(base + k),
+                _ => {
+                    fresh[k].parent = None;
+                    top.push(base + k);
+                }
+            }
+        }
+        for (k, e) in fresh.into_iter().enumerate() {
+            self.index_names(base + k, &e.row);
+            touched_names.insert(Arc::from(e.row.name.as_str()));
+            touched_names.insert(Arc::from(e.row.name.to_lowercase().as_str()));
+            self.entries.push(Arc::new(e));
+            self.alive.push(true);
+        }
+        if !top.is_empty() {
+            self.by_file
+                .insert(Arc::from(f.file.path.as_str()), Arc::new(top));
+        }
+    }
+
+    /// Lists the run did not rewrite may point at a symbol of a changed file
+    /// that stayed (same id): they follow it to its new entry.
+    fn follow_kept_symbols(&mut self) {
+        let mut lists = std::mem::take(&mut self.imports_of);
         for list in lists.values_mut() {
-            if list.iter().all(|&t| c.alive[t]) {
+            if list.iter().all(|&t| self.alive[t]) {
                 continue;
             }
             let mut moved = Vec::with_capacity(list.len());
             for &t in list.iter() {
-                let target = if c.alive[t] {
+                let target = if self.alive[t] {
                     Some(t)
                 } else {
-                    let now = c.by_id(&c.entries[t].row.id);
+                    let now = self.by_id(&self.entries[t].row.id);
                     if let Some(n) = now {
-                        *c.imported_by.entry(n).or_insert(0) += 1;
+                        *self.imported_by.entry(n).or_insert(0) += 1;
                     }
                     now
                 };
                 moved.extend(target);
             }
-            c.sort_entries(&mut moved);
+            self.sort_entries(&mut moved);
             *list = moved;
         }
-        c.imports_of = lists;
+        self.imports_of = lists;
+    }
 
-        // The new import lists.
+    /// The import lists the run wrote.
+    fn add_imports(&mut self, changes: &Changes, prefix: &str) {
         let rows: &[graph::ImportRow] = match &changes.imports {
             Some(i) => i.rows(),
             None => &[],
@@ -645,27 +662,26 @@ impl Catalog {
             .iter()
             .filter(|r| r.label == graph::ImportLabel::Symbol)
             .filter_map(|r| {
-                let path = r.from.strip_prefix(&prefix)?;
+                let path = r.from.strip_prefix(prefix)?;
                 Some((path.to_string(), r.to.clone()))
             })
             .collect();
-        let mut lists = std::mem::take(&mut c.imports_of);
+        let mut lists = std::mem::take(&mut self.imports_of);
         let mut changed_lists: HashSet<String> = HashSet::new();
         for (path, id) in new_edges {
-            let Some(i) = c.by_id(&id) else {
+            let Some(i) = self.by_id(&id) else {
                 continue;
             };
-            *c.imported_by.entry(i).or_insert(0) += 1;
+            *self.imported_by.entry(i).or_insert(0) += 1;
             lists.entry(path.clone()).or_default().push(i);
             changed_lists.insert(path);
         }
         for path in &changed_lists {
             if let Some(list) = lists.get_mut(path) {
-                c.sort_entries(list);
+                self.sort_entries(list);
             }
         }
-        c.imports_of = lists;
-        c
+        self.imports_of = lists;
     }
 
     /// `apply` by building the catalog again from the live entries and the

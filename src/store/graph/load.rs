@@ -3,9 +3,10 @@
 
 use kuzu::Connection;
 
-use super::rows::{Changes, ImportChanges, ImportLabel};
+use super::rows::{Changes, ImportChanges, ImportLabel, ImportRow};
 use super::schema::q;
-use super::{GraphError, GraphStore, Result, external_id, ref_id, s};
+use super::write::upsert_repo_and_ref;
+use super::{GraphError, GraphStore, Result, external_id, ref_id};
 
 impl GraphStore {
     /// Writes a whole repo/ref into this (new, empty) database with bulk COPY, each
@@ -22,29 +23,33 @@ impl GraphStore {
 /// this returns). CSV, not parameters: converting wide rows across the FFI costs
 /// more than Kuzu's CSV reader.
 fn copy_all(conn: &Connection<'_>, c: &Changes) -> Result<()> {
-    let rid = ref_id(&c.repo, &c.ref_name);
-    let mut stmt = conn.prepare(q("upsert_repo"))?;
-    conn.execute(
-        &mut stmt,
-        vec![("name", s(&c.repo)), ("root", s(&c.repo_root))],
-    )?;
-    let mut stmt = conn.prepare(q("upsert_ref"))?;
-    conn.execute(
-        &mut stmt,
-        vec![
-            ("repo", s(&c.repo)),
-            ("id", s(&rid)),
-            ("name", s(&c.ref_name)),
-            ("commit", s(&c.commit)),
-            ("indexed_at", s(&c.indexed_at)),
-            ("layout_hash", s(&c.layout_hash)),
-        ],
-    )?;
-    let scratch = tempfile::tempdir().map_err(|e| GraphError::Kuzu(e.to_string()))?;
-    let mut n = 0;
-    let mut copy = |name: &str, rows: &mut dyn Iterator<Item = Vec<String>>| -> Result<()> {
-        n += 1;
-        let path = scratch.path().join(format!("{n}.csv"));
+    upsert_repo_and_ref(conn, c)?;
+    let mut copier = Copier {
+        conn,
+        scratch: tempfile::tempdir().map_err(|e| GraphError::Kuzu(e.to_string()))?,
+        files: 0,
+    };
+    copy_files(&mut copier, c)?;
+    copy_symbols(&mut copier, c)?;
+    if let Some(imports) = c.imports.as_ref().map(ImportChanges::rows) {
+        copy_imports(&mut copier, c, imports)?;
+    }
+    Ok(())
+}
+
+/// Writes rows to CSV files in a scratch directory and COPYs each into Kuzu.
+struct Copier<'c, 'db> {
+    conn: &'c Connection<'db>,
+    scratch: tempfile::TempDir,
+    files: usize,
+}
+
+impl Copier<'_, '_> {
+    /// COPY of `rows` with the statement `name` (`{csv}` is the file); nothing
+    /// when there are none.
+    fn copy(&mut self, name: &str, rows: &mut dyn Iterator<Item = Vec<String>>) -> Result<()> {
+        self.files += 1;
+        let path = self.scratch.path().join(format!("{}.csv", self.files));
         let mut text = String::new();
         let mut count = 0usize;
         for row in rows {
@@ -65,7 +70,7 @@ fn copy_all(conn: &Connection<'_>, c: &Changes) -> Result<()> {
         std::fs::write(&path, text).map_err(|e| GraphError::Kuzu(e.to_string()))?;
         let started = std::time::Instant::now();
         let query = q(name).replace("{csv}", &path.to_string_lossy());
-        conn.query(&query)?;
+        self.conn.query(&query)?;
         tracing::debug!(
             rows = count,
             ms = started.elapsed().as_millis() as u64,
@@ -73,9 +78,17 @@ fn copy_all(conn: &Connection<'_>, c: &Changes) -> Result<()> {
             "copy"
         );
         Ok(())
-    };
-    let num = |i: i64| i.to_string();
-    copy(
+    }
+}
+
+fn num(i: i64) -> String {
+    i.to_string()
+}
+
+/// Files and their HAS_FILE edges.
+fn copy_files(copier: &mut Copier<'_, '_>, c: &Changes) -> Result<()> {
+    let rid = ref_id(&c.repo, &c.ref_name);
+    copier.copy(
         "copy_files",
         &mut c.add.iter().map(|f| {
             let r = &f.file;
@@ -94,11 +107,15 @@ fn copy_all(conn: &Connection<'_>, c: &Changes) -> Result<()> {
             ]
         }),
     )?;
-    copy(
+    copier.copy(
         "copy_has_file",
         &mut c.add.iter().map(|f| vec![rid.clone(), f.file.id.clone()]),
-    )?;
-    copy(
+    )
+}
+
+/// Symbols and their CONTAINS edges (from their file, or their parent symbol).
+fn copy_symbols(copier: &mut Copier<'_, '_>, c: &Changes) -> Result<()> {
+    copier.copy(
         "copy_symbols",
         &mut c.add.iter().flat_map(|f| {
             f.symbols.iter().map(|si| {
@@ -124,7 +141,7 @@ fn copy_all(conn: &Connection<'_>, c: &Changes) -> Result<()> {
             })
         }),
     )?;
-    copy(
+    copier.copy(
         "copy_file_contains",
         &mut c.add.iter().flat_map(|f| {
             f.symbols
@@ -133,7 +150,7 @@ fn copy_all(conn: &Connection<'_>, c: &Changes) -> Result<()> {
                 .map(|si| vec![f.file.id.clone(), si.row.id.clone()])
         }),
     )?;
-    copy(
+    copier.copy(
         "copy_symbol_contains",
         &mut c.add.iter().flat_map(|f| {
             f.symbols.iter().filter_map(|si| {
@@ -142,50 +159,52 @@ fn copy_all(conn: &Connection<'_>, c: &Changes) -> Result<()> {
                     .map(|p| vec![p.clone(), si.row.id.clone()])
             })
         }),
+    )
+}
+
+/// The externals the imports name, and the import edges by target label.
+fn copy_imports(copier: &mut Copier<'_, '_>, c: &Changes, imports: &[ImportRow]) -> Result<()> {
+    let mut names: Vec<&str> = imports
+        .iter()
+        .filter(|r| r.label == ImportLabel::External)
+        .map(|r| r.to.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    copier.copy(
+        "copy_externals",
+        &mut names.iter().map(|n| {
+            vec![
+                external_id(&c.repo, &c.ref_name, n),
+                c.repo.clone(),
+                c.ref_name.clone(),
+                n.to_string(),
+            ]
+        }),
     )?;
-    if let Some(imports) = c.imports.as_ref().map(ImportChanges::rows) {
-        let mut names: Vec<&str> = imports
-            .iter()
-            .filter(|r| r.label == ImportLabel::External)
-            .map(|r| r.to.as_str())
-            .collect();
-        names.sort_unstable();
-        names.dedup();
-        copy(
-            "copy_externals",
-            &mut names.iter().map(|n| {
+    for (label, name) in [
+        (ImportLabel::Symbol, "copy_imports_symbol"),
+        (ImportLabel::File, "copy_imports_file"),
+        (ImportLabel::External, "copy_imports_external"),
+    ] {
+        copier.copy(
+            name,
+            &mut imports.iter().filter(|r| r.label == label).map(|r| {
+                let to = if label == ImportLabel::External {
+                    external_id(&c.repo, &c.ref_name, &r.to)
+                } else {
+                    r.to.clone()
+                };
                 vec![
-                    external_id(&c.repo, &c.ref_name, n),
-                    c.repo.clone(),
-                    c.ref_name.clone(),
-                    n.to_string(),
+                    r.from.clone(),
+                    to,
+                    r.to_name.clone(),
+                    num(r.line),
+                    "static".to_string(),
+                    r.alias.clone(),
                 ]
             }),
         )?;
-        for (label, name) in [
-            (ImportLabel::Symbol, "copy_imports_symbol"),
-            (ImportLabel::File, "copy_imports_file"),
-            (ImportLabel::External, "copy_imports_external"),
-        ] {
-            copy(
-                name,
-                &mut imports.iter().filter(|r| r.label == label).map(|r| {
-                    let to = if label == ImportLabel::External {
-                        external_id(&c.repo, &c.ref_name, &r.to)
-                    } else {
-                        r.to.clone()
-                    };
-                    vec![
-                        r.from.clone(),
-                        to,
-                        r.to_name.clone(),
-                        num(r.line),
-                        "static".to_string(),
-                        r.alias.clone(),
-                    ]
-                }),
-            )?;
-        }
     }
     Ok(())
 }

@@ -32,8 +32,27 @@ impl GraphStore {
 }
 
 pub(super) fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
-    let repo = s(&c.repo);
-    let rf = s(&c.ref_name);
+    delete_old(conn, c)?;
+    upsert_repo_and_ref(conn, c)?;
+    write_files(conn, c)?;
+    rewrite_kept_symbols(conn, c)?;
+    insert_new_symbols(conn, c)?;
+    match &c.imports {
+        Some(ImportChanges::All(imports)) => write_imports(conn, c, imports)?,
+        Some(ImportChanges::Files {
+            files,
+            rows,
+            externals,
+        }) => write_file_imports(conn, c, files, rows, externals)?,
+        None => {}
+    }
+    Ok(())
+}
+
+/// What goes before the new rows come in: the whole ref (`replace_all`), or the
+/// symbols of changed and removed files (only those that go, for a diffed
+/// file) and the removed files.
+fn delete_old(conn: &Connection<'_>, c: &Changes) -> Result<()> {
     if c.replace_all {
         for name in [
             "delete_ref_symbols",
@@ -41,68 +60,79 @@ pub(super) fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
             "delete_ref_files",
         ] {
             let mut stmt = conn.prepare(q(name))?;
-            conn.execute(&mut stmt, vec![("repo", repo.clone()), ("ref", rf.clone())])?;
+            conn.execute(
+                &mut stmt,
+                vec![("repo", s(&c.repo)), ("ref", s(&c.ref_name))],
+            )?;
         }
-    } else if !c.remove_paths.is_empty() {
-        let t = std::time::Instant::now();
-        // Files without a diff lose all their symbols; diffed ones only those
-        // that go.
-        let whole: Vec<&String> = c
-            .remove_paths
-            .iter()
-            .filter(|p| !c.symbol_diffs.contains_key(*p))
-            .collect();
-        for chunk in whole.chunks(BATCH) {
-            let ids = list_of_strings(chunk.iter().map(|p| file_id(&c.repo, &c.ref_name, p)));
-            let mut stmt = conn.prepare(q("delete_file_symbols"))?;
-            conn.execute(&mut stmt, vec![("ids", ids)])?;
-        }
-        let mut diffed: Vec<(&String, &SymbolDiff)> = c
-            .symbol_diffs
-            .iter()
-            .filter(|(_, d)| !d.delete.is_empty())
-            .collect();
-        diffed.sort_by(|a, b| a.0.cmp(b.0));
-        for chunk in diffed.chunks(256) {
-            let files =
-                list_of_strings(chunk.iter().map(|(p, _)| file_id(&c.repo, &c.ref_name, p)));
-            let ids = list_of_strings(chunk.iter().flat_map(|(_, d)| d.delete.iter().cloned()));
-            let mut stmt = conn.prepare(q("delete_symbols"))?;
-            conn.execute(&mut stmt, vec![("files", files), ("ids", ids)])?;
-        }
-        for chunk in c.drop_files.chunks(BATCH) {
-            let ids = list_of_strings(chunk.iter().map(|p| file_id(&c.repo, &c.ref_name, p)));
-            let mut stmt = conn.prepare(q("delete_files"))?;
-            conn.execute(&mut stmt, vec![("ids", ids)])?;
-        }
-        tracing::debug!(
-            ms = t.elapsed().as_millis() as u64,
-            files = c.remove_paths.len(),
-            diffed = c.symbol_diffs.len(),
-            "deleted the symbols of changed files"
-        );
+        return Ok(());
     }
+    if c.remove_paths.is_empty() {
+        return Ok(());
+    }
+    let t = std::time::Instant::now();
+    let whole: Vec<&String> = c
+        .remove_paths
+        .iter()
+        .filter(|p| !c.symbol_diffs.contains_key(*p))
+        .collect();
+    for chunk in whole.chunks(BATCH) {
+        let ids = list_of_strings(chunk.iter().map(|p| file_id(&c.repo, &c.ref_name, p)));
+        let mut stmt = conn.prepare(q("delete_file_symbols"))?;
+        conn.execute(&mut stmt, vec![("ids", ids)])?;
+    }
+    let mut diffed: Vec<(&String, &SymbolDiff)> = c
+        .symbol_diffs
+        .iter()
+        .filter(|(_, d)| !d.delete.is_empty())
+        .collect();
+    diffed.sort_by(|a, b| a.0.cmp(b.0));
+    for chunk in diffed.chunks(256) {
+        let files = list_of_strings(chunk.iter().map(|(p, _)| file_id(&c.repo, &c.ref_name, p)));
+        let ids = list_of_strings(chunk.iter().flat_map(|(_, d)| d.delete.iter().cloned()));
+        let mut stmt = conn.prepare(q("delete_symbols"))?;
+        conn.execute(&mut stmt, vec![("files", files), ("ids", ids)])?;
+    }
+    for chunk in c.drop_files.chunks(BATCH) {
+        let ids = list_of_strings(chunk.iter().map(|p| file_id(&c.repo, &c.ref_name, p)));
+        let mut stmt = conn.prepare(q("delete_files"))?;
+        conn.execute(&mut stmt, vec![("ids", ids)])?;
+    }
+    tracing::debug!(
+        ms = t.elapsed().as_millis() as u64,
+        files = c.remove_paths.len(),
+        diffed = c.symbol_diffs.len(),
+        "deleted the symbols of changed files"
+    );
+    Ok(())
+}
 
+/// The ref's `Repo` and `Ref` nodes, with what this run knows of them.
+pub(super) fn upsert_repo_and_ref(conn: &Connection<'_>, c: &Changes) -> Result<()> {
     let mut stmt = conn.prepare(q("upsert_repo"))?;
     conn.execute(
         &mut stmt,
-        vec![("name", repo.clone()), ("root", s(&c.repo_root))],
+        vec![("name", s(&c.repo)), ("root", s(&c.repo_root))],
     )?;
-    let rid = ref_id(&c.repo, &c.ref_name);
     let mut stmt = conn.prepare(q("upsert_ref"))?;
     conn.execute(
         &mut stmt,
         vec![
-            ("repo", repo.clone()),
-            ("id", s(&rid)),
-            ("name", rf.clone()),
+            ("repo", s(&c.repo)),
+            ("id", s(&ref_id(&c.repo, &c.ref_name))),
+            ("name", s(&c.ref_name)),
             ("commit", s(&c.commit)),
             ("indexed_at", s(&c.indexed_at)),
             ("layout_hash", s(&c.layout_hash)),
         ],
     )?;
+    Ok(())
+}
 
-    // Files, with their HAS_FILE edge.
+/// New files with their HAS_FILE edge; changed files updated in place (their
+/// counts and hash alone when their names and imports stay).
+fn write_files(conn: &Connection<'_>, c: &Changes) -> Result<()> {
+    let rid = ref_id(&c.repo, &c.ref_name);
     let (file_fields, file_types) = file_layout();
     write_batches(
         conn,
@@ -128,9 +158,12 @@ pub(super) fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
             |_| {},
         )?;
     }
+    Ok(())
+}
 
-    // Symbols that stay but changed: rewritten in place (positions alone when
-    // only they changed).
+/// Symbols that stay but changed: rewritten in place (positions alone when only
+/// they changed).
+fn rewrite_kept_symbols(conn: &Connection<'_>, c: &Changes) -> Result<()> {
     let (sym_fields, sym_types) = symbol_layout(true);
     for f in c.add.iter().filter(|f| f.existing) {
         let Some(d) = c.symbol_diffs.get(&f.file.path) else {
@@ -173,10 +206,14 @@ pub(super) fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
             )?;
         }
     }
+    Ok(())
+}
 
-    // New symbols with their CONTAINS edge, shallowest first so parents exist:
-    // those directly in their file together with their children, then the rest
-    // under their (new or kept) parent symbol.
+/// New symbols with their CONTAINS edge, shallowest first so parents exist:
+/// those directly in their file together with their children, then the rest
+/// under their (new or kept) parent symbol.
+fn insert_new_symbols(conn: &Connection<'_>, c: &Changes) -> Result<()> {
+    let (sym_fields, sym_types) = symbol_layout(true);
     let plan = insert_plan(&c.add, &c.symbol_diffs);
     if !plan.top.is_empty() {
         let (child_fields, child_type) = symbol_layout(false);
@@ -233,15 +270,6 @@ pub(super) fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
                 .map(|(file, si)| symbol_values(c, file, si, true)),
             |_| {},
         )?;
-    }
-    match &c.imports {
-        Some(ImportChanges::All(imports)) => write_imports(conn, c, imports)?,
-        Some(ImportChanges::Files {
-            files,
-            rows,
-            externals,
-        }) => write_file_imports(conn, c, files, rows, externals)?,
-        None => {}
     }
     Ok(())
 }

@@ -7,7 +7,7 @@
 //! extensions are simply absent, exactly as if Kuzu had been built without them.
 
 fn main() {
-    println!("cargo:rerun-if-changed=build/kuzu_extension_stubs.cc");
+    println!("cargo:rerun-if-changed=src/build/kuzu_extension_stubs.cc");
     cc::Build::new()
         .cpp(true)
         .file("src/build/kuzu_extension_stubs.cc")

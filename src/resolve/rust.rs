@@ -1,0 +1,337 @@
+//! Rust paths: `use` trees through `crate`/`self`/`super`, workspace crates and
+//! uniform paths, `pub use` re-exports and globs (each followed once per
+//! import: a memo), `mod` declarations and `#[path]` files, `extern crate`.
+
+use super::{Family, FxMap, Index, MAX_HOPS, Target, dir_of, is_rust_side_root, rust_child};
+use crate::model::ImportSpec;
+use crate::source::layout::normalize_path;
+
+/// What a Rust path names.
+#[derive(Clone)]
+enum Found<'a> {
+    File(usize),
+    /// A definition, with the crate and qualified name it was found under (a path
+    /// may go on into it: an enum's variants, a type's associated items).
+    Symbol {
+        id: &'a str,
+        krate: String,
+        qn: String,
+    },
+    /// Outside the indexed code, as an absolute path (`std::time::Duration`).
+    Outside(String),
+}
+
+/// The paths already looked up for one import, (crate, path) → what was found
+/// (`None` also while the lookup is under way): re-export cycles and globs that
+/// reach the same module again and again are followed once.
+type Memo<'a> = FxMap<(String, String), Option<Found<'a>>>;
+
+pub(super) fn rust_use(ix: &Index<'_>, fi: usize, segs: &[String], hops: usize) -> Vec<Target> {
+    let mut memo = Memo::default();
+    match rust_use_found(ix, fi, segs, hops, &mut memo) {
+        Some(Found::File(f)) => vec![Target::File(ix.files[f].id.clone())],
+        Some(Found::Symbol { id, .. }) => vec![Target::Symbol(id.to_string())],
+        // What a `pub use` of another crate brings in is named by that crate's
+        // path, not by the path that reached it.
+        Some(Found::Outside(name)) if hops == 0 && name != segs.join("::") => {
+            vec![Target::External(name)]
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn rust_use_found<'a>(
+    ix: &Index<'a>,
+    fi: usize,
+    segs: &[String],
+    hops: usize,
+    memo: &mut Memo<'a>,
+) -> Option<Found<'a>> {
+    let side = is_rust_side_root(&ix.files[fi].path);
+    match rust_absolute(ix, fi, segs, 0, side)? {
+        Abs::Inside(krate, abs) => rust_find(ix, &krate, &abs, hops, memo).or_else(|| {
+            // A single-file test or example's `crate::common::…` (its sibling
+            // `tests/common/mod.rs`, whose module path is `common`).
+            let Some(Abs::Inside(krate, abs)) = (side
+                && segs.first().is_some_and(|s| s == "crate"))
+            .then(|| rust_absolute(ix, fi, segs, 0, false))
+            .flatten() else {
+                return None;
+            };
+            rust_find(ix, &krate, &abs, hops, memo)
+        }),
+        Abs::Outside(path) => Some(Found::Outside(path.join("::"))),
+    }
+}
+
+/// A use path made absolute.
+enum Abs {
+    /// (crate, segments within it).
+    Inside(String, Vec<String>),
+    /// A path into a crate that is not indexed (`std::fmt`).
+    Outside(Vec<String>),
+}
+
+/// A use path seen from file `fi`, made absolute (`None`: it cannot be, like
+/// `super` above the crate root).
+fn rust_absolute(
+    ix: &Index<'_>,
+    fi: usize,
+    segs: &[String],
+    depth: usize,
+    side_root: bool,
+) -> Option<Abs> {
+    let f = &ix.files[fi];
+    let module = ix.rust_self(fi);
+    let cur: Vec<String> = if module.is_empty() {
+        Vec::new()
+    } else {
+        module.split("::").map(str::to_string).collect()
+    };
+    let first = segs.first()?.as_str();
+    let mut krate = f.package.clone();
+    let mut base: Vec<String>;
+    let mut rest = &segs[1..];
+    match first {
+        // A test, bench, example or binary is a crate of its own, whose root
+        // module is the first of its module path (`tests/integration/main.rs`
+        // and `tests/integration/builder/mod.rs` are `integration…`).
+        "crate" if side_root && !cur.is_empty() => base = vec![cur[0].clone()],
+        "crate" | "$crate" => base = Vec::new(),
+        "self" => base = cur.clone(),
+        "super" => {
+            base = cur.clone();
+            base.pop()?;
+            while rest.first().is_some_and(|s| s == "super") {
+                base.pop()?;
+                rest = &rest[1..];
+            }
+        }
+        name => {
+            // 2018 paths: a child module or item of the current module first,
+            // then a name the module imports (`use crate::backend;` then
+            // `use backend::fs;`), then a crate of the workspace (by its name or
+            // the name Cargo.toml renames it to), else an outside crate.
+            let local_qn = rust_child(module, name);
+            let is_local = ix.rust_module(&f.package, &local_qn).is_some()
+                || ix.symbol(Family::Rust, &f.package, &local_qn).is_some();
+            let krate_name = name.replace('-', "_");
+            if is_local {
+                base = cur.clone();
+                rest = segs;
+            } else if let Some(bound) = (depth < 4).then(|| bound_by_use(ix, fi, name)).flatten() {
+                let mut joined = bound.to_vec();
+                joined.extend(rest.iter().cloned());
+                return rust_absolute(ix, fi, &joined, depth + 1, side_root);
+            } else if ix.has_crate(&krate_name) {
+                krate = krate_name;
+                base = Vec::new();
+            } else if let Some(real) = ix
+                .layout
+                .rust_renamed_crate(&f.path, &krate_name)
+                .filter(|real| ix.has_crate(real))
+            {
+                krate = real.to_string();
+                base = Vec::new();
+            } else {
+                return Some(Abs::Outside(segs.to_vec()));
+            }
+        }
+    }
+    base.extend(rest.iter().cloned());
+    Some(Abs::Inside(krate, base))
+}
+
+/// The path a top-level `use` of file `fi` binds `name` to (`use a::b as name;`,
+/// `use a::name;`), when that is not `name` itself.
+fn bound_by_use<'a>(ix: &Index<'a>, fi: usize, name: &str) -> Option<&'a [String]> {
+    ix.imports_of(fi).iter().find_map(|imp| {
+        let ImportSpec::RustUse(segs) = &imp.spec else {
+            return None;
+        };
+        let last = segs.last()?;
+        let binds = if imp.alias.is_empty() {
+            last.as_str()
+        } else {
+            imp.alias.as_str()
+        };
+        (imp.scope.is_empty() && binds == name && last != "*" && segs.len() > 1)
+            .then_some(segs.as_slice())
+    })
+}
+
+fn found_symbol<'a>(ix: &Index<'a>, krate: &str, qn: &str) -> Option<Found<'a>> {
+    ix.symbol(Family::Rust, krate, qn).map(|id| Found::Symbol {
+        id,
+        krate: krate.to_string(),
+        qn: qn.to_string(),
+    })
+}
+
+/// The node a path names within crate `krate` (`abs` without `crate::`).
+fn rust_find<'a>(
+    ix: &Index<'a>,
+    krate: &str,
+    abs: &[String],
+    hops: usize,
+    memo: &mut Memo<'a>,
+) -> Option<Found<'a>> {
+    let k = (krate.to_string(), abs.join("::"));
+    if let Some(known) = memo.get(&k) {
+        return known.clone();
+    }
+    memo.insert(k.clone(), None);
+    let found = rust_find_uncached(ix, krate, abs, hops, memo);
+    memo.insert(k, found.clone());
+    found
+}
+
+fn rust_find_uncached<'a>(
+    ix: &Index<'a>,
+    krate: &str,
+    abs: &[String],
+    hops: usize,
+    memo: &mut Memo<'a>,
+) -> Option<Found<'a>> {
+    if abs.last().is_some_and(|s| s == "*") {
+        let prefix = &abs[..abs.len() - 1];
+        let module = prefix.join("::");
+        if let Some(f) = ix.rust_module(krate, &module) {
+            return Some(Found::File(f));
+        }
+        // `use Ordering::*`: the variants of an enum, whose node stands for them.
+        if let Some(s) = found_symbol(ix, krate, &module) {
+            return Some(s);
+        }
+        if prefix.is_empty() || hops >= MAX_HOPS {
+            return None;
+        }
+        // A glob over something re-exported under this path.
+        return match rust_find(ix, krate, prefix, hops + 1, memo)? {
+            Found::Outside(p) => Some(Found::Outside(format!("{p}::*"))),
+            found => Some(found),
+        };
+    }
+    let full = abs.join("::");
+    if full.is_empty() {
+        return ix.rust_module(krate, "").map(Found::File);
+    }
+    // A module's file wins over its `mod name;` declaration symbol.
+    if let Some(f) = ix.rust_module(krate, &full) {
+        return Some(Found::File(f));
+    }
+    if let Some(s) = found_symbol(ix, krate, &full) {
+        return Some(s);
+    }
+    if hops >= MAX_HOPS {
+        return None;
+    }
+    let (item, parent) = abs.split_last().expect("non-empty");
+    let parent_qn = parent.join("::");
+    // Where `item` is bound: a module file, or an inline `mod x { … }` in one
+    // (`scope` within it); else the parent is itself a re-exported name.
+    let (pf, scope, pkrate) = if let Some(pf) = ix.rust_module(krate, &parent_qn) {
+        (pf, String::new(), krate.to_string())
+    } else if let Some((pf, scope)) = inline_module(ix, krate, &parent_qn) {
+        (pf, scope, krate.to_string())
+    } else {
+        match rust_find(ix, krate, parent, hops + 1, memo)? {
+            Found::File(pf) => (pf, String::new(), ix.files[pf].package.clone()),
+            // An enum's variant, a type's associated item, or what an inline
+            // module (reached through a re-export) holds.
+            Found::Symbol { krate: k, qn, .. } => {
+                let inner = format!("{qn}::{item}");
+                if let Some(s) = found_symbol(ix, &k, &inner) {
+                    return Some(s);
+                }
+                let (pf, scope) = inline_module(ix, &k, &qn)?;
+                (pf, scope, k)
+            }
+            Found::Outside(p) => return Some(Found::Outside(format!("{p}::{item}"))),
+        }
+    };
+    // Items are named after the file's own module path, which differs from the
+    // path that reached it for `#[path]` modules and re-exported modules.
+    if scope.is_empty() {
+        let real = rust_child(&ix.files[pf].module, item);
+        if real != full || pkrate != krate {
+            if let Some(f) = ix.rust_module(&pkrate, &real) {
+                return Some(Found::File(f));
+            }
+            if let Some(s) = found_symbol(ix, &pkrate, &real) {
+                return Some(s);
+            }
+        }
+    }
+    // What the module imports: `pub use` first (named, then globs), then a plain
+    // `use`, which the module's descendants see too (`super::Future`).
+    let imports = ix.imports_of(pf);
+    let mut outside_glob = None;
+    for public in [true, false] {
+        for imp in imports
+            .iter()
+            .filter(|i| i.reexport == public && i.scope == scope)
+        {
+            let ImportSpec::RustUse(segs) = &imp.spec else {
+                continue;
+            };
+            let last = segs.last().map(String::as_str).unwrap_or("");
+            let binds = if imp.alias.is_empty() {
+                last
+            } else {
+                imp.alias.as_str()
+            };
+            if binds == item {
+                if let Some(found) = rust_use_found(ix, pf, segs, hops + 1, memo) {
+                    return Some(found);
+                }
+            } else if last == "*" {
+                let mut target = segs[..segs.len() - 1].to_vec();
+                target.push(item.clone());
+                match rust_use_found(ix, pf, &target, hops + 1, memo) {
+                    Some(Found::Outside(p)) => {
+                        outside_glob.get_or_insert(p);
+                    }
+                    Some(found) => return Some(found),
+                    None => {}
+                }
+            }
+        }
+    }
+    // Not defined nor named here: from a glob over another crate, most likely.
+    outside_glob.map(Found::Outside)
+}
+
+/// An inline `mod name { … }` at `qn` in crate `krate`: its file and its path
+/// within the file.
+fn inline_module(ix: &Index<'_>, krate: &str, qn: &str) -> Option<(usize, String)> {
+    let (_, path, kind) = ix.symbol_entry(Family::Rust, krate, qn)?;
+    if kind != "mod" {
+        return None;
+    }
+    let pf = ix.path(path)?;
+    let module = &ix.files[pf].module;
+    let scope = if module.is_empty() {
+        qn
+    } else {
+        qn.strip_prefix(module.as_str())?.strip_prefix("::")?
+    };
+    Some((pf, scope.to_string()))
+}
+
+pub(super) fn rust_mod(ix: &Index<'_>, fi: usize, name: &str, paths: &[String]) -> Vec<Target> {
+    let f = &ix.files[fi];
+    // The nearest `path` attribute whose file exists.
+    if !paths.is_empty() {
+        return paths
+            .iter()
+            .find_map(|p| ix.path(&normalize_path(&format!("{}/{p}", dir_of(&f.path)))))
+            .map(|i| vec![Target::File(ix.files[i].id.clone())])
+            .unwrap_or_default();
+    }
+    ix.rust_module(&f.package, &rust_child(&f.module, name))
+        .map(|i| vec![Target::File(ix.files[i].id.clone())])
+        .unwrap_or_default()
+}
+
+// ------------------------------------------------------------------ Python

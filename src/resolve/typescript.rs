@@ -1,0 +1,104 @@
+//! TypeScript/JavaScript specifiers: relative paths with extension and
+//! `index` probing, `.js` → `.ts`, tsconfig `baseUrl`/`paths`, `export … from`.
+
+use super::{Family, Index, MAX_HOPS, Target, dir_of, family};
+use crate::model::ImportSpec;
+use crate::source::layout::normalize_path;
+
+const TS_EXTS: &[&str] = &[
+    ".ts", ".tsx", ".d.ts", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs",
+];
+
+fn ts_file(ix: &Index<'_>, base: &str) -> Option<usize> {
+    let base = normalize_path(base);
+    let mut candidates = vec![base.clone()];
+    // ESM TypeScript writes `./x.js` for `./x.ts`.
+    for js in [".js", ".jsx", ".mjs", ".cjs"] {
+        if let Some(stem) = base.strip_suffix(js) {
+            candidates.extend(TS_EXTS.iter().map(|e| format!("{stem}{e}")));
+        }
+    }
+    candidates.extend(TS_EXTS.iter().map(|e| format!("{base}{e}")));
+    candidates.extend(TS_EXTS.iter().map(|e| format!("{base}/index{e}")));
+    candidates
+        .iter()
+        .find_map(|c| ix.path(c))
+        .filter(|&i| family(ix.files[i].language) == Family::Ts)
+}
+
+fn ts_module(ix: &Index<'_>, fi: usize, specifier: &str) -> Option<usize> {
+    let f = &ix.files[fi];
+    if specifier.starts_with("./")
+        || specifier.starts_with("../")
+        || specifier == "."
+        || specifier == ".."
+    {
+        return ts_file(ix, &format!("{}/{specifier}", dir_of(&f.path)));
+    }
+    for candidate in ix.layout.ts_alias_candidates(&f.path, specifier) {
+        if let Some(i) = ts_file(ix, &candidate) {
+            return Some(i);
+        }
+    }
+    None
+}
+
+pub(super) fn ts(
+    ix: &Index<'_>,
+    fi: usize,
+    specifier: &str,
+    name: Option<&str>,
+    hops: usize,
+) -> Vec<Target> {
+    let Some(mf) = ts_module(ix, fi, specifier) else {
+        return Vec::new();
+    };
+    match name {
+        None | Some("*") | Some("default") => vec![Target::File(ix.files[mf].id.clone())],
+        Some(n) => ts_name(ix, mf, n, hops),
+    }
+}
+
+fn ts_name(ix: &Index<'_>, mf: usize, n: &str, hops: usize) -> Vec<Target> {
+    let m = &ix.files[mf];
+    let qn = format!("{}:{n}", m.module);
+    if let Some(id) = ix.symbol_in(Family::Ts, "", &qn, &m.path) {
+        return vec![Target::Symbol(id.to_string())];
+    }
+    if hops < MAX_HOPS {
+        for imp in ix.imports_of(mf).iter().filter(|i| i.reexport) {
+            let ImportSpec::Ts { specifier, name } = &imp.spec else {
+                continue;
+            };
+            let exported = if imp.alias.is_empty() {
+                name.as_deref().unwrap_or("")
+            } else {
+                imp.alias.as_str()
+            };
+            let t = if exported == n && name.as_deref() != Some("*") {
+                ts(ix, mf, specifier, name.as_deref(), hops + 1)
+            } else if exported == n {
+                // `export * as n from …`: the module itself.
+                ts(ix, mf, specifier, None, hops + 1)
+            } else if name.as_deref() == Some("*") && imp.alias.is_empty() {
+                match ts_module(ix, mf, specifier) {
+                    Some(next) => ts_name(ix, next, n, hops + 1),
+                    None => Vec::new(),
+                }
+            } else {
+                Vec::new()
+            };
+            if !t.is_empty() {
+                return t;
+            }
+        }
+    }
+    if hops == 0 {
+        // The module is in the repo but the name is not a declaration cruxe
+        // indexes (e.g. `export default`, `export { a as b }`): the module.
+        return vec![Target::File(m.id.clone())];
+    }
+    Vec::new()
+}
+
+// ------------------------------------------------------------------ Go

@@ -48,7 +48,7 @@ run: build
 index: build
 	$(CRUXE) index .
 	$(CRUXE) status
-	$(CRUXE) hierarchy index_repo --path src/index.rs
+	$(CRUXE) hierarchy index_repo_with --path src/index/run.rs
 	$(CRUXE) hierarchy GraphStore --direction descendants
 	$(CRUXE) cypher "MATCH (s:Symbol) RETURN s.kind AS kind, count(*) AS symbols ORDER BY symbols DESC"
 

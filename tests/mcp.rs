@@ -322,6 +322,16 @@ fn the_python_sdk_lists_and_calls_every_tool_over_http() {
     listed.sort();
     assert_eq!(listed, TOOLS);
     for t in report["tools"].as_array().expect("tools") {
+        // Every answer has a schema (the SDK checks each result against it);
+        // every answer carries its metadata.
+        let out = &t["output_schema"];
+        assert_eq!(out["type"], "object", "{t}");
+        assert!(
+            out["required"]
+                .as_array()
+                .is_some_and(|r| r.contains(&json!("metadata"))),
+            "{t}"
+        );
         let schema = &t["input_schema"];
         assert_eq!(schema["type"], "object", "{t}");
         let props = schema["properties"].as_object().expect("properties");

@@ -17,7 +17,7 @@ every session, in no particular order, and "clients" = N.
 
 and prints one JSON object on stdout:
 
-    {"protocol_version", "server_name", "tools": [{"name", "input_schema"}],
+    {"protocol_version", "server_name", "tools": [{"name", "input_schema", "output_schema"}],
      "results": [{"is_error", "structured", "text"}]}
 
 Any failure of the client or the protocol is an exception and a non-zero exit.
@@ -55,7 +55,8 @@ async def drive(streams, script):
             "protocol_version": str(init.protocol_version),
             "server_name": init.server_info.name,
             "tools": [
-                {"name": t.name, "input_schema": t.input_schema} for t in listed.tools
+                {"name": t.name, "input_schema": t.input_schema, "output_schema": t.output_schema}
+                for t in listed.tools
             ],
             "results": results,
         }

@@ -49,11 +49,15 @@ fn a_broken_query_is_reported_not_prepared() {
     );
 }
 
-/// The README's example queries run against an indexed fixture: a reader can paste
-/// them as they are.
+/// The example queries of the README and docs/QUERIES.md run against an indexed
+/// fixture: a reader can paste them as they are.
 #[test]
 fn readme_example_queries_run() {
-    let readme = include_str!("../README.md");
+    let readme = [
+        include_str!("../README.md"),
+        include_str!("../docs/QUERIES.md"),
+    ]
+    .join("\n");
     let mut queries = Vec::new();
     let mut in_block = false;
     let mut current = String::new();

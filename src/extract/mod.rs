@@ -598,7 +598,7 @@ fn build_symbols(language: Language, mut defs: Vec<Def<'_>>, module: &ModuleInfo
 }
 
 /// Joins a module path and a chain of enclosing names per the language's convention
-/// (README, "Names"): Rust `a::b::T::f`, Python `a.b.T.f`, TS `src/a/b:T.f`, Go
+/// (docs/ARCHITECTURE.md, "Names per language"): Rust `a::b::T::f`, Python `a.b.T.f`, TS `src/a/b:T.f`, Go
 /// `example.com/m/pkg.T.f`.
 pub fn qualify(language: Language, module: &str, chain: &[&str]) -> String {
     let (module_sep, sep) = match language {

@@ -67,7 +67,7 @@ impl CruxeMcp {
         CruxeMcp {
             svc,
             permits: Arc::new(Semaphore::new(READERS)),
-            tool_router: Self::tool_router(),
+            tool_router: with_output_schemas(Self::tool_router()),
         }
     }
 
@@ -346,6 +346,28 @@ fn oversized_argument(request: &CallToolRequestParams) -> Option<String> {
 /// Whether a text argument is short enough for the call to run in place.
 fn short(text: &str) -> bool {
     text.len() <= INLINE_ARG_BYTES
+}
+
+/// Every tool advertises the schema of its answer (`outputSchema`, MCP
+/// 2025-06-18): clients may check each structured result against it.
+fn with_output_schemas(mut router: ToolRouter<CruxeMcp>) -> ToolRouter<CruxeMcp> {
+    use crate::mcp::answers::*;
+    fn set<T: schemars::JsonSchema + 'static>(router: &mut ToolRouter<CruxeMcp>, name: &str) {
+        if let Some(route) = router.map.get_mut(name) {
+            route.attr = route.attr.clone().with_output_schema::<T>();
+        }
+    }
+    set::<HierarchyAnswer>(&mut router, "get_symbol_hierarchy");
+    set::<RelatedAnswer>(&mut router, "find_related_symbols");
+    set::<LocateAnswer>(&mut router, "locate_symbol");
+    set::<SearchAnswer>(&mut router, "search_code");
+    set::<ContextAnswer>(&mut router, "get_code_context");
+    set::<OutlineAnswer>(&mut router, "get_file_outline");
+    set::<TreeAnswer>(&mut router, "explore_tree");
+    set::<NodeAnswer>(&mut router, "get_node");
+    set::<CypherAnswer>(&mut router, "run_cypher");
+    set::<StatusAnswer>(&mut router, "index_status");
+    router
 }
 
 /// How the HTTP server is exposed.

@@ -13,6 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use crate::mcp::answers::*;
 use crate::model::names::is_secondary_path;
 use crate::query::cypher::{self, AdhocError};
 use crate::query::nav::{self, NavError, Scope};
@@ -389,7 +390,7 @@ pub struct Reply {
 
 /// The answer to arguments that do not match a tool's input schema.
 pub fn invalid_arguments(svc: &Service, message: &str) -> Value {
-    finish(
+    finish::<ErrorAnswer>(
         svc,
         None,
         None,
@@ -487,87 +488,82 @@ fn ctx(svc: &Service, repo: Option<&str>, ref_name: Option<&str>) -> Result<Ctx,
     })
 }
 
-/// Protocol v1 metadata of an answer about `repo`/`ref`.
-fn metadata(
+/// Fills protocol v1 metadata for an answer about `repo`/`ref`: the one place it
+/// is made, for answers and errors alike.
+fn fill_protocol(
+    p: &mut ProtocolMeta,
     svc: &Service,
     repo: Option<&str>,
     ref_name: Option<&str>,
     completeness: &str,
-) -> Value {
+) {
     let served = svc.repo(repo);
     let status = served.map_or(IndexingStatus::NotIndexed, |s| s.status());
     let has_graph = served.is_some_and(|s| s.store.graph().is_some());
-    let freshness = match served {
-        Some(s) => s.freshness(ref_name.unwrap_or(&s.ref_name)).as_str(),
-        None => "stale",
+    let freshness = match (p.freshness_override, served) {
+        (Some(f), _) => f,
+        (None, Some(s)) => s.freshness(ref_name.unwrap_or(&s.ref_name)).as_str(),
+        (None, None) => "stale",
     };
-    let schema_status = if has_graph {
+    p.cruxe_protocol_version = PROTOCOL_VERSION.to_string();
+    p.freshness_status = freshness.to_string();
+    p.indexing_status = status.as_str().to_string();
+    p.result_completeness = completeness.to_string();
+    p.repo = served.map(|s| s.name.clone()).or(repo.map(str::to_string));
+    p.ref_name = ref_name
+        .map(str::to_string)
+        .or(served.map(|s| s.ref_name.clone()));
+    p.schema_status = if has_graph {
         "compatible"
     } else {
         "not_indexed"
-    };
-    json!({
-        "cruxe_protocol_version": PROTOCOL_VERSION,
-        "freshness_status": freshness,
-        "indexing_status": status.as_str(),
-        "result_completeness": completeness,
-        "repo": served.map(|s| s.name.clone()).or(repo.map(str::to_string)),
-        "ref": ref_name.map(str::to_string).or(served.map(|s| s.ref_name.clone())),
-        "schema_status": schema_status,
-    })
+    }
+    .to_string();
 }
 
-/// Wraps a tool's outcome: the answer gets `metadata` merged in (a tool may have
-/// put its own fields there), an error becomes the envelope with metadata beside it.
-fn finish(
+/// Wraps a tool's outcome: the answer gets its protocol metadata; an error
+/// becomes the envelope (`error` and `metadata`).
+fn finish<T: Answer>(
     svc: &Service,
     repo: Option<&str>,
     ref_name: Option<&str>,
-    out: Result<(Value, &'static str), ToolError>,
+    out: Result<(T, &'static str), ToolError>,
 ) -> Reply {
     match out {
-        Ok((mut body, completeness)) => {
-            let meta = metadata(svc, repo, ref_name, completeness);
-            if let Some(obj) = body.as_object_mut() {
-                let entry = obj.entry("metadata").or_insert_with(|| json!({}));
-                if let (Some(m), Some(base)) = (entry.as_object_mut(), meta.as_object()) {
-                    for (k, v) in base {
-                        m.entry(k.clone()).or_insert_with(|| v.clone());
-                    }
-                }
-            }
+        Ok((mut answer, completeness)) => {
+            fill_protocol(answer.protocol(), svc, repo, ref_name, completeness);
             Reply {
-                body,
+                body: to_json(&answer),
                 is_error: false,
             }
         }
-        Err(e) => Reply {
-            body: json!({
-                "error": {"code": e.code, "message": e.message, "data": e.data},
-                "metadata": metadata(svc, repo, ref_name, "partial"),
-            }),
-            is_error: true,
-        },
+        Err(e) => {
+            let mut answer = ErrorAnswer {
+                error: ErrorBody {
+                    code: e.code.to_string(),
+                    message: e.message,
+                    data: e.data,
+                },
+                metadata: Metadata::default(),
+            };
+            fill_protocol(answer.protocol(), svc, repo, ref_name, "partial");
+            Reply {
+                body: to_json(&answer),
+                is_error: true,
+            }
+        }
     }
+}
+
+/// An answer as the JSON object the transports send.
+fn to_json(answer: &impl serde::Serialize) -> Value {
+    serde_json::to_value(answer).unwrap_or_else(|e| {
+        json!({"error": {"code": "internal_error", "message": format!("internal error: {e}"), "data": {}}})
+    })
 }
 
 // ---------------------------------------------------------------------------
 // Shared shapes and input checks
-
-fn symbol_json(s: &SymbolRow) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("symbol_id".into(), json!(s.id));
-    m.insert("symbol_stable_id".into(), json!(s.stable_id));
-    m.insert("name".into(), json!(s.name));
-    m.insert("kind".into(), json!(s.kind));
-    m.insert("qualified_name".into(), json!(s.qualified_name));
-    m.insert("path".into(), json!(s.path));
-    m.insert("line_start".into(), json!(s.line_start));
-    m.insert("line_end".into(), json!(s.line_end));
-    m.insert("signature".into(), json!(s.signature));
-    m.insert("language".into(), json!(s.language));
-    m
-}
 
 /// A repo-relative path as given by a client, normalised by its text alone:
 /// `.`, `..` within the repo and `\` are resolved; absolute paths and any `..`
@@ -699,29 +695,32 @@ pub fn get_symbol_hierarchy(svc: &Service, input: HierarchyInput) -> Reply {
         let body = match input.direction {
             Direction::Ancestors => {
                 let chain: Vec<usize> = std::iter::once(i).chain(cat.ancestors(i)).collect();
-                let hierarchy: Vec<Value> = chain
+                let hierarchy: Vec<HierarchyNode> = chain
                     .iter()
                     .enumerate()
-                    .map(|(depth, &j)| {
-                        let mut m = symbol_json(&cat.entry(j).row);
-                        m.insert("depth".into(), json!(depth));
-                        Value::Object(m)
+                    .map(|(depth, &j)| HierarchyNode {
+                        symbol: SymbolRef::from(&cat.entry(j).row),
+                        depth,
+                        children: Vec::new(),
                     })
                     .collect();
-                json!({
-                    "hierarchy": hierarchy,
-                    "direction": "ancestors",
-                    "chain_length": chain.len(),
-                    "file": cat.entry(i).row.path,
-                })
+                HierarchyAnswer {
+                    chain_length: hierarchy.len(),
+                    hierarchy,
+                    direction: "ancestors".into(),
+                    file: Some(cat.entry(i).row.path.clone()),
+                    metadata: Metadata::default(),
+                }
             }
             Direction::Descendants => {
                 let tree = catalog_tree(&cat, i);
-                json!({
-                    "hierarchy": [tree_json(&tree)],
-                    "direction": "descendants",
-                    "chain_length": tree.size(),
-                })
+                HierarchyAnswer {
+                    chain_length: tree.size(),
+                    hierarchy: vec![tree_node(&tree)],
+                    direction: "descendants".into(),
+                    file: None,
+                    metadata: Metadata::default(),
+                }
             }
         };
         Ok((body, "complete"))
@@ -729,16 +728,12 @@ pub fn get_symbol_hierarchy(svc: &Service, input: HierarchyInput) -> Reply {
     finish(svc, repo.as_deref(), rf.as_deref(), out)
 }
 
-fn tree_json(n: &nav::TreeNode) -> Value {
-    let mut m = symbol_json(&n.symbol);
-    m.insert("depth".into(), json!(n.depth));
-    if !n.children.is_empty() {
-        m.insert(
-            "children".into(),
-            Value::Array(n.children.iter().map(tree_json).collect()),
-        );
+fn tree_node(n: &nav::TreeNode) -> HierarchyNode {
+    HierarchyNode {
+        symbol: SymbolRef::from(&n.symbol),
+        depth: n.depth as usize,
+        children: n.children.iter().map(tree_node).collect(),
     }
-    Value::Object(m)
 }
 
 // ---------------------------------------------------------------------------
@@ -804,32 +799,27 @@ pub fn find_related_symbols(svc: &Service, input: RelatedInput) -> Reply {
             }
         }
         let (related, more) = (out.items, out.more);
-        let mut a = Map::new();
-        for k in [
-            "symbol_id",
-            "symbol_stable_id",
-            "name",
-            "kind",
-            "qualified_name",
-            "path",
-            "line_start",
-        ] {
-            if let Some(v) = symbol_json(&anchor).get(k) {
-                a.insert(k.into(), v.clone());
-            }
-        }
         let scope_used = match input.scope {
             RelatedScope::File => "file",
             RelatedScope::Module => "module",
             RelatedScope::Package => "package",
         };
-        let body = json!({
-            "anchor": a,
-            "related": related,
-            "scope_used": scope_used,
-            "total_found": related.len(),
-            "has_more": more,
-        });
+        let body = RelatedAnswer {
+            anchor: Anchor {
+                symbol_id: anchor.id.clone(),
+                symbol_stable_id: anchor.stable_id.clone(),
+                name: anchor.name.clone(),
+                kind: anchor.kind.clone(),
+                qualified_name: anchor.qualified_name.clone(),
+                path: anchor.path.clone(),
+                line_start: anchor.line_start,
+            },
+            total_found: related.len(),
+            related,
+            scope_used: scope_used.into(),
+            has_more: more,
+            metadata: Metadata::default(),
+        };
         Ok((body, if more { "truncated" } else { "complete" }))
     })();
     finish(svc, repo.as_deref(), rf.as_deref(), out)
@@ -840,7 +830,7 @@ type FileFilter<'a> = &'a dyn Fn(&FileInfo) -> bool;
 /// Related symbols in priority order, each once, up to a limit.
 struct Related {
     seen: HashSet<String>,
-    items: Vec<Value>,
+    items: Vec<RelatedSymbol>,
     limit: usize,
     more: bool,
 }
@@ -855,9 +845,10 @@ impl Related {
             self.more = true;
             return false;
         }
-        let mut m = symbol_json(row);
-        m.insert("relation".into(), json!(relation));
-        self.items.push(Value::Object(m));
+        self.items.push(RelatedSymbol {
+            symbol: SymbolRef::from(row),
+            relation: relation.into(),
+        });
         true
     }
 }
@@ -924,15 +915,14 @@ pub fn locate_symbol(svc: &Service, input: LocateInput) -> Reply {
                 .then_with(|| a.1.line_start.cmp(&b.1.line_start))
         });
         let total = scored.len();
-        let results: Vec<Value> = scored
+        let results: Vec<LocatedSymbol> = scored
             .iter()
             .take(limit)
-            .map(|(score, s)| {
-                let mut m = symbol_json(s);
-                m.insert("visibility".into(), json!(s.visibility));
-                m.insert("doc".into(), json!(first_line(&s.doc)));
-                m.insert("score".into(), json!((score * 1000.0).round() / 1000.0));
-                Value::Object(m)
+            .map(|(score, s)| LocatedSymbol {
+                symbol: SymbolRef::from(s),
+                visibility: s.visibility.clone(),
+                doc: first_line(&s.doc).to_string(),
+                score: (score * 1000.0).round() / 1000.0,
             })
             .collect();
         let completeness = if total > limit {
@@ -941,7 +931,13 @@ pub fn locate_symbol(svc: &Service, input: LocateInput) -> Reply {
             "complete"
         };
         Ok((
-            json!({"results": results, "total_found": total, "exact": exact, "match": how}),
+            LocateAnswer {
+                results,
+                total_found: total,
+                exact,
+                how: how.into(),
+                metadata: Metadata::default(),
+            },
             completeness,
         ))
     })();
@@ -994,22 +990,23 @@ pub fn get_file_outline(svc: &Service, input: OutlineInput) -> Reply {
         let count = symbols.len();
         let tree = outline_tree(&file.id, &symbols);
         Ok((
-            json!({
-                "path": file.path,
-                "language": file.language,
-                "module": file.module,
-                "package": file.package,
-                "line_count": file.line_count,
-                "symbol_count": count,
-                "symbols": tree,
-            }),
+            OutlineAnswer {
+                path: file.path.clone(),
+                language: file.language.clone(),
+                module: file.module.clone(),
+                package: file.package.clone(),
+                line_count: file.line_count,
+                symbol_count: count,
+                symbols: tree,
+                metadata: Metadata::default(),
+            },
             "complete",
         ))
     })();
     finish(svc, repo.as_deref(), rf.as_deref(), out)
 }
 
-fn outline_tree(parent: &str, all: &[FileSymbol]) -> Vec<Value> {
+fn outline_tree(parent: &str, all: &[FileSymbol]) -> Vec<OutlineNode> {
     let mut by_parent: HashMap<&str, Vec<&FileSymbol>> = HashMap::new();
     for s in all {
         by_parent.entry(s.parent_id.as_str()).or_default().push(s);
@@ -1018,7 +1015,7 @@ fn outline_tree(parent: &str, all: &[FileSymbol]) -> Vec<Value> {
         id: &str,
         by_parent: &HashMap<&str, Vec<&FileSymbol>>,
         seen: &mut HashSet<String>,
-    ) -> Vec<Value> {
+    ) -> Vec<OutlineNode> {
         let Some(children) = by_parent.get(id) else {
             return Vec::new();
         };
@@ -1028,21 +1025,16 @@ fn outline_tree(parent: &str, all: &[FileSymbol]) -> Vec<Value> {
             .collect();
         fresh
             .into_iter()
-            .map(|s| {
-                let mut m = Map::new();
-                m.insert("symbol_id".into(), json!(s.symbol.id));
-                m.insert("name".into(), json!(s.symbol.name));
-                m.insert("kind".into(), json!(s.symbol.kind));
-                m.insert("qualified_name".into(), json!(s.symbol.qualified_name));
-                m.insert("signature".into(), json!(s.symbol.signature));
-                m.insert("visibility".into(), json!(s.symbol.visibility));
-                m.insert("line_start".into(), json!(s.symbol.line_start));
-                m.insert("line_end".into(), json!(s.symbol.line_end));
-                let kids = build(&s.symbol.id, by_parent, seen);
-                if !kids.is_empty() {
-                    m.insert("children".into(), Value::Array(kids));
-                }
-                Value::Object(m)
+            .map(|s| OutlineNode {
+                symbol_id: s.symbol.id.clone(),
+                name: s.symbol.name.clone(),
+                kind: s.symbol.kind.clone(),
+                qualified_name: s.symbol.qualified_name.clone(),
+                signature: s.symbol.signature.clone(),
+                visibility: s.symbol.visibility.clone(),
+                line_start: s.symbol.line_start,
+                line_end: s.symbol.line_end,
+                children: build(&s.symbol.id, by_parent, seen),
             })
             .collect()
     }
@@ -1095,87 +1087,84 @@ impl TreeBuild<'_> {
         (self.max_depth == 0 || level < self.max_depth) && level < catalog::MAX_DEPTH
     }
 
-    fn symbol_node(&mut self, i: usize, level: usize) -> Option<Value> {
+    fn symbol_node(&mut self, i: usize, level: usize) -> Option<TreeNode> {
         if !self.room() {
             return None;
         }
         let cat = self.cat;
         let row = &cat.entry(i).row;
-        let mut m = Map::new();
-        m.insert("node_id".into(), json!(node_id(cat, i)));
-        m.insert("name".into(), json!(row.name));
-        m.insert("type".into(), json!(row.kind));
-        if self.detail == Detail::Max {
-            m.insert("qualified_name".into(), json!(row.qualified_name));
-            m.insert("signature".into(), json!(row.signature));
-            m.insert("line".into(), json!(row.line_start));
-            m.insert("line_end".into(), json!(row.line_end));
-        }
+        let max = self.detail == Detail::Max;
+        let mut node = TreeNode {
+            node_id: node_id(cat, i),
+            name: row.name.clone(),
+            node_type: row.kind.clone(),
+            qualified_name: max.then(|| row.qualified_name.clone()),
+            signature: max.then(|| row.signature.clone()),
+            line: max.then_some(row.line_start),
+            line_end: max.then_some(row.line_end),
+            ..TreeNode::default()
+        };
         if self.expands(level) {
-            let children: Vec<Value> = cat
+            node.children = cat
                 .entry(i)
                 .children
                 .iter()
                 .map_while(|&c| self.symbol_node(c, level + 1))
                 .collect();
-            if !children.is_empty() {
-                m.insert("children".into(), Value::Array(children));
-            }
         }
-        Some(Value::Object(m))
+        Some(node)
     }
 
-    fn file_node(&mut self, f: &FileInfo, level: usize, only: Option<&[usize]>) -> Option<Value> {
+    fn file_node(
+        &mut self,
+        f: &FileInfo,
+        level: usize,
+        only: Option<&[usize]>,
+    ) -> Option<TreeNode> {
         if !self.room() {
             return None;
         }
         self.files_shown += 1;
-        let mut m = Map::new();
-        m.insert("node_id".into(), json!(format!("file:{}", f.path)));
-        m.insert(
-            "name".into(),
-            json!(f.path.rsplit('/').next().unwrap_or(&f.path)),
-        );
-        m.insert("type".into(), json!("file"));
-        m.insert("path".into(), json!(f.path));
-        if self.detail == Detail::Max {
-            m.insert("language".into(), json!(f.language));
-            m.insert("line_count".into(), json!(f.line_count));
-        }
+        let max = self.detail == Detail::Max;
+        let mut node = TreeNode {
+            node_id: format!("file:{}", f.path),
+            name: f.path.rsplit('/').next().unwrap_or(&f.path).to_string(),
+            node_type: "file".into(),
+            path: Some(f.path.clone()),
+            language: max.then(|| f.language.clone()),
+            line_count: max.then_some(f.line_count),
+            ..TreeNode::default()
+        };
         if self.expands(level) {
             let cat = self.cat;
             let top: &[usize] = only.unwrap_or_else(|| cat.file_top(&f.path));
-            let children: Vec<Value> = top
+            node.children = top
                 .iter()
                 .map_while(|&i| self.symbol_node(i, level + 1))
                 .collect();
-            if !children.is_empty() {
-                m.insert("children".into(), Value::Array(children));
-            }
         }
-        Some(Value::Object(m))
+        Some(node)
     }
 
-    fn dir_node(&mut self, dir: &str, files: &[FileInfo], level: usize) -> Option<Value> {
+    fn dir_node(&mut self, dir: &str, files: &[FileInfo], level: usize) -> Option<TreeNode> {
         if !self.room() {
             return None;
         }
-        let mut m = Map::new();
-        m.insert("node_id".into(), json!(format!("dir:{dir}")));
-        m.insert("name".into(), json!(dir.rsplit('/').next().unwrap_or(dir)));
-        m.insert("type".into(), json!("dir"));
-        m.insert("path".into(), json!(dir));
+        let mut node = TreeNode {
+            node_id: format!("dir:{dir}"),
+            name: dir.rsplit('/').next().unwrap_or(dir).to_string(),
+            node_type: "dir".into(),
+            path: Some(dir.to_string()),
+            ..TreeNode::default()
+        };
         if self.expands(level) {
-            let children = self.dir_children(dir, files, level + 1);
-            if !children.is_empty() {
-                m.insert("children".into(), Value::Array(children));
-            }
+            node.children = self.dir_children(dir, files, level + 1);
         }
-        Some(Value::Object(m))
+        Some(node)
     }
 
     /// The entries directly in `dir` ("" = the root) at `level`: directories first.
-    fn dir_children(&mut self, dir: &str, files: &[FileInfo], level: usize) -> Vec<Value> {
+    fn dir_children(&mut self, dir: &str, files: &[FileInfo], level: usize) -> Vec<TreeNode> {
         let (subdirs, direct) = entries(dir, files);
         let mut out = Vec::new();
         for d in subdirs {
@@ -1257,7 +1246,7 @@ pub fn explore_tree(svc: &Service, input: ExploreInput) -> Reply {
             truncated: false,
             files_shown: 0,
         };
-        let (mode, tree): (&str, Vec<Value>) = if let Some(i) = is_file {
+        let (mode, tree): (&str, Vec<TreeNode>) = if let Some(i) = is_file {
             (
                 "path",
                 build.file_node(&files[i], 0, None).into_iter().collect(),
@@ -1276,17 +1265,18 @@ pub fn explore_tree(svc: &Service, input: ExploreInput) -> Reply {
             }
             ("search", search_tree(&mut build, &files, &needle))
         };
-        let body = json!({
-            "tree": tree,
-            "meta": {
-                "total_nodes": build.nodes,
-                "total_files": build.files_shown,
-                "pattern": raw,
-                "mode": mode,
-                "depth": max_depth,
-                "truncated": build.truncated,
-            }
-        });
+        let body = TreeAnswer {
+            tree,
+            meta: TreeMeta {
+                total_nodes: build.nodes,
+                total_files: build.files_shown,
+                pattern: raw,
+                mode: mode.into(),
+                depth: max_depth,
+                truncated: build.truncated,
+            },
+            metadata: Metadata::default(),
+        };
         Ok((
             body,
             if build.truncated {
@@ -1301,7 +1291,7 @@ pub fn explore_tree(svc: &Service, input: ExploreInput) -> Reply {
 
 /// A name search: each file whose name matches, whole; otherwise, per file, the
 /// matching symbols (outermost ones: a match inside a match shows in its subtree).
-fn search_tree(build: &mut TreeBuild<'_>, files: &[FileInfo], needle: &str) -> Vec<Value> {
+fn search_tree(build: &mut TreeBuild<'_>, files: &[FileInfo], needle: &str) -> Vec<TreeNode> {
     let cat = build.cat;
     let hits: HashSet<usize> = cat.matching(needle, 1000).into_iter().collect();
     let mut by_path: HashMap<&str, Vec<usize>> = HashMap::new();
@@ -1372,10 +1362,18 @@ pub fn get_node(svc: &Service, input: NodeInput) -> Reply {
                     .map(|d| format!("dir:{d}"))
                     .chain(direct.iter().map(|f| format!("file:{}", f.path)))
                     .collect();
-                let content = children.join("\n");
                 Ok((
-                    json!({"node_id": node_id, "name": dir.rsplit('/').next().unwrap_or(&dir), "type": "dir",
-                       "path": dir, "children": children, "content": content}),
+                    NodeAnswer {
+                        node_id: node_id.to_string(),
+                        name: dir.rsplit('/').next().unwrap_or(&dir).to_string(),
+                        node_type: "dir".into(),
+                        content: children.join("\n"),
+                        children: Some(children),
+                        path: dir,
+                        line_start: None,
+                        line_end: None,
+                        metadata: Metadata::default(),
+                    },
                     "complete",
                 ))
             }
@@ -1385,12 +1383,24 @@ pub fn get_node(svc: &Service, input: NodeInput) -> Reply {
                     return Err(ToolError::node_not_found(node_id));
                 };
                 let (text, stale) = read_source(&c.root(), f)?;
-                let mut meta =
-                    json!({"language": f.language, "module": f.module, "package": f.package});
-                mark_stale(&mut meta, stale);
+                let meta = NodeMeta {
+                    language: Some(f.language.clone()),
+                    module: Some(f.module.clone()),
+                    package: Some(f.package.clone()),
+                    ..NodeMeta::default()
+                };
                 Ok((
-                    json!({"node_id": node_id, "name": path.rsplit('/').next().unwrap_or(&path), "type": "file",
-                       "path": path, "line_start": 1, "line_end": f.line_count, "content": text, "metadata": meta}),
+                    NodeAnswer {
+                        node_id: node_id.to_string(),
+                        name: path.rsplit('/').next().unwrap_or(&path).to_string(),
+                        node_type: "file".into(),
+                        path: path.clone(),
+                        line_start: Some(1),
+                        line_end: Some(f.line_count),
+                        content: text,
+                        children: None,
+                        metadata: stale_if(Metadata::with(meta), stale),
+                    },
                     "complete",
                 ))
             }
@@ -1430,15 +1440,28 @@ pub fn get_node(svc: &Service, input: NodeInput) -> Reply {
                     .get(start.min(text.len())..end.min(text.len()))
                     .unwrap_or("")
                     .to_string();
-                let mut meta = json!({
-                    "signature": row.signature, "docstring": row.doc, "language": row.language,
-                    "qualified_name": row.qualified_name, "visibility": row.visibility,
-                    "symbol_id": row.id, "symbol_stable_id": row.stable_id,
-                });
-                mark_stale(&mut meta, stale);
+                let meta = NodeMeta {
+                    signature: Some(row.signature.clone()),
+                    docstring: Some(row.doc.clone()),
+                    language: Some(row.language.clone()),
+                    qualified_name: Some(row.qualified_name.clone()),
+                    visibility: Some(row.visibility.clone()),
+                    symbol_id: Some(row.id.clone()),
+                    symbol_stable_id: Some(row.stable_id.clone()),
+                    ..NodeMeta::default()
+                };
                 Ok((
-                    json!({"node_id": node_id, "name": row.name, "type": row.kind, "path": row.path,
-                       "line_start": row.line_start, "line_end": row.line_end, "content": content, "metadata": meta}),
+                    NodeAnswer {
+                        node_id: node_id.to_string(),
+                        name: row.name.clone(),
+                        node_type: row.kind.clone(),
+                        path: row.path.clone(),
+                        line_start: Some(row.line_start),
+                        line_end: Some(row.line_end),
+                        content,
+                        children: None,
+                        metadata: stale_if(Metadata::with(meta), stale),
+                    },
                     "complete",
                 ))
             }
@@ -1447,16 +1470,16 @@ pub fn get_node(svc: &Service, input: NodeInput) -> Reply {
     finish(svc, repo.as_deref(), rf.as_deref(), out)
 }
 
-fn mark_stale(meta: &mut Value, stale: bool) {
-    if stale && let Some(m) = meta.as_object_mut() {
-        m.insert("freshness_status".into(), json!("stale"));
-        m.insert(
-            "warning".into(),
-            json!(
-                "the file changed since it was indexed: lines and content may not match; re-index"
-            ),
+/// A node read from a file that changed since it was indexed says so.
+fn stale_if(mut meta: Metadata<NodeMeta>, stale: bool) -> Metadata<NodeMeta> {
+    if stale {
+        meta.protocol.freshness_override = Some("stale");
+        meta.extra.warning = Some(
+            "the file changed since it was indexed: lines and content may not match; re-index"
+                .into(),
         );
     }
+    meta
 }
 
 /// Reads an indexed file from the working tree, refusing anything that resolves
@@ -1529,28 +1552,34 @@ pub fn search_code(svc: &Service, input: SearchInput) -> Reply {
             .index
             .search(&s.catalog, query, &filters, limit)
             .map_err(ToolError::internal)?;
-        let results: Vec<Value> = hits
+        let results: Vec<SearchHit> = hits
             .iter()
             .map(|h| {
                 let entry = s.catalog.entry(h.entry);
                 let row = &entry.row;
-                let mut m = symbol_json(row);
-                m.insert("doc".into(), json!(first_line(&row.doc)));
-                m.insert("score".into(), json!(round3(h.score)));
-                // A member comes with its enclosing type's header.
-                if let Some(p) = entry.parent {
-                    let parent = &s.catalog.entry(p).row;
-                    m.insert(
-                        "parent".into(),
-                        json!({"name": parent.name, "kind": parent.kind, "signature": parent.signature}),
-                    );
+                SearchHit {
+                    symbol: SymbolRef::from(row),
+                    doc: first_line(&row.doc).to_string(),
+                    score: round3(h.score),
+                    // A member comes with its enclosing type's header.
+                    parent: entry.parent.map(|p| {
+                        let parent = &s.catalog.entry(p).row;
+                        ParentHeader {
+                            name: parent.name.clone(),
+                            kind: parent.kind.clone(),
+                            signature: parent.signature.clone(),
+                        }
+                    }),
                 }
-                Value::Object(m)
             })
             .collect();
-        let n = results.len();
         Ok((
-            json!({"results": results, "total_found": n, "query": query}),
+            SearchAnswer {
+                total_found: results.len(),
+                results,
+                query: query.to_string(),
+                metadata: Metadata::default(),
+            },
             "complete",
         ))
     })();
@@ -1563,7 +1592,7 @@ fn round3(x: f32) -> f64 {
 
 /// The contract's token estimate of one item: `ceil(words × 1.3)` over the
 /// whitespace-separated pieces of its compact JSON.
-pub fn estimate_tokens(item: &Value) -> usize {
+pub fn estimate_tokens(item: &impl serde::Serialize) -> usize {
     let mut counter = WordCounter::default();
     // Writing into the counter cannot fail; the JSON is never built as a string.
     let _ = serde_json::to_writer(&mut counter, item);
@@ -1730,31 +1759,26 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
 
         let budget = max_tokens as usize;
         let mut used = 0usize;
-        let mut items: Vec<Value> = Vec::new();
+        let mut items: Vec<ContextItem> = Vec::new();
         for &(i, score, via) in &candidates {
             if used >= budget {
                 break;
             }
             let entry = cat.entry(i);
             let row = &entry.row;
-            let mut m = symbol_json(row);
-            m.insert("score".into(), json!(round3(score)));
-            if let Some((relation, hit)) = via {
-                m.insert(
-                    "context_of".into(),
-                    json!(cat.entry(hit).row.qualified_name),
-                );
-                m.insert("relation".into(), json!(relation));
-            }
             let body = if depth {
                 text_of(&source_of(&row.path), entry)
             } else {
                 None
             };
-            if let Some(b) = &body {
-                m.insert("body".into(), json!(b));
-            }
-            let item = Value::Object(m);
+            let item = ContextItem {
+                symbol: SymbolRef::from(row),
+                score: round3(score),
+                context_of: via.map(|(_, hit)| cat.entry(hit).row.qualified_name.clone()),
+                relation: via.map(|(relation, _)| relation.to_string()),
+                body: body.clone(),
+                body_truncated: None,
+            };
             let cost = estimate_tokens(&item);
             if used + cost <= budget {
                 used += cost;
@@ -1762,29 +1786,38 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
                 continue;
             }
             // The best candidate's body is cut to fit rather than dropped.
-            if let (Some(b), true, Value::Object(mut m)) = (&body, items.is_empty(), item) {
-                m.remove("body");
-                if let Some((cut, cost)) = cut_to_fit(&m, b, budget - used) {
-                    used += cost;
-                    items.push(cut);
-                }
+            if let (Some(b), true) = (&body, items.is_empty())
+                && let Some((cut, cost)) = cut_to_fit(&item, b, budget - used)
+            {
+                used += cost;
+                items.push(cut);
             }
         }
         let returned = items.len();
         let total = candidates.len();
         let truncated = returned < total;
-        let mut meta = json!({"total_candidates": total, "returned": returned,
-            "strategy": strategy, "max_tokens": budget});
-        if truncated {
-            meta["remaining_candidates"] = json!(total - returned);
-            meta["suggestion"] = json!(if returned == 0 {
-                "No candidate fits this budget: increase max_tokens, or use locate_symbol for specific symbols"
-            } else {
-                "Use locate_symbol for specific symbols, or increase max_tokens"
-            });
-        }
+        let meta = ContextMeta {
+            total_candidates: total,
+            returned,
+            strategy: strategy.to_string(),
+            max_tokens: budget,
+            remaining_candidates: truncated.then_some(total - returned),
+            suggestion: truncated.then(|| {
+                if returned == 0 {
+                    "No candidate fits this budget: increase max_tokens, or use locate_symbol for specific symbols"
+                } else {
+                    "Use locate_symbol for specific symbols, or increase max_tokens"
+                }
+                .to_string()
+            }),
+        };
         Ok((
-            json!({"context_items": items, "estimated_tokens": used, "truncated": truncated, "metadata": meta}),
+            ContextAnswer {
+                context_items: items,
+                estimated_tokens: used,
+                truncated,
+                metadata: Metadata::with(meta),
+            },
             if truncated { "partial" } else { "complete" },
         ))
     })();
@@ -1815,15 +1848,16 @@ fn mentions(code: &str, name: &str) -> bool {
 
 /// `base` with the longest head of `body` (whole lines) that keeps the item within
 /// `room` tokens, marked as cut; `None` if not even the first line fits.
-fn cut_to_fit(base: &Map<String, Value>, body: &str, room: usize) -> Option<(Value, usize)> {
+fn cut_to_fit(base: &ContextItem, body: &str, room: usize) -> Option<(ContextItem, usize)> {
     let lines: Vec<&str> = body.lines().collect();
     let make = |n: usize| {
-        let mut m = base.clone();
         let mut text = lines[..n].join("\n");
         text.push_str("\n… [cut to fit max_tokens]");
-        m.insert("body".into(), json!(text));
-        m.insert("body_truncated".into(), json!(true));
-        Value::Object(m)
+        ContextItem {
+            body: Some(text),
+            body_truncated: Some(true),
+            ..base.clone()
+        }
     };
     let (mut lo, mut hi) = (0usize, lines.len());
     while lo < hi {
@@ -1878,11 +1912,18 @@ pub fn run_cypher(svc: &Service, input: CypherInput) -> Reply {
         };
         let (answer, source) = store.cypher.run(&request).map_err(ToolError::adhoc)?;
         let n = answer.rows.len();
-        let mut body = json!({"columns": answer.columns, "rows": answer.rows, "row_count": n, "truncated": answer.truncated});
+        let behind = source.version != store.version();
+        let mut body = CypherAnswer {
+            columns: answer.columns,
+            rows: answer.rows,
+            row_count: n,
+            truncated: answer.truncated,
+            snapshot_behind: behind,
+            metadata: Metadata::default(),
+        };
         // Read from a snapshot older than what the other tools read: say so.
-        if source.version != store.version() {
-            body["metadata"] = json!({"freshness_status": "syncing"});
-            body["snapshot_behind"] = json!(true);
+        if behind {
+            body.metadata.protocol.freshness_override = Some("syncing");
         }
         Ok((
             body,
@@ -1909,49 +1950,63 @@ pub fn index_status(svc: &Service, input: StatusInput) -> Reply {
             ],
             None => svc.repos.iter().collect(),
         };
-        let list: Vec<Value> = repos
-            .iter()
-            .map(|s| {
-                let (phase, done, total) = s.progress.snapshot();
-                let status = s.status();
-                let refs: Vec<Value> = s
-                    .store
-                    .refs()
-                    .into_iter()
-                    .filter(|r| r.repo == s.name)
-                    .map(|r| {
-                        let source = if r.ref_name == s.ref_name { "working_tree" } else { "git" };
-                        json!({"ref": r.ref_name, "source": source, "freshness_status": s.freshness(&r.ref_name).as_str(),
-                           "commit": r.commit, "last_indexed": r.indexed_at,
-                           "files": r.files, "symbols": r.symbols, "import_edges": r.import_edges,
-                           "unresolved_imports": r.unresolved_imports})
-                    })
-                    .collect();
-                let job = (status == IndexingStatus::Indexing)
-                    .then(|| json!({"phase": phase, "done": done, "total": total}));
-                let last = s.last_run().map(|l| {
-                    json!({"parsed_files": l.parsed, "removed_files": l.removed,
-                       "diagnostics": l.diagnostics, "seconds": (l.seconds * 1000.0).round() / 1000.0})
-                });
-                json!({
-                    "repo": s.name,
-                    "root": s.root.to_string_lossy(),
-                    "data_dir": s.store.data.root().to_string_lossy(),
-                    "default_ref": s.ref_name,
-                    "watching": svc.cfg.watch && s.watch_error().is_none(),
-                    "cypher_sandbox": s.store.cypher.sandbox(),
-                    "watch_error": s.watch_error(),
-                    "indexing_status": status.as_str(),
-                    "error": s.error(),
-                    "job": job,
-                    "last_run": last,
-                    "refs": refs,
-                })
-            })
-            .collect();
-        Ok((json!({"repos": list}), "complete"))
+        let list: Vec<RepoStatus> = repos.iter().map(|s| repo_status(svc, s)).collect();
+        Ok((
+            StatusAnswer {
+                repos: list,
+                metadata: Metadata::default(),
+            },
+            "complete",
+        ))
     })();
     finish(svc, repo.as_deref(), rf.as_deref(), out)
+}
+
+/// One served repo as `index_status` shows it.
+fn repo_status(svc: &Service, s: &Served) -> RepoStatus {
+    let (phase, done, total) = s.progress.snapshot();
+    let status = s.status();
+    let refs = s
+        .store
+        .refs()
+        .into_iter()
+        .filter(|r| r.repo == s.name)
+        .map(|r| RefStatusAnswer {
+            source: if r.ref_name == s.ref_name {
+                "working_tree"
+            } else {
+                "git"
+            }
+            .into(),
+            freshness_status: s.freshness(&r.ref_name).as_str().into(),
+            ref_name: r.ref_name,
+            commit: r.commit,
+            last_indexed: r.indexed_at,
+            files: r.files,
+            symbols: r.symbols,
+            import_edges: r.import_edges,
+            unresolved_imports: r.unresolved_imports,
+        })
+        .collect();
+    RepoStatus {
+        repo: s.name.clone(),
+        root: s.root.to_string_lossy().into_owned(),
+        data_dir: s.store.data.root().to_string_lossy().into_owned(),
+        default_ref: s.ref_name.clone(),
+        watching: svc.cfg.watch && s.watch_error().is_none(),
+        cypher_sandbox: s.store.cypher.sandbox(),
+        watch_error: s.watch_error(),
+        indexing_status: status.as_str().into(),
+        error: s.error(),
+        job: (status == IndexingStatus::Indexing).then_some(JobStatus { phase, done, total }),
+        last_run: s.last_run().map(|l| LastRun {
+            parsed_files: l.parsed,
+            removed_files: l.removed,
+            diagnostics: l.diagnostics,
+            seconds: (l.seconds * 1000.0).round() / 1000.0,
+        }),
+        refs,
+    }
 }
 
 #[cfg(test)]

@@ -153,7 +153,7 @@ pub struct Symbol {
     pub parent: Option<usize>,
 }
 
-/// Where a file sits in its language's module system (see README, "Names").
+/// Where a file sits in its language's module system (see docs/ARCHITECTURE.md, "Names per language").
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ModuleInfo {
     pub module: String,

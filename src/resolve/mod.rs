@@ -4,7 +4,7 @@
 //! edge set always equals what a from-scratch index gives (edges into a file that
 //! changed are re-resolved too). It is pure: in-memory tables in, edges out.
 //!
-//! Rules per language (README, "Imports"): Rust paths (`crate`, `self`, `super`,
+//! Rules per language (docs/ARCHITECTURE.md, "Import resolution"): Rust paths (`crate`, `self`, `super`,
 //! workspace crates, 2018-style relative paths, `pub use` re-exports, globs,
 //! `mod` files, `extern crate`); Python absolute and relative modules, package
 //! roots, `__init__` re-exports, submodules; TS/JS relative specifiers with

@@ -3,7 +3,7 @@
 //! npm packages (`package.json`), Go modules (`go.mod`). Built once per index run from
 //! the manifests the walk found; answers `module`/`package` for every source file.
 //!
-//! The naming rules are documented in the README ("Names"): keep the two in step.
+//! The naming rules are documented in docs/ARCHITECTURE.md ("Names per language"): keep the two in step.
 
 use std::collections::BTreeMap;
 

@@ -1,6 +1,5 @@
 //! The MCP surface: the tools as functions over a service ([`tools`]) and the
 //! transports, Streamable HTTP and stdio ([`server`]).
 
-pub mod answers;
 pub mod server;
 pub mod tools;

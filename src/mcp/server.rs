@@ -351,7 +351,7 @@ fn short(text: &str) -> bool {
 /// Every tool advertises the schema of its answer (`outputSchema`, MCP
 /// 2025-06-18): clients may check each structured result against it.
 fn with_output_schemas(mut router: ToolRouter<CruxeMcp>) -> ToolRouter<CruxeMcp> {
-    use crate::mcp::answers::*;
+    use crate::query::answers::*;
     fn set<T: schemars::JsonSchema + 'static>(router: &mut ToolRouter<CruxeMcp>, name: &str) {
         if let Some(route) = router.map.get_mut(name) {
             route.attr = route.attr.clone().with_output_schema::<T>();

@@ -21,7 +21,7 @@ use crate::query::cypher::{self, CypherPool};
 use crate::store::catalog::{self, Catalog};
 use crate::store::datadir::{DataDir, DataDirError, WriterLock};
 use crate::store::graph::{GraphStore, RefStatus};
-use crate::store::search::{self, SearchIndex};
+use crate::store::search::{self, RefSearch, SearchIndex};
 
 /// What to serve: a working tree and where its index lives.
 #[derive(Debug, Clone, Default)]
@@ -145,7 +145,7 @@ pub struct Store {
     /// Symbol catalogs per (repo, ref), dropped after every index run.
     catalogs: RwLock<HashMap<RepoRef, Arc<Catalog>>>,
     /// Search indexes per (repo, ref), built from the catalog on first use.
-    searches: RwLock<HashMap<RepoRef, Arc<Search>>>,
+    searches: RwLock<HashMap<RepoRef, Arc<RefSearch>>>,
     /// Serialises catalog loads so concurrent first calls load once.
     loading: Mutex<()>,
 }
@@ -259,12 +259,12 @@ impl Store {
         repo: &str,
         ref_name: &str,
         root: Option<&Path>,
-    ) -> Result<Arc<Search>, ServiceError> {
+    ) -> Result<Arc<RefSearch>, ServiceError> {
         // Outside `cached`: loading the catalog takes the same load lock.
         let catalog = self.catalog(graph, repo, ref_name)?;
         self.cached(&self.searches, repo, ref_name, || {
             let index = self.open_search(repo, ref_name, &catalog, root)?;
-            Ok(Search {
+            Ok(RefSearch {
                 catalog: catalog.clone(),
                 index,
             })
@@ -389,12 +389,6 @@ impl Store {
             s.clear();
         }
     }
-}
-
-/// A ref's search index with the catalog it was built from.
-pub struct Search {
-    pub catalog: Arc<Catalog>,
-    pub index: SearchIndex,
 }
 
 /// A served repository.

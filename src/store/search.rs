@@ -132,6 +132,13 @@ pub struct Filters<'a> {
     pub path_prefix: Option<&'a str>,
 }
 
+/// A ref's search index with the catalog it was built from (hits are catalog
+/// entries).
+pub struct RefSearch {
+    pub catalog: std::sync::Arc<Catalog>,
+    pub index: SearchIndex,
+}
+
 /// Memory of the search index writer by default, in MiB (all its threads together).
 pub const DEFAULT_WRITER_MB: usize = 256;
 

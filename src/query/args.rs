@@ -1,0 +1,134 @@
+//! Checks and helpers the queries share: repo-relative paths, limits, names
+//! resolved to one symbol, source files read from the tree (never outside it).
+
+use std::path::Path;
+
+use super::error::ToolError;
+use super::nav::{self, NavError};
+use super::view::View;
+use crate::store::catalog::Catalog;
+use crate::store::graph::FileInfo;
+
+/// A repo-relative path as given by a client, normalised by its text alone:
+/// `.`, `..` within the repo and `\` are resolved; absolute paths and any `..`
+/// that would climb above the root are refused (nothing outside the repo is
+/// ever named). Symlinks are checked where files are read.
+pub fn clean_path(p: &str) -> Result<String, ToolError> {
+    let p = p.trim().replace('\\', "/");
+    if p.starts_with('/') || p.get(1..2) == Some(":") {
+        return Err(ToolError::invalid_input(format!(
+            "`{p}` is absolute; paths are relative to the repository root"
+        )));
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for part in p.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.pop().is_none() {
+                    return Err(ToolError::invalid_input(format!(
+                        "`{p}` leaves the repository; paths are relative to its root"
+                    )));
+                }
+            }
+            name => parts.push(name),
+        }
+    }
+    Ok(parts.join("/"))
+}
+
+pub fn clean_opt_path(p: Option<&str>) -> Result<Option<String>, ToolError> {
+    match p {
+        None => Ok(None),
+        Some(p) => clean_path(p).map(|c| Some(c).filter(|c| !c.is_empty())),
+    }
+}
+
+pub fn limit(v: Option<i64>, default: usize, max: usize) -> Result<usize, ToolError> {
+    match v {
+        None => Ok(default),
+        Some(n) if n >= 1 && n as u64 <= max as u64 => Ok(n as usize),
+        Some(n) => Err(ToolError::invalid_input(format!(
+            "limit must be between 1 and {max}, not {n}"
+        ))),
+    }
+}
+
+pub fn non_empty<'a>(field: &str, v: &'a str) -> Result<&'a str, ToolError> {
+    let t = v.trim();
+    if t.is_empty() {
+        Err(ToolError::invalid_input(format!(
+            "`{field}` must not be empty"
+        )))
+    } else {
+        Ok(t)
+    }
+}
+
+/// The one symbol meant by `name` (and `path`), as its catalog index.
+pub fn resolve_one(
+    c: &View<'_>,
+    cat: &Catalog,
+    name: &str,
+    path: Option<&str>,
+) -> Result<usize, ToolError> {
+    let row = nav::choose(cat.find(name, path), &c.scope(), name, path).map_err(|e| match e {
+        NavError::SymbolNotFound { .. } => {
+            ToolError::symbol_not_found(name, path, &c.repo, &c.ref_name)
+        }
+        NavError::Ambiguous { candidates, .. } => ToolError::ambiguous_symbol(name, &candidates),
+        NavError::Graph(g) => ToolError::internal(g),
+    })?;
+    cat.by_id(&row.id)
+        .ok_or_else(|| ToolError::internal("the catalog lost a symbol it just found"))
+}
+
+pub fn dir_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+// get_symbol_hierarchy
+
+pub fn first_line(s: &str) -> &str {
+    s.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+}
+
+// get_file_outline
+
+/// Reads an indexed file from the working tree, refusing anything that resolves
+/// outside the repository (a path replaced by a symlink since indexing). Returns
+/// the text and whether it differs from what was indexed.
+pub fn read_source(root: &Path, f: &FileInfo) -> Result<(String, bool), ToolError> {
+    let root = root.canonicalize().map_err(ToolError::internal)?;
+    let full = root.join(&f.path);
+    let real = full
+        .canonicalize()
+        .map_err(|e| ToolError::file_not_found_on_disk(&f.path, e))?;
+    if !real.starts_with(&root) {
+        return Err(ToolError::invalid_input(format!(
+            "{} now resolves outside the repository; refusing to read it",
+            f.path
+        )));
+    }
+    let bytes = std::fs::read(&real).map_err(|e| ToolError::file_not_found_on_disk(&f.path, e))?;
+    let stale = blake3::hash(&bytes).to_hex().as_str() != f.content_hash;
+    Ok((String::from_utf8_lossy(&bytes).into_owned(), stale))
+}
+
+/// An indexed file's text for context bodies: as `read_source` but without the
+/// staleness hash (the answer's budget matters more than that check here).
+pub fn read_text(root: &Path, path: &str) -> Option<String> {
+    let root = root.canonicalize().ok()?;
+    let real = root.join(path).canonicalize().ok()?;
+    if !real.starts_with(&root) {
+        return None;
+    }
+    std::fs::read_to_string(real).ok()
+}
+
+pub fn round3(x: f32) -> f64 {
+    (f64::from(x) * 1000.0).round() / 1000.0
+}

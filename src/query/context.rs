@@ -1,0 +1,329 @@
+//! `get_code_context`: the code most relevant to a question, ranked and
+//! expanded through the graph, fitted to a token budget.
+
+use std::collections::{HashMap, HashSet};
+
+use super::answers::*;
+use super::args::{non_empty, read_text, round3};
+use super::error::ToolError;
+use super::inputs::ContextInput;
+use super::view::View;
+use crate::store::search::Filters;
+
+/// The contract's token estimate of one item: `ceil(words × 1.3)` over the
+/// whitespace-separated pieces of its compact JSON.
+pub fn estimate_tokens(item: &impl serde::Serialize) -> usize {
+    let mut counter = WordCounter::default();
+    // Writing into the counter cannot fail; the JSON is never built as a string.
+    let _ = serde_json::to_writer(&mut counter, item);
+    counter.flush_pending();
+    (counter.words * 13).div_ceil(10)
+}
+
+/// Counts what `str::split_whitespace` would yield over the bytes written to it.
+#[derive(Default)]
+struct WordCounter {
+    words: usize,
+    in_word: bool,
+    /// The start of a character split between two writes.
+    pending: Vec<u8>,
+}
+
+impl WordCounter {
+    fn take_char(&mut self, c: char) {
+        if c.is_whitespace() {
+            self.in_word = false;
+        } else if !self.in_word {
+            self.words += 1;
+            self.in_word = true;
+        }
+    }
+
+    fn flush_pending(&mut self) {
+        if !self.pending.is_empty() {
+            self.pending.clear();
+            self.take_char(char::REPLACEMENT_CHARACTER);
+        }
+    }
+}
+
+impl std::io::Write for WordCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let joined;
+        let mut bytes: &[u8] = if self.pending.is_empty() {
+            buf
+        } else {
+            self.pending.extend_from_slice(buf);
+            joined = std::mem::take(&mut self.pending);
+            &joined
+        };
+        loop {
+            match std::str::from_utf8(bytes) {
+                Ok(text) => {
+                    text.chars().for_each(|c| self.take_char(c));
+                    break;
+                }
+                Err(e) => {
+                    let (valid, rest) = bytes.split_at(e.valid_up_to());
+                    // `valid` is the part just checked to be UTF-8.
+                    std::str::from_utf8(valid)
+                        .unwrap_or_default()
+                        .chars()
+                        .for_each(|c| self.take_char(c));
+                    match e.error_len() {
+                        None => {
+                            self.pending.extend_from_slice(rest);
+                            break;
+                        }
+                        Some(n) => {
+                            self.take_char(char::REPLACEMENT_CHARACTER);
+                            bytes = &rest[n..];
+                        }
+                    }
+                }
+            }
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+pub fn get_code_context(
+    c: &View,
+    input: ContextInput,
+) -> Result<(ContextAnswer, &'static str), ToolError> {
+    let max_tokens = input.max_tokens.unwrap_or(4000);
+    if max_tokens < 1 {
+        return Err(ToolError::invalid_max_tokens(max_tokens));
+    }
+    let strategy = input.strategy.as_deref().unwrap_or("breadth");
+    let depth = match strategy {
+        "breadth" => false,
+        "depth" => true,
+        other => return Err(ToolError::invalid_strategy(other)),
+    };
+    let query = non_empty("query", &input.query)?;
+    crate::store::search::check_query(query).map_err(ToolError::invalid_input)?;
+    let s = c.search()?;
+    let cat = &s.catalog;
+    let filters = Filters {
+        language: input.language.as_deref(),
+        ..Filters::default()
+    };
+    let hits = s
+        .index
+        .search(cat, query, &filters, 100)
+        .map_err(ToolError::internal)?;
+    let files = c.files()?;
+    let root = c.root();
+    // Each file is read once per call; handing it out is a reference count.
+    let mut sources: HashMap<String, Option<std::rc::Rc<str>>> = HashMap::new();
+    let mut source_of = |path: &str| -> Option<std::rc::Rc<str>> {
+        sources
+            .entry(path.to_string())
+            .or_insert_with(|| {
+                files
+                    .binary_search_by(|f| f.path.as_str().cmp(path))
+                    .ok()
+                    .and_then(|k| read_text(&root, &files[k].path))
+                    .map(std::rc::Rc::from)
+            })
+            .clone()
+    };
+    let text_of =
+        |source: &Option<std::rc::Rc<str>>, e: &crate::store::catalog::Entry| -> Option<String> {
+            source
+                .as_deref()
+                .and_then(|t| t.get(e.byte_start..e.byte_end.min(t.len())))
+                .map(str::to_string)
+        };
+
+    // The hits, then (graph expansion) for the best ones: the type enclosing
+    // each, and the definitions its file imports that its code mentions.
+    let mut candidates: Vec<(usize, f32, Option<Via>)> =
+        hits.iter().map(|h| (h.entry, h.score, None)).collect();
+    let mut seen: HashSet<usize> = hits.iter().map(|h| h.entry).collect();
+    for h in hits.iter().take(EXPAND_HITS) {
+        let hit = cat.entry(h.entry);
+        if let Some(p) = hit.parent
+            && seen.insert(p)
+        {
+            candidates.push((p, h.score * 0.5, Some(("parent", h.entry))));
+        }
+        let imports = cat.imports_of(&hit.row.path);
+        if imports.is_empty() {
+            continue;
+        }
+        let Some(code) = text_of(&source_of(&hit.row.path), hit) else {
+            continue;
+        };
+        let mut added = 0;
+        for &imp in imports {
+            if added == EXPAND_IMPORTS {
+                break;
+            }
+            let target = &cat.entry(imp).row;
+            if filters.language.is_some() && target.language != hit.row.language {
+                continue; // the hit passed the filter; its language is the one asked for
+            }
+            if mentions(&code, &target.name) && seen.insert(imp) {
+                candidates.push((imp, h.score * 0.4, Some(("imported", h.entry))));
+                added += 1;
+            }
+        }
+    }
+
+    let budget = max_tokens as usize;
+    let mut used = 0usize;
+    let mut items: Vec<ContextItem> = Vec::new();
+    for &(i, score, via) in &candidates {
+        if used >= budget {
+            break;
+        }
+        let entry = cat.entry(i);
+        let row = &entry.row;
+        let body = if depth {
+            text_of(&source_of(&row.path), entry)
+        } else {
+            None
+        };
+        let item = ContextItem {
+            symbol: SymbolRef::from(row),
+            score: round3(score),
+            context_of: via.map(|(_, hit)| cat.entry(hit).row.qualified_name.clone()),
+            relation: via.map(|(relation, _)| relation.to_string()),
+            body: body.clone(),
+            body_truncated: None,
+        };
+        let cost = estimate_tokens(&item);
+        if used + cost <= budget {
+            used += cost;
+            items.push(item);
+            continue;
+        }
+        // The best candidate's body is cut to fit rather than dropped.
+        if let (Some(b), true) = (&body, items.is_empty())
+            && let Some((cut, cost)) = cut_to_fit(&item, b, budget - used)
+        {
+            used += cost;
+            items.push(cut);
+        }
+    }
+    let returned = items.len();
+    let total = candidates.len();
+    let truncated = returned < total;
+    let meta = ContextMeta {
+        total_candidates: total,
+        returned,
+        strategy: strategy.to_string(),
+        max_tokens: budget,
+        remaining_candidates: truncated.then_some(total - returned),
+        suggestion: truncated.then(|| {
+            if returned == 0 {
+                "No candidate fits this budget: increase max_tokens, or use locate_symbol for specific symbols"
+            } else {
+                "Use locate_symbol for specific symbols, or increase max_tokens"
+            }
+            .to_string()
+        }),
+    };
+    Ok((
+        ContextAnswer {
+            context_items: items,
+            estimated_tokens: used,
+            truncated,
+            metadata: Metadata::with(meta),
+        },
+        if truncated { "partial" } else { "complete" },
+    ))
+}
+
+/// How a get_code_context candidate came in through the graph: the relation
+/// (`parent`, `imported`) and the hit it was reached from.
+type Via = (&'static str, usize);
+
+/// How many of the best hits get_code_context expands through the graph, and how
+/// many imported definitions it adds per hit.
+const EXPAND_HITS: usize = 5;
+
+const EXPAND_IMPORTS: usize = 3;
+
+/// Whether `code` uses the identifier `name` (a whole word, not part of a longer one).
+fn mentions(code: &str, name: &str) -> bool {
+    if name.is_empty() {
+        return false;
+    }
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    code.match_indices(name).any(|(at, _)| {
+        let before = code[..at].chars().next_back();
+        let after = code[at + name.len()..].chars().next();
+        !before.is_some_and(ident) && !after.is_some_and(ident)
+    })
+}
+
+/// `base` with the longest head of `body` (whole lines) that keeps the item within
+/// `room` tokens, marked as cut; `None` if not even the first line fits.
+fn cut_to_fit(base: &ContextItem, body: &str, room: usize) -> Option<(ContextItem, usize)> {
+    let lines: Vec<&str> = body.lines().collect();
+    let make = |n: usize| {
+        let mut text = lines[..n].join("\n");
+        text.push_str("\n… [cut to fit max_tokens]");
+        ContextItem {
+            body: Some(text),
+            body_truncated: Some(true),
+            ..base.clone()
+        }
+    };
+    let (mut lo, mut hi) = (0usize, lines.len());
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if estimate_tokens(&make(mid)) <= room {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    if lo == 0 {
+        return None;
+    }
+    let item = make(lo);
+    let cost = estimate_tokens(&item);
+    Some((item, cost))
+}
+
+// run_cypher and index_status
+
+#[cfg(test)]
+mod tests {
+    use super::{WordCounter, estimate_tokens};
+    use serde_json::json;
+    use std::io::Write;
+
+    #[test]
+    fn the_token_estimate_counts_the_words_of_the_compact_json() {
+        let items = [
+            json!({"name": "validate", "signature": "fn validate(&self, token: &str) -> bool"}),
+            json!({"body": "def f():\n\treturn  1\u{a0}+\u{3000}2 # é ü 中文", "n": 3}),
+            json!({"s": " leading and trailing ", "empty": "", "list": [1, 2, "a b"]}),
+        ];
+        for item in &items {
+            let words = item.to_string().split_whitespace().count();
+            assert_eq!(estimate_tokens(item), (words * 13).div_ceil(10), "{item}");
+        }
+    }
+
+    #[test]
+    fn a_character_split_between_writes_is_counted_once() {
+        // "a\u{3000}b": the ideographic space (3 bytes) arrives in two writes.
+        let text = "a\u{3000}b";
+        let (head, tail) = text.as_bytes().split_at(2);
+        let mut counter = WordCounter::default();
+        counter.write_all(head).expect("write");
+        counter.write_all(tail).expect("write");
+        counter.flush_pending();
+        assert_eq!(counter.words, 2);
+    }
+}

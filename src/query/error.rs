@@ -1,0 +1,197 @@
+//! The errors a tool answers, with CONTRACT.md's codes: every code is made in
+//! exactly one place, `ToolError`'s constructors.
+
+use serde_json::{Value, json};
+
+use super::cypher::AdhocError;
+use crate::store::graph::{GraphError, SymbolRow};
+
+/// A tool error: `{"error": {"code", "message", "data"}}` in a result with `isError`.
+#[derive(Debug, Clone)]
+pub struct ToolError {
+    pub code: &'static str,
+    pub message: String,
+    pub data: Value,
+}
+
+impl ToolError {
+    pub fn new(code: &'static str, message: impl Into<String>, data: Value) -> ToolError {
+        ToolError {
+            code,
+            message: message.into(),
+            data,
+        }
+    }
+    pub fn invalid_input(message: impl Into<String>) -> ToolError {
+        Self::new("invalid_input", message, json!({}))
+    }
+    pub fn invalid_strategy(strategy: &str) -> ToolError {
+        Self::new(
+            "invalid_strategy",
+            format!("strategy must be `breadth` or `depth`, not `{strategy}`"),
+            json!({"strategy": strategy}),
+        )
+    }
+    pub fn invalid_max_tokens(max_tokens: i64) -> ToolError {
+        Self::new(
+            "invalid_max_tokens",
+            format!("max_tokens must be at least 1, not {max_tokens}"),
+            json!({"max_tokens": max_tokens}),
+        )
+    }
+    pub fn symbol_not_found(
+        name: &str,
+        path: Option<&str>,
+        repo: &str,
+        ref_name: &str,
+    ) -> ToolError {
+        let place = path.map(|p| format!(" in {p}")).unwrap_or_default();
+        Self::new(
+            "symbol_not_found",
+            format!(
+                "no symbol named `{name}`{place} in {repo}@{ref_name}; try locate_symbol or explore_tree"
+            ),
+            json!({"symbol_name": name, "path": path, "repo": repo, "ref": ref_name}),
+        )
+    }
+    pub fn ambiguous_symbol(name: &str, candidates: &[SymbolRow]) -> ToolError {
+        let list: Vec<Value> = candidates
+            .iter()
+            .map(|c| {
+                json!({"symbol_id": c.id, "name": c.name, "kind": c.kind,
+                "qualified_name": c.qualified_name, "path": c.path, "line_start": c.line_start})
+            })
+            .collect();
+        Self::new(
+            "ambiguous_symbol",
+            format!(
+                "`{name}` matches {} symbols; pass `path` (or a qualified name) to choose one",
+                candidates.len()
+            ),
+            json!({"symbol_name": name, "candidates": list}),
+        )
+    }
+    pub fn file_not_found(path: &str, repo: &str, ref_name: &str) -> ToolError {
+        Self::new(
+            "file_not_found",
+            format!("no indexed file {path} in {repo}@{ref_name}"),
+            json!({"path": path, "repo": repo, "ref": ref_name}),
+        )
+    }
+    pub fn node_not_found(node_id: &str) -> ToolError {
+        Self::new(
+            "node_not_found",
+            format!("no node {node_id}; node ids come from explore_tree"),
+            json!({"node_id": node_id}),
+        )
+    }
+    pub fn repo_not_found(asked: Option<&str>, repos: Vec<String>) -> ToolError {
+        let message = match asked {
+            Some(r) => format!(
+                "no repository `{r}` is served here; served: {}",
+                repos.join(", ")
+            ),
+            None => format!(
+                "this server holds several repositories; pass `repo` (one of: {})",
+                repos.join(", ")
+            ),
+        };
+        Self::new(
+            "repo_not_found",
+            message,
+            json!({"repo": asked, "repos": repos}),
+        )
+    }
+    pub fn ref_not_indexed(repo: &str, ref_name: &str, indexed: Vec<String>) -> ToolError {
+        Self::new(
+            "ref_not_indexed",
+            format!(
+                "ref `{ref_name}` of {repo} is not indexed; indexed refs: {}",
+                indexed.join(", ")
+            ),
+            json!({"repo": repo, "ref": ref_name, "indexed_refs": indexed}),
+        )
+    }
+    pub fn index_not_ready(repo: &str, status: &str, error: Option<&str>) -> ToolError {
+        let message = match error {
+            Some(e) => format!("indexing {repo} failed: {e}"),
+            None => format!(
+                "{repo} is being indexed for the first time; ask again shortly (index_status shows progress)"
+            ),
+        };
+        Self::new(
+            "index_not_ready",
+            message,
+            json!({"repo": repo, "indexing_status": status}),
+        )
+    }
+    pub fn query(e: GraphError) -> ToolError {
+        match e {
+            GraphError::NotReadOnly => Self::new(
+                "query_not_read_only",
+                "the query would write (or touch files or settings); run_cypher only reads the graph",
+                json!({}),
+            ),
+            GraphError::Invalid(m) => Self::new("query_invalid", m, json!({})),
+            GraphError::Timeout(ms) => Self::new(
+                "query_timeout",
+                format!(
+                    "the query ran longer than {ms} ms and was stopped; narrow it or add a LIMIT"
+                ),
+                json!({"timeout_ms": ms}),
+            ),
+            other => Self::internal(other),
+        }
+    }
+    /// An ad hoc query's failure: every refusal of the guard and the sandbox is
+    /// `query_not_read_only`, whatever part of it stopped the query.
+    pub fn adhoc(e: AdhocError) -> ToolError {
+        match e {
+            AdhocError::NotReadOnly(m) => Self::new(
+                "query_not_read_only",
+                format!("{m}; run_cypher only reads the graph"),
+                json!({}),
+            ),
+            AdhocError::Invalid(m) => Self::new("query_invalid", m, json!({})),
+            AdhocError::Timeout(ms) => Self::query(GraphError::Timeout(ms)),
+            AdhocError::TooLarge(mb) => Self::new(
+                "query_too_large",
+                AdhocError::TooLarge(mb).to_string(),
+                json!({"memory_limit_mb": mb}),
+            ),
+            AdhocError::NotReady(m) => Self::new(
+                "index_not_ready",
+                format!("run_cypher has no graph to read yet ({m}); try again shortly"),
+                json!({}),
+            ),
+            AdhocError::Busy { waited_ms, workers } => Self::new(
+                "query_timeout",
+                AdhocError::Busy { waited_ms, workers }.to_string(),
+                json!({"timeout_ms": waited_ms, "ran": false}),
+            ),
+            AdhocError::Worker(m) => Self::internal(m),
+        }
+    }
+    pub fn internal(e: impl std::fmt::Display) -> ToolError {
+        tracing::error!("internal error in a tool: {e}");
+        Self::new("internal_error", format!("internal error: {e}"), json!({}))
+    }
+}
+
+impl From<GraphError> for ToolError {
+    fn from(e: GraphError) -> Self {
+        ToolError::internal(e)
+    }
+}
+
+impl ToolError {
+    pub fn file_not_found_on_disk(path: &str, e: std::io::Error) -> ToolError {
+        Self::new(
+            "file_not_found",
+            format!("{path} is indexed but cannot be read now ({e}); re-index"),
+            json!({"path": path}),
+        )
+    }
+}
+
+// search_code and get_code_context

@@ -1,0 +1,195 @@
+//! What each tool takes: its arguments as types, with the JSON Schemas the
+//! transports advertise. Unknown fields are refused.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    #[default]
+    Ancestors,
+    Descendants,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RelatedScope {
+    #[default]
+    File,
+    Module,
+    Package,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Detail {
+    #[default]
+    Min,
+    Max,
+}
+
+/// A tool's input: its own fields, then `repo` and `ref`, which every tool takes.
+/// Unknown fields are refused (`invalid_input`), so a misspelt argument is not
+/// silently ignored.
+macro_rules! tool_input {
+    ($(#[$m:meta])* pub struct $name:ident { $($body:tt)* }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $($body)*
+            /// Repository name; needed only when the server holds several.
+            #[serde(default)]
+            pub repo: Option<String>,
+            /// Branch/ref scope; defaults to the ref the served working tree is indexed as.
+            #[serde(default, rename = "ref")]
+            pub ref_name: Option<String>,
+        }
+    };
+}
+
+tool_input! {
+
+pub struct HierarchyInput {
+    /// Symbol name to start from: a plain name (`validate`) or a qualified one (`auth::handler::AuthHandler::validate`).
+    pub symbol_name: String,
+    /// File path (repo-relative) to disambiguate; without it a name defined in several places gives `ambiguous_symbol`.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// `ancestors` (leaf to root, the default) or `descendants` (the tree below).
+    #[serde(default)]
+    pub direction: Direction,
+}
+}
+
+tool_input! {
+
+pub struct RelatedInput {
+    /// Anchor symbol name (plain or qualified).
+    pub symbol_name: String,
+    /// File path to disambiguate; without it a name defined in several places gives `ambiguous_symbol`.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// `file` (default), `module` (adds sibling files of the same directory/module) or `package` (adds the rest of the package).
+    #[serde(default)]
+    pub scope: RelatedScope,
+    /// Max results (default 20, at most 500).
+    #[serde(default)]
+    pub limit: Option<i64>,
+}
+}
+
+tool_input! {
+
+pub struct LocateInput {
+    /// Symbol name (exact, else ignoring case) or qualified name.
+    pub name: String,
+    /// Only this kind (`fn`, `method`, `struct`, `class`, `interface`, …).
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Only under this path (a file or a directory, repo-relative).
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Only this language (`rust`, `python`, `typescript`, `javascript`, `go`).
+    #[serde(default)]
+    pub language: Option<String>,
+    /// Max results (default 10, at most 500).
+    #[serde(default)]
+    pub limit: Option<i64>,
+}
+}
+
+tool_input! {
+
+pub struct OutlineInput {
+    /// Repo-relative file path.
+    pub path: String,
+}
+}
+
+tool_input! {
+
+pub struct ExploreInput {
+    /// A directory or file path (`.` for the root, the default), or else a name to search: files and symbols whose name contains it.
+    #[serde(default)]
+    pub pattern: Option<String>,
+    /// Levels below the pattern's node to show: 0 = unlimited, 1 = direct children only. Default 2.
+    #[serde(default)]
+    pub max_depth: Option<i64>,
+    /// `min` (name and type) or `max` (plus signature, qualified name and lines).
+    #[serde(default)]
+    pub detail: Detail,
+    /// Max nodes in the answer (default 500, at most 5000); more sets `result_completeness: truncated`.
+    #[serde(default)]
+    pub limit: Option<i64>,
+}
+}
+
+tool_input! {
+
+pub struct NodeInput {
+    /// A node id from `explore_tree`: `file:src/a.rs`, `dir:src`, `fn:src/a.rs:auth::validate`.
+    pub node_id: String,
+}
+}
+
+tool_input! {
+
+pub struct CypherInput {
+    /// One read-only Cypher query. `$repo` and `$ref` are bound to the call's repo and ref unless given in `params`.
+    pub query: String,
+    /// Query parameters by name.
+    #[serde(default)]
+    pub params: Option<Map<String, Value>>,
+    /// Max rows returned (default 100).
+    #[serde(default)]
+    pub limit: Option<i64>,
+}
+}
+
+tool_input! {
+
+pub struct SearchInput {
+    /// What to look for: identifiers (split at case and `_` changes), words of signatures and docs.
+    pub query: String,
+    /// Only this language (`rust`, `python`, `typescript`, `javascript`, `go`).
+    #[serde(default)]
+    pub language: Option<String>,
+    /// Only this kind (`fn`, `method`, `struct`, `class`, …).
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Only under this path (a directory or file, repo-relative).
+    #[serde(default)]
+    pub path_prefix: Option<String>,
+    /// Max results (default 10, at most 200).
+    #[serde(default)]
+    pub limit: Option<i64>,
+}
+}
+
+tool_input! {
+
+pub struct ContextInput {
+    /// Search query (as for search_code).
+    pub query: String,
+    /// Token budget of the answer's items (default 4000, at least 1).
+    #[serde(default)]
+    pub max_tokens: Option<i64>,
+    /// `breadth` (many symbols, signatures only; the default) or `depth` (fewer symbols with their bodies).
+    #[serde(default)]
+    pub strategy: Option<String>,
+    /// Only this language.
+    #[serde(default)]
+    pub language: Option<String>,
+}
+}
+
+tool_input! {
+
+/// `repo` narrows the answer to one repository; every ref is listed.
+pub struct StatusInput {}
+}
+
+// Errors

@@ -1,0 +1,111 @@
+//! `locate_symbol`: where a name is defined, best first.
+
+use super::answers::*;
+use super::args::{clean_opt_path, first_line, limit, non_empty};
+use super::error::ToolError;
+use super::inputs::LocateInput;
+use super::view::View;
+use crate::model::names::is_secondary_path;
+use crate::store::graph::SymbolRow;
+use crate::store::search::Filters;
+
+pub fn locate_symbol(
+    c: &View,
+    input: LocateInput,
+) -> Result<(LocateAnswer, &'static str), ToolError> {
+    let name = non_empty("name", &input.name)?;
+    let under = clean_opt_path(input.path.as_deref())?;
+    let limit = limit(input.limit, 10, 500)?;
+    let cat = c.catalog()?;
+    let mut found = cat.find(name, None);
+    let mut exact = true;
+    if found.is_empty() {
+        exact = false;
+        found = cat
+            .named_ignoring_case(crate::model::names::last_segment(name))
+            .iter()
+            .map(|&i| cat.entry(i).row.clone())
+            .collect();
+    }
+    found.retain(|s| {
+        input.kind.as_deref().is_none_or(|k| s.kind == k)
+            && input
+                .language
+                .as_deref()
+                .is_none_or(|l| s.language.eq_ignore_ascii_case(l))
+            && under
+                .as_deref()
+                .is_none_or(|u| s.path == u || s.path.starts_with(&format!("{u}/")))
+    });
+    let mut scored: Vec<(f64, SymbolRow)> = found
+        .into_iter()
+        .map(|s| {
+            let n = cat.by_id(&s.id).map_or(0, |i| cat.imported_by(i));
+            (locate_score(&s, exact, n), s)
+        })
+        .collect();
+    let mut how = if exact { "exact" } else { "ignoring_case" };
+    if scored.is_empty() {
+        // No definition has that name: the best search hits instead.
+        how = "search";
+        let s = c.search()?;
+        let filters = Filters {
+            language: input.language.as_deref(),
+            kind: input.kind.as_deref(),
+            path_prefix: under.as_deref(),
+        };
+        scored = s
+            .index
+            .search(&s.catalog, name, &filters, limit)
+            .map_err(ToolError::internal)?
+            .into_iter()
+            .map(|h| (f64::from(h.score), s.catalog.entry(h.entry).row.clone()))
+            .collect();
+    }
+    scored.sort_by(|a, b| {
+        b.0.total_cmp(&a.0)
+            .then_with(|| a.1.path.cmp(&b.1.path))
+            .then_with(|| a.1.line_start.cmp(&b.1.line_start))
+    });
+    let total = scored.len();
+    let results: Vec<LocatedSymbol> = scored
+        .iter()
+        .take(limit)
+        .map(|(score, s)| LocatedSymbol {
+            symbol: SymbolRef::from(s),
+            visibility: s.visibility.clone(),
+            doc: first_line(&s.doc).to_string(),
+            score: (score * 1000.0).round() / 1000.0,
+        })
+        .collect();
+    let completeness = if total > limit {
+        "truncated"
+    } else {
+        "complete"
+    };
+    Ok((
+        LocateAnswer {
+            results,
+            total_found: total,
+            exact,
+            how: how.into(),
+            metadata: Metadata::default(),
+        },
+        completeness,
+    ))
+}
+
+/// Definitions over declarations and tests: exact names first, types over the
+/// impl blocks that repeat their names, code over tests, vendored and generated files.
+/// Among same-named definitions, one that many files import comes first.
+fn locate_score(s: &SymbolRow, exact: bool, imported_by: u32) -> f64 {
+    let mut score = if exact { 1.0 } else { 0.8 };
+    score *= 1.0 + 0.05 * (1.0 + f64::from(imported_by)).ln();
+    if s.kind == "impl" {
+        score *= 0.9;
+    }
+    if is_secondary_path(&s.path) {
+        score *= 0.5;
+    }
+    score
+}

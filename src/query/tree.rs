@@ -1,0 +1,443 @@
+//! `explore_tree` and `get_node`: the repository as directories → files →
+//! types → members, node ids, and a node's source.
+
+use std::collections::{HashMap, HashSet};
+
+use super::answers::*;
+use super::args::{clean_path, limit, non_empty, read_source};
+use super::error::ToolError;
+use super::inputs::{Detail, ExploreInput, NodeInput};
+use super::view::View;
+use crate::store::catalog::{self, Catalog};
+use crate::store::graph::FileInfo;
+
+/// Node ids: `dir:{path}`, `file:{path}`, `{kind}:{path}:{qualified_name}`, with
+/// `#n` appended for the n-th (n ≥ 2) symbol of the same kind and qualified name
+/// in a file (a Rust type's several impl blocks).
+fn node_id(cat: &Catalog, i: usize) -> String {
+    let row = &cat.entry(i).row;
+    let base = format!("{}:{}:{}", row.kind, row.path, row.qualified_name);
+    let n = 1 + cat
+        .named(&row.name)
+        .iter()
+        .take_while(|&&j| j != i)
+        .filter(|&&j| {
+            let o = &cat.entry(j).row;
+            o.kind == row.kind && o.path == row.path && o.qualified_name == row.qualified_name
+        })
+        .count();
+    if n == 1 { base } else { format!("{base}#{n}") }
+}
+
+struct TreeBuild<'a> {
+    cat: &'a Catalog,
+    detail: Detail,
+    max_depth: usize,
+    limit: usize,
+    nodes: usize,
+    truncated: bool,
+    files_shown: usize,
+}
+
+impl TreeBuild<'_> {
+    fn room(&mut self) -> bool {
+        if self.nodes >= self.limit {
+            self.truncated = true;
+            false
+        } else {
+            self.nodes += 1;
+            true
+        }
+    }
+    /// Whether nodes at `level` have their children shown.
+    fn expands(&self, level: usize) -> bool {
+        (self.max_depth == 0 || level < self.max_depth) && level < catalog::MAX_DEPTH
+    }
+
+    fn symbol_node(&mut self, i: usize, level: usize) -> Option<TreeNode> {
+        if !self.room() {
+            return None;
+        }
+        let cat = self.cat;
+        let row = &cat.entry(i).row;
+        let max = self.detail == Detail::Max;
+        let mut node = TreeNode {
+            node_id: node_id(cat, i),
+            name: row.name.clone(),
+            node_type: row.kind.clone(),
+            qualified_name: max.then(|| row.qualified_name.clone()),
+            signature: max.then(|| row.signature.clone()),
+            line: max.then_some(row.line_start),
+            line_end: max.then_some(row.line_end),
+            ..TreeNode::default()
+        };
+        if self.expands(level) {
+            node.children = cat
+                .entry(i)
+                .children
+                .iter()
+                .map_while(|&c| self.symbol_node(c, level + 1))
+                .collect();
+        }
+        Some(node)
+    }
+
+    fn file_node(
+        &mut self,
+        f: &FileInfo,
+        level: usize,
+        only: Option<&[usize]>,
+    ) -> Option<TreeNode> {
+        if !self.room() {
+            return None;
+        }
+        self.files_shown += 1;
+        let max = self.detail == Detail::Max;
+        let mut node = TreeNode {
+            node_id: format!("file:{}", f.path),
+            name: f.path.rsplit('/').next().unwrap_or(&f.path).to_string(),
+            node_type: "file".into(),
+            path: Some(f.path.clone()),
+            language: max.then(|| f.language.clone()),
+            line_count: max.then_some(f.line_count),
+            ..TreeNode::default()
+        };
+        if self.expands(level) {
+            let cat = self.cat;
+            let top: &[usize] = only.unwrap_or_else(|| cat.file_top(&f.path));
+            node.children = top
+                .iter()
+                .map_while(|&i| self.symbol_node(i, level + 1))
+                .collect();
+        }
+        Some(node)
+    }
+
+    fn dir_node(&mut self, dir: &str, files: &[FileInfo], level: usize) -> Option<TreeNode> {
+        if !self.room() {
+            return None;
+        }
+        let mut node = TreeNode {
+            node_id: format!("dir:{dir}"),
+            name: dir.rsplit('/').next().unwrap_or(dir).to_string(),
+            node_type: "dir".into(),
+            path: Some(dir.to_string()),
+            ..TreeNode::default()
+        };
+        if self.expands(level) {
+            node.children = self.dir_children(dir, files, level + 1);
+        }
+        Some(node)
+    }
+
+    /// The entries directly in `dir` ("" = the root) at `level`: directories first.
+    fn dir_children(&mut self, dir: &str, files: &[FileInfo], level: usize) -> Vec<TreeNode> {
+        let (subdirs, direct) = entries(dir, files);
+        let mut out = Vec::new();
+        for d in subdirs {
+            match self.dir_node(&d, files, level) {
+                Some(n) => out.push(n),
+                None => return out,
+            }
+        }
+        for f in direct {
+            match self.file_node(f, level, None) {
+                Some(n) => out.push(n),
+                None => return out,
+            }
+        }
+        out
+    }
+}
+
+/// Subdirectories and files directly inside `dir` ("" = root), each sorted.
+fn entries<'a>(dir: &str, files: &'a [FileInfo]) -> (Vec<String>, Vec<&'a FileInfo>) {
+    let prefix = if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{dir}/")
+    };
+    let mut subdirs: Vec<String> = Vec::new();
+    let mut direct = Vec::new();
+    let start = files.partition_point(|f| f.path.as_str() < prefix.as_str());
+    for f in &files[start..] {
+        let Some(rest) = f.path.strip_prefix(&prefix) else {
+            break;
+        };
+        match rest.split_once('/') {
+            Some((sub, _)) => {
+                let d = format!("{prefix}{sub}");
+                if subdirs.last() != Some(&d) {
+                    subdirs.push(d);
+                }
+            }
+            None => direct.push(f),
+        }
+    }
+    subdirs.dedup();
+    (subdirs, direct)
+}
+
+pub fn explore_tree(
+    c: &View,
+    input: ExploreInput,
+) -> Result<(TreeAnswer, &'static str), ToolError> {
+    let raw = input.pattern.clone().unwrap_or_else(|| ".".into());
+    let pattern = clean_path(&raw)?;
+    let max_depth = match input.max_depth {
+        None => 2,
+        Some(d) if d >= 0 => d as usize,
+        Some(d) => {
+            return Err(ToolError::invalid_input(format!(
+                "max_depth must be 0 or more, not {d}"
+            )));
+        }
+    };
+    let limit = limit(input.limit, 500, 5000)?;
+    let files = c.files()?;
+    let cat = c.catalog()?;
+    let is_file = files
+        .binary_search_by(|f| f.path.as_str().cmp(&pattern))
+        .ok();
+    let dir_prefix = format!("{pattern}/");
+    let is_dir = pattern.is_empty()
+        || files[files.partition_point(|f| f.path.as_str() < dir_prefix.as_str())..]
+            .first()
+            .is_some_and(|f| f.path.starts_with(&dir_prefix));
+    let mut build = TreeBuild {
+        cat: &cat,
+        detail: input.detail,
+        max_depth,
+        limit,
+        nodes: 0,
+        truncated: false,
+        files_shown: 0,
+    };
+    let (mode, tree): (&str, Vec<TreeNode>) = if let Some(i) = is_file {
+        (
+            "path",
+            build.file_node(&files[i], 0, None).into_iter().collect(),
+        )
+    } else if pattern.is_empty() {
+        ("path", build.dir_children("", &files, 1))
+    } else if is_dir {
+        (
+            "path",
+            build.dir_node(&pattern, &files, 0).into_iter().collect(),
+        )
+    } else {
+        let needle = raw.trim().to_lowercase();
+        if needle.is_empty() {
+            return Err(ToolError::invalid_input("`pattern` must not be empty"));
+        }
+        ("search", search_tree(&mut build, &files, &needle))
+    };
+    let body = TreeAnswer {
+        tree,
+        meta: TreeMeta {
+            total_nodes: build.nodes,
+            total_files: build.files_shown,
+            pattern: raw,
+            mode: mode.into(),
+            depth: max_depth,
+            truncated: build.truncated,
+        },
+        metadata: Metadata::default(),
+    };
+    Ok((
+        body,
+        if build.truncated {
+            "truncated"
+        } else {
+            "complete"
+        },
+    ))
+}
+
+/// A name search: each file whose name matches, whole; otherwise, per file, the
+/// matching symbols (outermost ones: a match inside a match shows in its subtree).
+fn search_tree(build: &mut TreeBuild<'_>, files: &[FileInfo], needle: &str) -> Vec<TreeNode> {
+    let cat = build.cat;
+    let hits: HashSet<usize> = cat.matching(needle, 1000).into_iter().collect();
+    let mut by_path: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut outer: Vec<usize> = hits
+        .iter()
+        .copied()
+        .filter(|&i| !cat.ancestors(i).iter().any(|a| hits.contains(a)))
+        .collect();
+    outer.sort_unstable();
+    for i in outer {
+        by_path
+            .entry(cat.entry(i).row.path.as_str())
+            .or_default()
+            .push(i);
+    }
+    let mut out = Vec::new();
+    for f in files {
+        let name_hit = f
+            .path
+            .rsplit('/')
+            .next()
+            .unwrap_or("")
+            .to_lowercase()
+            .contains(needle);
+        let matched = by_path.get(f.path.as_str());
+        if !name_hit && matched.is_none() {
+            continue;
+        }
+        let node = if name_hit {
+            build.file_node(f, 0, None)
+        } else {
+            build.file_node(f, 0, matched.map(Vec::as_slice))
+        };
+        match node {
+            Some(n) => out.push(n),
+            None => break,
+        }
+    }
+    out
+}
+
+pub fn get_node(c: &View, input: NodeInput) -> Result<(NodeAnswer, &'static str), ToolError> {
+    let node_id = non_empty("node_id", &input.node_id)?;
+    let Some((kind, rest)) = node_id.split_once(':') else {
+        return Err(ToolError::invalid_input(format!(
+            "`{node_id}` is not a node id; expected `{{type}}:{{path}}[:{{symbol}}]` as explore_tree gives"
+        )));
+    };
+    let files = c.files()?;
+    let find_file = |p: &str| {
+        files
+            .binary_search_by(|f| f.path.as_str().cmp(p))
+            .ok()
+            .map(|i| &files[i])
+    };
+    match kind {
+        "dir" => {
+            let dir = clean_path(rest)?;
+            let (subdirs, direct) = entries(&dir, &files);
+            if subdirs.is_empty() && direct.is_empty() {
+                return Err(ToolError::node_not_found(node_id));
+            }
+            let children: Vec<String> = subdirs
+                .iter()
+                .map(|d| format!("dir:{d}"))
+                .chain(direct.iter().map(|f| format!("file:{}", f.path)))
+                .collect();
+            Ok((
+                NodeAnswer {
+                    node_id: node_id.to_string(),
+                    name: dir.rsplit('/').next().unwrap_or(&dir).to_string(),
+                    node_type: "dir".into(),
+                    content: children.join("\n"),
+                    children: Some(children),
+                    path: dir,
+                    line_start: None,
+                    line_end: None,
+                    metadata: Metadata::default(),
+                },
+                "complete",
+            ))
+        }
+        "file" => {
+            let path = clean_path(rest)?;
+            let Some(f) = find_file(&path) else {
+                return Err(ToolError::node_not_found(node_id));
+            };
+            let (text, stale) = read_source(&c.root(), f)?;
+            let meta = NodeMeta {
+                language: Some(f.language.clone()),
+                module: Some(f.module.clone()),
+                package: Some(f.package.clone()),
+                ..NodeMeta::default()
+            };
+            Ok((
+                NodeAnswer {
+                    node_id: node_id.to_string(),
+                    name: path.rsplit('/').next().unwrap_or(&path).to_string(),
+                    node_type: "file".into(),
+                    path: path.clone(),
+                    line_start: Some(1),
+                    line_end: Some(f.line_count),
+                    content: text,
+                    children: None,
+                    metadata: stale_if(Metadata::with(meta), stale),
+                },
+                "complete",
+            ))
+        }
+        _ => {
+            // The path ends at the first `:` after which a known file path stops.
+            let (path, qn) = rest
+                .match_indices(':')
+                .map(|(i, _)| (&rest[..i], &rest[i + 1..]))
+                .find(|(p, _)| find_file(p).is_some())
+                .ok_or_else(|| ToolError::node_not_found(node_id))?;
+            let (qn, nth) = match qn.rsplit_once('#') {
+                Some((q, n)) if n.parse::<usize>().is_ok_and(|n| n >= 2) => {
+                    (q, n.parse::<usize>().unwrap_or(1))
+                }
+                _ => (qn, 1),
+            };
+            let Some(f) = find_file(path) else {
+                return Err(ToolError::node_not_found(node_id));
+            };
+            let cat = c.catalog()?;
+            let Some(entry) = cat
+                .file_all(&f.path)
+                .into_iter()
+                .map(|(i, _)| i)
+                .filter(|&i| {
+                    let row = &cat.entry(i).row;
+                    row.kind == kind && row.qualified_name == qn
+                })
+                .nth(nth - 1)
+                .map(|i| cat.entry(i))
+            else {
+                return Err(ToolError::node_not_found(node_id));
+            };
+            let (row, start, end) = (&entry.row, entry.byte_start, entry.byte_end);
+            let (text, stale) = read_source(&c.root(), f)?;
+            let content = text
+                .get(start.min(text.len())..end.min(text.len()))
+                .unwrap_or("")
+                .to_string();
+            let meta = NodeMeta {
+                signature: Some(row.signature.clone()),
+                docstring: Some(row.doc.clone()),
+                language: Some(row.language.clone()),
+                qualified_name: Some(row.qualified_name.clone()),
+                visibility: Some(row.visibility.clone()),
+                symbol_id: Some(row.id.clone()),
+                symbol_stable_id: Some(row.stable_id.clone()),
+                ..NodeMeta::default()
+            };
+            Ok((
+                NodeAnswer {
+                    node_id: node_id.to_string(),
+                    name: row.name.clone(),
+                    node_type: row.kind.clone(),
+                    path: row.path.clone(),
+                    line_start: Some(row.line_start),
+                    line_end: Some(row.line_end),
+                    content,
+                    children: None,
+                    metadata: stale_if(Metadata::with(meta), stale),
+                },
+                "complete",
+            ))
+        }
+    }
+}
+
+/// A node read from a file that changed since it was indexed says so.
+fn stale_if(mut meta: Metadata<NodeMeta>, stale: bool) -> Metadata<NodeMeta> {
+    if stale {
+        meta.protocol.freshness_override = Some("stale");
+        meta.extra.warning = Some(
+            "the file changed since it was indexed: lines and content may not match; re-index"
+                .into(),
+        );
+    }
+    meta
+}

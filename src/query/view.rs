@@ -1,0 +1,78 @@
+//! What a query reads: one repo/ref of a store (its graph, its catalog and search
+//! index, loaded on first use and the same for the whole answer) and the tree its
+//! files are read from. The service builds a view; queries never see the service.
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use super::error::ToolError;
+use super::nav::Scope;
+use crate::store::catalog::Catalog;
+use crate::store::graph::{FileInfo, GraphStore};
+use crate::store::search::RefSearch;
+
+/// Loads a catalog or a search index for the view (from the service's caches).
+pub type Loader<'a, T> = Box<dyn Fn() -> Result<Arc<T>, ToolError> + 'a>;
+
+pub struct View<'a> {
+    pub repo: String,
+    pub ref_name: String,
+    pub graph: Arc<GraphStore>,
+    /// Where this ref's files are read from (the working tree, or a git ref's
+    /// snapshot).
+    root: PathBuf,
+    load_catalog: Loader<'a, Catalog>,
+    load_search: Loader<'a, RefSearch>,
+    /// The catalog this answer reads, taken once: every part of one answer
+    /// (files, symbols) comes from the same index state.
+    catalog: OnceLock<Arc<Catalog>>,
+}
+
+impl<'a> View<'a> {
+    pub fn new(
+        repo: String,
+        ref_name: String,
+        graph: Arc<GraphStore>,
+        root: PathBuf,
+        load_catalog: Loader<'a, Catalog>,
+        load_search: Loader<'a, RefSearch>,
+    ) -> View<'a> {
+        View {
+            repo,
+            ref_name,
+            graph,
+            root,
+            load_catalog,
+            load_search,
+            catalog: OnceLock::new(),
+        }
+    }
+
+    pub fn root(&self) -> PathBuf {
+        self.root.clone()
+    }
+
+    pub fn scope(&self) -> Scope<'_> {
+        Scope {
+            repo: &self.repo,
+            ref_name: &self.ref_name,
+        }
+    }
+
+    pub fn catalog(&self) -> Result<Arc<Catalog>, ToolError> {
+        if let Some(c) = self.catalog.get() {
+            return Ok(c.clone());
+        }
+        let c = (self.load_catalog)()?;
+        Ok(self.catalog.get_or_init(|| c).clone())
+    }
+
+    pub fn files(&self) -> Result<Arc<Vec<FileInfo>>, ToolError> {
+        Ok(self.catalog()?.files())
+    }
+
+    /// The ref's search index with the catalog it was built from.
+    pub fn search(&self) -> Result<Arc<RefSearch>, ToolError> {
+        (self.load_search)()
+    }
+}

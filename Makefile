@@ -49,7 +49,7 @@ index: build
 	$(CRUXE) index .
 	$(CRUXE) status
 	$(CRUXE) hierarchy index_repo_with --path src/index/run.rs
-	$(CRUXE) hierarchy GraphStore --direction descendants
+	$(CRUXE) hierarchy GraphStore --path src/store/graph/mod.rs --direction descendants
 	$(CRUXE) cypher "MATCH (s:Symbol) RETURN s.kind AS kind, count(*) AS symbols ORDER BY symbols DESC"
 
 lint: deps

@@ -108,7 +108,8 @@ fn search_agrees(data: &Path, repo: &Path, tags: &[String]) -> bool {
     let indexed_at = store.ref_indexed_at("crash", "main").expect("query");
     let lagged = indexed_at.is_none() || search::read_tag(&dir) != indexed_at;
     if lagged {
-        index.rebuild(&cat, Some(repo)).expect("rebuild");
+        let symbols = store.symbol_rows("crash", "main").expect("rows");
+        index.rebuild(&symbols, Some(repo)).expect("rebuild");
     }
     let filters = Filters {
         kind: Some("class"),
@@ -117,7 +118,7 @@ fn search_agrees(data: &Path, repo: &Path, tags: &[String]) -> bool {
     let hits = index.search(&cat, "C3", &filters, 50).expect("search");
     assert!(!hits.is_empty(), "search finds the classes");
     for h in &hits {
-        let name = &cat.entry(h.entry).row.name;
+        let name = &cat.entry(h.entry).name;
         assert!(
             tags.iter().any(|t| name.ends_with(t.as_str())),
             "search answered {name} while the graph holds {tags:?} (lagged: {lagged})"

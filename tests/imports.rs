@@ -535,7 +535,9 @@ fn random_edits_keep_incremental_edges_equal_to_a_fresh_index() {
             // A run that found nothing to change writes nothing and reports no
             // changes: the catalog stays.
             if let Some(changes) = report.changes.as_ref() {
-                catalog = catalog.apply(changes);
+                let store = data.open_graph_read_only(&small_graph()).expect("open");
+                catalog = catalog.apply(changes, &store).expect("patch");
+                drop(store);
             } else {
                 assert_eq!(
                     (report.parsed, report.removed),

@@ -95,7 +95,7 @@ pub(super) fn file_rows(
 ) -> FileRows {
     let fid = file_id(ctx.repo, ctx.ref_name, &src.path);
     let mut symbols = symbols;
-    cap_nesting(&mut symbols, crate::store::catalog::MAX_DEPTH);
+    cap_nesting(&mut symbols, crate::store::graph::MAX_DEPTH);
     let mut seen: HashMap<(String, &'static str), u32> = HashMap::new();
     let ids: Vec<String> = symbols
         .iter()

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::IndexError;
-use crate::store::catalog;
+
 use crate::store::datadir::DataDir;
 use crate::store::graph::{Changes, FileRows, GraphStore, SymbolRow};
 use crate::store::search::{self, SearchIndex};
@@ -92,8 +92,8 @@ pub(super) fn update_search(
         let docs = symbol_docs(&changes.add, &texts);
         index.write(false, &changes.remove_paths, docs)?;
     } else {
-        let cat = catalog::load(store, &changes.repo, &changes.ref_name)?;
-        index.rebuild(&cat, Some(root))?;
+        let symbols = store.symbol_rows(&changes.repo, &changes.ref_name)?;
+        index.rebuild(&symbols, Some(root))?;
     }
     search::write_tag(&dir, &changes.indexed_at)?;
     Ok(())

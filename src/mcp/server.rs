@@ -42,8 +42,6 @@ pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// bounding them bounds the work.
 const MAX_ARG_BYTES: usize = 8 * 1024;
 const MAX_CYPHER_ARG_BYTES: usize = 64 * 1024;
-/// Calls on loaded data run in place only while their text is this short.
-const INLINE_ARG_BYTES: usize = 256;
 /// A tool call that has not answered after this long gets a timeout error (its
 /// thread finishes in the background, still holding its `READERS` permit).
 const CALL_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
@@ -71,7 +69,8 @@ impl CruxeMcp {
         }
     }
 
-    /// Runs a tool on a blocking thread (it may load a catalog or query Kuzu).
+    /// Runs a tool on a blocking thread: every tool but `index_status` reads the
+    /// graph (through its reader threads), which must not hold up the runtime.
     async fn run<F>(&self, f: F) -> Result<CallToolResult, ErrorData>
     where
         F: FnOnce(&Service) -> Reply + Send + 'static,
@@ -79,15 +78,9 @@ impl CruxeMcp {
         self.run_where(false, f).await
     }
 
-    /// Whether a call on `repo`/`ref_name` reads only loaded data (the catalog;
-    /// with `search`, the search index too).
-    fn warm(&self, repo: &Option<String>, ref_name: &Option<String>, search: bool) -> bool {
-        tools::is_warm(&self.svc, repo.as_deref(), ref_name.as_deref(), search)
-    }
-
-    /// Runs a tool in place when `inline` (a call on loaded data, CPU work of a
-    /// few milliseconds at most: handing it to a blocking thread and back costs
-    /// more than the call, `benches/load.rs`), else on a blocking thread.
+    /// Runs a tool in place when `inline` (memory reads only: handing them to a
+    /// blocking thread and back costs more than the call), else on a blocking
+    /// thread.
     async fn run_where<F>(&self, inline: bool, f: F) -> Result<CallToolResult, ErrorData>
     where
         F: FnOnce(&Service) -> Reply + Send + 'static,
@@ -167,8 +160,7 @@ impl CruxeMcp {
         &self,
         Parameters(input): Parameters<tools::HierarchyInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        let inline = self.warm(&input.repo, &input.ref_name, false);
-        self.run_where(inline, move |s| tools::get_symbol_hierarchy(s, input))
+        self.run(move |s| tools::get_symbol_hierarchy(s, input))
             .await
     }
 
@@ -179,8 +171,7 @@ impl CruxeMcp {
         &self,
         Parameters(input): Parameters<tools::RelatedInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        let inline = self.warm(&input.repo, &input.ref_name, false);
-        self.run_where(inline, move |s| tools::find_related_symbols(s, input))
+        self.run(move |s| tools::find_related_symbols(s, input))
             .await
     }
 
@@ -191,9 +182,7 @@ impl CruxeMcp {
         &self,
         Parameters(input): Parameters<tools::LocateInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        let inline = self.warm(&input.repo, &input.ref_name, false);
-        self.run_where(inline, move |s| tools::locate_symbol(s, input))
-            .await
+        self.run(move |s| tools::locate_symbol(s, input)).await
     }
 
     #[tool(
@@ -203,9 +192,7 @@ impl CruxeMcp {
         &self,
         Parameters(input): Parameters<tools::SearchInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        let inline = self.warm(&input.repo, &input.ref_name, true) && short(&input.query);
-        self.run_where(inline, move |s| tools::search_code(s, input))
-            .await
+        self.run(move |s| tools::search_code(s, input)).await
     }
 
     #[tool(
@@ -215,9 +202,7 @@ impl CruxeMcp {
         &self,
         Parameters(input): Parameters<tools::ContextInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        let inline = self.warm(&input.repo, &input.ref_name, true) && short(&input.query);
-        self.run_where(inline, move |s| tools::get_code_context(s, input))
-            .await
+        self.run(move |s| tools::get_code_context(s, input)).await
     }
 
     #[tool(
@@ -227,9 +212,7 @@ impl CruxeMcp {
         &self,
         Parameters(input): Parameters<tools::OutlineInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        let inline = self.warm(&input.repo, &input.ref_name, false);
-        self.run_where(inline, move |s| tools::get_file_outline(s, input))
-            .await
+        self.run(move |s| tools::get_file_outline(s, input)).await
     }
 
     #[tool(
@@ -239,9 +222,7 @@ impl CruxeMcp {
         &self,
         Parameters(input): Parameters<tools::ExploreInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        let inline = self.warm(&input.repo, &input.ref_name, false);
-        self.run_where(inline, move |s| tools::explore_tree(s, input))
-            .await
+        self.run(move |s| tools::explore_tree(s, input)).await
     }
 
     #[tool(
@@ -341,11 +322,6 @@ fn oversized_argument(request: &CallToolRequestParams) -> Option<String> {
         }
     }
     None
-}
-
-/// Whether a text argument is short enough for the call to run in place.
-fn short(text: &str) -> bool {
-    text.len() <= INLINE_ARG_BYTES
 }
 
 /// Every tool advertises the schema of its answer (`outputSchema`, MCP

@@ -42,21 +42,6 @@ pub fn invalid_arguments(svc: &Service, message: &str) -> Value {
     .body
 }
 
-/// Whether a call on `repo`/`ref_name` would find what it reads already loaded
-/// (the catalog; with `search`, the search index too): then it is CPU work of a
-/// few milliseconds at most (`get_code_context` also reads the source files of
-/// its five best hits, from the page cache as a rule), which the server runs
-/// without a thread hand-off.
-pub fn is_warm(svc: &Service, repo: Option<&str>, ref_name: Option<&str>, search: bool) -> bool {
-    let Some(served) = svc.repo(repo) else {
-        return true; // answered at once with `repo_not_found`
-    };
-    let ref_name = ref_name
-        .filter(|r| !r.is_empty())
-        .unwrap_or(&served.ref_name);
-    served.store.is_cached(&served.name, ref_name, search)
-}
-
 /// The view a call on `repo`/`ref_name` reads, or why there is none.
 fn view<'a>(
     svc: &'a Service,

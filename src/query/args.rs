@@ -1,13 +1,13 @@
 //! Checks and helpers the queries share: repo-relative paths, limits, names
 //! resolved to one symbol, source files read from the tree (never outside it).
 
+use std::collections::HashMap;
 use std::path::Path;
 
-use super::error::ToolError;
-use super::nav::{self, NavError};
+use super::error::{Candidate, ToolError};
 use super::view::View;
 use crate::store::catalog::Catalog;
-use crate::store::graph::FileInfo;
+use crate::store::graph::{FileInfo, LookedUp};
 
 /// A repo-relative path as given by a client, normalised by its text alone:
 /// `.`, `..` within the repo and `\` are resolved; absolute paths and any `..`
@@ -65,22 +65,67 @@ pub fn non_empty<'a>(field: &str, v: &'a str) -> Result<&'a str, ToolError> {
     }
 }
 
-/// The one symbol meant by `name` (and `path`), as its catalog index.
+/// The one symbol meant by `name` (and `path`), found in the catalog and read
+/// from the graph. Several symbols of one qualified name in one file are a Rust
+/// type and its impl blocks: the type is meant.
 pub fn resolve_one(
     c: &View<'_>,
     cat: &Catalog,
     name: &str,
     path: Option<&str>,
-) -> Result<usize, ToolError> {
-    let row = nav::choose(cat.find(name, path), &c.scope(), name, path).map_err(|e| match e {
-        NavError::SymbolNotFound { .. } => {
-            ToolError::symbol_not_found(name, path, &c.repo, &c.ref_name)
+) -> Result<LookedUp, ToolError> {
+    let found = cat.find(name, path);
+    let not_found = || ToolError::symbol_not_found(name, path, &c.repo, &c.ref_name);
+    let first = found.first().map(|&i| cat.entry(i));
+    let chosen = match found.len() {
+        0 => return Err(not_found()),
+        1 => found[0],
+        _ => {
+            let one_place = first.is_some_and(|f| {
+                found.iter().all(|&i| {
+                    let e = cat.entry(i);
+                    e.qualified_name == f.qualified_name && e.path == f.path
+                })
+            });
+            match found.iter().find(|&&i| &*cat.entry(i).kind != "impl") {
+                Some(&i) if one_place => i,
+                _ => {
+                    let candidates: Vec<Candidate<'_>> = found
+                        .iter()
+                        .map(|&i| Candidate::from(cat.entry(i)))
+                        .collect();
+                    return Err(ToolError::ambiguous_symbol(name, &candidates));
+                }
+            }
         }
-        NavError::Ambiguous { candidates, .. } => ToolError::ambiguous_symbol(name, &candidates),
-        NavError::Graph(g) => ToolError::internal(g),
-    })?;
-    cat.by_id(&row.id)
-        .ok_or_else(|| ToolError::internal("the catalog lost a symbol it just found"))
+    };
+    Ok(lookup(c, cat, &[chosen])?.pop().ok_or_else(not_found)?.1)
+}
+
+/// The graph's rows of catalog entries (with byte ranges and parents), each
+/// with its entry, in the order given. An entry the graph no longer holds (an
+/// index run committed since the catalog was taken) is left out.
+pub fn lookup(
+    c: &View<'_>,
+    cat: &Catalog,
+    entries: &[usize],
+) -> Result<Vec<(usize, LookedUp)>, ToolError> {
+    let ids: Vec<String> = entries
+        .iter()
+        .map(|&i| cat.entry(i).id.to_string())
+        .collect();
+    let mut rows: HashMap<String, LookedUp> = c
+        .graph
+        .symbols_by_ids(ids.clone())
+        .map_err(ToolError::internal)?
+        .into_iter()
+        .map(|r| (r.symbol.id.clone(), r))
+        .collect();
+    Ok(entries
+        .iter()
+        .zip(ids)
+        .filter_map(|(&i, id)| Some((i, rows.remove(&id)?)))
+        .collect())
 }
 
 pub fn dir_of(path: &str) -> &str {

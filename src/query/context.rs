@@ -4,11 +4,13 @@
 use std::collections::{HashMap, HashSet};
 
 use super::answers::*;
-use super::args::{non_empty, read_text, round3};
+use super::args::{lookup, non_empty, read_text, round3};
 use super::error::ToolError;
 use super::inputs::ContextInput;
 use super::view::View;
-use crate::store::search::Filters;
+use crate::store::catalog::Catalog;
+use crate::store::graph::{FileInfo, LookedUp};
+use crate::store::search::{Filters, Hit};
 
 /// The contract's token estimate of one item: `ceil(words × 1.3)` over the
 /// whitespace-separated pieces of its compact JSON.
@@ -133,40 +135,45 @@ pub fn get_code_context(
             })
             .clone()
     };
-    let text_of =
-        |source: &Option<std::rc::Rc<str>>, e: &crate::store::catalog::Entry| -> Option<String> {
-            source
-                .as_deref()
-                .and_then(|t| t.get(e.byte_start..e.byte_end.min(t.len())))
-                .map(str::to_string)
-        };
+    let text_of = |source: &Option<std::rc::Rc<str>>, s: &LookedUp| -> Option<String> {
+        source
+            .as_deref()
+            .and_then(|t| t.get(s.byte_start..s.byte_end.min(t.len())))
+            .map(str::to_string)
+    };
 
-    // The hits, then (graph expansion) for the best ones: the type enclosing
-    // each, and the definitions its file imports that its code mentions.
+    // The hits' rows, read from the graph in one statement.
+    let entries: Vec<usize> = hits.iter().map(|h| h.entry).collect();
+    let mut rows: HashMap<usize, LookedUp> = lookup(c, cat, &entries)?.into_iter().collect();
+    // Then (graph expansion) for the best ones: the symbol enclosing each, and
+    // the definitions its file imports that its code mentions.
+    let best = &hits[..hits.len().min(EXPAND_HITS)];
+    let imports = imports_of(c, cat, &files, best)?;
     let mut candidates: Vec<(usize, f32, Option<Via>)> =
         hits.iter().map(|h| (h.entry, h.score, None)).collect();
-    let mut seen: HashSet<usize> = hits.iter().map(|h| h.entry).collect();
-    for h in hits.iter().take(EXPAND_HITS) {
-        let hit = cat.entry(h.entry);
-        if let Some(p) = hit.parent
+    let mut seen: HashSet<usize> = entries.iter().copied().collect();
+    for h in best {
+        let Some(hit) = rows.get(&h.entry) else {
+            continue;
+        };
+        if let Some(p) = hit.parent.as_ref().and_then(|p| cat.by_id(&p.id))
             && seen.insert(p)
         {
             candidates.push((p, h.score * 0.5, Some(("parent", h.entry))));
         }
-        let imports = cat.imports_of(&hit.row.path);
-        if imports.is_empty() {
+        let Some(targets) = imports.get(hit.symbol.path.as_str()) else {
             continue;
-        }
-        let Some(code) = text_of(&source_of(&hit.row.path), hit) else {
+        };
+        let Some(code) = text_of(&source_of(&hit.symbol.path), hit) else {
             continue;
         };
         let mut added = 0;
-        for &imp in imports {
+        for &imp in targets {
             if added == EXPAND_IMPORTS {
                 break;
             }
-            let target = &cat.entry(imp).row;
-            if filters.language.is_some() && target.language != hit.row.language {
+            let target = cat.entry(imp);
+            if filters.language.is_some() && *target.language != *hit.symbol.language {
                 continue; // the hit passed the filter; its language is the one asked for
             }
             if mentions(&code, &target.name) && seen.insert(imp) {
@@ -175,6 +182,8 @@ pub fn get_code_context(
             }
         }
     }
+    let expanded: Vec<usize> = candidates[hits.len()..].iter().map(|c| c.0).collect();
+    rows.extend(lookup(c, cat, &expanded)?);
 
     let budget = max_tokens as usize;
     let mut used = 0usize;
@@ -183,17 +192,19 @@ pub fn get_code_context(
         if used >= budget {
             break;
         }
-        let entry = cat.entry(i);
-        let row = &entry.row;
+        let Some(found) = rows.get(&i) else {
+            continue;
+        };
+        let row = &found.symbol;
         let body = if depth {
-            text_of(&source_of(&row.path), entry)
+            text_of(&source_of(&row.path), found)
         } else {
             None
         };
         let item = ContextItem {
             symbol: SymbolRef::from(row),
             score: round3(score),
-            context_of: via.map(|(_, hit)| cat.entry(hit).row.qualified_name.clone()),
+            context_of: via.map(|(_, hit)| cat.entry(hit).qualified_name.to_string()),
             relation: via.map(|(relation, _)| relation.to_string()),
             body: body.clone(),
             body_truncated: None,
@@ -239,6 +250,35 @@ pub fn get_code_context(
         },
         if truncated { "partial" } else { "complete" },
     ))
+}
+
+/// The definitions each of the hits' files imports (as catalog entries, in
+/// position order, one per import edge), read from the graph in one statement.
+fn imports_of(
+    c: &View,
+    cat: &Catalog,
+    files: &[FileInfo],
+    hits: &[Hit],
+) -> Result<HashMap<String, Vec<usize>>, ToolError> {
+    let path_of: HashMap<&str, &str> = hits
+        .iter()
+        .filter_map(|h| {
+            let path: &str = &cat.entry(h.entry).path;
+            let k = files.binary_search_by(|f| f.path.as_str().cmp(path)).ok()?;
+            Some((files[k].id.as_str(), files[k].path.as_str()))
+        })
+        .collect();
+    let ids: Vec<String> = path_of.keys().map(|id| id.to_string()).collect();
+    let mut out: HashMap<String, Vec<usize>> = HashMap::new();
+    for (file, symbol) in c.graph.files_imports(ids).map_err(ToolError::internal)? {
+        if let (Some(path), Some(i)) = (path_of.get(file.as_str()), cat.by_id(&symbol)) {
+            out.entry(path.to_string()).or_default().push(i);
+        }
+    }
+    for list in out.values_mut() {
+        cat.sort_by_position(list);
+    }
+    Ok(out)
 }
 
 /// How a get_code_context candidate came in through the graph: the relation

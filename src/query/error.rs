@@ -6,6 +6,43 @@ use serde_json::{Value, json};
 use super::cypher::AdhocError;
 use crate::store::graph::{GraphError, SymbolRow};
 
+/// A symbol an ambiguous name could mean, as the error lists it.
+#[derive(Debug, serde::Serialize)]
+pub struct Candidate<'a> {
+    pub symbol_id: &'a str,
+    pub name: &'a str,
+    pub kind: &'a str,
+    pub qualified_name: &'a str,
+    pub path: &'a str,
+    pub line_start: i64,
+}
+
+impl<'a> From<&'a SymbolRow> for Candidate<'a> {
+    fn from(s: &'a SymbolRow) -> Self {
+        Candidate {
+            symbol_id: &s.id,
+            name: &s.name,
+            kind: &s.kind,
+            qualified_name: &s.qualified_name,
+            path: &s.path,
+            line_start: s.line_start,
+        }
+    }
+}
+
+impl<'a> From<&'a crate::store::catalog::Entry> for Candidate<'a> {
+    fn from(e: &'a crate::store::catalog::Entry) -> Self {
+        Candidate {
+            symbol_id: &e.id,
+            name: &e.name,
+            kind: &e.kind,
+            qualified_name: &e.qualified_name,
+            path: &e.path,
+            line_start: e.line_start,
+        }
+    }
+}
+
 /// A tool error: `{"error": {"code", "message", "data"}}` in a result with `isError`.
 #[derive(Debug, Clone)]
 pub struct ToolError {
@@ -54,13 +91,10 @@ impl ToolError {
             json!({"symbol_name": name, "path": path, "repo": repo, "ref": ref_name}),
         )
     }
-    pub fn ambiguous_symbol(name: &str, candidates: &[SymbolRow]) -> ToolError {
+    pub fn ambiguous_symbol(name: &str, candidates: &[Candidate<'_>]) -> ToolError {
         let list: Vec<Value> = candidates
             .iter()
-            .map(|c| {
-                json!({"symbol_id": c.id, "name": c.name, "kind": c.kind,
-                "qualified_name": c.qualified_name, "path": c.path, "line_start": c.line_start})
-            })
+            .map(|c| serde_json::to_value(c).unwrap_or(Value::Null))
             .collect();
         Self::new(
             "ambiguous_symbol",

@@ -6,20 +6,20 @@ use std::collections::HashSet;
 use super::answers::*;
 use super::args::{clean_opt_path, non_empty, resolve_one};
 use super::error::ToolError;
+use super::forest::{Forest, MAX_DEPTH};
 use super::inputs::{Direction, HierarchyInput};
 use super::nav;
 use super::view::View;
-use crate::store::catalog::{self, Catalog};
 
-/// The tree under catalog entry `i` (a Rust type's tree also holds its impl blocks
+/// The tree under forest node `i` (a Rust type's tree also holds its impl blocks
 /// in the same file, as in [`nav::descendants`]).
-fn catalog_tree(cat: &Catalog, i: usize) -> nav::TreeNode {
-    fn node(cat: &Catalog, i: usize, depth: i64, seen: &mut HashSet<usize>) -> nav::TreeNode {
-        let children = if depth as usize >= catalog::MAX_DEPTH {
+fn forest_tree(forest: &Forest, i: usize) -> nav::TreeNode {
+    fn node(forest: &Forest, i: usize, depth: i64, seen: &mut HashSet<usize>) -> nav::TreeNode {
+        let children = if depth as usize >= MAX_DEPTH {
             Vec::new()
         } else {
-            let fresh: Vec<usize> = cat
-                .entry(i)
+            let fresh: Vec<usize> = forest
+                .node(i)
                 .children
                 .iter()
                 .copied()
@@ -27,28 +27,20 @@ fn catalog_tree(cat: &Catalog, i: usize) -> nav::TreeNode {
                 .collect();
             fresh
                 .into_iter()
-                .map(|c| node(cat, c, depth + 1, seen))
+                .map(|c| node(forest, c, depth + 1, seen))
                 .collect()
         };
         nav::TreeNode {
-            symbol: cat.entry(i).row.clone(),
+            symbol: forest.node(i).row.clone(),
             depth,
             children,
         }
     }
     let mut seen = HashSet::from([i]);
-    let mut tree = node(cat, i, 0, &mut seen);
-    let sym = &cat.entry(i).row;
-    if sym.language == "rust" && sym.kind != "impl" {
-        for &j in cat.named(&sym.name) {
-            let other = &cat.entry(j).row;
-            if other.kind == "impl"
-                && other.qualified_name == sym.qualified_name
-                && other.path == sym.path
-                && seen.insert(j)
-            {
-                tree.children.push(node(cat, j, 1, &mut seen));
-            }
+    let mut tree = node(forest, i, 0, &mut seen);
+    for j in forest.impls_of(i) {
+        if seen.insert(j) {
+            tree.children.push(node(forest, j, 1, &mut seen));
         }
     }
     tree
@@ -61,15 +53,17 @@ pub fn get_symbol_hierarchy(
     let name = non_empty("symbol_name", &input.symbol_name)?;
     let path = clean_opt_path(input.path.as_deref())?;
     let cat = c.catalog()?;
-    let i = resolve_one(c, &cat, name, path.as_deref())?;
+    let row = resolve_one(c, &cat, name, path.as_deref())?.symbol;
     let body = match input.direction {
         Direction::Ancestors => {
-            let chain: Vec<usize> = std::iter::once(i).chain(cat.ancestors(i)).collect();
-            let hierarchy: Vec<HierarchyNode> = chain
+            // Walked by Kuzu (`queries/ancestors.cypher`), bounded and acyclic.
+            let ancestry = nav::ancestors(&c.graph, &row).map_err(ToolError::internal)?;
+            let hierarchy: Vec<HierarchyNode> = ancestry
+                .chain
                 .iter()
                 .enumerate()
-                .map(|(depth, &j)| HierarchyNode {
-                    symbol: SymbolRef::from(&cat.entry(j).row),
+                .map(|(depth, (s, _))| HierarchyNode {
+                    symbol: SymbolRef::from(s),
                     depth,
                     children: Vec::new(),
                 })
@@ -78,12 +72,24 @@ pub fn get_symbol_hierarchy(
                 chain_length: hierarchy.len(),
                 hierarchy,
                 direction: "ancestors".into(),
-                file: Some(cat.entry(i).row.path.clone()),
+                file: Some(row.path.clone()),
                 metadata: Metadata::default(),
             }
         }
         Direction::Descendants => {
-            let tree = catalog_tree(&cat, i);
+            // The file's CONTAINS tree, walked by Kuzu in one statement
+            // (`queries/file_forest.cypher`, bounded and acyclic).
+            let file = c.file(&row.path)?.map(|f| f.id);
+            let forest =
+                Forest::load(&c.graph, file.into_iter().collect()).map_err(ToolError::internal)?;
+            let tree = match forest.by_id(&row.id) {
+                Some(i) => forest_tree(&forest, i),
+                None => nav::TreeNode {
+                    symbol: row.clone(),
+                    depth: 0,
+                    children: Vec::new(),
+                },
+            };
             HierarchyAnswer {
                 chain_length: tree.size(),
                 hierarchy: vec![tree_node(&tree)],

@@ -1,12 +1,11 @@
 //! `locate_symbol`: where a name is defined, best first.
 
 use super::answers::*;
-use super::args::{clean_opt_path, first_line, limit, non_empty};
+use super::args::{clean_opt_path, first_line, limit, lookup, non_empty};
 use super::error::ToolError;
 use super::inputs::LocateInput;
 use super::view::View;
 use crate::model::names::is_secondary_path;
-use crate::store::graph::SymbolRow;
 use crate::store::search::Filters;
 
 pub fn locate_symbol(
@@ -23,28 +22,29 @@ pub fn locate_symbol(
         exact = false;
         found = cat
             .named_ignoring_case(crate::model::names::last_segment(name))
-            .iter()
-            .map(|&i| cat.entry(i).row.clone())
-            .collect();
+            .to_vec();
     }
-    found.retain(|s| {
-        input.kind.as_deref().is_none_or(|k| s.kind == k)
+    found.retain(|&i| {
+        let s = cat.entry(i);
+        input.kind.as_deref().is_none_or(|k| &*s.kind == k)
             && input
                 .language
                 .as_deref()
                 .is_none_or(|l| s.language.eq_ignore_ascii_case(l))
             && under
                 .as_deref()
-                .is_none_or(|u| s.path == u || s.path.starts_with(&format!("{u}/")))
+                .is_none_or(|u| &*s.path == u || s.path.starts_with(&format!("{u}/")))
     });
-    let mut scored: Vec<(f64, SymbolRow)> = found
+    // Ranked in the catalog; only the shown ones are read from the graph.
+    let mut scored: Vec<(f64, usize)> = found
         .into_iter()
-        .map(|s| {
-            let n = cat.by_id(&s.id).map_or(0, |i| cat.imported_by(i));
-            (locate_score(&s, exact, n), s)
+        .map(|i| {
+            let e = cat.entry(i);
+            (locate_score(&e.kind, &e.path, exact, cat.imported_by(i)), i)
         })
         .collect();
     let mut how = if exact { "exact" } else { "ignoring_case" };
+    let mut cat = cat;
     if scored.is_empty() {
         // No definition has that name: the best search hits instead.
         how = "search";
@@ -59,23 +59,32 @@ pub fn locate_symbol(
             .search(&s.catalog, name, &filters, limit)
             .map_err(ToolError::internal)?
             .into_iter()
-            .map(|h| (f64::from(h.score), s.catalog.entry(h.entry).row.clone()))
+            .map(|h| (f64::from(h.score), h.entry))
             .collect();
+        cat = s.catalog.clone();
     }
     scored.sort_by(|a, b| {
+        let (x, y) = (cat.entry(a.1), cat.entry(b.1));
         b.0.total_cmp(&a.0)
-            .then_with(|| a.1.path.cmp(&b.1.path))
-            .then_with(|| a.1.line_start.cmp(&b.1.line_start))
+            .then_with(|| x.path.cmp(&y.path))
+            .then_with(|| x.line_start.cmp(&y.line_start))
     });
     let total = scored.len();
-    let results: Vec<LocatedSymbol> = scored
+    scored.truncate(limit);
+    let shown: Vec<usize> = scored.iter().map(|&(_, i)| i).collect();
+    let score_of: std::collections::HashMap<usize, f64> =
+        scored.iter().map(|&(score, i)| (i, score)).collect();
+    let results: Vec<LocatedSymbol> = lookup(c, &cat, &shown)?
         .iter()
-        .take(limit)
-        .map(|(score, s)| LocatedSymbol {
-            symbol: SymbolRef::from(s),
-            visibility: s.visibility.clone(),
-            doc: first_line(&s.doc).to_string(),
-            score: (score * 1000.0).round() / 1000.0,
+        .map(|(i, found)| {
+            let s = &found.symbol;
+            let score = score_of.get(i).copied().unwrap_or(0.0);
+            LocatedSymbol {
+                symbol: SymbolRef::from(s),
+                visibility: s.visibility.clone(),
+                doc: first_line(&s.doc).to_string(),
+                score: (score * 1000.0).round() / 1000.0,
+            }
         })
         .collect();
     let completeness = if total > limit {
@@ -98,13 +107,13 @@ pub fn locate_symbol(
 /// Definitions over declarations and tests: exact names first, types over the
 /// impl blocks that repeat their names, code over tests, vendored and generated files.
 /// Among same-named definitions, one that many files import comes first.
-fn locate_score(s: &SymbolRow, exact: bool, imported_by: u32) -> f64 {
+fn locate_score(kind: &str, path: &str, exact: bool, imported_by: u32) -> f64 {
     let mut score = if exact { 1.0 } else { 0.8 };
     score *= 1.0 + 0.05 * (1.0 + f64::from(imported_by)).ln();
-    if s.kind == "impl" {
+    if kind == "impl" {
         score *= 0.9;
     }
-    if is_secondary_path(&s.path) {
+    if is_secondary_path(path) {
         score *= 0.5;
     }
     score

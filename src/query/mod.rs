@@ -10,6 +10,7 @@ pub mod args;
 pub mod context;
 pub mod cypher;
 pub mod error;
+pub mod forest;
 pub mod hierarchy;
 pub mod inputs;
 pub mod locate;

@@ -159,14 +159,16 @@ pub fn descendants(
     Ok(tree)
 }
 
-fn shift(node: &mut TreeNode, by: i64) {
+/// Moves a subtree `by` levels down.
+pub fn shift(node: &mut TreeNode, by: i64) {
     node.depth += by;
     for c in &mut node.children {
         shift(c, by);
     }
 }
 
-fn subtree(store: &GraphStore, symbol: &SymbolRow) -> Result<TreeNode, NavError> {
+/// The tree under `symbol` (`queries/descendants.cypher`), children in line order.
+pub fn subtree(store: &GraphStore, symbol: &SymbolRow) -> Result<TreeNode, NavError> {
     let rows = store.descendants(&symbol.id)?;
     fn build(
         id: &str,

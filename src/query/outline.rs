@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 use super::answers::*;
 use super::args::{clean_path, non_empty};
 use super::error::ToolError;
+use super::forest::Forest;
 use super::inputs::OutlineInput;
 use super::view::View;
 use crate::store::graph::FileSymbol;
@@ -22,7 +23,9 @@ pub fn get_file_outline(
     else {
         return Err(ToolError::file_not_found(&path, &c.repo, &c.ref_name));
     };
-    let symbols = c.catalog()?.file_symbols(&file.path, &file.id);
+    let symbols = Forest::load(&c.graph, vec![file.id.clone()])
+        .map_err(ToolError::internal)?
+        .file_symbols(&file.path, &file.id);
     let count = symbols.len();
     let tree = outline_tree(&file.id, &symbols);
     Ok((

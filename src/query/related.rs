@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use super::answers::*;
 use super::args::{clean_opt_path, dir_of, limit, non_empty, resolve_one};
 use super::error::ToolError;
+use super::forest::Forest;
 use super::inputs::{RelatedInput, RelatedScope};
 use super::view::View;
 use crate::store::graph::{FileInfo, SymbolRow};
@@ -18,12 +19,12 @@ pub fn find_related_symbols(
     let path = clean_opt_path(input.path.as_deref())?;
     let limit = limit(input.limit, 20, 500)?;
     let cat = c.catalog()?;
-    let anchor = cat
-        .entry(resolve_one(c, &cat, name, path.as_deref())?)
-        .row
-        .clone();
+    let anchor = resolve_one(c, &cat, name, path.as_deref())?.symbol;
     let files = c.files()?;
-    let anchor_file = files.iter().find(|f| f.path == anchor.path);
+    let anchor_file = files
+        .binary_search_by(|f| f.path.as_str().cmp(&anchor.path))
+        .ok()
+        .map(|k| &files[k]);
 
     let mut out = Related {
         seen: HashSet::from([anchor.id.clone()]),
@@ -32,8 +33,10 @@ pub fn find_related_symbols(
         more: false,
     };
     if let Some(af) = anchor_file {
-        for (i, _) in cat.file_all(&af.path) {
-            if !out.push(&cat.entry(i).row, "same_file") {
+        // Each step is one statement, run only while the answer has room.
+        let forest = Forest::load(&c.graph, vec![af.id.clone()]).map_err(ToolError::internal)?;
+        for (i, _) in forest.file_all(&af.path) {
+            if !out.push(&forest.node(i).row, "same_file") {
                 break;
             }
         }
@@ -52,12 +55,39 @@ pub fn find_related_symbols(
             RelatedScope::Package => 2,
         };
         'scopes: for (relation, keep) in scopes.iter().take(wanted) {
-            // Top-level definitions of the other files.
-            for f in files.iter().filter(|f| keep(f)) {
-                for &i in cat.file_top(&f.path) {
-                    if !out.push(&cat.entry(i).row, relation) {
-                        break 'scopes;
-                    }
+            if out.more {
+                break;
+            }
+            // Top-level definitions of the other files, file by file in path
+            // order, each file's in line order.
+            let ids: Vec<String> = files
+                .iter()
+                .filter(|f| keep(f))
+                .map(|f| f.id.clone())
+                .collect();
+            let mut top = c
+                .graph
+                .files_top_symbols(ids)
+                .map_err(ToolError::internal)?;
+            top.sort_by(|a, b| {
+                (
+                    &a.0.path,
+                    a.0.line_start,
+                    a.1,
+                    std::cmp::Reverse(a.2),
+                    &a.0.id,
+                )
+                    .cmp(&(
+                        &b.0.path,
+                        b.0.line_start,
+                        b.1,
+                        std::cmp::Reverse(b.2),
+                        &b.0.id,
+                    ))
+            });
+            for (row, _, _) in &top {
+                if !out.push(row, relation) {
+                    break 'scopes;
                 }
             }
         }

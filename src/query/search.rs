@@ -1,7 +1,8 @@
-//! `search_code`: ranked symbols for a query (Tantivy over the catalog).
+//! `search_code`: ranked symbols for a query (Tantivy, adjusted with the
+//! catalog's names and import counts; rows read from the graph).
 
 use super::answers::*;
-use super::args::{clean_opt_path, first_line, limit, non_empty, round3};
+use super::args::{clean_opt_path, first_line, limit, lookup, non_empty, round3};
 use super::error::ToolError;
 use super::inputs::SearchInput;
 use super::view::View;
@@ -25,23 +26,24 @@ pub fn search_code(
         .index
         .search(&s.catalog, query, &filters, limit)
         .map_err(ToolError::internal)?;
-    let results: Vec<SearchHit> = hits
+    // Ranked in the catalog; the hits' rows and enclosing symbols are read
+    // from the graph by primary key, in one statement.
+    let entries: Vec<usize> = hits.iter().map(|h| h.entry).collect();
+    let score_of: std::collections::HashMap<usize, f32> =
+        hits.iter().map(|h| (h.entry, h.score)).collect();
+    let results: Vec<SearchHit> = lookup(c, &s.catalog, &entries)?
         .iter()
-        .map(|h| {
-            let entry = s.catalog.entry(h.entry);
-            let row = &entry.row;
+        .map(|(i, found)| {
+            let row = &found.symbol;
             SearchHit {
                 symbol: SymbolRef::from(row),
                 doc: first_line(&row.doc).to_string(),
-                score: round3(h.score),
+                score: round3(score_of.get(i).copied().unwrap_or(0.0)),
                 // A member comes with its enclosing type's header.
-                parent: entry.parent.map(|p| {
-                    let parent = &s.catalog.entry(p).row;
-                    ParentHeader {
-                        name: parent.name.clone(),
-                        kind: parent.kind.clone(),
-                        signature: parent.signature.clone(),
-                    }
+                parent: found.parent.as_ref().map(|p| ParentHeader {
+                    name: p.name.clone(),
+                    kind: p.kind.clone(),
+                    signature: p.signature.clone(),
                 }),
             }
         })

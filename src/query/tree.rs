@@ -6,31 +6,34 @@ use std::collections::{HashMap, HashSet};
 use super::answers::*;
 use super::args::{clean_path, limit, non_empty, read_source};
 use super::error::ToolError;
+use super::forest::{Forest, MAX_DEPTH};
 use super::inputs::{Detail, ExploreInput, NodeInput};
 use super::view::View;
-use crate::store::catalog::{self, Catalog};
-use crate::store::graph::FileInfo;
+use crate::store::catalog::Catalog;
+use crate::store::graph::{FileInfo, GraphError, GraphStore};
 
 /// Node ids: `dir:{path}`, `file:{path}`, `{kind}:{path}:{qualified_name}`, with
 /// `#n` appended for the n-th (n ≥ 2) symbol of the same kind and qualified name
 /// in a file (a Rust type's several impl blocks).
-fn node_id(cat: &Catalog, i: usize) -> String {
-    let row = &cat.entry(i).row;
+fn node_id(forest: &Forest, i: usize) -> String {
+    let row = &forest.node(i).row;
     let base = format!("{}:{}:{}", row.kind, row.path, row.qualified_name);
-    let n = 1 + cat
-        .named(&row.name)
-        .iter()
-        .take_while(|&&j| j != i)
-        .filter(|&&j| {
-            let o = &cat.entry(j).row;
-            o.kind == row.kind && o.path == row.path && o.qualified_name == row.qualified_name
-        })
-        .count();
-    if n == 1 { base } else { format!("{base}#{n}") }
+    match 1 + forest.alike_before(i) {
+        1 => base,
+        n => format!("{base}#{n}"),
+    }
 }
 
+/// How many files' trees one statement reads while a tree is built.
+const FILES_PER_READ: usize = 64;
+
 struct TreeBuild<'a> {
-    cat: &'a Catalog,
+    graph: &'a GraphStore,
+    /// The trees of the files read so far (`loaded`), read as they are reached.
+    forest: Forest,
+    loaded: HashSet<String>,
+    /// A read that failed: the answer is an error, not a tree without symbols.
+    failed: Option<GraphError>,
     detail: Detail,
     max_depth: usize,
     limit: usize,
@@ -51,18 +54,42 @@ impl TreeBuild<'_> {
     }
     /// Whether nodes at `level` have their children shown.
     fn expands(&self, level: usize) -> bool {
-        (self.max_depth == 0 || level < self.max_depth) && level < catalog::MAX_DEPTH
+        (self.max_depth == 0 || level < self.max_depth) && level < MAX_DEPTH
+    }
+
+    /// Reads the trees of the first files of `upcoming` not read yet, in one
+    /// statement.
+    fn read_ahead(&mut self, upcoming: &[&FileInfo]) {
+        let fresh: Vec<&FileInfo> = upcoming
+            .iter()
+            .filter(|f| !self.loaded.contains(&f.path))
+            .take(FILES_PER_READ)
+            .copied()
+            .collect();
+        let ids: Vec<String> = fresh
+            .into_iter()
+            .map(|f| {
+                self.loaded.insert(f.path.clone());
+                f.id.clone()
+            })
+            .collect();
+        if ids.is_empty() || self.failed.is_some() {
+            return;
+        }
+        match Forest::load(self.graph, ids) {
+            Ok(f) => self.forest.merge(f),
+            Err(e) => self.failed = Some(e),
+        }
     }
 
     fn symbol_node(&mut self, i: usize, level: usize) -> Option<TreeNode> {
         if !self.room() {
             return None;
         }
-        let cat = self.cat;
-        let row = &cat.entry(i).row;
+        let row = &self.forest.node(i).row;
         let max = self.detail == Detail::Max;
         let mut node = TreeNode {
-            node_id: node_id(cat, i),
+            node_id: node_id(&self.forest, i),
             name: row.name.clone(),
             node_type: row.kind.clone(),
             qualified_name: max.then(|| row.qualified_name.clone()),
@@ -72,11 +99,10 @@ impl TreeBuild<'_> {
             ..TreeNode::default()
         };
         if self.expands(level) {
-            node.children = cat
-                .entry(i)
-                .children
-                .iter()
-                .map_while(|&c| self.symbol_node(c, level + 1))
+            let children = self.forest.node(i).children.clone();
+            node.children = children
+                .into_iter()
+                .map_while(|c| self.symbol_node(c, level + 1))
                 .collect();
         }
         Some(node)
@@ -103,11 +129,14 @@ impl TreeBuild<'_> {
             ..TreeNode::default()
         };
         if self.expands(level) {
-            let cat = self.cat;
-            let top: &[usize] = only.unwrap_or_else(|| cat.file_top(&f.path));
+            self.read_ahead(&[f]);
+            let top: Vec<usize> = match only {
+                Some(only) => only.to_vec(),
+                None => self.forest.file_top(&f.path).to_vec(),
+            };
             node.children = top
-                .iter()
-                .map_while(|&i| self.symbol_node(i, level + 1))
+                .into_iter()
+                .map_while(|i| self.symbol_node(i, level + 1))
                 .collect();
         }
         Some(node)
@@ -140,7 +169,10 @@ impl TreeBuild<'_> {
                 None => return out,
             }
         }
-        for f in direct {
+        for (k, f) in direct.iter().enumerate() {
+            if self.expands(level) {
+                self.read_ahead(&direct[k..]);
+            }
             match self.file_node(f, level, None) {
                 Some(n) => out.push(n),
                 None => return out,
@@ -195,7 +227,6 @@ pub fn explore_tree(
     };
     let limit = limit(input.limit, 500, 5000)?;
     let files = c.files()?;
-    let cat = c.catalog()?;
     let is_file = files
         .binary_search_by(|f| f.path.as_str().cmp(&pattern))
         .ok();
@@ -205,7 +236,10 @@ pub fn explore_tree(
             .first()
             .is_some_and(|f| f.path.starts_with(&dir_prefix));
     let mut build = TreeBuild {
-        cat: &cat,
+        graph: &c.graph,
+        forest: Forest::default(),
+        loaded: HashSet::new(),
+        failed: None,
         detail: input.detail,
         max_depth,
         limit,
@@ -230,8 +264,12 @@ pub fn explore_tree(
         if needle.is_empty() {
             return Err(ToolError::invalid_input("`pattern` must not be empty"));
         }
-        ("search", search_tree(&mut build, &files, &needle))
+        let cat = c.catalog()?;
+        ("search", search_tree(&mut build, &cat, &files, &needle))
     };
+    if let Some(e) = build.failed {
+        return Err(ToolError::internal(e));
+    }
     let body = TreeAnswer {
         tree,
         meta: TreeMeta {
@@ -256,39 +294,62 @@ pub fn explore_tree(
 
 /// A name search: each file whose name matches, whole; otherwise, per file, the
 /// matching symbols (outermost ones: a match inside a match shows in its subtree).
-fn search_tree(build: &mut TreeBuild<'_>, files: &[FileInfo], needle: &str) -> Vec<TreeNode> {
-    let cat = build.cat;
-    let hits: HashSet<usize> = cat.matching(needle, 1000).into_iter().collect();
-    let mut by_path: HashMap<&str, Vec<usize>> = HashMap::new();
-    let mut outer: Vec<usize> = hits
-        .iter()
-        .copied()
-        .filter(|&i| !cat.ancestors(i).iter().any(|a| hits.contains(a)))
-        .collect();
-    outer.sort_unstable();
-    for i in outer {
-        by_path
-            .entry(cat.entry(i).row.path.as_str())
-            .or_default()
-            .push(i);
-    }
-    let mut out = Vec::new();
-    for f in files {
-        let name_hit = f
-            .path
+fn search_tree(
+    build: &mut TreeBuild<'_>,
+    cat: &Catalog,
+    files: &[FileInfo],
+    needle: &str,
+) -> Vec<TreeNode> {
+    let name_hit = |f: &FileInfo| {
+        f.path
             .rsplit('/')
             .next()
             .unwrap_or("")
             .to_lowercase()
-            .contains(needle);
-        let matched = by_path.get(f.path.as_str());
-        if !name_hit && matched.is_none() {
-            continue;
-        }
-        let node = if name_hit {
+            .contains(needle)
+    };
+    // The files of the matching symbols: their trees tell which matches are
+    // outermost.
+    let matches = cat.matching(needle, 1000);
+    let hit_paths: HashSet<&str> = matches.iter().map(|&i| &*cat.entry(i).path).collect();
+    let hit_files: Vec<&FileInfo> = files
+        .iter()
+        .filter(|f| hit_paths.contains(f.path.as_str()))
+        .collect();
+    for chunk in hit_files.chunks(FILES_PER_READ) {
+        build.read_ahead(chunk);
+    }
+    let forest = &build.forest;
+    let hits: HashSet<usize> = matches
+        .iter()
+        .filter_map(|&i| forest.by_id(&cat.entry(i).id))
+        .collect();
+    let mut outer: Vec<usize> = hits
+        .iter()
+        .copied()
+        .filter(|&i| !forest.ancestors(i).iter().any(|a| hits.contains(a)))
+        .collect();
+    outer.sort_unstable();
+    let mut by_path: HashMap<String, Vec<usize>> = HashMap::new();
+    for i in outer {
+        by_path
+            .entry(forest.node(i).row.path.clone())
+            .or_default()
+            .push(i);
+    }
+    let shown: Vec<&FileInfo> = files
+        .iter()
+        .filter(|f| name_hit(f) || by_path.contains_key(&f.path))
+        .collect();
+    let mut out = Vec::new();
+    for (k, f) in shown.iter().enumerate() {
+        let node = if name_hit(f) {
+            if build.expands(0) {
+                build.read_ahead(&shown[k..]);
+            }
             build.file_node(f, 0, None)
         } else {
-            build.file_node(f, 0, matched.map(Vec::as_slice))
+            build.file_node(f, 0, by_path.get(&f.path).map(Vec::as_slice))
         };
         match node {
             Some(n) => out.push(n),
@@ -382,17 +443,13 @@ pub fn get_node(c: &View, input: NodeInput) -> Result<(NodeAnswer, &'static str)
             let Some(f) = find_file(path) else {
                 return Err(ToolError::node_not_found(node_id));
             };
-            let cat = c.catalog()?;
-            let Some(entry) = cat
+            let forest = Forest::load(&c.graph, vec![f.id.clone()]).map_err(ToolError::internal)?;
+            let Some(entry) = forest
                 .file_all(&f.path)
                 .into_iter()
-                .map(|(i, _)| i)
-                .filter(|&i| {
-                    let row = &cat.entry(i).row;
-                    row.kind == kind && row.qualified_name == qn
-                })
+                .map(|(i, _)| forest.node(i))
+                .filter(|n| n.row.kind == kind && n.row.qualified_name == qn)
                 .nth(nth - 1)
-                .map(|i| cat.entry(i))
             else {
                 return Err(ToolError::node_not_found(node_id));
             };

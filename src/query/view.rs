@@ -71,6 +71,15 @@ impl<'a> View<'a> {
         Ok(self.catalog()?.files())
     }
 
+    /// The indexed file at `path`.
+    pub fn file(&self, path: &str) -> Result<Option<FileInfo>, ToolError> {
+        let files = self.files()?;
+        Ok(files
+            .binary_search_by(|f| f.path.as_str().cmp(path))
+            .ok()
+            .map(|i| files[i].clone()))
+    }
+
     /// The ref's search index with the catalog it was built from.
     pub fn search(&self) -> Result<Arc<RefSearch>, ToolError> {
         (self.load_search)()

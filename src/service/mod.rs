@@ -221,14 +221,6 @@ impl Store {
         Ok(v)
     }
 
-    /// Whether the catalog (and with `search`, the search index) of a repo/ref is
-    /// loaded, so that a call using only them loads nothing. Never waits.
-    pub fn is_cached(&self, repo: &str, ref_name: &str, search: bool) -> bool {
-        let key = (repo.to_string(), ref_name.to_string());
-        let catalog = self.catalogs.try_read().is_ok_and(|m| m.contains_key(&key));
-        catalog && (!search || self.searches.try_read().is_ok_and(|m| m.contains_key(&key)))
-    }
-
     /// The symbol catalog of a repo/ref, loaded from the graph on first use.
     pub fn catalog(
         &self,
@@ -263,7 +255,7 @@ impl Store {
         // Outside `cached`: loading the catalog takes the same load lock.
         let catalog = self.catalog(graph, repo, ref_name)?;
         self.cached(&self.searches, repo, ref_name, || {
-            let index = self.open_search(repo, ref_name, &catalog, root)?;
+            let index = self.open_search(graph, repo, ref_name, root)?;
             Ok(RefSearch {
                 catalog: catalog.clone(),
                 index,
@@ -272,14 +264,14 @@ impl Store {
     }
 
     /// The ref's index from the data dir when its tag matches the graph; otherwise
-    /// rebuilt there from the catalog (a run killed between its two commits, a
+    /// rebuilt there from the graph (a run killed between its two commits, a
     /// data dir from before search indexes), or in memory if the data dir's index
     /// is busy (an index run is writing it right now).
     fn open_search(
         &self,
+        graph: &GraphStore,
         repo: &str,
         ref_name: &str,
-        catalog: &Catalog,
         root: Option<&Path>,
     ) -> Result<SearchIndex, ServiceError> {
         let indexed_at = self
@@ -295,9 +287,10 @@ impl Store {
             return Ok(index);
         }
         let started = std::time::Instant::now();
+        let symbols = graph.symbol_rows(repo, ref_name)?;
         let persisted = SearchIndex::open_dir(&dir).and_then(|index| {
             let index = index.with_writer_mb(self.search_writer_mb);
-            index.rebuild(catalog, root)?;
+            index.rebuild(&symbols, root)?;
             if let Some(tag) = &indexed_at {
                 search::write_tag(&dir, tag)?;
             }
@@ -308,7 +301,7 @@ impl Store {
             Err(e) => {
                 tracing::warn!("search index in memory only: {e}");
                 let index = SearchIndex::in_ram()?.with_writer_mb(self.search_writer_mb);
-                index.rebuild(catalog, root)?;
+                index.rebuild(&symbols, root)?;
                 index
             }
         };
@@ -1064,16 +1057,24 @@ impl Service {
                         .read()
                         .ok()
                         .and_then(|c| c.get(&key).cloned());
-                    let patched = match (old, &report.changes) {
-                        (Some(old), _) if report.parsed == 0 && report.removed == 0 => Some(old),
-                        (Some(old), Some(changes)) => {
+                    let patched = match (old, &report.changes, store.graph()) {
+                        (Some(old), _, _) if report.parsed == 0 && report.removed == 0 => Some(old),
+                        (Some(old), Some(changes), Some(graph)) => {
                             let started = std::time::Instant::now();
-                            let c = Arc::new(old.apply(changes));
-                            tracing::debug!(
-                                ms = started.elapsed().as_millis() as u64,
-                                "patched the symbol catalog"
-                            );
-                            Some(c)
+                            match old.apply(changes, &graph) {
+                                Ok(c) => {
+                                    tracing::debug!(
+                                        ms = started.elapsed().as_millis() as u64,
+                                        "patched the symbol catalog"
+                                    );
+                                    Some(Arc::new(c))
+                                }
+                                // Dropped instead: the next call loads it again.
+                                Err(e) => {
+                                    tracing::warn!("cannot patch the symbol catalog: {e}");
+                                    None
+                                }
+                            }
                         }
                         _ => None,
                     };

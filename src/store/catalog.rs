@@ -1,38 +1,40 @@
-//! One ref's symbols and their CONTAINS tree, held in memory by the server.
+//! One ref's symbols by name, held in memory by the server: where every tool
+//! that takes a symbol name or a search query starts.
 //!
 //! Kuzu 0.11 has no secondary indexes: finding a symbol by name scans the Symbol
-//! table, and every query pays a few milliseconds of planning and column reads.
-//! The MCP tools answer in well under that by loading each ref's tree once per
-//! index run (two Cypher queries: the symbols, and the CONTAINS edges into them)
-//! and walking it here: lookups by id, name (exact or ignoring case) and file,
-//! parent chains and subtrees. Walks keep a visited set and a depth bound, so even
-//! a damaged tree cannot loop.
+//! table. So the server keeps, per ref, what finding and ranking a symbol needs:
+//! its id, name, qualified name, file, kind, language, position, and how many
+//! import edges point at it (a ranking signal, counted by the graph). Nothing
+//! else: a symbol's signature and doc are read from the graph by primary key when
+//! an answer shows them, and every walk along edges is a Cypher query
+//! (`query::forest`, `query::nav`). The catalog holds no edge.
 //!
 //! Architecture invariant: built from the graph's committed state; after an index
 //! run a copy is patched with the run's changes (`apply`) and replaces it whole.
-//! A copy is cheap (entries and names are shared `Arc`s) and the patch touches
-//! only the changed files, so its cost follows the change. Entry indices are
-//! stable across patches: the entries of removed files stay as dead slots (no
-//! map points at them) until too many pile up and the catalog is rebuilt.
+//! A copy is cheap (entries and name lists are shared `Arc`s) and the patch
+//! touches only the changed files' entries, plus one statement for the import
+//! counts. Entry indices are stable across patches: the entries of removed files
+//! stay as dead slots (no map points at them) until too many pile up and the
+//! catalog is loaded again.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::store::graph;
-use crate::store::graph::{Changes, FileInfo, FileSymbol, SymbolRow};
+use crate::store::graph::{Changes, FileInfo, GraphError, GraphStore, NameRow};
 
-/// Deeper nesting than this is treated as damage and not followed.
-pub const MAX_DEPTH: usize = 30;
-
-#[derive(Debug, Clone)]
+/// A symbol as the name index knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
-    pub row: SymbolRow,
-    pub byte_start: usize,
-    pub byte_end: usize,
-    /// Index of the enclosing symbol; `None` = contained by its file.
-    pub parent: Option<usize>,
-    /// Nested symbols in line order.
-    pub children: Vec<usize>,
+    pub id: Arc<str>,
+    pub name: Arc<str>,
+    pub qualified_name: Box<str>,
+    pub path: Arc<str>,
+    pub kind: Arc<str>,
+    pub language: Arc<str>,
+    pub line_start: i64,
+    byte_start: i64,
+    byte_end: i64,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -44,107 +46,89 @@ pub struct Catalog {
     by_id: HashMap<Arc<str>, usize>,
     by_name: HashMap<Arc<str>, Arc<Vec<usize>>>,
     by_lower: HashMap<Arc<str>, Arc<Vec<usize>>>,
-    /// Top-level symbols of each file, in line order.
+    /// Every entry of each file (what a patch of the file removes).
     by_file: HashMap<Arc<str>, Arc<Vec<usize>>>,
-    /// How many import edges point at each imported symbol.
-    imported_by: HashMap<usize, u32>,
+    /// How many import edges point at each entry (by slot).
+    imported_by: Vec<u32>,
+    /// Kinds, languages and paths, each kept once.
+    strings: HashSet<Arc<str>>,
     /// Names this catalog's entries (a hash of their ids in order, or of the
     /// catalog it was patched from and the patch): caches derived from one (the
     /// search index's term-to-entry maps) are keyed by it.
     generation: u64,
-    /// The symbols each file imports (resolved edges, one per edge), in (path, line) order.
-    imports_of: HashMap<String, Vec<usize>>,
     /// The ref's files, by path: of the same state as the symbols, so an answer
     /// about a file never pairs one state's file with another's symbols.
     files: Arc<Vec<FileInfo>>,
 }
 
 impl Catalog {
-    /// Builds the catalog from symbol rows (with byte ranges) and CONTAINS edges
-    /// `(parent id, child id, parent is a file)`.
-    pub fn build(
-        rows: Vec<(SymbolRow, usize, usize)>,
-        edges: Vec<(String, String, bool)>,
-    ) -> Catalog {
-        let mut rows = rows;
-        rows.sort_by(|a, b| {
-            (
-                a.0.path.as_str(),
-                a.0.line_start,
-                a.1,
-                std::cmp::Reverse(a.2),
-            )
-                .cmp(&(
-                    b.0.path.as_str(),
-                    b.0.line_start,
-                    b.1,
-                    std::cmp::Reverse(b.2),
-                ))
-        });
+    /// Builds the catalog from the graph's name rows.
+    pub fn build(mut rows: Vec<NameRow>, files: Vec<FileInfo>) -> Catalog {
+        rows.sort_by(|a, b| row_key(a).cmp(&row_key(b)).then(a.id.cmp(&b.id)));
         let mut c = Catalog::default();
-        let mut entries: Vec<Entry> = Vec::with_capacity(rows.len());
-        for (i, (row, start, end)) in rows.into_iter().enumerate() {
-            c.index_names(i, &row);
-            entries.push(Entry {
-                row,
-                byte_start: start,
-                byte_end: end,
-                parent: None,
-                children: Vec::new(),
-            });
+        c.entries.reserve(rows.len());
+        for (i, row) in rows.into_iter().enumerate() {
+            let e = c.entry_of(row);
+            c.index(i, &e);
+            c.entries.push(Arc::new(e));
         }
-        let mut contained: HashSet<usize> = HashSet::new();
-        for (parent, child, from_file) in edges {
-            let Some(&ci) = c.by_id.get(child.as_str()) else {
-                continue;
-            };
-            if !contained.insert(ci) {
-                continue; // a second parent would be damage: keep the first
-            }
-            if !from_file
-                && let Some(&pi) = c.by_id.get(parent.as_str())
-                && pi != ci
-            {
-                entries[ci].parent = Some(pi);
-            }
-        }
-        for i in 0..entries.len() {
-            match entries[i].parent {
-                Some(p) => entries[p].children.push(i),
-                None => {
-                    let path: Arc<str> = Arc::from(entries[i].row.path.as_str());
-                    Arc::make_mut(c.by_file.entry(path).or_default()).push(i);
-                }
-            }
-        }
-        // Entries are in (path, line) order, so children and files already are.
-        c.alive = vec![true; entries.len()];
-        c.generation = stamp(entries.iter().map(|e| e.row.id.as_str()));
-        c.entries = entries.into_iter().map(Arc::new).collect();
+        // Entries are in (path, line) order, so every list already is.
+        c.alive = vec![true; c.entries.len()];
+        c.imported_by = vec![0; c.entries.len()];
+        c.generation = stamp(c.entries.iter().map(|e| &*e.id));
+        c.files = Arc::new(files);
         c
     }
 
-    /// Adds entry `i` to the id and name maps.
-    fn index_names(&mut self, i: usize, row: &SymbolRow) {
-        self.by_id.insert(Arc::from(row.id.as_str()), i);
-        Arc::make_mut(
-            self.by_name
-                .entry(Arc::from(row.name.as_str()))
-                .or_default(),
-        )
-        .push(i);
-        Arc::make_mut(
-            self.by_lower
-                .entry(Arc::from(row.name.to_lowercase().as_str()))
-                .or_default(),
-        )
-        .push(i);
+    fn shared(&mut self, s: &str) -> Arc<str> {
+        if let Some(v) = self.strings.get(s) {
+            return v.clone();
+        }
+        let v: Arc<str> = Arc::from(s);
+        self.strings.insert(v.clone());
+        v
     }
 
-    /// The order entries are numbered in by `build`: (path, line, start, longest
-    /// first).
-    fn order_key(&self, i: usize) -> (&str, i64, usize, std::cmp::Reverse<usize>) {
-        entry_key(&self.entries[i])
+    fn entry_of(&mut self, row: NameRow) -> Entry {
+        let name = match self.by_name.get_key_value(row.name.as_str()) {
+            Some((k, _)) => k.clone(),
+            None => Arc::from(row.name.as_str()),
+        };
+        Entry {
+            id: Arc::from(row.id.as_str()),
+            name,
+            qualified_name: row.qualified_name.into_boxed_str(),
+            path: self.shared(&row.path),
+            kind: self.shared(&row.kind),
+            language: self.shared(&row.language),
+            line_start: row.line_start,
+            byte_start: row.byte_start,
+            byte_end: row.byte_end,
+        }
+    }
+
+    /// Adds entry `i` to the id, name and file maps.
+    fn index(&mut self, i: usize, e: &Entry) {
+        self.by_id.insert(e.id.clone(), i);
+        Arc::make_mut(self.by_name.entry(e.name.clone()).or_default()).push(i);
+        let lower = e.name.to_lowercase();
+        let lower = match self.by_lower.get_key_value(lower.as_str()) {
+            Some((k, _)) => k.clone(),
+            None if *lower == *e.name => e.name.clone(),
+            None => Arc::from(lower.as_str()),
+        };
+        Arc::make_mut(self.by_lower.entry(lower).or_default()).push(i);
+        Arc::make_mut(self.by_file.entry(e.path.clone()).or_default()).push(i);
+    }
+
+    /// Sets the import in-degree of every entry from the graph's counts.
+    pub fn set_in_degree(&mut self, counts: impl IntoIterator<Item = (String, u32)>) {
+        self.imported_by = vec![0; self.entries.len()];
+        for (id, n) in counts {
+            if let Some(&i) = self.by_id.get(id.as_str()) {
+                self.imported_by[i] = n;
+            }
+        }
     }
 
     /// The live entries, in slot order.
@@ -154,52 +138,18 @@ impl Catalog {
 
     /// The number of import edges that point at entry `i`.
     pub fn imported_by(&self, i: usize) -> u32 {
-        self.imported_by.get(&i).copied().unwrap_or(0)
+        self.imported_by.get(i).copied().unwrap_or(0)
     }
 
-    /// The symbols file `path` imports.
-    pub fn imports_of(&self, path: &str) -> &[usize] {
-        self.imports_of.get(path).map_or(&[], Vec::as_slice)
-    }
-
-    /// Records the resolved import edges `(importing file's path, symbol id)`:
-    /// every edge counts towards its symbol's in-degree.
-    pub fn set_imports(&mut self, edges: impl IntoIterator<Item = (String, String)>) {
-        for (path, id) in edges {
-            let Some(i) = self.by_id(&id) else {
-                continue;
-            };
-            let n = self.imported_by.entry(i).or_insert(0);
-            *n = n.saturating_add(1);
-            let list = self.imports_of.entry(path).or_default();
-            list.push(i);
-        }
-        // Lists read in (path, line) order of their targets. An import of the
-        // same symbol on two lines stays twice, as in the graph, so the in-degree
-        // can be recomputed from these lists.
-        let mut lists = std::mem::take(&mut self.imports_of);
-        for list in lists.values_mut() {
-            self.sort_entries(list);
-        }
-        self.imports_of = lists;
-    }
-
-    fn sort_entries(&self, list: &mut [usize]) {
-        list.sort_by(|&a, &b| self.order_key(a).cmp(&self.order_key(b)));
-    }
-
-    /// Everything the catalog holds, in a canonical order: (symbol id, parent id,
-    /// byte range, import in-degree, what its file imports). Two catalogs of the
-    /// same state have equal digests.
-    pub fn digest(&self) -> Vec<(String, String, usize, usize, u32)> {
+    /// Everything the catalog holds, in a canonical order: (symbol id, byte
+    /// range, import in-degree). Two catalogs of the same state have equal digests.
+    pub fn digest(&self) -> Vec<(String, i64, i64, u32)> {
         let mut out: Vec<_> = self
             .indices()
             .map(|i| {
                 let e = &self.entries[i];
                 (
-                    e.row.id.clone(),
-                    e.parent
-                        .map_or_else(String::new, |p| self.entries[p].row.id.clone()),
+                    e.id.to_string(),
                     e.byte_start,
                     e.byte_end,
                     self.imported_by(i),
@@ -210,63 +160,36 @@ impl Catalog {
         out
     }
 
-    /// Everything a tool can observe, in the order it observes it: per file its
-    /// top-level symbols, per symbol its parent, children, byte range and import
-    /// in-degree, the name lookups, each file's imports and `matching`. A patched
-    /// catalog must equal a fresh load in this (tests compare them).
+    /// Everything a tool can observe, in the order it observes it: the files,
+    /// per symbol its entry and import in-degree, the name lookups and
+    /// `matching`. A patched catalog must equal a fresh load in this (tests
+    /// compare them).
     pub fn observable(&self) -> Vec<String> {
-        let id = |i: usize| self.entries[i].row.id.clone();
+        let id = |i: usize| self.entries[i].id.to_string();
         let ids = |v: &[usize]| v.iter().map(|&i| id(i)).collect::<Vec<_>>().join(",");
         let mut out = vec![format!("len {}", self.len())];
         out.extend(self.files.iter().map(|f| format!("{f:?}")));
-        let mut files: Vec<&Arc<str>> = self.by_file.keys().collect();
-        files.sort();
-        for f in files {
-            out.push(format!("file {f}: {}", ids(&self.by_file[f])));
-        }
         let mut order: Vec<usize> = self.indices().collect();
-        self.sort_entries(&mut order);
+        order.sort_by(|&a, &b| entry_key(&self.entries[a]).cmp(&entry_key(&self.entries[b])));
         for i in order {
-            let e = &self.entries[i];
             out.push(format!(
-                "{:?} parent {:?} children [{}] bytes {}..{} imported_by {}",
-                e.row,
-                e.parent.map(id),
-                ids(&e.children),
-                e.byte_start,
-                e.byte_end,
+                "{:?} imported_by {}",
+                self.entries[i],
                 self.imported_by(i)
             ));
         }
-        for (what, map) in [("name", &self.by_name), ("lower", &self.by_lower)] {
+        for (what, map) in [
+            ("name", &self.by_name),
+            ("lower", &self.by_lower),
+            ("file", &self.by_file),
+        ] {
             let mut keys: Vec<&Arc<str>> = map.keys().collect();
             keys.sort();
             for k in keys {
                 out.push(format!("{what} {k}: {}", ids(&map[k])));
             }
         }
-        let mut paths: Vec<&String> = self.imports_of.keys().collect();
-        paths.sort();
-        for p in paths {
-            out.push(format!("imports {p}: {}", ids(&self.imports_of[p])));
-        }
         out.push(format!("matching: {}", ids(&self.matching("", usize::MAX))));
-        out
-    }
-
-    /// Each file's imported symbols by id, sorted.
-    pub fn imports_digest(&self) -> Vec<(String, Vec<String>)> {
-        let mut out: Vec<(String, Vec<String>)> = self
-            .imports_of
-            .iter()
-            .map(|(p, ts)| {
-                let mut ids: Vec<String> =
-                    ts.iter().map(|&t| self.entries[t].row.id.clone()).collect();
-                ids.sort();
-                (p.clone(), ids)
-            })
-            .collect();
-        out.sort();
         out
     }
 
@@ -307,24 +230,19 @@ impl Catalog {
     pub fn matching(&self, needle: &str, max: usize) -> Vec<usize> {
         let mut hits: Vec<usize> = self
             .indices()
-            .filter(|&i| self.entries[i].row.name.to_lowercase().contains(needle))
+            .filter(|&i| self.entries[i].name.to_lowercase().contains(needle))
             .collect();
-        hits.sort_by(|&a, &b| self.order_key(a).cmp(&self.order_key(b)));
+        hits.sort_by(|&a, &b| entry_key(&self.entries[a]).cmp(&entry_key(&self.entries[b])));
         hits.truncate(max);
         hits
     }
 
     /// The symbols meant by `name` (plain, or qualified: `auth::jwt::validate`,
-    /// `pkg.mod.Class`), optionally only in `path`: what [`crate::model::names::find`]
-    /// answers from the graph.
-    pub fn find(&self, name: &str, path: Option<&str>) -> Vec<SymbolRow> {
-        let in_path = |i: &&usize| path.is_none_or(|p| self.entries[**i].row.path == p);
-        let exact: Vec<SymbolRow> = self
-            .named(name)
-            .iter()
-            .filter(in_path)
-            .map(|&i| self.entries[i].row.clone())
-            .collect();
+    /// `pkg.mod.Class`), optionally only in `path`, in (path, line) order: what
+    /// [`crate::model::names::find`] answers from the graph.
+    pub fn find(&self, name: &str, path: Option<&str>) -> Vec<usize> {
+        let in_path = |i: &&usize| path.is_none_or(|p| &*self.entries[**i].path == p);
+        let exact: Vec<usize> = self.named(name).iter().filter(in_path).copied().collect();
         if !exact.is_empty() || !crate::model::names::looks_qualified(name) {
             return exact;
         }
@@ -332,94 +250,43 @@ impl Catalog {
             .iter()
             .filter(in_path)
             .filter(|&&i| {
-                crate::model::names::qualified_match(&self.entries[i].row.qualified_name, name)
+                crate::model::names::qualified_match(&self.entries[i].qualified_name, name)
             })
-            .map(|&i| self.entries[i].row.clone())
+            .copied()
             .collect()
     }
 
-    /// Top-level symbols of a file.
-    pub fn file_top(&self, path: &str) -> &[usize] {
+    /// Sorts entries by position: (path, line, start, longest first).
+    pub fn sort_by_position(&self, list: &mut [usize]) {
+        list.sort_by(|&a, &b| entry_key(&self.entries[a]).cmp(&entry_key(&self.entries[b])));
+    }
+
+    /// Every symbol of a file, in (line, start, longest first) order.
+    pub fn in_file(&self, path: &str) -> &[usize] {
         self.by_file.get(path).map_or(&[], |v| v.as_slice())
-    }
-
-    /// Every symbol of a file, depth first in line order, with its depth (1 = top level).
-    pub fn file_all(&self, path: &str) -> Vec<(usize, usize)> {
-        let mut out = Vec::new();
-        for &top in self.file_top(path) {
-            self.walk(top, 1, &mut out, &mut HashSet::new());
-        }
-        out
-    }
-
-    /// `i` and everything nested in it, depth first, with depths from `depth`.
-    pub fn subtree(&self, i: usize, depth: usize) -> Vec<(usize, usize)> {
-        let mut out = Vec::new();
-        self.walk(i, depth, &mut out, &mut HashSet::new());
-        out
-    }
-
-    fn walk(
-        &self,
-        i: usize,
-        depth: usize,
-        out: &mut Vec<(usize, usize)>,
-        seen: &mut HashSet<usize>,
-    ) {
-        if depth > MAX_DEPTH || !seen.insert(i) {
-            return;
-        }
-        out.push((i, depth));
-        for &c in &self.entries[i].children {
-            self.walk(c, depth + 1, out, seen);
-        }
-    }
-
-    /// The enclosing symbols of `i`, nearest first.
-    pub fn ancestors(&self, i: usize) -> Vec<usize> {
-        let mut out = Vec::new();
-        let mut seen = HashSet::from([i]);
-        let mut cur = self.entries[i].parent;
-        while let Some(p) = cur {
-            if !seen.insert(p) || out.len() >= MAX_DEPTH {
-                break;
-            }
-            out.push(p);
-            cur = self.entries[p].parent;
-        }
-        out
-    }
-
-    /// A file's symbols in the shape the graph's file queries return.
-    pub fn file_symbols(&self, path: &str, file_id: &str) -> Vec<FileSymbol> {
-        self.file_all(path)
-            .into_iter()
-            .map(|(i, depth)| {
-                let e = &self.entries[i];
-                FileSymbol {
-                    symbol: e.row.clone(),
-                    file_id: file_id.to_string(),
-                    depth: depth as i64,
-                    parent_id: e
-                        .parent
-                        .map_or_else(|| file_id.to_string(), |p| self.entries[p].row.id.clone()),
-                }
-            })
-            .collect()
     }
 }
 
 /// The order `build` numbers entries in: (path, line, start, longest first).
-fn entry_key(e: &Entry) -> (&str, i64, usize, std::cmp::Reverse<usize>) {
+fn entry_key(e: &Entry) -> (&str, i64, i64, std::cmp::Reverse<i64>) {
     (
-        e.row.path.as_str(),
-        e.row.line_start,
+        &e.path,
+        e.line_start,
         e.byte_start,
         std::cmp::Reverse(e.byte_end),
     )
 }
 
-/// A stamp from parts of text (see `Catalog::generation`).
+fn row_key(r: &NameRow) -> (&str, i64, i64, std::cmp::Reverse<i64>) {
+    (
+        &r.path,
+        r.line_start,
+        r.byte_start,
+        std::cmp::Reverse(r.byte_end),
+    )
+}
+
+/// A short hash of a sequence of strings.
 fn stamp<'a>(parts: impl IntoIterator<Item = &'a str>) -> u64 {
     let mut h = blake3::Hasher::new();
     for p in parts {
@@ -457,13 +324,13 @@ impl Catalog {
         Arc::new(files)
     }
 
-    /// The catalog after an in-place index run committed `changes` to this ref:
-    /// the symbols of removed and changed files go, the new ones come, and the
-    /// import edges follow the run's (all of them, those of the files it
-    /// rewrote, or none). Equal to loading the ref from the graph again (which
-    /// costs about a second per 100k symbols); the cost of a patch follows the
-    /// number of changed files, plus a shallow copy of the maps.
-    pub fn apply(&self, changes: &Changes) -> Catalog {
+    /// The catalog after an in-place index run committed `changes` to this ref
+    /// of `graph`: the symbols of removed and changed files go, the new ones
+    /// come, and the import counts are read again from the graph. Equal to
+    /// loading the ref from the graph again; the cost of a patch follows the
+    /// number of changed files, plus a shallow copy of the maps and the count
+    /// statement.
+    pub fn apply(&self, changes: &Changes, graph: &GraphStore) -> Result<Catalog, GraphError> {
         // The added files' paths too: applying to a catalog that already holds the
         // new state (loaded from the graph after the commit) must not add twice.
         let removed: HashSet<&str> = changes
@@ -472,9 +339,9 @@ impl Catalog {
             .map(String::as_str)
             .chain(changes.add.iter().map(|f| f.file.path.as_str()))
             .collect();
-        let dying: usize = removed.iter().map(|p| self.file_all(p).len()).sum();
+        let dying: usize = removed.iter().map(|p| self.in_file(p).len()).sum();
         if changes.replace_all || (self.dead + dying) * 4 > self.entries.len().max(1024) {
-            return self.rebuilt(changes, &removed);
+            return load(graph, &changes.repo, &changes.ref_name);
         }
         let mut c = self.clone();
         let previous = self.generation.to_string();
@@ -484,72 +351,39 @@ impl Catalog {
                 .chain(removed.iter().copied()),
         );
         c.files = self.patched_files(changes, &removed);
-        let prefix = format!("{}:", graph::ref_id(&changes.repo, &changes.ref_name));
-        c.drop_rewritten_imports(changes, &removed, &prefix);
-        c.kill_files(self, &removed);
-        let mut touched_names: HashSet<Arc<str>> = HashSet::new();
+        c.kill_files(&removed);
+        let mut touched: HashSet<Arc<str>> = HashSet::new();
         for f in changes.add.iter() {
-            c.add_file(f, &mut touched_names);
+            c.add_file(f, &mut touched);
         }
         // Name lists read in (path, line) order, as a fresh build numbers them.
-        for name in &touched_names {
+        for name in &touched {
             for map in [&mut c.by_name, &mut c.by_lower] {
-                if let Some(mut list) = map.remove(name) {
-                    Arc::make_mut(&mut list)
-                        .sort_by(|&a, &b| entry_key(&c.entries[a]).cmp(&entry_key(&c.entries[b])));
-                    map.insert(name.clone(), list);
+                if let Some(list) = map.get_mut(name) {
+                    let entries = &c.entries;
+                    Arc::make_mut(list)
+                        .sort_by(|&a, &b| entry_key(&entries[a]).cmp(&entry_key(&entries[b])));
                 }
             }
         }
-        c.follow_kept_symbols();
-        c.add_imports(changes, &prefix);
-        c
-    }
-
-    /// Import lists that go away or are replaced: their counts go first.
-    fn drop_rewritten_imports(&mut self, changes: &Changes, removed: &HashSet<&str>, prefix: &str) {
-        let mut rewritten: HashSet<String> = HashSet::new();
-        match &changes.imports {
-            Some(graph::ImportChanges::All(_)) => {
-                rewritten.extend(self.imports_of.keys().cloned());
-            }
-            Some(graph::ImportChanges::Files { files, .. }) => {
-                rewritten.extend(
-                    files
-                        .iter()
-                        .filter_map(|id| id.strip_prefix(prefix))
-                        .map(str::to_string),
-                );
-                // A deleted file's edges went with its node.
-                rewritten.extend(changes.drop_files.iter().cloned());
-            }
-            None => rewritten.extend(removed.iter().map(|p| p.to_string())),
-        }
-        for path in &rewritten {
-            if let Some(list) = self.imports_of.remove(path.as_str()) {
-                for t in list {
-                    if let Some(n) = self.imported_by.get_mut(&t) {
-                        *n = n.saturating_sub(1);
-                        if *n == 0 {
-                            self.imported_by.remove(&t);
-                        }
-                    }
-                }
-            }
-        }
+        c.set_in_degree(graph.import_in_degree(&changes.repo, &changes.ref_name)?);
+        Ok(c)
     }
 
     /// The removed files' entries die (slots stay, marked dead: ids are indexes).
-    fn kill_files(&mut self, old: &Catalog, removed: &HashSet<&str>) {
+    fn kill_files(&mut self, removed: &HashSet<&str>) {
         for path in removed {
-            for (i, _) in old.file_all(path) {
-                let e = &old.entries[i];
-                if self.by_id.get(e.row.id.as_str()) == Some(&i) {
-                    self.by_id.remove(e.row.id.as_str());
+            let Some(list) = self.by_file.remove(*path) else {
+                continue;
+            };
+            for &i in list.iter() {
+                let e = self.entries[i].clone();
+                if self.by_id.get(&*e.id) == Some(&i) {
+                    self.by_id.remove(&*e.id);
                 }
                 for (map, key) in [
-                    (&mut self.by_name, e.row.name.clone()),
-                    (&mut self.by_lower, e.row.name.to_lowercase()),
+                    (&mut self.by_name, e.name.to_string()),
+                    (&mut self.by_lower, e.name.to_lowercase()),
                 ] {
                     if let Some(list) = map.get_mut(key.as_str()) {
                         Arc::make_mut(list).retain(|&x| x != i);
@@ -558,217 +392,51 @@ impl Catalog {
                         }
                     }
                 }
-                self.imported_by.remove(&i);
                 self.alive[i] = false;
                 self.dead += 1;
             }
-            self.by_file.remove(*path);
         }
     }
 
     /// A new file's entries, in line order, appended; their names are noted in
-    /// `touched_names` (their lists need sorting again).
-    fn add_file(&mut self, f: &graph::FileRows, touched_names: &mut HashSet<Arc<str>>) {
-        let mut order: Vec<usize> = (0..f.symbols.len()).collect();
-        order.sort_by(|&a, &b| {
-            let (x, y) = (&f.symbols[a], &f.symbols[b]);
-            (
-                x.row.line_start,
-                x.byte_start,
-                std::cmp::Reverse(x.byte_end),
-            )
-                .cmp(&(
-                    y.row.line_start,
-                    y.byte_start,
-                    std::cmp::Reverse(y.byte_end),
-                ))
-        });
-        let base = self.entries.len();
-        let slot_of: HashMap<&str, usize> = order
+    /// `touched` (their lists need sorting again).
+    fn add_file(&mut self, f: &graph::FileRows, touched: &mut HashSet<Arc<str>>) {
+        let mut rows: Vec<NameRow> = f
+            .symbols
             .iter()
-            .enumerate()
-            .map(|(k, &si)| (f.symbols[si].row.id.as_str(), base + k))
-            .collect();
-        let mut fresh: Vec<Entry> = order
-            .iter()
-            .map(|&si| {
-                let s = &f.symbols[si];
-                Entry {
-                    row: s.row.clone(),
-                    byte_start: s.byte_start.max(0) as usize,
-                    byte_end: s.byte_end.max(0) as usize,
-                    parent: s.parent.as_deref().and_then(|p| slot_of.get(p).copied()),
-                    children: Vec::new(),
-                }
+            .map(|s| NameRow {
+                id: s.row.id.clone(),
+                name: s.row.name.clone(),
+                qualified_name: s.row.qualified_name.clone(),
+                path: s.row.path.clone(),
+                kind: s.row.kind.clone(),
+                language: s.row.language.clone(),
+                line_start: s.row.line_start,
+                byte_start: s.byte_start,
+                byte_end: s.byte_end,
             })
             .collect();
-        let mut top = Vec::new();
-        for k in 0..fresh.len() {
-            match fresh[k].parent {
-                Some(p) if p != base + k => fresh[p - base].children.push(base + k),
-                _ => {
-                    fresh[k].parent = None;
-                    top.push(base + k);
-                }
-            }
-        }
-        for (k, e) in fresh.into_iter().enumerate() {
-            self.index_names(base + k, &e.row);
-            touched_names.insert(Arc::from(e.row.name.as_str()));
-            touched_names.insert(Arc::from(e.row.name.to_lowercase().as_str()));
+        rows.sort_by(|a, b| row_key(a).cmp(&row_key(b)).then(a.id.cmp(&b.id)));
+        for row in rows {
+            let i = self.entries.len();
+            let e = self.entry_of(row);
+            self.index(i, &e);
+            touched.insert(e.name.clone());
+            touched.insert(Arc::from(e.name.to_lowercase().as_str()));
             self.entries.push(Arc::new(e));
             self.alive.push(true);
+            self.imported_by.push(0);
         }
-        if !top.is_empty() {
-            self.by_file
-                .insert(Arc::from(f.file.path.as_str()), Arc::new(top));
-        }
-    }
-
-    /// Lists the run did not rewrite may point at a symbol of a changed file
-    /// that stayed (same id): they follow it to its new entry.
-    fn follow_kept_symbols(&mut self) {
-        let mut lists = std::mem::take(&mut self.imports_of);
-        for list in lists.values_mut() {
-            if list.iter().all(|&t| self.alive[t]) {
-                continue;
-            }
-            let mut moved = Vec::with_capacity(list.len());
-            for &t in list.iter() {
-                let target = if self.alive[t] {
-                    Some(t)
-                } else {
-                    let now = self.by_id(&self.entries[t].row.id);
-                    if let Some(n) = now {
-                        *self.imported_by.entry(n).or_insert(0) += 1;
-                    }
-                    now
-                };
-                moved.extend(target);
-            }
-            self.sort_entries(&mut moved);
-            *list = moved;
-        }
-        self.imports_of = lists;
-    }
-
-    /// The import lists the run wrote.
-    fn add_imports(&mut self, changes: &Changes, prefix: &str) {
-        let rows: &[graph::ImportRow] = match &changes.imports {
-            Some(i) => i.rows(),
-            None => &[],
-        };
-        let new_edges: Vec<(String, String)> = rows
-            .iter()
-            .filter(|r| r.label == graph::ImportLabel::Symbol)
-            .filter_map(|r| {
-                let path = r.from.strip_prefix(prefix)?;
-                Some((path.to_string(), r.to.clone()))
-            })
-            .collect();
-        let mut lists = std::mem::take(&mut self.imports_of);
-        let mut changed_lists: HashSet<String> = HashSet::new();
-        for (path, id) in new_edges {
-            let Some(i) = self.by_id(&id) else {
-                continue;
-            };
-            *self.imported_by.entry(i).or_insert(0) += 1;
-            lists.entry(path.clone()).or_default().push(i);
-            changed_lists.insert(path);
-        }
-        for path in &changed_lists {
-            if let Some(list) = lists.get_mut(path) {
-                self.sort_entries(list);
-            }
-        }
-        self.imports_of = lists;
-    }
-
-    /// `apply` by building the catalog again from the live entries and the
-    /// changes (a `--force` run, or too many dead slots).
-    fn rebuilt(&self, changes: &Changes, removed: &HashSet<&str>) -> Catalog {
-        let added: usize = changes.add.iter().map(|f| f.symbols.len()).sum();
-        let mut rows = Vec::with_capacity(self.len() + added);
-        let mut edges = Vec::with_capacity(self.len() + added);
-        for i in self.indices() {
-            let e = &self.entries[i];
-            if removed.contains(e.row.path.as_str()) {
-                continue;
-            }
-            rows.push((e.row.clone(), e.byte_start, e.byte_end));
-            edges.push(match e.parent {
-                Some(p) => (self.entries[p].row.id.clone(), e.row.id.clone(), false),
-                None => (String::new(), e.row.id.clone(), true),
-            });
-        }
-        for f in changes.add.iter() {
-            for si in &f.symbols {
-                rows.push((
-                    si.row.clone(),
-                    si.byte_start.max(0) as usize,
-                    si.byte_end.max(0) as usize,
-                ));
-                edges.push(match &si.parent {
-                    Some(p) => (p.clone(), si.row.id.clone(), false),
-                    None => (String::new(), si.row.id.clone(), true),
-                });
-            }
-        }
-        let mut c = Catalog::build(rows, edges);
-        c.files = self.patched_files(changes, removed);
-        let prefix = format!("{}:", graph::ref_id(&changes.repo, &changes.ref_name));
-        let symbol_edges = |rows: &[graph::ImportRow]| -> Vec<(String, String)> {
-            rows.iter()
-                .filter(|r| r.label == graph::ImportLabel::Symbol)
-                .filter_map(|r| {
-                    let path = r.from.strip_prefix(&prefix)?;
-                    Some((path.to_string(), r.to.clone()))
-                })
-                .collect()
-        };
-        // The edges of files the run did not rewrite stay (by target id: a target
-        // re-created with its file keeps its id).
-        let keep = |skip: &HashSet<&str>| -> Vec<(String, String)> {
-            let mut kept = Vec::new();
-            for (path, targets) in &self.imports_of {
-                if skip.contains(path.as_str()) {
-                    continue;
-                }
-                for &t in targets {
-                    kept.push((path.clone(), self.entries[t].row.id.clone()));
-                }
-            }
-            kept
-        };
-        match &changes.imports {
-            Some(graph::ImportChanges::All(rows)) => c.set_imports(symbol_edges(rows)),
-            Some(graph::ImportChanges::Files { files, rows, .. }) => {
-                // A changed file keeps its node and so its edges; a deleted one
-                // loses them.
-                let skip: HashSet<&str> = files
-                    .iter()
-                    .filter_map(|id| id.strip_prefix(&prefix))
-                    .chain(changes.drop_files.iter().map(String::as_str))
-                    .collect();
-                let mut edges = keep(&skip);
-                edges.extend(symbol_edges(rows));
-                c.set_imports(edges);
-            }
-            None => c.set_imports(keep(removed)),
-        }
-        c
     }
 }
 
-/// Loads a ref's catalog from the graph.
-pub fn load(
-    store: &graph::GraphStore,
-    repo: &str,
-    ref_name: &str,
-) -> Result<Catalog, graph::GraphError> {
-    let (rows, edges) = store.symbol_tree(repo, ref_name)?;
-    let mut c = Catalog::build(rows, edges);
-    c.set_imports(store.symbol_imports(repo, ref_name)?);
-    c.files = Arc::new(store.files(repo, ref_name)?);
+/// Loads a ref's catalog from the graph (two statements: the name rows, the
+/// import counts).
+pub fn load(store: &GraphStore, repo: &str, ref_name: &str) -> Result<Catalog, GraphError> {
+    let mut c = Catalog::build(
+        store.symbol_names(repo, ref_name)?,
+        store.files(repo, ref_name)?,
+    );
+    c.set_in_degree(store.import_in_degree(repo, ref_name)?);
     Ok(c)
 }

@@ -30,7 +30,7 @@ use tantivy::tokenizer::{TextAnalyzer, Token, TokenStream, Tokenizer};
 use tantivy::{Index, IndexReader, TantivyDocument, Term};
 
 use crate::store::catalog::Catalog;
-use crate::store::graph::SymbolRow;
+use crate::store::graph::{SymbolRow, SymbolWithRange};
 
 #[derive(Debug, thiserror::Error)]
 #[error("search index error: {0}")]
@@ -653,24 +653,26 @@ impl SearchIndex {
         Ok(self.index.searchable_segment_ids()?.len())
     }
 
-    /// Indexes every symbol of `cat` (bodies from `root`, when given), replacing
-    /// what the index held.
-    pub fn rebuild(&self, cat: &Catalog, root: Option<&Path>) -> Result<(), SearchError> {
+    /// Indexes `symbols` (bodies from `root`, when given), replacing what the
+    /// index held.
+    pub fn rebuild(
+        &self,
+        symbols: &[SymbolWithRange],
+        root: Option<&Path>,
+    ) -> Result<(), SearchError> {
         let mut texts: std::collections::HashMap<&str, String> = std::collections::HashMap::new();
         if let Some(root) = root {
-            for i in cat.indices() {
-                let path = cat.entry(i).row.path.as_str();
-                texts.entry(path).or_insert_with(|| {
-                    std::fs::read_to_string(root.join(path)).unwrap_or_default()
+            for (row, _, _) in symbols {
+                texts.entry(row.path.as_str()).or_insert_with(|| {
+                    std::fs::read_to_string(root.join(&row.path)).unwrap_or_default()
                 });
             }
         }
-        let docs = cat.indices().map(|i| {
-            let e = cat.entry(i);
+        let docs = symbols.iter().map(|(row, start, end)| {
             let body = texts
-                .get(e.row.path.as_str())
-                .map_or("", |t| body_of(t, e.byte_start, e.byte_end));
-            (&e.row, body)
+                .get(row.path.as_str())
+                .map_or("", |t| body_of(t, *start, *end));
+            (row, body)
         });
         self.write(true, &[], docs)
     }
@@ -769,9 +771,9 @@ impl SearchIndex {
             else {
                 continue;
             };
-            let row = &cat.entry(entry).row;
+            let row = cat.entry(entry);
             if let Some(prefix) = filters.path_prefix
-                && !(row.path == prefix || row.path.starts_with(&format!("{prefix}/")))
+                && !(&*row.path == prefix || row.path.starts_with(&format!("{prefix}/")))
             {
                 continue;
             }
@@ -785,7 +787,7 @@ impl SearchIndex {
             if crate::model::names::is_secondary_path(&row.path) {
                 s *= 0.5;
             }
-            if row.kind == "impl" {
+            if &*row.kind == "impl" {
                 s *= 0.9;
             }
             let n = cat.imported_by(entry);

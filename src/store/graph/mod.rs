@@ -12,6 +12,7 @@
 mod adhoc;
 mod load;
 mod read;
+mod readers;
 mod rows;
 mod schema;
 mod write;
@@ -20,6 +21,7 @@ pub use rows::*;
 pub use schema::{QUERY_FILES, SCHEMA_FILES};
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use kuzu::{Connection, Database, SystemConfig, Value};
 
@@ -94,9 +96,16 @@ pub fn ref_id(repo: &str, ref_name: &str) -> String {
     format!("{repo}@{ref_name}")
 }
 
+/// The deepest nesting kept and walked: the bound of the CONTAINS walks in
+/// `queries/` (`1..30`). Deeper nesting is treated as damage.
+pub const MAX_DEPTH: usize = 30;
+
 pub struct GraphStore {
-    db: Database,
+    db: Arc<Database>,
     read_only: bool,
+    /// Reader threads with their prepared statements, started on the first read.
+    readers: std::sync::OnceLock<readers::Readers>,
+    reader_threads: usize,
     /// Every Kuzu call holds this shared; `checkpoint` holds it exclusively. Kuzu
     /// 0.11's CHECKPOINT holds the transaction manager's lock while it waits for
     /// active transactions to leave, and a transaction leaving needs that lock:
@@ -158,10 +167,24 @@ impl GraphStore {
             }
         })?;
         Ok(GraphStore {
-            db,
+            db: Arc::new(db),
             read_only,
+            readers: std::sync::OnceLock::new(),
+            reader_threads: cfg.threads.clamp(1, 4) as usize,
             gate: std::sync::RwLock::new(()),
         })
+    }
+
+    /// Runs `work` on a reader connection (statements prepared once per
+    /// connection), behind the checkpoint gate.
+    fn read<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut readers::Reader<'_>) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let _gate = self.gate.read().unwrap_or_else(|e| e.into_inner());
+        self.readers
+            .get_or_init(|| readers::Readers::start(&self.db, self.reader_threads))
+            .run(work)
     }
 
     fn conn(&self) -> Result<GatedConnection<'_>> {
@@ -181,6 +204,14 @@ impl GraphStore {
         let _exclusive = self.gate.write().unwrap_or_else(|e| e.into_inner());
         Connection::new(&self.db)?.query("CHECKPOINT")?;
         Ok(())
+    }
+}
+
+impl Drop for GraphStore {
+    /// The readers end first: the database closes (and checkpoints) when the
+    /// store goes, as callers expect, not when a reader thread lets go of it.
+    fn drop(&mut self) {
+        drop(self.readers.take());
     }
 }
 

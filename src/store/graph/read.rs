@@ -6,10 +6,11 @@ use std::collections::HashMap;
 use kuzu::Value;
 
 use super::rows::{
-    Ancestor, ContainsEdge, Descendant, FileInfo, RefStatus, StoredFile, StoredSymbol, SymbolRow,
-    SymbolWithRange,
+    Ancestor, ContainsEdge, Descendant, FileInfo, ForestRow, LookedUp, NameRow, ParentRow,
+    RefStatus, StoredFile, StoredSymbol, SymbolRow, SymbolWithRange,
 };
 use super::schema::q;
+use super::write::list_of_strings;
 use super::{GraphError, GraphStore, Result, ref_id, s};
 
 impl GraphStore {
@@ -97,37 +98,43 @@ impl GraphStore {
 
     /// The chain from the symbol's parent up to its file, nearest first.
     pub fn ancestors(&self, symbol_id: &str) -> Result<Vec<Ancestor>> {
-        let conn = self.conn()?;
-        let mut stmt = conn.prepare(q("ancestors"))?;
-        let rows = conn.execute(&mut stmt, vec![("id", s(symbol_id))])?;
-        Ok(rows
-            .map(|r| {
-                let depth = int(&r[13]);
-                if string(&r[0]) == "File" {
-                    Ancestor::File {
-                        id: string(&r[1]),
-                        path: string(&r[6]),
-                        depth,
+        let id = symbol_id.to_string();
+        self.read(move |r| {
+            let rows = r.execute("ancestors", vec![("id", s(&id))])?;
+            Ok(rows
+                .map(|r| {
+                    let depth = int(&r[13]);
+                    if string(&r[0]) == "File" {
+                        Ancestor::File {
+                            id: string(&r[1]),
+                            path: string(&r[6]),
+                            depth,
+                        }
+                    } else {
+                        Ancestor::Symbol(Box::new(symbol_row(&r, 1)), depth)
                     }
-                } else {
-                    Ancestor::Symbol(Box::new(symbol_row(&r, 1)), depth)
-                }
-            })
-            .collect())
+                })
+                .collect())
+        })
     }
 
     /// Every symbol nested under `symbol_id`, shallowest first.
     pub fn descendants(&self, symbol_id: &str) -> Result<Vec<Descendant>> {
-        let conn = self.conn()?;
-        let mut stmt = conn.prepare(q("descendants"))?;
-        let rows = conn.execute(&mut stmt, vec![("id", s(symbol_id))])?;
-        Ok(rows
-            .map(|r| Descendant {
-                symbol: symbol_row(&r, 0),
-                depth: int(&r[12]),
-                parent_id: string(&r[13]),
-            })
-            .collect())
+        let id = symbol_id.to_string();
+        self.read(move |r| {
+            let rows = r.execute("descendants", vec![("id", s(&id))])?;
+            Ok(rows
+                .map(|r| Descendant {
+                    symbol: symbol_row(&r, 0),
+                    depth: int(&r[12]),
+                    parent_id: match &r[13] {
+                        kuzu::Value::List(_, via) => via.last().map(string),
+                        _ => None,
+                    }
+                    .unwrap_or_else(|| id.clone()),
+                })
+                .collect())
+        })
     }
 
     /// Counts per repo/ref.
@@ -182,16 +189,6 @@ impl GraphStore {
         Ok(rows.next().map(|r| (string(&r[0]), string(&r[1]))))
     }
 
-    /// Every resolved File -> Symbol import edge of a repo/ref as (file path, symbol id).
-    pub fn symbol_imports(&self, repo: &str, ref_name: &str) -> Result<Vec<(String, String)>> {
-        let conn = self.conn()?;
-        let mut stmt = conn.prepare(q("ref_symbol_imports"))?;
-        let rows = conn.execute(&mut stmt, vec![("repo", s(repo)), ("ref", s(ref_name))])?;
-        Ok(rows.map(|r| (string(&r[0]), string(&r[1]))).collect())
-    }
-
-    /// Every symbol of a repo/ref with its byte range, and every CONTAINS edge into a
-    /// symbol as (parent id, child id, parent is a file): one ref's whole tree.
     /// Each symbol's direct parent: (parent id, symbol id, the parent is a file).
     pub fn symbol_parents(&self, repo: &str, ref_name: &str) -> Result<Vec<ContainsEdge>> {
         let conn = self.conn()?;
@@ -208,44 +205,147 @@ impl GraphStore {
             .collect())
     }
 
-    pub fn symbol_tree(
-        &self,
-        repo: &str,
-        ref_name: &str,
-    ) -> Result<(Vec<SymbolWithRange>, Vec<ContainsEdge>)> {
+    /// Every symbol of a repo/ref with its byte range (what a search index is
+    /// rebuilt from).
+    pub fn symbol_rows(&self, repo: &str, ref_name: &str) -> Result<Vec<SymbolWithRange>> {
         let conn = self.conn()?;
-        let params = || vec![("repo", s(repo)), ("ref", s(ref_name))];
         let mut stmt = conn.prepare(q("ref_symbol_rows"))?;
-        let rows = conn
-            .execute(&mut stmt, params())?
-            .map(|r| {
-                (
-                    symbol_row(&r, 0),
-                    int(&r[12]).max(0) as usize,
-                    int(&r[13]).max(0) as usize,
-                )
-            })
-            .collect();
-        let mut stmt = conn.prepare(q("ref_symbol_parents"))?;
-        let edges = conn
-            .execute(&mut stmt, params())?
-            .map(|r| {
-                (
-                    string(&r[0]),
-                    string(&r[1]),
-                    matches!(r[2], Value::Bool(true)),
-                )
-            })
-            .collect();
-        Ok((rows, edges))
+        let rows = conn.execute(&mut stmt, vec![("repo", s(repo)), ("ref", s(ref_name))])?;
+        Ok(rows.map(|r| with_range(&r)).collect())
     }
 
     /// The definitions a file imports (resolved edges only), with the import's line.
     pub fn imported_symbols(&self, file_id: &str) -> Result<Vec<(SymbolRow, i64)>> {
+        let id = file_id.to_string();
+        self.read(move |r| {
+            let rows = r.execute("file_imported_symbols", vec![("id", s(&id))])?;
+            Ok(rows.map(|r| (symbol_row(&r, 0), int(&r[12]))).collect())
+        })
+    }
+
+    /// Every symbol of the files `file_ids` with its place in its file's tree
+    /// (`queries/file_forest.cypher`), in no particular order.
+    pub fn file_forest(&self, file_ids: Vec<String>) -> Result<Vec<ForestRow>> {
+        if file_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(move |r| {
+            let ids = list_of_strings(file_ids.into_iter());
+            let rows = r.execute("file_forest", vec![("ids", ids)])?;
+            Ok(rows
+                .map(|r| {
+                    let id = string(&r[0]);
+                    let file_id = string(&r[14]);
+                    // The path holds the symbols between the file and this one
+                    // (Kuzu leaves the ends out; they are skipped if present).
+                    let parent_id = match &r[16] {
+                        Value::List(_, via) => {
+                            via.iter().map(string).rfind(|v| *v != id && *v != file_id)
+                        }
+                        _ => None,
+                    };
+                    ForestRow {
+                        symbol: symbol_row(&r, 0),
+                        byte_start: int(&r[12]).max(0) as usize,
+                        byte_end: int(&r[13]).max(0) as usize,
+                        file_id,
+                        depth: int(&r[15]),
+                        parent_id,
+                    }
+                })
+                .collect())
+        })
+    }
+
+    /// The top-level symbols of the files `file_ids`, with byte ranges, in no
+    /// particular order.
+    pub fn files_top_symbols(&self, file_ids: Vec<String>) -> Result<Vec<SymbolWithRange>> {
+        if file_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(move |r| {
+            let ids = list_of_strings(file_ids.into_iter());
+            let rows = r.execute("files_top_symbols", vec![("ids", ids)])?;
+            Ok(rows.map(|r| with_range(&r)).collect())
+        })
+    }
+
+    /// The resolved import edges out of the files `file_ids`, as (file id,
+    /// symbol id), one per edge, in no particular order.
+    pub fn files_imports(&self, file_ids: Vec<String>) -> Result<Vec<(String, String)>> {
+        if file_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(move |r| {
+            let ids = list_of_strings(file_ids.into_iter());
+            let rows = r.execute("files_imports", vec![("ids", ids)])?;
+            Ok(rows.map(|r| (string(&r[0]), string(&r[1]))).collect())
+        })
+    }
+
+    /// Symbols by id, with byte ranges (ids not in the graph are left out), in
+    /// no particular order.
+    pub fn symbols_by_ids(&self, ids: Vec<String>) -> Result<Vec<LookedUp>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.read(move |r| {
+            let ids = list_of_strings(ids.into_iter());
+            let rows = r.execute("symbols_by_ids", vec![("ids", ids)])?;
+            Ok(rows
+                .map(|r| {
+                    let (symbol, byte_start, byte_end) = with_range(&r);
+                    let parent = (!matches!(r[14], Value::Null(_))).then(|| ParentRow {
+                        id: string(&r[14]),
+                        name: string(&r[15]),
+                        kind: string(&r[16]),
+                        signature: string(&r[17]),
+                    });
+                    LookedUp {
+                        symbol,
+                        byte_start,
+                        byte_end,
+                        parent,
+                    }
+                })
+                .collect())
+        })
+    }
+
+    /// What the server's name index holds of each symbol of a repo/ref.
+    pub fn symbol_names(&self, repo: &str, ref_name: &str) -> Result<Vec<NameRow>> {
         let conn = self.conn()?;
-        let mut stmt = conn.prepare(q("file_imported_symbols"))?;
-        let rows = conn.execute(&mut stmt, vec![("id", s(file_id))])?;
-        Ok(rows.map(|r| (symbol_row(&r, 0), int(&r[12]))).collect())
+        let mut stmt = conn.prepare(q("ref_symbol_names"))?;
+        let rows = conn.execute(&mut stmt, vec![("repo", s(repo)), ("ref", s(ref_name))])?;
+        Ok(rows
+            .map(|r| NameRow {
+                id: string(&r[0]),
+                name: string(&r[1]),
+                qualified_name: string(&r[2]),
+                path: string(&r[3]),
+                kind: string(&r[4]),
+                language: string(&r[5]),
+                line_start: int(&r[6]),
+                byte_start: int(&r[7]),
+                byte_end: int(&r[8]),
+            })
+            .collect())
+    }
+
+    /// How many resolved import edges point at each symbol of a repo/ref (symbols
+    /// no edge points at are left out).
+    pub fn import_in_degree(&self, repo: &str, ref_name: &str) -> Result<Vec<(String, u32)>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(q("ref_import_in_degree"))?;
+        let rows = conn.execute(&mut stmt, vec![("repo", s(repo)), ("ref", s(ref_name))])?;
+        Ok(rows
+            .map(|r| {
+                (
+                    string(&r[0]),
+                    int(&r[1]).clamp(0, i64::from(u32::MAX)) as u32,
+                )
+            })
+            .collect())
     }
 
     /// Prepares (compiles, does not run) a query: used by tests to check every query file.
@@ -291,6 +391,15 @@ pub(super) fn file_info(r: &[Value]) -> FileInfo {
         content_hash: string(&r[5]),
         line_count: int(&r[6]),
     }
+}
+
+/// A symbol's 12 columns followed by `byte_start` and `byte_end`.
+fn with_range(r: &[Value]) -> SymbolWithRange {
+    (
+        symbol_row(r, 0),
+        int(&r[12]).max(0) as usize,
+        int(&r[13]).max(0) as usize,
+    )
 }
 
 pub(super) fn symbol_row(r: &[Value], at: usize) -> SymbolRow {

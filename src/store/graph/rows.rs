@@ -327,3 +327,49 @@ pub struct QueryRows {
     pub columns: Vec<String>,
     pub rows: Vec<Vec<serde_json::Value>>,
 }
+
+/// A symbol of a file's CONTAINS tree, as `queries/file_forest.cypher` reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForestRow {
+    pub symbol: SymbolRow,
+    pub byte_start: usize,
+    pub byte_end: usize,
+    pub file_id: String,
+    /// 1 for a top-level symbol.
+    pub depth: i64,
+    /// The enclosing symbol's id; `None` for a top-level symbol.
+    pub parent_id: Option<String>,
+}
+
+/// What the server keeps of a symbol to find it by name and rank it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameRow {
+    pub id: String,
+    pub name: String,
+    pub qualified_name: String,
+    pub path: String,
+    pub kind: String,
+    pub language: String,
+    pub line_start: i64,
+    pub byte_start: i64,
+    pub byte_end: i64,
+}
+
+/// A symbol looked up by id (`queries/symbols_by_ids.cypher`), with its byte
+/// range and the enclosing symbol, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LookedUp {
+    pub symbol: SymbolRow,
+    pub byte_start: usize,
+    pub byte_end: usize,
+    pub parent: Option<ParentRow>,
+}
+
+/// What a search hit shows of its enclosing symbol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParentRow {
+    pub id: String,
+    pub name: String,
+    pub kind: String,
+    pub signature: String,
+}

@@ -188,16 +188,36 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/insert_imports_external.cypher"),
     ),
     (
+        "file_forest",
+        include_str!("../../../queries/file_forest.cypher"),
+    ),
+    (
+        "files_top_symbols",
+        include_str!("../../../queries/files_top_symbols.cypher"),
+    ),
+    (
+        "symbols_by_ids",
+        include_str!("../../../queries/symbols_by_ids.cypher"),
+    ),
+    (
+        "ref_symbol_names",
+        include_str!("../../../queries/ref_symbol_names.cypher"),
+    ),
+    (
+        "ref_import_in_degree",
+        include_str!("../../../queries/ref_import_in_degree.cypher"),
+    ),
+    (
+        "files_imports",
+        include_str!("../../../queries/files_imports.cypher"),
+    ),
+    (
         "ref_symbol_rows",
         include_str!("../../../queries/ref_symbol_rows.cypher"),
     ),
     (
         "ref_indexed_at",
         include_str!("../../../queries/ref_indexed_at.cypher"),
-    ),
-    (
-        "ref_symbol_imports",
-        include_str!("../../../queries/ref_symbol_imports.cypher"),
     ),
     (
         "ref_symbol_parents",

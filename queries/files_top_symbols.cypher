@@ -1,0 +1,5 @@
+// The top-level symbols of the files `$ids` (file ids), with byte ranges.
+MATCH (f:File)-[:CONTAINS]->(s:Symbol) WHERE f.id IN $ids
+RETURN s.id, s.stable_id, s.name, s.kind, s.qualified_name, s.path, s.language,
+       s.line_start, s.line_end, s.signature, s.visibility, s.doc,
+       s.byte_start, s.byte_end

@@ -107,31 +107,76 @@ fn answer<T: Answer>(
     finish(svc, repo.as_deref(), ref_name.as_deref(), out)
 }
 
+/// [`answer`] for a tool that reads only the index: a repeated call on the same
+/// index state (catalog generation) gets the kept answer. Errors are not kept.
+fn kept_answer<T: Answer + Clone + Send + Sync + 'static>(
+    svc: &Service,
+    tool: &'static str,
+    args: String,
+    repo: &Option<String>,
+    ref_name: &Option<String>,
+    query: impl FnOnce(&View) -> Result<(T, &'static str), ToolError>,
+) -> Reply {
+    let out = view(svc, repo.as_deref(), ref_name.as_deref()).and_then(|v| {
+        let Some(served) = svc.repo(repo.as_deref()) else {
+            return query(&v);
+        };
+        let key = (
+            v.repo.clone(),
+            v.ref_name.clone(),
+            v.catalog()?.generation(),
+            tool,
+            args,
+        );
+        let cache = &served.store.answers;
+        if let Some(kept) = cache.get::<(T, &'static str)>(&key) {
+            return Ok(kept);
+        }
+        let fresh = query(&v)?;
+        cache.put(key, fresh.clone());
+        Ok(fresh)
+    });
+    finish(svc, repo.as_deref(), ref_name.as_deref(), out)
+}
+
 pub fn get_symbol_hierarchy(svc: &Service, input: HierarchyInput) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    answer(svc, &repo, &rf, |v| {
+    let args = format!("{input:?}");
+    kept_answer(svc, "get_symbol_hierarchy", args, &repo, &rf, |v| {
         hierarchy::get_symbol_hierarchy(v, input)
     })
 }
 
 pub fn find_related_symbols(svc: &Service, input: RelatedInput) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    answer(svc, &repo, &rf, |v| related::find_related_symbols(v, input))
+    let args = format!("{input:?}");
+    kept_answer(svc, "find_related_symbols", args, &repo, &rf, |v| {
+        related::find_related_symbols(v, input)
+    })
 }
 
 pub fn locate_symbol(svc: &Service, input: LocateInput) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    answer(svc, &repo, &rf, |v| locate::locate_symbol(v, input))
+    let args = format!("{input:?}");
+    kept_answer(svc, "locate_symbol", args, &repo, &rf, |v| {
+        locate::locate_symbol(v, input)
+    })
 }
 
 pub fn get_file_outline(svc: &Service, input: OutlineInput) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    answer(svc, &repo, &rf, |v| outline::get_file_outline(v, input))
+    let args = format!("{input:?}");
+    kept_answer(svc, "get_file_outline", args, &repo, &rf, |v| {
+        outline::get_file_outline(v, input)
+    })
 }
 
 pub fn explore_tree(svc: &Service, input: ExploreInput) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    answer(svc, &repo, &rf, |v| tree::explore_tree(v, input))
+    let args = format!("{input:?}");
+    kept_answer(svc, "explore_tree", args, &repo, &rf, |v| {
+        tree::explore_tree(v, input)
+    })
 }
 
 pub fn get_node(svc: &Service, input: NodeInput) -> Reply {
@@ -141,7 +186,10 @@ pub fn get_node(svc: &Service, input: NodeInput) -> Reply {
 
 pub fn search_code(svc: &Service, input: SearchInput) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    answer(svc, &repo, &rf, |v| search::search_code(v, input))
+    let args = format!("{input:?}");
+    kept_answer(svc, "search_code", args, &repo, &rf, |v| {
+        search::search_code(v, input)
+    })
 }
 
 pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {

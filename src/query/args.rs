@@ -99,16 +99,20 @@ pub fn resolve_one(
             }
         }
     };
-    Ok(lookup(c, cat, &[chosen])?.pop().ok_or_else(not_found)?.1)
+    Ok(lookup(c, cat, &[chosen], false)?
+        .pop()
+        .ok_or_else(not_found)?
+        .1)
 }
 
-/// The graph's rows of catalog entries (with byte ranges and parents), each
-/// with its entry, in the order given. An entry the graph no longer holds (an
+/// The graph's rows of catalog entries (with byte ranges and, with `parents`,
+/// enclosing symbols), each with its entry, in the order given. An entry the graph no longer holds (an
 /// index run committed since the catalog was taken) is left out.
 pub fn lookup(
     c: &View<'_>,
     cat: &Catalog,
     entries: &[usize],
+    parents: bool,
 ) -> Result<Vec<(usize, LookedUp)>, ToolError> {
     let ids: Vec<String> = entries
         .iter()
@@ -116,7 +120,7 @@ pub fn lookup(
         .collect();
     let mut rows: HashMap<String, LookedUp> = c
         .graph
-        .symbols_by_ids(ids.clone())
+        .symbols_by_ids(ids.clone(), parents)
         .map_err(ToolError::internal)?
         .into_iter()
         .map(|r| (r.symbol.id.clone(), r))

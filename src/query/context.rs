@@ -143,11 +143,14 @@ pub fn get_code_context(
     };
 
     // The hits' rows, read from the graph in one statement.
+    // The best ones with their enclosing symbols: they are expanded.
     let entries: Vec<usize> = hits.iter().map(|h| h.entry).collect();
-    let mut rows: HashMap<usize, LookedUp> = lookup(c, cat, &entries)?.into_iter().collect();
+    let best = &hits[..hits.len().min(EXPAND_HITS)];
+    let mut rows: HashMap<usize, LookedUp> = lookup(c, cat, &entries[..best.len()], true)?
+        .into_iter()
+        .collect();
     // Then (graph expansion) for the best ones: the symbol enclosing each, and
     // the definitions its file imports that its code mentions.
-    let best = &hits[..hits.len().min(EXPAND_HITS)];
     let imports = imports_of(c, cat, &files, best)?;
     let mut candidates: Vec<(usize, f32, Option<Via>)> =
         hits.iter().map(|h| (h.entry, h.score, None)).collect();
@@ -182,15 +185,25 @@ pub fn get_code_context(
             }
         }
     }
-    let expanded: Vec<usize> = candidates[hits.len()..].iter().map(|c| c.0).collect();
-    rows.extend(lookup(c, cat, &expanded)?);
+    // The other candidates' rows are read as the budget reaches them, a few
+    // at a time (each is a primary-key lookup).
+    let mut read: HashSet<usize> = rows.keys().copied().collect();
 
     let budget = max_tokens as usize;
     let mut used = 0usize;
     let mut items: Vec<ContextItem> = Vec::new();
-    for &(i, score, via) in &candidates {
+    for (k, &(i, score, via)) in candidates.iter().enumerate() {
         if used >= budget {
             break;
+        }
+        if !read.contains(&i) {
+            let next: Vec<usize> = candidates[k..]
+                .iter()
+                .map(|c| c.0)
+                .filter(|e| read.insert(*e))
+                .take(READ_AHEAD)
+                .collect();
+            rows.extend(lookup(c, cat, &next, false)?);
         }
         let Some(found) = rows.get(&i) else {
             continue;
@@ -290,6 +303,9 @@ type Via = (&'static str, usize);
 const EXPAND_HITS: usize = 5;
 
 const EXPAND_IMPORTS: usize = 3;
+
+/// How many candidates' rows one graph read fetches while the budget fills.
+const READ_AHEAD: usize = 16;
 
 /// Whether `code` uses the identifier `name` (a whole word, not part of a longer one).
 fn mentions(code: &str, name: &str) -> bool {

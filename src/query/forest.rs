@@ -177,24 +177,6 @@ impl Forest {
             })
             .count()
     }
-
-    /// The impl blocks of a Rust type in its file (the type's tree shows them).
-    pub fn impls_of(&self, i: usize) -> Vec<usize> {
-        let row = &self.nodes[i].row;
-        if row.language != "rust" || row.kind == "impl" {
-            return Vec::new();
-        }
-        (0..self.nodes.len())
-            .filter(|&j| {
-                let o = &self.nodes[j].row;
-                j != i
-                    && o.kind == "impl"
-                    && o.name == row.name
-                    && o.qualified_name == row.qualified_name
-                    && o.path == row.path
-            })
-            .collect()
-    }
 }
 
 /// The order nodes are numbered in: (path, line, start, longest first).

@@ -1,49 +1,36 @@
 //! `get_symbol_hierarchy`: where a symbol lives (ancestors) or what it holds
 //! (descendants).
 
-use std::collections::HashSet;
-
 use super::answers::*;
-use super::args::{clean_opt_path, non_empty, resolve_one};
+use super::args::{clean_opt_path, lookup, non_empty, resolve_one};
 use super::error::ToolError;
-use super::forest::{Forest, MAX_DEPTH};
 use super::inputs::{Direction, HierarchyInput};
 use super::nav;
 use super::view::View;
+use crate::store::catalog::Catalog;
+use crate::store::graph::SymbolRow;
 
-/// The tree under forest node `i` (a Rust type's tree also holds its impl blocks
-/// in the same file, as in [`nav::descendants`]).
-fn forest_tree(forest: &Forest, i: usize) -> nav::TreeNode {
-    fn node(forest: &Forest, i: usize, depth: i64, seen: &mut HashSet<usize>) -> nav::TreeNode {
-        let children = if depth as usize >= MAX_DEPTH {
-            Vec::new()
-        } else {
-            let fresh: Vec<usize> = forest
-                .node(i)
-                .children
-                .iter()
-                .copied()
-                .filter(|c| seen.insert(*c))
-                .collect();
-            fresh
-                .into_iter()
-                .map(|c| node(forest, c, depth + 1, seen))
-                .collect()
-        };
-        nav::TreeNode {
-            symbol: forest.node(i).row.clone(),
-            depth,
-            children,
+/// The tree under `symbol` (`queries/descendants.cypher`). A Rust type's tree
+/// also holds its impl blocks in the same file (found in the catalog by name),
+/// each walked the same way, as in [`nav::descendants`].
+fn descendants(c: &View, cat: &Catalog, symbol: &SymbolRow) -> Result<nav::TreeNode, ToolError> {
+    let mut tree = nav::subtree(&c.graph, symbol).map_err(ToolError::internal)?;
+    if symbol.language == "rust" && symbol.kind != "impl" {
+        let impls: Vec<usize> = cat
+            .find(&symbol.name, Some(&symbol.path))
+            .into_iter()
+            .filter(|&i| {
+                let e = cat.entry(i);
+                &*e.kind == "impl" && *e.qualified_name == *symbol.qualified_name
+            })
+            .collect();
+        for (_, imp) in lookup(c, cat, &impls, false)? {
+            let mut child = nav::subtree(&c.graph, &imp.symbol).map_err(ToolError::internal)?;
+            nav::shift(&mut child, 1);
+            tree.children.push(child);
         }
     }
-    let mut seen = HashSet::from([i]);
-    let mut tree = node(forest, i, 0, &mut seen);
-    for j in forest.impls_of(i) {
-        if seen.insert(j) {
-            tree.children.push(node(forest, j, 1, &mut seen));
-        }
-    }
-    tree
+    Ok(tree)
 }
 
 pub fn get_symbol_hierarchy(
@@ -77,19 +64,8 @@ pub fn get_symbol_hierarchy(
             }
         }
         Direction::Descendants => {
-            // The file's CONTAINS tree, walked by Kuzu in one statement
-            // (`queries/file_forest.cypher`, bounded and acyclic).
-            let file = c.file(&row.path)?.map(|f| f.id);
-            let forest =
-                Forest::load(&c.graph, file.into_iter().collect()).map_err(ToolError::internal)?;
-            let tree = match forest.by_id(&row.id) {
-                Some(i) => forest_tree(&forest, i),
-                None => nav::TreeNode {
-                    symbol: row.clone(),
-                    depth: 0,
-                    children: Vec::new(),
-                },
-            };
+            // Walked by Kuzu (`queries/descendants.cypher`), bounded and acyclic.
+            let tree = descendants(c, &cat, &row)?;
             HierarchyAnswer {
                 chain_length: tree.size(),
                 hierarchy: vec![tree_node(&tree)],

@@ -74,7 +74,7 @@ pub fn locate_symbol(
     let shown: Vec<usize> = scored.iter().map(|&(_, i)| i).collect();
     let score_of: std::collections::HashMap<usize, f64> =
         scored.iter().map(|&(score, i)| (i, score)).collect();
-    let results: Vec<LocatedSymbol> = lookup(c, &cat, &shown)?
+    let results: Vec<LocatedSymbol> = lookup(c, &cat, &shown, false)?
         .iter()
         .map(|(i, found)| {
             let s = &found.symbol;

@@ -2,6 +2,8 @@
 //! ancestor chain (leaf → file) or its descendant tree. The MCP tools and the CLI
 //! call this; it knows nothing of either.
 
+use std::collections::HashMap;
+
 use crate::model::names::{last_segment, looks_qualified, qualified_match};
 use crate::store::graph::{Ancestor, GraphError, GraphStore, SymbolRow};
 
@@ -170,22 +172,27 @@ pub fn shift(node: &mut TreeNode, by: i64) {
 /// The tree under `symbol` (`queries/descendants.cypher`), children in line order.
 pub fn subtree(store: &GraphStore, symbol: &SymbolRow) -> Result<TreeNode, NavError> {
     let rows = store.descendants(&symbol.id)?;
+    // Rows come shallowest first, in position order: each parent's list of
+    // children is in line order.
+    let mut children: HashMap<&str, Vec<&crate::store::graph::Descendant>> = HashMap::new();
+    for d in &rows {
+        children.entry(d.parent_id.as_str()).or_default().push(d);
+    }
     fn build(
         id: &str,
         symbol: SymbolRow,
         depth: i64,
-        rows: &[crate::store::graph::Descendant],
+        children: &HashMap<&str, Vec<&crate::store::graph::Descendant>>,
     ) -> TreeNode {
-        let children = rows
-            .iter()
-            .filter(|d| d.parent_id == id)
-            .map(|d| build(&d.symbol.id, d.symbol.clone(), d.depth, rows))
-            .collect();
+        let nested = children.get(id).map_or(&[][..], Vec::as_slice);
         TreeNode {
             symbol,
             depth,
-            children,
+            children: nested
+                .iter()
+                .map(|d| build(&d.symbol.id, d.symbol.clone(), d.depth, children))
+                .collect(),
         }
     }
-    Ok(build(&symbol.id, symbol.clone(), 0, &rows))
+    Ok(build(&symbol.id, symbol.clone(), 0, &children))
 }

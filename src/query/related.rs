@@ -6,10 +6,9 @@ use std::collections::HashSet;
 use super::answers::*;
 use super::args::{clean_opt_path, dir_of, limit, non_empty, resolve_one};
 use super::error::ToolError;
-use super::forest::Forest;
 use super::inputs::{RelatedInput, RelatedScope};
 use super::view::View;
-use crate::store::graph::{FileInfo, SymbolRow};
+use crate::store::graph::{FileInfo, SymbolRow, sort_by_position};
 
 pub fn find_related_symbols(
     c: &View,
@@ -34,9 +33,10 @@ pub fn find_related_symbols(
     };
     if let Some(af) = anchor_file {
         // Each step is one statement, run only while the answer has room.
-        let forest = Forest::load(&c.graph, vec![af.id.clone()]).map_err(ToolError::internal)?;
-        for (i, _) in forest.file_all(&af.path) {
-            if !out.push(&forest.node(i).row, "same_file") {
+        // One more than the answer holds (the anchor is among them, and one
+        // more tells whether there is more).
+        for (row, _, _) in c.graph.file_symbols(&af.id, limit + 2)? {
+            if !out.push(&row, "same_file") {
                 break;
             }
         }
@@ -65,26 +65,12 @@ pub fn find_related_symbols(
                 .filter(|f| keep(f))
                 .map(|f| f.id.clone())
                 .collect();
+            let room = limit + 1 - out.items.len().min(limit);
             let mut top = c
                 .graph
-                .files_top_symbols(ids)
+                .files_top_symbols(ids, room)
                 .map_err(ToolError::internal)?;
-            top.sort_by(|a, b| {
-                (
-                    &a.0.path,
-                    a.0.line_start,
-                    a.1,
-                    std::cmp::Reverse(a.2),
-                    &a.0.id,
-                )
-                    .cmp(&(
-                        &b.0.path,
-                        b.0.line_start,
-                        b.1,
-                        std::cmp::Reverse(b.2),
-                        &b.0.id,
-                    ))
-            });
+            sort_by_position(&mut top);
             for (row, _, _) in &top {
                 if !out.push(row, relation) {
                     break 'scopes;

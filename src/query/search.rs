@@ -31,7 +31,7 @@ pub fn search_code(
     let entries: Vec<usize> = hits.iter().map(|h| h.entry).collect();
     let score_of: std::collections::HashMap<usize, f32> =
         hits.iter().map(|h| (h.entry, h.score)).collect();
-    let results: Vec<SearchHit> = lookup(c, &s.catalog, &entries)?
+    let results: Vec<SearchHit> = lookup(c, &s.catalog, &entries, true)?
         .iter()
         .map(|(i, found)| {
             let row = &found.symbol;

@@ -7,6 +7,7 @@
 //! readers keep answering from the last committed state while a run goes on; a
 //! full rebuild is published aside and swapped in.
 
+pub mod answers;
 pub mod config;
 
 use std::collections::HashMap;
@@ -148,6 +149,8 @@ pub struct Store {
     searches: RwLock<HashMap<RepoRef, Arc<RefSearch>>>,
     /// Serialises catalog loads so concurrent first calls load once.
     loading: Mutex<()>,
+    /// Answers of the graph tools, for repeated calls on the same index state.
+    pub answers: answers::AnswerCache,
 }
 
 impl Store {
@@ -673,6 +676,9 @@ pub struct Service {
 
 /// How long the indexer lets committed runs go without a checkpoint at most
 /// (see `Service::run_jobs`).
+/// How many tool answers a store keeps for repeated calls.
+const ANSWERS_KEPT: usize = 4096;
+
 const FINISH_WITHIN: Duration = Duration::from_secs(10);
 
 /// Runs committed to a data dir's graph whose checkpoint (and the snapshot for
@@ -764,6 +770,7 @@ impl Service {
                         graph: RwLock::new(None),
                         refs: RwLock::new(Vec::new()),
                         catalogs: RwLock::new(HashMap::new()),
+                        answers: answers::AnswerCache::new(ANSWERS_KEPT),
                         searches: RwLock::new(HashMap::new()),
                         loading: Mutex::new(()),
                     });

@@ -12,6 +12,7 @@
 mod adhoc;
 mod load;
 mod read;
+pub use read::sort_by_position;
 mod readers;
 mod rows;
 mod schema;
@@ -185,6 +186,34 @@ impl GraphStore {
         self.readers
             .get_or_init(|| readers::Readers::start(&self.db, self.reader_threads))
             .run(work)
+    }
+
+    /// Runs the `works` on as many reader connections at once, and returns their
+    /// results in order.
+    fn read_all<T: Send + 'static>(
+        &self,
+        works: Vec<impl FnOnce(&mut readers::Reader<'_>) -> Result<T> + Send + 'static>,
+    ) -> Result<Vec<T>> {
+        let _gate = self.gate.read().unwrap_or_else(|e| e.into_inner());
+        let readers = self
+            .readers
+            .get_or_init(|| readers::Readers::start(&self.db, self.reader_threads));
+        let pending: Vec<_> = works
+            .into_iter()
+            .map(|w| readers.submit(w))
+            .collect::<Result<_>>()?;
+        pending
+            .into_iter()
+            .map(|rx| {
+                rx.recv()
+                    .map_err(|_| GraphError::Kuzu("a graph reader failed".into()))?
+            })
+            .collect()
+    }
+
+    /// How many reader connections serve reads.
+    fn reader_count(&self) -> usize {
+        self.reader_threads
     }
 
     fn conn(&self) -> Result<GatedConnection<'_>> {

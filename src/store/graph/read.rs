@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use kuzu::Value;
 
+use super::readers::Reader;
 use super::rows::{
     Ancestor, ContainsEdge, Descendant, FileInfo, ForestRow, LookedUp, NameRow, ParentRow,
     RefStatus, StoredFile, StoredSymbol, SymbolRow, SymbolWithRange,
@@ -229,45 +230,52 @@ impl GraphStore {
         if file_ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.read(move |r| {
-            let ids = list_of_strings(file_ids.into_iter());
-            let rows = r.execute("file_forest", vec![("ids", ids)])?;
-            Ok(rows
-                .map(|r| {
-                    let id = string(&r[0]);
-                    let file_id = string(&r[14]);
-                    // The path holds the symbols between the file and this one
-                    // (Kuzu leaves the ends out; they are skipped if present).
-                    let parent_id = match &r[16] {
-                        Value::List(_, via) => {
-                            via.iter().map(string).rfind(|v| *v != id && *v != file_id)
-                        }
-                        _ => None,
-                    };
-                    ForestRow {
-                        symbol: symbol_row(&r, 0),
-                        byte_start: int(&r[12]).max(0) as usize,
-                        byte_end: int(&r[13]).max(0) as usize,
-                        file_id,
-                        depth: int(&r[15]),
-                        parent_id,
-                    }
-                })
-                .collect())
-        })
+        // Split over the readers: one statement per file, each independent.
+        let per = file_ids.len().div_ceil(self.reader_count().max(1));
+        let works: Vec<_> = file_ids
+            .chunks(per.max(1))
+            .map(|chunk| {
+                let chunk = chunk.to_vec();
+                move |r: &mut Reader<'_>| forest_of(r, chunk)
+            })
+            .collect();
+        Ok(self.read_all(works)?.into_iter().flatten().collect())
     }
 
-    /// The top-level symbols of the files `file_ids`, with byte ranges, in no
-    /// particular order.
-    pub fn files_top_symbols(&self, file_ids: Vec<String>) -> Result<Vec<SymbolWithRange>> {
-        if file_ids.is_empty() {
+    /// The first `limit` symbols of a file with byte ranges, in position order
+    /// (path, line, start, longest first): depth first, as nested.
+    pub fn file_symbols(&self, file_id: &str, limit: usize) -> Result<Vec<SymbolWithRange>> {
+        let id = file_id.to_string();
+        let mut rows = self.read(move |r| {
+            let params = vec![
+                ("id", Value::String(id)),
+                ("limit", Value::Int64(limit as i64)),
+            ];
+            let rows = r.execute("file_symbols", params)?;
+            Ok(rows.map(|r| with_range(&r)).collect::<Vec<_>>())
+        })?;
+        sort_by_position(&mut rows);
+        Ok(rows)
+    }
+
+    /// The first `limit` top-level symbols of the files `file_ids` with byte
+    /// ranges, in position order.
+    pub fn files_top_symbols(
+        &self,
+        file_ids: Vec<String>,
+        limit: usize,
+    ) -> Result<Vec<SymbolWithRange>> {
+        if file_ids.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
-        self.read(move |r| {
+        let mut rows = self.read(move |r| {
             let ids = list_of_strings(file_ids.into_iter());
-            let rows = r.execute("files_top_symbols", vec![("ids", ids)])?;
-            Ok(rows.map(|r| with_range(&r)).collect())
-        })
+            let params = vec![("ids", ids), ("limit", Value::Int64(limit as i64))];
+            let rows = r.execute("files_top_symbols", params)?;
+            Ok(rows.map(|r| with_range(&r)).collect::<Vec<_>>())
+        })?;
+        sort_by_position(&mut rows);
+        Ok(rows)
     }
 
     /// The resolved import edges out of the files `file_ids`, as (file id,
@@ -283,33 +291,23 @@ impl GraphStore {
         })
     }
 
-    /// Symbols by id, with byte ranges (ids not in the graph are left out), in
-    /// no particular order.
-    pub fn symbols_by_ids(&self, ids: Vec<String>) -> Result<Vec<LookedUp>> {
+    /// Symbols by id, with byte ranges and, with `parents`, the enclosing
+    /// symbol (ids not in the graph are left out), in the order given: one
+    /// primary-key lookup each, on one reader.
+    pub fn symbols_by_ids(&self, ids: Vec<String>, parents: bool) -> Result<Vec<LookedUp>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.read(move |r| {
-            let ids = list_of_strings(ids.into_iter());
-            let rows = r.execute("symbols_by_ids", vec![("ids", ids)])?;
-            Ok(rows
-                .map(|r| {
-                    let (symbol, byte_start, byte_end) = with_range(&r);
-                    let parent = (!matches!(r[14], Value::Null(_))).then(|| ParentRow {
-                        id: string(&r[14]),
-                        name: string(&r[15]),
-                        kind: string(&r[16]),
-                        signature: string(&r[17]),
-                    });
-                    LookedUp {
-                        symbol,
-                        byte_start,
-                        byte_end,
-                        parent,
-                    }
-                })
-                .collect())
-        })
+        // Split over the readers: the lookups are independent.
+        let per = ids.len().div_ceil(self.reader_count().max(1)).max(4);
+        let works: Vec<_> = ids
+            .chunks(per)
+            .map(|chunk| {
+                let chunk = chunk.to_vec();
+                move |r: &mut Reader<'_>| lookup_ids(r, chunk, parents)
+            })
+            .collect();
+        Ok(self.read_all(works)?.into_iter().flatten().collect())
     }
 
     /// What the server's name index holds of each symbol of a repo/ref.
@@ -391,6 +389,85 @@ pub(super) fn file_info(r: &[Value]) -> FileInfo {
         content_hash: string(&r[5]),
         line_count: int(&r[6]),
     }
+}
+
+/// The CONTAINS trees of files on one reader, a statement per file.
+fn forest_of(r: &mut Reader<'_>, file_ids: Vec<String>) -> Result<Vec<ForestRow>> {
+    let mut out = Vec::new();
+    for file in file_ids {
+        let rows = r.execute("file_forest", vec![("id", Value::String(file))])?;
+        out.extend(rows.map(|r| {
+            let id = string(&r[0]);
+            let file_id = string(&r[14]);
+            // The path holds the symbols between the file and this one (Kuzu
+            // leaves the ends out; they are skipped if present).
+            let parent_id = match &r[16] {
+                Value::List(_, via) => via.iter().map(string).rfind(|v| *v != id && *v != file_id),
+                _ => None,
+            };
+            ForestRow {
+                symbol: symbol_row(&r, 0),
+                byte_start: int(&r[12]).max(0) as usize,
+                byte_end: int(&r[13]).max(0) as usize,
+                file_id,
+                depth: int(&r[15]),
+                parent_id,
+            }
+        }));
+    }
+    Ok(out)
+}
+
+/// Symbols by id on one reader: a primary-key lookup each (and one for the
+/// parent, with `parents`).
+fn lookup_ids(r: &mut Reader<'_>, ids: Vec<String>, parents: bool) -> Result<Vec<LookedUp>> {
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let param = || vec![("id", Value::String(id.clone()))];
+        let Some(row) = r.execute("symbol_by_id", param())?.next() else {
+            continue;
+        };
+        let (symbol, byte_start, byte_end) = with_range(&row);
+        let parent = if parents {
+            r.execute("symbol_parent", param())?
+                .next()
+                .map(|p| ParentRow {
+                    id: string(&p[0]),
+                    name: string(&p[1]),
+                    kind: string(&p[2]),
+                    signature: string(&p[3]),
+                })
+        } else {
+            None
+        };
+        out.push(LookedUp {
+            symbol,
+            byte_start,
+            byte_end,
+            parent,
+        });
+    }
+    Ok(out)
+}
+
+/// Sorts symbols by (path, line, start, longest first, id).
+pub fn sort_by_position(rows: &mut [SymbolWithRange]) {
+    rows.sort_by(|a, b| {
+        (
+            &a.0.path,
+            a.0.line_start,
+            a.1,
+            std::cmp::Reverse(a.2),
+            &a.0.id,
+        )
+            .cmp(&(
+                &b.0.path,
+                b.0.line_start,
+                b.1,
+                std::cmp::Reverse(b.2),
+                &b.0.id,
+            ))
+    });
 }
 
 /// A symbol's 12 columns followed by `byte_start` and `byte_end`.

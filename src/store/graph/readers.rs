@@ -71,6 +71,16 @@ impl Readers {
         &self,
         work: impl FnOnce(&mut Reader<'_>) -> Result<T> + Send + 'static,
     ) -> Result<T> {
+        self.submit(work)?
+            .recv()
+            .map_err(|_| GraphError::Kuzu("a graph reader failed".into()))?
+    }
+
+    /// Hands `work` to the next free reader; its result arrives on the receiver.
+    pub fn submit<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut Reader<'_>) -> Result<T> + Send + 'static,
+    ) -> Result<std::sync::mpsc::Receiver<Result<T>>> {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let job: Job = Box::new(move |reader| {
             let _ = tx.send(work(reader));
@@ -80,8 +90,7 @@ impl Readers {
             .ok_or_else(|| GraphError::Kuzu("the graph readers are closed".into()))?
             .send(job)
             .map_err(|_| GraphError::Kuzu("the graph readers are gone".into()))?;
-        rx.recv()
-            .map_err(|_| GraphError::Kuzu("a graph reader failed".into()))?
+        Ok(rx)
     }
 }
 

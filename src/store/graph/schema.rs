@@ -192,12 +192,20 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/file_forest.cypher"),
     ),
     (
+        "file_symbols",
+        include_str!("../../../queries/file_symbols.cypher"),
+    ),
+    (
         "files_top_symbols",
         include_str!("../../../queries/files_top_symbols.cypher"),
     ),
     (
-        "symbols_by_ids",
-        include_str!("../../../queries/symbols_by_ids.cypher"),
+        "symbol_by_id",
+        include_str!("../../../queries/symbol_by_id.cypher"),
+    ),
+    (
+        "symbol_parent",
+        include_str!("../../../queries/symbol_parent.cypher"),
     ),
     (
         "ref_symbol_names",

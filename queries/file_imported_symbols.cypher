@@ -1,5 +1,5 @@
-// Definitions a file imports. Only resolved edges: External targets are skipped.
+// Definitions a file imports, with the import's line. Only resolved edges:
+// External targets and whole modules are skipped.
 MATCH (f:File {id: $id})-[i:IMPORTS]->(s:Symbol)
-RETURN s.id, s.stable_id, s.name, s.kind, s.qualified_name, s.path, s.language,
-       s.line_start, s.line_end, s.signature, s.visibility, s.doc, i.line
-ORDER BY i.line, s.path, s.line_start
+RETURN s.id, i.line
+ORDER BY i.line

@@ -118,7 +118,7 @@ fn search_agrees(data: &Path, repo: &Path, tags: &[String]) -> bool {
     let hits = index.search(&cat, "C3", &filters, 50).expect("search");
     assert!(!hits.is_empty(), "search finds the classes");
     for h in &hits {
-        let name = &cat.entry(h.entry).name;
+        let name = cat.entry(h.entry).name();
         assert!(
             tags.iter().any(|t| name.ends_with(t.as_str())),
             "search answered {name} while the graph holds {tags:?} (lagged: {lagged})"

@@ -116,7 +116,7 @@ fn descendants_of_user_service_list_three_methods() {
             .unwrap_or_else(|e| panic!("{repo}: {e}"));
         let tree = nav::descendants(&store, &scope(repo), &sym).expect("descendants");
         // Direct members; a Rust struct's members sit in its impl block.
-        let members: Vec<&nav::TreeNode> = tree
+        let members: Vec<&nav::TreeNode<cruxe::store::graph::SymbolRow>> = tree
             .children
             .iter()
             .flat_map(|c| {

@@ -18,7 +18,7 @@ fn names(data: &DataDir, query: &str) -> Vec<String> {
         .search(&cat, query, &Filters::default(), 5)
         .expect("search")
         .iter()
-        .map(|h| cat.entry(h.entry).qualified_name.to_string())
+        .map(|h| cat.entry(h.entry).qualified_name().to_string())
         .collect()
 }
 

@@ -783,7 +783,10 @@ fn cmd_hierarchy(a: HierarchyArgs) -> Result<i32> {
         );
     } else {
         let tree = nav::descendants(&store, &scope, &symbol)?;
-        fn show(out: &mut std::io::StdoutLock<'_>, n: &nav::TreeNode) {
+        fn show(
+            out: &mut std::io::StdoutLock<'_>,
+            n: &nav::TreeNode<crate::store::graph::SymbolRow>,
+        ) {
             let _ = writeln!(
                 out,
                 "{}{} {} ({}-{})",

@@ -7,6 +7,7 @@
 //! on a blocking thread and wraps what they return as MCP tool results.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -96,105 +97,80 @@ fn view<'a>(
     ))
 }
 
-/// A query's answer for the call: its view, its outcome, its metadata.
+/// How long an answer waits for the catalog of an index run that committed
+/// while it was made (the service swaps it in right after the commit).
+const CATCH_UP: Duration = Duration::from_secs(2);
+
+/// A query's answer for the call: its view, its outcome, its metadata. When
+/// an index run committed while the answer was made (its rows and the graph's
+/// structure could be of two states), it is made again on a fresh view.
 fn answer<T: Answer>(
     svc: &Service,
     repo: &Option<String>,
     ref_name: &Option<String>,
-    query: impl FnOnce(&View) -> Result<(T, &'static str), ToolError>,
+    query: impl Fn(&View) -> Result<(T, &'static str), ToolError>,
 ) -> Reply {
-    let out = view(svc, repo.as_deref(), ref_name.as_deref()).and_then(|v| query(&v));
-    finish(svc, repo.as_deref(), ref_name.as_deref(), out)
-}
-
-/// [`answer`] for a tool that reads only the index: a repeated call on the same
-/// index state (catalog generation) gets the kept answer. Errors are not kept.
-fn kept_answer<T: Answer + Clone + Send + Sync + 'static>(
-    svc: &Service,
-    tool: &'static str,
-    args: String,
-    repo: &Option<String>,
-    ref_name: &Option<String>,
-    query: impl FnOnce(&View) -> Result<(T, &'static str), ToolError>,
-) -> Reply {
-    let out = view(svc, repo.as_deref(), ref_name.as_deref()).and_then(|v| {
-        let Some(served) = svc.repo(repo.as_deref()) else {
-            return query(&v);
+    let deadline = Instant::now() + CATCH_UP;
+    let out = loop {
+        let v = match view(svc, repo.as_deref(), ref_name.as_deref()) {
+            Ok(v) => v,
+            Err(e) => break Err(e),
         };
-        let key = (
-            v.repo.clone(),
-            v.ref_name.clone(),
-            v.catalog()?.generation(),
-            tool,
-            args,
-        );
-        let cache = &served.store.answers;
-        if let Some(kept) = cache.get::<(T, &'static str)>(&key) {
-            return Ok(kept);
+        let out = query(&v);
+        if !v.behind() || Instant::now() >= deadline {
+            break out;
         }
-        let fresh = query(&v)?;
-        cache.put(key, fresh.clone());
-        Ok(fresh)
-    });
+        std::thread::sleep(Duration::from_millis(5));
+    };
     finish(svc, repo.as_deref(), ref_name.as_deref(), out)
 }
 
 pub fn get_symbol_hierarchy(svc: &Service, input: HierarchyInput) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    let args = format!("{input:?}");
-    kept_answer(svc, "get_symbol_hierarchy", args, &repo, &rf, |v| {
-        hierarchy::get_symbol_hierarchy(v, input)
+    answer(svc, &repo, &rf, |v| {
+        hierarchy::get_symbol_hierarchy(v, input.clone())
     })
 }
 
 pub fn find_related_symbols(svc: &Service, input: RelatedInput) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    let args = format!("{input:?}");
-    kept_answer(svc, "find_related_symbols", args, &repo, &rf, |v| {
-        related::find_related_symbols(v, input)
+    answer(svc, &repo, &rf, |v| {
+        related::find_related_symbols(v, input.clone())
     })
 }
 
 pub fn locate_symbol(svc: &Service, input: LocateInput) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    let args = format!("{input:?}");
-    kept_answer(svc, "locate_symbol", args, &repo, &rf, |v| {
-        locate::locate_symbol(v, input)
-    })
+    answer(svc, &repo, &rf, |v| locate::locate_symbol(v, input.clone()))
 }
 
 pub fn get_file_outline(svc: &Service, input: OutlineInput) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    let args = format!("{input:?}");
-    kept_answer(svc, "get_file_outline", args, &repo, &rf, |v| {
-        outline::get_file_outline(v, input)
+    answer(svc, &repo, &rf, |v| {
+        outline::get_file_outline(v, input.clone())
     })
 }
 
 pub fn explore_tree(svc: &Service, input: ExploreInput) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    let args = format!("{input:?}");
-    kept_answer(svc, "explore_tree", args, &repo, &rf, |v| {
-        tree::explore_tree(v, input)
-    })
+    answer(svc, &repo, &rf, |v| tree::explore_tree(v, input.clone()))
 }
 
 pub fn get_node(svc: &Service, input: NodeInput) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    answer(svc, &repo, &rf, |v| tree::get_node(v, input))
+    answer(svc, &repo, &rf, |v| tree::get_node(v, input.clone()))
 }
 
 pub fn search_code(svc: &Service, input: SearchInput) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    let args = format!("{input:?}");
-    kept_answer(svc, "search_code", args, &repo, &rf, |v| {
-        search::search_code(v, input)
-    })
+    answer(svc, &repo, &rf, |v| search::search_code(v, input.clone()))
 }
 
 pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    answer(svc, &repo, &rf, |v| context::get_code_context(v, input))
+    answer(svc, &repo, &rf, |v| {
+        context::get_code_context(v, input.clone())
+    })
 }
 
 /// Fills protocol v1 metadata for an answer about `repo`/`ref`: the one place it

@@ -133,6 +133,23 @@ impl From<&SymbolRow> for SymbolRef {
     }
 }
 
+impl From<crate::store::catalog::Entry<'_>> for SymbolRef {
+    fn from(e: crate::store::catalog::Entry<'_>) -> SymbolRef {
+        SymbolRef {
+            symbol_id: e.id(),
+            symbol_stable_id: e.stable_id(),
+            name: e.name().to_string(),
+            kind: e.kind().to_string(),
+            qualified_name: e.qualified_name().to_string(),
+            path: e.path().to_string(),
+            line_start: e.line_start(),
+            line_end: e.line_end(),
+            signature: e.signature().to_string(),
+            language: e.language().to_string(),
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // get_symbol_hierarchy
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use super::error::{Candidate, ToolError};
 use super::view::View;
 use crate::store::catalog::Catalog;
-use crate::store::graph::{FileInfo, LookedUp};
+use crate::store::graph::{DocAndParent, FileInfo};
 
 /// A repo-relative path as given by a client, normalised by its text alone:
 /// `.`, `..` within the repo and `\` are resolved; absolute paths and any `..`
@@ -65,70 +65,59 @@ pub fn non_empty<'a>(field: &str, v: &'a str) -> Result<&'a str, ToolError> {
     }
 }
 
-/// The one symbol meant by `name` (and `path`), found in the catalog and read
-/// from the graph. Several symbols of one qualified name in one file are a Rust
-/// type and its impl blocks: the type is meant.
+/// The one symbol meant by `name` (and `path`), as its catalog entry. Several
+/// symbols of one qualified name in one file are a Rust type and its impl
+/// blocks: the type is meant.
 pub fn resolve_one(
     c: &View<'_>,
     cat: &Catalog,
     name: &str,
     path: Option<&str>,
-) -> Result<LookedUp, ToolError> {
+) -> Result<usize, ToolError> {
     let found = cat.find(name, path);
-    let not_found = || ToolError::symbol_not_found(name, path, &c.repo, &c.ref_name);
     let first = found.first().map(|&i| cat.entry(i));
-    let chosen = match found.len() {
-        0 => return Err(not_found()),
-        1 => found[0],
+    match found.len() {
+        0 => Err(ToolError::symbol_not_found(
+            name,
+            path,
+            &c.repo,
+            &c.ref_name,
+        )),
+        1 => Ok(found[0]),
         _ => {
             let one_place = first.is_some_and(|f| {
                 found.iter().all(|&i| {
                     let e = cat.entry(i);
-                    e.qualified_name == f.qualified_name && e.path == f.path
+                    e.qualified_name() == f.qualified_name() && e.path() == f.path()
                 })
             });
-            match found.iter().find(|&&i| &*cat.entry(i).kind != "impl") {
-                Some(&i) if one_place => i,
+            match found.iter().find(|&&i| cat.entry(i).kind() != "impl") {
+                Some(&i) if one_place => Ok(i),
                 _ => {
-                    let candidates: Vec<Candidate<'_>> = found
+                    let candidates: Vec<Candidate> = found
                         .iter()
                         .map(|&i| Candidate::from(cat.entry(i)))
                         .collect();
-                    return Err(ToolError::ambiguous_symbol(name, &candidates));
+                    Err(ToolError::ambiguous_symbol(name, &candidates))
                 }
             }
         }
-    };
-    Ok(lookup(c, cat, &[chosen], false)?
-        .pop()
-        .ok_or_else(not_found)?
-        .1)
+    }
 }
 
-/// The graph's rows of catalog entries (with byte ranges and, with `parents`,
-/// enclosing symbols), each with its entry, in the order given. An entry the graph no longer holds (an
+/// The docs and enclosing symbols of catalog entries, read from the graph (a
+/// primary-key lookup each), by entry. An entry the graph no longer holds (an
 /// index run committed since the catalog was taken) is left out.
-pub fn lookup(
+pub fn docs_and_parents(
     c: &View<'_>,
     cat: &Catalog,
     entries: &[usize],
-    parents: bool,
-) -> Result<Vec<(usize, LookedUp)>, ToolError> {
-    let ids: Vec<String> = entries
-        .iter()
-        .map(|&i| cat.entry(i).id.to_string())
-        .collect();
-    let mut rows: HashMap<String, LookedUp> = c
-        .graph
-        .symbols_by_ids(ids.clone(), parents)
-        .map_err(ToolError::internal)?
+) -> Result<HashMap<usize, DocAndParent>, ToolError> {
+    let ids: Vec<String> = entries.iter().map(|&i| cat.entry(i).id()).collect();
+    let found = c.graph.docs_and_parents(ids).map_err(ToolError::internal)?;
+    Ok(found
         .into_iter()
-        .map(|r| (r.symbol.id.clone(), r))
-        .collect();
-    Ok(entries
-        .iter()
-        .zip(ids)
-        .filter_map(|(&i, id)| Some((i, rows.remove(&id)?)))
+        .filter_map(|d| Some((cat.by_id(&d.id)?, d)))
         .collect())
 }
 

@@ -4,12 +4,12 @@
 use std::collections::{HashMap, HashSet};
 
 use super::answers::*;
-use super::args::{lookup, non_empty, read_text, round3};
+use super::args::{docs_and_parents, non_empty, read_text, round3};
 use super::error::ToolError;
 use super::inputs::ContextInput;
 use super::view::View;
-use crate::store::catalog::Catalog;
-use crate::store::graph::{FileInfo, LookedUp};
+use crate::store::catalog::{Catalog, Entry};
+use crate::store::graph::FileInfo;
 use crate::store::search::{Filters, Hit};
 
 /// The contract's token estimate of one item: `ceil(words × 1.3)` over the
@@ -102,7 +102,7 @@ pub fn get_code_context(
         return Err(ToolError::invalid_max_tokens(max_tokens));
     }
     let strategy = input.strategy.as_deref().unwrap_or("breadth");
-    let depth = match strategy {
+    let with_bodies = match strategy {
         "breadth" => false,
         "depth" => true,
         other => return Err(ToolError::invalid_strategy(other)),
@@ -119,123 +119,10 @@ pub fn get_code_context(
         .index
         .search(cat, query, &filters, 100)
         .map_err(ToolError::internal)?;
-    let files = c.files()?;
-    let root = c.root();
-    // Each file is read once per call; handing it out is a reference count.
-    let mut sources: HashMap<String, Option<std::rc::Rc<str>>> = HashMap::new();
-    let mut source_of = |path: &str| -> Option<std::rc::Rc<str>> {
-        sources
-            .entry(path.to_string())
-            .or_insert_with(|| {
-                files
-                    .binary_search_by(|f| f.path.as_str().cmp(path))
-                    .ok()
-                    .and_then(|k| read_text(&root, &files[k].path))
-                    .map(std::rc::Rc::from)
-            })
-            .clone()
-    };
-    let text_of = |source: &Option<std::rc::Rc<str>>, s: &LookedUp| -> Option<String> {
-        source
-            .as_deref()
-            .and_then(|t| t.get(s.byte_start..s.byte_end.min(t.len())))
-            .map(str::to_string)
-    };
-
-    // The hits' rows, read from the graph in one statement.
-    // The best ones with their enclosing symbols: they are expanded.
-    let entries: Vec<usize> = hits.iter().map(|h| h.entry).collect();
-    let best = &hits[..hits.len().min(EXPAND_HITS)];
-    let mut rows: HashMap<usize, LookedUp> = lookup(c, cat, &entries[..best.len()], true)?
-        .into_iter()
-        .collect();
-    // Then (graph expansion) for the best ones: the symbol enclosing each, and
-    // the definitions its file imports that its code mentions.
-    let imports = imports_of(c, cat, &files, best)?;
-    let mut candidates: Vec<(usize, f32, Option<Via>)> =
-        hits.iter().map(|h| (h.entry, h.score, None)).collect();
-    let mut seen: HashSet<usize> = entries.iter().copied().collect();
-    for h in best {
-        let Some(hit) = rows.get(&h.entry) else {
-            continue;
-        };
-        if let Some(p) = hit.parent.as_ref().and_then(|p| cat.by_id(&p.id))
-            && seen.insert(p)
-        {
-            candidates.push((p, h.score * 0.5, Some(("parent", h.entry))));
-        }
-        let Some(targets) = imports.get(hit.symbol.path.as_str()) else {
-            continue;
-        };
-        let Some(code) = text_of(&source_of(&hit.symbol.path), hit) else {
-            continue;
-        };
-        let mut added = 0;
-        for &imp in targets {
-            if added == EXPAND_IMPORTS {
-                break;
-            }
-            let target = cat.entry(imp);
-            if filters.language.is_some() && *target.language != *hit.symbol.language {
-                continue; // the hit passed the filter; its language is the one asked for
-            }
-            if mentions(&code, &target.name) && seen.insert(imp) {
-                candidates.push((imp, h.score * 0.4, Some(("imported", h.entry))));
-                added += 1;
-            }
-        }
-    }
-    // The other candidates' rows are read as the budget reaches them, a few
-    // at a time (each is a primary-key lookup).
-    let mut read: HashSet<usize> = rows.keys().copied().collect();
-
+    let mut sources = Sources::new(c);
+    let candidates = expand(c, cat, &hits, &filters, &mut sources)?;
     let budget = max_tokens as usize;
-    let mut used = 0usize;
-    let mut items: Vec<ContextItem> = Vec::new();
-    for (k, &(i, score, via)) in candidates.iter().enumerate() {
-        if used >= budget {
-            break;
-        }
-        if !read.contains(&i) {
-            let next: Vec<usize> = candidates[k..]
-                .iter()
-                .map(|c| c.0)
-                .filter(|e| read.insert(*e))
-                .take(READ_AHEAD)
-                .collect();
-            rows.extend(lookup(c, cat, &next, false)?);
-        }
-        let Some(found) = rows.get(&i) else {
-            continue;
-        };
-        let row = &found.symbol;
-        let body = if depth {
-            text_of(&source_of(&row.path), found)
-        } else {
-            None
-        };
-        let item = ContextItem {
-            symbol: SymbolRef::from(row),
-            score: round3(score),
-            context_of: via.map(|(_, hit)| cat.entry(hit).qualified_name.to_string()),
-            relation: via.map(|(relation, _)| relation.to_string()),
-            body: body.clone(),
-            body_truncated: None,
-        };
-        let cost = estimate_tokens(&item);
-        if used + cost <= budget {
-            used += cost;
-            items.push(item);
-            continue;
-        }
-        // The best candidate's body is cut to fit rather than dropped.
-        if let (Some(b), true) = (&body, items.is_empty())
-            && let Some((cut, cost)) = cut_to_fit(&item, b, budget - used)
-        {
-            used += cost;
-            items.push(cut);
-        }
-    }
+    let (items, used) = fill(cat, &candidates, budget, with_bodies, &mut sources);
     let returned = items.len();
     let total = candidates.len();
     let truncated = returned < total;
@@ -265,18 +152,154 @@ pub fn get_code_context(
     ))
 }
 
+/// A candidate: its catalog entry, its score, and how it came in through the
+/// graph (`None` for a search hit).
+type Candidate = (usize, f32, Option<Via>);
+
+/// The hits, then (graph expansion) for the best ones: the symbol enclosing
+/// each (`queries/symbol_context.cypher`), and the definitions its file
+/// imports that its code mentions (`queries/files_imports.cypher`).
+fn expand(
+    c: &View,
+    cat: &Catalog,
+    hits: &[Hit],
+    filters: &Filters<'_>,
+    sources: &mut Sources,
+) -> Result<Vec<Candidate>, ToolError> {
+    let best = &hits[..hits.len().min(EXPAND_HITS)];
+    let best_entries: Vec<usize> = best.iter().map(|h| h.entry).collect();
+    let parents = docs_and_parents(c, cat, &best_entries)?;
+    let imports = imports_of(c, cat, best)?;
+    let mut candidates: Vec<Candidate> = hits.iter().map(|h| (h.entry, h.score, None)).collect();
+    let mut seen: HashSet<usize> = hits.iter().map(|h| h.entry).collect();
+    for h in best {
+        if let Some(p) = parents
+            .get(&h.entry)
+            .and_then(|d| d.parent.as_deref())
+            .and_then(|p| cat.by_id(p))
+            && seen.insert(p)
+        {
+            candidates.push((p, h.score * 0.5, Some(("parent", h.entry))));
+        }
+        let hit = cat.entry(h.entry);
+        let Some(targets) = imports.get(hit.path()) else {
+            continue;
+        };
+        let Some(code) = sources.text_of(hit) else {
+            continue;
+        };
+        let mut added = 0;
+        for &imp in targets {
+            if added == EXPAND_IMPORTS {
+                break;
+            }
+            let target = cat.entry(imp);
+            if filters.language.is_some() && target.language() != hit.language() {
+                continue; // the hit passed the filter; its language is the one asked for
+            }
+            if mentions(&code, target.name()) && seen.insert(imp) {
+                candidates.push((imp, h.score * 0.4, Some(("imported", h.entry))));
+                added += 1;
+            }
+        }
+    }
+    Ok(candidates)
+}
+
+/// The candidates that fit `budget` tokens, in rank order (an item that does
+/// not fit is skipped and the next tried; with bodies, the best candidate's
+/// body is cut to fit rather than dropped), and the tokens they use.
+fn fill(
+    cat: &Catalog,
+    candidates: &[Candidate],
+    budget: usize,
+    with_bodies: bool,
+    sources: &mut Sources,
+) -> (Vec<ContextItem>, usize) {
+    let mut used = 0usize;
+    let mut items: Vec<ContextItem> = Vec::new();
+    for &(i, score, via) in candidates {
+        if used >= budget {
+            break;
+        }
+        let e = cat.entry(i);
+        let body = if with_bodies {
+            sources.text_of(e)
+        } else {
+            None
+        };
+        let item = ContextItem {
+            symbol: SymbolRef::from(e),
+            score: round3(score),
+            context_of: via.map(|(_, hit)| cat.entry(hit).qualified_name().to_string()),
+            relation: via.map(|(relation, _)| relation.to_string()),
+            body: body.clone(),
+            body_truncated: None,
+        };
+        let cost = estimate_tokens(&item);
+        if used + cost <= budget {
+            used += cost;
+            items.push(item);
+            continue;
+        }
+        if let (Some(b), true) = (&body, items.is_empty())
+            && let Some((cut, cost)) = cut_to_fit(&item, b, budget - used)
+        {
+            used += cost;
+            items.push(cut);
+        }
+    }
+    (items, used)
+}
+
+/// The source files one answer reads, each read once.
+struct Sources {
+    root: std::path::PathBuf,
+    files: std::sync::Arc<Vec<FileInfo>>,
+    texts: HashMap<String, Option<std::rc::Rc<str>>>,
+}
+
+impl Sources {
+    fn new(c: &View) -> Sources {
+        Sources {
+            root: c.root(),
+            files: c.files().unwrap_or_default(),
+            texts: HashMap::new(),
+        }
+    }
+
+    /// A symbol's source text, when its file can be read.
+    fn text_of(&mut self, e: Entry<'_>) -> Option<String> {
+        let path = e.path();
+        let (root, files) = (&self.root, &self.files);
+        let text = self
+            .texts
+            .entry(path.to_string())
+            .or_insert_with(|| {
+                files
+                    .binary_search_by(|f| f.path.as_str().cmp(path))
+                    .ok()
+                    .and_then(|k| read_text(root, &files[k].path))
+                    .map(std::rc::Rc::from)
+            })
+            .clone()?;
+        let (start, end) = e.bytes();
+        text.get(start..end.min(text.len())).map(str::to_string)
+    }
+}
+
 /// The definitions each of the hits' files imports (as catalog entries, in
 /// position order, one per import edge), read from the graph in one statement.
 fn imports_of(
     c: &View,
     cat: &Catalog,
-    files: &[FileInfo],
     hits: &[Hit],
 ) -> Result<HashMap<String, Vec<usize>>, ToolError> {
+    let files = c.files()?;
     let path_of: HashMap<&str, &str> = hits
         .iter()
         .filter_map(|h| {
-            let path: &str = &cat.entry(h.entry).path;
+            let path = cat.entry(h.entry).path();
             let k = files.binary_search_by(|f| f.path.as_str().cmp(path)).ok()?;
             Some((files[k].id.as_str(), files[k].path.as_str()))
         })
@@ -303,9 +326,6 @@ type Via = (&'static str, usize);
 const EXPAND_HITS: usize = 5;
 
 const EXPAND_IMPORTS: usize = 3;
-
-/// How many candidates' rows one graph read fetches while the budget fills.
-const READ_AHEAD: usize = 16;
 
 /// Whether `code` uses the identifier `name` (a whole word, not part of a longer one).
 fn mentions(code: &str, name: &str) -> bool {

@@ -8,37 +8,37 @@ use crate::store::graph::{GraphError, SymbolRow};
 
 /// A symbol an ambiguous name could mean, as the error lists it.
 #[derive(Debug, serde::Serialize)]
-pub struct Candidate<'a> {
-    pub symbol_id: &'a str,
-    pub name: &'a str,
-    pub kind: &'a str,
-    pub qualified_name: &'a str,
-    pub path: &'a str,
+pub struct Candidate {
+    pub symbol_id: String,
+    pub name: String,
+    pub kind: String,
+    pub qualified_name: String,
+    pub path: String,
     pub line_start: i64,
 }
 
-impl<'a> From<&'a SymbolRow> for Candidate<'a> {
-    fn from(s: &'a SymbolRow) -> Self {
+impl From<&SymbolRow> for Candidate {
+    fn from(s: &SymbolRow) -> Self {
         Candidate {
-            symbol_id: &s.id,
-            name: &s.name,
-            kind: &s.kind,
-            qualified_name: &s.qualified_name,
-            path: &s.path,
+            symbol_id: s.id.clone(),
+            name: s.name.clone(),
+            kind: s.kind.clone(),
+            qualified_name: s.qualified_name.clone(),
+            path: s.path.clone(),
             line_start: s.line_start,
         }
     }
 }
 
-impl<'a> From<&'a crate::store::catalog::Entry> for Candidate<'a> {
-    fn from(e: &'a crate::store::catalog::Entry) -> Self {
+impl From<crate::store::catalog::Entry<'_>> for Candidate {
+    fn from(e: crate::store::catalog::Entry<'_>) -> Self {
         Candidate {
-            symbol_id: &e.id,
-            name: &e.name,
-            kind: &e.kind,
-            qualified_name: &e.qualified_name,
-            path: &e.path,
-            line_start: e.line_start,
+            symbol_id: e.id(),
+            name: e.name().to_string(),
+            kind: e.kind().to_string(),
+            qualified_name: e.qualified_name().to_string(),
+            path: e.path().to_string(),
+            line_start: e.line_start(),
         }
     }
 }
@@ -91,7 +91,7 @@ impl ToolError {
             json!({"symbol_name": name, "path": path, "repo": repo, "ref": ref_name}),
         )
     }
-    pub fn ambiguous_symbol(name: &str, candidates: &[Candidate<'_>]) -> ToolError {
+    pub fn ambiguous_symbol(name: &str, candidates: &[Candidate]) -> ToolError {
         let list: Vec<Value> = candidates
             .iter()
             .map(|c| serde_json::to_value(c).unwrap_or(Value::Null))

@@ -1,21 +1,22 @@
-//! The CONTAINS trees of the few files one answer needs, read from the graph in
-//! one statement (`queries/file_forest.cypher`: a bounded, acyclic walk down
-//! from each file) and arranged for the tools: a file's top-level symbols, a
-//! symbol's children in line order, its enclosing symbols. A forest is built
-//! for one answer and dropped with it; the server keeps no copy of the graph's
-//! edges between calls.
+//! The CONTAINS trees of the few files one answer needs, walked by Kuzu
+//! (`queries/file_forest.cypher`: a bounded, acyclic walk down from each file,
+//! one statement per file, on the graph's reader threads) and arranged for the
+//! tools over the catalog's rows: a file's top-level symbols, a symbol's
+//! children in line order, its enclosing symbols. A forest is built for one
+//! answer and dropped with it; the server keeps no copy of the graph's edges
+//! between calls.
 
 use std::collections::HashMap;
 
-use crate::store::graph::{FileSymbol, ForestRow, GraphError, GraphStore, SymbolRow};
+use crate::store::catalog::Catalog;
+use crate::store::graph::{GraphError, GraphStore, Nested};
 
 pub use crate::store::graph::MAX_DEPTH;
 
 #[derive(Debug, Clone)]
 pub struct Node {
-    pub row: SymbolRow,
-    pub byte_start: usize,
-    pub byte_end: usize,
+    /// The symbol's catalog entry.
+    pub entry: usize,
     /// The enclosing symbol; `None` for a top-level symbol.
     pub parent: Option<usize>,
     /// Nested symbols in line order.
@@ -26,50 +27,80 @@ pub struct Node {
 pub struct Forest {
     /// In (path, line, start, longest first) order.
     nodes: Vec<Node>,
-    by_id: HashMap<String, usize>,
+    by_entry: HashMap<usize, usize>,
     /// Top-level symbols of each file, in line order.
     by_file: HashMap<String, Vec<usize>>,
 }
 
 impl Forest {
-    /// The trees of the files `file_ids`.
-    pub fn load(graph: &GraphStore, file_ids: Vec<String>) -> Result<Forest, GraphError> {
-        Ok(Forest::build(graph.file_forest(file_ids)?))
+    /// The trees of the files `file_ids`, over `cat`'s rows.
+    pub fn load(
+        graph: &GraphStore,
+        cat: &Catalog,
+        file_ids: Vec<String>,
+    ) -> Result<Forest, GraphError> {
+        Ok(Forest::build(cat, graph.file_trees(file_ids)?))
     }
 
-    /// Arranges the rows of `queries/file_forest.cypher`. A symbol reached twice
-    /// (damage: two parents) keeps its shallowest place.
-    pub fn build(mut rows: Vec<ForestRow>) -> Forest {
+    /// The top-level symbols of the files `file_ids` only, their trees cut
+    /// below (`queries/files_top_symbols.cypher`, one statement).
+    pub fn tops(
+        graph: &GraphStore,
+        cat: &Catalog,
+        file_ids: Vec<String>,
+    ) -> Result<Forest, GraphError> {
+        let rows = graph
+            .files_top_symbols(file_ids)?
+            .into_iter()
+            .map(|(_, id)| Nested {
+                id,
+                depth: 1,
+                parent: None,
+            })
+            .collect();
+        Ok(Forest::build(cat, rows))
+    }
+
+    /// Arranges walked rows. A symbol the catalog does not hold (an index run
+    /// committed since it was taken) is left out with what it holds; a symbol
+    /// reached twice (damage: two parents) keeps its shallowest place.
+    pub fn build(cat: &Catalog, rows: Vec<Nested>) -> Forest {
+        let mut rows: Vec<(usize, Nested)> = rows
+            .into_iter()
+            .filter_map(|r| Some((cat.by_id(&r.id)?, r)))
+            .collect();
         rows.sort_by(|a, b| {
-            node_key(&a.symbol, a.byte_start, a.byte_end)
-                .cmp(&node_key(&b.symbol, b.byte_start, b.byte_end))
-                .then(a.symbol.id.cmp(&b.symbol.id))
-                .then(a.depth.cmp(&b.depth))
+            cat.entry(a.0)
+                .position()
+                .cmp(&cat.entry(b.0).position())
+                .then(a.0.cmp(&b.0))
+                .then(a.1.depth.cmp(&b.1.depth))
         });
-        rows.dedup_by(|b, a| a.symbol.id == b.symbol.id);
+        rows.dedup_by(|b, a| a.0 == b.0);
         let mut f = Forest::default();
-        let mut parents = Vec::with_capacity(rows.len());
-        for (i, r) in rows.into_iter().enumerate() {
-            f.by_id.insert(r.symbol.id.clone(), i);
-            parents.push(r.parent_id);
+        for (i, (entry, _)) in rows.iter().enumerate() {
+            f.by_entry.insert(*entry, i);
             f.nodes.push(Node {
-                row: r.symbol,
-                byte_start: r.byte_start,
-                byte_end: r.byte_end,
+                entry: *entry,
                 parent: None,
                 children: Vec::new(),
             });
         }
-        for (i, parent) in parents.into_iter().enumerate() {
-            let p = parent
-                .and_then(|p| f.by_id.get(&p).copied())
-                .filter(|&p| p != i);
-            f.nodes[i].parent = p;
-            match p {
+        for (i, (entry, r)) in rows.iter().enumerate() {
+            let parent = match &r.parent {
+                None => None,
+                Some(p) => match cat.by_id(p).and_then(|e| f.by_entry.get(&e)) {
+                    Some(&p) if p != i => Some(p),
+                    // Its parent is not in this state: left out.
+                    _ => continue,
+                },
+            };
+            f.nodes[i].parent = parent;
+            match parent {
                 Some(p) => f.nodes[p].children.push(i),
                 None => f
                     .by_file
-                    .entry(f.nodes[i].row.path.clone())
+                    .entry(cat.entry(*entry).path().to_string())
                     .or_default()
                     .push(i),
             }
@@ -85,8 +116,8 @@ impl Forest {
             n.children.iter_mut().for_each(|c| *c += base);
             self.nodes.push(n);
         }
-        self.by_id
-            .extend(other.by_id.into_iter().map(|(id, i)| (id, i + base)));
+        self.by_entry
+            .extend(other.by_entry.into_iter().map(|(e, i)| (e, i + base)));
         for (path, top) in other.by_file {
             self.by_file
                 .entry(path)
@@ -99,8 +130,9 @@ impl Forest {
         &self.nodes[i]
     }
 
-    pub fn by_id(&self, id: &str) -> Option<usize> {
-        self.by_id.get(id).copied()
+    /// The node of a catalog entry.
+    pub fn of_entry(&self, entry: usize) -> Option<usize> {
+        self.by_entry.get(&entry).copied()
     }
 
     /// Top-level symbols of a file, in line order.
@@ -143,52 +175,4 @@ impl Forest {
         }
         out
     }
-
-    /// A file's symbols in the shape the outline reads.
-    pub fn file_symbols(&self, path: &str, file_id: &str) -> Vec<FileSymbol> {
-        self.file_all(path)
-            .into_iter()
-            .map(|(i, depth)| {
-                let n = &self.nodes[i];
-                FileSymbol {
-                    symbol: n.row.clone(),
-                    file_id: file_id.to_string(),
-                    depth: depth as i64,
-                    parent_id: n
-                        .parent
-                        .map_or_else(|| file_id.to_string(), |p| self.nodes[p].row.id.clone()),
-                }
-            })
-            .collect()
-    }
-
-    /// How many symbols of `i`'s file come before it with its kind and qualified
-    /// name (a Rust type's second impl block has one).
-    pub fn alike_before(&self, i: usize) -> usize {
-        let row = &self.nodes[i].row;
-        self.nodes[..i]
-            .iter()
-            .rev()
-            .take_while(|o| o.row.path == row.path)
-            .filter(|o| {
-                o.row.name == row.name
-                    && o.row.kind == row.kind
-                    && o.row.qualified_name == row.qualified_name
-            })
-            .count()
-    }
-}
-
-/// The order nodes are numbered in: (path, line, start, longest first).
-fn node_key(
-    row: &SymbolRow,
-    start: usize,
-    end: usize,
-) -> (&str, i64, usize, std::cmp::Reverse<usize>) {
-    (
-        row.path.as_str(),
-        row.line_start,
-        start,
-        std::cmp::Reverse(end),
-    )
 }

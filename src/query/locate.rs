@@ -1,7 +1,7 @@
 //! `locate_symbol`: where a name is defined, best first.
 
 use super::answers::*;
-use super::args::{clean_opt_path, first_line, limit, lookup, non_empty};
+use super::args::{clean_opt_path, docs_and_parents, first_line, limit, non_empty};
 use super::error::ToolError;
 use super::inputs::LocateInput;
 use super::view::View;
@@ -20,27 +20,28 @@ pub fn locate_symbol(
     let mut exact = true;
     if found.is_empty() {
         exact = false;
-        found = cat
-            .named_ignoring_case(crate::model::names::last_segment(name))
-            .to_vec();
+        found = cat.named_ignoring_case(crate::model::names::last_segment(name));
     }
     found.retain(|&i| {
         let s = cat.entry(i);
-        input.kind.as_deref().is_none_or(|k| &*s.kind == k)
+        input.kind.as_deref().is_none_or(|k| s.kind() == k)
             && input
                 .language
                 .as_deref()
-                .is_none_or(|l| s.language.eq_ignore_ascii_case(l))
+                .is_none_or(|l| s.language().eq_ignore_ascii_case(l))
             && under
                 .as_deref()
-                .is_none_or(|u| &*s.path == u || s.path.starts_with(&format!("{u}/")))
+                .is_none_or(|u| s.path() == u || s.path().starts_with(&format!("{u}/")))
     });
     // Ranked in the catalog; only the shown ones are read from the graph.
     let mut scored: Vec<(f64, usize)> = found
         .into_iter()
         .map(|i| {
             let e = cat.entry(i);
-            (locate_score(&e.kind, &e.path, exact, cat.imported_by(i)), i)
+            (
+                locate_score(e.kind(), e.path(), exact, cat.imported_by(i)),
+                i,
+            )
         })
         .collect();
     let mut how = if exact { "exact" } else { "ignoring_case" };
@@ -66,25 +67,26 @@ pub fn locate_symbol(
     scored.sort_by(|a, b| {
         let (x, y) = (cat.entry(a.1), cat.entry(b.1));
         b.0.total_cmp(&a.0)
-            .then_with(|| x.path.cmp(&y.path))
-            .then_with(|| x.line_start.cmp(&y.line_start))
+            .then_with(|| x.path().cmp(y.path()))
+            .then_with(|| x.line_start().cmp(&y.line_start()))
     });
     let total = scored.len();
     scored.truncate(limit);
+    // Ranked in the catalog; only the shown ones' docs are read from the graph.
     let shown: Vec<usize> = scored.iter().map(|&(_, i)| i).collect();
-    let score_of: std::collections::HashMap<usize, f64> =
-        scored.iter().map(|&(score, i)| (i, score)).collect();
-    let results: Vec<LocatedSymbol> = lookup(c, &cat, &shown, false)?
+    let mut docs = docs_and_parents(c, &cat, &shown)?;
+    let results: Vec<LocatedSymbol> = scored
         .iter()
-        .map(|(i, found)| {
-            let s = &found.symbol;
-            let score = score_of.get(i).copied().unwrap_or(0.0);
-            LocatedSymbol {
-                symbol: SymbolRef::from(s),
-                visibility: s.visibility.clone(),
-                doc: first_line(&s.doc).to_string(),
+        .filter_map(|&(score, i)| {
+            // Left out when the graph no longer holds it (a run committed since).
+            let doc = docs.remove(&i)?.doc;
+            let e = cat.entry(i);
+            Some(LocatedSymbol {
+                symbol: SymbolRef::from(e),
+                visibility: e.visibility().to_string(),
+                doc: first_line(&doc).to_string(),
                 score: (score * 1000.0).round() / 1000.0,
-            }
+            })
         })
         .collect();
     let completeness = if total > limit {

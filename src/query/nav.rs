@@ -2,10 +2,10 @@
 //! ancestor chain (leaf → file) or its descendant tree. The MCP tools and the CLI
 //! call this; it knows nothing of either.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::model::names::{last_segment, looks_qualified, qualified_match};
-use crate::store::graph::{Ancestor, GraphError, GraphStore, SymbolRow};
+use crate::store::graph::{Ancestor, GraphError, GraphStore, Nested, SymbolRow, SymbolWithRange};
 
 #[derive(Debug, thiserror::Error)]
 pub enum NavError {
@@ -110,89 +110,175 @@ pub struct Ancestry {
     pub file_path: String,
 }
 
+/// The ancestor chain with rows read from the graph by key (the CLI's; the
+/// server's tools read rows from their catalog).
 pub fn ancestors(store: &GraphStore, symbol: &SymbolRow) -> Result<Ancestry, NavError> {
+    let steps: Vec<Ancestor> = store.ancestors(&symbol.id)?;
+    let ids: Vec<String> = steps
+        .iter()
+        .filter(|a| !a.is_file)
+        .map(|a| a.id.clone())
+        .collect();
+    let mut rows: HashMap<String, SymbolRow> = store
+        .symbols_by_ids(ids)?
+        .into_iter()
+        .map(|(row, _, _)| (row.id.clone(), row))
+        .collect();
     let mut chain = vec![(symbol.clone(), 0)];
-    let mut file_path = symbol.path.clone();
-    for a in store.ancestors(&symbol.id)? {
-        match a {
-            Ancestor::Symbol(row, depth) => chain.push((*row, depth)),
-            Ancestor::File { path, .. } => file_path = path,
+    for a in steps.iter().filter(|a| !a.is_file) {
+        if let Some(row) = rows.remove(&a.id) {
+            chain.push((row, a.depth));
         }
     }
-    Ok(Ancestry { chain, file_path })
+    Ok(Ancestry {
+        chain,
+        file_path: symbol.path.clone(),
+    })
 }
 
 /// A symbol with its nested symbols.
 #[derive(Debug, Clone)]
-pub struct TreeNode {
-    pub symbol: SymbolRow,
+pub struct TreeNode<T> {
+    pub symbol: T,
     pub depth: i64,
-    pub children: Vec<TreeNode>,
+    pub children: Vec<TreeNode<T>>,
 }
 
-impl TreeNode {
+impl<T> TreeNode<T> {
     /// Number of nodes in the tree, this one included.
     pub fn size(&self) -> usize {
         1 + self.children.iter().map(TreeNode::size).sum::<usize>()
     }
+
+    /// Every node's symbol, depth first.
+    pub fn symbols(&self) -> Vec<&T> {
+        let mut out = vec![&self.symbol];
+        for c in &self.children {
+            out.extend(c.symbols());
+        }
+        out
+    }
+
+    /// The tree with each symbol mapped; a node `f` maps to nothing is left
+    /// out with everything under it.
+    pub fn filter_map<U>(self, f: &mut impl FnMut(T) -> Option<U>) -> Option<TreeNode<U>> {
+        Some(TreeNode {
+            symbol: f(self.symbol)?,
+            depth: self.depth,
+            children: self
+                .children
+                .into_iter()
+                .filter_map(|c| c.filter_map(f))
+                .collect(),
+        })
+    }
+
+    /// Orders every node's children by `key`.
+    pub fn sort_children_by_key<K: Ord>(&mut self, key: &impl Fn(&T) -> K) {
+        self.children.sort_by_key(|c| key(&c.symbol));
+        for c in &mut self.children {
+            c.sort_children_by_key(key);
+        }
+    }
+
+    /// Moves a subtree `by` levels down.
+    pub fn shift(&mut self, by: i64) {
+        self.depth += by;
+        for c in &mut self.children {
+            c.shift(by);
+        }
+    }
 }
 
-/// The descendant tree of `symbol`. A Rust type's tree also holds the impl blocks
-/// of that type in the same file (with their methods), since that is where a
-/// struct's or enum's members live.
+/// The trees under each of `ids` (`queries/descendants.cypher`, walked by Kuzu
+/// side by side), by id, children in no particular order.
+pub fn subtrees(store: &GraphStore, ids: Vec<String>) -> Result<Vec<TreeNode<String>>, NavError> {
+    let walks = store.descendants(ids.clone())?;
+    Ok(ids
+        .into_iter()
+        .zip(walks)
+        .map(|(id, rows)| tree_of(id, &rows))
+        .collect())
+}
+
+/// Arranges walked rows under `start`. A symbol reached twice (damage: two
+/// parents) keeps its first place.
+fn tree_of(start: String, rows: &[Nested]) -> TreeNode<String> {
+    let mut children: HashMap<&str, Vec<&Nested>> = HashMap::new();
+    for n in rows {
+        if let Some(p) = &n.parent {
+            children.entry(p.as_str()).or_default().push(n);
+        }
+    }
+    fn build(
+        id: String,
+        depth: i64,
+        children: &HashMap<&str, Vec<&Nested>>,
+        seen: &mut HashSet<String>,
+    ) -> TreeNode<String> {
+        let nested: Vec<&Nested> = children
+            .get(id.as_str())
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .copied()
+            .filter(|n| seen.insert(n.id.clone()))
+            .collect();
+        TreeNode {
+            children: nested
+                .into_iter()
+                .map(|n| build(n.id.clone(), n.depth, children, seen))
+                .collect(),
+            symbol: id,
+            depth,
+        }
+    }
+    let mut seen = HashSet::from([start.clone()]);
+    build(start, 0, &children, &mut seen)
+}
+
+/// The descendant tree of `symbol`, with rows read from the graph by key (the
+/// CLI's). A Rust type's tree also holds the impl blocks of that type in the
+/// same file (with their methods), since that is where a struct's or enum's
+/// members live.
 pub fn descendants(
     store: &GraphStore,
     scope: &Scope<'_>,
     symbol: &SymbolRow,
-) -> Result<TreeNode, NavError> {
-    let mut tree = subtree(store, symbol)?;
+) -> Result<TreeNode<SymbolRow>, NavError> {
+    let mut starts = vec![symbol.id.clone()];
     if symbol.language == "rust" && symbol.kind != "impl" {
         let impls =
             store.symbols_by_name(scope.repo, scope.ref_name, &symbol.name, Some(&symbol.path))?;
-        for imp in impls
-            .into_iter()
-            .filter(|s| s.kind == "impl" && s.qualified_name == symbol.qualified_name)
-        {
-            let mut child = subtree(store, &imp)?;
-            shift(&mut child, 1);
-            tree.children.push(child);
-        }
+        starts.extend(
+            impls
+                .into_iter()
+                .filter(|s| s.kind == "impl" && s.qualified_name == symbol.qualified_name)
+                .map(|s| s.id),
+        );
+    }
+    let trees = subtrees(store, starts)?;
+    let ids: Vec<String> = trees.iter().flat_map(|t| t.symbols()).cloned().collect();
+    let mut rows: HashMap<String, SymbolWithRange> = store
+        .symbols_by_ids(ids)?
+        .into_iter()
+        .map(|r| (r.0.id.clone(), r))
+        .collect();
+    // Children in position order: line, start, longest first.
+    let mut trees = trees.into_iter().filter_map(|t| {
+        let mut t = t.filter_map(&mut |id| rows.remove(&id))?;
+        t.sort_children_by_key(&|(s, start, end): &SymbolWithRange| {
+            (s.line_start, *start, std::cmp::Reverse(*end), s.id.clone())
+        });
+        t.filter_map(&mut |(row, _, _)| Some(row))
+    });
+    let mut tree = trees.next().unwrap_or_else(|| TreeNode {
+        symbol: symbol.clone(),
+        depth: 0,
+        children: Vec::new(),
+    });
+    for mut imp in trees {
+        imp.shift(1);
+        tree.children.push(imp);
     }
     Ok(tree)
-}
-
-/// Moves a subtree `by` levels down.
-pub fn shift(node: &mut TreeNode, by: i64) {
-    node.depth += by;
-    for c in &mut node.children {
-        shift(c, by);
-    }
-}
-
-/// The tree under `symbol` (`queries/descendants.cypher`), children in line order.
-pub fn subtree(store: &GraphStore, symbol: &SymbolRow) -> Result<TreeNode, NavError> {
-    let rows = store.descendants(&symbol.id)?;
-    // Rows come shallowest first, in position order: each parent's list of
-    // children is in line order.
-    let mut children: HashMap<&str, Vec<&crate::store::graph::Descendant>> = HashMap::new();
-    for d in &rows {
-        children.entry(d.parent_id.as_str()).or_default().push(d);
-    }
-    fn build(
-        id: &str,
-        symbol: SymbolRow,
-        depth: i64,
-        children: &HashMap<&str, Vec<&crate::store::graph::Descendant>>,
-    ) -> TreeNode {
-        let nested = children.get(id).map_or(&[][..], Vec::as_slice);
-        TreeNode {
-            symbol,
-            depth,
-            children: nested
-                .iter()
-                .map(|d| build(&d.symbol.id, d.symbol.clone(), d.depth, children))
-                .collect(),
-        }
-    }
-    Ok(build(&symbol.id, symbol.clone(), 0, &children))
 }

@@ -1,14 +1,12 @@
 //! `get_file_outline`: a file's symbols as a nested tree.
 
-use std::collections::{HashMap, HashSet};
-
 use super::answers::*;
 use super::args::{clean_path, non_empty};
 use super::error::ToolError;
-use super::forest::Forest;
+use super::forest::{Forest, MAX_DEPTH};
 use super::inputs::OutlineInput;
 use super::view::View;
-use crate::store::graph::FileSymbol;
+use crate::store::catalog::Catalog;
 
 pub fn get_file_outline(
     c: &View,
@@ -23,11 +21,16 @@ pub fn get_file_outline(
     else {
         return Err(ToolError::file_not_found(&path, &c.repo, &c.ref_name));
     };
-    let symbols = Forest::load(&c.graph, vec![file.id.clone()])
-        .map_err(ToolError::internal)?
-        .file_symbols(&file.path, &file.id);
-    let count = symbols.len();
-    let tree = outline_tree(&file.id, &symbols);
+    // The file's tree, walked by Kuzu (`queries/file_forest.cypher`).
+    let cat = c.catalog()?;
+    let forest =
+        Forest::load(&c.graph, &cat, vec![file.id.clone()]).map_err(ToolError::internal)?;
+    let count = forest.file_all(&file.path).len();
+    let tree: Vec<OutlineNode> = forest
+        .file_top(&file.path)
+        .iter()
+        .map(|&i| outline_node(&cat, &forest, i, 1))
+        .collect();
     Ok((
         OutlineAnswer {
             path: file.path.clone(),
@@ -43,39 +46,27 @@ pub fn get_file_outline(
     ))
 }
 
-fn outline_tree(parent: &str, all: &[FileSymbol]) -> Vec<OutlineNode> {
-    let mut by_parent: HashMap<&str, Vec<&FileSymbol>> = HashMap::new();
-    for s in all {
-        by_parent.entry(s.parent_id.as_str()).or_default().push(s);
+fn outline_node(cat: &Catalog, forest: &Forest, i: usize, depth: usize) -> OutlineNode {
+    let n = forest.node(i);
+    let e = cat.entry(n.entry);
+    OutlineNode {
+        symbol_id: e.id(),
+        name: e.name().to_string(),
+        kind: e.kind().to_string(),
+        qualified_name: e.qualified_name().to_string(),
+        signature: e.signature().to_string(),
+        visibility: e.visibility().to_string(),
+        line_start: e.line_start(),
+        line_end: e.line_end(),
+        // A forest's nodes have one parent each; the bound only guards a
+        // damaged graph's depth.
+        children: if depth < MAX_DEPTH {
+            n.children
+                .iter()
+                .map(|&c| outline_node(cat, forest, c, depth + 1))
+                .collect()
+        } else {
+            Vec::new()
+        },
     }
-    fn build(
-        id: &str,
-        by_parent: &HashMap<&str, Vec<&FileSymbol>>,
-        seen: &mut HashSet<String>,
-    ) -> Vec<OutlineNode> {
-        let Some(children) = by_parent.get(id) else {
-            return Vec::new();
-        };
-        let fresh: Vec<&&FileSymbol> = children
-            .iter()
-            .filter(|s| seen.insert(s.symbol.id.clone()))
-            .collect();
-        fresh
-            .into_iter()
-            .map(|s| OutlineNode {
-                symbol_id: s.symbol.id.clone(),
-                name: s.symbol.name.clone(),
-                kind: s.symbol.kind.clone(),
-                qualified_name: s.symbol.qualified_name.clone(),
-                signature: s.symbol.signature.clone(),
-                visibility: s.symbol.visibility.clone(),
-                line_start: s.symbol.line_start,
-                line_end: s.symbol.line_end,
-                children: build(&s.symbol.id, by_parent, seen),
-            })
-            .collect()
-    }
-    build(parent, &by_parent, &mut HashSet::new())
 }
-
-// explore_tree and get_node

@@ -8,7 +8,8 @@ use super::args::{clean_opt_path, dir_of, limit, non_empty, resolve_one};
 use super::error::ToolError;
 use super::inputs::{RelatedInput, RelatedScope};
 use super::view::View;
-use crate::store::graph::{FileInfo, SymbolRow, sort_by_position};
+use crate::store::catalog::Catalog;
+use crate::store::graph::FileInfo;
 
 pub fn find_related_symbols(
     c: &View,
@@ -18,25 +19,26 @@ pub fn find_related_symbols(
     let path = clean_opt_path(input.path.as_deref())?;
     let limit = limit(input.limit, 20, 500)?;
     let cat = c.catalog()?;
-    let anchor = resolve_one(c, &cat, name, path.as_deref())?.symbol;
+    let anchor = resolve_one(c, &cat, name, path.as_deref())?;
     let files = c.files()?;
+    let anchor_path = cat.entry(anchor).path();
     let anchor_file = files
-        .binary_search_by(|f| f.path.as_str().cmp(&anchor.path))
+        .binary_search_by(|f| f.path.as_str().cmp(anchor_path))
         .ok()
         .map(|k| &files[k]);
 
     let mut out = Related {
-        seen: HashSet::from([anchor.id.clone()]),
+        cat: &cat,
+        seen: HashSet::from([anchor]),
         items: Vec::new(),
         limit,
         more: false,
     };
     if let Some(af) = anchor_file {
-        // Each step is one statement, run only while the answer has room.
-        // One more than the answer holds (the anchor is among them, and one
-        // more tells whether there is more).
-        for (row, _, _) in c.graph.file_symbols(&af.id, limit + 2)? {
-            if !out.push(&row, "same_file") {
+        // Its file's symbols (a property of each symbol: no walk), then each
+        // wider scope, read only while the answer has room.
+        for i in cat.in_file(&af.path) {
+            if !out.push(i, "same_file") {
                 break;
             }
         }
@@ -54,35 +56,14 @@ pub fn find_related_symbols(
             RelatedScope::Module => 1,
             RelatedScope::Package => 2,
         };
-        'scopes: for (relation, keep) in scopes.iter().take(wanted) {
-            if out.more {
+        for (relation, keep) in scopes.iter().take(wanted) {
+            let others: Vec<&FileInfo> = files.iter().filter(|f| keep(f)).collect();
+            if !tops_of_files(c, &mut out, &others, relation)? {
                 break;
-            }
-            // Top-level definitions of the other files, file by file in path
-            // order, each file's in line order.
-            let ids: Vec<String> = files
-                .iter()
-                .filter(|f| keep(f))
-                .map(|f| f.id.clone())
-                .collect();
-            let room = limit + 1 - out.items.len().min(limit);
-            let mut top = c
-                .graph
-                .files_top_symbols(ids, room)
-                .map_err(ToolError::internal)?;
-            sort_by_position(&mut top);
-            for (row, _, _) in &top {
-                if !out.push(row, relation) {
-                    break 'scopes;
-                }
             }
         }
         if !out.more {
-            for (row, _line) in c.graph.imported_symbols(&af.id)? {
-                if !out.push(&row, "imported") {
-                    break;
-                }
-            }
+            imported(c, &mut out, &af.id)?;
         }
     }
     let (related, more) = (out.items, out.more);
@@ -91,15 +72,16 @@ pub fn find_related_symbols(
         RelatedScope::Module => "module",
         RelatedScope::Package => "package",
     };
+    let a = cat.entry(anchor);
     let body = RelatedAnswer {
         anchor: Anchor {
-            symbol_id: anchor.id.clone(),
-            symbol_stable_id: anchor.stable_id.clone(),
-            name: anchor.name.clone(),
-            kind: anchor.kind.clone(),
-            qualified_name: anchor.qualified_name.clone(),
-            path: anchor.path.clone(),
-            line_start: anchor.line_start,
+            symbol_id: a.id(),
+            symbol_stable_id: a.stable_id(),
+            name: a.name().to_string(),
+            kind: a.kind().to_string(),
+            qualified_name: a.qualified_name().to_string(),
+            path: a.path().to_string(),
+            line_start: a.line_start(),
         },
         total_found: related.len(),
         related,
@@ -110,20 +92,79 @@ pub fn find_related_symbols(
     Ok((body, if more { "truncated" } else { "complete" }))
 }
 
+/// The top-level definitions of `files`, file by file in path order, each
+/// file's in position order (`queries/files_top_symbols.cypher`, a few files at
+/// a time while the answer has room). `false` once the answer is full.
+fn tops_of_files(
+    c: &View,
+    out: &mut Related<'_>,
+    files: &[&FileInfo],
+    relation: &str,
+) -> Result<bool, ToolError> {
+    for batch in files.chunks(FILES_PER_READ) {
+        if out.more {
+            return Ok(false);
+        }
+        let ids = batch.iter().map(|f| f.id.clone()).collect();
+        let tops = c
+            .graph
+            .files_top_symbols(ids)
+            .map_err(ToolError::internal)?;
+        let mut entries: Vec<usize> = tops
+            .iter()
+            .filter_map(|(_, id)| out.cat.by_id(id))
+            .collect();
+        out.cat.sort_by_position(&mut entries);
+        for i in entries {
+            if !out.push(i, relation) {
+                return Ok(false);
+            }
+        }
+    }
+    Ok(!out.more)
+}
+
+/// The definitions the anchor's file imports, in the order of the imports.
+fn imported(c: &View, out: &mut Related<'_>, file_id: &str) -> Result<(), ToolError> {
+    let cat = out.cat;
+    let mut found: Vec<(i64, usize)> = c
+        .graph
+        .imported_symbols(file_id)
+        .map_err(ToolError::internal)?
+        .into_iter()
+        .filter_map(|(id, line)| Some((line, cat.by_id(&id)?)))
+        .collect();
+    found.sort_by(|a, b| {
+        let (x, y) = (cat.entry(a.1), cat.entry(b.1));
+        (a.0, x.path(), x.line_start()).cmp(&(b.0, y.path(), y.line_start()))
+    });
+    for (_, i) in found {
+        if !out.push(i, "imported") {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Files read per statement: most answers fill from the first few.
+const FILES_PER_READ: usize = 8;
+
 type FileFilter<'a> = &'a dyn Fn(&FileInfo) -> bool;
 
 /// Related symbols in priority order, each once, up to a limit.
-struct Related {
-    seen: HashSet<String>,
+struct Related<'a> {
+    cat: &'a Catalog,
+    seen: HashSet<usize>,
     items: Vec<RelatedSymbol>,
     limit: usize,
     more: bool,
 }
 
-impl Related {
-    /// Adds `row` unless seen; false once the limit is reached (and more exist).
-    fn push(&mut self, row: &SymbolRow, relation: &str) -> bool {
-        if !self.seen.insert(row.id.clone()) {
+impl Related<'_> {
+    /// Adds entry `i` unless seen; false once the limit is reached (and more
+    /// exist).
+    fn push(&mut self, i: usize, relation: &str) -> bool {
+        if !self.seen.insert(i) {
             return true;
         }
         if self.items.len() >= self.limit {
@@ -131,11 +172,9 @@ impl Related {
             return false;
         }
         self.items.push(RelatedSymbol {
-            symbol: SymbolRef::from(row),
+            symbol: SymbolRef::from(self.cat.entry(i)),
             relation: relation.into(),
         });
         true
     }
 }
-
-// locate_symbol

@@ -1,8 +1,9 @@
 //! `search_code`: ranked symbols for a query (Tantivy, adjusted with the
-//! catalog's names and import counts; rows read from the graph).
+//! catalog's names and import counts; rows from the catalog, docs and
+//! enclosing symbols from the graph).
 
 use super::answers::*;
-use super::args::{clean_opt_path, first_line, limit, lookup, non_empty, round3};
+use super::args::{clean_opt_path, docs_and_parents, first_line, limit, non_empty, round3};
 use super::error::ToolError;
 use super::inputs::SearchInput;
 use super::view::View;
@@ -26,26 +27,30 @@ pub fn search_code(
         .index
         .search(&s.catalog, query, &filters, limit)
         .map_err(ToolError::internal)?;
-    // Ranked in the catalog; the hits' rows and enclosing symbols are read
-    // from the graph by primary key, in one statement.
+    // Ranked in the catalog; the hits' docs and enclosing symbols are read
+    // from the graph, a primary-key lookup each, side by side.
+    let cat = &s.catalog;
     let entries: Vec<usize> = hits.iter().map(|h| h.entry).collect();
-    let score_of: std::collections::HashMap<usize, f32> =
-        hits.iter().map(|h| (h.entry, h.score)).collect();
-    let results: Vec<SearchHit> = lookup(c, &s.catalog, &entries, true)?
+    let mut context = docs_and_parents(c, cat, &entries)?;
+    let results: Vec<SearchHit> = hits
         .iter()
-        .map(|(i, found)| {
-            let row = &found.symbol;
-            SearchHit {
-                symbol: SymbolRef::from(row),
-                doc: first_line(&row.doc).to_string(),
-                score: round3(score_of.get(i).copied().unwrap_or(0.0)),
+        .filter_map(|h| {
+            // Left out when the graph no longer holds it (a run committed since).
+            let found = context.remove(&h.entry)?;
+            Some(SearchHit {
+                symbol: SymbolRef::from(cat.entry(h.entry)),
+                doc: first_line(&found.doc).to_string(),
+                score: round3(h.score),
                 // A member comes with its enclosing type's header.
-                parent: found.parent.as_ref().map(|p| ParentHeader {
-                    name: p.name.clone(),
-                    kind: p.kind.clone(),
-                    signature: p.signature.clone(),
+                parent: found.parent.and_then(|p| cat.by_id(&p)).map(|p| {
+                    let p = cat.entry(p);
+                    ParentHeader {
+                        name: p.name().to_string(),
+                        kind: p.kind().to_string(),
+                        signature: p.signature().to_string(),
+                    }
                 }),
-            }
+            })
         })
         .collect();
     Ok((

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::answers::*;
-use super::args::{clean_path, limit, non_empty, read_source};
+use super::args::{clean_path, docs_and_parents, limit, non_empty, read_source};
 use super::error::ToolError;
 use super::forest::{Forest, MAX_DEPTH};
 use super::inputs::{Detail, ExploreInput, NodeInput};
@@ -15,20 +15,21 @@ use crate::store::graph::{FileInfo, GraphError, GraphStore};
 /// Node ids: `dir:{path}`, `file:{path}`, `{kind}:{path}:{qualified_name}`, with
 /// `#n` appended for the n-th (n ≥ 2) symbol of the same kind and qualified name
 /// in a file (a Rust type's several impl blocks).
-fn node_id(forest: &Forest, i: usize) -> String {
-    let row = &forest.node(i).row;
-    let base = format!("{}:{}:{}", row.kind, row.path, row.qualified_name);
-    match 1 + forest.alike_before(i) {
+fn node_id(cat: &Catalog, entry: usize) -> String {
+    let e = cat.entry(entry);
+    let base = format!("{}:{}:{}", e.kind(), e.path(), e.qualified_name());
+    match cat.ordinal_in_file(entry) {
         1 => base,
         n => format!("{base}#{n}"),
     }
 }
 
-/// How many files' trees one statement reads while a tree is built.
+/// How many files' trees one read covers while a tree is built.
 const FILES_PER_READ: usize = 64;
 
 struct TreeBuild<'a> {
     graph: &'a GraphStore,
+    cat: &'a Catalog,
     /// The trees of the files read so far (`loaded`), read as they are reached.
     forest: Forest,
     loaded: HashSet<String>,
@@ -57,13 +58,18 @@ impl TreeBuild<'_> {
         (self.max_depth == 0 || level < self.max_depth) && level < MAX_DEPTH
     }
 
-    /// Reads the trees of the first files of `upcoming` not read yet, in one
-    /// statement.
-    fn read_ahead(&mut self, upcoming: &[&FileInfo]) {
+    /// Reads the trees of the first files of `upcoming` not read yet: whole (a
+    /// walk per file), or only their top-level symbols (one statement) when
+    /// those are the last level shown.
+    fn read_ahead(&mut self, upcoming: &[&FileInfo], whole: bool) {
         let fresh: Vec<&FileInfo> = upcoming
             .iter()
             .filter(|f| !self.loaded.contains(&f.path))
-            .take(FILES_PER_READ)
+            .take(
+                FILES_PER_READ
+                    .min(self.limit.saturating_sub(self.nodes))
+                    .max(1),
+            )
             .copied()
             .collect();
         let ids: Vec<String> = fresh
@@ -76,7 +82,12 @@ impl TreeBuild<'_> {
         if ids.is_empty() || self.failed.is_some() {
             return;
         }
-        match Forest::load(self.graph, ids) {
+        let read = if whole {
+            Forest::load(self.graph, self.cat, ids)
+        } else {
+            Forest::tops(self.graph, self.cat, ids)
+        };
+        match read {
             Ok(f) => self.forest.merge(f),
             Err(e) => self.failed = Some(e),
         }
@@ -86,16 +97,17 @@ impl TreeBuild<'_> {
         if !self.room() {
             return None;
         }
-        let row = &self.forest.node(i).row;
+        let entry = self.forest.node(i).entry;
+        let e = self.cat.entry(entry);
         let max = self.detail == Detail::Max;
         let mut node = TreeNode {
-            node_id: node_id(&self.forest, i),
-            name: row.name.clone(),
-            node_type: row.kind.clone(),
-            qualified_name: max.then(|| row.qualified_name.clone()),
-            signature: max.then(|| row.signature.clone()),
-            line: max.then_some(row.line_start),
-            line_end: max.then_some(row.line_end),
+            node_id: node_id(self.cat, entry),
+            name: e.name().to_string(),
+            node_type: e.kind().to_string(),
+            qualified_name: max.then(|| e.qualified_name().to_string()),
+            signature: max.then(|| e.signature().to_string()),
+            line: max.then_some(e.line_start()),
+            line_end: max.then_some(e.line_end()),
             ..TreeNode::default()
         };
         if self.expands(level) {
@@ -129,7 +141,7 @@ impl TreeBuild<'_> {
             ..TreeNode::default()
         };
         if self.expands(level) {
-            self.read_ahead(&[f]);
+            self.read_ahead(&[f], self.expands(level + 1));
             let top: Vec<usize> = match only {
                 Some(only) => only.to_vec(),
                 None => self.forest.file_top(&f.path).to_vec(),
@@ -171,7 +183,7 @@ impl TreeBuild<'_> {
         }
         for (k, f) in direct.iter().enumerate() {
             if self.expands(level) {
-                self.read_ahead(&direct[k..]);
+                self.read_ahead(&direct[k..], self.expands(level + 1));
             }
             match self.file_node(f, level, None) {
                 Some(n) => out.push(n),
@@ -235,8 +247,10 @@ pub fn explore_tree(
         || files[files.partition_point(|f| f.path.as_str() < dir_prefix.as_str())..]
             .first()
             .is_some_and(|f| f.path.starts_with(&dir_prefix));
+    let cat = c.catalog()?;
     let mut build = TreeBuild {
         graph: &c.graph,
+        cat: &cat,
         forest: Forest::default(),
         loaded: HashSet::new(),
         failed: None,
@@ -264,8 +278,7 @@ pub fn explore_tree(
         if needle.is_empty() {
             return Err(ToolError::invalid_input("`pattern` must not be empty"));
         }
-        let cat = c.catalog()?;
-        ("search", search_tree(&mut build, &cat, &files, &needle))
+        ("search", search_tree(&mut build, &files, &needle))
     };
     if let Some(e) = build.failed {
         return Err(ToolError::internal(e));
@@ -294,12 +307,8 @@ pub fn explore_tree(
 
 /// A name search: each file whose name matches, whole; otherwise, per file, the
 /// matching symbols (outermost ones: a match inside a match shows in its subtree).
-fn search_tree(
-    build: &mut TreeBuild<'_>,
-    cat: &Catalog,
-    files: &[FileInfo],
-    needle: &str,
-) -> Vec<TreeNode> {
+fn search_tree(build: &mut TreeBuild<'_>, files: &[FileInfo], needle: &str) -> Vec<TreeNode> {
+    let cat = build.cat;
     let name_hit = |f: &FileInfo| {
         f.path
             .rsplit('/')
@@ -311,19 +320,17 @@ fn search_tree(
     // The files of the matching symbols: their trees tell which matches are
     // outermost.
     let matches = cat.matching(needle, 1000);
-    let hit_paths: HashSet<&str> = matches.iter().map(|&i| &*cat.entry(i).path).collect();
+    let hit_paths: HashSet<&str> = matches.iter().map(|&i| cat.entry(i).path()).collect();
     let hit_files: Vec<&FileInfo> = files
         .iter()
         .filter(|f| hit_paths.contains(f.path.as_str()))
         .collect();
     for chunk in hit_files.chunks(FILES_PER_READ) {
-        build.read_ahead(chunk);
+        // Whole trees: which match holds which decides what is shown.
+        build.read_ahead(chunk, true);
     }
     let forest = &build.forest;
-    let hits: HashSet<usize> = matches
-        .iter()
-        .filter_map(|&i| forest.by_id(&cat.entry(i).id))
-        .collect();
+    let hits: HashSet<usize> = matches.iter().filter_map(|&i| forest.of_entry(i)).collect();
     let mut outer: Vec<usize> = hits
         .iter()
         .copied()
@@ -333,7 +340,7 @@ fn search_tree(
     let mut by_path: HashMap<String, Vec<usize>> = HashMap::new();
     for i in outer {
         by_path
-            .entry(forest.node(i).row.path.clone())
+            .entry(cat.entry(forest.node(i).entry).path().to_string())
             .or_default()
             .push(i);
     }
@@ -345,7 +352,7 @@ fn search_tree(
     for (k, f) in shown.iter().enumerate() {
         let node = if name_hit(f) {
             if build.expands(0) {
-                build.read_ahead(&shown[k..]);
+                build.read_ahead(&shown[k..], build.expands(1));
             }
             build.file_node(f, 0, None)
         } else {
@@ -443,40 +450,48 @@ pub fn get_node(c: &View, input: NodeInput) -> Result<(NodeAnswer, &'static str)
             let Some(f) = find_file(path) else {
                 return Err(ToolError::node_not_found(node_id));
             };
-            let forest = Forest::load(&c.graph, vec![f.id.clone()]).map_err(ToolError::internal)?;
-            let Some(entry) = forest
-                .file_all(&f.path)
+            // The file's symbols in position order, as node ids number them.
+            let cat = c.catalog()?;
+            let Some(entry) = cat
+                .in_file(&f.path)
                 .into_iter()
-                .map(|(i, _)| forest.node(i))
-                .filter(|n| n.row.kind == kind && n.row.qualified_name == qn)
+                .filter(|&i| {
+                    let e = cat.entry(i);
+                    e.kind() == kind && e.qualified_name() == qn
+                })
                 .nth(nth - 1)
             else {
                 return Err(ToolError::node_not_found(node_id));
             };
-            let (row, start, end) = (&entry.row, entry.byte_start, entry.byte_end);
+            let doc = docs_and_parents(c, &cat, &[entry])?
+                .remove(&entry)
+                .ok_or_else(|| ToolError::node_not_found(node_id))?
+                .doc;
+            let e = cat.entry(entry);
+            let (start, end) = e.bytes();
             let (text, stale) = read_source(&c.root(), f)?;
             let content = text
                 .get(start.min(text.len())..end.min(text.len()))
                 .unwrap_or("")
                 .to_string();
             let meta = NodeMeta {
-                signature: Some(row.signature.clone()),
-                docstring: Some(row.doc.clone()),
-                language: Some(row.language.clone()),
-                qualified_name: Some(row.qualified_name.clone()),
-                visibility: Some(row.visibility.clone()),
-                symbol_id: Some(row.id.clone()),
-                symbol_stable_id: Some(row.stable_id.clone()),
+                signature: Some(e.signature().to_string()),
+                docstring: Some(doc),
+                language: Some(e.language().to_string()),
+                qualified_name: Some(e.qualified_name().to_string()),
+                visibility: Some(e.visibility().to_string()),
+                symbol_id: Some(e.id()),
+                symbol_stable_id: Some(e.stable_id()),
                 ..NodeMeta::default()
             };
             Ok((
                 NodeAnswer {
                     node_id: node_id.to_string(),
-                    name: row.name.clone(),
-                    node_type: row.kind.clone(),
-                    path: row.path.clone(),
-                    line_start: Some(row.line_start),
-                    line_end: Some(row.line_end),
+                    name: e.name().to_string(),
+                    node_type: e.kind().to_string(),
+                    path: e.path().to_string(),
+                    line_start: Some(e.line_start()),
+                    line_end: Some(e.line_end()),
                     content,
                     children: None,
                     metadata: stale_if(Metadata::with(meta), stale),

@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use super::error::ToolError;
 use super::nav::Scope;
 use crate::store::catalog::Catalog;
-use crate::store::graph::{FileInfo, GraphStore};
+use crate::store::graph::{FileInfo, GraphState, GraphStore};
 use crate::store::search::RefSearch;
 
 /// Loads a catalog or a search index for the view (from the service's caches).
@@ -26,6 +26,9 @@ pub struct View<'a> {
     /// The catalog this answer reads, taken once: every part of one answer
     /// (files, symbols) comes from the same index state.
     catalog: OnceLock<Arc<Catalog>>,
+    /// The graph states of the catalogs this answer read (its own and its
+    /// search index's): see [`View::behind`].
+    read: std::sync::Mutex<Vec<GraphState>>,
 }
 
 impl<'a> View<'a> {
@@ -45,6 +48,7 @@ impl<'a> View<'a> {
             load_catalog,
             load_search,
             catalog: OnceLock::new(),
+            read: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -64,7 +68,27 @@ impl<'a> View<'a> {
             return Ok(c.clone());
         }
         let c = (self.load_catalog)()?;
+        self.note(c.state());
         Ok(self.catalog.get_or_init(|| c).clone())
+    }
+
+    fn note(&self, state: &GraphState) {
+        if let Ok(mut read) = self.read.lock() {
+            read.push(state.clone());
+        }
+    }
+
+    /// Whether the graph may have moved past a catalog this answer read: an
+    /// index run committed between taking the catalog and walking the graph
+    /// (the service swaps in the run's catalog right after). An answer that
+    /// walked the graph is then made again on a fresh view, so its rows and
+    /// its structure are of one state.
+    pub fn behind(&self) -> bool {
+        let now = self.graph.state(&self.repo, &self.ref_name);
+        self.read
+            .lock()
+            .map(|read| read.iter().any(|s| *s != now))
+            .unwrap_or(false)
     }
 
     pub fn files(&self) -> Result<Arc<Vec<FileInfo>>, ToolError> {
@@ -82,6 +106,8 @@ impl<'a> View<'a> {
 
     /// The ref's search index with the catalog it was built from.
     pub fn search(&self) -> Result<Arc<RefSearch>, ToolError> {
-        (self.load_search)()
+        let s = (self.load_search)()?;
+        self.note(s.catalog.state());
+        Ok(s)
     }
 }

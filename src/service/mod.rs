@@ -7,7 +7,6 @@
 //! readers keep answering from the last committed state while a run goes on; a
 //! full rebuild is published aside and swapped in.
 
-pub mod answers;
 pub mod config;
 
 use std::collections::HashMap;
@@ -149,8 +148,6 @@ pub struct Store {
     searches: RwLock<HashMap<RepoRef, Arc<RefSearch>>>,
     /// Serialises catalog loads so concurrent first calls load once.
     loading: Mutex<()>,
-    /// Answers of the graph tools, for repeated calls on the same index state.
-    pub answers: answers::AnswerCache,
 }
 
 impl Store {
@@ -676,9 +673,6 @@ pub struct Service {
 
 /// How long the indexer lets committed runs go without a checkpoint at most
 /// (see `Service::run_jobs`).
-/// How many tool answers a store keeps for repeated calls.
-const ANSWERS_KEPT: usize = 4096;
-
 const FINISH_WITHIN: Duration = Duration::from_secs(10);
 
 /// Runs committed to a data dir's graph whose checkpoint (and the snapshot for
@@ -770,7 +764,6 @@ impl Service {
                         graph: RwLock::new(None),
                         refs: RwLock::new(Vec::new()),
                         catalogs: RwLock::new(HashMap::new()),
-                        answers: answers::AnswerCache::new(ANSWERS_KEPT),
                         searches: RwLock::new(HashMap::new()),
                         loading: Mutex::new(()),
                     });
@@ -1065,7 +1058,15 @@ impl Service {
                         .ok()
                         .and_then(|c| c.get(&key).cloned());
                     let patched = match (old, &report.changes, store.graph()) {
-                        (Some(old), _, _) if report.parsed == 0 && report.removed == 0 => Some(old),
+                        // Nothing of its symbols changed: the same rows, of the
+                        // state the run left.
+                        (Some(old), _, Some(graph))
+                            if report.parsed == 0 && report.removed == 0 =>
+                        {
+                            Some(Arc::new(
+                                old.with_state(graph.state(&served.name, &report.ref_name)),
+                            ))
+                        }
                         (Some(old), Some(changes), Some(graph)) => {
                             let started = std::time::Instant::now();
                             match old.apply(changes, &graph) {

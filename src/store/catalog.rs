@@ -1,57 +1,263 @@
-//! One ref's symbols by name, held in memory by the server: where every tool
-//! that takes a symbol name or a search query starts.
+//! One ref's symbols as rows, held in memory by the server: where every tool
+//! that takes a symbol name or a search query starts, and what its answers show
+//! of each symbol.
 //!
-//! Kuzu 0.11 has no secondary indexes: finding a symbol by name scans the Symbol
-//! table. So the server keeps, per ref, what finding and ranking a symbol needs:
-//! its id, name, qualified name, file, kind, language, position, and how many
-//! import edges point at it (a ranking signal, counted by the graph). Nothing
-//! else: a symbol's signature and doc are read from the graph by primary key when
-//! an answer shows them, and every walk along edges is a Cypher query
-//! (`query::forest`, `query::nav`). The catalog holds no edge.
+//! Kuzu 0.11 has no secondary indexes (finding a symbol by name scans the Symbol
+//! table), and reading a few rows by key costs ~0.3 ms a statement. So the
+//! server keeps, per ref, each symbol's own properties (id, names, file, kind,
+//! language, visibility, lines, byte range, signature, stable id; not its doc)
+//! and how many import edges point at it (a ranking signal, counted by the
+//! graph), with lookups by id, by name (ignoring case or not) and by file. It
+//! holds no edge: every walk along CONTAINS or IMPORTS is a Cypher query that
+//! returns ids (`store::graph::read`), and the catalog turns the ids into rows.
+//!
+//! Rows are compact: fixed-size records in chunks of 4,096, their strings in the
+//! chunk's text, ids and stable ids as bytes (~190 bytes a symbol, maps
+//! included).
 //!
 //! Architecture invariant: built from the graph's committed state; after an index
 //! run a copy is patched with the run's changes (`apply`) and replaces it whole.
-//! A copy is cheap (entries and name lists are shared `Arc`s) and the patch
-//! touches only the changed files' entries, plus one statement for the import
-//! counts. Entry indices are stable across patches: the entries of removed files
-//! stay as dead slots (no map points at them) until too many pile up and the
-//! catalog is loaded again.
+//! A copy is cheap: chunks and map shards are shared `Arc`s, and a patch clones
+//! only those it touches. Entry numbers are stable across patches: the entries of
+//! removed files stay as dead slots (no map points at them) until too many pile
+//! up and the catalog is loaded again.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use crate::store::graph;
-use crate::store::graph::{Changes, FileInfo, GraphError, GraphStore, NameRow};
+use crate::store::graph::{
+    Changes, FileInfo, GraphError, GraphState, GraphStore, NameRow, SymbolRow,
+};
 
-/// A symbol as the name index knows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
-    pub id: Arc<str>,
-    pub name: Arc<str>,
-    pub qualified_name: Box<str>,
-    pub path: Arc<str>,
-    pub kind: Arc<str>,
-    pub language: Arc<str>,
-    pub line_start: i64,
-    byte_start: i64,
-    byte_end: i64,
+/// Entries per chunk: a patch copies at most the last one.
+const CHUNK: usize = 4096;
+/// Map shards: a patch copies only the shards its ids and names fall in.
+const SHARDS: usize = 64;
+
+/// One symbol, fixed-size; its strings live in its chunk's `text`.
+#[derive(Debug, Clone, Default)]
+struct Row {
+    /// `s_` + 24 hex digits as 12 bytes (see `Packed`), else in the text.
+    id: [u8; 12],
+    /// `b3:` + 64 hex digits as 32 bytes, else in the text.
+    stable: [u8; 32],
+    line_start: u32,
+    line_end: u32,
+    byte_start: u32,
+    byte_end: u32,
+    /// Where this row's strings start in the chunk's text: the qualified name,
+    /// the name (unless it ends the qualified name), the signature, then the id
+    /// and stable id when they are not in their packed form.
+    text_at: u32,
+    qualified_len: u32,
+    name_len: u32,
+    signature_len: u32,
+    /// The lengths of the id and the stable id when they are text.
+    id_len: u16,
+    stable_len: u16,
+    /// Index into the catalog's paths.
+    path: u32,
+    /// Indexes into the catalog's vocabulary.
+    kind: u8,
+    language: u8,
+    visibility: u8,
+    flags: u8,
 }
 
-#[derive(Debug, Default, Clone)]
+/// The name is a separate string, not the end of the qualified name.
+const NAME_APART: u8 = 1;
+const ID_TEXT: u8 = 2;
+const STABLE_TEXT: u8 = 4;
+
+#[derive(Debug, Clone, Default)]
+struct Chunk {
+    rows: Vec<Row>,
+    text: String,
+}
+
+impl Chunk {
+    fn push(&mut self, r: &NameRow, path: u32, vocab: &mut Vocab) {
+        let text_at = self.text.len() as u32;
+        let mut flags = 0;
+        self.text.push_str(&r.qualified_name);
+        if !r.qualified_name.ends_with(r.name.as_str()) {
+            flags |= NAME_APART;
+            self.text.push_str(&r.name);
+        }
+        self.text.push_str(&r.signature);
+        // Ids and stable ids are cruxe's own hashes; another form (older data,
+        // tests) is kept as text, cut at 64 KiB.
+        fn cut(s: &str) -> &str {
+            &s[..s.floor_char_boundary(usize::from(u16::MAX))]
+        }
+        let (mut id_len, mut stable_len) = (0, 0);
+        let id = pack_hex::<12>(&r.id, "s_").unwrap_or_else(|| {
+            flags |= ID_TEXT;
+            id_len = cut(&r.id).len() as u16;
+            self.text.push_str(cut(&r.id));
+            [0; 12]
+        });
+        let stable = pack_hex::<32>(&r.stable_id, "b3:").unwrap_or_else(|| {
+            flags |= STABLE_TEXT;
+            stable_len = cut(&r.stable_id).len() as u16;
+            self.text.push_str(cut(&r.stable_id));
+            [0; 32]
+        });
+        let clamp = |v: i64| v.clamp(0, i64::from(u32::MAX)) as u32;
+        self.rows.push(Row {
+            id,
+            stable,
+            line_start: clamp(r.line_start),
+            line_end: clamp(r.line_end),
+            byte_start: clamp(r.byte_start),
+            byte_end: clamp(r.byte_end),
+            text_at,
+            qualified_len: r.qualified_name.len() as u32,
+            name_len: r.name.len() as u32,
+            signature_len: r.signature.len() as u32,
+            id_len,
+            stable_len,
+            path,
+            kind: vocab.code(&r.kind),
+            language: vocab.code(&r.language),
+            visibility: vocab.code(&r.visibility),
+            flags,
+        });
+    }
+}
+
+/// Kinds, languages and visibilities, each kept once (a code per string).
+#[derive(Debug, Clone, Default)]
+struct Vocab {
+    words: Vec<Arc<str>>,
+}
+
+impl Vocab {
+    fn code(&mut self, s: &str) -> u8 {
+        if let Some(i) = self.words.iter().position(|w| &**w == s) {
+            return i as u8;
+        }
+        // A graph written by a later cruxe could hold more words than fit: the
+        // rest read as the last one, which is never wrong about a symbol's name.
+        if self.words.len() == usize::from(u8::MAX) {
+            return u8::MAX - 1;
+        }
+        self.words.push(Arc::from(s));
+        (self.words.len() - 1) as u8
+    }
+}
+
+/// `prefix` + lower-case hex digits, as bytes; `None` when `s` has another form
+/// (which is then kept as text).
+fn pack_hex<const N: usize>(s: &str, prefix: &str) -> Option<[u8; N]> {
+    let hex = s.strip_prefix(prefix).filter(|h| h.len() == 2 * N)?;
+    if !hex
+        .bytes()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
+        return None;
+    }
+    let mut out = [0u8; N];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(out)
+}
+
+fn unpack_hex(prefix: &str, bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(prefix.len() + 2 * bytes.len());
+    s.push_str(prefix);
+    for b in bytes {
+        s.push(HEX[usize::from(b >> 4)] as char);
+        s.push(HEX[usize::from(b & 15)] as char);
+    }
+    s
+}
+
+/// A symbol id as a map key: packed when it has the canonical form.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Key {
+    Packed([u8; 12]),
+    Text(Box<str>),
+}
+
+impl Key {
+    fn of(id: &str) -> Key {
+        match pack_hex::<12>(id, "s_") {
+            Some(p) => Key::Packed(p),
+            None => Key::Text(id.into()),
+        }
+    }
+}
+
+/// Entries under one name, usually one.
+#[derive(Debug, Clone)]
+enum Postings {
+    One(u32),
+    Many(Vec<u32>),
+}
+
+impl Postings {
+    fn as_slice(&self) -> &[u32] {
+        match self {
+            Postings::One(i) => std::slice::from_ref(i),
+            Postings::Many(v) => v,
+        }
+    }
+    fn push(&mut self, i: u32) {
+        match self {
+            Postings::One(j) => *self = Postings::Many(vec![*j, i]),
+            Postings::Many(v) => v.push(i),
+        }
+    }
+    /// Removes `i`; `false` when nothing is left.
+    fn remove(&mut self, i: u32) -> bool {
+        match self {
+            Postings::One(j) => *j != i,
+            Postings::Many(v) => {
+                v.retain(|&x| x != i);
+                if v.len() == 1 {
+                    *self = Postings::One(v[0]);
+                }
+                true
+            }
+        }
+    }
+}
+
+fn shard_of(key: &impl Hash) -> usize {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut h);
+    (h.finish() as usize) % SHARDS
+}
+
+type Shards<K, V> = Vec<Arc<HashMap<K, V>>>;
+
+fn shards<K, V>() -> Shards<K, V> {
+    (0..SHARDS).map(|_| Arc::new(HashMap::new())).collect()
+}
+
+#[derive(Debug, Clone)]
 pub struct Catalog {
-    entries: Vec<Arc<Entry>>,
-    /// Whether each slot holds a live entry (a patch leaves removed ones dead).
+    chunks: Vec<Arc<Chunk>>,
+    len: usize,
+    /// Whether each entry is live (a patch leaves removed ones dead).
     alive: Vec<bool>,
     dead: usize,
-    by_id: HashMap<Arc<str>, usize>,
-    by_name: HashMap<Arc<str>, Arc<Vec<usize>>>,
-    by_lower: HashMap<Arc<str>, Arc<Vec<usize>>>,
-    /// Every entry of each file (what a patch of the file removes).
-    by_file: HashMap<Arc<str>, Arc<Vec<usize>>>,
-    /// How many import edges point at each entry (by slot).
-    imported_by: Vec<u32>,
-    /// Kinds, languages and paths, each kept once.
-    strings: HashSet<Arc<str>>,
+    by_id: Shards<Key, u32>,
+    /// By lower-cased name, in (path, line) order.
+    by_lower: Shards<Box<str>, Postings>,
+    /// Every entry of each file (by path index), in (line, start, longest
+    /// first) order.
+    by_file: Arc<HashMap<u32, Arc<Vec<u32>>>>,
+    paths: Arc<Vec<Arc<str>>>,
+    path_index: Arc<HashMap<Arc<str>, u32>>,
+    vocab: Arc<Vocab>,
+    /// How many import edges point at each entry.
+    imported_by: Arc<Vec<u32>>,
     /// Names this catalog's entries (a hash of their ids in order, or of the
     /// catalog it was patched from and the patch): caches derived from one (the
     /// search index's term-to-entry maps) are keyed by it.
@@ -59,222 +265,167 @@ pub struct Catalog {
     /// The ref's files, by path: of the same state as the symbols, so an answer
     /// about a file never pairs one state's file with another's symbols.
     files: Arc<Vec<FileInfo>>,
+    /// The graph state the rows are of.
+    state: GraphState,
 }
 
-impl Catalog {
-    /// Builds the catalog from the graph's name rows.
-    pub fn build(mut rows: Vec<NameRow>, files: Vec<FileInfo>) -> Catalog {
-        rows.sort_by(|a, b| row_key(a).cmp(&row_key(b)).then(a.id.cmp(&b.id)));
-        let mut c = Catalog::default();
-        c.entries.reserve(rows.len());
-        for (i, row) in rows.into_iter().enumerate() {
-            let e = c.entry_of(row);
-            c.index(i, &e);
-            c.entries.push(Arc::new(e));
+impl Default for Catalog {
+    fn default() -> Self {
+        Catalog {
+            chunks: Vec::new(),
+            len: 0,
+            alive: Vec::new(),
+            dead: 0,
+            by_id: shards(),
+            by_lower: shards(),
+            by_file: Arc::default(),
+            paths: Arc::default(),
+            path_index: Arc::default(),
+            vocab: Arc::default(),
+            imported_by: Arc::default(),
+            generation: 0,
+            files: Arc::default(),
+            state: GraphState::default(),
         }
-        // Entries are in (path, line) order, so every list already is.
-        c.alive = vec![true; c.entries.len()];
-        c.imported_by = vec![0; c.entries.len()];
-        c.generation = stamp(c.entries.iter().map(|e| &*e.id));
-        c.files = Arc::new(files);
-        c
-    }
-
-    fn shared(&mut self, s: &str) -> Arc<str> {
-        if let Some(v) = self.strings.get(s) {
-            return v.clone();
-        }
-        let v: Arc<str> = Arc::from(s);
-        self.strings.insert(v.clone());
-        v
-    }
-
-    fn entry_of(&mut self, row: NameRow) -> Entry {
-        let name = match self.by_name.get_key_value(row.name.as_str()) {
-            Some((k, _)) => k.clone(),
-            None => Arc::from(row.name.as_str()),
-        };
-        Entry {
-            id: Arc::from(row.id.as_str()),
-            name,
-            qualified_name: row.qualified_name.into_boxed_str(),
-            path: self.shared(&row.path),
-            kind: self.shared(&row.kind),
-            language: self.shared(&row.language),
-            line_start: row.line_start,
-            byte_start: row.byte_start,
-            byte_end: row.byte_end,
-        }
-    }
-
-    /// Adds entry `i` to the id, name and file maps.
-    fn index(&mut self, i: usize, e: &Entry) {
-        self.by_id.insert(e.id.clone(), i);
-        Arc::make_mut(self.by_name.entry(e.name.clone()).or_default()).push(i);
-        let lower = e.name.to_lowercase();
-        let lower = match self.by_lower.get_key_value(lower.as_str()) {
-            Some((k, _)) => k.clone(),
-            None if *lower == *e.name => e.name.clone(),
-            None => Arc::from(lower.as_str()),
-        };
-        Arc::make_mut(self.by_lower.entry(lower).or_default()).push(i);
-        Arc::make_mut(self.by_file.entry(e.path.clone()).or_default()).push(i);
-    }
-
-    /// Sets the import in-degree of every entry from the graph's counts.
-    pub fn set_in_degree(&mut self, counts: impl IntoIterator<Item = (String, u32)>) {
-        self.imported_by = vec![0; self.entries.len()];
-        for (id, n) in counts {
-            if let Some(&i) = self.by_id.get(id.as_str()) {
-                self.imported_by[i] = n;
-            }
-        }
-    }
-
-    /// The live entries, in slot order.
-    pub fn indices(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.entries.len()).filter(|&i| self.alive[i])
-    }
-
-    /// The number of import edges that point at entry `i`.
-    pub fn imported_by(&self, i: usize) -> u32 {
-        self.imported_by.get(i).copied().unwrap_or(0)
-    }
-
-    /// Everything the catalog holds, in a canonical order: (symbol id, byte
-    /// range, import in-degree). Two catalogs of the same state have equal digests.
-    pub fn digest(&self) -> Vec<(String, i64, i64, u32)> {
-        let mut out: Vec<_> = self
-            .indices()
-            .map(|i| {
-                let e = &self.entries[i];
-                (
-                    e.id.to_string(),
-                    e.byte_start,
-                    e.byte_end,
-                    self.imported_by(i),
-                )
-            })
-            .collect();
-        out.sort();
-        out
-    }
-
-    /// Everything a tool can observe, in the order it observes it: the files,
-    /// per symbol its entry and import in-degree, the name lookups and
-    /// `matching`. A patched catalog must equal a fresh load in this (tests
-    /// compare them).
-    pub fn observable(&self) -> Vec<String> {
-        let id = |i: usize| self.entries[i].id.to_string();
-        let ids = |v: &[usize]| v.iter().map(|&i| id(i)).collect::<Vec<_>>().join(",");
-        let mut out = vec![format!("len {}", self.len())];
-        out.extend(self.files.iter().map(|f| format!("{f:?}")));
-        let mut order: Vec<usize> = self.indices().collect();
-        order.sort_by(|&a, &b| entry_key(&self.entries[a]).cmp(&entry_key(&self.entries[b])));
-        for i in order {
-            out.push(format!(
-                "{:?} imported_by {}",
-                self.entries[i],
-                self.imported_by(i)
-            ));
-        }
-        for (what, map) in [
-            ("name", &self.by_name),
-            ("lower", &self.by_lower),
-            ("file", &self.by_file),
-        ] {
-            let mut keys: Vec<&Arc<str>> = map.keys().collect();
-            keys.sort();
-            for k in keys {
-                out.push(format!("{what} {k}: {}", ids(&map[k])));
-            }
-        }
-        out.push(format!("matching: {}", ids(&self.matching("", usize::MAX))));
-        out
-    }
-
-    pub fn generation(&self) -> u64 {
-        self.generation
-    }
-
-    /// Live entries.
-    pub fn len(&self) -> usize {
-        self.entries.len() - self.dead
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    pub fn entry(&self, i: usize) -> &Entry {
-        &self.entries[i]
-    }
-
-    pub fn by_id(&self, id: &str) -> Option<usize> {
-        self.by_id.get(id).copied()
-    }
-
-    /// Symbols with exactly this name, in (path, line) order.
-    pub fn named(&self, name: &str) -> &[usize] {
-        self.by_name.get(name).map_or(&[], |v| v.as_slice())
-    }
-
-    /// Symbols whose name equals `name` ignoring case.
-    pub fn named_ignoring_case(&self, name: &str) -> &[usize] {
-        self.by_lower
-            .get(name.to_lowercase().as_str())
-            .map_or(&[], |v| v.as_slice())
-    }
-
-    /// Symbols whose name contains `needle` (lower-case), in (path, line) order.
-    pub fn matching(&self, needle: &str, max: usize) -> Vec<usize> {
-        let mut hits: Vec<usize> = self
-            .indices()
-            .filter(|&i| self.entries[i].name.to_lowercase().contains(needle))
-            .collect();
-        hits.sort_by(|&a, &b| entry_key(&self.entries[a]).cmp(&entry_key(&self.entries[b])));
-        hits.truncate(max);
-        hits
-    }
-
-    /// The symbols meant by `name` (plain, or qualified: `auth::jwt::validate`,
-    /// `pkg.mod.Class`), optionally only in `path`, in (path, line) order: what
-    /// [`crate::model::names::find`] answers from the graph.
-    pub fn find(&self, name: &str, path: Option<&str>) -> Vec<usize> {
-        let in_path = |i: &&usize| path.is_none_or(|p| &*self.entries[**i].path == p);
-        let exact: Vec<usize> = self.named(name).iter().filter(in_path).copied().collect();
-        if !exact.is_empty() || !crate::model::names::looks_qualified(name) {
-            return exact;
-        }
-        self.named(crate::model::names::last_segment(name))
-            .iter()
-            .filter(in_path)
-            .filter(|&&i| {
-                crate::model::names::qualified_match(&self.entries[i].qualified_name, name)
-            })
-            .copied()
-            .collect()
-    }
-
-    /// Sorts entries by position: (path, line, start, longest first).
-    pub fn sort_by_position(&self, list: &mut [usize]) {
-        list.sort_by(|&a, &b| entry_key(&self.entries[a]).cmp(&entry_key(&self.entries[b])));
-    }
-
-    /// Every symbol of a file, in (line, start, longest first) order.
-    pub fn in_file(&self, path: &str) -> &[usize] {
-        self.by_file.get(path).map_or(&[], |v| v.as_slice())
     }
 }
 
-/// The order `build` numbers entries in: (path, line, start, longest first).
-fn entry_key(e: &Entry) -> (&str, i64, i64, std::cmp::Reverse<i64>) {
-    (
-        &e.path,
-        e.line_start,
-        e.byte_start,
-        std::cmp::Reverse(e.byte_end),
-    )
+/// One entry of a catalog, read in place.
+#[derive(Clone, Copy)]
+pub struct Entry<'a> {
+    row: &'a Row,
+    text: &'a str,
+    cat: &'a Catalog,
+}
+
+impl<'a> Entry<'a> {
+    fn at(&self, from: usize, len: u32) -> &'a str {
+        self.text.get(from..from + len as usize).unwrap_or("")
+    }
+    fn qualified_end(&self) -> usize {
+        self.row.text_at as usize + self.row.qualified_len as usize
+    }
+    fn name_end(&self) -> usize {
+        self.qualified_end()
+            + if self.row.flags & NAME_APART != 0 {
+                self.row.name_len as usize
+            } else {
+                0
+            }
+    }
+    fn signature_end(&self) -> usize {
+        self.name_end() + self.row.signature_len as usize
+    }
+
+    pub fn id(&self) -> String {
+        if self.row.flags & ID_TEXT != 0 {
+            return self
+                .at(self.signature_end(), u32::from(self.row.id_len))
+                .to_string();
+        }
+        unpack_hex("s_", &self.row.id)
+    }
+
+    fn key(&self) -> Key {
+        if self.row.flags & ID_TEXT != 0 {
+            Key::Text(self.id().into())
+        } else {
+            Key::Packed(self.row.id)
+        }
+    }
+
+    pub fn stable_id(&self) -> String {
+        if self.row.flags & STABLE_TEXT != 0 {
+            let from = self.signature_end() + usize::from(self.row.id_len);
+            return self.at(from, u32::from(self.row.stable_len)).to_string();
+        }
+        unpack_hex("b3:", &self.row.stable)
+    }
+
+    pub fn name(&self) -> &'a str {
+        if self.row.flags & NAME_APART != 0 {
+            self.at(self.qualified_end(), self.row.name_len)
+        } else {
+            let end = self.qualified_end();
+            self.text
+                .get(end - self.row.name_len as usize..end)
+                .unwrap_or("")
+        }
+    }
+
+    pub fn qualified_name(&self) -> &'a str {
+        self.at(self.row.text_at as usize, self.row.qualified_len)
+    }
+
+    pub fn signature(&self) -> &'a str {
+        self.at(self.name_end(), self.row.signature_len)
+    }
+
+    pub fn path(&self) -> &'a str {
+        self.cat.paths.get(self.row.path as usize).map_or("", |p| p)
+    }
+
+    pub fn kind(&self) -> &'a str {
+        self.cat.word(self.row.kind)
+    }
+
+    pub fn language(&self) -> &'a str {
+        self.cat.word(self.row.language)
+    }
+
+    pub fn visibility(&self) -> &'a str {
+        self.cat.word(self.row.visibility)
+    }
+
+    pub fn line_start(&self) -> i64 {
+        i64::from(self.row.line_start)
+    }
+
+    pub fn line_end(&self) -> i64 {
+        i64::from(self.row.line_end)
+    }
+
+    /// The byte range in its file.
+    pub fn bytes(&self) -> (usize, usize) {
+        (self.row.byte_start as usize, self.row.byte_end as usize)
+    }
+
+    /// The graph's row of this symbol, without its doc (not kept here).
+    pub fn row(&self) -> SymbolRow {
+        SymbolRow {
+            id: self.id(),
+            stable_id: self.stable_id(),
+            name: self.name().to_string(),
+            kind: self.kind().to_string(),
+            qualified_name: self.qualified_name().to_string(),
+            path: self.path().to_string(),
+            language: self.language().to_string(),
+            line_start: self.line_start(),
+            line_end: self.line_end(),
+            signature: self.signature().to_string(),
+            visibility: self.visibility().to_string(),
+            doc: String::new(),
+        }
+    }
+
+    /// (path, line, start, longest first): the order entries are numbered in.
+    pub fn position(&self) -> (&'a str, u32, u32, std::cmp::Reverse<u32>) {
+        (
+            self.path(),
+            self.row.line_start,
+            self.row.byte_start,
+            std::cmp::Reverse(self.row.byte_end),
+        )
+    }
+}
+
+impl std::fmt::Debug for Entry<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Entry")
+            .field("row", &self.row())
+            .field("bytes", &self.bytes())
+            .finish()
+    }
 }
 
 fn row_key(r: &NameRow) -> (&str, i64, i64, std::cmp::Reverse<i64>) {
@@ -287,9 +438,10 @@ fn row_key(r: &NameRow) -> (&str, i64, i64, std::cmp::Reverse<i64>) {
 }
 
 /// A short hash of a sequence of strings.
-fn stamp<'a>(parts: impl IntoIterator<Item = &'a str>) -> u64 {
+fn stamp(parts: impl IntoIterator<Item = impl AsRef<str>>) -> u64 {
     let mut h = blake3::Hasher::new();
     for p in parts {
+        let p = p.as_ref();
         h.update(&(p.len() as u64).to_le_bytes());
         h.update(p.as_bytes());
     }
@@ -297,6 +449,276 @@ fn stamp<'a>(parts: impl IntoIterator<Item = &'a str>) -> u64 {
 }
 
 impl Catalog {
+    /// Builds the catalog from the graph's rows.
+    pub fn build(mut rows: Vec<NameRow>, files: Vec<FileInfo>) -> Catalog {
+        rows.sort_by(|a, b| row_key(a).cmp(&row_key(b)).then(a.id.cmp(&b.id)));
+        let mut c = Catalog {
+            generation: stamp(rows.iter().map(|r| r.id.as_str())),
+            files: Arc::new(files),
+            ..Catalog::default()
+        };
+        let mut touched = HashSet::new();
+        for row in &rows {
+            c.push(row, &mut touched);
+        }
+        // Rows are in (path, line) order, so every list already is.
+        c.imported_by = Arc::new(vec![0; c.len]);
+        c
+    }
+
+    fn word(&self, code: u8) -> &str {
+        self.vocab.words.get(usize::from(code)).map_or("", |w| w)
+    }
+
+    /// Appends a row as a new entry and indexes it.
+    fn push(&mut self, r: &NameRow, touched: &mut HashSet<Box<str>>) {
+        let path = self.path_code(&r.path);
+        if self.len.is_multiple_of(CHUNK) {
+            self.chunks.push(Arc::new(Chunk {
+                rows: Vec::with_capacity(CHUNK),
+                text: String::new(),
+            }));
+        }
+        let vocab = Arc::make_mut(&mut self.vocab);
+        let last = self.chunks.last_mut().expect("a chunk");
+        Arc::make_mut(last).push(r, path, vocab);
+        let i = self.len as u32;
+        self.len += 1;
+        self.alive.push(true);
+        Arc::make_mut(&mut self.by_id[shard_of(&Key::of(&r.id))]).insert(Key::of(&r.id), i);
+        let lower: Box<str> = r.name.to_lowercase().into();
+        let shard = Arc::make_mut(&mut self.by_lower[shard_of(&lower)]);
+        match shard.get_mut(&lower) {
+            Some(p) => p.push(i),
+            None => {
+                shard.insert(lower.clone(), Postings::One(i));
+            }
+        }
+        touched.insert(lower);
+        let files = Arc::make_mut(&mut self.by_file);
+        Arc::make_mut(files.entry(path).or_default()).push(i);
+    }
+
+    fn path_code(&mut self, path: &str) -> u32 {
+        if let Some(&i) = self.path_index.get(path) {
+            return i;
+        }
+        let p: Arc<str> = Arc::from(path);
+        let i = self.paths.len() as u32;
+        Arc::make_mut(&mut self.paths).push(p.clone());
+        Arc::make_mut(&mut self.path_index).insert(p, i);
+        i
+    }
+
+    /// Sets the import in-degree of every entry from the graph's counts.
+    pub fn set_in_degree(&mut self, counts: impl IntoIterator<Item = (String, u32)>) {
+        let mut v = vec![0; self.len];
+        for (id, n) in counts {
+            if let Some(i) = self.by_id(&id) {
+                v[i] = n;
+            }
+        }
+        self.imported_by = Arc::new(v);
+    }
+
+    /// The live entries, in slot order.
+    pub fn indices(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.len).filter(|&i| self.alive[i])
+    }
+
+    /// The number of import edges that point at entry `i`.
+    pub fn imported_by(&self, i: usize) -> u32 {
+        self.imported_by.get(i).copied().unwrap_or(0)
+    }
+
+    /// Everything the catalog holds, in a canonical order: (symbol id, byte
+    /// range, import in-degree). Two catalogs of the same state have equal digests.
+    pub fn digest(&self) -> Vec<(String, usize, usize, u32)> {
+        let mut out: Vec<_> = self
+            .indices()
+            .map(|i| {
+                let e = self.entry(i);
+                let (start, end) = e.bytes();
+                (e.id(), start, end, self.imported_by(i))
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// Everything a tool can observe, in the order it observes it: the files,
+    /// per symbol its row and import in-degree, the name lookups and
+    /// `matching`. A patched catalog must equal a fresh load in this (tests
+    /// compare them).
+    pub fn observable(&self) -> Vec<String> {
+        let ids = |v: &[usize]| {
+            v.iter()
+                .map(|&i| self.entry(i).id())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let mut out = vec![format!("len {}", self.len())];
+        out.extend(self.files.iter().map(|f| format!("{f:?}")));
+        let mut order: Vec<usize> = self.indices().collect();
+        self.sort_by_position(&mut order);
+        let mut names = std::collections::BTreeSet::new();
+        for &i in &order {
+            let e = self.entry(i);
+            out.push(format!("{e:?} imported_by {}", self.imported_by(i)));
+            names.insert(e.name().to_string());
+        }
+        for name in &names {
+            out.push(format!("name {name}: {}", ids(&self.named(name))));
+            let lower = name.to_lowercase();
+            out.push(format!(
+                "lower {lower}: {}",
+                ids(&self.named_ignoring_case(name))
+            ));
+        }
+        let mut paths: Vec<&str> = order.iter().map(|&i| self.entry(i).path()).collect();
+        paths.dedup();
+        for p in paths {
+            let list: Vec<usize> = self.in_file(p);
+            out.push(format!("file {p}: {}", ids(&list)));
+        }
+        out.push(format!("matching: {}", ids(&self.matching("", usize::MAX))));
+        out
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The graph state the rows are of: a walk of the graph in that state
+    /// names only symbols this catalog holds.
+    pub fn state(&self) -> &GraphState {
+        &self.state
+    }
+
+    /// The same rows, of a later graph state that did not change them (a run
+    /// that wrote nothing of this ref).
+    pub fn with_state(&self, state: GraphState) -> Catalog {
+        Catalog {
+            state,
+            ..self.clone()
+        }
+    }
+
+    /// Live entries.
+    pub fn len(&self) -> usize {
+        self.len - self.dead
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn entry(&self, i: usize) -> Entry<'_> {
+        let chunk = &self.chunks[i / CHUNK];
+        Entry {
+            row: &chunk.rows[i % CHUNK],
+            text: &chunk.text,
+            cat: self,
+        }
+    }
+
+    pub fn by_id(&self, id: &str) -> Option<usize> {
+        let key = Key::of(id);
+        self.by_id[shard_of(&key)].get(&key).map(|&i| i as usize)
+    }
+
+    /// Symbols whose name equals `name` ignoring case, in (path, line) order.
+    pub fn named_ignoring_case(&self, name: &str) -> Vec<usize> {
+        let lower: Box<str> = name.to_lowercase().into();
+        self.by_lower[shard_of(&lower)]
+            .get(&lower)
+            .map_or_else(Vec::new, |p| {
+                p.as_slice().iter().map(|&i| i as usize).collect()
+            })
+    }
+
+    /// Symbols with exactly this name, in (path, line) order.
+    pub fn named(&self, name: &str) -> Vec<usize> {
+        let mut v = self.named_ignoring_case(name);
+        v.retain(|&i| self.entry(i).name() == name);
+        v
+    }
+
+    /// Symbols whose name contains `needle` (lower-case), in (path, line) order.
+    pub fn matching(&self, needle: &str, max: usize) -> Vec<usize> {
+        let mut hits: Vec<usize> = self
+            .indices()
+            .filter(|&i| self.entry(i).name().to_lowercase().contains(needle))
+            .collect();
+        self.sort_by_position(&mut hits);
+        hits.truncate(max);
+        hits
+    }
+
+    /// The symbols meant by `name` (plain, or qualified: `auth::jwt::validate`,
+    /// `pkg.mod.Class`), optionally only in `path`, in (path, line) order: what
+    /// [`crate::model::names::find`] answers from the graph.
+    pub fn find(&self, name: &str, path: Option<&str>) -> Vec<usize> {
+        let in_path = |i: &usize| path.is_none_or(|p| self.entry(*i).path() == p);
+        let mut exact = self.named(name);
+        exact.retain(in_path);
+        if !exact.is_empty() || !crate::model::names::looks_qualified(name) {
+            return exact;
+        }
+        let mut found = self.named(crate::model::names::last_segment(name));
+        found.retain(|i| {
+            in_path(i)
+                && crate::model::names::qualified_match(self.entry(*i).qualified_name(), name)
+        });
+        found
+    }
+
+    /// Sorts entries by position: (path, line, start, longest first).
+    pub fn sort_by_position(&self, list: &mut [usize]) {
+        list.sort_by(|&a, &b| {
+            self.entry(a)
+                .position()
+                .cmp(&self.entry(b).position())
+                .then(a.cmp(&b))
+        });
+    }
+
+    /// Every symbol of a file, in (line, start, longest first) order.
+    pub fn in_file(&self, path: &str) -> Vec<usize> {
+        self.path_index
+            .get(path)
+            .and_then(|p| self.by_file.get(p))
+            .map_or_else(Vec::new, |v| v.iter().map(|&i| i as usize).collect())
+    }
+
+    /// Which of its file's symbols of the same kind and qualified name entry `i`
+    /// is, in position order, from 1 (a Rust type's second impl block is 2).
+    pub fn ordinal_in_file(&self, i: usize) -> usize {
+        let e = self.entry(i);
+        let Some(list) = self
+            .path_index
+            .get(e.path())
+            .and_then(|p| self.by_file.get(p))
+        else {
+            return 1;
+        };
+        1 + list
+            .iter()
+            .take_while(|&&j| j as usize != i)
+            .filter(|&&j| {
+                let o = self.entry(j as usize);
+                o.row.kind == e.row.kind
+                    && o.qualified_name() == e.qualified_name()
+                    && o.name() == e.name()
+            })
+            .count()
+    }
+
+    /// The entries of these ids that this catalog holds, in the order given.
+    pub fn entries_of<'s>(&self, ids: impl IntoIterator<Item = &'s str>) -> Vec<usize> {
+        ids.into_iter().filter_map(|id| self.by_id(id)).collect()
+    }
+
     /// The ref's files, sorted by path.
     pub fn files(&self) -> Arc<Vec<FileInfo>> {
         self.files.clone()
@@ -328,8 +750,7 @@ impl Catalog {
     /// of `graph`: the symbols of removed and changed files go, the new ones
     /// come, and the import counts are read again from the graph. Equal to
     /// loading the ref from the graph again; the cost of a patch follows the
-    /// number of changed files, plus a shallow copy of the maps and the count
-    /// statement.
+    /// number of changed files, plus the count statement.
     pub fn apply(&self, changes: &Changes, graph: &GraphStore) -> Result<Catalog, GraphError> {
         // The added files' paths too: applying to a catalog that already holds the
         // new state (loaded from the graph after the commit) must not add twice.
@@ -340,7 +761,7 @@ impl Catalog {
             .chain(changes.add.iter().map(|f| f.file.path.as_str()))
             .collect();
         let dying: usize = removed.iter().map(|p| self.in_file(p).len()).sum();
-        if changes.replace_all || (self.dead + dying) * 4 > self.entries.len().max(1024) {
+        if changes.replace_all || (self.dead + dying) * 4 > self.len.max(1024) {
             return load(graph, &changes.repo, &changes.ref_name);
         }
         let mut c = self.clone();
@@ -351,48 +772,55 @@ impl Catalog {
                 .chain(removed.iter().copied()),
         );
         c.files = self.patched_files(changes, &removed);
-        c.kill_files(&removed);
-        let mut touched: HashSet<Arc<str>> = HashSet::new();
+        let mut touched = HashSet::new();
+        c.kill_files(&removed, &mut touched);
         for f in changes.add.iter() {
             c.add_file(f, &mut touched);
         }
         // Name lists read in (path, line) order, as a fresh build numbers them.
-        for name in &touched {
-            for map in [&mut c.by_name, &mut c.by_lower] {
-                if let Some(list) = map.get_mut(name) {
-                    let entries = &c.entries;
-                    Arc::make_mut(list)
-                        .sort_by(|&a, &b| entry_key(&entries[a]).cmp(&entry_key(&entries[b])));
-                }
-            }
+        for lower in &touched {
+            let shard = shard_of(lower);
+            let Some(Postings::Many(list)) = c.by_lower[shard].get(lower).cloned() else {
+                continue;
+            };
+            let mut list: Vec<usize> = list.iter().map(|&i| i as usize).collect();
+            c.sort_by_position(&mut list);
+            let sorted = Postings::Many(list.into_iter().map(|i| i as u32).collect());
+            Arc::make_mut(&mut c.by_lower[shard]).insert(lower.clone(), sorted);
         }
         c.set_in_degree(graph.import_in_degree(&changes.repo, &changes.ref_name)?);
+        // Patched right after the commit, by the only writer.
+        c.state = graph.state(&changes.repo, &changes.ref_name);
         Ok(c)
     }
 
-    /// The removed files' entries die (slots stay, marked dead: ids are indexes).
-    fn kill_files(&mut self, removed: &HashSet<&str>) {
+    /// The removed files' entries die (slots stay, marked dead: ids are
+    /// indexes); their lower-cased names are noted in `touched`.
+    fn kill_files(&mut self, removed: &HashSet<&str>, touched: &mut HashSet<Box<str>>) {
         for path in removed {
-            let Some(list) = self.by_file.remove(*path) else {
+            let Some(&code) = self.path_index.get(*path) else {
+                continue;
+            };
+            let Some(list) = Arc::make_mut(&mut self.by_file).remove(&code) else {
                 continue;
             };
             for &i in list.iter() {
-                let e = self.entries[i].clone();
-                if self.by_id.get(&*e.id) == Some(&i) {
-                    self.by_id.remove(&*e.id);
+                let (key, lower) = {
+                    let e = self.entry(i as usize);
+                    (e.key(), Box::<str>::from(e.name().to_lowercase()))
+                };
+                let ids = Arc::make_mut(&mut self.by_id[shard_of(&key)]);
+                if ids.get(&key) == Some(&i) {
+                    ids.remove(&key);
                 }
-                for (map, key) in [
-                    (&mut self.by_name, e.name.to_string()),
-                    (&mut self.by_lower, e.name.to_lowercase()),
-                ] {
-                    if let Some(list) = map.get_mut(key.as_str()) {
-                        Arc::make_mut(list).retain(|&x| x != i);
-                        if list.is_empty() {
-                            map.remove(key.as_str());
-                        }
-                    }
+                let names = Arc::make_mut(&mut self.by_lower[shard_of(&lower)]);
+                if let Some(p) = names.get_mut(&lower)
+                    && !p.remove(i)
+                {
+                    names.remove(&lower);
                 }
-                self.alive[i] = false;
+                touched.insert(lower);
+                self.alive[i as usize] = false;
                 self.dead += 1;
             }
         }
@@ -400,43 +828,85 @@ impl Catalog {
 
     /// A new file's entries, in line order, appended; their names are noted in
     /// `touched` (their lists need sorting again).
-    fn add_file(&mut self, f: &graph::FileRows, touched: &mut HashSet<Arc<str>>) {
+    fn add_file(&mut self, f: &graph::FileRows, touched: &mut HashSet<Box<str>>) {
         let mut rows: Vec<NameRow> = f
             .symbols
             .iter()
-            .map(|s| NameRow {
-                id: s.row.id.clone(),
-                name: s.row.name.clone(),
-                qualified_name: s.row.qualified_name.clone(),
-                path: s.row.path.clone(),
-                kind: s.row.kind.clone(),
-                language: s.row.language.clone(),
-                line_start: s.row.line_start,
-                byte_start: s.byte_start,
-                byte_end: s.byte_end,
-            })
+            .map(|s| NameRow::of(&s.row, s.byte_start, s.byte_end))
             .collect();
         rows.sort_by(|a, b| row_key(a).cmp(&row_key(b)).then(a.id.cmp(&b.id)));
-        for row in rows {
-            let i = self.entries.len();
-            let e = self.entry_of(row);
-            self.index(i, &e);
-            touched.insert(e.name.clone());
-            touched.insert(Arc::from(e.name.to_lowercase().as_str()));
-            self.entries.push(Arc::new(e));
-            self.alive.push(true);
-            self.imported_by.push(0);
+        for row in &rows {
+            self.push(row, touched);
         }
     }
 }
 
-/// Loads a ref's catalog from the graph (two statements: the name rows, the
-/// import counts).
+/// Loads a ref's catalog from the graph (two statements: the rows, the import
+/// counts).
 pub fn load(store: &GraphStore, repo: &str, ref_name: &str) -> Result<Catalog, GraphError> {
+    // Taken first: a write committed during the load leaves the label older than
+    // the rows, which readers take for stale (and wait for the next catalog),
+    // never the other way round.
+    let state = store.state(repo, ref_name);
     let mut c = Catalog::build(
         store.symbol_names(repo, ref_name)?,
         store.files(repo, ref_name)?,
     );
     c.set_in_degree(store.import_in_degree(repo, ref_name)?);
+    c.state = state;
     Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, name: &str, qn: &str, path: &str, line: i64) -> NameRow {
+        NameRow {
+            id: id.into(),
+            name: name.into(),
+            qualified_name: qn.into(),
+            path: path.into(),
+            kind: "fn".into(),
+            language: "rust".into(),
+            visibility: "public".into(),
+            line_start: line,
+            line_end: line + 1,
+            byte_start: line * 10,
+            byte_end: line * 10 + 5,
+            signature: format!("fn {name}()"),
+            stable_id: format!("b3:{}", "ab".repeat(32)),
+        }
+    }
+
+    #[test]
+    fn rows_read_back_as_given_in_both_forms() {
+        let packed = "s_0123456789abcdef01234567";
+        let c = Catalog::build(
+            vec![
+                row(packed, "run", "app::run", "src/a.rs", 3),
+                row("odd-id", "Run", "impl Run", "src/b.rs", 1),
+            ],
+            Vec::new(),
+        );
+        let a = c.entry(c.by_id(packed).expect("packed id"));
+        assert_eq!(
+            (a.id().as_str(), a.name(), a.qualified_name(), a.signature()),
+            (packed, "run", "app::run", "fn run()")
+        );
+        assert_eq!(a.stable_id(), format!("b3:{}", "ab".repeat(32)));
+        let b = c.entry(c.by_id("odd-id").expect("text id"));
+        assert_eq!(
+            (b.id().as_str(), b.name(), b.qualified_name(), b.path()),
+            ("odd-id", "Run", "impl Run", "src/b.rs")
+        );
+        assert_eq!(b.stable_id(), format!("b3:{}", "ab".repeat(32)));
+        assert_eq!(
+            (b.kind(), b.language(), b.visibility()),
+            ("fn", "rust", "public")
+        );
+        assert_eq!(c.named("run").len(), 1);
+        assert_eq!(c.named_ignoring_case("RUN").len(), 2);
+        assert_eq!(c.in_file("src/a.rs").len(), 1);
+    }
 }

@@ -773,7 +773,7 @@ impl SearchIndex {
             };
             let row = cat.entry(entry);
             if let Some(prefix) = filters.path_prefix
-                && !(&*row.path == prefix || row.path.starts_with(&format!("{prefix}/")))
+                && !(row.path() == prefix || row.path().starts_with(&format!("{prefix}/")))
             {
                 continue;
             }
@@ -781,13 +781,13 @@ impl SearchIndex {
             // Lower-casing allocates: compare lengths first (case folding of
             // identifiers keeps their length for ASCII, the usual case).
             let same = |s: &str| s.len() == query_lower.len() && s.to_lowercase() == query_lower;
-            if same(&row.name) || same(&row.qualified_name) {
+            if same(row.name()) || same(row.qualified_name()) {
                 s *= 3.0;
             }
-            if crate::model::names::is_secondary_path(&row.path) {
+            if crate::model::names::is_secondary_path(row.path()) {
                 s *= 0.5;
             }
-            if &*row.kind == "impl" {
+            if row.kind() == "impl" {
                 s *= 0.9;
             }
             let n = cat.imported_by(entry);

@@ -12,7 +12,6 @@
 mod adhoc;
 mod load;
 mod read;
-pub use read::sort_by_position;
 mod readers;
 mod rows;
 mod schema;
@@ -114,6 +113,22 @@ pub struct GraphStore {
     /// read times out, the checkpoint fails). The gate lets running calls finish
     /// first and holds new ones back for the checkpoint's few milliseconds.
     gate: std::sync::RwLock<()>,
+    /// The database file, and how many in-place writes to each repo/ref were
+    /// committed through this handle (counted before each commit): what a
+    /// reader compares with the state its catalog was built from (see
+    /// [`GraphState`]).
+    path: Arc<Path>,
+    commits: std::sync::Mutex<std::collections::HashMap<(String, String), u64>>,
+}
+
+/// Which committed state of a repo/ref's graph something derived from it (a
+/// catalog) describes: the database file and the count of writes to the ref
+/// committed through its handle. A reader that walked the graph and finds the count moved on since
+/// its catalog was taken may have seen a newer state than its rows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GraphState {
+    pub path: Option<Arc<Path>>,
+    pub commits: u64,
 }
 
 /// A connection that holds the checkpoint gate open for as long as it lives.
@@ -173,6 +188,8 @@ impl GraphStore {
             readers: std::sync::OnceLock::new(),
             reader_threads: cfg.threads.clamp(1, 4) as usize,
             gate: std::sync::RwLock::new(()),
+            path: Arc::from(path),
+            commits: std::sync::Mutex::default(),
         })
     }
 
@@ -212,7 +229,7 @@ impl GraphStore {
     }
 
     /// How many reader connections serve reads.
-    fn reader_count(&self) -> usize {
+    pub fn reader_count(&self) -> usize {
         self.reader_threads
     }
 
@@ -222,6 +239,27 @@ impl GraphStore {
             conn: Connection::new(&self.db)?,
             _gate: gate,
         })
+    }
+
+    /// The state of a repo/ref this handle's readers see now (or, read while a
+    /// write commits, an older one: the count moves first).
+    pub fn state(&self, repo: &str, ref_name: &str) -> GraphState {
+        let commits = self.commits.lock().unwrap_or_else(|e| e.into_inner());
+        GraphState {
+            path: Some(self.path.clone()),
+            commits: commits
+                .get(&(repo.to_string(), ref_name.to_string()))
+                .copied()
+                .unwrap_or(0),
+        }
+    }
+
+    /// Counts a write to a repo/ref that is about to commit.
+    fn count_commit(&self, repo: &str, ref_name: &str) {
+        let mut commits = self.commits.lock().unwrap_or_else(|e| e.into_inner());
+        *commits
+            .entry((repo.to_string(), ref_name.to_string()))
+            .or_default() += 1;
     }
 
     pub fn is_read_only(&self) -> bool {

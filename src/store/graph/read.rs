@@ -7,8 +7,8 @@ use kuzu::Value;
 
 use super::readers::Reader;
 use super::rows::{
-    Ancestor, ContainsEdge, Descendant, FileInfo, ForestRow, LookedUp, NameRow, ParentRow,
-    RefStatus, StoredFile, StoredSymbol, SymbolRow, SymbolWithRange,
+    Ancestor, ContainsEdge, DocAndParent, FileInfo, NameRow, Nested, RefStatus, StoredFile,
+    StoredSymbol, SymbolRow, SymbolWithRange,
 };
 use super::schema::q;
 use super::write::list_of_strings;
@@ -97,44 +97,27 @@ impl GraphStore {
         Ok(rows.map(|r| symbol_row(&r, 0)).collect())
     }
 
-    /// The chain from the symbol's parent up to its file, nearest first.
+    /// The chain from the symbol's parent up to its file, nearest first, by id.
     pub fn ancestors(&self, symbol_id: &str) -> Result<Vec<Ancestor>> {
         let id = symbol_id.to_string();
         self.read(move |r| {
             let rows = r.execute("ancestors", vec![("id", s(&id))])?;
             Ok(rows
-                .map(|r| {
-                    let depth = int(&r[13]);
-                    if string(&r[0]) == "File" {
-                        Ancestor::File {
-                            id: string(&r[1]),
-                            path: string(&r[6]),
-                            depth,
-                        }
-                    } else {
-                        Ancestor::Symbol(Box::new(symbol_row(&r, 1)), depth)
-                    }
+                .map(|r| Ancestor {
+                    id: string(&r[0]),
+                    is_file: matches!(r[1], Value::Bool(true)),
+                    depth: int(&r[2]),
                 })
                 .collect())
         })
     }
 
-    /// Every symbol nested under `symbol_id`, shallowest first.
-    pub fn descendants(&self, symbol_id: &str) -> Result<Vec<Descendant>> {
-        let id = symbol_id.to_string();
-        self.read(move |r| {
+    /// Every symbol nested under each of `symbol_ids`, by id (one list per
+    /// start, in the order given; the walks run side by side on the readers).
+    pub fn descendants(&self, symbol_ids: Vec<String>) -> Result<Vec<Vec<Nested>>> {
+        self.each_on_readers(symbol_ids, |r, id| {
             let rows = r.execute("descendants", vec![("id", s(&id))])?;
-            Ok(rows
-                .map(|r| Descendant {
-                    symbol: symbol_row(&r, 0),
-                    depth: int(&r[12]),
-                    parent_id: match &r[13] {
-                        kuzu::Value::List(_, via) => via.last().map(string),
-                        _ => None,
-                    }
-                    .unwrap_or_else(|| id.clone()),
-                })
-                .collect())
+            Ok(vec![rows.map(|row| nested(&row, &id)).collect()])
         })
     }
 
@@ -215,71 +198,49 @@ impl GraphStore {
         Ok(rows.map(|r| with_range(&r)).collect())
     }
 
-    /// The definitions a file imports (resolved edges only), with the import's line.
-    pub fn imported_symbols(&self, file_id: &str) -> Result<Vec<(SymbolRow, i64)>> {
+    /// The definitions a file imports (resolved edges only), by id, with the
+    /// import's line.
+    pub fn imported_symbols(&self, file_id: &str) -> Result<Vec<(String, i64)>> {
         let id = file_id.to_string();
         self.read(move |r| {
             let rows = r.execute("file_imported_symbols", vec![("id", s(&id))])?;
-            Ok(rows.map(|r| (symbol_row(&r, 0), int(&r[12]))).collect())
+            Ok(rows.map(|r| (string(&r[0]), int(&r[1]))).collect())
         })
     }
 
     /// Every symbol of the files `file_ids` with its place in its file's tree
-    /// (`queries/file_forest.cypher`), in no particular order.
-    pub fn file_forest(&self, file_ids: Vec<String>) -> Result<Vec<ForestRow>> {
+    /// (`queries/file_forest.cypher`, a statement per file), in no particular
+    /// order; a top-level symbol has no parent.
+    pub fn file_trees(&self, file_ids: Vec<String>) -> Result<Vec<Nested>> {
+        self.each_on_readers(file_ids, |r, file| {
+            let rows = r.execute("file_forest", vec![("id", s(&file))])?;
+            Ok(rows
+                .map(|row| {
+                    let mut n = nested(&row, &file);
+                    if n.parent.as_deref() == Some(file.as_str()) {
+                        n.parent = None;
+                    }
+                    n
+                })
+                .collect())
+        })
+    }
+
+    /// The top-level symbols of the files `file_ids`, as (file id, symbol id),
+    /// in no particular order (one statement).
+    pub fn files_top_symbols(&self, file_ids: Vec<String>) -> Result<Vec<(String, String)>> {
         if file_ids.is_empty() {
             return Ok(Vec::new());
         }
-        // Split over the readers: one statement per file, each independent.
-        let per = file_ids.len().div_ceil(self.reader_count().max(1));
-        let works: Vec<_> = file_ids
-            .chunks(per.max(1))
-            .map(|chunk| {
-                let chunk = chunk.to_vec();
-                move |r: &mut Reader<'_>| forest_of(r, chunk)
-            })
-            .collect();
-        Ok(self.read_all(works)?.into_iter().flatten().collect())
-    }
-
-    /// The first `limit` symbols of a file with byte ranges, in position order
-    /// (path, line, start, longest first): depth first, as nested.
-    pub fn file_symbols(&self, file_id: &str, limit: usize) -> Result<Vec<SymbolWithRange>> {
-        let id = file_id.to_string();
-        let mut rows = self.read(move |r| {
-            let params = vec![
-                ("id", Value::String(id)),
-                ("limit", Value::Int64(limit as i64)),
-            ];
-            let rows = r.execute("file_symbols", params)?;
-            Ok(rows.map(|r| with_range(&r)).collect::<Vec<_>>())
-        })?;
-        sort_by_position(&mut rows);
-        Ok(rows)
-    }
-
-    /// The first `limit` top-level symbols of the files `file_ids` with byte
-    /// ranges, in position order.
-    pub fn files_top_symbols(
-        &self,
-        file_ids: Vec<String>,
-        limit: usize,
-    ) -> Result<Vec<SymbolWithRange>> {
-        if file_ids.is_empty() || limit == 0 {
-            return Ok(Vec::new());
-        }
-        let mut rows = self.read(move |r| {
+        self.read(move |r| {
             let ids = list_of_strings(file_ids.into_iter());
-            let params = vec![("ids", ids), ("limit", Value::Int64(limit as i64))];
-            let rows = r.execute("files_top_symbols", params)?;
-            Ok(rows.map(|r| with_range(&r)).collect::<Vec<_>>())
-        })?;
-        sort_by_position(&mut rows);
-        Ok(rows)
+            let rows = r.execute("files_top_symbols", vec![("ids", ids)])?;
+            Ok(rows.map(|r| (string(&r[0]), string(&r[1]))).collect())
+        })
     }
 
     /// The resolved import edges out of the files `file_ids`, as (file id,
-    /// symbol id), one per edge, in no particular order.
+    /// symbol id), in no particular order.
     pub fn files_imports(&self, file_ids: Vec<String>) -> Result<Vec<(String, String)>> {
         if file_ids.is_empty() {
             return Ok(Vec::new());
@@ -291,20 +252,56 @@ impl GraphStore {
         })
     }
 
-    /// Symbols by id, with byte ranges and, with `parents`, the enclosing
-    /// symbol (ids not in the graph are left out), in the order given: one
-    /// primary-key lookup each, on one reader.
-    pub fn symbols_by_ids(&self, ids: Vec<String>, parents: bool) -> Result<Vec<LookedUp>> {
-        if ids.is_empty() {
+    /// Symbols by id, with byte ranges (ids not in the graph are left out), in
+    /// the order given: one primary-key lookup each, side by side on the readers.
+    pub fn symbols_by_ids(&self, ids: Vec<String>) -> Result<Vec<SymbolWithRange>> {
+        self.each_on_readers(ids, |r, id| {
+            Ok(r.execute("symbol_by_id", vec![("id", s(&id))])?
+                .next()
+                .map(|row| with_range(&row))
+                .into_iter()
+                .collect())
+        })
+    }
+
+    /// For each of `ids` the graph holds: its doc and its enclosing symbol's
+    /// id (`None` for a top-level symbol), in the order given.
+    pub fn docs_and_parents(&self, ids: Vec<String>) -> Result<Vec<DocAndParent>> {
+        self.each_on_readers(ids, |r, id| {
+            Ok(r.execute("symbol_context", vec![("id", s(&id))])?
+                .next()
+                .map(|row| DocAndParent {
+                    doc: string(&row[0]),
+                    parent: (!matches!(row[2], Value::Bool(true))).then(|| string(&row[1])),
+                    id: id.clone(),
+                })
+                .into_iter()
+                .collect())
+        })
+    }
+
+    /// Runs `one` for each item, the items split over the reader threads, and
+    /// returns everything in the order of the items.
+    fn each_on_readers<T: Send + 'static>(
+        &self,
+        items: Vec<String>,
+        one: fn(&mut Reader<'_>, String) -> Result<Vec<T>>,
+    ) -> Result<Vec<T>> {
+        if items.is_empty() {
             return Ok(Vec::new());
         }
-        // Split over the readers: the lookups are independent.
-        let per = ids.len().div_ceil(self.reader_count().max(1)).max(4);
-        let works: Vec<_> = ids
-            .chunks(per)
+        let per = items.len().div_ceil(self.reader_count().max(1));
+        let works: Vec<_> = items
+            .chunks(per.max(1))
             .map(|chunk| {
                 let chunk = chunk.to_vec();
-                move |r: &mut Reader<'_>| lookup_ids(r, chunk, parents)
+                move |r: &mut Reader<'_>| -> Result<Vec<T>> {
+                    let mut out = Vec::new();
+                    for item in chunk {
+                        out.extend(one(r, item)?);
+                    }
+                    Ok(out)
+                }
             })
             .collect();
         Ok(self.read_all(works)?.into_iter().flatten().collect())
@@ -316,16 +313,9 @@ impl GraphStore {
         let mut stmt = conn.prepare(q("ref_symbol_names"))?;
         let rows = conn.execute(&mut stmt, vec![("repo", s(repo)), ("ref", s(ref_name))])?;
         Ok(rows
-            .map(|r| NameRow {
-                id: string(&r[0]),
-                name: string(&r[1]),
-                qualified_name: string(&r[2]),
-                path: string(&r[3]),
-                kind: string(&r[4]),
-                language: string(&r[5]),
-                line_start: int(&r[6]),
-                byte_start: int(&r[7]),
-                byte_end: int(&r[8]),
+            .map(|r| {
+                let (row, byte_start, byte_end) = with_range(&r);
+                NameRow::of(&row, byte_start as i64, byte_end as i64)
             })
             .collect())
     }
@@ -391,83 +381,19 @@ pub(super) fn file_info(r: &[Value]) -> FileInfo {
     }
 }
 
-/// The CONTAINS trees of files on one reader, a statement per file.
-fn forest_of(r: &mut Reader<'_>, file_ids: Vec<String>) -> Result<Vec<ForestRow>> {
-    let mut out = Vec::new();
-    for file in file_ids {
-        let rows = r.execute("file_forest", vec![("id", Value::String(file))])?;
-        out.extend(rows.map(|r| {
-            let id = string(&r[0]);
-            let file_id = string(&r[14]);
-            // The path holds the symbols between the file and this one (Kuzu
-            // leaves the ends out; they are skipped if present).
-            let parent_id = match &r[16] {
-                Value::List(_, via) => via.iter().map(string).rfind(|v| *v != id && *v != file_id),
-                _ => None,
-            };
-            ForestRow {
-                symbol: symbol_row(&r, 0),
-                byte_start: int(&r[12]).max(0) as usize,
-                byte_end: int(&r[13]).max(0) as usize,
-                file_id,
-                depth: int(&r[15]),
-                parent_id,
-            }
-        }));
+/// A walked row: (id, depth, the ids on the path), its parent the last id on
+/// the path that is neither the row nor `start`, else `start`.
+fn nested(r: &[Value], start: &str) -> Nested {
+    let id = string(&r[0]);
+    let parent = match &r[2] {
+        Value::List(_, via) => via.iter().map(string).rfind(|v| *v != id && *v != start),
+        _ => None,
+    };
+    Nested {
+        depth: int(&r[1]),
+        parent: Some(parent.unwrap_or_else(|| start.to_string())),
+        id,
     }
-    Ok(out)
-}
-
-/// Symbols by id on one reader: a primary-key lookup each (and one for the
-/// parent, with `parents`).
-fn lookup_ids(r: &mut Reader<'_>, ids: Vec<String>, parents: bool) -> Result<Vec<LookedUp>> {
-    let mut out = Vec::with_capacity(ids.len());
-    for id in ids {
-        let param = || vec![("id", Value::String(id.clone()))];
-        let Some(row) = r.execute("symbol_by_id", param())?.next() else {
-            continue;
-        };
-        let (symbol, byte_start, byte_end) = with_range(&row);
-        let parent = if parents {
-            r.execute("symbol_parent", param())?
-                .next()
-                .map(|p| ParentRow {
-                    id: string(&p[0]),
-                    name: string(&p[1]),
-                    kind: string(&p[2]),
-                    signature: string(&p[3]),
-                })
-        } else {
-            None
-        };
-        out.push(LookedUp {
-            symbol,
-            byte_start,
-            byte_end,
-            parent,
-        });
-    }
-    Ok(out)
-}
-
-/// Sorts symbols by (path, line, start, longest first, id).
-pub fn sort_by_position(rows: &mut [SymbolWithRange]) {
-    rows.sort_by(|a, b| {
-        (
-            &a.0.path,
-            a.0.line_start,
-            a.1,
-            std::cmp::Reverse(a.2),
-            &a.0.id,
-        )
-            .cmp(&(
-                &b.0.path,
-                b.0.line_start,
-                b.1,
-                std::cmp::Reverse(b.2),
-                &b.0.id,
-            ))
-    });
 }
 
 /// A symbol's 12 columns followed by `byte_start` and `byte_end`.

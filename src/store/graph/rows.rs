@@ -20,23 +20,33 @@ pub struct SymbolRow {
     pub doc: String,
 }
 
-/// One step of an ancestor chain: an enclosing symbol or, last, the file.
+/// One step of an ancestor chain (`queries/ancestors.cypher`): an enclosing
+/// symbol or, last, the file, by id, with its distance from the start.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ancestor {
-    Symbol(Box<SymbolRow>, i64),
-    File {
-        id: String,
-        path: String,
-        depth: i64,
-    },
+pub struct Ancestor {
+    pub id: String,
+    pub is_file: bool,
+    pub depth: i64,
 }
 
-/// A descendant with its direct parent's id and depth below the start symbol.
+/// A symbol reached by a walk down CONTAINS, by id: its depth below where the
+/// walk started and its direct parent (the start's id for a child of the
+/// start; in a file's tree, `None` for a top-level symbol).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Descendant {
-    pub symbol: SymbolRow,
-    pub parent_id: String,
+pub struct Nested {
+    pub id: String,
     pub depth: i64,
+    pub parent: Option<String>,
+}
+
+/// What an answer reads of a symbol beside its catalog row
+/// (`queries/symbol_context.cypher`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocAndParent {
+    pub id: String,
+    pub doc: String,
+    /// The enclosing symbol; `None` for a top-level one.
+    pub parent: Option<String>,
 }
 
 /// Rows to write for one file (already carrying graph ids).
@@ -310,17 +320,6 @@ pub struct FileInfo {
     pub line_count: i64,
 }
 
-/// A symbol of a file with its place in the file's tree.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileSymbol {
-    pub symbol: SymbolRow,
-    pub file_id: String,
-    /// 1 for a top-level symbol.
-    pub depth: i64,
-    /// The file's id for a top-level symbol, else the enclosing symbol's id.
-    pub parent_id: String,
-}
-
 /// Rows of an ad hoc query, keyed by the RETURN aliases.
 #[derive(Debug, Clone, Default)]
 pub struct QueryRows {
@@ -328,48 +327,40 @@ pub struct QueryRows {
     pub rows: Vec<Vec<serde_json::Value>>,
 }
 
-/// A symbol of a file's CONTAINS tree, as `queries/file_forest.cypher` reads it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ForestRow {
-    pub symbol: SymbolRow,
-    pub byte_start: usize,
-    pub byte_end: usize,
-    pub file_id: String,
-    /// 1 for a top-level symbol.
-    pub depth: i64,
-    /// The enclosing symbol's id; `None` for a top-level symbol.
-    pub parent_id: Option<String>,
-}
-
-/// What the server keeps of a symbol to find it by name and rank it.
+/// What the server's catalog keeps of a symbol: its own properties but the doc.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NameRow {
     pub id: String,
+    pub stable_id: String,
     pub name: String,
     pub qualified_name: String,
     pub path: String,
     pub kind: String,
     pub language: String,
+    pub visibility: String,
+    pub signature: String,
     pub line_start: i64,
+    pub line_end: i64,
     pub byte_start: i64,
     pub byte_end: i64,
 }
 
-/// A symbol looked up by id (`queries/symbols_by_ids.cypher`), with its byte
-/// range and the enclosing symbol, if any.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LookedUp {
-    pub symbol: SymbolRow,
-    pub byte_start: usize,
-    pub byte_end: usize,
-    pub parent: Option<ParentRow>,
-}
-
-/// What a search hit shows of its enclosing symbol.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParentRow {
-    pub id: String,
-    pub name: String,
-    pub kind: String,
-    pub signature: String,
+impl NameRow {
+    pub fn of(s: &SymbolRow, byte_start: i64, byte_end: i64) -> NameRow {
+        NameRow {
+            id: s.id.clone(),
+            stable_id: s.stable_id.clone(),
+            name: s.name.clone(),
+            qualified_name: s.qualified_name.clone(),
+            path: s.path.clone(),
+            kind: s.kind.clone(),
+            language: s.language.clone(),
+            visibility: s.visibility.clone(),
+            signature: s.signature.clone(),
+            line_start: s.line_start,
+            line_end: s.line_end,
+            byte_start,
+            byte_end,
+        }
+    }
 }

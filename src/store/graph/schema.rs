@@ -192,10 +192,6 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/file_forest.cypher"),
     ),
     (
-        "file_symbols",
-        include_str!("../../../queries/file_symbols.cypher"),
-    ),
-    (
         "files_top_symbols",
         include_str!("../../../queries/files_top_symbols.cypher"),
     ),
@@ -204,8 +200,8 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/symbol_by_id.cypher"),
     ),
     (
-        "symbol_parent",
-        include_str!("../../../queries/symbol_parent.cypher"),
+        "symbol_context",
+        include_str!("../../../queries/symbol_context.cypher"),
     ),
     (
         "ref_symbol_names",

@@ -20,6 +20,9 @@ impl GraphStore {
         conn.query("BEGIN TRANSACTION")?;
         match write_changes(&conn, changes) {
             Ok(()) => {
+                // Counted first: a reader that sees the new state also sees the
+                // count move (see `GraphState`).
+                self.count_commit(&changes.repo, &changes.ref_name);
                 conn.query("COMMIT")?;
                 Ok(())
             }

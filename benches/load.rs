@@ -278,7 +278,9 @@ fn main() {
     let corpus = args.first().cloned().unwrap_or_else(|| ".".into());
     let clients: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(32);
     let seconds: u64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(60);
-    let cruxe = env!("CARGO_BIN_EXE_cruxe");
+    // CRUXE_BIN measures another build (a before/after comparison).
+    let cruxe = std::env::var("CRUXE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_cruxe").into());
+    let cruxe = cruxe.as_str();
     let tmp = tempfile::tempdir().expect("tmp");
     let data = tmp.path().join("data");
     let started = Instant::now();

@@ -170,7 +170,13 @@ impl Serving {
             .unwrap_or(WalkOptions::default().max_file_size);
         let defaults = ServiceConfig::default();
         let graph = resources.graph_config();
+        // One size given is used for both; by default a full build gets the
+        // index default and the graphs kept open the smaller serving default.
+        let serving_buffer_pool_bytes = resources
+            .buffer_pool_mb
+            .map_or(defaults.serving_buffer_pool_bytes, |mb| mb.max(64) << 20);
         ServiceConfig {
+            serving_buffer_pool_bytes,
             index: IndexOptions {
                 repo: self.repo.clone(),
                 ref_name: self.ref_name.clone(),
@@ -210,7 +216,8 @@ impl Serving {
 
 #[derive(Args, Debug, Clone)]
 pub struct Resources {
-    /// Kuzu buffer pool in MiB [default: 512].
+    /// Kuzu buffer pool in MiB [default: 512 for an index run; 192 for the
+    /// graphs a server keeps open].
     #[arg(long, env = "CRUXE_BUFFER_POOL_MB")]
     pub buffer_pool_mb: Option<u64>,
     /// Worker threads for Kuzu queries [default: the number of cores, at most 4].

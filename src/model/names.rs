@@ -44,3 +44,12 @@ pub fn is_secondary_path(path: &str) -> bool {
         || file.contains(".generated.")
         || file.ends_with(".d.ts")
 }
+
+/// A doc comment's summary: its first non-empty line, trimmed (what answers
+/// that list symbols show of a doc).
+pub fn doc_summary(doc: &str) -> &str {
+    doc.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+}

@@ -7,7 +7,7 @@ use std::path::Path;
 use super::error::{Candidate, ToolError};
 use super::view::View;
 use crate::store::catalog::Catalog;
-use crate::store::graph::{DocAndParent, FileInfo};
+use crate::store::graph::FileInfo;
 
 /// A repo-relative path as given by a client, normalised by its text alone:
 /// `.`, `..` within the repo and `\` are resolved; absolute paths and any `..`
@@ -105,19 +105,18 @@ pub fn resolve_one(
     }
 }
 
-/// The docs and enclosing symbols of catalog entries, read from the graph (a
-/// primary-key lookup each), by entry. An entry the graph no longer holds (an
-/// index run committed since the catalog was taken) is left out.
-pub fn docs_and_parents(
+/// The enclosing symbol of each catalog entry that has one, walked in the
+/// graph (`queries/symbol_parent.cypher`, one step up by key each), by entry.
+pub fn parents(
     c: &View<'_>,
     cat: &Catalog,
     entries: &[usize],
-) -> Result<HashMap<usize, DocAndParent>, ToolError> {
+) -> Result<HashMap<usize, usize>, ToolError> {
     let ids: Vec<String> = entries.iter().map(|&i| cat.entry(i).id()).collect();
-    let found = c.graph.docs_and_parents(ids).map_err(ToolError::internal)?;
+    let found = c.graph.parents(ids).map_err(ToolError::internal)?;
     Ok(found
         .into_iter()
-        .filter_map(|d| Some((cat.by_id(&d.id)?, d)))
+        .filter_map(|(child, parent)| Some((cat.by_id(&child)?, cat.by_id(&parent)?)))
         .collect())
 }
 
@@ -126,13 +125,6 @@ pub fn dir_of(path: &str) -> &str {
 }
 
 // get_symbol_hierarchy
-
-pub fn first_line(s: &str) -> &str {
-    s.lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim()
-}
 
 // get_file_outline
 

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::answers::*;
-use super::args::{docs_and_parents, non_empty, read_text, round3};
+use super::args::{non_empty, parents, read_text, round3};
 use super::error::ToolError;
 use super::inputs::ContextInput;
 use super::view::View;
@@ -157,7 +157,7 @@ pub fn get_code_context(
 type Candidate = (usize, f32, Option<Via>);
 
 /// The hits, then (graph expansion) for the best ones: the symbol enclosing
-/// each (`queries/symbol_context.cypher`), and the definitions its file
+/// each (`queries/symbol_parent.cypher`), and the definitions its file
 /// imports that its code mentions (`queries/files_imports.cypher`).
 fn expand(
     c: &View,
@@ -168,15 +168,12 @@ fn expand(
 ) -> Result<Vec<Candidate>, ToolError> {
     let best = &hits[..hits.len().min(EXPAND_HITS)];
     let best_entries: Vec<usize> = best.iter().map(|h| h.entry).collect();
-    let parents = docs_and_parents(c, cat, &best_entries)?;
+    let parents = parents(c, cat, &best_entries)?;
     let imports = imports_of(c, cat, best)?;
     let mut candidates: Vec<Candidate> = hits.iter().map(|h| (h.entry, h.score, None)).collect();
     let mut seen: HashSet<usize> = hits.iter().map(|h| h.entry).collect();
     for h in best {
-        if let Some(p) = parents
-            .get(&h.entry)
-            .and_then(|d| d.parent.as_deref())
-            .and_then(|p| cat.by_id(p))
+        if let Some(&p) = parents.get(&h.entry)
             && seen.insert(p)
         {
             candidates.push((p, h.score * 0.5, Some(("parent", h.entry))));

@@ -1,10 +1,12 @@
 //! `get_symbol_hierarchy`: where a symbol lives (ancestors) or what it holds
 //! (descendants). Kuzu walks the CONTAINS edges (`queries/ancestors.cypher`,
-//! `queries/descendants.cypher`); the catalog supplies the rows.
+//! `queries/descendants.cypher`, `queries/file_forest.cypher`); the catalog
+//! supplies the rows.
 
 use super::answers::*;
 use super::args::{clean_opt_path, non_empty, resolve_one};
 use super::error::ToolError;
+use super::forest::{Forest, MAX_DEPTH};
 use super::inputs::{Direction, HierarchyInput};
 use super::nav::{self, TreeNode};
 use super::view::View;
@@ -64,33 +66,66 @@ pub fn get_symbol_hierarchy(
 
 /// The tree under entry `start`, children in position order. A Rust type's tree
 /// also holds its impl blocks in the same file (found in the catalog by name),
-/// as in [`nav::descendants`]; every tree is walked at once.
+/// as in [`nav::descendants`]: then the file's whole tree is walked in one
+/// statement (a type can have dozens of impl blocks), else the symbol's.
 fn descendants(c: &View, cat: &Catalog, start: usize) -> Result<TreeNode<usize>, ToolError> {
     let s = cat.entry(start);
-    let mut starts = vec![start];
+    let mut impls = Vec::new();
     if s.language() == "rust" && s.kind() != "impl" {
-        starts.extend(cat.find(s.name(), Some(s.path())).into_iter().filter(|&i| {
+        impls = cat.find(s.name(), Some(s.path()));
+        impls.retain(|&i| {
             let e = cat.entry(i);
             e.kind() == "impl" && e.qualified_name() == s.qualified_name()
-        }));
+        });
     }
-    let ids = starts.iter().map(|&i| cat.entry(i).id()).collect();
-    let trees = nav::subtrees(&c.graph, ids).map_err(ToolError::internal)?;
-    let mut trees = trees.into_iter().filter_map(|t| {
-        let mut t = t.filter_map(&mut |id| cat.by_id(&id))?;
-        t.sort_children_by_key(&|&i| (cat.entry(i).position(), i));
-        Some(t)
-    });
-    let mut tree = trees.next().unwrap_or(TreeNode {
+    let leaf = TreeNode {
         symbol: start,
         depth: 0,
         children: Vec::new(),
-    });
-    for mut imp in trees {
-        imp.shift(1);
-        tree.children.push(imp);
+    };
+    if impls.is_empty() {
+        let trees = nav::subtrees(&c.graph, vec![s.id()]).map_err(ToolError::internal)?;
+        let Some(mut tree) = trees
+            .into_iter()
+            .next()
+            .and_then(|t| t.filter_map(&mut |id| cat.by_id(&id)))
+        else {
+            return Ok(leaf);
+        };
+        tree.sort_children_by_key(&|&i| (cat.entry(i).position(), i));
+        return Ok(tree);
+    }
+    let files = c.files()?;
+    let Some(file) = files.iter().find(|f| f.path == s.path()) else {
+        return Ok(leaf);
+    };
+    let forest = Forest::load(&c.graph, cat, vec![file.id.clone()]).map_err(ToolError::internal)?;
+    let Some(mut tree) = forest.of_entry(start).map(|n| forest_tree(&forest, n, 0)) else {
+        return Ok(leaf);
+    };
+    for imp in impls.into_iter().filter_map(|i| forest.of_entry(i)) {
+        tree.children.push(forest_tree(&forest, imp, 1));
     }
     Ok(tree)
+}
+
+/// Forest node `n` and what it holds, as a tree of catalog entries.
+fn forest_tree(forest: &Forest, n: usize, depth: i64) -> TreeNode<usize> {
+    let node = forest.node(n);
+    TreeNode {
+        symbol: node.entry,
+        depth,
+        // A forest's nodes have one parent each; the bound only guards a
+        // damaged graph's depth.
+        children: if (depth as usize) < MAX_DEPTH {
+            node.children
+                .iter()
+                .map(|&c| forest_tree(forest, c, depth + 1))
+                .collect()
+        } else {
+            Vec::new()
+        },
+    }
 }
 
 fn tree_node(cat: &Catalog, n: &TreeNode<usize>) -> HierarchyNode {

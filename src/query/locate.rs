@@ -1,7 +1,7 @@
 //! `locate_symbol`: where a name is defined, best first.
 
 use super::answers::*;
-use super::args::{clean_opt_path, docs_and_parents, first_line, limit, non_empty};
+use super::args::{clean_opt_path, limit, non_empty};
 use super::error::ToolError;
 use super::inputs::LocateInput;
 use super::view::View;
@@ -72,21 +72,17 @@ pub fn locate_symbol(
     });
     let total = scored.len();
     scored.truncate(limit);
-    // Ranked in the catalog; only the shown ones' docs are read from the graph.
-    let shown: Vec<usize> = scored.iter().map(|&(_, i)| i).collect();
-    let mut docs = docs_and_parents(c, &cat, &shown)?;
+    // Ranked and shown from the catalog alone.
     let results: Vec<LocatedSymbol> = scored
         .iter()
-        .filter_map(|&(score, i)| {
-            // Left out when the graph no longer holds it (a run committed since).
-            let doc = docs.remove(&i)?.doc;
+        .map(|&(score, i)| {
             let e = cat.entry(i);
-            Some(LocatedSymbol {
+            LocatedSymbol {
                 symbol: SymbolRef::from(e),
                 visibility: e.visibility().to_string(),
-                doc: first_line(&doc).to_string(),
+                doc: e.doc_summary().to_string(),
                 score: (score * 1000.0).round() / 1000.0,
-            })
+            }
         })
         .collect();
     let completeness = if total > limit {

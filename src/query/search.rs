@@ -1,9 +1,9 @@
 //! `search_code`: ranked symbols for a query (Tantivy, adjusted with the
-//! catalog's names and import counts; rows from the catalog, docs and
-//! enclosing symbols from the graph).
+//! catalog's names and import counts; rows from the catalog, enclosing
+//! symbols from the graph).
 
 use super::answers::*;
-use super::args::{clean_opt_path, docs_and_parents, first_line, limit, non_empty, round3};
+use super::args::{clean_opt_path, limit, non_empty, parents, round3};
 use super::error::ToolError;
 use super::inputs::SearchInput;
 use super::view::View;
@@ -27,22 +27,21 @@ pub fn search_code(
         .index
         .search(&s.catalog, query, &filters, limit)
         .map_err(ToolError::internal)?;
-    // Ranked in the catalog; the hits' docs and enclosing symbols are read
-    // from the graph, a primary-key lookup each, side by side.
+    // Ranked and shown from the catalog; each hit's enclosing symbol is one
+    // step up in the graph, the steps side by side.
     let cat = &s.catalog;
     let entries: Vec<usize> = hits.iter().map(|h| h.entry).collect();
-    let mut context = docs_and_parents(c, cat, &entries)?;
+    let parents = parents(c, cat, &entries)?;
     let results: Vec<SearchHit> = hits
         .iter()
-        .filter_map(|h| {
-            // Left out when the graph no longer holds it (a run committed since).
-            let found = context.remove(&h.entry)?;
-            Some(SearchHit {
-                symbol: SymbolRef::from(cat.entry(h.entry)),
-                doc: first_line(&found.doc).to_string(),
+        .map(|h| {
+            let e = cat.entry(h.entry);
+            SearchHit {
+                symbol: SymbolRef::from(e),
+                doc: e.doc_summary().to_string(),
                 score: round3(h.score),
                 // A member comes with its enclosing type's header.
-                parent: found.parent.and_then(|p| cat.by_id(&p)).map(|p| {
+                parent: parents.get(&h.entry).map(|&p| {
                     let p = cat.entry(p);
                     ParentHeader {
                         name: p.name().to_string(),
@@ -50,7 +49,7 @@ pub fn search_code(
                         signature: p.signature().to_string(),
                     }
                 }),
-            })
+            }
         })
         .collect();
     Ok((

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::answers::*;
-use super::args::{clean_path, docs_and_parents, limit, non_empty, read_source};
+use super::args::{clean_path, limit, non_empty, read_source};
 use super::error::ToolError;
 use super::forest::{Forest, MAX_DEPTH};
 use super::inputs::{Detail, ExploreInput, NodeInput};
@@ -463,11 +463,16 @@ pub fn get_node(c: &View, input: NodeInput) -> Result<(NodeAnswer, &'static str)
             else {
                 return Err(ToolError::node_not_found(node_id));
             };
-            let doc = docs_and_parents(c, &cat, &[entry])?
-                .remove(&entry)
-                .ok_or_else(|| ToolError::node_not_found(node_id))?
-                .doc;
             let e = cat.entry(entry);
+            // The whole doc (the catalog keeps its first line): one lookup by key.
+            let doc = c
+                .graph
+                .symbols_by_ids(vec![e.id()])
+                .map_err(ToolError::internal)?
+                .pop()
+                .ok_or_else(|| ToolError::node_not_found(node_id))?
+                .0
+                .doc;
             let (start, end) = e.bytes();
             let (text, stale) = read_source(&c.root(), f)?;
             let content = text

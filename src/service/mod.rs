@@ -40,6 +40,11 @@ pub struct RepoSpec {
 #[derive(Debug, Clone)]
 pub struct ServiceConfig {
     pub index: IndexOptions,
+    /// Kuzu's buffer pool for the graphs a server keeps open (its reads and
+    /// in-place runs); a full build into a new database uses `index.graph`'s.
+    /// Reads touch few pages, and the pool never gives back what it cached, so
+    /// it is what bounds a server's memory.
+    pub serving_buffer_pool_bytes: u64,
     /// Per-query limit for `run_cypher`.
     pub query_timeout_ms: u64,
     /// Largest `limit` a `run_cypher` call may ask for.
@@ -56,10 +61,15 @@ pub struct ServiceConfig {
     pub worker_exe: Option<PathBuf>,
 }
 
+/// The default of `ServiceConfig::serving_buffer_pool_bytes`: a 600k-symbol
+/// graph answers its walks and loads its catalog within it (docs/BENCHMARKS.md).
+pub const SERVING_BUFFER_POOL_MB: u64 = 192;
+
 impl Default for ServiceConfig {
     fn default() -> Self {
         ServiceConfig {
             index: IndexOptions::default(),
+            serving_buffer_pool_bytes: SERVING_BUFFER_POOL_MB << 20,
             query_timeout_ms: 5_000,
             max_rows: 10_000,
             watch: true,
@@ -231,6 +241,7 @@ impl Store {
         self.cached(&self.catalogs, repo, ref_name, || {
             let started = std::time::Instant::now();
             let c = catalog::load(graph, repo, ref_name)?;
+            release_freed_memory();
             tracing::info!(
                 repo,
                 r#ref = ref_name,
@@ -381,6 +392,18 @@ impl Store {
         if let Ok(mut s) = self.searches.write() {
             s.clear();
         }
+    }
+}
+
+/// Hands the memory that large transient work freed (an index run, a catalog
+/// load) back to the system: glibc keeps freed memory in its arenas, so a
+/// server's resident size would otherwise stay at its peak (~280 MiB more
+/// after loading the catalog of a 600k-symbol ref).
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages of the allocator's arenas.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
@@ -720,6 +743,14 @@ enum Job {
 }
 
 impl Service {
+    /// The settings of the graphs this server keeps open.
+    fn served_graph(&self) -> crate::store::graph::GraphConfig {
+        crate::store::graph::GraphConfig {
+            buffer_pool_bytes: self.cfg.serving_buffer_pool_bytes,
+            ..self.cfg.index.graph.clone()
+        }
+    }
+
     /// Prepares to serve `specs`; nothing is opened or indexed until `start`.
     pub fn new(specs: &[RepoSpec], cfg: ServiceConfig) -> Result<Arc<Service>, ServiceError> {
         // Readers share the graph with the index runs: only explicit checkpoints,
@@ -835,7 +866,7 @@ impl Service {
             }
             store.data.clear_query_snapshots();
             if store.graph().is_none() && store.data.exists() {
-                match store.data.open_graph(&self.cfg.index.graph) {
+                match store.data.open_graph(&self.served_graph()) {
                     Ok(g) => store.refresh(Some(Arc::new(g))),
                     Err(e) => tracing::warn!("cannot open {}: {e}", store.data.root().display()),
                 }
@@ -952,7 +983,11 @@ impl Service {
                 let store = &served.store;
                 // A run that committed leaves its checkpoint to later; so does a
                 // graph whose run_cypher snapshot is behind (a rebuild, a start).
-                let graph = match self.index_one(served, rev) {
+                let ran = self.index_one(served, rev);
+                // A run (and the catalog load after it) frees far more than it
+                // keeps.
+                release_freed_memory();
+                let graph = match ran {
                     Some(g) => g,
                     None if store.snapshot_behind() => match store.graph() {
                         Some(g) => g,
@@ -1043,7 +1078,7 @@ impl Service {
                 }
                 if report.republished || store.graph().is_none() {
                     store.refresh(None);
-                    match store.data.open_graph(&self.cfg.index.graph) {
+                    match store.data.open_graph(&self.served_graph()) {
                         Ok(g) => store.refresh(Some(Arc::new(g))),
                         Err(e) => {
                             served.set(IndexingStatus::Failed, Some(e.to_string()), None);

@@ -5,7 +5,8 @@
 //! Kuzu 0.11 has no secondary indexes (finding a symbol by name scans the Symbol
 //! table), and reading a few rows by key costs ~0.3 ms a statement. So the
 //! server keeps, per ref, each symbol's own properties (id, names, file, kind,
-//! language, visibility, lines, byte range, signature, stable id; not its doc)
+//! language, visibility, lines, byte range, signature, stable id, the first line
+//! of its doc)
 //! and how many import edges point at it (a ranking signal, counted by the
 //! graph), with lookups by id, by name (ignoring case or not) and by file. It
 //! holds no edge: every walk along CONTAINS or IMPORTS is a Cypher query that
@@ -48,13 +49,16 @@ struct Row {
     byte_start: u32,
     byte_end: u32,
     /// Where this row's strings start in the chunk's text: the qualified name,
-    /// the name (unless it ends the qualified name), the signature, then the id
-    /// and stable id when they are not in their packed form.
+    /// the name (unless it ends the qualified name), the signature, the doc's
+    /// summary, then the id and stable id when they are not in their packed
+    /// form.
     text_at: u32,
     qualified_len: u32,
     name_len: u32,
     signature_len: u32,
-    /// The lengths of the id and the stable id when they are text.
+    /// The lengths of the doc's summary, and of the id and the stable id when
+    /// they are text (each cut at 64 KiB).
+    doc_len: u16,
     id_len: u16,
     stable_len: u16,
     /// Index into the catalog's paths.
@@ -87,11 +91,13 @@ impl Chunk {
             self.text.push_str(&r.name);
         }
         self.text.push_str(&r.signature);
-        // Ids and stable ids are cruxe's own hashes; another form (older data,
-        // tests) is kept as text, cut at 64 KiB.
         fn cut(s: &str) -> &str {
             &s[..s.floor_char_boundary(usize::from(u16::MAX))]
         }
+        let doc = cut(&r.doc_summary);
+        self.text.push_str(doc);
+        // Ids and stable ids are cruxe's own hashes; another form (older data,
+        // tests) is kept as text.
         let (mut id_len, mut stable_len) = (0, 0);
         let id = pack_hex::<12>(&r.id, "s_").unwrap_or_else(|| {
             flags |= ID_TEXT;
@@ -117,6 +123,7 @@ impl Chunk {
             qualified_len: r.qualified_name.len() as u32,
             name_len: r.name.len() as u32,
             signature_len: r.signature.len() as u32,
+            doc_len: doc.len() as u16,
             id_len,
             stable_len,
             path,
@@ -177,22 +184,6 @@ fn unpack_hex(prefix: &str, bytes: &[u8]) -> String {
     s
 }
 
-/// A symbol id as a map key: packed when it has the canonical form.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Key {
-    Packed([u8; 12]),
-    Text(Box<str>),
-}
-
-impl Key {
-    fn of(id: &str) -> Key {
-        match pack_hex::<12>(id, "s_") {
-            Some(p) => Key::Packed(p),
-            None => Key::Text(id.into()),
-        }
-    }
-}
-
 /// Entries under one name, usually one.
 #[derive(Debug, Clone)]
 enum Postings {
@@ -247,7 +238,9 @@ pub struct Catalog {
     /// Whether each entry is live (a patch leaves removed ones dead).
     alive: Vec<bool>,
     dead: usize,
-    by_id: Shards<Key, u32>,
+    /// By id: packed ids (all of cruxe's own), and the rest by text.
+    by_id: Shards<[u8; 12], u32>,
+    by_text_id: Arc<HashMap<Box<str>, u32>>,
     /// By lower-cased name, in (path, line) order.
     by_lower: Shards<Box<str>, Postings>,
     /// Every entry of each file (by path index), in (line, start, longest
@@ -277,6 +270,7 @@ impl Default for Catalog {
             alive: Vec::new(),
             dead: 0,
             by_id: shards(),
+            by_text_id: Arc::default(),
             by_lower: shards(),
             by_file: Arc::default(),
             paths: Arc::default(),
@@ -316,27 +310,22 @@ impl<'a> Entry<'a> {
     fn signature_end(&self) -> usize {
         self.name_end() + self.row.signature_len as usize
     }
+    fn doc_end(&self) -> usize {
+        self.signature_end() + usize::from(self.row.doc_len)
+    }
 
     pub fn id(&self) -> String {
         if self.row.flags & ID_TEXT != 0 {
             return self
-                .at(self.signature_end(), u32::from(self.row.id_len))
+                .at(self.doc_end(), u32::from(self.row.id_len))
                 .to_string();
         }
         unpack_hex("s_", &self.row.id)
     }
 
-    fn key(&self) -> Key {
-        if self.row.flags & ID_TEXT != 0 {
-            Key::Text(self.id().into())
-        } else {
-            Key::Packed(self.row.id)
-        }
-    }
-
     pub fn stable_id(&self) -> String {
         if self.row.flags & STABLE_TEXT != 0 {
-            let from = self.signature_end() + usize::from(self.row.id_len);
+            let from = self.doc_end() + usize::from(self.row.id_len);
             return self.at(from, u32::from(self.row.stable_len)).to_string();
         }
         unpack_hex("b3:", &self.row.stable)
@@ -359,6 +348,12 @@ impl<'a> Entry<'a> {
 
     pub fn signature(&self) -> &'a str {
         self.at(self.name_end(), self.row.signature_len)
+    }
+
+    /// The doc's first line (`model::names::doc_summary`); the whole doc is in
+    /// the graph.
+    pub fn doc_summary(&self) -> &'a str {
+        self.at(self.signature_end(), u32::from(self.row.doc_len))
     }
 
     pub fn path(&self) -> &'a str {
@@ -408,6 +403,27 @@ impl<'a> Entry<'a> {
         }
     }
 
+    /// The row this entry was made from.
+    fn name_row(&self) -> NameRow {
+        let (byte_start, byte_end) = self.bytes();
+        NameRow {
+            id: self.id(),
+            stable_id: self.stable_id(),
+            name: self.name().to_string(),
+            qualified_name: self.qualified_name().to_string(),
+            path: self.path().to_string(),
+            kind: self.kind().to_string(),
+            language: self.language().to_string(),
+            visibility: self.visibility().to_string(),
+            signature: self.signature().to_string(),
+            doc_summary: self.doc_summary().to_string(),
+            line_start: self.line_start(),
+            line_end: self.line_end(),
+            byte_start: byte_start as i64,
+            byte_end: byte_end as i64,
+        }
+    }
+
     /// (path, line, start, longest first): the order entries are numbered in.
     pub fn position(&self) -> (&'a str, u32, u32, std::cmp::Reverse<u32>) {
         (
@@ -437,6 +453,71 @@ fn row_key(r: &NameRow) -> (&str, i64, i64, std::cmp::Reverse<i64>) {
     )
 }
 
+/// The order entries are numbered in: position, then id.
+fn row_order(a: &NameRow, b: &NameRow) -> std::cmp::Ordering {
+    row_key(a).cmp(&row_key(b)).then(a.id.cmp(&b.id))
+}
+
+/// A catalog built from rows that arrive in position order, a batch at a time.
+struct Builder {
+    catalog: Catalog,
+    /// Over the ids in order: the generation.
+    ids: blake3::Hasher,
+    /// The last row's place, to check the batches came in order.
+    last: Option<(String, i64, i64, std::cmp::Reverse<i64>, String)>,
+    in_order: bool,
+}
+
+impl Builder {
+    fn new(files: Vec<FileInfo>) -> Builder {
+        Builder {
+            catalog: Catalog {
+                files: Arc::new(files),
+                ..Catalog::default()
+            },
+            ids: blake3::Hasher::new(),
+            last: None,
+            in_order: true,
+        }
+    }
+
+    /// Appends `rows`, sorted, after everything added so far.
+    fn add(&mut self, rows: &[NameRow]) {
+        if let (Some(last), Some(first)) = (&self.last, rows.first()) {
+            let (p, l, s, e) = row_key(first);
+            self.in_order &= (p, l, s, e, first.id.as_str())
+                > (last.0.as_str(), last.1, last.2, last.3, last.4.as_str());
+        }
+        for r in rows {
+            self.ids.update(&(r.id.len() as u64).to_le_bytes());
+            self.ids.update(r.id.as_bytes());
+            self.catalog.push(r, None);
+        }
+        if let Some(r) = rows.last() {
+            let (p, l, s, e) = row_key(r);
+            self.last = Some((p.to_string(), l, s, e, r.id.clone()));
+        }
+    }
+
+    fn finish(self) -> Catalog {
+        let mut c = self.catalog;
+        if !self.in_order {
+            // Batches split by a path order the graph compares differently:
+            // numbered again in position order (every list follows it).
+            let mut rows: Vec<NameRow> = (0..c.len).map(|i| c.entry(i).name_row()).collect();
+            rows.sort_by(row_order);
+            return Catalog::build(rows, c.files.to_vec());
+        }
+        c.generation = u64::from_le_bytes(
+            self.ids.finalize().as_bytes()[..8]
+                .try_into()
+                .expect("8 bytes"),
+        );
+        c.imported_by = Arc::new(vec![0; c.len]);
+        c
+    }
+}
+
 /// A short hash of a sequence of strings.
 fn stamp(parts: impl IntoIterator<Item = impl AsRef<str>>) -> u64 {
     let mut h = blake3::Hasher::new();
@@ -451,27 +532,19 @@ fn stamp(parts: impl IntoIterator<Item = impl AsRef<str>>) -> u64 {
 impl Catalog {
     /// Builds the catalog from the graph's rows.
     pub fn build(mut rows: Vec<NameRow>, files: Vec<FileInfo>) -> Catalog {
-        rows.sort_by(|a, b| row_key(a).cmp(&row_key(b)).then(a.id.cmp(&b.id)));
-        let mut c = Catalog {
-            generation: stamp(rows.iter().map(|r| r.id.as_str())),
-            files: Arc::new(files),
-            ..Catalog::default()
-        };
-        let mut touched = HashSet::new();
-        for row in &rows {
-            c.push(row, &mut touched);
-        }
-        // Rows are in (path, line) order, so every list already is.
-        c.imported_by = Arc::new(vec![0; c.len]);
-        c
+        rows.sort_by(row_order);
+        let mut b = Builder::new(files);
+        b.add(&rows);
+        b.finish()
     }
 
     fn word(&self, code: u8) -> &str {
         self.vocab.words.get(usize::from(code)).map_or("", |w| w)
     }
 
-    /// Appends a row as a new entry and indexes it.
-    fn push(&mut self, r: &NameRow, touched: &mut HashSet<Box<str>>) {
+    /// Appends a row as a new entry and indexes it; its lower-cased name is
+    /// noted in `touched` when given (a patch sorts those lists again).
+    fn push(&mut self, r: &NameRow, touched: Option<&mut HashSet<Box<str>>>) {
         let path = self.path_code(&r.path);
         if self.len.is_multiple_of(CHUNK) {
             self.chunks.push(Arc::new(Chunk {
@@ -485,7 +558,14 @@ impl Catalog {
         let i = self.len as u32;
         self.len += 1;
         self.alive.push(true);
-        Arc::make_mut(&mut self.by_id[shard_of(&Key::of(&r.id))]).insert(Key::of(&r.id), i);
+        match pack_hex::<12>(&r.id, "s_") {
+            Some(key) => {
+                Arc::make_mut(&mut self.by_id[shard_of(&key)]).insert(key, i);
+            }
+            None => {
+                Arc::make_mut(&mut self.by_text_id).insert(r.id.as_str().into(), i);
+            }
+        }
         let lower: Box<str> = r.name.to_lowercase().into();
         let shard = Arc::make_mut(&mut self.by_lower[shard_of(&lower)]);
         match shard.get_mut(&lower) {
@@ -494,7 +574,9 @@ impl Catalog {
                 shard.insert(lower.clone(), Postings::One(i));
             }
         }
-        touched.insert(lower);
+        if let Some(touched) = touched {
+            touched.insert(lower);
+        }
         let files = Arc::make_mut(&mut self.by_file);
         Arc::make_mut(files.entry(path).or_default()).push(i);
     }
@@ -623,8 +705,11 @@ impl Catalog {
     }
 
     pub fn by_id(&self, id: &str) -> Option<usize> {
-        let key = Key::of(id);
-        self.by_id[shard_of(&key)].get(&key).map(|&i| i as usize)
+        let found = match pack_hex::<12>(id, "s_") {
+            Some(key) => self.by_id[shard_of(&key)].get(&key),
+            None => self.by_text_id.get(id),
+        };
+        found.map(|&i| i as usize)
     }
 
     /// Symbols whose name equals `name` ignoring case, in (path, line) order.
@@ -805,13 +890,19 @@ impl Catalog {
                 continue;
             };
             for &i in list.iter() {
-                let (key, lower) = {
+                let (id, lower) = {
                     let e = self.entry(i as usize);
-                    (e.key(), Box::<str>::from(e.name().to_lowercase()))
+                    (e.id(), Box::<str>::from(e.name().to_lowercase()))
                 };
-                let ids = Arc::make_mut(&mut self.by_id[shard_of(&key)]);
-                if ids.get(&key) == Some(&i) {
-                    ids.remove(&key);
+                if self.by_id(&id) == Some(i as usize) {
+                    match pack_hex::<12>(&id, "s_") {
+                        Some(key) => {
+                            Arc::make_mut(&mut self.by_id[shard_of(&key)]).remove(&key);
+                        }
+                        None => {
+                            Arc::make_mut(&mut self.by_text_id).remove(id.as_str());
+                        }
+                    }
                 }
                 let names = Arc::make_mut(&mut self.by_lower[shard_of(&lower)]);
                 if let Some(p) = names.get_mut(&lower)
@@ -836,25 +927,65 @@ impl Catalog {
             .collect();
         rows.sort_by(|a, b| row_key(a).cmp(&row_key(b)).then(a.id.cmp(&b.id)));
         for row in &rows {
-            self.push(row, touched);
+            self.push(row, Some(&mut *touched));
         }
     }
 }
 
-/// Loads a ref's catalog from the graph (two statements: the rows, the import
-/// counts).
+/// Files per statement when a catalog is loaded: a statement's rows are held
+/// whole by Kuzu (in its buffer pool) and by the loader; this keeps either to a
+/// few tens of MiB on large repositories. A range whose rows do not fit the
+/// buffer pool is read in halves.
+const LOAD_FILES: usize = 2000;
+
+/// Loads a ref's catalog from the graph: its rows a range of paths at a time,
+/// then the import counts.
 pub fn load(store: &GraphStore, repo: &str, ref_name: &str) -> Result<Catalog, GraphError> {
     // Taken first: a write committed during the load leaves the label older than
     // the rows, which readers take for stale (and wait for the next catalog),
     // never the other way round.
     let state = store.state(repo, ref_name);
-    let mut c = Catalog::build(
-        store.symbol_names(repo, ref_name)?,
-        store.files(repo, ref_name)?,
-    );
+    let files = store.files(repo, ref_name)?;
+    let mut b = Builder::new(files.clone());
+    let mut lo = 0;
+    while lo < files.len() {
+        let hi = (lo + LOAD_FILES).min(files.len());
+        load_range(store, repo, ref_name, &files, lo, hi, &mut b)?;
+        lo = hi;
+    }
+    let mut c = b.finish();
     c.set_in_degree(store.import_in_degree(repo, ref_name)?);
     c.state = state;
     Ok(c)
+}
+
+/// Adds the rows of the files `lo..hi` (of `files`, sorted by path) to `b`.
+fn load_range(
+    store: &GraphStore,
+    repo: &str,
+    ref_name: &str,
+    files: &[FileInfo],
+    lo: usize,
+    hi: usize,
+    b: &mut Builder,
+) -> Result<(), GraphError> {
+    // The first range starts before every path, the last has no end: a symbol
+    // whose path has no file row is still read.
+    let from = if lo == 0 { "" } else { files[lo].path.as_str() };
+    let to = files.get(hi).map(|f| f.path.as_str());
+    match store.symbol_names(repo, ref_name, from, to) {
+        Ok(mut rows) => {
+            rows.sort_by(row_order);
+            b.add(&rows);
+            Ok(())
+        }
+        Err(e) if hi - lo > 1 && e.is_out_of_memory() => {
+            let mid = lo + (hi - lo) / 2;
+            load_range(store, repo, ref_name, files, lo, mid, b)?;
+            load_range(store, repo, ref_name, files, mid, hi, b)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]
@@ -875,6 +1006,7 @@ mod tests {
             byte_start: line * 10,
             byte_end: line * 10 + 5,
             signature: format!("fn {name}()"),
+            doc_summary: format!("Runs {name}."),
             stable_id: format!("b3:{}", "ab".repeat(32)),
         }
     }
@@ -895,11 +1027,13 @@ mod tests {
             (packed, "run", "app::run", "fn run()")
         );
         assert_eq!(a.stable_id(), format!("b3:{}", "ab".repeat(32)));
+        assert_eq!(a.doc_summary(), "Runs run.");
         let b = c.entry(c.by_id("odd-id").expect("text id"));
         assert_eq!(
             (b.id().as_str(), b.name(), b.qualified_name(), b.path()),
             ("odd-id", "Run", "impl Run", "src/b.rs")
         );
+        assert_eq!(b.doc_summary(), "Runs Run.");
         assert_eq!(b.stable_id(), format!("b3:{}", "ab".repeat(32)));
         assert_eq!(
             (b.kind(), b.language(), b.visibility()),

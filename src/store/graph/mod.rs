@@ -52,6 +52,13 @@ pub enum GraphError {
     Kuzu(String),
 }
 
+impl GraphError {
+    /// Kuzu ran out of buffer pool for a statement (its rows did not fit).
+    pub fn is_out_of_memory(&self) -> bool {
+        matches!(self, GraphError::Kuzu(m) if m.contains("Buffer manager exception"))
+    }
+}
+
 impl From<kuzu::Error> for GraphError {
     fn from(e: kuzu::Error) -> Self {
         GraphError::Kuzu(e.to_string())

@@ -7,8 +7,8 @@ use kuzu::Value;
 
 use super::readers::Reader;
 use super::rows::{
-    Ancestor, ContainsEdge, DocAndParent, FileInfo, NameRow, Nested, RefStatus, StoredFile,
-    StoredSymbol, SymbolRow, SymbolWithRange,
+    Ancestor, ContainsEdge, FileInfo, NameRow, Nested, RefStatus, StoredFile, StoredSymbol,
+    SymbolRow, SymbolWithRange,
 };
 use super::schema::q;
 use super::write::list_of_strings;
@@ -264,17 +264,13 @@ impl GraphStore {
         })
     }
 
-    /// For each of `ids` the graph holds: its doc and its enclosing symbol's
-    /// id (`None` for a top-level symbol), in the order given.
-    pub fn docs_and_parents(&self, ids: Vec<String>) -> Result<Vec<DocAndParent>> {
+    /// The enclosing symbol of each of `ids` that has one, as (symbol id,
+    /// parent id), in the order given.
+    pub fn parents(&self, ids: Vec<String>) -> Result<Vec<(String, String)>> {
         self.each_on_readers(ids, |r, id| {
-            Ok(r.execute("symbol_context", vec![("id", s(&id))])?
+            Ok(r.execute("symbol_parent", vec![("id", s(&id))])?
                 .next()
-                .map(|row| DocAndParent {
-                    doc: string(&row[0]),
-                    parent: (!matches!(row[2], Value::Bool(true))).then(|| string(&row[1])),
-                    id: id.clone(),
-                })
+                .map(|row| (id.clone(), string(&row[0])))
                 .into_iter()
                 .collect())
         })
@@ -307,11 +303,24 @@ impl GraphStore {
         Ok(self.read_all(works)?.into_iter().flatten().collect())
     }
 
-    /// What the server's name index holds of each symbol of a repo/ref.
-    pub fn symbol_names(&self, repo: &str, ref_name: &str) -> Result<Vec<NameRow>> {
+    /// The catalog's rows of the symbols of a repo/ref in a range of paths
+    /// (`from` ≤ path < `to`; no `to`: no end), in no particular order.
+    pub fn symbol_names(
+        &self,
+        repo: &str,
+        ref_name: &str,
+        from: &str,
+        to: Option<&str>,
+    ) -> Result<Vec<NameRow>> {
         let conn = self.conn()?;
         let mut stmt = conn.prepare(q("ref_symbol_names"))?;
-        let rows = conn.execute(&mut stmt, vec![("repo", s(repo)), ("ref", s(ref_name))])?;
+        let params = vec![
+            ("repo", s(repo)),
+            ("ref", s(ref_name)),
+            ("from", s(from)),
+            ("to", s(to.unwrap_or(""))),
+        ];
+        let rows = conn.execute(&mut stmt, params)?;
         Ok(rows
             .map(|r| {
                 let (row, byte_start, byte_end) = with_range(&r);

@@ -39,16 +39,6 @@ pub struct Nested {
     pub parent: Option<String>,
 }
 
-/// What an answer reads of a symbol beside its catalog row
-/// (`queries/symbol_context.cypher`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DocAndParent {
-    pub id: String,
-    pub doc: String,
-    /// The enclosing symbol; `None` for a top-level one.
-    pub parent: Option<String>,
-}
-
 /// Rows to write for one file (already carrying graph ids).
 #[derive(Debug, Clone, Default)]
 pub struct FileRows {
@@ -327,7 +317,8 @@ pub struct QueryRows {
     pub rows: Vec<Vec<serde_json::Value>>,
 }
 
-/// What the server's catalog keeps of a symbol: its own properties but the doc.
+/// What the server's catalog keeps of a symbol: its own properties, of its doc
+/// only the summary.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NameRow {
     pub id: String,
@@ -339,6 +330,8 @@ pub struct NameRow {
     pub language: String,
     pub visibility: String,
     pub signature: String,
+    /// The doc's first line ([`crate::model::names::doc_summary`]).
+    pub doc_summary: String,
     pub line_start: i64,
     pub line_end: i64,
     pub byte_start: i64,
@@ -357,6 +350,7 @@ impl NameRow {
             language: s.language.clone(),
             visibility: s.visibility.clone(),
             signature: s.signature.clone(),
+            doc_summary: crate::model::names::doc_summary(&s.doc).to_string(),
             line_start: s.line_start,
             line_end: s.line_end,
             byte_start,

@@ -200,8 +200,8 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/symbol_by_id.cypher"),
     ),
     (
-        "symbol_context",
-        include_str!("../../../queries/symbol_context.cypher"),
+        "symbol_parent",
+        include_str!("../../../queries/symbol_parent.cypher"),
     ),
     (
         "ref_symbol_names",

@@ -1609,3 +1609,94 @@ fn code_context_user_story() {
         assert_eq!(tokens(v), items(v).iter().map(estimate).sum::<u64>());
     }
 }
+
+/// Walks are kept for repeated calls (the graph's walk cache) and rows come
+/// from the server's catalog: after a saved change, every tool that walked the
+/// file before answers from the new state, never the kept one.
+#[test]
+fn walks_kept_for_repeated_calls_follow_a_saved_change() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("shop");
+    std::fs::create_dir_all(repo.join("shop")).expect("mkdir");
+    let file = repo.join("shop/cart.py");
+    let v1 = "class Cart:\n    def add(self, item):\n        return item\n\n    def total(self):\n        return 0\n";
+    std::fs::write(&file, v1).expect("write");
+    std::fs::write(repo.join("shop/__init__.py"), "").expect("write");
+    let server = serve_paths_with_data(
+        tempfile::tempdir().expect("tmp"),
+        std::slice::from_ref(&repo),
+        &tmp.path().join("data"),
+    );
+    wait_ready(&server);
+    let names = |v: &Value, key: &str| -> Vec<String> {
+        let mut out = Vec::new();
+        fn walk(v: &Value, key: &str, out: &mut Vec<String>) {
+            if let Some(n) = v.get("name").and_then(Value::as_str) {
+                out.push(n.to_string());
+            }
+            for k in [key, "children"] {
+                if let Some(list) = v.get(k).and_then(Value::as_array) {
+                    list.iter().for_each(|c| walk(c, key, out));
+                }
+            }
+        }
+        walk(v, key, &mut out);
+        out
+    };
+    let asks = [
+        (
+            "get_file_outline",
+            json!({"path": "shop/cart.py"}),
+            "symbols",
+        ),
+        (
+            "get_symbol_hierarchy",
+            json!({"symbol_name": "Cart", "direction": "descendants"}),
+            "hierarchy",
+        ),
+        (
+            "explore_tree",
+            json!({"pattern": "shop", "max_depth": 4}),
+            "tree",
+        ),
+    ];
+    for (tool, args, key) in &asks {
+        // Twice: the second answer comes from the kept walks.
+        for _ in 0..2 {
+            let v = call(&server, tool, args.clone());
+            let seen = names(&v, key);
+            assert!(seen.contains(&"total".to_string()), "{tool}: {v}");
+            assert!(!seen.contains(&"checkout".to_string()), "{tool}: {v}");
+        }
+    }
+    std::fs::write(
+        &file,
+        format!("{v1}\n    def checkout(self):\n        return self.total()\n"),
+    )
+    .expect("write");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let v = call(&server, "get_file_outline", json!({"path": "shop/cart.py"}));
+        if v["metadata"]["freshness_status"] == "fresh"
+            && names(&v, "symbols").contains(&"checkout".to_string())
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the change never showed: {v}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    for (tool, args, key) in &asks {
+        let v = call(&server, tool, args.clone());
+        let seen = names(&v, key);
+        assert!(
+            seen.contains(&"checkout".to_string()) && seen.contains(&"total".to_string()),
+            "{tool} answered from before the change: {v}"
+        );
+    }
+    let v = call(&server, "search_code", json!({"query": "checkout"}));
+    assert_eq!(v["results"][0]["name"], "checkout", "{v}");
+    assert_eq!(v["results"][0]["parent"]["name"], "Cart", "{v}");
+}

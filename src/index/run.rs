@@ -87,7 +87,7 @@ struct Sorted {
 /// graph written in place, or the new one built aside).
 enum Written<'s> {
     Shared(&'s GraphStore),
-    Own(GraphStore),
+    Own(Box<GraphStore>),
 }
 
 impl Written<'_> {
@@ -918,7 +918,7 @@ fn write<'s>(
             None => {
                 let st = owned.expect("an in-place run has a graph");
                 st.apply(changes)?;
-                Written::Own(st)
+                Written::Own(Box::new(st))
             }
         };
         let applied_ms = t.elapsed().as_millis() as u64;
@@ -948,7 +948,7 @@ fn write<'s>(
     sorted.report.republished = true;
     let reopened = data.open_graph(&opts.graph)?;
     tracing::debug!(ms = t_write.elapsed().as_millis() as u64, "wrote the graph");
-    Ok((Written::Own(reopened), search))
+    Ok((Written::Own(Box::new(reopened)), search))
 }
 
 /// After the graph: the resolution state (saved while the search index is

@@ -158,7 +158,7 @@ type Candidate = (usize, f32, Option<Via>);
 
 /// The hits, then (graph expansion) for the best ones: the symbol enclosing
 /// each (`queries/symbol_parent.cypher`), and the definitions its file
-/// imports that its code mentions (`queries/files_imports.cypher`).
+/// imports that its code mentions (`queries/file_imported_symbols.cypher`).
 fn expand(
     c: &View,
     cat: &Catalog,
@@ -286,30 +286,34 @@ impl Sources {
 }
 
 /// The definitions each of the hits' files imports (as catalog entries, in
-/// position order, one per import edge), read from the graph in one statement.
+/// position order, one per import edge): a walk per file
+/// (`queries/file_imported_symbols.cypher`), the files side by side.
 fn imports_of(
     c: &View,
     cat: &Catalog,
     hits: &[Hit],
 ) -> Result<HashMap<String, Vec<usize>>, ToolError> {
     let files = c.files()?;
-    let path_of: HashMap<&str, &str> = hits
+    let mut wanted: Vec<&FileInfo> = hits
         .iter()
         .filter_map(|h| {
             let path = cat.entry(h.entry).path();
             let k = files.binary_search_by(|f| f.path.as_str().cmp(path)).ok()?;
-            Some((files[k].id.as_str(), files[k].path.as_str()))
+            Some(&files[k])
         })
         .collect();
-    let ids: Vec<String> = path_of.keys().map(|id| id.to_string()).collect();
+    wanted.sort_by(|a, b| a.path.cmp(&b.path));
+    wanted.dedup_by(|a, b| a.path == b.path);
+    let ids = wanted.iter().map(|f| f.id.clone()).collect();
+    let walked = c
+        .graph
+        .files_imported_symbols(ids)
+        .map_err(ToolError::internal)?;
     let mut out: HashMap<String, Vec<usize>> = HashMap::new();
-    for (file, symbol) in c.graph.files_imports(ids).map_err(ToolError::internal)? {
-        if let (Some(path), Some(i)) = (path_of.get(file.as_str()), cat.by_id(&symbol)) {
-            out.entry(path.to_string()).or_default().push(i);
-        }
-    }
-    for list in out.values_mut() {
-        cat.sort_by_position(list);
+    for (f, imports) in wanted.into_iter().zip(walked) {
+        let mut list: Vec<usize> = imports.iter().filter_map(|(id, _)| cat.by_id(id)).collect();
+        cat.sort_by_position(&mut list);
+        out.insert(f.path.clone(), list);
     }
     Ok(out)
 }

@@ -55,6 +55,8 @@ pub fn worker_main(args: &WorkerArgs) -> i32 {
         // that much address space, and never grows a read-only database).
         max_db_bytes: (size.saturating_mul(2)).max(1 << 30).next_power_of_two(),
         auto_checkpoint: false,
+        // Ad hoc queries are not the tools' walks.
+        walk_cache_bytes: 0,
     };
     let mut out = std::io::stdout().lock();
     let store = match GraphStore::open_read_only(&args.graph, &cfg) {

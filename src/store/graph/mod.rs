@@ -10,11 +10,13 @@
 //! Architecture invariant: nothing outside this module names a Kuzu type.
 
 mod adhoc;
+mod cache;
 mod load;
 mod read;
 mod readers;
 mod rows;
 mod schema;
+mod values;
 mod write;
 
 pub use rows::*;
@@ -23,7 +25,7 @@ pub use schema::{QUERY_FILES, SCHEMA_FILES};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use kuzu::{Connection, Database, SystemConfig, Value};
+use kuzu::{Connection, Database, SystemConfig};
 
 use schema::statements;
 
@@ -77,6 +79,8 @@ pub struct GraphConfig {
     /// Let Kuzu checkpoint on its own when the log grows. A server turns it off:
     /// its in-place runs checkpoint explicitly, behind the reader gate.
     pub auto_checkpoint: bool,
+    /// Walk results kept for repeated calls (`cache.rs`), in bytes.
+    pub walk_cache_bytes: usize,
 }
 
 impl Default for GraphConfig {
@@ -87,6 +91,7 @@ impl Default for GraphConfig {
             threads: cores.clamp(1, 4),
             max_db_bytes: 1 << 36,
             auto_checkpoint: true,
+            walk_cache_bytes: 16 << 20,
         }
     }
 }
@@ -126,6 +131,10 @@ pub struct GraphStore {
     /// [`GraphState`]).
     path: Arc<Path>,
     commits: std::sync::Mutex<std::collections::HashMap<(String, String), u64>>,
+    /// Writes committed through this handle, all refs (counted before each
+    /// commit), and the walk results kept as of that count.
+    writes: std::sync::atomic::AtomicU64,
+    walks: cache::WalkCache,
 }
 
 /// Which committed state of a repo/ref's graph something derived from it (a
@@ -197,19 +206,9 @@ impl GraphStore {
             gate: std::sync::RwLock::new(()),
             path: Arc::from(path),
             commits: std::sync::Mutex::default(),
+            writes: std::sync::atomic::AtomicU64::new(0),
+            walks: cache::WalkCache::new(cfg.walk_cache_bytes),
         })
-    }
-
-    /// Runs `work` on a reader connection (statements prepared once per
-    /// connection), behind the checkpoint gate.
-    fn read<T: Send + 'static>(
-        &self,
-        work: impl FnOnce(&mut readers::Reader<'_>) -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        let _gate = self.gate.read().unwrap_or_else(|e| e.into_inner());
-        self.readers
-            .get_or_init(|| readers::Readers::start(&self.db, self.reader_threads))
-            .run(work)
     }
 
     /// Runs the `works` on as many reader connections at once, and returns their
@@ -261,8 +260,15 @@ impl GraphStore {
         }
     }
 
+    /// Writes committed through this handle (the walk cache's stamp).
+    fn writes(&self) -> u64 {
+        self.writes.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// Counts a write to a repo/ref that is about to commit.
     fn count_commit(&self, repo: &str, ref_name: &str) {
+        self.writes
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let mut commits = self.commits.lock().unwrap_or_else(|e| e.into_inner());
         *commits
             .entry((repo.to_string(), ref_name.to_string()))
@@ -287,8 +293,4 @@ impl Drop for GraphStore {
     fn drop(&mut self) {
         drop(self.readers.take());
     }
-}
-
-fn s(v: &str) -> Value {
-    Value::String(v.to_string())
 }

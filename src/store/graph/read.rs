@@ -11,8 +11,47 @@ use super::rows::{
     SymbolRow, SymbolWithRange,
 };
 use super::schema::q;
-use super::write::list_of_strings;
-use super::{GraphError, GraphStore, Result, ref_id, s};
+use super::values::s;
+use super::values::{int, list_of_strings, string};
+use super::{GraphError, GraphStore, Result, ref_id};
+
+/// A walk's result for one argument, as the walk cache keeps it.
+trait Walked: Clone + Send + Sync + 'static {
+    /// About how much memory it holds.
+    fn bytes(&self) -> usize;
+}
+
+impl Walked for Vec<Ancestor> {
+    fn bytes(&self) -> usize {
+        self.iter().map(|a| a.id.len() + 48).sum()
+    }
+}
+
+impl Walked for Vec<Nested> {
+    fn bytes(&self) -> usize {
+        self.iter()
+            .map(|n| n.id.len() + n.parent.as_ref().map_or(0, String::len) + 64)
+            .sum()
+    }
+}
+
+impl Walked for Vec<(String, i64)> {
+    fn bytes(&self) -> usize {
+        self.iter().map(|(id, _)| id.len() + 40).sum()
+    }
+}
+
+impl Walked for Vec<(String, String)> {
+    fn bytes(&self) -> usize {
+        self.iter().map(|(a, b)| a.len() + b.len() + 48).sum()
+    }
+}
+
+impl Walked for Option<String> {
+    fn bytes(&self) -> usize {
+        self.as_ref().map_or(0, String::len) + 24
+    }
+}
 
 impl GraphStore {
     /// The manifests hash a ref was last indexed with ("" if unknown).
@@ -99,25 +138,25 @@ impl GraphStore {
 
     /// The chain from the symbol's parent up to its file, nearest first, by id.
     pub fn ancestors(&self, symbol_id: &str) -> Result<Vec<Ancestor>> {
-        let id = symbol_id.to_string();
-        self.read(move |r| {
-            let rows = r.execute("ancestors", vec![("id", s(&id))])?;
+        let walked = self.walk_each("ancestors", vec![symbol_id.to_string()], |r, id| {
+            let rows = r.execute("ancestors", vec![("id", s(id))])?;
             Ok(rows
                 .map(|r| Ancestor {
                     id: string(&r[0]),
                     is_file: matches!(r[1], Value::Bool(true)),
                     depth: int(&r[2]),
                 })
-                .collect())
-        })
+                .collect::<Vec<_>>())
+        })?;
+        Ok(walked.into_iter().next().unwrap_or_default())
     }
 
     /// Every symbol nested under each of `symbol_ids`, by id (one list per
     /// start, in the order given; the walks run side by side on the readers).
     pub fn descendants(&self, symbol_ids: Vec<String>) -> Result<Vec<Vec<Nested>>> {
-        self.each_on_readers(symbol_ids, |r, id| {
-            let rows = r.execute("descendants", vec![("id", s(&id))])?;
-            Ok(vec![rows.map(|row| nested(&row, &id)).collect()])
+        self.walk_each("descendants", symbol_ids, |r, id| {
+            let rows = r.execute("descendants", vec![("id", s(id))])?;
+            Ok(rows.map(|row| nested(&row, id)).collect())
         })
     }
 
@@ -201,10 +240,21 @@ impl GraphStore {
     /// The definitions a file imports (resolved edges only), by id, with the
     /// import's line.
     pub fn imported_symbols(&self, file_id: &str) -> Result<Vec<(String, i64)>> {
-        let id = file_id.to_string();
-        self.read(move |r| {
-            let rows = r.execute("file_imported_symbols", vec![("id", s(&id))])?;
-            Ok(rows.map(|r| (string(&r[0]), int(&r[1]))).collect())
+        Ok(self
+            .files_imported_symbols(vec![file_id.to_string()])?
+            .into_iter()
+            .next()
+            .unwrap_or_default())
+    }
+
+    /// What each of the files `file_ids` imports (as `imported_symbols`), one
+    /// list per file, the files side by side on the readers.
+    pub fn files_imported_symbols(&self, file_ids: Vec<String>) -> Result<Vec<Vec<(String, i64)>>> {
+        self.walk_each("file_imported_symbols", file_ids, |r, id| {
+            let rows = r.execute("file_imported_symbols", vec![("id", s(id))])?;
+            Ok(rows
+                .map(|r| (string(&r[0]), int(&r[1])))
+                .collect::<Vec<_>>())
         })
     }
 
@@ -212,44 +262,45 @@ impl GraphStore {
     /// (`queries/file_forest.cypher`, a statement per file), in no particular
     /// order; a top-level symbol has no parent.
     pub fn file_trees(&self, file_ids: Vec<String>) -> Result<Vec<Nested>> {
-        self.each_on_readers(file_ids, |r, file| {
-            let rows = r.execute("file_forest", vec![("id", s(&file))])?;
+        let walked = self.walk_each("file_forest", file_ids, |r, file| {
+            let rows = r.execute("file_forest", vec![("id", s(file))])?;
             Ok(rows
                 .map(|row| {
-                    let mut n = nested(&row, &file);
-                    if n.parent.as_deref() == Some(file.as_str()) {
+                    let mut n = nested(&row, file);
+                    if n.parent.as_deref() == Some(file) {
                         n.parent = None;
                     }
                     n
                 })
-                .collect())
-        })
+                .collect::<Vec<_>>())
+        })?;
+        Ok(walked.into_iter().flatten().collect())
     }
 
     /// The top-level symbols of the files `file_ids`, as (file id, symbol id),
     /// in no particular order (one statement).
     pub fn files_top_symbols(&self, file_ids: Vec<String>) -> Result<Vec<(String, String)>> {
-        if file_ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.read(move |r| {
-            let ids = list_of_strings(file_ids.into_iter());
-            let rows = r.execute("files_top_symbols", vec![("ids", ids)])?;
-            Ok(rows.map(|r| (string(&r[0]), string(&r[1]))).collect())
-        })
+        self.walk_list("files_top_symbols", file_ids)
     }
 
-    /// The resolved import edges out of the files `file_ids`, as (file id,
-    /// symbol id), in no particular order.
-    pub fn files_imports(&self, file_ids: Vec<String>) -> Result<Vec<(String, String)>> {
+    /// A statement over a list of file ids that answers (file id, symbol id)
+    /// pairs, kept in the walk cache under the whole list.
+    fn walk_list(
+        &self,
+        statement: &'static str,
+        file_ids: Vec<String>,
+    ) -> Result<Vec<(String, String)>> {
         if file_ids.is_empty() {
             return Ok(Vec::new());
         }
-        self.read(move |r| {
-            let ids = list_of_strings(file_ids.into_iter());
-            let rows = r.execute("files_imports", vec![("ids", ids)])?;
-            Ok(rows.map(|r| (string(&r[0]), string(&r[1]))).collect())
-        })
+        let walked = self.walk_each(statement, vec![file_ids.join("\n")], move |r, joined| {
+            let ids = list_of_strings(joined.split('\n').map(str::to_string));
+            let rows = r.execute(statement, vec![("ids", ids)])?;
+            Ok(rows
+                .map(|r| (string(&r[0]), string(&r[1])))
+                .collect::<Vec<_>>())
+        })?;
+        Ok(walked.into_iter().flatten().collect())
     }
 
     /// Symbols by id, with byte ranges (ids not in the graph are left out), in
@@ -267,17 +318,20 @@ impl GraphStore {
     /// The enclosing symbol of each of `ids` that has one, as (symbol id,
     /// parent id), in the order given.
     pub fn parents(&self, ids: Vec<String>) -> Result<Vec<(String, String)>> {
-        self.each_on_readers(ids, |r, id| {
-            Ok(r.execute("symbol_parent", vec![("id", s(&id))])?
+        let walked = self.walk_each("symbol_parent", ids.clone(), |r, id| {
+            Ok(r.execute("symbol_parent", vec![("id", s(id))])?
                 .next()
-                .map(|row| (id.clone(), string(&row[0])))
-                .into_iter()
-                .collect())
-        })
+                .map(|row| string(&row[0])))
+        })?;
+        Ok(ids
+            .into_iter()
+            .zip(walked)
+            .filter_map(|(id, parent)| Some((id, parent?)))
+            .collect())
     }
 
     /// Runs `one` for each item, the items split over the reader threads, and
-    /// returns everything in the order of the items.
+    /// returns everything in the order of the items (nothing kept).
     fn each_on_readers<T: Send + 'static>(
         &self,
         items: Vec<String>,
@@ -301,6 +355,56 @@ impl GraphStore {
             })
             .collect();
         Ok(self.read_all(works)?.into_iter().flatten().collect())
+    }
+
+    /// Runs `one` for each item not in the walk cache, the items split over the
+    /// reader threads, keeps what it gives under `statement`, and returns one
+    /// result per item, in the order of the items.
+    fn walk_each<T: Walked>(
+        &self,
+        statement: &'static str,
+        items: Vec<String>,
+        one: impl Fn(&mut Reader<'_>, &str) -> Result<T> + Copy + Send + 'static,
+    ) -> Result<Vec<T>> {
+        let writes = self.writes();
+        let mut out: Vec<Option<T>> = items
+            .iter()
+            .map(|item| self.walks.get(writes, statement, item))
+            .collect();
+        let misses: Vec<(usize, String)> = out
+            .iter()
+            .enumerate()
+            .filter(|(_, found)| found.is_none())
+            .map(|(k, _)| (k, items[k].clone()))
+            .collect();
+        if !misses.is_empty() {
+            let per = misses.len().div_ceil(self.reader_count().max(1)).max(1);
+            let works: Vec<_> = misses
+                .chunks(per)
+                .map(|chunk| {
+                    let chunk = chunk.to_vec();
+                    move |r: &mut Reader<'_>| -> Result<Vec<(usize, T)>> {
+                        chunk
+                            .into_iter()
+                            .map(|(k, item)| Ok((k, one(r, &item)?)))
+                            .collect()
+                    }
+                })
+                .collect();
+            for (k, value) in self.read_all(works)?.into_iter().flatten() {
+                let bytes = value.bytes();
+                self.walks.put(
+                    writes,
+                    self.writes(),
+                    statement,
+                    &items[k],
+                    value.clone(),
+                    bytes,
+                );
+                out[k] = Some(value);
+            }
+        }
+        Ok(out.into_iter().flatten().collect())
     }
 
     /// The catalog's rows of the symbols of a repo/ref in a range of paths
@@ -354,30 +458,7 @@ impl GraphStore {
     }
 }
 
-pub(super) fn string(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null(_) => String::new(),
-        other => other.to_string(),
-    }
-}
-
-pub(super) fn int(v: &Value) -> i64 {
-    match v {
-        Value::Int64(i) => *i,
-        Value::Int32(i) => i64::from(*i),
-        Value::Int16(i) => i64::from(*i),
-        Value::Int8(i) => i64::from(*i),
-        Value::UInt64(i) => *i as i64,
-        Value::UInt32(i) => i64::from(*i),
-        Value::Int128(i) => *i as i64,
-        Value::Double(d) => *d as i64,
-        _ => 0,
-    }
-}
-
-/// A symbol from 12 consecutive columns starting at `at` (the order of the
-/// `RETURN` lists in `symbols_by_name`, `ancestors` and `descendants`).
+/// A file's columns, in the order of `ref_file_list`.
 pub(super) fn file_info(r: &[Value]) -> FileInfo {
     FileInfo {
         id: string(&r[0]),
@@ -414,6 +495,8 @@ fn with_range(r: &[Value]) -> SymbolWithRange {
     )
 }
 
+/// A symbol from 12 consecutive columns starting at `at` (the order of the
+/// `RETURN` lists in `symbols_by_name`, `symbol_by_id` and `ref_symbol_names`).
 pub(super) fn symbol_row(r: &[Value], at: usize) -> SymbolRow {
     SymbolRow {
         id: string(&r[at]),

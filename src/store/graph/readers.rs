@@ -66,16 +66,6 @@ impl Readers {
         }
     }
 
-    /// Runs `work` on a reader and returns what it gives.
-    pub fn run<T: Send + 'static>(
-        &self,
-        work: impl FnOnce(&mut Reader<'_>) -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        self.submit(work)?
-            .recv()
-            .map_err(|_| GraphError::Kuzu("a graph reader failed".into()))?
-    }
-
     /// Hands `work` to the next free reader; its result arrives on the receiver.
     pub fn submit<T: Send + 'static>(
         &self,
@@ -105,9 +95,14 @@ impl Drop for Readers {
 
 /// A reader thread: one connection, jobs until the sender goes.
 fn serve(db: &Database, jobs: &Mutex<Receiver<Job>>) {
-    let Ok(conn) = Connection::new(db) else {
+    let Ok(mut conn) = Connection::new(db) else {
         return;
     };
+    // A tool's statements are small: one thread runs each. Spread over Kuzu's
+    // threads, a walk of a few rows spends more CPU handing work over than
+    // doing it (p95 latency the same, CPU per statement ~40% less; see
+    // docs/BENCHMARKS.md), and the readers already run statements side by side.
+    conn.set_max_num_threads_for_exec(1);
     let mut reader = Reader {
         conn,
         stmts: HashMap::new(),

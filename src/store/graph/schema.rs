@@ -212,10 +212,6 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/ref_import_in_degree.cypher"),
     ),
     (
-        "files_imports",
-        include_str!("../../../queries/files_imports.cypher"),
-    ),
-    (
         "ref_symbol_rows",
         include_str!("../../../queries/ref_symbol_rows.cypher"),
     ),

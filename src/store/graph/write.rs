@@ -5,12 +5,13 @@ use std::collections::{HashMap, HashSet};
 
 use kuzu::{Connection, LogicalType, Value};
 
-use super::read::{int, string};
 use super::rows::{
     Changes, FileRow, FileRows, ImportChanges, ImportLabel, ImportRow, SymbolDiff, SymbolInsert,
 };
 use super::schema::q;
-use super::{BATCH, GraphStore, Result, external_id, file_id, ref_id, s};
+use super::values::s;
+use super::values::{int, list_of_strings, string};
+use super::{BATCH, GraphStore, Result, external_id, file_id, ref_id};
 
 impl GraphStore {
     /// Applies one run's changes atomically: all of them or (after a crash or error)
@@ -672,8 +673,4 @@ pub(super) fn write_batches(
         "batched write"
     );
     Ok(())
-}
-
-pub(super) fn list_of_strings(items: impl Iterator<Item = String>) -> Value {
-    Value::List(LogicalType::String, items.map(Value::String).collect())
 }

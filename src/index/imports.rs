@@ -45,9 +45,9 @@ pub(super) fn state_from_graph(
     let mut by_path: HashMap<String, Vec<RSymbol>> = HashMap::new();
     for sym in stored_symbols {
         by_path.entry(sym.path).or_default().push(RSymbol {
-            id: sym.id,
-            qualified_name: sym.qualified_name,
-            kind: sym.kind,
+            id: sym.id.into(),
+            qualified_name: sym.qualified_name.into(),
+            kind: crate::model::SymbolKind::word(&sym.kind),
         });
     }
     let mut state = RefState::default();
@@ -59,13 +59,13 @@ pub(super) fn state_from_graph(
         let position: HashMap<&str, u32> = symbols
             .iter()
             .enumerate()
-            .map(|(i, s)| (s.id.as_str(), i as u32))
+            .map(|(i, s)| (&*s.id, i as u32))
             .collect();
         let parents = symbols
             .iter()
             .map(|s| {
                 parent_of
-                    .get(&s.id)
+                    .get(&*s.id)
                     .and_then(|p| position.get(p.as_str()).copied())
                     .unwrap_or(state::FILE_PARENT)
             })

@@ -758,9 +758,9 @@ fn new_entry(rows: &FileRows, language: Language, imports: &[RawImport]) -> (RFi
             .symbols
             .iter()
             .map(|si| RSymbol {
-                id: si.row.id.clone(),
-                qualified_name: si.row.qualified_name.clone(),
-                kind: si.row.kind.clone(),
+                id: si.row.id.as_str().into(),
+                qualified_name: si.row.qualified_name.as_str().into(),
+                kind: crate::model::SymbolKind::word(&si.row.kind),
             })
             .collect(),
     };

@@ -74,9 +74,9 @@ impl FileMeta {
                     .zip(&self.marks)
                     .map(|((s, &p), m)| {
                         let parent = (p != FILE_PARENT)
-                            .then(|| file.symbols.get(p as usize).map(|x| x.id.clone()))
+                            .then(|| file.symbols.get(p as usize).map(|x| x.id.to_string()))
                             .flatten();
-                        (s.id.clone(), parent, *m)
+                        (s.id.to_string(), parent, *m)
                     })
                     .collect()
             },
@@ -261,7 +261,7 @@ fn put_symbols(buf: &mut Vec<u8>, f: &RFile) {
         }
         if names {
             put_str(buf, &s.qualified_name);
-            put_str(buf, &s.kind);
+            put_str(buf, s.kind);
         }
     }
 }
@@ -332,9 +332,9 @@ impl<'a> Reader<'a> {
                 (self.string()?, self.string()?)
             };
             out.push(RSymbol {
-                id,
-                qualified_name,
-                kind,
+                id: id.into(),
+                qualified_name: qualified_name.into(),
+                kind: crate::model::SymbolKind::word(&kind),
             });
         }
         Some(out)
@@ -379,7 +379,7 @@ mod tests {
                     symbols: vec![RSymbol {
                         id: "s_1".into(),
                         qualified_name: "a.f".into(),
-                        kind: "function".into(),
+                        kind: "fn",
                     }],
                 },
                 RFile {
@@ -393,12 +393,12 @@ mod tests {
                         RSymbol {
                             id: "s_0123456789abcdef01234567".into(),
                             qualified_name: "p.T".into(),
-                            kind: "struct".into(),
+                            kind: "struct",
                         },
                         RSymbol {
                             id: "s_fedcba987654321000000000".into(),
                             qualified_name: "p.T.M".into(),
-                            kind: "method".into(),
+                            kind: "method",
                         },
                     ],
                 },

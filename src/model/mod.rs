@@ -116,6 +116,12 @@ impl SymbolKind {
         })
     }
 
+    /// The stored word of a kind as a static string ("" for a word that is not
+    /// a kind).
+    pub fn word(s: &str) -> &'static str {
+        SymbolKind::parse(s).map_or("", SymbolKind::as_str)
+    }
+
     /// Kinds whose functions are methods (CONTRACT: impl/trait/class/interface → methods).
     pub fn holds_methods(self) -> bool {
         matches!(

@@ -44,9 +44,11 @@ pub struct RFile {
 /// A symbol as the resolver sees it (its file is the `RFile` holding it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RSymbol {
-    pub id: String,
-    pub qualified_name: String,
-    pub kind: String,
+    pub id: Box<str>,
+    pub qualified_name: Box<str>,
+    /// One of the contract's kinds (`SymbolKind::as_str`; "" for another word):
+    /// a ref's symbols are kept between runs, so each is kept small.
+    pub kind: &'static str,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -388,14 +390,9 @@ impl<'a> Tables<'a> {
             };
             for s in &f.symbols {
                 ix.by_qn
-                    .entry((fam, pkg, s.qualified_name.as_str()))
+                    .entry((fam, pkg, &*s.qualified_name))
                     .or_default()
-                    .push((
-                        s.id.as_str(),
-                        s.kind == "impl",
-                        f.path.as_str(),
-                        s.kind.as_str(),
-                    ));
+                    .push((&*s.id, s.kind == "impl", f.path.as_str(), s.kind));
             }
         }
         // Same-named definitions (`#[cfg]` variants, a type and its impls): the

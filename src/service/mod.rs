@@ -407,6 +407,19 @@ fn release_freed_memory() {
     }
 }
 
+/// Two malloc arenas for the whole process: a server's many short-lived
+/// allocations on many threads (tool calls, graph readers, Kuzu's workers)
+/// otherwise each grow an arena of their own that keeps what was freed (a
+/// 600k-symbol server grew ~120 MiB over a minute of load; with two, ~40 MiB,
+/// at the same throughput).
+fn limit_allocator_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets a tunable of the allocator.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
+}
+
 /// A served repository.
 pub struct Served {
     pub name: String,
@@ -753,6 +766,7 @@ impl Service {
 
     /// Prepares to serve `specs`; nothing is opened or indexed until `start`.
     pub fn new(specs: &[RepoSpec], cfg: ServiceConfig) -> Result<Arc<Service>, ServiceError> {
+        limit_allocator_arenas();
         // Readers share the graph with the index runs: only explicit checkpoints,
         // behind the graph's reader gate (see `GraphStore`).
         let mut cfg = cfg;

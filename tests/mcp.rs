@@ -55,6 +55,17 @@ impl Server {
             .status();
         self.child.wait().is_ok_and(|s| s.success())
     }
+
+    /// Stops the server as `kill` and service managers do (SIGTERM); whether it
+    /// exited cleanly, and how long that took.
+    pub fn terminate(&mut self) -> (bool, Duration) {
+        let started = Instant::now();
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let clean = self.child.wait().is_ok_and(|s| s.success());
+        (clean, started.elapsed())
+    }
 }
 
 impl Drop for Server {

@@ -11,6 +11,7 @@ mod imports;
 mod incremental;
 mod mcp;
 mod queries;
+mod recovery;
 mod relevance;
 mod search;
 mod security;

@@ -56,6 +56,33 @@ pub struct IndexOptions {
     pub changed_paths: Option<Vec<String>>,
     /// Memory of the search index writer, in MiB [default: `search::DEFAULT_WRITER_MB`].
     pub search_writer_mb: Option<usize>,
+    /// Asks a run to give up before it commits (a server shutting down).
+    pub stop: Stop,
+}
+
+/// A request to stop, shared by whoever may ask (a server's shutdown) and the
+/// runs that honour it. A run checks it between its phases and once more just
+/// before it commits: a stopped run leaves the graph as it found it.
+#[derive(Debug, Clone, Default)]
+pub struct Stop(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Stop {
+    pub fn request(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn requested(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// `Err(Stopped)` once a stop was asked for.
+    pub fn check(&self) -> Result<(), IndexError> {
+        if self.requested() {
+            Err(IndexError::Stopped)
+        } else {
+            Ok(())
+        }
+    }
 }
 
 impl IndexOptions {
@@ -86,13 +113,24 @@ pub enum IndexError {
     #[error(transparent)]
     DataDir(#[from] DataDirError),
     #[error(transparent)]
-    Graph(#[from] GraphError),
+    Graph(GraphError),
     #[error("could not load the parsers: {0}")]
     Parsers(String),
     #[error(transparent)]
     Search(#[from] crate::store::search::SearchError),
     #[error(transparent)]
     Git(#[from] crate::source::gitref::GitError),
+    #[error("the run was stopped before it committed; the index keeps its previous state")]
+    Stopped,
+}
+
+impl From<GraphError> for IndexError {
+    fn from(e: GraphError) -> Self {
+        match e {
+            GraphError::Abandoned => IndexError::Stopped,
+            e => IndexError::Graph(e),
+        }
+    }
 }
 
 /// What one run did, for the summary line and the diagnostics list.

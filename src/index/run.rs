@@ -28,7 +28,9 @@ use crate::resolve::{self, RFile, RSymbol, Resolved, Target};
 use crate::source::layout::{Layout, Manifest};
 use crate::source::walk::{self, Diagnostic, WalkOptions, WalkResult};
 use crate::store::datadir::{DataDir, WriterLock};
-use crate::store::graph::{Changes, FileRows, GraphStore, ImportChanges, ImportRow, SymbolDiff};
+use crate::store::graph::{
+    Changes, FileRows, GraphError, GraphStore, ImportChanges, ImportRow, SymbolDiff,
+};
 use crate::store::search;
 
 /// What one run is about, fixed at its start.
@@ -114,11 +116,14 @@ pub fn index_repo_with(
     let states = held.map_or(&own_states, |h| h.states);
     let run = start(root, data, opts, progress, states)?;
     let shared = held.and_then(|h| h.graph);
+    let stop = &opts.stop;
     let mut opened = walk_and_open(&run, shared, held.map(|h| h.lock))?;
+    stop.check()?;
     let owned = opened.owned.take();
     let store: Option<&GraphStore> = shared.or(owned.as_ref());
     let mut plan = plan(&run, store, &mut opened)?;
     let mut sorted = parse(&run, &plan, &mut opened)?;
+    stop.check()?;
     if nothing_to_write(&run, store, &plan, &sorted)? {
         // The copy is not needed: stopped, and dropped (a CLI run's).
         drop(plan.saving.take());
@@ -143,6 +148,7 @@ pub fn index_repo_with(
     });
     diff_symbols(&plan, &rows, &mut sorted.changes);
     let next_state = resolve_imports(&run, store, &mut plan, &rows, &for_resolution, &mut sorted)?;
+    stop.check()?;
     sorted.changes.add = rows;
     let previous_indexed_at = match store {
         Some(st) if !plan.fresh && !plan.force => st.ref_indexed_at(&run.repo, &run.ref_name)?,
@@ -406,14 +412,19 @@ fn parse(run: &Run<'_>, plan: &Plan, opened: &mut Opened) -> Result<Sorted, Inde
         only: opened.only_changed.as_ref(),
     };
     let t_parse = Instant::now();
-    let outcomes: Vec<(String, Outcome)> = sources
+    // `None` as soon as a stop is asked for: a big tree's parse is long.
+    let outcomes: Option<Vec<(String, Outcome)>> = sources
         .par_iter()
         .map_init(Parser::new, |parser, src| {
+            if run.opts.stop.requested() {
+                return None;
+            }
             let outcome = process_file(&ctx, parser, src);
             run.progress.advance(1);
-            (src.path.clone(), outcome)
+            Some((src.path.clone(), outcome))
         })
         .collect();
+    let outcomes = outcomes.ok_or(IndexError::Stopped)?;
     tracing::debug!(
         ms = t_parse.elapsed().as_millis() as u64,
         "read, hash, parse"
@@ -912,12 +923,12 @@ fn write<'s>(
             .wait()?;
         let written = match shared {
             Some(st) => {
-                st.apply(changes)?;
+                st.apply(changes, &|| opts.stop.requested())?;
                 Written::Shared(st)
             }
             None => {
                 let st = owned.expect("an in-place run has a graph");
-                st.apply(changes)?;
+                st.apply(changes, &|| opts.stop.requested())?;
                 Written::Own(Box::new(st))
             }
         };
@@ -939,8 +950,19 @@ fn write<'s>(
     // are resolved and the graph is loaded (each mostly waits on its own work:
     // Kuzu's COPY, Tantivy's indexing); its tag is written only once the graph
     // is in place.
-    let graph = data.build_aside(&opts.graph, |st| st.load_fresh(changes));
+    // A stop asked for during the load leaves the new database unpublished
+    // (removed by the next run).
+    let graph = data.build_aside(&opts.graph, |st| {
+        st.load_fresh(changes)?;
+        match opts.stop.requested() {
+            true => Err(GraphError::Abandoned),
+            false => Ok(()),
+        }
+    });
     let search = early_search.and_then(SearchThread::join);
+    if graph.is_err() {
+        opts.stop.check()?;
+    }
     graph?;
     if search.is_none() {
         tracing::warn!("the search index writer panicked; rebuilding it from the graph");

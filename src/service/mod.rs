@@ -16,7 +16,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use crate::index::{self, IndexOptions, IndexReport, Progress};
+use crate::index::{self, IndexError, IndexOptions, IndexReport, Progress};
 use crate::query::cypher::{self, CypherPool};
 use crate::store::catalog::{self, Catalog};
 use crate::store::datadir::{DataDir, DataDirError, WriterLock};
@@ -707,6 +707,10 @@ pub struct Service {
     stopped: Mutex<Option<Receiver<()>>>,
 }
 
+/// How long `close` waits for the indexer to stop: a stopped run ends at its
+/// next check, but a phase of a big run (parsing, resolving) can take a while.
+const CLOSE_WAIT: Duration = Duration::from_secs(120);
+
 /// How long the indexer lets committed runs go without a checkpoint at most
 /// (see `Service::run_jobs`).
 const FINISH_WITHIN: Duration = Duration::from_secs(10);
@@ -879,11 +883,8 @@ impl Service {
                 tracing::warn!("cannot undo an interrupted run: {e}");
             }
             store.data.clear_query_snapshots();
-            if store.graph().is_none() && store.data.exists() {
-                match store.data.open_graph(&self.served_graph()) {
-                    Ok(g) => store.refresh(Some(Arc::new(g))),
-                    Err(e) => tracing::warn!("cannot open {}: {e}", store.data.root().display()),
-                }
+            if store.graph().is_none() {
+                self.open_recovering(store);
             }
         }
         let (tx, rx) = std::sync::mpsc::channel::<Job>();
@@ -932,6 +933,16 @@ impl Service {
                 let _ = done_tx.send(());
             })
             .expect("spawn the indexer thread")
+    }
+
+    /// Opens a store's graph after whatever stop left it (see
+    /// `DataDir::open_graph_recovering`); the runs that follow catch up.
+    fn open_recovering(&self, store: &Store) {
+        match store.data.open_graph_recovering(&self.served_graph()) {
+            Ok(Some(g)) => store.refresh(Some(Arc::new(g))),
+            Ok(None) => {}
+            Err(e) => tracing::warn!("cannot open {}: {e}", store.data.root().display()),
+        }
     }
 
     /// The indexer thread: one run at a time, changes coalesced. After the first
@@ -1040,6 +1051,9 @@ impl Service {
         let mut opts = self.cfg.index.clone();
         opts.repo = Some(served.name.clone());
         opts.ref_name = Some(served.ref_name.clone());
+        if store.graph().is_none() && store.data.exists() {
+            self.open_recovering(store);
+        }
         let shared = store.graph();
         let seen = served.changes_seen.load(Ordering::SeqCst);
         let git_seen =
@@ -1169,6 +1183,10 @@ impl Service {
                 }
                 None
             }
+            Err(IndexError::Stopped) => {
+                tracing::info!(repo = %served.name, "the run was stopped; the next start takes it up");
+                None
+            }
             Err(e) => {
                 tracing::error!(repo = %served.name, "indexing failed: {e}");
                 if taken.is_some()
@@ -1185,20 +1203,33 @@ impl Service {
     /// Stops watching and indexing, and lets go of every open graph (each closes,
     /// and checkpoints, once the last reader or a running index job is done with it).
     pub fn close(&self) {
+        // A run under way gives up before it commits (its changes are taken up
+        // again by the next start); one committing finishes.
+        self.cfg.index.stop.request();
         if let Ok(mut ws) = self.watchers.lock() {
             ws.clear();
         }
         if let Ok(mut j) = self.jobs.lock() {
             j.take();
         }
-        // The indexer checkpoints what it committed and ends after its current
-        // run; a long run is not waited for (a kill-safe stop undoes it).
+        // The indexer checkpoints what it committed and ends. It is waited for:
+        // a process that exits while a thread still writes to Kuzu can leave a
+        // log the next open cannot read. (A stopped run ends at its next check,
+        // within a phase: seconds, not minutes.)
         let finished = self
             .stopped
             .lock()
             .ok()
             .and_then(|mut s| s.take())
-            .is_some_and(|done| done.recv_timeout(Duration::from_secs(20)).is_ok());
+            .is_some_and(|done| {
+                done.recv_timeout(CLOSE_WAIT).is_ok() || {
+                    tracing::warn!(
+                        "the indexer has not stopped after {} s; leaving it (the next start undoes its run)",
+                        CLOSE_WAIT.as_secs()
+                    );
+                    false
+                }
+            });
         for served in &self.repos {
             served
                 .store

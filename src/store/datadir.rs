@@ -377,6 +377,75 @@ impl DataDir {
         }
     }
 
+    /// Opens the current graph for writing whatever stop left it in: what a
+    /// server does at start, holding the writer lock, after
+    /// [`restore_interrupted`](Self::restore_interrupted). `None` when there is
+    /// no graph to open (none yet, or a damaged one set aside: the next run
+    /// builds a new one).
+    ///
+    /// - A database read by another process (a reader of a server just killed:
+    ///   its query workers exit within 100 ms of their parent) is waited for a
+    ///   few seconds before it counts as in use.
+    /// - A log Kuzu cannot replay is set aside: the database then holds its last
+    ///   checkpoint, and the first run re-indexes what changed since from the tree.
+    /// - A database that still does not open is set aside (kept, renamed, for a
+    ///   post-mortem, until the next build replaces it); other repos and refs it
+    ///   held are indexed again when asked for.
+    pub fn open_graph_recovering(
+        &self,
+        cfg: &GraphConfig,
+    ) -> Result<Option<GraphStore>, DataDirError> {
+        let Some(path) = self.graph_path()?.filter(|p| p.exists()) else {
+            return Ok(None);
+        };
+        let waited_until = std::time::Instant::now() + READER_GRACE;
+        let first = loop {
+            match GraphStore::open(&path, cfg) {
+                Ok(g) => return Ok(Some(g)),
+                Err(GraphError::Locked(_)) if std::time::Instant::now() < waited_until => {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                Err(GraphError::Locked(_)) => {
+                    return Err(DataDirError::Locked(
+                        self.root.clone(),
+                        "a process reading its database".into(),
+                    ));
+                }
+                Err(e) => break e,
+            }
+        };
+        let wal = wal_of(&path);
+        if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+            let aside = self.set_aside(&wal)?;
+            tracing::warn!(
+                "the graph's log could not be replayed ({first}); set it aside as {} and opening the last checkpoint",
+                aside.display()
+            );
+            if let Ok(g) = GraphStore::open(&path, cfg) {
+                return Ok(Some(g));
+            }
+        }
+        let aside = self.set_aside(&path)?;
+        let _ = std::fs::remove_file(self.manifest_path());
+        tracing::error!(
+            "the graph {} cannot be opened ({first}); set it aside as {}: the index is built again",
+            path.display(),
+            aside.display()
+        );
+        Ok(None)
+    }
+
+    /// Renames `file` to `<file>.damaged-<time>` (kept for a post-mortem, and
+    /// out of the way of every name the data dir uses).
+    fn set_aside(&self, file: &Path) -> Result<PathBuf, DataDirError> {
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let aside = PathBuf::from(format!("{}.damaged-{stamp}", file.display()));
+        std::fs::rename(file, &aside).map_err(self.io())?;
+        Ok(aside)
+    }
+
     /// Builds a new database aside with `fill`, then publishes it as the current
     /// one and removes the previous database. Until the manifest is renamed into
     /// place, readers and a crash see the previous state.
@@ -496,6 +565,9 @@ impl DataDir {
         }
     }
 }
+
+/// How long a server's start waits for readers of the database to let go.
+const READER_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn wal_of(graph: &Path) -> PathBuf {
     PathBuf::from(format!("{}.wal", graph.display()))

@@ -246,7 +246,11 @@ fn exit_with_parent(parent: libc::pid_t) {
                     std::thread::sleep(std::time::Duration::from_millis(100));
                     // SAFETY: as above.
                     if unsafe { libc::getppid() } != parent {
-                        std::process::exit(0);
+                        // At once, without exit handlers: a query still
+                        // running must not delay the exit (its read lock on the
+                        // database would hold off the next server's open).
+                        // SAFETY: _exit takes a status and does not return.
+                        unsafe { libc::_exit(0) };
                     }
                 }
             });

@@ -52,6 +52,9 @@ pub enum GraphError {
     Timeout(u64),
     #[error("graph error: {0}")]
     Kuzu(String),
+    /// The writer gave up before committing; nothing was written.
+    #[error("the write was abandoned before it committed")]
+    Abandoned,
 }
 
 impl GraphError {
@@ -189,7 +192,9 @@ impl GraphStore {
             .read_only(read_only);
         let db = Database::new(path, config).map_err(|e| {
             let message = e.to_string();
-            if message.contains("lock") {
+            // Kuzu's own words for a file another process holds (`fcntl` locks
+            // are per process: never this one).
+            if message.contains("Could not set lock on file") {
                 GraphError::Locked(path.to_path_buf())
             } else {
                 GraphError::Open {

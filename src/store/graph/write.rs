@@ -15,11 +15,19 @@ use super::{BATCH, GraphStore, Result, external_id, file_id, ref_id};
 
 impl GraphStore {
     /// Applies one run's changes atomically: all of them or (after a crash or error)
-    /// none of them.
-    pub fn apply(&self, changes: &Changes) -> Result<()> {
+    /// none of them. `abandon` is asked once more just before the commit: if it
+    /// says so the changes are rolled back ([`GraphError::Abandoned`]).
+    pub fn apply(&self, changes: &Changes, abandon: &dyn Fn() -> bool) -> Result<()> {
         let conn = self.conn()?;
         conn.query("BEGIN TRANSACTION")?;
-        match write_changes(&conn, changes) {
+        let written = write_changes(&conn, changes).and_then(|()| {
+            if abandon() {
+                Err(super::GraphError::Abandoned)
+            } else {
+                Ok(())
+            }
+        });
+        match written {
             Ok(()) => {
                 // Counted first: a reader that sees the new state also sees the
                 // count move (see `GraphState`).

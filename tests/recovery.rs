@@ -1,0 +1,127 @@
+//! A server stopped at any moment of a long run (SIGTERM, or kill -9) comes
+//! back: the next `cruxe serve` on the same data dir opens the last committed
+//! state, answers, and finishes the interrupted work. SIGTERM itself stops
+//! cleanly (the run is abandoned before it commits, the graph checkpointed).
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::mcp::{Server, client, results, serve_paths, wait_ready};
+
+/// A Go module whose package `hub` every other package imports (the fan-in of
+/// a popular package), each function named after `tag` so a run rewrites
+/// every file; `P{p}_{tag}` is defined once, in package `p{p}`.
+fn write_tree(root: &Path, packages: usize, per: usize, tag: &str) {
+    std::fs::create_dir_all(root.join("hub")).expect("mkdir");
+    std::fs::write(root.join("go.mod"), "module example.com/gen\n\ngo 1.22\n").expect("go.mod");
+    for i in 0..per {
+        std::fs::write(
+            root.join(format!("hub/h{i}.go")),
+            format!("package hub\n\n// H{i} is imported everywhere.\nfunc H{i}(x int) int {{ return x + {i} }}\n"),
+        )
+        .expect("write");
+    }
+    for p in 0..packages {
+        let dir = root.join(format!("p{p:03}"));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        for i in 0..per {
+            std::fs::write(
+                dir.join(format!("f{i}.go")),
+                format!(
+                    "package p{p:03}\n\nimport (\n\t\"fmt\"\n\t\"example.com/gen/hub\"\n)\n\n\
+                     func F{i}_{tag}() {{ fmt.Println(hub.H0({i})) }}\n\n\
+                     type S{i}_{tag} struct{{ B int }}\n\nfunc (s S{i}_{tag}) M() int {{ return s.B }}\n{}",
+                    if i == 0 { format!("\nfunc P{p}_{tag}() {{}}\n") } else { String::new() }
+                ),
+            )
+            .expect("write");
+        }
+    }
+}
+
+/// Waits until every name has a hierarchy answer (the server caught up).
+fn answers(server: &Server, names: &[String]) {
+    let calls: Vec<Value> = names
+        .iter()
+        .map(|n| json!(["get_symbol_hierarchy", {"symbol_name": n}, {"until": "ok", "timeout_s": 60}]))
+        .collect();
+    let report = client(json!({"transport": "http", "url": server.url(), "calls": calls}));
+    for (v, err) in results(&report) {
+        assert!(!err, "{v}");
+    }
+}
+
+#[test]
+fn a_server_stopped_or_killed_mid_run_restarts_answers_and_catches_up() {
+    const PACKAGES: usize = 60;
+    const PER: usize = 15;
+    const ROUNDS: usize = 20;
+    let keep = tempfile::tempdir().expect("tmp");
+    let repo = keep.path().join("gen");
+    let data = keep.path().join("data");
+    let data_arg = data.to_string_lossy().into_owned();
+    let serve = || {
+        serve_paths(
+            tempfile::tempdir().expect("tmp"),
+            std::slice::from_ref(&repo),
+            &["--data", &data_arg],
+            &[],
+        )
+    };
+    write_tree(&repo, PACKAGES, PER, "r0");
+    let mut server = serve();
+    wait_ready(&server);
+    // How long a run over every file takes here: the stops land inside it.
+    let started = std::time::Instant::now();
+    write_tree(&repo, PACKAGES, PER, "warm");
+    answers(&server, &["P0_warm".to_string()]);
+    let run = started.elapsed().max(Duration::from_millis(300));
+    let mut seed: u64 = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("time")
+        .as_nanos() as u64
+        | 1;
+    eprintln!("recovery seed {seed}, a full run {run:?}");
+    let mut next = move |max: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % max.max(1)
+    };
+    let mut terms = Vec::new();
+    for round in 1..=ROUNDS {
+        let tag = format!("r{round}");
+        // Every file changes, and the popular package gains a file.
+        write_tree(&repo, PACKAGES, PER, &tag);
+        std::fs::write(
+            repo.join(format!("hub/round{round}.go")),
+            format!("package hub\n\nfunc Round{round}() {{}}\n"),
+        )
+        .expect("write");
+        std::thread::sleep(Duration::from_millis(next(run.as_millis() as u64)));
+        if round % 2 == 0 {
+            let (clean, took) = server.terminate();
+            assert!(clean, "round {round}: SIGTERM must exit cleanly");
+            terms.push(took);
+        } else {
+            server.kill9();
+        }
+        server = serve();
+        wait_ready(&server);
+        answers(
+            &server,
+            &[
+                format!("Round{round}"),
+                format!("P{}_{tag}", round % PACKAGES),
+                format!("P{}_{tag}", (round * 7 + 3) % PACKAGES),
+            ],
+        );
+    }
+    eprintln!("SIGTERM to exit: {terms:?}");
+    assert!(
+        terms.iter().all(|t| *t < Duration::from_secs(30)),
+        "SIGTERM stops promptly: {terms:?}"
+    );
+}

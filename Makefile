@@ -66,9 +66,12 @@ bench: deps
 bench-tools: build venv
 	$(VENV)/bin/python benches/tool_latency.py $(CRUXE) $(CORPUS)
 
-# How long a saved change takes to be answered (8 edits).
+# How long a change takes to reach the index, per kind (edit, add, delete,
+# rename, a branch switch of 300 files): `cruxe index` and save -> visible in
+# `cruxe serve`, p50/p95 (benches/freshness.py; CHANGES per kind).
+CHANGES ?= 20
 bench-fresh: build venv
-	$(VENV)/bin/python benches/tool_latency.py $(CRUXE) $(CORPUS) --freshness 40
+	$(VENV)/bin/python benches/freshness.py $(CRUXE) $(CORPUS) $(CHANGES)
 
 # 32 concurrent MCP sessions for 60 s over a mix of every tool (a std-only Rust
 # client: benches/load.rs).

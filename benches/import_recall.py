@@ -305,8 +305,10 @@ def run_go(corpus, edges, indexed):
         if expect is None:
             continue
         inside += 1
-        got = {e["tpath"] for e in es if e["label"] == "File"}
-        if got == expect:
+        # One edge to the package (schema 2); its files are the directory's.
+        got = {e["tpath"] for e in es if e["label"] == "Package"}
+        if got and {p for p in indexed if os.path.dirname(p) in got
+                    and p.endswith(".go") and not p.endswith("_test.go")} == expect:
             right += 1
     return found, len(items), right, inside
 

@@ -1,15 +1,10 @@
-"""Per-tool latency of `cruxe serve` over HTTP, measured at the client; or, with
---freshness, how long a saved change takes to be answered. (Throughput under
+"""Per-tool latency of `cruxe serve` over HTTP, measured at the client. (Throughput under
 32 concurrent clients: `benches/load.rs`, a Rust client that leaves the CPU to
 the server.)
 
     python3 benches/tool_latency.py CRUXE_BIN CORPUS [CALLS_PER_TOOL]
-    python3 benches/tool_latency.py CRUXE_BIN CORPUS --freshness EDITS
 
-With --freshness, CORPUS is copied to a temporary directory and served (watched);
-EDITS times a random source file gets a new function appended (as an editor saves
-it), and the script polls get_symbol_hierarchy for it every 10 ms: the time from the write
-to the first answer that has it is what an agent waits for a saved change.
+(How long a change takes to be answered: `benches/freshness.py`.)
 
 Indexes CORPUS into a temporary data dir (`cruxe index`), starts `cruxe serve` on it,
 opens one MCP session over a keep-alive HTTP/1.1 connection (stdlib http.client,
@@ -31,8 +26,6 @@ import time
 
 def main():
     cruxe, corpus = sys.argv[1], sys.argv[2]
-    if len(sys.argv) > 3 and sys.argv[3] == "--freshness":
-        return freshness(cruxe, corpus, int(sys.argv[4]))
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 300
     data = tempfile.mkdtemp(prefix="cruxe-bench-")
     t = time.time()
@@ -60,62 +53,6 @@ def start_server(cruxe, args):
     threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
     host, port = addr.rsplit(":", 1)
     return server, host, int(port)
-
-
-def freshness(cruxe, corpus, edits):
-    import os
-    import shutil
-    work = tempfile.mkdtemp(prefix="cruxe-fresh-")
-    repo = os.path.join(work, "repo")
-    shutil.copytree(corpus, repo, symlinks=True, ignore=shutil.ignore_patterns(".git", ".cruxe"))
-    data = os.path.join(work, "data")
-    t = time.time()
-    subprocess.run([cruxe, "index", repo, "--data", data, "--repo", "bench", "--ref", "bench"],
-                   check=True, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-    print(f"indexed in {time.time() - t:.1f} s", file=sys.stderr)
-    server, host, port = start_server(cruxe, [repo, "--data", data, "--repo", "bench", "--ref", "bench"])
-    try:
-        s = connect(host, port)
-        status = wait_ready(s)
-        counts = status["repos"][0]["refs"][0]
-        print(f"corpus: {counts['files']} files, {counts['symbols']} symbols", file=sys.stderr)
-        files, _ = s.call("run_cypher", {"query": "MATCH (f:File) WHERE f.language IN ['python', 'go', 'rust'] "
-                                         "RETURN f.path, f.language", "limit": 10000})
-        rng = random.Random(11)
-        pause = random.Random(12)
-        s.call("locate_symbol", {"name": "warm_up"})
-        waits = []
-        for k in range(edits):
-            path, lang = rng.choice(files["rows"])
-            name = f"cruxe_fresh_{k}"
-            body = {"python": f"\n\ndef {name}():\n    return {k}\n",
-                    "go": f"\nfunc {name}() int {{ return {k} }}\n",
-                    "rust": f"\npub fn {name}() -> u32 {{ {k} }}\n"}[lang]
-            # Each edit comes once the previous one is answered, after a random
-            # pause of 0.1-2 s: edits land in every phase of the server's work
-            # after a run (waiting to checkpoint, checkpointing, copying, idle).
-            while s.call("index_status", {})[0]["metadata"]["freshness_status"] != "fresh":
-                time.sleep(0.01)
-            time.sleep(pause.uniform(0.1, 2.0))
-            t0 = time.perf_counter()
-            with open(os.path.join(repo, path), "a") as f:
-                f.write(body)
-            while True:
-                out, is_error = s.call("get_symbol_hierarchy", {"symbol_name": name})
-                if not is_error:
-                    break
-                if time.perf_counter() - t0 > 30:
-                    raise RuntimeError(f"{name} in {path} never became visible")
-                time.sleep(0.01)
-            waits.append((time.perf_counter() - t0) * 1000)
-            print(f"  {path}: visible after {waits[-1]:.0f} ms", file=sys.stderr)
-        waits.sort()
-        p = lambda q: waits[max(0, int(len(waits) * q) - 1)]
-        print(f"saved change visible after: p50 {p(0.5):.0f} ms, p95 {p(0.95):.0f} ms, "
-              f"max {waits[-1]:.0f} ms over {edits} edits")
-    finally:
-        server.kill()
-        shutil.rmtree(work, ignore_errors=True)
 
 
 def rss_mib(pid):
@@ -248,4 +185,5 @@ def run(host, port, n):
         print(f"{label:38} {p50:8.2f} {p95:8.2f} {times[-1]:8.2f} {errors:7d}")
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -1,5 +1,6 @@
-// Relationships: structure (HAS_REF, HAS_FILE, CONTAINS) and imports.
+// Relationships: structure (HAS_REF, HAS_FILE, CONTAINS, IN_PACKAGE) and imports.
 CREATE REL TABLE IF NOT EXISTS HAS_REF(FROM Repo TO Ref);
 CREATE REL TABLE IF NOT EXISTS HAS_FILE(FROM Ref TO File);
 CREATE REL TABLE IF NOT EXISTS CONTAINS(FROM File TO Symbol, FROM Symbol TO Symbol);
-CREATE REL TABLE IF NOT EXISTS IMPORTS(FROM File TO Symbol, FROM File TO File, FROM File TO External, to_name STRING, line INT64, confidence STRING, alias STRING);
+CREATE REL TABLE IF NOT EXISTS IN_PACKAGE(FROM File TO Package);
+CREATE REL TABLE IF NOT EXISTS IMPORTS(FROM File TO Symbol, FROM File TO File, FROM File TO Package, FROM File TO External, to_name STRING, line INT64, confidence STRING, alias STRING);

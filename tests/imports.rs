@@ -17,7 +17,7 @@ fn edges(data: &DataDir) -> Vec<String> {
         &store,
         "MATCH (f:File)-[e:IMPORTS]->(t) \
          RETURN f.path AS from, e.line AS line, e.to_name AS to_name, label(t) AS label, \
-                CASE label(t) WHEN 'Symbol' THEN t.qualified_name WHEN 'File' THEN t.path ELSE t.name END AS target, \
+                CASE label(t) WHEN 'Symbol' THEN t.qualified_name WHEN 'External' THEN t.name ELSE t.path END AS target, \
                 e.alias AS alias, e.confidence AS confidence",
     )
     .iter()
@@ -172,16 +172,132 @@ fn go_packages_of_the_module_resolve_to_their_files() {
             "main.go:5 strings -> External(strings) as str",
             "main.go:6 math -> External(math) as .",
             "main.go:7 embed -> External(embed) as _",
-            "main.go:9 example.com/app/internal/store -> File(internal/store/cache.go)",
-            "main.go:9 example.com/app/internal/store -> File(internal/store/store.go)",
-            "main.go:10 example.com/app/pkg/api -> File(pkg/api/api.go)",
-            "pkg/api/api.go:3 example.com/app/internal/store -> File(internal/store/cache.go)",
-            "pkg/api/api.go:3 example.com/app/internal/store -> File(internal/store/store.go)",
+            "main.go:9 example.com/app/internal/store -> Package(internal/store)",
+            "main.go:10 example.com/app/pkg/api -> Package(pkg/api)",
+            "pkg/api/api.go:3 example.com/app/internal/store -> Package(internal/store)",
             "pkg/api/api.go:4 github.com/other/lib -> External(github.com/other/lib)",
         ])
     );
     // One External node per distinct target.
     assert_eq!(report.unresolved_imports, 5);
+}
+
+/// A package's importable files hang off it (not its `_test.go` files); an
+/// import is one edge however many files the package has.
+#[test]
+fn go_packages_hold_their_files() {
+    let ix = crate::common::index_path(&fixture("imports/go"), "go");
+    let members: Vec<String> = ix
+        .rows(
+            "MATCH (f:File)-[:IN_PACKAGE]->(p:Package) RETURN p.path AS dir, f.path AS file ORDER BY dir, file",
+        )
+        .iter()
+        .map(|r| format!("{} {}", s(&r["dir"]), s(&r["file"])))
+        .collect();
+    let expected: Vec<String> = ix
+        .rows("MATCH (f:File) WHERE f.language = 'go' RETURN f.path AS file ORDER BY file")
+        .iter()
+        .map(|r| s(&r["file"]))
+        .filter(|f| !f.ends_with("_test.go"))
+        .map(|f| {
+            let dir = f.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+            format!("{dir} {f}")
+        })
+        .collect();
+    let mut expected = expected;
+    expected.sort();
+    assert_eq!(members, expected);
+    assert!(
+        members
+            .iter()
+            .any(|m| m == "internal/store internal/store/cache.go")
+    );
+}
+
+/// Files added to and removed from a package imported elsewhere, down to its
+/// last file and back: after each step the edges, packages and memberships
+/// equal a fresh index's, and the importers' edges are not rewritten for a
+/// package that merely grew or shrank.
+#[test]
+fn go_package_changes_equal_a_fresh_index() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("go");
+    copy_tree(&fixture("imports/go"), &repo);
+    let data = DataDir::new(tmp.path().join("data"));
+    index_into(&repo, &data);
+    let packages = |d: &DataDir| -> Vec<String> {
+        let store = d.open_graph_read_only(&small_graph()).expect("open");
+        rows(
+            &store,
+            "MATCH (p:Package) OPTIONAL MATCH (f:File)-[:IN_PACKAGE]->(p) \
+             RETURN p.path AS dir, f.path AS file ORDER BY dir, file",
+        )
+        .iter()
+        .map(|r| format!("{} {}", s(&r["dir"]), s(&r["file"])))
+        .collect()
+    };
+    let store_dir = repo.join("internal/store");
+    let steps: Vec<(&str, Box<dyn Fn()>)> = vec![
+        (
+            "add a file",
+            Box::new(|| {
+                std::fs::write(
+                    store_dir.join("extra.go"),
+                    "package store\n\nfunc Extra() {}\n",
+                )
+                .expect("write")
+            }),
+        ),
+        (
+            "add a test file",
+            Box::new(|| {
+                std::fs::write(store_dir.join("extra_test.go"), "package store\n").expect("write")
+            }),
+        ),
+        (
+            "remove a file",
+            Box::new(|| std::fs::remove_file(store_dir.join("cache.go")).expect("rm")),
+        ),
+        (
+            "remove all but the test file",
+            Box::new(|| {
+                for f in ["store.go", "extra.go"] {
+                    std::fs::remove_file(store_dir.join(f)).expect("rm");
+                }
+            }),
+        ),
+        (
+            "bring the package back",
+            Box::new(|| {
+                std::fs::write(
+                    store_dir.join("store.go"),
+                    "package store\n\ntype Store struct{}\n",
+                )
+                .expect("write")
+            }),
+        ),
+    ];
+    for (i, (step, change)) in steps.iter().enumerate() {
+        change();
+        let report = index_into(&repo, &data);
+        let fresh = DataDir::new(tmp.path().join(format!("fresh-{i}")));
+        index_into(&repo, &fresh);
+        assert_eq!(edges(&data), edges(&fresh), "edges after: {step}");
+        assert_eq!(packages(&data), packages(&fresh), "packages after: {step}");
+        // The package grew or shrank: the new file alone is resolved, and
+        // nothing for a removed one; its importers keep their edges.
+        match *step {
+            "add a file" => assert_eq!(report.imports_resolved, 1, "after: {step}"),
+            "remove a file" => assert_eq!(report.imports_resolved, 0, "after: {step}"),
+            _ => {}
+        }
+    }
+    let back = edges(&data);
+    assert!(
+        back.iter()
+            .any(|e| e.ends_with("-> Package(internal/store)")),
+        "{back:?}"
+    );
 }
 
 #[test]

@@ -49,9 +49,9 @@ pub enum Command {
     Index(IndexArgs),
     /// Run one read-only Cypher query and print the rows.
     ///
-    /// Node tables: Repo, Ref, File, Symbol, External. Relationships: HAS_REF,
-    /// HAS_FILE, CONTAINS (File→Symbol, Symbol→Symbol), IMPORTS. A query that would
-    /// write is refused.
+    /// Node tables: Repo, Ref, File, Symbol, Package (Go), External. Relationships:
+    /// HAS_REF, HAS_FILE, CONTAINS (File→Symbol, Symbol→Symbol), IN_PACKAGE
+    /// (File→Package), IMPORTS. A query that would write is refused.
     Cypher(CypherArgs),
     /// Show the indexed repos and refs with their counts.
     Status(StatusArgs),

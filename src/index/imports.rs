@@ -15,6 +15,7 @@ pub(super) fn import_row(e: &Edge) -> ImportRow {
     let (label, to) = match &e.target {
         Target::Symbol(id) => (ImportLabel::Symbol, id.clone()),
         Target::File(id) => (ImportLabel::File, id.clone()),
+        Target::Package(dir) => (ImportLabel::Package, dir.clone()),
         Target::External(name) => (ImportLabel::External, name.clone()),
     };
     ImportRow {

@@ -29,7 +29,7 @@ use crate::source::layout::{Layout, Manifest};
 use crate::source::walk::{self, Diagnostic, WalkOptions, WalkResult};
 use crate::store::datadir::{DataDir, WriterLock};
 use crate::store::graph::{
-    Changes, FileRows, GraphError, GraphStore, ImportChanges, ImportRow, SymbolDiff,
+    Changes, FileRows, GraphError, GraphStore, ImportChanges, ImportRow, PackageRow, SymbolDiff,
 };
 use crate::store::search;
 
@@ -683,6 +683,12 @@ fn resolve_imports(
         "resolved imports"
     );
     sorted.changes.imports = Some(imports);
+    sorted.changes.packages = Some(
+        resolve::go_packages(&input.rfiles)
+            .into_iter()
+            .map(|(path, files)| PackageRow { path, files })
+            .collect(),
+    );
     Ok(Some(RefState {
         tag: indexed_at,
         files: input.rfiles,
@@ -701,6 +707,18 @@ fn resolution_input(
 ) -> ResolutionInput {
     let replaced: HashSet<&str> = changes.remove_paths.iter().map(String::as_str).collect();
     let mut touched: HashSet<u64> = HashSet::new();
+    // Go packages a changed file belongs to, with their file counts before and
+    // after: importers re-resolve only if one appears or disappears.
+    let mut packages: HashMap<String, (usize, usize)> = replaced
+        .iter()
+        .copied()
+        .chain(rows.iter().map(|r| r.file.path.as_str()))
+        .filter_map(resolve::go_package_of)
+        .map(|d| (d.to_string(), (0, 0)))
+        .collect();
+    for f in &base.files {
+        count_in_package(&mut packages, &f.path, false);
+    }
     let mut old_fps: HashMap<String, Fingerprint> = HashMap::new();
     let mut old_files: HashMap<String, RFile> = HashMap::new();
     let mut entries: Vec<(RFile, FileMeta, bool)> = Vec::with_capacity(base.files.len());
@@ -727,6 +745,15 @@ fn resolution_input(
         touched.extend(resolve::changed_keys(Some(gone), None));
     }
     entries.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+    for (f, _, _) in &entries {
+        count_in_package(&mut packages, &f.path, true);
+    }
+    touched.extend(
+        packages
+            .iter()
+            .filter(|(_, (before, after))| (*before > 0) != (*after > 0))
+            .map(|(dir, _)| resolve::package_key(dir)),
+    );
     let mut input = ResolutionInput {
         rfiles: Vec::with_capacity(entries.len()),
         meta: Vec::with_capacity(entries.len()),
@@ -754,6 +781,21 @@ fn resolution_input(
             .extend(resolve::rust_path_targets(&input.rfiles, &appeared_or_gone));
     }
     input
+}
+
+/// Counts a file in its Go package's (before, after) counts, if that package
+/// is one of `packages`.
+fn count_in_package(packages: &mut HashMap<String, (usize, usize)>, path: &str, after: bool) {
+    if packages.is_empty() {
+        return;
+    }
+    if let Some(c) = resolve::go_package_of(path).and_then(|d| packages.get_mut(d)) {
+        if after {
+            c.1 += 1;
+        } else {
+            c.0 += 1;
+        }
+    }
 }
 
 /// A parsed file as resolution and the state see it.

@@ -92,6 +92,7 @@ pub fn fingerprint(edges: &[Edge]) -> Fingerprint {
         let (label, to) = match &e.target {
             Target::Symbol(id) => (b'S', id),
             Target::File(id) => (b'F', id),
+            Target::Package(dir) => (b'P', dir),
             Target::External(name) => (b'E', name),
         };
         h.update(&[label]);

@@ -236,7 +236,7 @@ impl CruxeMcp {
     }
 
     #[tool(
-        description = "Run one read-only Cypher query on the code graph. Nodes: Repo, Ref, File, Symbol, External; relationships: HAS_FILE, CONTAINS (File->Symbol, Symbol->Symbol), IMPORTS (File->Symbol|File|External). Writes are refused."
+        description = "Run one read-only Cypher query on the code graph. Nodes: Repo, Ref, File, Symbol, Package (a Go package), External; relationships: HAS_FILE, CONTAINS (File->Symbol, Symbol->Symbol), IN_PACKAGE (File->Package), IMPORTS (File->Symbol|File|Package|External). Writes are refused."
     )]
     async fn run_cypher(
         &self,

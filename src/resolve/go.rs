@@ -1,14 +1,14 @@
-//! Go imports: a package of the module (by `go.mod`) is the directory's files.
+//! Go imports: a package of the module (by `go.mod`) is the directory's
+//! non-test files, and an import is one edge to the package (`Target::Package`),
+//! whatever the number of its files.
 
 use super::{Index, Target, dir_of};
 
 pub(super) fn go(ix: &Index<'_>, fi: usize, path: &str) -> Vec<Target> {
     let f = &ix.files[fi];
-    let to_files = |files: &Vec<usize>| -> Vec<Target> {
-        files
-            .iter()
-            .map(|&i| Target::File(ix.files[i].id.clone()))
-            .collect()
+    let package = |dir: &str| -> Option<Vec<Target>> {
+        ix.go_dir(dir)
+            .map(|_| vec![Target::Package(dir.to_string())])
     };
     // vendor/ directories, nearest first, as the go tool looks them up.
     let mut d = dir_of(&f.path);
@@ -18,8 +18,8 @@ pub(super) fn go(ix: &Index<'_>, fi: usize, path: &str) -> Vec<Target> {
         } else {
             format!("{d}/vendor/{path}")
         };
-        if let Some(files) = ix.go_dir(&cand) {
-            return to_files(files);
+        if let Some(found) = package(&cand) {
+            return found;
         }
         if d.is_empty() {
             break;
@@ -39,5 +39,5 @@ pub(super) fn go(ix: &Index<'_>, fi: usize, path: &str) -> Vec<Target> {
         (false, true) => mod_dir.to_string(),
         (false, false) => format!("{mod_dir}/{rel}"),
     };
-    ix.go_dir(&dir).map(to_files).unwrap_or_default()
+    package(&dir).unwrap_or_default()
 }

@@ -55,6 +55,9 @@ pub struct RSymbol {
 pub enum Target {
     Symbol(String),
     File(String),
+    /// A Go package: its directory (its files are the directory's non-test
+    /// `.go` files; see `go_packages`).
+    Package(String),
     /// Not in the indexed code: the name it was resolved to.
     External(String),
 }
@@ -215,9 +218,9 @@ pub fn contributed_keys(f: &RFile) -> Contribution {
         key(&["p", &f.path]),
         key(&["m", fam_str(fam), pkg, &f.module]),
     ];
-    if fam == Family::Go && !f.path.ends_with("_test.go") {
-        structure.push(key(&["g", dir_of(&f.path)]));
-    }
+    // A Go file's package directory is not among them: importers resolve to
+    // the package, not its files, so only a package appearing or disappearing
+    // changes their edges (`package_key`, decided over the whole ref).
     if fam == Family::Rust {
         structure.push(key(&["c", &f.package]));
         for imp in &f.imports {
@@ -247,6 +250,33 @@ pub fn contributed_keys(f: &RFile) -> Contribution {
         definitions,
         imports: key(&["i", &f.path]),
     }
+}
+
+/// The package directory of a Go file that importing the package brings in
+/// (not a `_test.go` file); `None` for any other file.
+pub fn go_package_of(path: &str) -> Option<&str> {
+    (path.ends_with(".go") && !path.ends_with("_test.go")).then(|| dir_of(path))
+}
+
+/// The lookup key of Go package directory `dir`: it changes when the package
+/// appears or disappears (its first file added, its last removed).
+pub fn package_key(dir: &str) -> u64 {
+    key(&["g", dir])
+}
+
+/// The ref's Go packages: each directory with the ids of its importable files,
+/// by directory.
+pub fn go_packages(files: &[RFile]) -> Vec<(String, Vec<String>)> {
+    let mut by_dir: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for f in files.iter().filter(|f| f.language == Language::Go) {
+        if let Some(dir) = go_package_of(&f.path) {
+            by_dir.entry(dir).or_default().push(f.id.clone());
+        }
+    }
+    by_dir
+        .into_iter()
+        .map(|(d, ids)| (d.to_string(), ids))
+        .collect()
 }
 
 /// The keys whose table entries differ between `old` and `new` (either may be
@@ -513,7 +543,7 @@ impl<'a> Index<'a> {
     }
 
     fn go_dir(&self, dir: &str) -> Option<&Vec<usize>> {
-        self.dep(&["g", dir]);
+        self.deps.borrow_mut().push(package_key(dir));
         self.go_dirs.get(dir)
     }
 

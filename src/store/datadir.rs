@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use crate::store::graph::{GraphConfig, GraphError, GraphStore};
 
 /// Bump when the graph schema or the meaning of stored values changes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 const MANIFEST: &str = "manifest.json";
 const LOCK: &str = "writer.lock";

@@ -6,7 +6,7 @@ use kuzu::Connection;
 use super::rows::{Changes, ImportChanges, ImportLabel, ImportRow};
 use super::schema::q;
 use super::write::upsert_repo_and_ref;
-use super::{GraphError, GraphStore, Result, external_id, ref_id};
+use super::{GraphError, GraphStore, Result, external_id, package_id, ref_id};
 
 impl GraphStore {
     /// Writes a whole repo/ref into this (new, empty) database with bulk COPY, each
@@ -31,6 +31,10 @@ fn copy_all(conn: &Connection<'_>, c: &Changes) -> Result<()> {
     };
     copy_files(&mut copier, c)?;
     copy_symbols(&mut copier, c)?;
+    // Few rows (one per Go directory and file): written as statements.
+    if let Some(packages) = &c.packages {
+        super::write::sync_packages(conn, c, packages)?;
+    }
     if let Some(imports) = c.imports.as_ref().map(ImportChanges::rows) {
         copy_imports(&mut copier, c, imports)?;
     }
@@ -185,15 +189,16 @@ fn copy_imports(copier: &mut Copier<'_, '_>, c: &Changes, imports: &[ImportRow])
     for (label, name) in [
         (ImportLabel::Symbol, "copy_imports_symbol"),
         (ImportLabel::File, "copy_imports_file"),
+        (ImportLabel::Package, "copy_imports_package"),
         (ImportLabel::External, "copy_imports_external"),
     ] {
         copier.copy(
             name,
             &mut imports.iter().filter(|r| r.label == label).map(|r| {
-                let to = if label == ImportLabel::External {
-                    external_id(&c.repo, &c.ref_name, &r.to)
-                } else {
-                    r.to.clone()
+                let to = match label {
+                    ImportLabel::External => external_id(&c.repo, &c.ref_name, &r.to),
+                    ImportLabel::Package => package_id(&c.repo, &c.ref_name, &r.to),
+                    _ => r.to.clone(),
                 };
                 vec![
                     r.from.clone(),

@@ -103,6 +103,10 @@ pub fn external_id(repo: &str, ref_name: &str, name: &str) -> String {
     format!("{repo}@{ref_name}:ext:{name}")
 }
 
+pub fn package_id(repo: &str, ref_name: &str, dir: &str) -> String {
+    format!("{repo}@{ref_name}:pkg:{dir}")
+}
+
 pub fn file_id(repo: &str, ref_name: &str, path: &str) -> String {
     format!("{repo}@{ref_name}:{path}")
 }

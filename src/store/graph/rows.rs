@@ -97,6 +97,9 @@ pub struct Changes {
     pub add: std::sync::Arc<Vec<FileRows>>,
     /// The import edges after this run; `None` leaves them as they are.
     pub imports: Option<ImportChanges>,
+    /// The ref's Go packages after this run (directory → its importable files,
+    /// by id), when imports were resolved; `None` leaves them as they are.
+    pub packages: Option<Vec<PackageRow>>,
     /// For changed files (by path) whose stored symbols were diffed against the
     /// new ones: only what differs is written. A changed file without a diff has
     /// all its symbols replaced.
@@ -214,6 +217,13 @@ impl ImportChanges {
     }
 }
 
+/// A Go package: its directory and the ids of its importable files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackageRow {
+    pub path: String,
+    pub files: Vec<String>,
+}
+
 /// How a run changes the import edges of its ref.
 #[derive(Debug, Clone)]
 pub enum ImportChanges {
@@ -233,6 +243,8 @@ pub enum ImportChanges {
 pub enum ImportLabel {
     Symbol,
     File,
+    /// A Go package; `to` is its directory (the node id is derived from it).
+    Package,
     External,
 }
 
@@ -241,14 +253,16 @@ impl ImportLabel {
         match s {
             "Symbol" => Some(ImportLabel::Symbol),
             "File" => Some(ImportLabel::File),
+            "Package" => Some(ImportLabel::Package),
             "External" => Some(ImportLabel::External),
             _ => None,
         }
     }
 }
 
-/// One `IMPORTS` edge. For `External` targets `to` is the external's name (its
-/// node id is derived here); otherwise the target node's id.
+/// One `IMPORTS` edge. For `External` targets `to` is the external's name, for
+/// `Package` targets its directory (their node ids are derived here);
+/// otherwise the target node's id.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ImportRow {
     pub from: String,

@@ -228,6 +228,38 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/ref_file_list.cypher"),
     ),
     (
+        "insert_imports_package",
+        include_str!("../../../queries/insert_imports_package.cypher"),
+    ),
+    (
+        "copy_imports_package",
+        include_str!("../../../queries/copy_imports_package.cypher"),
+    ),
+    (
+        "ref_packages",
+        include_str!("../../../queries/ref_packages.cypher"),
+    ),
+    (
+        "delete_packages",
+        include_str!("../../../queries/delete_packages.cypher"),
+    ),
+    (
+        "insert_packages",
+        include_str!("../../../queries/insert_packages.cypher"),
+    ),
+    (
+        "insert_package_files",
+        include_str!("../../../queries/insert_package_files.cypher"),
+    ),
+    (
+        "delete_package_files",
+        include_str!("../../../queries/delete_package_files.cypher"),
+    ),
+    (
+        "delete_ref_packages",
+        include_str!("../../../queries/delete_ref_packages.cypher"),
+    ),
+    (
         "file_imported_symbols",
         include_str!("../../../queries/file_imported_symbols.cypher"),
     ),

@@ -6,12 +6,13 @@ use std::collections::{HashMap, HashSet};
 use kuzu::{Connection, LogicalType, Value};
 
 use super::rows::{
-    Changes, FileRow, FileRows, ImportChanges, ImportLabel, ImportRow, SymbolDiff, SymbolInsert,
+    Changes, FileRow, FileRows, ImportChanges, ImportLabel, ImportRow, PackageRow, SymbolDiff,
+    SymbolInsert,
 };
 use super::schema::q;
 use super::values::s;
 use super::values::{int, list_of_strings, string};
-use super::{BATCH, GraphStore, Result, external_id, file_id, ref_id};
+use super::{BATCH, GraphStore, Result, external_id, file_id, package_id, ref_id};
 
 impl GraphStore {
     /// Applies one run's changes atomically: all of them or (after a crash or error)
@@ -49,6 +50,9 @@ pub(super) fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
     write_files(conn, c)?;
     rewrite_kept_symbols(conn, c)?;
     insert_new_symbols(conn, c)?;
+    if let Some(packages) = &c.packages {
+        sync_packages(conn, c, packages)?;
+    }
     match &c.imports {
         Some(ImportChanges::All(imports)) => write_imports(conn, c, imports)?,
         Some(ImportChanges::Files {
@@ -69,6 +73,7 @@ fn delete_old(conn: &Connection<'_>, c: &Changes) -> Result<()> {
         for name in [
             "delete_ref_symbols",
             "delete_ref_externals",
+            "delete_ref_packages",
             "delete_ref_files",
         ] {
             let mut stmt = conn.prepare(q(name))?;
@@ -354,15 +359,108 @@ pub(super) fn sync_externals<'x>(
     )
 }
 
+/// Brings the ref's Package nodes and their IN_PACKAGE edges to exactly
+/// `wanted`, touching only what differs (a file added to a package is one
+/// edge, whatever its fan-in). Runs after the files are written and before
+/// the import edges, which may point at a new package.
+pub(super) fn sync_packages(
+    conn: &Connection<'_>,
+    c: &Changes,
+    wanted: &[PackageRow],
+) -> Result<()> {
+    use std::collections::{BTreeSet, HashMap};
+    let mut stmt = conn.prepare(q("ref_packages"))?;
+    let mut have: HashMap<String, BTreeSet<String>> = HashMap::new();
+    for r in conn.execute(
+        &mut stmt,
+        vec![("repo", s(&c.repo)), ("ref", s(&c.ref_name))],
+    )? {
+        let members = have.entry(string(&r[0])).or_default();
+        if let Value::String(f) = &r[1] {
+            members.insert(f.clone());
+        }
+    }
+    let want: HashMap<String, (&str, BTreeSet<&str>)> = wanted
+        .iter()
+        .map(|p| {
+            (
+                package_id(&c.repo, &c.ref_name, &p.path),
+                (
+                    p.path.as_str(),
+                    p.files.iter().map(String::as_str).collect(),
+                ),
+            )
+        })
+        .collect();
+    let mut gone: Vec<&String> = have.keys().filter(|id| !want.contains_key(*id)).collect();
+    gone.sort();
+    for chunk in gone.chunks(BATCH) {
+        let mut stmt = conn.prepare(q("delete_packages"))?;
+        conn.execute(
+            &mut stmt,
+            vec![("ids", list_of_strings(chunk.iter().map(|s| s.to_string())))],
+        )?;
+    }
+    let mut new: Vec<(&String, &str)> = want
+        .iter()
+        .filter(|(id, _)| !have.contains_key(*id))
+        .map(|(id, (path, _))| (id, *path))
+        .collect();
+    new.sort();
+    let fields = ["id", "repo", "ref", "path"];
+    write_batches(
+        conn,
+        q("insert_packages"),
+        &struct_type(&fields, &[]),
+        &fields,
+        new.iter()
+            .map(|(id, path)| vec![s(id), s(&c.repo), s(&c.ref_name), s(path)]),
+        |_| {},
+    )?;
+    let empty = BTreeSet::new();
+    let (mut stale, mut missing) = (Vec::new(), Vec::new());
+    for (id, (_, files)) in &want {
+        let had = have.get(id).unwrap_or(&empty);
+        missing.extend(
+            files
+                .iter()
+                .filter(|f| !had.contains(**f))
+                .map(|f| (*f, id.as_str())),
+        );
+        stale.extend(
+            had.iter()
+                .filter(|f| !files.contains(f.as_str()))
+                .map(|f| (f.as_str(), id.as_str())),
+        );
+    }
+    stale.sort();
+    missing.sort();
+    let fields = ["file", "package"];
+    for (rows, query) in [
+        (stale, "delete_package_files"),
+        (missing, "insert_package_files"),
+    ] {
+        write_batches(
+            conn,
+            q(query),
+            &struct_type(&fields, &[]),
+            &fields,
+            rows.into_iter().map(|(f, p)| vec![s(f), s(p)]),
+            |_| {},
+        )?;
+    }
+    Ok(())
+}
+
 pub(super) const EDGE_FIELDS: [&str; 5] = ["from", "to", "to_name", "line", "alias"];
 
 /// One import edge as an UNWIND row; `to` of an External edge is its name
 /// unless `normalized` (then it is already the node id).
 pub(super) fn edge_row(c: &Changes, r: &ImportRow, normalized: bool) -> Vec<Value> {
-    let to = if r.label == ImportLabel::External && !normalized {
-        external_id(&c.repo, &c.ref_name, &r.to)
-    } else {
-        r.to.clone()
+    let to = match r.label {
+        ImportLabel::External if !normalized => external_id(&c.repo, &c.ref_name, &r.to),
+        ImportLabel::Package if !normalized => package_id(&c.repo, &c.ref_name, &r.to),
+        _ => r.to.clone(),
     };
     vec![
         s(&r.from),
@@ -385,6 +483,7 @@ pub(super) fn insert_import_rows<'r>(
     for (label, query) in [
         (ImportLabel::Symbol, "insert_imports_symbol"),
         (ImportLabel::File, "insert_imports_file"),
+        (ImportLabel::Package, "insert_imports_package"),
         (ImportLabel::External, "insert_imports_external"),
     ] {
         write_batches(
@@ -413,8 +512,10 @@ pub(super) fn write_imports(
     let params = || vec![("repo", s(&c.repo)), ("ref", s(&c.ref_name))];
     let norm = |r: &ImportRow| -> ImportRow {
         let mut r = r.clone();
-        if r.label == ImportLabel::External {
-            r.to = external_id(&c.repo, &c.ref_name, &r.to);
+        match r.label {
+            ImportLabel::External => r.to = external_id(&c.repo, &c.ref_name, &r.to),
+            ImportLabel::Package => r.to = package_id(&c.repo, &c.ref_name, &r.to),
+            _ => {}
         }
         r
     };

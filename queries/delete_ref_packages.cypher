@@ -1,0 +1,1 @@
+MATCH (p:Package) WHERE p.repo = $repo AND p.ref = $ref DETACH DELETE p

@@ -237,7 +237,8 @@ fn go_package_changes_equal_a_fresh_index() {
         .collect()
     };
     let store_dir = repo.join("internal/store");
-    let steps: Vec<(&str, Box<dyn Fn()>)> = vec![
+    type Step<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let steps: Vec<Step<'_>> = vec![
         (
             "add a file",
             Box::new(|| {

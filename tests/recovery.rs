@@ -1,13 +1,16 @@
-//! A server stopped at any moment of a long run (SIGTERM, or kill -9) comes
-//! back: the next `cruxe serve` on the same data dir opens the last committed
-//! state, answers, and finishes the interrupted work. SIGTERM itself stops
+//! A writer stopped at any moment of a long run (a server's run by SIGTERM or
+//! kill -9, a `cruxe index` by kill -9) leaves a data dir the next `cruxe
+//! serve` opens: with the last committed state, answering, and finishing the
+//! interrupted work. SIGTERM itself stops
 //! cleanly (the run is abandoned before it commits, the graph checkpointed).
 
 use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::common::cruxe_bin;
 use crate::mcp::{Server, client, results, serve_paths, wait_ready};
 
 /// A Go module whose package `hub` every other package imports (the fan-in of
@@ -91,23 +94,53 @@ fn a_server_stopped_or_killed_mid_run_restarts_answers_and_catches_up() {
         seed % max.max(1)
     };
     let mut terms = Vec::new();
+    let mut stops = [0; 3];
     for round in 1..=ROUNDS {
         let tag = format!("r{round}");
         // Every file changes, and the popular package gains a file.
-        write_tree(&repo, PACKAGES, PER, &tag);
-        std::fs::write(
-            repo.join(format!("hub/round{round}.go")),
-            format!("package hub\n\nfunc Round{round}() {{}}\n"),
-        )
-        .expect("write");
-        std::thread::sleep(Duration::from_millis(next(run.as_millis() as u64)));
-        if round % 2 == 0 {
-            let (clean, took) = server.terminate();
-            assert!(clean, "round {round}: SIGTERM must exit cleanly");
-            terms.push(took);
-        } else {
-            server.kill9();
+        let change = || {
+            write_tree(&repo, PACKAGES, PER, &tag);
+            std::fs::write(
+                repo.join(format!("hub/round{round}.go")),
+                format!("package hub\n\nfunc Round{round}() {{}}\n"),
+            )
+            .expect("write");
+        };
+        let pause = Duration::from_millis(next(run.as_millis() as u64));
+        match round % 3 {
+            // The server's run gets SIGTERM.
+            0 => {
+                change();
+                std::thread::sleep(pause);
+                let (clean, took) = server.terminate();
+                assert!(clean, "round {round}: SIGTERM must exit cleanly");
+                terms.push(took);
+            }
+            // The server's run gets kill -9.
+            1 => {
+                change();
+                std::thread::sleep(pause);
+                server.kill9();
+            }
+            // A `cruxe index` run gets kill -9 (the server was stopped first).
+            _ => {
+                assert!(
+                    server.terminate().0,
+                    "round {round}: SIGTERM must exit cleanly"
+                );
+                change();
+                let mut cli = Command::new(cruxe_bin())
+                    .args(["index", repo.to_str().expect("utf8"), "--data", &data_arg])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .expect("spawn cruxe index");
+                std::thread::sleep(pause);
+                let _ = cli.kill();
+                let _ = cli.wait();
+            }
         }
+        stops[round % 3] += 1;
         server = serve();
         wait_ready(&server);
         answers(
@@ -119,7 +152,7 @@ fn a_server_stopped_or_killed_mid_run_restarts_answers_and_catches_up() {
             ],
         );
     }
-    eprintln!("SIGTERM to exit: {terms:?}");
+    eprintln!("SIGTERM to exit: {terms:?}; stops (term, kill -9, CLI kill -9): {stops:?}");
     assert!(
         terms.iter().all(|t| *t < Duration::from_secs(30)),
         "SIGTERM stops promptly: {terms:?}"

@@ -118,9 +118,8 @@ class Plan:
         # Names defined exactly once, by file: a deleted or renamed file is seen
         # through one of them.
         unique = cypher(cruxe, data,
-                        "MATCH (s:Symbol) WHERE s.kind IN ['fn', 'struct', 'class', 'type', 'interface'] "
-                        "WITH s.name AS n, count(*) AS c, min(s.path) AS p WHERE c = 1 "
-                        "RETURN n, p")
+                        "MATCH (s:Symbol) WITH s.name AS n, count(*) AS c, min(s.path) AS p "
+                        "WHERE c = 1 RETURN n, p")
         self.unique = {}
         for r in unique:
             if r["n"].isidentifier():

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::IndexReport;
 use super::state::{FileMeta, RefState};
-use crate::source::walk::{Diagnostic, SourceFile, WalkResult};
+use crate::source::walk::{Diagnostic, SourceFile, WalkOptions, WalkResult};
 use crate::store::datadir::WriterLock;
 use crate::store::graph::GraphStore;
 
@@ -118,15 +118,19 @@ pub(super) fn remember(
 }
 
 /// The walk a server run can skip: the previous run's files with the watcher's
-/// changes applied, when every changed path is a source file the ref already
-/// has (edited or deleted). `None` when the tree must be walked.
+/// changes applied, when every changed path is a file the ref already has
+/// (edited or deleted) or a new file (then only the directories that gained
+/// files are walked, with the same ignore rules). `None` when the tree must
+/// be walked (a manifest or ignore file changed, a directory appeared, no
+/// previous walk).
 pub(super) fn quick_walk(
     states: &StateCache,
     root: &Path,
     state_path: &Path,
     changed: &[String],
-    max_file_size: u64,
+    opts: &WalkOptions,
 ) -> Option<WalkResult> {
+    let max_file_size = opts.max_file_size;
     let cache = states.lock();
     let cached = cache.get(state_path)?;
     let memo = cached.walk.as_ref()?;
@@ -139,14 +143,28 @@ pub(super) fn quick_walk(
         .cloned()
         .collect();
     let mut gone: HashSet<&str> = HashSet::new();
+    let mut appeared: Vec<String> = Vec::new();
     for &p in &changed {
         let name = p.rsplit('/').next().unwrap_or(p);
         if crate::source::layout::MANIFEST_NAMES.contains(&name)
             || name == ".gitignore"
             || name == ".ignore"
-            || !known.contains(p)
         {
             return None;
+        }
+        if !known.contains(p) {
+            match std::fs::symlink_metadata(root.join(p)) {
+                Ok(m) if m.is_file() => {
+                    let dir = p.rsplit_once('/').map_or("", |(d, _)| d).to_string();
+                    if !appeared.contains(&dir) {
+                        appeared.push(dir);
+                    }
+                }
+                // Come and gone (an editor's temporary file): nothing to do.
+                Err(_) => {}
+                Ok(_) => return None,
+            }
+            continue;
         }
         match std::fs::symlink_metadata(root.join(p)) {
             Ok(m) if m.is_file() => {
@@ -167,17 +185,30 @@ pub(super) fn quick_walk(
             }
         }
     }
-    let sources = cached
+    let in_appeared = |path: &str| {
+        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+        appeared.iter().any(|d| d == dir)
+    };
+    let mut sources: Vec<SourceFile> = cached
         .state
         .files
         .iter()
-        .filter(|f| !gone.contains(f.path.as_str()))
+        .filter(|f| !gone.contains(f.path.as_str()) && !in_appeared(&f.path))
         .map(|f| SourceFile {
             path: f.path.clone(),
             abs_path: root.join(&f.path),
             language: f.language,
         })
         .collect();
+    if !appeared.is_empty() {
+        let walked = crate::source::walk::walk_dirs(root, opts, &appeared);
+        diagnostics.retain(|d| !in_appeared(&d.path));
+        diagnostics.extend(walked.diagnostics);
+        sources.extend(walked.sources);
+        let by_components = |a: &str, b: &str| a.split('/').cmp(b.split('/'));
+        sources.sort_by(|a, b| by_components(&a.path, &b.path));
+        diagnostics.sort_by(|a, b| by_components(&a.path, &b.path));
+    }
     Some(WalkResult {
         sources,
         manifests: memo.manifests.clone(),

@@ -236,7 +236,7 @@ fn walk_and_open(
             &run.root,
             &run.state_path,
             paths,
-            run.walk_opts.max_file_size,
+            &run.walk_opts,
         ),
         _ => None,
     };

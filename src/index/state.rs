@@ -111,39 +111,27 @@ impl RefState {
     /// Writes the state atomically (temp file, rename). Not fsynced: after a power
     /// loss a torn file fails its checksum and the next run reads the graph.
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        use rayon::prelude::*;
         let mut buf = Vec::with_capacity(1 << 20);
         buf.extend_from_slice(MAGIC);
         put_str(&mut buf, &self.tag);
         put_u32(&mut buf, self.files.len() as u32);
-        for (f, m) in self.files.iter().zip(&self.meta) {
-            for s in [&f.id, &f.path, &f.module, &f.package] {
-                put_str(&mut buf, s);
-            }
-            buf.push(language_code(f.language));
-            put_str(&mut buf, &m.content_hash);
-            put_str(&mut buf, &m.imports_text);
-            buf.extend_from_slice(&m.fingerprint);
-            put_u32(&mut buf, m.deps.len() as u32);
-            for d in &m.deps {
-                buf.extend_from_slice(&d.to_le_bytes());
-            }
-            put_u32(&mut buf, m.externals.len() as u32);
-            for x in &m.externals {
-                put_str(&mut buf, x);
-            }
-            for n in [m.symbols, m.edges, m.unresolved] {
-                put_u32(&mut buf, n);
-            }
-            put_symbols(&mut buf, f);
-            put_u32(&mut buf, m.parents.len() as u32);
-            for p in &m.parents {
-                put_u32(&mut buf, *p);
-            }
-            put_u32(&mut buf, m.marks.len() as u32);
-            for m in &m.marks {
-                buf.extend_from_slice(&m[0].to_le_bytes());
-                buf.extend_from_slice(&m[1].to_le_bytes());
-            }
+        // Files encoded side by side (a big ref's state is tens of MB), then
+        // joined in order.
+        let parts: Vec<Vec<u8>> = self
+            .files
+            .par_chunks(512)
+            .zip(self.meta.par_chunks(512))
+            .map(|(files, meta)| {
+                let mut buf = Vec::with_capacity(64 << 10);
+                for (f, m) in files.iter().zip(meta) {
+                    encode_file(&mut buf, f, m);
+                }
+                buf
+            })
+            .collect();
+        for part in parts {
+            buf.extend_from_slice(&part);
         }
         let sum = blake3::hash(&buf);
         buf.extend_from_slice(sum.as_bytes());
@@ -277,6 +265,38 @@ fn packed_id(id: &str) -> Option<[u8; 12]> {
     (hex.bytes()
         .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
     .then_some(out)
+}
+
+/// One file's part of the state file.
+fn encode_file(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
+    for s in [&f.id, &f.path, &f.module, &f.package] {
+        put_str(buf, s);
+    }
+    buf.push(language_code(f.language));
+    put_str(buf, &m.content_hash);
+    put_str(buf, &m.imports_text);
+    buf.extend_from_slice(&m.fingerprint);
+    put_u32(buf, m.deps.len() as u32);
+    for d in &m.deps {
+        buf.extend_from_slice(&d.to_le_bytes());
+    }
+    put_u32(buf, m.externals.len() as u32);
+    for x in &m.externals {
+        put_str(buf, x);
+    }
+    for n in [m.symbols, m.edges, m.unresolved] {
+        put_u32(buf, n);
+    }
+    put_symbols(buf, f);
+    put_u32(buf, m.parents.len() as u32);
+    for p in &m.parents {
+        put_u32(buf, *p);
+    }
+    put_u32(buf, m.marks.len() as u32);
+    for m in &m.marks {
+        buf.extend_from_slice(&m[0].to_le_bytes());
+        buf.extend_from_slice(&m[1].to_le_bytes());
+    }
 }
 
 fn put_u32(buf: &mut Vec<u8>, n: u32) {

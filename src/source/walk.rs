@@ -70,6 +70,31 @@ enum Found {
 /// depth-first walk (a directory's files before those of a sibling that sorts
 /// after it), whatever the threads' order.
 pub fn walk(root: &Path, opts: &WalkOptions) -> WalkResult {
+    walk_within(root, opts, None)
+}
+
+/// The walk of the files directly inside `dirs` (repo-relative) alone: nothing
+/// else is entered, and the same ignore files apply (those of every directory
+/// above them are read on the way down). For a server that saw files appear.
+pub fn walk_dirs(root: &Path, opts: &WalkOptions, dirs: &[String]) -> WalkResult {
+    walk_within(root, opts, Some(dirs))
+}
+
+/// Whether the walk restricted to `dirs` enters `rel` (a directory on the way
+/// to one of them, or one of them) or takes it (a file directly inside one).
+fn within(dirs: &[String], rel: &str, is_dir: bool) -> bool {
+    if is_dir {
+        rel.is_empty()
+            || dirs
+                .iter()
+                .any(|d| d == rel || d.strip_prefix(rel).is_some_and(|r| r.starts_with('/')))
+    } else {
+        let parent = rel.rsplit_once('/').map_or("", |(d, _)| d);
+        dirs.iter().any(|d| d == parent)
+    }
+}
+
+fn walk_within(root: &Path, opts: &WalkOptions, only: Option<&[String]>) -> WalkResult {
     let mut result = WalkResult {
         has_src_dir: root.join("src").is_dir(),
         ..WalkResult::default()
@@ -85,6 +110,7 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> WalkResult {
     let outside = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Diagnostic>::new()));
     let (outside_w, root_w, canonical_w) =
         (outside.clone(), root.to_path_buf(), canonical_root.clone());
+    let only: Option<Vec<String>> = only.map(<[String]>::to_vec);
     let walker = WalkBuilder::new(root)
         .follow_links(true)
         .hidden(true)
@@ -98,6 +124,13 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> WalkResult {
             let name = e.file_name();
             if name == ".git" || name == ".cruxe" {
                 return false;
+            }
+            if let Some(dirs) = &only {
+                let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+                let rel = relative(&root_w, e.path()).unwrap_or_default();
+                if !within(dirs, &rel, is_dir) {
+                    return false;
+                }
             }
             if e.path_is_symlink() && e.file_type().is_some_and(|t| t.is_dir()) {
                 let inside = e

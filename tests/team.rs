@@ -370,6 +370,8 @@ fn saved_changes_become_visible() {
     let repo = tmp.path().join("py");
     copy_tree(&fixture("python"), &repo);
     std::fs::write(repo.join(".gitignore"), "build/\n").expect("write");
+    // A directory's own ignore file, read when a run walks just that directory.
+    std::fs::write(repo.join("auth/.gitignore"), "*_generated.py\n").expect("write");
     let server = serve_paths(tmp, std::slice::from_ref(&repo), &[], &[]);
     wait_ready(&server);
 
@@ -383,6 +385,11 @@ fn saved_changes_become_visible() {
     assert_eq!(last_run(), before, "an ignored file started a run");
 
     std::fs::write(
+        repo.join("auth/tokens_generated.py"),
+        "def ignored_beside(token):\n    return token\n",
+    )
+    .expect("write");
+    std::fs::write(
         repo.join("auth/fresh.py"),
         "def just_saved(token):\n    return token\n",
     )
@@ -391,9 +398,15 @@ fn saved_changes_become_visible() {
         "transport": "http", "url": server.url(),
         "calls": [
             ["get_symbol_hierarchy", {"symbol_name": "just_saved"}, {"until": "ok", "timeout_s": 30}],
+            ["get_symbol_hierarchy", {"symbol_name": "ignored_beside"}],
         ],
     }));
     let r = results(&report);
+    assert_eq!(
+        r[1].0["error"]["code"], "symbol_not_found",
+        "a new file its directory's .gitignore names was indexed: {}",
+        r[1].0
+    );
     assert_eq!(
         r[0].0["hierarchy"][0]["path"], "auth/fresh.py",
         "{}",

@@ -49,10 +49,11 @@ pub struct IndexOptions {
     /// state stays in memory between runs.
     pub defer_finish: bool,
     /// Server mode: the repo-relative paths a file watcher saw change since the
-    /// last run. When the run's previous state is in memory and the change only
-    /// edits or deletes known source files, the tree is not walked and only
-    /// these files are read; anything else (a new file, a manifest or ignore
-    /// file, no state in memory) falls back to the full walk.
+    /// last run. When the run's previous state is in memory and the change
+    /// edits, deletes or adds files, the tree is not walked (only directories
+    /// that gained files are) and only these files are read; anything else (a
+    /// new directory, a manifest or ignore file, no state in memory) falls back
+    /// to the full walk.
     pub changed_paths: Option<Vec<String>>,
     /// Memory of the search index writer, in MiB [default: `search::DEFAULT_WRITER_MB`].
     pub search_writer_mb: Option<usize>,

@@ -883,9 +883,7 @@ impl Service {
                 tracing::warn!("cannot undo an interrupted run: {e}");
             }
             store.data.clear_query_snapshots();
-            if store.graph().is_none() {
-                self.open_recovering(store);
-            }
+            self.open_recovering(store);
         }
         let (tx, rx) = std::sync::mpsc::channel::<Job>();
         for (i, served) in self.repos.iter().enumerate() {
@@ -935,9 +933,12 @@ impl Service {
             .expect("spawn the indexer thread")
     }
 
-    /// Opens a store's graph after whatever stop left it (see
-    /// `DataDir::open_graph_recovering`); the runs that follow catch up.
+    /// Opens a store's graph, if it is not open, after whatever stop left it
+    /// (see `DataDir::open_graph_recovering`); the runs that follow catch up.
     fn open_recovering(&self, store: &Store) {
+        if store.graph().is_some() || !store.data.exists() {
+            return;
+        }
         match store.data.open_graph_recovering(&self.served_graph()) {
             Ok(Some(g)) => store.refresh(Some(Arc::new(g))),
             Ok(None) => {}
@@ -1051,9 +1052,7 @@ impl Service {
         let mut opts = self.cfg.index.clone();
         opts.repo = Some(served.name.clone());
         opts.ref_name = Some(served.ref_name.clone());
-        if store.graph().is_none() && store.data.exists() {
-            self.open_recovering(store);
-        }
+        self.open_recovering(store);
         let shared = store.graph();
         let seen = served.changes_seen.load(Ordering::SeqCst);
         let git_seen =

@@ -60,10 +60,10 @@ pub(super) fn open_for_write(
     let saving = (shared.is_none() && !opts.force && data.exists())
         .then(|| SavedCopy::start(data, opts.defer_finish));
     let owned = match shared {
-        // Whatever a stop left: readers waited for, an unreadable log or
-        // database set aside (then the run builds a new one).
-        None if data.exists() => match data.open_graph_recovering(&opts.graph) {
-            Ok(g) => g,
+        // A damaged database is not set aside here (a server does that): the
+        // data dir may hold other repos and refs, and --force says so.
+        None if data.exists() => match data.open_graph(&opts.graph) {
+            Ok(g) => Some(g),
             // A damaged database cannot be updated, but --force can always
             // build a new one aside and publish it (other refs it held must then
             // be indexed again).

@@ -300,3 +300,73 @@ fn deep_nesting_is_capped_and_replaced_cleanly() {
     index(&repo, &fresh);
     assert_eq!(snapshot(&data), snapshot(&fresh));
 }
+
+/// Asks for a stop when the run reaches `phase` (as a server's shutdown would
+/// while the run is there).
+struct StopAt<'a> {
+    phase: &'static str,
+    stop: &'a cruxe::index::Stop,
+}
+
+impl cruxe::index::Progress for StopAt<'_> {
+    fn phase(&self, name: &str, _total: u64) {
+        if name == self.phase {
+            self.stop.request();
+        }
+    }
+}
+
+/// A run asked to stop gives up: while parsing, or with its transaction
+/// written but not committed (rolled back), or while building a new database
+/// (never published). The index keeps its previous state, and the next run
+/// does the work.
+#[test]
+fn a_stopped_run_leaves_the_previous_state() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("inc");
+    copy_tree(&fixture("python"), &repo);
+    let data = DataDir::new(tmp.path().join("data"));
+
+    // A first index stopped while its new database is loaded: nothing published.
+    let stopped = |phase: &'static str| {
+        let o = cruxe::index::IndexOptions {
+            stop: cruxe::index::Stop::default(),
+            ..opts("inc")
+        };
+        let progress = StopAt {
+            phase,
+            stop: &o.stop,
+        };
+        index_repo(&repo, &data, &o, &progress)
+    };
+    assert!(matches!(
+        stopped("writing"),
+        Err(cruxe::index::IndexError::Stopped)
+    ));
+    assert!(!data.exists(), "a stopped first index published a graph");
+
+    index_repo(&repo, &data, &opts("inc"), &Silent).expect("index");
+    let before = snapshot(&data);
+    std::fs::write(
+        repo.join("auth/late.py"),
+        "def arrived_late(x):\n    return x\n",
+    )
+    .expect("write");
+    std::fs::remove_file(repo.join("services/user_service.py")).expect("rm");
+    for phase in ["parsing", "resolving imports", "writing"] {
+        assert!(
+            matches!(stopped(phase), Err(cruxe::index::IndexError::Stopped)),
+            "stopped at {phase}"
+        );
+        assert_eq!(snapshot(&data), before, "stopped at {phase}");
+    }
+    index_repo(&repo, &data, &opts("inc"), &Silent).expect("index");
+    let after = snapshot(&data);
+    assert_ne!(after, before);
+    assert!(after.iter().any(|l| l.contains("arrived_late")));
+    assert!(
+        !after
+            .iter()
+            .any(|l| l.starts_with("file services/user_service.py "))
+    );
+}

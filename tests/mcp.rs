@@ -191,6 +191,19 @@ pub fn client(script: Value) -> Value {
     serde_json::from_slice(&out.stdout).expect("client json")
 }
 
+/// Waits until every name has a hierarchy answer (the server caught up), at
+/// most `timeout_s` per name.
+pub fn wait_answered(server: &Server, names: &[String], timeout_s: u64) {
+    let calls: Vec<Value> = names
+        .iter()
+        .map(|n| json!(["get_symbol_hierarchy", {"symbol_name": n}, {"until": "ok", "timeout_s": timeout_s}]))
+        .collect();
+    let report = client(json!({"transport": "http", "url": server.url(), "calls": calls}));
+    for (v, err) in results(&report) {
+        assert!(!err, "{v}");
+    }
+}
+
 /// Calls tools over HTTP through the SDK; returns each result's structured JSON
 /// (checked to equal the text content) and whether it was an error.
 pub fn call_all(server: &Server, calls: &[(&str, Value)]) -> Vec<(Value, bool)> {

@@ -8,10 +8,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use serde_json::{Value, json};
-
 use crate::common::cruxe_bin;
-use crate::mcp::{Server, client, results, serve_paths, wait_ready};
+use crate::mcp::{serve_paths, wait_answered, wait_ready};
 
 /// A Go module whose package `hub` every other package imports (the fan-in of
 /// a popular package), each function named after `tag` so a run rewrites
@@ -44,18 +42,6 @@ fn write_tree(root: &Path, packages: usize, per: usize, tag: &str) {
     }
 }
 
-/// Waits until every name has a hierarchy answer (the server caught up).
-fn answers(server: &Server, names: &[String]) {
-    let calls: Vec<Value> = names
-        .iter()
-        .map(|n| json!(["get_symbol_hierarchy", {"symbol_name": n}, {"until": "ok", "timeout_s": 60}]))
-        .collect();
-    let report = client(json!({"transport": "http", "url": server.url(), "calls": calls}));
-    for (v, err) in results(&report) {
-        assert!(!err, "{v}");
-    }
-}
-
 #[test]
 fn a_server_stopped_or_killed_mid_run_restarts_answers_and_catches_up() {
     const PACKAGES: usize = 60;
@@ -79,7 +65,7 @@ fn a_server_stopped_or_killed_mid_run_restarts_answers_and_catches_up() {
     // How long a run over every file takes here: the stops land inside it.
     let started = std::time::Instant::now();
     write_tree(&repo, PACKAGES, PER, "warm");
-    answers(&server, &["P0_warm".to_string()]);
+    wait_answered(&server, &["P0_warm".to_string()], 60);
     let run = started.elapsed().max(Duration::from_millis(300));
     let mut seed: u64 = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -143,13 +129,14 @@ fn a_server_stopped_or_killed_mid_run_restarts_answers_and_catches_up() {
         stops[round % 3] += 1;
         server = serve();
         wait_ready(&server);
-        answers(
+        wait_answered(
             &server,
             &[
                 format!("Round{round}"),
                 format!("P{}_{tag}", round % PACKAGES),
                 format!("P{}_{tag}", (round * 7 + 3) % PACKAGES),
             ],
+            60,
         );
     }
     eprintln!("SIGTERM to exit: {terms:?}; stops (term, kill -9, CLI kill -9): {stops:?}");

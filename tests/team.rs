@@ -625,14 +625,7 @@ fn a_kill_before_the_checkpoint_of_quick_saves_loses_nothing() {
         )
     };
     let visible = |server: &crate::mcp::Server, names: &[String]| {
-        let calls: Vec<Value> = names
-            .iter()
-            .map(|n| json!(["get_symbol_hierarchy", {"symbol_name": n}, {"until": "ok", "timeout_s": 30}]))
-            .collect();
-        let report = client(json!({"transport": "http", "url": server.url(), "calls": calls}));
-        for (v, err) in results(&report) {
-            assert!(!err, "{v}");
-        }
+        crate::mcp::wait_answered(server, names, 30)
     };
     let server = serve();
     wait_ready(&server);

@@ -683,12 +683,22 @@ fn resolve_imports(
         "resolved imports"
     );
     sorted.changes.imports = Some(imports);
-    sorted.changes.packages = Some(
-        resolve::go_packages(&input.rfiles)
-            .into_iter()
-            .map(|(path, files)| PackageRow { path, files })
-            .collect(),
-    );
+    // Package membership follows paths: with a trusted state it can only change
+    // when a Go file appeared or went (then the ref's packages are synced).
+    let go_file_came_or_went = rows
+        .iter()
+        .filter(|r| !r.existing)
+        .map(|r| r.file.path.as_str())
+        .chain(sorted.changes.drop_files.iter().map(String::as_str))
+        .any(|p| resolve::go_package_of(p).is_some());
+    if !trusted || go_file_came_or_went {
+        sorted.changes.packages = Some(
+            resolve::go_packages(&input.rfiles)
+                .into_iter()
+                .map(|(path, files)| PackageRow { path, files })
+                .collect(),
+        );
+    }
     Ok(Some(RefState {
         tag: indexed_at,
         files: input.rfiles,

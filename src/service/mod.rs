@@ -760,10 +760,16 @@ enum Job {
 }
 
 impl Service {
-    /// The settings of the graphs this server keeps open.
-    fn served_graph(&self) -> crate::store::graph::GraphConfig {
+    /// The settings of the graph this server keeps open from `data`. Kuzu's
+    /// CHECKPOINT needs buffer pool in proportion to the database file, whatever
+    /// little it writes (measured: a 339 MB file fails in 192 MiB, passes in
+    /// 256), and a failed one leaves Kuzu unusable (the next read crashed the
+    /// server). So the pool is at least the file's size and a quarter more.
+    /// It is a cap: the server's memory follows the pages it touches.
+    fn served_graph(&self, data: &DataDir) -> crate::store::graph::GraphConfig {
+        let file = data.graph_bytes().unwrap_or(0);
         crate::store::graph::GraphConfig {
-            buffer_pool_bytes: self.cfg.serving_buffer_pool_bytes,
+            buffer_pool_bytes: self.cfg.serving_buffer_pool_bytes.max(file + file / 4),
             ..self.cfg.index.graph.clone()
         }
     }
@@ -939,7 +945,10 @@ impl Service {
         if store.graph().is_some() || !store.data.exists() {
             return;
         }
-        match store.data.open_graph_recovering(&self.served_graph()) {
+        match store
+            .data
+            .open_graph_recovering(&self.served_graph(&store.data))
+        {
             Ok(Some(g)) => store.refresh(Some(Arc::new(g))),
             Ok(None) => {}
             Err(e) => tracing::warn!("cannot open {}: {e}", store.data.root().display()),
@@ -1105,7 +1114,7 @@ impl Service {
                 }
                 if report.republished || store.graph().is_none() {
                     store.refresh(None);
-                    match store.data.open_graph(&self.served_graph()) {
+                    match store.data.open_graph(&self.served_graph(&store.data)) {
                         Ok(g) => store.refresh(Some(Arc::new(g))),
                         Err(e) => {
                             served.set(IndexingStatus::Failed, Some(e.to_string()), None);

@@ -142,6 +142,12 @@ impl DataDir {
     }
 
     /// Whether an index exists here at all.
+    /// The size of the current database file, in bytes.
+    pub fn graph_bytes(&self) -> Option<u64> {
+        let path = self.graph_path().ok()??;
+        std::fs::metadata(path).ok().map(|m| m.len())
+    }
+
     pub fn exists(&self) -> bool {
         matches!(self.graph_path(), Ok(Some(p)) if p.exists())
     }
@@ -258,7 +264,9 @@ impl DataDir {
     }
 
     fn copy_aside(&self, graph: &Path, abort: &dyn Fn() -> bool) -> Result<bool, DataDirError> {
-        const CHUNK: u64 = 16 << 20;
+        // Small enough that a change arriving mid-copy waits for one chunk
+        // (copy and flush, ~10 ms), not for a large part of the file.
+        const CHUNK: u64 = 4 << 20;
         let (wal, bak) = (wal_of(graph), bak_of(graph));
         let wal_bak = bak_of(&wal);
         let tmp = PathBuf::from(format!("{}.tmp", bak.display()));

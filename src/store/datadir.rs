@@ -264,9 +264,7 @@ impl DataDir {
     }
 
     fn copy_aside(&self, graph: &Path, abort: &dyn Fn() -> bool) -> Result<bool, DataDirError> {
-        // Small enough that a change arriving mid-copy waits for one chunk
-        // (copy and flush, ~10 ms), not for a large part of the file.
-        const CHUNK: u64 = 4 << 20;
+        const CHUNK: u64 = 16 << 20;
         let (wal, bak) = (wal_of(graph), bak_of(graph));
         let wal_bak = bak_of(&wal);
         let tmp = PathBuf::from(format!("{}.tmp", bak.display()));

@@ -4,6 +4,7 @@ mod common;
 
 mod bad_input;
 mod cli;
+mod compaction;
 mod crash;
 mod extraction;
 mod hierarchy;

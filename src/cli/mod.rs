@@ -226,6 +226,11 @@ pub struct Resources {
     /// Memory of the search index writer in MiB, at least 15 [default: 256].
     #[arg(long, env = "CRUXE_SEARCH_WRITER_MB")]
     pub search_writer_mb: Option<usize>,
+    /// Compact the graph (rewrite it without the space of replaced rows) once
+    /// re-index runs have grown its file to twice its built size and by at
+    /// least this many MiB [default: 64].
+    #[arg(long, env = "CRUXE_COMPACT_GROWTH_MB")]
+    pub compact_growth_mb: Option<u64>,
 }
 
 impl Resources {
@@ -236,6 +241,9 @@ impl Resources {
         };
         if let Some(t) = self.threads {
             cfg.threads = t.max(1);
+        }
+        if let Some(mb) = self.compact_growth_mb {
+            cfg.compact_growth_bytes = mb << 20;
         }
         cfg
     }

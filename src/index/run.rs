@@ -985,11 +985,16 @@ fn write<'s>(
             }
         };
         let applied_ms = t.elapsed().as_millis() as u64;
+        let mut written = written;
         if opts.defer_finish {
             sorted.report.finish_pending = true;
         } else {
             written.graph().checkpoint()?;
             data.discard_saved();
+            if let Written::Own(st) = written {
+                let st = super::write::compact_if_outgrown(data, opts, run.progress, st)?;
+                written = Written::Own(st);
+            }
         }
         let checkpoint_ms = t.elapsed().as_millis() as u64 - applied_ms;
         tracing::debug!(saved_ms, applied_ms, checkpoint_ms, "in-place write");

@@ -139,3 +139,40 @@ impl Drop for SavedCopy {
         }
     }
 }
+
+/// After an in-place run of its own committed and checkpointed: compacts the
+/// graph when in-place runs have outgrown it (see `DataDir::compact`), and
+/// returns the graph to go on with. The run's changes are committed whatever
+/// happens here: a compaction that fails is only reported, and tried again by
+/// the next run.
+pub(super) fn compact_if_outgrown(
+    data: &DataDir,
+    opts: &IndexOptions,
+    progress: &dyn super::Progress,
+    st: Box<GraphStore>,
+) -> Result<Box<GraphStore>, IndexError> {
+    let Some((built, now)) = data.outgrown(&opts.graph) else {
+        return Ok(st);
+    };
+    progress.phase("compacting the graph", 0);
+    let started = Instant::now();
+    match data.compact(&st, &opts.graph) {
+        Ok(bytes) => {
+            tracing::info!(
+                built_mb = built >> 20,
+                grown_mb = now >> 20,
+                compacted_mb = bytes >> 20,
+                ms = started.elapsed().as_millis() as u64,
+                "compacted the graph"
+            );
+            drop(st);
+            // The previous file's leftovers (Kuzu may write a log on close).
+            let _ = data.remove_stale_graphs();
+            Ok(Box::new(data.open_graph(&opts.graph)?))
+        }
+        Err(e) => {
+            tracing::warn!("compacting the graph failed (the next run tries again): {e}");
+            Ok(st)
+        }
+    }
+}

@@ -375,6 +375,65 @@ impl Store {
         }
     }
 
+    /// Serves `graph`, a new database file holding the same rows as the one
+    /// served (a compacted copy): catalogs are kept, stamped with its state;
+    /// search indexes are reopened with them.
+    fn swap_graph(&self, graph: Arc<GraphStore>) {
+        if let Ok(mut g) = self.graph.write() {
+            *g = Some(graph.clone());
+        }
+        if let Ok(mut c) = self.catalogs.write() {
+            for ((repo, ref_name), cat) in c.iter_mut() {
+                *cat = Arc::new(cat.with_state(graph.state(repo, ref_name)));
+            }
+        }
+        if let Ok(mut s) = self.searches.write() {
+            s.clear();
+        }
+    }
+
+    /// Compacts the graph `live` (just checkpointed) when in-place runs have
+    /// outgrown it (see `DataDir::compact`), and serves the copy. Tool calls
+    /// keep reading `live` meanwhile; the indexer thread, the only writer, is
+    /// here. The graph now served.
+    fn compact_if_outgrown(
+        &self,
+        live: &Arc<GraphStore>,
+        cfg: &crate::store::graph::GraphConfig,
+    ) -> Arc<GraphStore> {
+        let Some((built, now)) = self.data.outgrown(cfg) else {
+            return live.clone();
+        };
+        let started = std::time::Instant::now();
+        let compacted = self
+            .data
+            .compact(live, cfg)
+            .and_then(|bytes| Ok((bytes, self.data.open_graph(cfg)?)));
+        match compacted {
+            Ok((bytes, graph)) => {
+                tracing::info!(
+                    built_mb = built >> 20,
+                    grown_mb = now >> 20,
+                    compacted_mb = bytes >> 20,
+                    ms = started.elapsed().as_millis() as u64,
+                    "compacted the graph"
+                );
+                let graph = Arc::new(graph);
+                self.swap_graph(graph.clone());
+                graph
+            }
+            // Not published: `live` is still the current graph. Published but
+            // not opened: the next run opens it (or recovers).
+            Err(e) => {
+                tracing::warn!("compacting the graph failed: {e}");
+                if self.data.graph_path().ok().flatten().as_deref() != Some(live.path()) {
+                    self.refresh(None);
+                }
+                live.clone()
+            }
+        }
+    }
+
     fn refresh(&self, graph: Option<Arc<GraphStore>>) {
         let refs = graph
             .as_ref()
@@ -729,6 +788,7 @@ fn finish_all(
     unfinished: &mut Vec<Unfinished>,
     rx: Option<&Receiver<Job>>,
     carry: &std::cell::RefCell<Vec<Job>>,
+    cfg: &crate::store::graph::GraphConfig,
 ) {
     let abort = || {
         rx.is_some_and(|rx| match rx.try_recv() {
@@ -741,7 +801,16 @@ fn finish_all(
     };
     for u in unfinished.drain(..) {
         let data = &u.store.data;
-        match index::finish_write(data, &u.graph, &abort, u.store.held(None)) {
+        let finished =
+            index::finish_write(data, &u.graph, &abort, u.store.held(None)).and_then(|()| {
+                let graph = u.store.compact_if_outgrown(&u.graph, cfg);
+                match Arc::ptr_eq(&graph, &u.graph) {
+                    true => Ok(()),
+                    // The copy that protects the next run, of the new file.
+                    false => index::finish_write(data, &graph, &abort, u.store.held(None)),
+                }
+            });
+        match finished {
             Ok(()) => u.store.publish_snapshot(),
             Err(e) => {
                 tracing::warn!(data = %data.root().display(), "finishing the index runs failed: {e}");
@@ -760,17 +829,11 @@ enum Job {
 }
 
 impl Service {
-    /// The settings of the graph this server keeps open from `data`. Kuzu's
-    /// CHECKPOINT needs buffer pool in proportion to the database file, whatever
-    /// little it writes (measured: a 339 MB file that in-place runs had grown
-    /// fails in 192 MiB and passes in 256; a freshly built 301 MB one passes in
-    /// 192), and a failed one leaves Kuzu unusable (the next read crashed the
-    /// server). So the pool is at least four fifths of the file. It is a cap,
-    /// but pages read stay cached up to it: more pool, more memory.
-    fn served_graph(&self, data: &DataDir) -> crate::store::graph::GraphConfig {
-        let file = data.graph_bytes().unwrap_or(0);
+    /// The settings of the graphs this server keeps open: the serving pool,
+    /// raised for a big graph by `DataDir::writer_config`.
+    fn served_graph(&self) -> crate::store::graph::GraphConfig {
         crate::store::graph::GraphConfig {
-            buffer_pool_bytes: self.cfg.serving_buffer_pool_bytes.max(file / 5 * 4),
+            buffer_pool_bytes: self.cfg.serving_buffer_pool_bytes,
             ..self.cfg.index.graph.clone()
         }
     }
@@ -946,10 +1009,7 @@ impl Service {
         if store.graph().is_some() || !store.data.exists() {
             return;
         }
-        match store
-            .data
-            .open_graph_recovering(&self.served_graph(&store.data))
-        {
+        match store.data.open_graph_recovering(&self.served_graph()) {
             Ok(Some(g)) => store.refresh(Some(Arc::new(g))),
             Ok(None) => {}
             Err(e) => tracing::warn!("cannot open {}: {e}", store.data.root().display()),
@@ -969,6 +1029,7 @@ impl Service {
     /// start re-indexes what changed since.
     fn run_jobs(&self, rx: &Receiver<Job>) {
         let debounce = self.cfg.debounce;
+        let served = self.served_graph();
         let mut unfinished: Vec<Unfinished> = Vec::new();
         // Jobs that arrived while a finish was under way.
         let carry = std::cell::RefCell::new(Vec::new());
@@ -984,11 +1045,11 @@ impl Service {
                 match rx.recv_timeout(self.cfg.checkpoint_after) {
                     Ok(job) => job,
                     Err(RecvTimeoutError::Timeout) => {
-                        finish_all(&mut unfinished, Some(rx), &carry);
+                        finish_all(&mut unfinished, Some(rx), &carry, &served);
                         continue;
                     }
                     Err(RecvTimeoutError::Disconnected) => {
-                        finish_all(&mut unfinished, None, &carry);
+                        finish_all(&mut unfinished, None, &carry, &served);
                         return;
                     }
                 }
@@ -1006,7 +1067,7 @@ impl Service {
                     }
                     Err(RecvTimeoutError::Timeout) => break,
                     Err(RecvTimeoutError::Disconnected) => {
-                        finish_all(&mut unfinished, None, &carry);
+                        finish_all(&mut unfinished, None, &carry, &served);
                         return;
                     }
                 }
@@ -1050,7 +1111,7 @@ impl Service {
             if unfinished.iter().any(|u| {
                 u.since.elapsed() > FINISH_WITHIN || u.store.cypher.source_version().is_none()
             }) {
-                finish_all(&mut unfinished, None, &carry);
+                finish_all(&mut unfinished, None, &carry, &served);
             }
         }
     }
@@ -1115,7 +1176,7 @@ impl Service {
                 }
                 if report.republished || store.graph().is_none() {
                     store.refresh(None);
-                    match store.data.open_graph(&self.served_graph(&store.data)) {
+                    match store.data.open_graph(&self.served_graph()) {
                         Ok(g) => store.refresh(Some(Arc::new(g))),
                         Err(e) => {
                             served.set(IndexingStatus::Failed, Some(e.to_string()), None);

@@ -53,6 +53,10 @@ struct ManifestFile {
     cruxe_version: String,
     /// The current database file, relative to the data dir.
     graph: String,
+    /// Its size when it was built or last compacted: in-place runs grow it
+    /// (see `DataDir::outgrown`). Absent in manifests of earlier cruxe versions.
+    #[serde(default)]
+    built_bytes: Option<u64>,
 }
 
 /// Held while a process may write to the data dir: for an index run, the run; for
@@ -375,10 +379,26 @@ impl DataDir {
         Ok(true)
     }
 
+    /// The settings a writer opens the current graph with. Kuzu's CHECKPOINT
+    /// needs buffer pool in proportion to the database file, however little
+    /// it writes (measured on Go's tree: a 339 MB file that in-place runs had
+    /// grown failed in 192 MiB and passed in 256), and a failed one leaves Kuzu
+    /// unusable (the next read crashed a server). So the pool is at least four
+    /// fifths of the size the file may reach before it is compacted. It is a
+    /// cap, not an allocation: pages read stay cached up to it.
+    pub fn writer_config(&self, cfg: &GraphConfig) -> GraphConfig {
+        GraphConfig {
+            buffer_pool_bytes: cfg
+                .buffer_pool_bytes
+                .max(self.graph_bytes_limit(cfg) / 5 * 4),
+            ..cfg.clone()
+        }
+    }
+
     /// Opens the current graph for writing.
     pub fn open_graph(&self, cfg: &GraphConfig) -> Result<GraphStore, DataDirError> {
         match self.graph_path()? {
-            Some(p) => Ok(GraphStore::open(&p, cfg)?),
+            Some(p) => Ok(GraphStore::open(&p, &self.writer_config(cfg))?),
             None => Err(DataDirError::NotIndexed(self.root.clone())),
         }
     }
@@ -404,6 +424,7 @@ impl DataDir {
         let Some(path) = self.graph_path()?.filter(|p| p.exists()) else {
             return Ok(None);
         };
+        let cfg = &self.writer_config(cfg);
         let waited_until = std::time::Instant::now() + READER_GRACE;
         let first = loop {
             match GraphStore::open(&path, cfg) {
@@ -460,36 +481,99 @@ impl DataDir {
         cfg: &GraphConfig,
         fill: impl FnOnce(&mut GraphStore) -> Result<(), GraphError>,
     ) -> Result<(), DataDirError> {
+        self.publish_aside(|path| {
+            // A database nobody else reads yet: Kuzu may checkpoint as it likes.
+            let cfg = GraphConfig {
+                auto_checkpoint: true,
+                ..cfg.clone()
+            };
+            let mut store = GraphStore::open(path, &cfg)?;
+            fill(&mut store)
+            // Dropping the store checkpoints and closes the new database.
+        })
+    }
+
+    /// Makes a new database file with `make` (given its path; the database must
+    /// be closed when it returns), then publishes it as the current one and
+    /// removes the previous database's files.
+    fn publish_aside(
+        &self,
+        make: impl FnOnce(&Path) -> Result<(), GraphError>,
+    ) -> Result<(), DataDirError> {
         std::fs::create_dir_all(&self.root).map_err(self.io())?;
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         let name = format!("graph-{stamp}.kuzu");
         let path = self.root.join(&name);
-        {
-            // A database nobody else reads yet: Kuzu may checkpoint as it likes.
-            let cfg = GraphConfig {
-                auto_checkpoint: true,
-                ..cfg.clone()
-            };
-            let mut store = GraphStore::open(&path, &cfg)?;
-            fill(&mut store)?;
-            // Dropping the store checkpoints and closes the new database.
-        }
-        let text = serde_json::to_string_pretty(&ManifestFile {
+        make(&path)?;
+        let built = std::fs::metadata(&path).map_err(self.io())?.len();
+        self.write_manifest(&ManifestFile {
             schema_version: SCHEMA_VERSION,
             cruxe_version: env!("CARGO_PKG_VERSION").to_string(),
             graph: name.clone(),
-        })
-        .unwrap_or_default();
+            built_bytes: Some(built),
+        })?;
+        self.remove_stale(&name);
+        Ok(())
+    }
+
+    /// Replaces the manifest atomically (write, flush, rename).
+    fn write_manifest(&self, m: &ManifestFile) -> Result<(), DataDirError> {
+        let text = serde_json::to_string_pretty(m).unwrap_or_default();
         let tmp = self.root.join("manifest.json.tmp");
         std::fs::write(&tmp, text).map_err(self.io())?;
         std::fs::File::open(&tmp)
             .and_then(|f| f.sync_all())
             .map_err(self.io())?;
-        std::fs::rename(&tmp, self.manifest_path()).map_err(self.io())?;
-        self.remove_stale(&name);
-        Ok(())
+        std::fs::rename(&tmp, self.manifest_path()).map_err(self.io())
+    }
+
+    /// The database file's size when built and now, if in-place runs have
+    /// grown it to twice that and by at least `cfg.compact_growth_bytes`: time
+    /// to `compact`. A manifest without the built size (an earlier cruxe)
+    /// takes the current size as it.
+    pub fn outgrown(&self, cfg: &GraphConfig) -> Option<(u64, u64)> {
+        let mut m = self.manifest().ok()??;
+        let now = std::fs::metadata(self.root.join(&m.graph)).ok()?.len();
+        let Some(built) = m.built_bytes else {
+            m.built_bytes = Some(now);
+            let _ = self.write_manifest(&m);
+            return None;
+        };
+        (now >= built.saturating_mul(2) && now - built >= cfg.compact_growth_bytes)
+            .then_some((built, now))
+    }
+
+    /// The size the database file may reach before it is compacted: what a
+    /// writer's buffer pool is sized for (see `Service::served_graph`).
+    pub fn graph_bytes_limit(&self, cfg: &GraphConfig) -> u64 {
+        let Ok(Some(m)) = self.manifest() else {
+            return 0;
+        };
+        let now = std::fs::metadata(self.root.join(&m.graph)).map_or(0, |f| f.len());
+        let built = m.built_bytes.unwrap_or(now);
+        now.max(
+            built
+                .saturating_mul(2)
+                .max(built + cfg.compact_growth_bytes),
+        )
+    }
+
+    /// Copies the database `live` (the current one, checkpointed, held by the
+    /// caller with the writer lock) into a new file holding only its live rows
+    /// (see `store::graph::compact`), and publishes that. Readers of `live`
+    /// keep reading it until they reopen; nothing may write to it meanwhile.
+    /// Returns the new file's size.
+    pub fn compact(&self, live: &GraphStore, cfg: &GraphConfig) -> Result<u64, DataDirError> {
+        let scratch = tempfile::Builder::new()
+            .prefix(".compact-")
+            .tempdir_in(&self.root)
+            .map_err(self.io())?;
+        let export = scratch.path().join("export");
+        live.export_to(&export)?;
+        self.publish_aside(|path| GraphStore::import_new(path, &export, cfg))?;
+        Ok(self.graph_bytes().unwrap_or(0))
     }
 
     /// Deletes database files other than `current` (left by earlier builds or

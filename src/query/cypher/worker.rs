@@ -57,6 +57,7 @@ pub fn worker_main(args: &WorkerArgs) -> i32 {
         auto_checkpoint: false,
         // Ad hoc queries are not the tools' walks.
         walk_cache_bytes: 0,
+        ..GraphConfig::default()
     };
     let mut out = std::io::stdout().lock();
     let store = match GraphStore::open_read_only(&args.graph, &cfg) {

@@ -11,6 +11,7 @@
 
 mod adhoc;
 mod cache;
+mod compact;
 mod load;
 mod read;
 mod readers;
@@ -84,6 +85,9 @@ pub struct GraphConfig {
     pub auto_checkpoint: bool,
     /// Walk results kept for repeated calls (`cache.rs`), in bytes.
     pub walk_cache_bytes: usize,
+    /// A database file that in-place runs grew to twice its built size, and by
+    /// at least this many bytes, is compacted (`DataDir::compact`).
+    pub compact_growth_bytes: u64,
 }
 
 impl Default for GraphConfig {
@@ -95,6 +99,7 @@ impl Default for GraphConfig {
             max_db_bytes: 1 << 36,
             auto_checkpoint: true,
             walk_cache_bytes: 16 << 20,
+            compact_growth_bytes: 64 << 20,
         }
     }
 }
@@ -282,6 +287,11 @@ impl GraphStore {
         *commits
             .entry((repo.to_string(), ref_name.to_string()))
             .or_default() += 1;
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     pub fn is_read_only(&self) -> bool {

@@ -34,8 +34,17 @@ fn write_big(root: &Path, classes: usize, round: usize) {
     let mut text = format!("# round {round}\n\ndef edited_{round}():\n    return {round}\n\n");
     text.push_str("class C1_0:\n    pass\n\n");
     for j in 0..classes {
+        // Every third class documented with what CSV must carry: quotes,
+        // commas, a backslash, a line break, non-ASCII; the rest undocumented
+        // (an empty string, which must not come back as NULL).
+        let doc = match j % 3 {
+            0 => format!(
+                "        \"\"\"Says \"{j}\", twice; a \\\\ path\n        on two lines: é\"\"\"\n"
+            ),
+            _ => String::new(),
+        };
         text.push_str(&format!(
-            "class C{j}_{round}:\n    def m(self):\n        return {j}\n\n"
+            "class C{j}_{round}:\n    def m(self):\n{doc}        return {j}\n\n"
         ));
     }
     std::fs::write(root.join("pkg/big.py"), text).expect("write");
@@ -69,7 +78,7 @@ fn contents(data: &DataDir) -> Vec<String> {
         ),
         (
             "symbol",
-            "MATCH (s:Symbol) RETURN s.id AS a, s.qualified_name AS b, s.line_start AS c, s.signature AS d",
+            "MATCH (s:Symbol) RETURN s.id AS a, s.qualified_name AS b, s.line_start AS c, s.signature + '|' + s.doc + '|' + s.visibility AS d",
         ),
         (
             "contains",
@@ -77,7 +86,7 @@ fn contents(data: &DataDir) -> Vec<String> {
         ),
         (
             "imports",
-            "MATCH (f:File)-[e:IMPORTS]->(t) RETURN f.path AS a, t.id AS b, e.line AS c, e.to_name AS d",
+            "MATCH (f:File)-[e:IMPORTS]->(t) RETURN f.path AS a, t.id AS b, e.line AS c, e.to_name + '|' + e.alias + '|' + e.confidence AS d",
         ),
     ] {
         for r in rows(&store, q) {
@@ -133,7 +142,20 @@ fn an_outgrown_graph_is_compacted_to_what_a_fresh_index_holds() {
     index_repo(&repo, &fresh, &o, &Silent).expect("fresh index");
     let (got, want) = (contents(&data), contents(&fresh));
     assert!(want.len() > 3000, "{}", want.len());
+    assert!(
+        want.iter()
+            .any(|l| l.contains("twice; a \\") && l.contains("\n") && l.contains('é')),
+        "no documented class in the graph"
+    );
     assert_eq!(got, want);
+    // Empty strings stay empty strings (a NULL would drop out of the
+    // concatenations above and of tools' comparisons alike).
+    let store = data.open_graph_read_only(&small_graph()).expect("open");
+    let nulls = rows(
+        &store,
+        "MATCH (s:Symbol) WHERE s.doc IS NULL OR s.signature IS NULL RETURN count(*) AS n",
+    );
+    assert_eq!(s(&nulls[0]["n"]), "0");
 }
 
 /// A server compacts between runs while answering; answers, `run_cypher` and

@@ -785,11 +785,12 @@ struct Unfinished {
 /// Finishes every data dir's runs. With `rx`, the copy for the next run is
 /// given up as soon as a job arrives; the job is kept in `carry`.
 fn finish_all(
+    service: &Service,
     unfinished: &mut Vec<Unfinished>,
     rx: Option<&Receiver<Job>>,
     carry: &std::cell::RefCell<Vec<Job>>,
-    cfg: &crate::store::graph::GraphConfig,
 ) {
+    let cfg = &service.served_graph();
     let abort = || {
         rx.is_some_and(|rx| match rx.try_recv() {
             Ok(job) => {
@@ -812,6 +813,15 @@ fn finish_all(
             });
         match finished {
             Ok(()) => u.store.publish_snapshot(),
+            // Kuzu's memory may be half written: the handle is dropped (and
+            // left unclosed) and the file opened again, whose log holds the
+            // committed runs.
+            Err(e) if u.graph.has_failed() => {
+                tracing::error!(data = %data.root().display(), "{e}; opening the graph again");
+                u.store.refresh(None);
+                drop(u.graph);
+                service.open_recovering(&u.store);
+            }
             Err(e) => {
                 tracing::warn!(data = %data.root().display(), "finishing the index runs failed: {e}");
             }
@@ -1029,7 +1039,6 @@ impl Service {
     /// start re-indexes what changed since.
     fn run_jobs(&self, rx: &Receiver<Job>) {
         let debounce = self.cfg.debounce;
-        let served = self.served_graph();
         let mut unfinished: Vec<Unfinished> = Vec::new();
         // Jobs that arrived while a finish was under way.
         let carry = std::cell::RefCell::new(Vec::new());
@@ -1045,11 +1054,11 @@ impl Service {
                 match rx.recv_timeout(self.cfg.checkpoint_after) {
                     Ok(job) => job,
                     Err(RecvTimeoutError::Timeout) => {
-                        finish_all(&mut unfinished, Some(rx), &carry, &served);
+                        finish_all(self, &mut unfinished, Some(rx), &carry);
                         continue;
                     }
                     Err(RecvTimeoutError::Disconnected) => {
-                        finish_all(&mut unfinished, None, &carry, &served);
+                        finish_all(self, &mut unfinished, None, &carry);
                         return;
                     }
                 }
@@ -1067,7 +1076,7 @@ impl Service {
                     }
                     Err(RecvTimeoutError::Timeout) => break,
                     Err(RecvTimeoutError::Disconnected) => {
-                        finish_all(&mut unfinished, None, &carry, &served);
+                        finish_all(self, &mut unfinished, None, &carry);
                         return;
                     }
                 }
@@ -1111,7 +1120,7 @@ impl Service {
             if unfinished.iter().any(|u| {
                 u.since.elapsed() > FINISH_WITHIN || u.store.cypher.source_version().is_none()
             }) {
-                finish_all(&mut unfinished, None, &carry, &served);
+                finish_all(self, &mut unfinished, None, &carry);
             }
         }
     }

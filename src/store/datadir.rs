@@ -506,7 +506,12 @@ impl DataDir {
             .map_or(0, |d| d.as_nanos());
         let name = format!("graph-{stamp}.kuzu");
         let path = self.root.join(&name);
-        make(&path)?;
+        if let Err(e) = make(&path) {
+            // Never published: its files go now, not at the next run.
+            let _ = std::fs::remove_file(&path);
+            let _ = std::fs::remove_file(wal_of(&path));
+            return Err(e.into());
+        }
         let built = std::fs::metadata(&path).map_err(self.io())?.len();
         self.write_manifest(&ManifestFile {
             schema_version: SCHEMA_VERSION,

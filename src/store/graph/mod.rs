@@ -53,6 +53,10 @@ pub enum GraphError {
     Timeout(u64),
     #[error("graph error: {0}")]
     Kuzu(String),
+    /// Kuzu could not write committed changes into the database file; they are
+    /// still in its log.
+    #[error("the graph's checkpoint failed: {0}")]
+    CheckpointFailed(String),
     /// The writer gave up before committing; nothing was written.
     #[error("the write was abandoned before it committed")]
     Abandoned,
@@ -147,6 +151,12 @@ pub struct GraphStore {
     /// commit), and the walk results kept as of that count.
     writes: std::sync::atomic::AtomicU64,
     walks: cache::WalkCache,
+    /// A CHECKPOINT failed: Kuzu rolls its file back, but what it holds in
+    /// memory may be half written (a read after one crashed a server). The
+    /// handle refuses every call from then on, and is never closed (closing
+    /// checkpoints again): the process reopens the file, whose header and log
+    /// still hold the last committed state.
+    failed: std::sync::atomic::AtomicBool,
 }
 
 /// Which committed state of a repo/ref's graph something derived from it (a
@@ -222,6 +232,7 @@ impl GraphStore {
             commits: std::sync::Mutex::default(),
             writes: std::sync::atomic::AtomicU64::new(0),
             walks: cache::WalkCache::new(cfg.walk_cache_bytes),
+            failed: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -232,6 +243,7 @@ impl GraphStore {
         works: Vec<impl FnOnce(&mut readers::Reader<'_>) -> Result<T> + Send + 'static>,
     ) -> Result<Vec<T>> {
         let _gate = self.gate.read().unwrap_or_else(|e| e.into_inner());
+        self.check_usable()?;
         let readers = self
             .readers
             .get_or_init(|| readers::Readers::start(&self.db, self.reader_threads));
@@ -255,6 +267,7 @@ impl GraphStore {
 
     fn conn(&self) -> Result<GatedConnection<'_>> {
         let gate = self.gate.read().unwrap_or_else(|e| e.into_inner());
+        self.check_usable()?;
         Ok(GatedConnection {
             conn: Connection::new(&self.db)?,
             _gate: gate,
@@ -299,17 +312,41 @@ impl GraphStore {
     }
 
     /// Writes every committed change into the database file and empties the log.
+    /// A failure leaves this handle unusable (see `failed`): open the file again.
     pub fn checkpoint(&self) -> Result<()> {
         let _exclusive = self.gate.write().unwrap_or_else(|e| e.into_inner());
-        Connection::new(&self.db)?.query("CHECKPOINT")?;
+        self.check_usable()?;
+        let done = Connection::new(&self.db).and_then(|c| c.query("CHECKPOINT").map(drop));
+        if let Err(e) = done {
+            self.failed.store(true, std::sync::atomic::Ordering::SeqCst);
+            return Err(GraphError::CheckpointFailed(e.to_string()));
+        }
         Ok(())
+    }
+
+    /// Whether a checkpoint failed (see `failed`).
+    pub fn has_failed(&self) -> bool {
+        self.failed.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn check_usable(&self) -> Result<()> {
+        match self.has_failed() {
+            true => Err(GraphError::CheckpointFailed(
+                "this handle is closed; the graph is reopened from its file".into(),
+            )),
+            false => Ok(()),
+        }
     }
 }
 
 impl Drop for GraphStore {
     /// The readers end first: the database closes (and checkpoints) when the
     /// store goes, as callers expect, not when a reader thread lets go of it.
+    /// After a failed checkpoint it is left open instead (see `failed`).
     fn drop(&mut self) {
         drop(self.readers.take());
+        if self.has_failed() {
+            std::mem::forget(self.db.clone());
+        }
     }
 }

@@ -16,7 +16,7 @@ use super::cache::{StateCache, quick_walk, remember, set_totals};
 use super::imports::{import_row, state_from_graph};
 use super::parse::{FileContext, Outcome, Parsed, decode_imports, process_file};
 use super::searching::{SearchThread, search_from_rows, update_search};
-use super::state::{self, FileMeta, Fingerprint, RefState};
+use super::state::{self, FileMeta, Fingerprint, RefState, SavedAside};
 use super::write::{SavedCopy, open_for_write};
 use super::{
     EXTRACTION, Held, IndexError, IndexOptions, IndexReport, Progress, git_ref, now_rfc3339,
@@ -154,12 +154,26 @@ pub fn index_repo_with(
         Some(st) if !plan.fresh && !plan.force => st.ref_indexed_at(&run.repo, &run.ref_name)?,
         _ => None,
     };
-    let (written, searched) = write(&run, shared, owned, &mut plan, &mut sorted, early_search)?;
+    // The state a run of its own leaves is encoded and written aside while the
+    // graph write commits, and put in place after (see `save_state`).
+    let (written, aside) = std::thread::scope(|s| {
+        let aside = match (&next_state, opts.defer_finish) {
+            (Some(st), false) => Some(s.spawn(|| st.save_aside(&run.state_path))),
+            _ => None,
+        };
+        let written = write(&run, shared, owned, &mut plan, &mut sorted, early_search);
+        let aside = aside.map(|h| match h.join() {
+            Ok(r) => r,
+            Err(panic) => std::panic::resume_unwind(panic),
+        });
+        (written, aside)
+    });
+    let (written, searched) = written?;
     publish(
         &run,
         &written,
         sorted,
-        next_state,
+        (next_state, aside),
         searched,
         previous_indexed_at,
         opened,
@@ -1036,11 +1050,12 @@ fn publish(
     run: &Run<'_>,
     written: &Written<'_>,
     sorted: Sorted,
-    next_state: Option<RefState>,
+    next_state: (Option<RefState>, Option<std::io::Result<SavedAside>>),
     searched: Option<Result<(), IndexError>>,
     previous_indexed_at: Option<String>,
     opened: Opened,
 ) -> Result<IndexReport, IndexError> {
+    let (next_state, aside) = next_state;
     let Sorted {
         mut report,
         changes,
@@ -1050,7 +1065,7 @@ fn publish(
     run.progress.phase("search index", 0);
     let t_search = Instant::now();
     let result = std::thread::scope(|s| {
-        let saver = s.spawn(|| save_state(run, next_state.as_ref(), report.finish_pending));
+        let saver = s.spawn(|| save_state(run, next_state.as_ref(), aside, report.finish_pending));
         let dir = run.data.search_dir(&changes.repo, &changes.ref_name);
         let update = || {
             update_search(
@@ -1132,14 +1147,24 @@ fn publish(
 }
 
 /// The state describes the state just committed; a kill before it is renamed
-/// into place leaves the old one, whose tag no longer matches. A server's run
-/// leaves it to `finish_write`.
-fn save_state(run: &Run<'_>, next_state: Option<&RefState>, finish_pending: bool) {
+/// into place leaves the old one, whose tag no longer matches. `aside`: the
+/// state already written beside its place while the graph write committed. A
+/// server's run leaves it to `finish_write`.
+fn save_state(
+    run: &Run<'_>,
+    next_state: Option<&RefState>,
+    aside: Option<std::io::Result<SavedAside>>,
+    finish_pending: bool,
+) {
     match next_state {
         Some(_) if finish_pending => {}
         Some(st) => {
             let t = Instant::now();
-            if let Err(e) = st.save(&run.state_path) {
+            let saved = match aside {
+                Some(aside) => aside.and_then(SavedAside::publish),
+                None => st.save(&run.state_path),
+            };
+            if let Err(e) = saved {
                 tracing::warn!(
                     "could not save the resolution state ({e}); the next run reads the graph instead"
                 );

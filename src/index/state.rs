@@ -56,6 +56,20 @@ pub struct FileMeta {
     pub marks: Vec<crate::store::graph::SymbolMarks>,
 }
 
+/// A state written beside its place (`RefState::save_aside`).
+#[derive(Debug)]
+pub struct SavedAside {
+    tmp: std::path::PathBuf,
+    path: std::path::PathBuf,
+}
+
+impl SavedAside {
+    /// Puts the state in its place.
+    pub fn publish(self) -> std::io::Result<()> {
+        std::fs::rename(&self.tmp, &self.path)
+    }
+}
+
 /// No parent symbol: contained by the file.
 pub const FILE_PARENT: u32 = u32::MAX;
 
@@ -111,6 +125,12 @@ impl RefState {
     /// Writes the state atomically (temp file, rename). Not fsynced: after a power
     /// loss a torn file fails its checksum and the next run reads the graph.
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
+        self.save_aside(path)?.publish()
+    }
+
+    /// Writes the state beside `path`, not yet in its place: a run encodes it
+    /// while its graph write commits, and `publish`es it once committed.
+    pub fn save_aside(&self, path: &Path) -> std::io::Result<SavedAside> {
         use rayon::prelude::*;
         let mut buf = Vec::with_capacity(1 << 20);
         buf.extend_from_slice(MAGIC);
@@ -143,7 +163,10 @@ impl RefState {
             let mut f = std::fs::File::create(&tmp)?;
             f.write_all(&buf)?;
         }
-        std::fs::rename(&tmp, path)
+        Ok(SavedAside {
+            tmp,
+            path: path.to_path_buf(),
+        })
     }
 
     /// Reads a state; `None` when it is missing or damaged.

@@ -136,9 +136,10 @@ struct Tables<'a> {
     by_path: FxMap<&'a str, usize>,
     /// (family, package for Rust / "" otherwise, module) → files.
     by_module: FxMap<Key<'a>, Vec<usize>>,
-    /// (family, package for Rust / "" otherwise, qualified name) → symbol ids,
-    /// definitions before impls.
-    by_qn: FxMap<Key<'a>, Vec<(&'a str, bool, &'a str, &'a str)>>,
+    /// (family, package for Rust / "" otherwise) → its symbols by qualified
+    /// name (a position in `definitions`), built on the first lookup in it.
+    by_qn: FxMap<(Family, &'a str), usize>,
+    definitions: Vec<Definitions<'a>>,
     /// Go: directory → files.
     go_dirs: FxMap<&'a str, Vec<usize>>,
     rust_crates: Vec<&'a str>,
@@ -152,6 +153,47 @@ struct Tables<'a> {
     /// `distr::uniform::int`), which its `self`/`super` paths start from.
     rust_declared: FxMap<usize, String>,
     layout: &'a Layout,
+}
+
+/// A symbol by qualified name: (id, is an impl, path, kind).
+type Definition<'a> = (&'a str, bool, &'a str, &'a str);
+
+/// The definitions of one (family, package), indexed on the first lookup: a
+/// run that re-resolves one file looks into a few crates, not the 600k symbols
+/// of all of them (indexing every one took 0.4 s of a one-file run on the Rust
+/// crates corpus). Built on any thread; the result does not depend on which.
+struct Definitions<'a> {
+    files: Vec<usize>,
+    symbols: usize,
+    table: std::sync::OnceLock<FxMap<&'a str, Vec<Definition<'a>>>>,
+}
+
+impl<'a> Definitions<'a> {
+    fn table(&self, files: &'a [RFile]) -> &FxMap<&'a str, Vec<Definition<'a>>> {
+        self.table.get_or_init(|| {
+            let mut table: FxMap<&'a str, Vec<Definition<'a>>> = FxMap::default();
+            table.reserve(self.symbols);
+            for &fi in &self.files {
+                let f = &files[fi];
+                for s in &f.symbols {
+                    table.entry(&*s.qualified_name).or_default().push((
+                        &*s.id,
+                        s.kind == "impl",
+                        f.path.as_str(),
+                        s.kind,
+                    ));
+                }
+            }
+            // Same-named definitions (`#[cfg]` variants, a type and its impls):
+            // the choice must not depend on load order, or an incremental run
+            // and a fresh index would pick different targets. Definitions
+            // before impls, then by path and id.
+            for v in table.values_mut() {
+                v.sort_by(|a, b| (a.1, a.2, a.0).cmp(&(b.1, b.2, b.0)));
+            }
+            table
+        })
+    }
 }
 
 const MAX_HOPS: usize = 8;
@@ -374,6 +416,7 @@ impl<'a> Tables<'a> {
             by_path: FxMap::default(),
             by_module: FxMap::default(),
             by_qn: FxMap::default(),
+            definitions: Vec::new(),
             go_dirs: FxMap::default(),
             rust_crates: Vec::new(),
             rust_path_mods: HashMap::new(),
@@ -401,14 +444,7 @@ impl<'a> Tables<'a> {
                 ix.rust_crates.push(f.package.as_str());
             }
         }
-        ix.by_qn.reserve(
-            files
-                .iter()
-                .filter(|f| families.contains(&family(f.language)))
-                .map(|f| f.symbols.len())
-                .sum(),
-        );
-        for f in files {
+        for (i, f) in files.iter().enumerate() {
             let fam = family(f.language);
             if !families.contains(&fam) {
                 continue;
@@ -418,19 +454,18 @@ impl<'a> Tables<'a> {
             } else {
                 ""
             };
-            for s in &f.symbols {
-                ix.by_qn
-                    .entry((fam, pkg, &*s.qualified_name))
-                    .or_default()
-                    .push((&*s.id, s.kind == "impl", f.path.as_str(), s.kind));
+            let n = ix.definitions.len();
+            let at = *ix.by_qn.entry((fam, pkg)).or_insert(n);
+            if at == n {
+                ix.definitions.push(Definitions {
+                    files: Vec::new(),
+                    symbols: 0,
+                    table: std::sync::OnceLock::new(),
+                });
             }
-        }
-        // Same-named definitions (`#[cfg]` variants, a type and its impls): the
-        // choice must not depend on load order, or an incremental run and a fresh
-        // index would pick different targets. Definitions before impls, then by
-        // path and id.
-        for v in ix.by_qn.values_mut() {
-            v.sort_by(|a, b| (a.1, a.2, a.0).cmp(&(b.1, b.2, b.0)));
+            let d = &mut ix.definitions[at];
+            d.files.push(i);
+            d.symbols += f.symbols.len();
         }
         // By path, except that a Rust crate's examples, tests, benches and
         // binaries come last: `examples/aggregation.rs` is a crate root of its
@@ -559,10 +594,15 @@ impl<'a> Index<'a> {
         &f.imports
     }
 
+    /// The definitions named `qn` in (`fam`, `pkg`), best first.
+    fn definitions(&self, fam: Family, pkg: &str, qn: &str) -> Option<&Vec<Definition<'a>>> {
+        let at = *self.by_qn.get(&(fam, pkg))?;
+        self.definitions[at].table(self.files).get(qn)
+    }
+
     fn symbol(&self, fam: Family, pkg: &str, qn: &str) -> Option<&'a str> {
         self.dep(&["q", fam_str(fam), pkg, qn]);
-        self.by_qn
-            .get(&(fam, pkg, qn))
+        self.definitions(fam, pkg, qn)
             .and_then(|v| v.first())
             .map(|(id, _, _, _)| *id)
     }
@@ -575,8 +615,7 @@ impl<'a> Index<'a> {
         qn: &str,
     ) -> Option<(&'a str, &'a str, &'a str)> {
         self.dep(&["q", fam_str(fam), pkg, qn]);
-        self.by_qn
-            .get(&(fam, pkg, qn))
+        self.definitions(fam, pkg, qn)
             .and_then(|v| v.first())
             .map(|(id, _, path, kind)| (*id, *path, *kind))
     }
@@ -585,7 +624,7 @@ impl<'a> Index<'a> {
     /// files share, like `x.ts` beside `x.js`).
     fn symbol_in(&self, fam: Family, pkg: &str, qn: &str, path: &str) -> Option<&'a str> {
         self.dep(&["q", fam_str(fam), pkg, qn]);
-        let v = self.by_qn.get(&(fam, pkg, qn))?;
+        let v = self.definitions(fam, pkg, qn)?;
         v.iter()
             .find(|(_, _, p, _)| *p == path)
             .or_else(|| v.first())

@@ -603,6 +603,19 @@ impl Catalog {
         self.imported_by = Arc::new(v);
     }
 
+    /// Sets the in-degree of the named symbols; other entries keep theirs
+    /// (entries added since the last count start at 0).
+    pub fn update_in_degree<'x>(&mut self, counts: impl IntoIterator<Item = &'x (String, u32)>) {
+        let mut v = (*self.imported_by).clone();
+        v.resize(self.len, 0);
+        for (id, n) in counts {
+            if let Some(i) = self.by_id(id) {
+                v[i] = *n;
+            }
+        }
+        self.imported_by = Arc::new(v);
+    }
+
     /// The live entries, in slot order.
     pub fn indices(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.len).filter(|&i| self.alive[i])
@@ -873,7 +886,11 @@ impl Catalog {
             let sorted = Postings::Many(list.into_iter().map(|i| i as u32).collect());
             Arc::make_mut(&mut c.by_lower[shard]).insert(lower.clone(), sorted);
         }
-        c.set_in_degree(graph.import_in_degree(&changes.repo, &changes.ref_name)?);
+        match &changes.in_degree {
+            // The write counted what it changed; other counts stay.
+            Some(changed) => c.update_in_degree(changed),
+            None => c.set_in_degree(graph.import_in_degree(&changes.repo, &changes.ref_name)?),
+        }
         // Patched right after the commit, by the only writer.
         c.state = graph.state(&changes.repo, &changes.ref_name);
         Ok(c)

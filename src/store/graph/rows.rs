@@ -104,6 +104,10 @@ pub struct Changes {
     /// new ones: only what differs is written. A changed file without a diff has
     /// all its symbols replaced.
     pub symbol_diffs: HashMap<String, SymbolDiff>,
+    /// Set by the write: the import in-degree, after it, of every symbol whose
+    /// count it may have changed (`None`: not known, count them all). A server
+    /// patches its catalog's counts with it.
+    pub in_degree: Option<Vec<(String, u32)>>,
 }
 
 /// How a changed file's stored symbols become its new ones.

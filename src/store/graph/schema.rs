@@ -212,6 +212,14 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/ref_import_in_degree.cypher"),
     ),
     (
+        "files_import_targets",
+        include_str!("../../../queries/files_import_targets.cypher"),
+    ),
+    (
+        "symbols_in_degree",
+        include_str!("../../../queries/symbols_in_degree.cypher"),
+    ),
+    (
         "ref_symbol_rows",
         include_str!("../../../queries/ref_symbol_rows.cypher"),
     ),

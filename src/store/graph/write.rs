@@ -18,22 +18,28 @@ impl GraphStore {
     /// Applies one run's changes atomically: all of them or (after a crash or error)
     /// none of them. `abandon` is asked once more just before the commit: if it
     /// says so the changes are rolled back ([`GraphError::Abandoned`]).
-    pub fn apply(&self, changes: &Changes, abandon: &dyn Fn() -> bool) -> Result<()> {
+    /// Writes `changes` in one transaction, and records in them the import
+    /// in-degrees it changed (`Changes::in_degree`).
+    pub fn apply(&self, changes: &mut Changes, abandon: &dyn Fn() -> bool) -> Result<()> {
         let conn = self.conn()?;
         conn.query("BEGIN TRANSACTION")?;
-        let written = write_changes(&conn, changes).and_then(|()| {
+        let written = write_changes(&conn, changes).and_then(|touched| {
             if abandon() {
                 Err(super::GraphError::Abandoned)
             } else {
-                Ok(())
+                Ok(touched)
             }
         });
         match written {
-            Ok(()) => {
+            Ok(touched) => {
                 // Counted first: a reader that sees the new state also sees the
                 // count move (see `GraphState`).
                 self.count_commit(&changes.repo, &changes.ref_name);
                 conn.query("COMMIT")?;
+                // Counted once committed: inside the transaction Kuzu 0.11
+                // still counts deleted edges into a symbol and misses new ones.
+                // Not counted: the reader counts them all.
+                changes.in_degree = touched.and_then(|t| in_degree_of(&conn, &t).ok());
                 Ok(())
             }
             Err(e) => {
@@ -44,7 +50,21 @@ impl GraphStore {
     }
 }
 
-pub(super) fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
+/// The write of an in-place run; returns the symbols whose import in-degree it
+/// may have changed, when only some files' edges were rewritten.
+pub(super) fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<Option<Vec<String>>> {
+    // The symbols the rewritten and removed files import now: their counts drop.
+    let before = match &c.imports {
+        Some(ImportChanges::Files { files, .. }) if !c.replace_all => Some(import_targets(
+            conn,
+            files.iter().cloned().chain(
+                c.drop_files
+                    .iter()
+                    .map(|p| file_id(&c.repo, &c.ref_name, p)),
+            ),
+        )?),
+        _ => None,
+    };
     delete_old(conn, c)?;
     upsert_repo_and_ref(conn, c)?;
     write_files(conn, c)?;
@@ -62,7 +82,63 @@ pub(super) fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<()> {
         }) => write_file_imports(conn, c, files, rows, externals)?,
         None => {}
     }
-    Ok(())
+    let Some(mut touched) = before else {
+        return Ok(None);
+    };
+    // ... and those they import after, and every symbol written (re-created
+    // ones lost their incoming edges; new ones have none counted yet).
+    touched.extend(
+        c.imports
+            .iter()
+            .flat_map(|i| i.rows())
+            .filter(|r| r.label == ImportLabel::Symbol)
+            .map(|r| r.to.clone()),
+    );
+    touched.extend(
+        c.add
+            .iter()
+            .flat_map(|f| f.symbols.iter().map(|si| si.row.id.clone())),
+    );
+    touched.sort_unstable();
+    touched.dedup();
+    Ok(Some(touched))
+}
+
+/// The symbols the files (ids) have import edges to.
+fn import_targets(
+    conn: &Connection<'_>,
+    files: impl Iterator<Item = String>,
+) -> Result<Vec<String>> {
+    let files: Vec<String> = files.collect();
+    let mut out = Vec::new();
+    for chunk in files.chunks(BATCH) {
+        let mut stmt = conn.prepare(q("files_import_targets"))?;
+        let rows = conn.execute(
+            &mut stmt,
+            vec![("ids", list_of_strings(chunk.iter().cloned()))],
+        )?;
+        out.extend(rows.map(|r| string(&r[0])));
+    }
+    Ok(out)
+}
+
+/// The import in-degree of each of the symbols (ids) that exists.
+fn in_degree_of(conn: &Connection<'_>, ids: &[String]) -> Result<Vec<(String, u32)>> {
+    let mut out = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(BATCH) {
+        let mut stmt = conn.prepare(q("symbols_in_degree"))?;
+        let rows = conn.execute(
+            &mut stmt,
+            vec![("ids", list_of_strings(chunk.iter().cloned()))],
+        )?;
+        out.extend(rows.map(|r| {
+            (
+                string(&r[0]),
+                int(&r[1]).clamp(0, i64::from(u32::MAX)) as u32,
+            )
+        }));
+    }
+    Ok(out)
 }
 
 /// What goes before the new rows come in: the whole ref (`replace_all`), or the

@@ -149,7 +149,7 @@ pub struct Serving {
     pub no_watch: bool,
     /// Checkpoint committed re-index runs after this many milliseconds without
     /// new changes (saves in quick succession are answered without waiting for
-    /// one another's checkpoint) [default: 600].
+    /// one another's checkpoint) [default: 2000].
     #[arg(long, env = "CRUXE_CHECKPOINT_AFTER_MS")]
     pub checkpoint_after_ms: Option<u64>,
     #[command(flatten)]

@@ -5,9 +5,11 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::IndexReport;
 use super::state::{FileMeta, RefState};
+use crate::source::layout::Layout;
 use crate::source::walk::{Diagnostic, SourceFile, WalkOptions, WalkResult};
 use crate::store::datadir::WriterLock;
 use crate::store::graph::GraphStore;
@@ -44,11 +46,27 @@ pub(super) struct WalkMemo {
     pub(super) manifests: Vec<(String, PathBuf)>,
     pub(super) has_src_dir: bool,
     pub(super) diagnostics: Vec<Diagnostic>,
+    /// The layout read from those manifests, and their hash.
+    pub(super) layout: Option<(Arc<Layout>, String)>,
+}
+
+/// What a server's run found besides source files (the manifests, whether
+/// there is a `src/`) and the layout it read from them: kept for the next run.
+pub(super) struct WalkFound {
+    pub(super) manifests: Vec<(String, PathBuf)>,
+    pub(super) has_src_dir: bool,
+    pub(super) layout: Option<(Arc<Layout>, String)>,
 }
 
 impl StateCache {
     pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Cached>> {
         self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The layout (and its hash) the last run of the ref at `path` read, when
+    /// it walked or was given one.
+    pub(super) fn layout(&self, path: &Path) -> Option<(Arc<Layout>, String)> {
+        self.lock().get(path)?.walk.as_ref()?.layout.clone()
     }
 
     /// Whether a state for `path` is kept (from a previous run).
@@ -106,13 +124,14 @@ pub(super) fn remember(
     path: &Path,
     state: RefState,
     dirty: bool,
-    walk_found: Option<(Vec<(String, PathBuf)>, bool)>,
+    walk_found: Option<WalkFound>,
     diagnostics: &[Diagnostic],
 ) {
-    let memo = walk_found.map(|(manifests, has_src_dir)| WalkMemo {
-        manifests,
-        has_src_dir,
+    let memo = walk_found.map(|w| WalkMemo {
+        manifests: w.manifests,
+        has_src_dir: w.has_src_dir,
         diagnostics: diagnostics.to_vec(),
+        layout: w.layout,
     });
     states.put(path, state, dirty, memo);
 }

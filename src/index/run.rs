@@ -7,12 +7,13 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
 use tree_sitter::Parser;
 
-use super::cache::{StateCache, quick_walk, remember, set_totals};
+use super::cache::{StateCache, WalkFound, quick_walk, remember, set_totals};
 use super::imports::{import_row, state_from_graph};
 use super::parse::{FileContext, Outcome, Parsed, decode_imports, process_file};
 use super::searching::{SearchThread, search_from_rows, update_search};
@@ -53,7 +54,7 @@ struct Opened {
     walked: WalkResult,
     diagnostics: Vec<Diagnostic>,
     /// What the walk found besides sources, for a server's next quick walk.
-    walk_found: Option<(Vec<(String, PathBuf)>, bool)>,
+    walk_found: Option<WalkFound>,
     /// With a quick walk: the only files to read (the others are known).
     only_changed: Option<HashSet<String>>,
     _lock: Option<WriterLock>,
@@ -64,7 +65,7 @@ struct Opened {
 
 /// How the run will write, and what it starts from.
 struct Plan {
-    layout: Layout,
+    layout: Arc<Layout>,
     layout_hash: String,
     /// Every file is re-indexed (`--force`, or the manifests changed).
     force: bool,
@@ -268,9 +269,11 @@ fn walk_and_open(
     });
     let mut walked = walked.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     let (lock, owned, early_copy) = opened?;
-    let walk_found = opts
-        .defer_finish
-        .then(|| (walked.manifests.clone(), walked.has_src_dir));
+    let walk_found = opts.defer_finish.then(|| WalkFound {
+        manifests: walked.manifests.clone(),
+        has_src_dir: walked.has_src_dir,
+        layout: None,
+    });
     let diagnostics = std::mem::take(&mut walked.diagnostics);
     tracing::debug!(
         ms = run.started.elapsed().as_millis() as u64,
@@ -315,19 +318,35 @@ fn plan(
     opened: &mut Opened,
 ) -> Result<Plan, IndexError> {
     let (opts, repo, ref_name) = (run.opts, run.repo.as_str(), run.ref_name.as_str());
-    let manifests: Vec<Manifest> = opened
-        .walked
-        .manifests
-        .iter()
-        .filter_map(|(rel, abs)| {
-            std::fs::read_to_string(abs).ok().map(|text| Manifest {
-                path: rel.clone(),
-                text,
-            })
-        })
-        .collect();
-    let layout = Layout::new(repo, &manifests, opened.walked.has_src_dir);
-    let layout_hash = layout_hash(&manifests);
+    // A server's run that did not walk (only known files changed, never a
+    // manifest) has the same manifests as the run before: its layout stands.
+    let known = opened
+        .only_changed
+        .as_ref()
+        .and_then(|_| run.states.layout(&run.state_path));
+    let (layout, layout_hash) = match known {
+        Some(known) => known,
+        None => {
+            let manifests: Vec<Manifest> = opened
+                .walked
+                .manifests
+                .iter()
+                .filter_map(|(rel, abs)| {
+                    std::fs::read_to_string(abs).ok().map(|text| Manifest {
+                        path: rel.clone(),
+                        text,
+                    })
+                })
+                .collect();
+            (
+                Arc::new(Layout::new(repo, &manifests, opened.walked.has_src_dir)),
+                layout_hash(&manifests),
+            )
+        }
+    };
+    if let Some(found) = opened.walk_found.as_mut() {
+        found.layout = Some((layout.clone(), layout_hash.clone()));
+    }
     let mut force = opts.force;
     if let Some(st) = store
         && !force

@@ -74,7 +74,10 @@ impl Default for ServiceConfig {
             max_rows: 10_000,
             watch: true,
             debounce: Duration::from_millis(30),
-            checkpoint_after: Duration::from_millis(600),
+            // A checkpoint cannot be interrupted (Rust crates: ~200 ms); a change
+            // that lands in one waits for it. Saves seconds apart (editing) are
+            // each answered first and checkpointed together.
+            checkpoint_after: Duration::from_millis(2000),
             cypher: cypher::Limits::default(),
             worker_exe: None,
         }

@@ -871,6 +871,14 @@ impl Catalog {
         );
         c.files = self.patched_files(changes, &removed);
         let mut touched = HashSet::new();
+        // Import counts of the removed entries, by id: a symbol a changed file
+        // keeps keeps its incoming edges (see `Changes::in_degree`).
+        let carried: Vec<(String, u32)> = removed
+            .iter()
+            .flat_map(|p| self.in_file(p))
+            .map(|i| (self.entry(i).id(), self.imported_by(i)))
+            .filter(|(_, n)| *n > 0)
+            .collect();
         c.kill_files(&removed, &mut touched);
         for f in changes.add.iter() {
             c.add_file(f, &mut touched);
@@ -888,7 +896,7 @@ impl Catalog {
         }
         match &changes.in_degree {
             // The write counted what it changed; other counts stay.
-            Some(changed) => c.update_in_degree(changed),
+            Some(changed) => c.update_in_degree(carried.iter().chain(changed)),
             None => c.set_in_degree(graph.import_in_degree(&changes.repo, &changes.ref_name)?),
         }
         // Patched right after the commit, by the only writer.

@@ -85,19 +85,15 @@ pub(super) fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<Option
     let Some(mut touched) = before else {
         return Ok(None);
     };
-    // ... and those they import after, and every symbol written (re-created
-    // ones lost their incoming edges; new ones have none counted yet).
+    // ... and those they import after. A symbol written anew has no other
+    // incoming edges (re-created ones lost theirs, and the files that had
+    // them are among the rewritten), and starts at 0 in a catalog.
     touched.extend(
         c.imports
             .iter()
             .flat_map(|i| i.rows())
             .filter(|r| r.label == ImportLabel::Symbol)
             .map(|r| r.to.clone()),
-    );
-    touched.extend(
-        c.add
-            .iter()
-            .flat_map(|f| f.symbols.iter().map(|si| si.row.id.clone())),
     );
     touched.sort_unstable();
     touched.dedup();

@@ -16,6 +16,7 @@ in milliseconds. A call that returns an error counts as a failure and is reporte
 
 import http.client
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -50,7 +51,11 @@ def start_server(cruxe, args):
             addr = line.split("http://")[1].strip().removesuffix("/mcp")
             break
     import threading
-    threading.Thread(target=lambda: [None for _ in server.stderr], daemon=True).start()
+    # CRUXE_BENCH_SERVER_LOG=file keeps the server's log (with CRUXE_LOG=cruxe=debug:
+    # where each change's time went).
+    log_path = os.environ.get("CRUXE_BENCH_SERVER_LOG")
+    log = open(log_path, "a") if log_path else None
+    threading.Thread(target=lambda: [log and log.write(l) for l in server.stderr], daemon=True).start()
     host, port = addr.rsplit(":", 1)
     return server, host, int(port)
 

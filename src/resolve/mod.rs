@@ -136,9 +136,10 @@ struct Tables<'a> {
     by_path: FxMap<&'a str, usize>,
     /// (family, package for Rust / "" otherwise, module) → files.
     by_module: FxMap<Key<'a>, Vec<usize>>,
-    /// (family, package for Rust / "" otherwise) → its symbols by qualified
-    /// name (a position in `definitions`), built on the first lookup in it.
-    by_qn: FxMap<(Family, &'a str), usize>,
+    /// (family, package for Rust / "" otherwise, module for Python and
+    /// TypeScript / "" otherwise) → its symbols by qualified name (a position
+    /// in `definitions`), built on the first lookup in it.
+    by_qn: FxMap<Key<'a>, usize>,
     definitions: Vec<Definitions<'a>>,
     /// Go: directory → files.
     go_dirs: FxMap<&'a str, Vec<usize>>,
@@ -158,14 +159,39 @@ struct Tables<'a> {
 /// A symbol by qualified name: (id, is an impl, path, kind).
 type Definition<'a> = (&'a str, bool, &'a str, &'a str);
 
-/// The definitions of one (family, package), indexed on the first lookup: a
-/// run that re-resolves one file looks into a few crates, not the 600k symbols
-/// of all of them (indexing every one took 0.4 s of a one-file run on the Rust
-/// crates corpus). Built on any thread; the result does not depend on which.
+/// The definitions of one group (family, crate, module: `file_group`),
+/// indexed on the first lookup: a run that re-resolves one file looks into a
+/// few crates or modules, not the 600k symbols of all of them (indexing every
+/// one took 0.4 s of a one-file run on the Rust crates corpus). Built on any
+/// thread; the result does not depend on which.
 struct Definitions<'a> {
     files: Vec<usize>,
     symbols: usize,
     table: std::sync::OnceLock<FxMap<&'a str, Vec<Definition<'a>>>>,
+}
+
+/// The group a file's definitions are indexed under besides family and crate:
+/// its module for Python and TypeScript/JavaScript (`qualify` starts every
+/// qualified name with it), none for Rust (a crate is one group).
+fn file_group(fam: Family, module: &str) -> &str {
+    match fam {
+        Family::Python | Family::Ts => module,
+        Family::Rust | Family::Go => "",
+    }
+}
+
+/// The groups that may hold definitions named `qn` (see `file_group`): for
+/// Python every prefix of it that ends before a `.` (a module, or a module and
+/// the classes around the name) and the empty module; for TypeScript the part
+/// before `:`.
+fn qn_groups(fam: Family, qn: &str) -> Vec<&str> {
+    match fam {
+        Family::Python => std::iter::once("")
+            .chain(qn.match_indices('.').map(|(i, _)| &qn[..i]))
+            .collect(),
+        Family::Ts => vec![qn.split_once(':').map_or("", |(m, _)| m)],
+        Family::Rust | Family::Go => vec![""],
+    }
 }
 
 impl<'a> Definitions<'a> {
@@ -454,18 +480,21 @@ impl<'a> Tables<'a> {
             } else {
                 ""
             };
-            let n = ix.definitions.len();
-            let at = *ix.by_qn.entry((fam, pkg)).or_insert(n);
-            if at == n {
-                ix.definitions.push(Definitions {
-                    files: Vec::new(),
-                    symbols: 0,
-                    table: std::sync::OnceLock::new(),
-                });
+            let group = file_group(fam, &f.module);
+            {
+                let n = ix.definitions.len();
+                let at = *ix.by_qn.entry((fam, pkg, group)).or_insert(n);
+                if at == n {
+                    ix.definitions.push(Definitions {
+                        files: Vec::new(),
+                        symbols: 0,
+                        table: std::sync::OnceLock::new(),
+                    });
+                }
+                let d = &mut ix.definitions[at];
+                d.files.push(i);
+                d.symbols += f.symbols.len();
             }
-            let d = &mut ix.definitions[at];
-            d.files.push(i);
-            d.symbols += f.symbols.len();
         }
         // By path, except that a Rust crate's examples, tests, benches and
         // binaries come last: `examples/aggregation.rs` is a crate root of its
@@ -595,16 +624,35 @@ impl<'a> Index<'a> {
     }
 
     /// The definitions named `qn` in (`fam`, `pkg`), best first.
-    fn definitions(&self, fam: Family, pkg: &str, qn: &str) -> Option<&Vec<Definition<'a>>> {
-        let at = *self.by_qn.get(&(fam, pkg))?;
-        self.definitions[at].table(self.files).get(qn)
+    fn definitions(
+        &self,
+        fam: Family,
+        pkg: &str,
+        qn: &str,
+    ) -> Option<std::borrow::Cow<'_, [Definition<'a>]>> {
+        let mut found = qn_groups(fam, qn).into_iter().filter_map(|group| {
+            let at = *self.by_qn.get(&(fam, pkg, group))?;
+            self.definitions[at].table(self.files).get(qn)
+        });
+        let first = found.next()?;
+        match found.next() {
+            None => Some(std::borrow::Cow::Borrowed(first.as_slice())),
+            // Several modules define the name (`a.b` with class `c`, and
+            // `a.b.c`): in the order one table of them all would give.
+            Some(second) => {
+                let mut all: Vec<Definition<'a>> = first.clone();
+                all.extend(second.iter().copied());
+                all.extend(found.flatten().copied());
+                all.sort_by(|a, b| (a.1, a.2, a.0).cmp(&(b.1, b.2, b.0)));
+                Some(std::borrow::Cow::Owned(all))
+            }
+        }
     }
 
     fn symbol(&self, fam: Family, pkg: &str, qn: &str) -> Option<&'a str> {
         self.dep(&["q", fam_str(fam), pkg, qn]);
         self.definitions(fam, pkg, qn)
-            .and_then(|v| v.first())
-            .map(|(id, _, _, _)| *id)
+            .and_then(|v| v.first().map(|(id, _, _, _)| *id))
     }
 
     /// Like `symbol`, with the definition's file path and kind.
@@ -616,8 +664,7 @@ impl<'a> Index<'a> {
     ) -> Option<(&'a str, &'a str, &'a str)> {
         self.dep(&["q", fam_str(fam), pkg, qn]);
         self.definitions(fam, pkg, qn)
-            .and_then(|v| v.first())
-            .map(|(id, _, path, kind)| (*id, *path, *kind))
+            .and_then(|v| v.first().map(|(id, _, path, kind)| (*id, *path, *kind)))
     }
 
     /// Like `symbol`, preferring a definition in `path` (for modules that several

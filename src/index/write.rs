@@ -151,20 +151,10 @@ pub(super) fn compact_if_outgrown(
     progress: &dyn super::Progress,
     st: Box<GraphStore>,
 ) -> Result<Box<GraphStore>, IndexError> {
-    let Some((built, now)) = data.outgrown(&opts.graph) else {
-        return Ok(st);
-    };
-    progress.phase("compacting the graph", 0);
-    let started = Instant::now();
-    match data.compact(&st, &opts.graph) {
-        Ok(bytes) => {
-            tracing::info!(
-                built_mb = built >> 20,
-                grown_mb = now >> 20,
-                compacted_mb = bytes >> 20,
-                ms = started.elapsed().as_millis() as u64,
-                "compacted the graph"
-            );
+    let announce = || progress.phase("compacting the graph", 0);
+    match data.compact_if_outgrown(&st, &opts.graph, &announce) {
+        Ok(false) => Ok(st),
+        Ok(true) => {
             drop(st);
             // The previous file's leftovers (Kuzu may write a log on close).
             let _ = data.remove_stale_graphs();

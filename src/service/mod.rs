@@ -404,23 +404,16 @@ impl Store {
         live: &Arc<GraphStore>,
         cfg: &crate::store::graph::GraphConfig,
     ) -> Arc<GraphStore> {
-        let Some((built, now)) = self.data.outgrown(cfg) else {
-            return live.clone();
-        };
-        let started = std::time::Instant::now();
-        let compacted = self
-            .data
-            .compact(live, cfg)
-            .and_then(|bytes| Ok((bytes, self.data.open_graph(cfg)?)));
+        let compacted =
+            self.data
+                .compact_if_outgrown(live, cfg, &|| {})
+                .and_then(|done| match done {
+                    true => Ok(Some(self.data.open_graph(cfg)?)),
+                    false => Ok(None),
+                });
         match compacted {
-            Ok((bytes, graph)) => {
-                tracing::info!(
-                    built_mb = built >> 20,
-                    grown_mb = now >> 20,
-                    compacted_mb = bytes >> 20,
-                    ms = started.elapsed().as_millis() as u64,
-                    "compacted the graph"
-                );
+            Ok(None) => live.clone(),
+            Ok(Some(graph)) => {
                 let graph = Arc::new(graph);
                 self.swap_graph(graph.clone());
                 graph

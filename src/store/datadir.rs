@@ -565,6 +565,31 @@ impl DataDir {
         )
     }
 
+    /// Compacts the current database `live` when in-place runs have outgrown
+    /// it (see `outgrown`, `compact`); `announce` is called first. Whether a
+    /// new file was published (the caller opens it).
+    pub fn compact_if_outgrown(
+        &self,
+        live: &GraphStore,
+        cfg: &GraphConfig,
+        announce: &dyn Fn(),
+    ) -> Result<bool, DataDirError> {
+        let Some((built, now)) = self.outgrown(cfg) else {
+            return Ok(false);
+        };
+        announce();
+        let started = std::time::Instant::now();
+        let bytes = self.compact(live, cfg)?;
+        tracing::info!(
+            built_mb = built >> 20,
+            grown_mb = now >> 20,
+            compacted_mb = bytes >> 20,
+            ms = started.elapsed().as_millis() as u64,
+            "compacted the graph"
+        );
+        Ok(true)
+    }
+
     /// Copies the database `live` (the current one, checkpointed, held by the
     /// caller with the writer lock) into a new file holding only its live rows
     /// (see `store::graph::compact`), and publishes that. Readers of `live`

@@ -106,33 +106,34 @@ fn import_targets(
     files: impl Iterator<Item = String>,
 ) -> Result<Vec<String>> {
     let files: Vec<String> = files.collect();
-    let mut out = Vec::new();
-    for chunk in files.chunks(BATCH) {
-        let mut stmt = conn.prepare(q("files_import_targets"))?;
-        let rows = conn.execute(
-            &mut stmt,
-            vec![("ids", list_of_strings(chunk.iter().cloned()))],
-        )?;
-        out.extend(rows.map(|r| string(&r[0])));
-    }
-    Ok(out)
+    by_ids(conn, "files_import_targets", &files, |r| string(&r[0]))
 }
 
 /// The import in-degree of each of the symbols (ids) that exists.
 fn in_degree_of(conn: &Connection<'_>, ids: &[String]) -> Result<Vec<(String, u32)>> {
+    by_ids(conn, "symbols_in_degree", ids, |r| {
+        (
+            string(&r[0]),
+            int(&r[1]).clamp(0, i64::from(u32::MAX)) as u32,
+        )
+    })
+}
+
+/// The rows of query `name` (which takes `$ids`) over `ids`, a batch at a time.
+fn by_ids<T>(
+    conn: &Connection<'_>,
+    name: &str,
+    ids: &[String],
+    row: impl Fn(&[Value]) -> T,
+) -> Result<Vec<T>> {
     let mut out = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(BATCH) {
-        let mut stmt = conn.prepare(q("symbols_in_degree"))?;
+        let mut stmt = conn.prepare(q(name))?;
         let rows = conn.execute(
             &mut stmt,
             vec![("ids", list_of_strings(chunk.iter().cloned()))],
         )?;
-        out.extend(rows.map(|r| {
-            (
-                string(&r[0]),
-                int(&r[1]).clamp(0, i64::from(u32::MAX)) as u32,
-            )
-        }));
+        out.extend(rows.map(|r| row(&r)));
     }
     Ok(out)
 }

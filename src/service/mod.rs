@@ -1112,11 +1112,20 @@ impl Service {
                 }
             }
             // A graph run_cypher cannot read yet (a first index) gets its
-            // snapshot now; others wait for quiet, or at most FINISH_WITHIN.
-            if unfinished.iter().any(|u| {
-                u.since.elapsed() > FINISH_WITHIN || u.store.cypher.source_version().is_none()
-            }) {
-                finish_all(self, &mut unfinished, None, &carry);
+            // snapshot now, whatever comes meanwhile; others wait for quiet, or
+            // at most FINISH_WITHIN: then the checkpoint is made, and the copy
+            // for the next run gives way to a change that comes (the older copy
+            // protects it; the next quiet makes a new one).
+            let first_snapshot = unfinished
+                .iter()
+                .any(|u| u.store.cypher.source_version().is_none());
+            if first_snapshot || unfinished.iter().any(|u| u.since.elapsed() > FINISH_WITHIN) {
+                finish_all(
+                    self,
+                    &mut unfinished,
+                    (!first_snapshot).then_some(rx),
+                    &carry,
+                );
             }
         }
     }

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::common::cruxe_bin;
-use crate::mcp::{serve_paths, wait_answered, wait_ready};
+use crate::mcp::{serve_paths_with_data, wait_answered, wait_ready};
 
 /// A Go module whose package `hub` every other package imports (the fan-in of
 /// a popular package), each function named after `tag` so a run rewrites
@@ -52,11 +52,10 @@ fn a_server_stopped_or_killed_mid_run_restarts_answers_and_catches_up() {
     let data = keep.path().join("data");
     let data_arg = data.to_string_lossy().into_owned();
     let serve = || {
-        serve_paths(
+        serve_paths_with_data(
             tempfile::tempdir().expect("tmp"),
             std::slice::from_ref(&repo),
-            &["--data", &data_arg],
-            &[],
+            &data,
         )
     };
     write_tree(&repo, PACKAGES, PER, "r0");

@@ -812,7 +812,8 @@ fn finish_all(
             // Kuzu's memory may be half written: the handle is dropped (and
             // left unclosed) and the file opened again, whose log holds the
             // committed runs.
-            Err(e) if u.graph.has_failed() => {
+            // (The failed one may be the compacted copy the store now serves.)
+            Err(e) if u.graph.has_failed() || u.store.graph().is_some_and(|g| g.has_failed()) => {
                 tracing::error!(data = %data.root().display(), "{e}; opening the graph again");
                 u.store.refresh(None);
                 drop(u.graph);

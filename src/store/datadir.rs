@@ -145,13 +145,13 @@ impl DataDir {
         self.root.join("trees").join(&key.as_str()[..16])
     }
 
-    /// Whether an index exists here at all.
     /// The size of the current database file, in bytes.
     pub fn graph_bytes(&self) -> Option<u64> {
         let path = self.graph_path().ok()??;
         std::fs::metadata(path).ok().map(|m| m.len())
     }
 
+    /// Whether an index exists here at all.
     pub fn exists(&self) -> bool {
         matches!(self.graph_path(), Ok(Some(p)) if p.exists())
     }
@@ -551,7 +551,7 @@ impl DataDir {
     }
 
     /// The size the database file may reach before it is compacted: what a
-    /// writer's buffer pool is sized for (see `Service::served_graph`).
+    /// writer's buffer pool is sized for (see `writer_config`).
     pub fn graph_bytes_limit(&self, cfg: &GraphConfig) -> u64 {
         let Ok(Some(m)) = self.manifest() else {
             return 0;

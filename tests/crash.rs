@@ -220,3 +220,123 @@ fn kill_during_indexing_leaves_the_last_completed_state() {
         "a completed run leaves the search index in step"
     );
 }
+
+/// What a kill leaves when a writer is stopped after its commit or inside its
+/// checkpoint, taken from real runs: while `cruxe index` writes, the data dir's
+/// files are copied the moment its log has grown (a run committed) or a shadow
+/// file appears (a checkpoint is under way), in the order that keeps the copy
+/// what a kill at one instant could leave: the database, then its log, then the
+/// shadow file (a checkpoint writes the database only after its record is in the
+/// log, and the shadow file is complete before that). Each copy must open, for
+/// readers and writers, with exactly the old or the new state, and never by
+/// replaying the log's transactions.
+#[test]
+fn a_writer_stopped_after_its_commit_or_in_its_checkpoint_leaves_a_checkpoint() {
+    const FILES: usize = 1500;
+    const DEFS: usize = 8;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("crash");
+    let data = tmp.path().join("data");
+    write_repo(&repo, FILES, DEFS, "_a");
+    assert!(run_index(&repo, &data).wait().expect("wait").success());
+    let a = state(&data);
+    let graph = DataDir::new(&data)
+        .graph_path()
+        .expect("manifest")
+        .expect("a graph");
+    let name = graph
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    let (wal, shadow) = (
+        graph.with_file_name(format!("{name}.wal")),
+        graph.with_file_name(format!("{name}.shadow")),
+    );
+    // (sample dir, whether the log was copied with a checkpoint record)
+    let mut samples: Vec<(std::path::PathBuf, bool)> = Vec::new();
+    let mut b = None;
+    for round in 0..8 {
+        let tag = if round % 2 == 0 { "_b" } else { "_a" };
+        write_repo(&repo, FILES, DEFS, tag);
+        let mut child = run_index(&repo, &data);
+        // One copy each: runs committed, a checkpoint under way, a checkpoint
+        // recorded in the log.
+        let mut took = [false; 3];
+        while child.try_wait().expect("try_wait").is_none() {
+            let in_checkpoint = shadow.exists();
+            let log_len = std::fs::metadata(&wal).map_or(0, |m| m.len());
+            let recorded = log_len > 0 && last_byte(&wal) == Some(0xFE);
+            let moment = match (log_len > 0, in_checkpoint, recorded) {
+                (_, _, true) => Some(2),
+                (_, true, false) => Some(1),
+                (true, false, false) => Some(0),
+                _ => None,
+            };
+            if let Some(m) = moment.filter(|&m| !took[m]) {
+                let dir = tmp.path().join(format!("sample{}", samples.len()));
+                std::fs::create_dir_all(&dir).expect("mkdir");
+                std::fs::copy(data.join("manifest.json"), dir.join("manifest.json"))
+                    .expect("manifest");
+                let copied = std::fs::copy(&graph, dir.join(&name)).is_ok()
+                    && std::fs::copy(&wal, dir.join(format!("{name}.wal"))).is_ok();
+                let _ = std::fs::copy(&shadow, dir.join(format!("{name}.shadow")));
+                if copied {
+                    let log = std::fs::read(dir.join(format!("{name}.wal"))).expect("log");
+                    samples.push((dir, log.last() == Some(&0xFE)));
+                    took[m] = true;
+                }
+            }
+        }
+        assert!(child.wait().expect("wait").success());
+        if round == 0 {
+            b = Some(state(&data));
+        }
+    }
+    let b = b.expect("state B");
+    assert_ne!(a, b);
+    assert!(
+        samples.len() >= 3,
+        "too few stopped writes were caught ({}): the test did not test",
+        samples.len()
+    );
+    let mut dropped = 0;
+    for (dir, recorded) in &samples {
+        // A writer opens it too (a server's start), and so does a reader.
+        let dd = DataDir::new(dir);
+        let settled = {
+            let _lock = dd.lock_writer().expect("lock");
+            dd.settle_log().expect("settle")
+        };
+        let now = state(dir);
+        assert!(
+            now == a || now == b,
+            "{}: {now:?} is neither state (log had a checkpoint record: {recorded}; settled: {settled:?})",
+            dir.display()
+        );
+        if !recorded {
+            dropped += 1;
+        }
+        let writer = dd.open_graph(&small_graph()).expect("opens for writing");
+        drop(writer);
+        assert!(state(dir) == now, "reopening changed nothing");
+    }
+    assert!(
+        dropped > 0,
+        "no sample had uncheckpointed runs: the test did not test"
+    );
+    eprintln!(
+        "{} stopped writes caught ({} with a checkpoint record)",
+        samples.len(),
+        samples.len() - dropped
+    );
+}
+
+fn last_byte(path: &Path) -> Option<u8> {
+    use std::io::{Read, Seek};
+    let mut f = std::fs::File::open(path).ok()?;
+    f.seek(std::io::SeekFrom::End(-1)).ok()?;
+    let mut b = [0u8; 1];
+    f.read_exact(&mut b).ok()?;
+    Some(b[0])
+}

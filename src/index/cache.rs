@@ -217,6 +217,8 @@ pub(super) fn quick_walk(
             path: f.path.clone(),
             abs_path: root.join(&f.path),
             language: f.language,
+            // Only the changed ones are read (`FileContext::only`).
+            stat: None,
         })
         .collect();
     if !appeared.is_empty() {

@@ -7,6 +7,7 @@ use super::IndexError;
 use super::parse::decode_imports;
 use super::state::{self, FileMeta, RefState};
 use crate::model::Language;
+use crate::model::lazy::Lazy;
 use crate::resolve::{Edge, RFile, RSymbol, Target};
 use crate::store::graph::{GraphStore, ImportLabel, ImportRow};
 
@@ -78,9 +79,11 @@ pub(super) fn state_from_graph(
             parents,
             ..FileMeta::default()
         });
+        let imports = decode_imports(&f.imports);
         state.files.push(RFile {
-            imports: decode_imports(&f.imports),
-            symbols,
+            path_mods: crate::resolve::declares_path_mods(&imports),
+            imports: Lazy::new(imports),
+            symbols: Lazy::new(symbols),
             id: f.id,
             path: f.path,
             language,

@@ -44,7 +44,7 @@ pub struct IndexOptions {
     /// The repository's own root, when `root` is a snapshot of one of its refs.
     pub repo_root: Option<PathBuf>,
     /// Server mode: an in-place run commits and returns; its checkpoint, the
-    /// removal of its saved copy and the state file are left to `finish_write`,
+    /// copy for the query workers and the state file are left to `finish_write`,
     /// which the caller runs after making the changes visible. The resolution
     /// state stays in memory between runs.
     pub defer_finish: bool,
@@ -170,10 +170,10 @@ pub struct IndexReport {
 }
 
 /// Finishes the in-place runs a server made with `defer_finish` once their
-/// changes are visible: checkpoints the graph (so no log is left for Kuzu to
-/// replay), writes the resolution states still only in memory, and replaces the
-/// copy saved before the writes with one for the next run (given up when
-/// `abort` says new work came: the older copy protects that run).
+/// changes are visible: checkpoints the graph (until then a stop leaves it at
+/// the previous checkpoint), makes the copy `run_cypher`'s workers read (given
+/// up when `abort` says new work came), and writes the resolution states still
+/// only in memory.
 pub fn finish_write(
     data: &DataDir,
     store: &GraphStore,

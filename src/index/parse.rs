@@ -8,12 +8,14 @@ use tree_sitter::Parser;
 use crate::extract::Extractor;
 use crate::model::{self, ImportSpec, Language, ModuleInfo, RawImport};
 use crate::source::layout::Layout;
-use crate::source::walk::{Diagnostic, SourceFile};
+use crate::source::walk::{Diagnostic, FileStat, SourceFile};
 use crate::store::graph::{FileRow, FileRows, SymbolInsert, SymbolRow, file_id};
 use crate::store::search;
 
 pub(super) enum Outcome {
-    Unchanged,
+    /// The same content as indexed; with the file's stat when it was read to
+    /// find out and that stat can be trusted next time.
+    Unchanged(Option<FileStat>),
     Parsed(Box<Parsed>),
     Skipped(Diagnostic),
 }
@@ -23,6 +25,8 @@ pub(super) struct Parsed {
     pub(super) language: Language,
     pub(super) imports: Vec<RawImport>,
     pub(super) syntax_errors: bool,
+    /// The stat of what was read, when it can be trusted next time.
+    pub(super) stat: Option<FileStat>,
 }
 
 pub(super) struct FileContext<'a> {
@@ -31,6 +35,11 @@ pub(super) struct FileContext<'a> {
     pub(super) layout: &'a Layout,
     pub(super) extractor: &'a Extractor,
     pub(super) existing: &'a HashMap<String, String>,
+    /// The stat of each known file when it was last read (see `FileStat`):
+    /// a file that still has it is not read again.
+    pub(super) stats: &'a HashMap<String, FileStat>,
+    /// When the run started (see `FileStat::settled_before`).
+    pub(super) started: std::time::SystemTime,
     pub(super) skip_imports: bool,
     /// Read only these files; other known files are unchanged (a quick walk).
     pub(super) only: Option<&'a HashSet<String>>,
@@ -42,8 +51,16 @@ pub(super) fn process_file(
     src: &SourceFile,
 ) -> Outcome {
     if ctx.only.is_some_and(|o| !o.contains(&src.path)) && ctx.existing.contains_key(&src.path) {
-        return Outcome::Unchanged;
+        return Outcome::Unchanged(None);
     }
+    if src.stat.is_some()
+        && src.stat.as_ref() == ctx.stats.get(&src.path)
+        && ctx.existing.contains_key(&src.path)
+    {
+        return Outcome::Unchanged(None);
+    }
+    // Taken before the read: a write after it changes the times.
+    let stat = src.stat.filter(|st| st.settled_before(ctx.started));
     let skip = |problem: String| {
         Outcome::Skipped(Diagnostic {
             path: src.path.clone(),
@@ -59,7 +76,7 @@ pub(super) fn process_file(
     }
     let hash = blake3::hash(&bytes).to_hex().to_string();
     if ctx.existing.get(&src.path) == Some(&hash) {
-        return Outcome::Unchanged;
+        return Outcome::Unchanged(stat);
     }
     let text = match String::from_utf8(bytes) {
         Ok(t) => t,
@@ -81,6 +98,7 @@ pub(super) fn process_file(
         language: src.language,
         imports: extracted.imports,
         syntax_errors: extracted.has_syntax_errors,
+        stat,
     }))
 }
 

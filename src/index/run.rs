@@ -15,19 +15,20 @@ use tree_sitter::Parser;
 
 use super::cache::{StateCache, WalkFound, quick_walk, remember, set_totals};
 use super::imports::{import_row, state_from_graph};
-use super::parse::{FileContext, Outcome, Parsed, decode_imports, process_file};
+use super::parse::{FileContext, Outcome, Parsed, process_file};
 use super::searching::{SearchThread, search_from_rows, update_search};
 use super::state::{self, FileMeta, Fingerprint, RefState, SavedAside};
-use super::write::{SavedCopy, open_for_write};
+use super::write::open_for_write;
 use super::{
     EXTRACTION, Held, IndexError, IndexOptions, IndexReport, Progress, git_ref, now_rfc3339,
     repo_name,
 };
 use crate::extract::Extractor;
+use crate::model::lazy::Lazy;
 use crate::model::{Language, RawImport};
 use crate::resolve::{self, RFile, RSymbol, Resolved, Target};
 use crate::source::layout::{Layout, Manifest};
-use crate::source::walk::{self, Diagnostic, WalkOptions, WalkResult};
+use crate::source::walk::{self, Diagnostic, FileStat, WalkOptions, WalkResult};
 use crate::store::datadir::{DataDir, WriterLock};
 use crate::store::graph::{
     Changes, FileRows, GraphError, GraphStore, ImportChanges, ImportRow, PackageRow, SymbolDiff,
@@ -47,6 +48,8 @@ struct Run<'a> {
     state_path: PathBuf,
     walk_opts: WalkOptions,
     started: Instant,
+    /// The wall clock at the start (see `FileStat::settled_before`).
+    started_at: std::time::SystemTime,
 }
 
 /// The tree as walked, and the data dir as opened for writing.
@@ -59,7 +62,6 @@ struct Opened {
     only_changed: Option<HashSet<String>>,
     _lock: Option<WriterLock>,
     owned: Option<GraphStore>,
-    early_copy: Option<SavedCopy>,
     preloaded: Option<std::thread::JoinHandle<Option<RefState>>>,
 }
 
@@ -71,11 +73,12 @@ struct Plan {
     force: bool,
     /// A full build, written aside with bulk COPY and swapped in.
     fresh: bool,
-    saving: Option<SavedCopy>,
     /// The previous run's resolution state, when it describes the graph.
     prior: Option<RefState>,
     /// The content hash of every file the graph holds for the ref, by path.
     existing: HashMap<String, String>,
+    /// The stat of the files the previous state trusts (see `FileStat`).
+    stats: HashMap<String, FileStat>,
 }
 
 /// What parsing found: the counts so far, the changes to write, and the files
@@ -83,7 +86,16 @@ struct Plan {
 struct Sorted {
     report: IndexReport,
     changes: Changes,
-    new_files: Vec<(FileRows, Language, Vec<RawImport>)>,
+    new_files: Vec<(FileRows, ForResolution)>,
+    /// Unchanged files read to find out, with a stat to trust next time.
+    restat: Vec<(String, FileStat)>,
+}
+
+/// What resolution and the next state need of a parsed file besides its rows.
+struct ForResolution {
+    language: Language,
+    imports: Vec<RawImport>,
+    stat: Option<FileStat>,
 }
 
 /// The graph the run wrote: the server's, or one this run opened (the CLI's
@@ -126,18 +138,13 @@ pub fn index_repo_with(
     let mut sorted = parse(&run, &plan, &mut opened)?;
     stop.check()?;
     if nothing_to_write(&run, store, &plan, &sorted)? {
-        // The copy is not needed: stopped, and dropped (a CLI run's).
-        drop(plan.saving.take());
         return Ok(unchanged(&run, plan, sorted, opened));
     }
     // The rows go to the graph (and to a full build's search index, written on
     // a thread from now on, beside resolution and the bulk load); the language
     // and raw imports of each file go to resolution.
-    let (rows, for_resolution): (Vec<FileRows>, Vec<(Language, Vec<RawImport>)>) = sorted
-        .new_files
-        .drain(..)
-        .map(|(rows, language, imports)| (rows, (language, imports)))
-        .unzip();
+    let (rows, for_resolution): (Vec<FileRows>, Vec<ForResolution>) =
+        sorted.new_files.drain(..).unzip();
     let rows = std::sync::Arc::new(rows);
     let early_search = plan.fresh.then(|| {
         let (root, rows) = (run.root.clone(), std::sync::Arc::clone(&rows));
@@ -148,7 +155,11 @@ pub fn index_repo_with(
         })))
     });
     diff_symbols(&plan, &rows, &mut sorted.changes);
-    let next_state = resolve_imports(&run, store, &mut plan, &rows, &for_resolution, &mut sorted)?;
+    let mut next_state =
+        resolve_imports(&run, store, &mut plan, &rows, &for_resolution, &mut sorted)?;
+    if let Some(st) = next_state.as_mut() {
+        restat(st, &sorted.restat);
+    }
     stop.check()?;
     sorted.changes.add = rows;
     let previous_indexed_at = match store {
@@ -190,6 +201,7 @@ fn start<'a>(
     states: &'a StateCache,
 ) -> Result<Run<'a>, IndexError> {
     let started = Instant::now();
+    let started_at = std::time::SystemTime::now();
     if !root.is_dir() {
         return Err(IndexError::NotADirectory(root.to_path_buf()));
     }
@@ -222,6 +234,7 @@ fn start<'a>(
         states,
         walk_opts,
         started,
+        started_at,
     })
 }
 
@@ -243,7 +256,7 @@ fn walk_and_open(
         && !run.states.has(&run.state_path);
     let preloaded = preload.then(|| {
         let path = run.state_path.clone();
-        std::thread::spawn(move || RefState::load(&path, decode_imports))
+        std::thread::spawn(move || RefState::load(&path))
     });
     let quick = match &opts.changed_paths {
         Some(paths) if !opts.force => quick_walk(
@@ -268,7 +281,7 @@ fn walk_and_open(
         (walker.join(), opened)
     });
     let mut walked = walked.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-    let (lock, owned, early_copy) = opened?;
+    let (lock, owned) = opened?;
     let walk_found = opts.defer_finish.then(|| WalkFound {
         manifests: walked.manifests.clone(),
         has_src_dir: walked.has_src_dir,
@@ -287,7 +300,6 @@ fn walk_and_open(
         only_changed,
         _lock: lock,
         owned,
-        early_copy,
         preloaded,
     })
 }
@@ -309,8 +321,7 @@ fn layout_hash(manifests: &[Manifest]) -> String {
     h.finalize().to_hex().to_string()
 }
 
-/// Decides how the run writes (a full build aside, or in place after a copy of
-/// the database) and finds what it starts from: the previous run's state when
+/// Decides how the run writes (a full build aside, or in place) and finds what it starts from: the previous run's state when
 /// it describes the graph, else the stored content hashes.
 fn plan(
     run: &Run<'_>,
@@ -362,16 +373,6 @@ fn plan(
         None => true,
         Some(st) => force && st.refs()?.iter().all(|(r, f)| r == repo && f == ref_name),
     };
-    // An in-place write first saves the database aside (see
-    // `DataDir::save_before_write`); every run writes (at least the ref's
-    // `indexed_at`), so the copy runs while files are read, parsed and resolved
-    // (a run of its own started it before opening the graph).
-    let saving = match opened.early_copy.take() {
-        // Manifests changed and this is the only ref: rebuilt aside, no copy.
-        Some(_) if fresh => None,
-        Some(copy) => Some(copy),
-        None => (store.is_some() && !fresh).then(|| SavedCopy::start(run.data, opts.defer_finish)),
-    };
     tracing::debug!(
         ms = run.started.elapsed().as_millis() as u64,
         "opened the graph"
@@ -384,7 +385,7 @@ fn plan(
         Some(st) if !force && !opts.skip_imports => match st.ref_indexed_at(repo, ref_name)? {
             Some(tag) => run.states.take(&run.state_path, &tag).or_else(|| {
                 preloaded
-                    .unwrap_or_else(|| RefState::load(&run.state_path, decode_imports))
+                    .unwrap_or_else(|| RefState::load(&run.state_path))
                     .filter(|p| p.tag == tag)
             }),
             None => None,
@@ -406,6 +407,11 @@ fn plan(
         (Some(st), None) if !force => st.file_hashes(repo, ref_name)?,
         _ => HashMap::new(),
     };
+    let stats: HashMap<String, FileStat> = prior
+        .iter()
+        .flat_map(|p| p.files.iter().zip(&p.meta))
+        .filter_map(|(f, m)| Some((f.path.clone(), m.stat?)))
+        .collect();
     if opened.only_changed.is_some() && prior.is_none() {
         // The state in memory was not the graph's: walk after all.
         let mut w = walk::walk(&run.root, &run.walk_opts);
@@ -423,9 +429,9 @@ fn plan(
         layout_hash,
         force,
         fresh,
-        saving,
         prior,
         existing,
+        stats,
     })
 }
 
@@ -441,6 +447,8 @@ fn parse(run: &Run<'_>, plan: &Plan, opened: &mut Opened) -> Result<Sorted, Inde
         layout: &plan.layout,
         extractor: &extractor,
         existing: &plan.existing,
+        stats: &plan.stats,
+        started: run.started_at,
         skip_imports: run.opts.skip_imports,
         only: opened.only_changed.as_ref(),
     };
@@ -486,12 +494,16 @@ fn parse(run: &Run<'_>, plan: &Plan, opened: &mut Opened) -> Result<Sorted, Inde
             ..Changes::default()
         },
         new_files: Vec::new(),
+        restat: Vec::new(),
     };
     let mut present: HashSet<String> = HashSet::new();
     for (path, outcome) in outcomes {
         match outcome {
-            Outcome::Unchanged => {
+            Outcome::Unchanged(stat) => {
                 sorted.report.unchanged += 1;
+                if let Some(st) = stat {
+                    sorted.restat.push((path.clone(), st));
+                }
                 present.insert(path);
             }
             Outcome::Parsed(parsed) => {
@@ -529,6 +541,7 @@ fn sort_parsed(
         language,
         imports,
         syntax_errors,
+        stat,
     } = parsed;
     sorted.report.parsed += 1;
     if syntax_errors {
@@ -553,7 +566,14 @@ fn sort_parsed(
                 })
         });
     }
-    sorted.new_files.push((rows, language, imports));
+    sorted.new_files.push((
+        rows,
+        ForResolution {
+            language,
+            imports,
+            stat,
+        },
+    ));
 }
 
 /// Nothing changed, the commit is the same and the search index is in step:
@@ -580,12 +600,25 @@ fn nothing_to_write(
 }
 
 /// The report of a run that wrote nothing.
-fn unchanged(run: &Run<'_>, plan: Plan, sorted: Sorted, opened: Opened) -> IndexReport {
-    let Sorted { mut report, .. } = sorted;
+fn unchanged(run: &Run<'_>, mut plan: Plan, sorted: Sorted, opened: Opened) -> IndexReport {
+    let Sorted {
+        mut report,
+        restat: stats,
+        ..
+    } = sorted;
     let mut diagnostics = opened.diagnostics;
-    if let Some(p) = &plan.prior {
+    if let Some(p) = plan.prior.as_mut() {
         set_totals(&mut report, p);
         report.indexed_at = p.tag.clone();
+        // Files read only to find them unchanged: the next run need not.
+        if !stats.is_empty() {
+            restat(p, &stats);
+            if !run.opts.defer_finish
+                && let Err(e) = p.save(&run.state_path)
+            {
+                tracing::warn!("could not save the resolution state: {e}");
+            }
+        }
     }
     diagnostics.sort_by(|a, b| a.path.cmp(&b.path));
     if run.opts.defer_finish
@@ -605,6 +638,20 @@ fn unchanged(run: &Run<'_>, plan: Plan, sorted: Sorted, opened: Opened) -> Index
     run.progress.done();
     tracing::debug!("nothing changed: nothing written");
     report
+}
+
+/// Records the stats of files found unchanged by reading them (see `FileStat`).
+fn restat(state: &mut RefState, stats: &[(String, FileStat)]) {
+    for (path, st) in stats {
+        if let Ok(at) = state
+            .files
+            .binary_search_by(|f| f.path.as_str().cmp(path.as_str()))
+        {
+            let m = &mut state.meta[at];
+            m.stat = Some(*st);
+            m.record = None;
+        }
+    }
 }
 
 /// A changed file's stored symbols (known from the state) are diffed against
@@ -664,7 +711,7 @@ fn resolve_imports(
     store: Option<&GraphStore>,
     plan: &mut Plan,
     rows: &[FileRows],
-    for_resolution: &[(Language, Vec<RawImport>)],
+    for_resolution: &[ForResolution],
     sorted: &mut Sorted,
 ) -> Result<Option<RefState>, IndexError> {
     let report = &sorted.report;
@@ -745,7 +792,7 @@ fn resolve_imports(
 fn resolution_input(
     mut base: RefState,
     rows: &[FileRows],
-    for_resolution: &[(Language, Vec<RawImport>)],
+    for_resolution: &[ForResolution],
     changes: &Changes,
 ) -> ResolutionInput {
     let replaced: HashSet<&str> = changes.remove_paths.iter().map(String::as_str).collect();
@@ -776,8 +823,8 @@ fn resolution_input(
             entries.push((f, m, false));
         }
     }
-    for (rows, (language, imports)) in rows.iter().zip(for_resolution) {
-        let (f, m) = new_entry(rows, *language, imports);
+    for (rows, parsed) in rows.iter().zip(for_resolution) {
+        let (f, m) = new_entry(rows, parsed);
         touched.extend(resolve::changed_keys(
             old_files.remove(&f.path).as_ref(),
             Some(&f),
@@ -842,23 +889,26 @@ fn count_in_package(packages: &mut HashMap<String, (usize, usize)>, path: &str, 
 }
 
 /// A parsed file as resolution and the state see it.
-fn new_entry(rows: &FileRows, language: Language, imports: &[RawImport]) -> (RFile, FileMeta) {
+fn new_entry(rows: &FileRows, parsed: &ForResolution) -> (RFile, FileMeta) {
+    let (language, imports) = (parsed.language, &parsed.imports);
     let f = RFile {
         id: rows.file.id.clone(),
         path: rows.file.path.clone(),
         language,
         module: rows.file.module.clone(),
         package: rows.file.package.clone(),
-        imports: imports.to_vec(),
-        symbols: rows
-            .symbols
-            .iter()
-            .map(|si| RSymbol {
-                id: si.row.id.as_str().into(),
-                qualified_name: si.row.qualified_name.as_str().into(),
-                kind: crate::model::SymbolKind::word(&si.row.kind),
-            })
-            .collect(),
+        imports: Lazy::new(imports.to_vec()),
+        path_mods: resolve::declares_path_mods(imports),
+        symbols: Lazy::new(
+            rows.symbols
+                .iter()
+                .map(|si| RSymbol {
+                    id: si.row.id.as_str().into(),
+                    qualified_name: si.row.qualified_name.as_str().into(),
+                    kind: crate::model::SymbolKind::word(&si.row.kind),
+                })
+                .collect(),
+        ),
     };
     let position: HashMap<&str, u32> = rows
         .symbols
@@ -885,6 +935,7 @@ fn new_entry(rows: &FileRows, language: Language, imports: &[RawImport]) -> (RFi
             .iter()
             .map(crate::store::graph::symbol_marks)
             .collect(),
+        stat: parsed.stat,
         ..FileMeta::default()
     };
     (f, m)
@@ -963,6 +1014,7 @@ fn edge_changes(
 
 /// A file's resolution, as its metadata keeps it.
 fn record_edges(m: &mut FileMeta, fp: Fingerprint, r: &mut Resolved) {
+    m.record = None;
     m.fingerprint = fp;
     m.deps = std::mem::take(&mut r.deps);
     m.edges = r.edges.len() as u32;
@@ -982,8 +1034,7 @@ fn record_edges(m: &mut FileMeta, fp: Fingerprint, r: &mut Resolved) {
     m.externals.dedup();
 }
 
-/// Writes the changes: in place in one transaction (after the copy of the
-/// database is complete), or as a new database built aside and published. With
+/// Writes the changes: in place in one transaction, or as a new database built aside and published. With
 /// the build, the search index written beside it (`None`: write it from the
 /// graph).
 fn write<'s>(
@@ -1001,11 +1052,6 @@ fn write<'s>(
     let in_place = !plan.fresh && (shared.is_some() || owned.is_some());
     if in_place {
         let t = Instant::now();
-        let saved_ms = plan
-            .saving
-            .as_mut()
-            .expect("started for in-place writes")
-            .wait()?;
         let written = match shared {
             Some(st) => {
                 st.apply(changes, &|| opts.stop.requested())?;
@@ -1023,6 +1069,7 @@ fn write<'s>(
             sorted.report.finish_pending = true;
         } else {
             written.graph().checkpoint()?;
+            // A server's copy for its query workers is of the file before.
             data.discard_saved();
             if let Written::Own(st) = written {
                 let st = super::write::compact_if_outgrown(data, opts, run.progress, st)?;
@@ -1030,7 +1077,7 @@ fn write<'s>(
             }
         }
         let checkpoint_ms = t.elapsed().as_millis() as u64 - applied_ms;
-        tracing::debug!(saved_ms, applied_ms, checkpoint_ms, "in-place write");
+        tracing::debug!(applied_ms, checkpoint_ms, "in-place write");
         tracing::debug!(ms = t_write.elapsed().as_millis() as u64, "wrote the graph");
         return Ok((written, None));
     }

@@ -25,10 +25,13 @@ use std::collections::{HashMap, HashSet};
 
 use rayon::prelude::*;
 
+use crate::model::lazy::Lazy;
 use crate::model::{ImportSpec, Language, RawImport};
 use crate::source::layout::{Layout, normalize_path};
 
-/// A file as the resolver sees it.
+/// A file as the resolver sees it. Its imports and definitions may still be
+/// the bytes of a resolution state (`Lazy`): a run decodes those of the files it
+/// resolves and of the modules and crates their lookups reach.
 #[derive(Debug, Clone)]
 pub struct RFile {
     pub id: String,
@@ -36,9 +39,19 @@ pub struct RFile {
     pub language: Language,
     pub module: String,
     pub package: String,
-    pub imports: Vec<RawImport>,
+    pub imports: Lazy<Vec<RawImport>>,
+    /// Whether `imports` declare a Rust module with `#[path]` (known without
+    /// decoding them: every run's tables need those of the whole ref).
+    pub path_mods: bool,
     /// The file's definitions.
-    pub symbols: Vec<RSymbol>,
+    pub symbols: Lazy<Vec<RSymbol>>,
+}
+
+/// Whether `imports` declare a Rust module with `#[path]` (`RFile::path_mods`).
+pub fn declares_path_mods(imports: &[RawImport]) -> bool {
+    imports
+        .iter()
+        .any(|i| matches!(&i.spec, ImportSpec::RustMod { paths, .. } if !paths.is_empty()))
 }
 
 /// A symbol as the resolver sees it (its file is the `RFile` holding it).
@@ -166,7 +179,6 @@ type Definition<'a> = (&'a str, bool, &'a str, &'a str);
 /// thread; the result does not depend on which.
 struct Definitions<'a> {
     files: Vec<usize>,
-    symbols: usize,
     table: std::sync::OnceLock<FxMap<&'a str, Vec<Definition<'a>>>>,
 }
 
@@ -198,10 +210,9 @@ impl<'a> Definitions<'a> {
     fn table(&self, files: &'a [RFile]) -> &FxMap<&'a str, Vec<Definition<'a>>> {
         self.table.get_or_init(|| {
             let mut table: FxMap<&'a str, Vec<Definition<'a>>> = FxMap::default();
-            table.reserve(self.symbols);
             for &fi in &self.files {
                 let f = &files[fi];
-                for s in &f.symbols {
+                for s in f.symbols.iter() {
                     table.entry(&*s.qualified_name).or_default().push((
                         &*s.id,
                         s.kind == "impl",
@@ -291,7 +302,7 @@ pub fn contributed_keys(f: &RFile) -> Contribution {
     // changes their edges (`package_key`, decided over the whole ref).
     if fam == Family::Rust {
         structure.push(key(&["c", &f.package]));
-        for imp in &f.imports {
+        for imp in f.imports.iter() {
             if let ImportSpec::RustMod { name, paths } = &imp.spec
                 && !paths.is_empty()
             {
@@ -357,7 +368,7 @@ pub fn changed_keys(old: Option<&RFile>, new: Option<&RFile>) -> Vec<u64> {
         (Some(o), Some(n)) => {
             keys.extend(o.structure.iter().filter(|k| !n.structure.contains(k)));
             keys.extend(n.structure.iter().filter(|k| !o.structure.contains(k)));
-            if old.map(|f| &f.imports) != new.map(|f| &f.imports) {
+            if old.map(|f| &*f.imports) != new.map(|f| &*f.imports) {
                 keys.push(n.imports);
             }
         }
@@ -388,7 +399,7 @@ pub fn rust_path_targets(files: &[RFile], paths: &HashSet<&str>) -> Vec<u64> {
 fn rust_path_mods(files: &[RFile]) -> impl Iterator<Item = (&RFile, &str, String)> {
     files
         .iter()
-        .filter(|f| f.language == Language::Rust)
+        .filter(|f| f.language == Language::Rust && f.path_mods)
         .flat_map(|f| {
             f.imports
                 .iter()
@@ -487,13 +498,10 @@ impl<'a> Tables<'a> {
                 if at == n {
                     ix.definitions.push(Definitions {
                         files: Vec::new(),
-                        symbols: 0,
                         table: std::sync::OnceLock::new(),
                     });
                 }
-                let d = &mut ix.definitions[at];
-                d.files.push(i);
-                d.symbols += f.symbols.len();
+                ix.definitions[at].files.push(i);
             }
         }
         // By path, except that a Rust crate's examples, tests, benches and
@@ -820,8 +828,9 @@ mod tests {
             language: Language::Python,
             module: "a.b.c".into(),
             package: "a.b".into(),
-            imports: vec![],
-            symbols: vec![],
+            imports: Lazy::new(vec![]),
+            path_mods: false,
+            symbols: Lazy::new(vec![]),
         };
         assert_eq!(python_absolute(&f, ".").as_deref(), Some("a.b"));
         assert_eq!(

@@ -191,7 +191,7 @@ impl Store {
         self.cypher.source_version() != Some(self.version())
     }
 
-    /// Hands the query workers the crash-safety copy just made, if it is the
+    /// Hands the query workers the copy just made, if it is the
     /// current state (call after `index::finish_write`).
     fn publish_snapshot(&self) {
         match self.data.link_query_snapshot() {
@@ -778,8 +778,8 @@ struct Unfinished {
     since: std::time::Instant,
 }
 
-/// Finishes every data dir's runs. With `rx`, the copy for the next run is
-/// given up as soon as a job arrives; the job is kept in `carry`.
+/// Finishes every data dir's runs. With `rx`, the copy for the query workers
+/// is given up as soon as a job arrives; the job is kept in `carry`.
 fn finish_all(
     service: &Service,
     unfinished: &mut Vec<Unfinished>,
@@ -803,15 +803,16 @@ fn finish_all(
                 let graph = u.store.compact_if_outgrown(&u.graph, cfg);
                 match Arc::ptr_eq(&graph, &u.graph) {
                     true => Ok(()),
-                    // The copy that protects the next run, of the new file.
+                    // The copy for the query workers, of the new file.
                     false => index::finish_write(data, &graph, &abort, u.store.held(None)),
                 }
             });
         match finished {
             Ok(()) => u.store.publish_snapshot(),
             // Kuzu's memory may be half written: the handle is dropped (and
-            // left unclosed) and the file opened again, whose log holds the
-            // committed runs.
+            // left unclosed) and the file opened again at its last checkpoint
+            // (or the one just stopped, if it was recorded); the next run
+            // re-indexes what changed since.
             // (The failed one may be the compacted copy the store now serves.)
             Err(e) if u.graph.has_failed() || u.store.graph().is_some_and(|g| g.has_failed()) => {
                 tracing::error!(data = %data.root().display(), "{e}; opening the graph again");
@@ -852,8 +853,8 @@ impl Service {
         // behind the graph's reader gate (see `GraphStore`).
         let mut cfg = cfg;
         cfg.index.graph.auto_checkpoint = false;
-        // Runs commit and return; the checkpoint and the copy for the next run
-        // come after the changes are visible (`index::finish_write`).
+        // Runs commit and return; the checkpoint and the copy for the query
+        // workers come after the changes are visible (`index::finish_write`).
         cfg.index.defer_finish = true;
         let mut stores: Vec<Arc<Store>> = Vec::new();
         let mut repos: Vec<Arc<Served>> = Vec::new();
@@ -956,9 +957,6 @@ impl Service {
             served.set(IndexingStatus::Indexing, None, None);
             let store = &served.store;
             // This server holds the writer lock (`Service::new`).
-            if let Err(e) = store.data.restore_interrupted() {
-                tracing::warn!("cannot undo an interrupted run: {e}");
-            }
             store.data.clear_query_snapshots();
             self.open_recovering(store);
         }
@@ -1027,13 +1025,13 @@ impl Service {
     /// job arrives it waits for `debounce` of quiet (at most ten times that), so a
     /// burst of saves is one run. Ends when `close` drops the senders.
     ///
-    /// A run's checkpoint and the copy that protects the next run
+    /// A run's checkpoint and the copy for the query workers
     /// (`index::finish_write`) wait for `checkpoint_after` without new work: runs in
     /// quick succession (saves a few hundred ms apart) each commit and answer at
-    /// once, protected by the copy from before the first of them, and are made
-    /// durable together — at the latest after `FINISH_WITHIN`, and when the
-    /// server closes. A kill in between puts back that earlier copy; the next
-    /// start re-indexes what changed since.
+    /// once, and are checkpointed together — at the latest after
+    /// `FINISH_WITHIN`, and when the server closes. A kill in between leaves the
+    /// graph at the last checkpoint (`DataDir::settle_log`); the next start
+    /// re-indexes what changed since.
     fn run_jobs(&self, rx: &Receiver<Job>) {
         let debounce = self.cfg.debounce;
         let mut unfinished: Vec<Unfinished> = Vec::new();
@@ -1115,8 +1113,8 @@ impl Service {
             // A graph run_cypher cannot read yet (a first index) gets its
             // snapshot now, whatever comes meanwhile; others wait for quiet, or
             // at most FINISH_WITHIN: then the checkpoint is made, and the copy
-            // for the next run gives way to a change that comes (the older copy
-            // protects it; the next quiet makes a new one).
+            // for the query workers gives way to a change that comes (the next
+            // quiet makes it).
             let first_snapshot = unfinished
                 .iter()
                 .any(|u| u.store.cypher.source_version().is_none());
@@ -1261,8 +1259,8 @@ impl Service {
                         seconds: report.seconds,
                     }),
                 );
-                // Visible now; the checkpoint and the copy for the next run follow
-                // (`run_jobs`).
+                // Visible now; the checkpoint and the copy for the query workers
+                // follow (`run_jobs`).
                 if report.finish_pending {
                     return store.graph();
                 }
@@ -1322,9 +1320,8 @@ impl Service {
                 .clear_source("the server is shutting down");
             served.store.refresh(None);
         }
-        // Everything is checkpointed and no run is under way: the copy that
-        // protects runs is not needed (and closing the database changes its
-        // file, so the next start would put the copy back for nothing).
+        // Everything is checkpointed and no run is under way: the copy for
+        // the query workers goes with them.
         if finished {
             for served in &self.repos {
                 served.store.data.discard_saved();

@@ -40,6 +40,45 @@ pub struct SourceFile {
     pub path: String,
     pub abs_path: PathBuf,
     pub language: Language,
+    /// What the walk's `stat` said of it (`None` when the walk did not look).
+    pub stat: Option<FileStat>,
+}
+
+/// What `stat` says of a file, as git's index keeps it: a file whose size,
+/// modification and change times and inode are all as they were when it was
+/// last read has the same content (the change time cannot be set by a
+/// program, so even a tool that restores modification times shows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStat {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub ctime_ns: i64,
+    pub ino: u64,
+}
+
+impl FileStat {
+    pub fn of(meta: &std::fs::Metadata) -> FileStat {
+        use std::os::unix::fs::MetadataExt;
+        FileStat {
+            size: meta.len(),
+            mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+            ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
+            ino: meta.ino(),
+        }
+    }
+
+    /// Whether the file was last changed clearly before `t` (the start of the
+    /// run that reads it). File times come from a coarse clock (a few ms), so a
+    /// file written again within the same tick as the read could keep its
+    /// times: such a file's stat is not trusted, and the next run reads it
+    /// again (git's "racily clean" entries).
+    pub fn settled_before(&self, t: std::time::SystemTime) -> bool {
+        const MARGIN_NS: i64 = 100_000_000;
+        let t_ns = t
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i64);
+        self.mtime_ns.max(self.ctime_ns) < t_ns - MARGIN_NS
+    }
 }
 
 /// Something the walk or the indexer passed over, for the run's report.
@@ -244,10 +283,11 @@ fn classify(
             ),
             path: rel,
         }),
-        Ok(_) => Found::Source(SourceFile {
+        Ok(meta) => Found::Source(SourceFile {
             path: rel,
             abs_path: abs,
             language,
+            stat: Some(FileStat::of(&meta)),
         }),
         Err(e) => Found::Problem(Diagnostic {
             path: rel,

@@ -226,37 +226,13 @@ impl DataDir {
         }
     }
 
-    /// Before an in-place run writes: copies the current database and its log
-    /// aside (`*.bak`), so that a run killed at any moment is undone by putting the
-    /// copy back instead of by Kuzu's log replay, which 0.11.3 cannot always do
-    /// after a kill (seen here: a segfault replaying node inserts, in read-only and
-    /// read-write opens alike). The database copy is renamed into place after its
-    /// log's: it is the marker that a copy is complete. Beside it, a stamp of the
-    /// database it copied (size, mtime, first 64 KiB): while the database still
-    /// matches the stamp and has no log, the copy *is* the current state, so a
-    /// server can make it ahead of its next run (`save_ahead`) and the run skips
-    /// the copy. With `older_ok` (a server), any complete copy will do: it is a
-    /// state the database was in, and putting it back gives that earlier state
-    /// (a server re-indexes what changed since when it starts).
-    /// Stops (false) when `abort` says so, leaving no new copy.
-    pub fn save_before_write(
-        &self,
-        older_ok: bool,
-        abort: &dyn Fn() -> bool,
-    ) -> Result<bool, DataDirError> {
-        let Some(graph) = self.graph_path()? else {
-            return Ok(true);
-        };
-        if self.has_earlier_copy(&graph) || (older_ok && bak_of(&graph).exists()) {
-            return Ok(true);
-        }
-        self.copy_aside(&graph, abort)
-    }
-
-    /// After a checkpoint: replaces the copy with one of the database as it is
-    /// now, so the next run need not wait for one. Gives up (false) when `abort`
-    /// says so between chunks — new work came — keeping the previous copy, which
-    /// still protects the next run (see `save_before_write`).
+    /// After a checkpoint (a server's, between runs): a copy of the database as
+    /// it is now (`*.bak`, with a stamp of the file it copied: size, mtime, first
+    /// 64 KiB), which `link_query_snapshot` hands to `run_cypher`'s workers: Kuzu
+    /// lets no other process open a database a writer holds. Gives up (false)
+    /// when `abort` says so between chunks (new work came); the next quiet makes
+    /// one. Not a crash-safety copy (see `settle_log`): not fsynced, and a crash
+    /// leaves nothing that reads it.
     pub fn save_ahead(&self, abort: &dyn Fn() -> bool) -> Result<bool, DataDirError> {
         let Some(graph) = self.graph_path()? else {
             return Ok(true);
@@ -269,10 +245,8 @@ impl DataDir {
 
     fn copy_aside(&self, graph: &Path, abort: &dyn Fn() -> bool) -> Result<bool, DataDirError> {
         const CHUNK: u64 = 16 << 20;
-        let (wal, bak) = (wal_of(graph), bak_of(graph));
-        let wal_bak = bak_of(&wal);
+        let bak = bak_of(graph);
         let tmp = PathBuf::from(format!("{}.tmp", bak.display()));
-        let wal_tmp = PathBuf::from(format!("{}.tmp", wal_bak.display()));
         let st = stamp(graph);
         let copied = (|| -> std::io::Result<bool> {
             use std::io::Read;
@@ -283,61 +257,37 @@ impl DataDir {
                     return Ok(false);
                 }
                 if std::io::copy(&mut (&from).take(CHUNK), &mut to)? == 0 {
-                    break;
+                    return Ok(true);
                 }
-                // Flushed chunk by chunk, so giving up never waits for a
-                // whole file's flush.
-                to.sync_data()?;
             }
-            to.sync_all()?;
-            let _ = std::fs::remove_file(&wal_tmp);
-            if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
-                std::fs::copy(&wal, &wal_tmp)?;
-                std::fs::File::open(&wal_tmp)?.sync_all()?;
-            }
-            Ok(true)
         })()
         .map_err(self.io())?;
         if !copied {
             let _ = std::fs::remove_file(&tmp);
             return Ok(false);
         }
-        // The old copy's stamp and log go first (the old copy alone is still a
-        // checkpointed state), then the new copy, its log and its stamp.
         let _ = std::fs::remove_file(stamp_of(graph));
-        let _ = std::fs::remove_file(&wal_bak);
         std::fs::rename(&tmp, &bak).map_err(self.io())?;
-        if wal_tmp.exists() {
-            std::fs::rename(&wal_tmp, &wal_bak).map_err(self.io())?;
-        }
         if let Some(st) = st {
             std::fs::write(stamp_of(graph), st).map_err(self.io())?;
         }
         Ok(true)
     }
 
-    /// Whether the saved copy equals the database as it is now (see
-    /// `save_before_write`).
+    /// Whether the copy equals the database as it is now: the file still
+    /// matches the copy's stamp (nothing was checkpointed into it since) and no
+    /// run is committed to its log.
     fn has_current_copy(&self, graph: &Path) -> bool {
         let wal_empty = std::fs::metadata(wal_of(graph)).map_or(true, |m| m.len() == 0);
-        wal_empty && self.has_earlier_copy(graph)
-    }
-
-    /// Whether the saved copy is a state the database was in, with at most
-    /// transactions committed to the log since: the database file still matches
-    /// the copy's stamp (nothing was checkpointed into it). A server that commits
-    /// runs in quick succession checkpoints once they pause
-    /// (`index::finish_write`); until then this copy protects every run, and
-    /// putting it back (with its own log) gives that earlier state.
-    fn has_earlier_copy(&self, graph: &Path) -> bool {
-        bak_of(graph).exists()
+        wal_empty
+            && bak_of(graph).exists()
             && stamp(graph).is_some_and(|st| {
                 std::fs::read_to_string(stamp_of(graph)).is_ok_and(|saved| saved == st)
             })
     }
 
-    /// After a run committed and checkpointed: the copy no longer describes the
-    /// database and goes.
+    /// Removes the copy for the query workers (and what earlier cruxe versions
+    /// left beside it: a copy of the log).
     pub fn discard_saved(&self) {
         if let Ok(Some(graph)) = self.graph_path() {
             let _ = std::fs::remove_file(bak_of(&graph));
@@ -346,37 +296,78 @@ impl DataDir {
         }
     }
 
-    /// Puts back the copy an interrupted in-place run left (the state before that
-    /// run). A copy that equals the current database (made ahead by a server) is
-    /// left alone. Call with the writer lock held. True if something was restored.
-    pub fn restore_interrupted(&self) -> Result<bool, DataDirError> {
+    /// Makes the graph safe to open after any stop of its writer, without Kuzu
+    /// replaying its log (0.11.3 can crash replaying node inserts a killed
+    /// writer left: seen here in the primary-key index). Call with the writer
+    /// lock held, before opening. What holds in Kuzu 0.11.3 (its sources:
+    /// `transaction.cpp`, `checkpointer.cpp`, `wal_replayer.cpp`,
+    /// `shadow_file.cpp`):
+    ///
+    /// - A transaction never writes the database file: COMMIT appends its
+    ///   records to the log (`.wal`, fsynced); only a CHECKPOINT writes the
+    ///   file (cruxe's bulk `COPY` goes to new files only).
+    /// - A checkpoint writes the pages it changes to `.shadow` (fsynced), then
+    ///   appends a one-byte CHECKPOINT record (`0xFE`) to the log (fsynced),
+    ///   then copies the shadow pages into the file, then empties and deletes
+    ///   the log, then the shadow file.
+    /// - Opening replays shadow pages when the log holds a CHECKPOINT record
+    ///   (page copies: idempotent), and else replays the log's transactions
+    ///   one by one (the replay that crashes).
+    ///
+    /// So: a log without a shadow file holds only transactions, and the file is
+    /// the last checkpoint: the log is removed, and the graph opens as it was
+    /// at that checkpoint (the runs since are lost; their derived state is
+    /// tagged with their `indexed_at` and found lagging, and the next run
+    /// re-indexes what changed). A log beside a shadow file is a checkpoint
+    /// that was stopped: once its record is complete (the log ends with a
+    /// COMMIT `0x02` and `0xFE`, or is that one byte, and the shadow file is
+    /// whole) the log is cut to the record alone, so that opening only copies
+    /// the shadow pages in; before that, both go and the file is the previous
+    /// checkpoint. What was settled, for the log.
+    pub fn settle_log(&self) -> Result<Settled, DataDirError> {
         let Some(graph) = self.graph_path()? else {
-            return Ok(false);
+            return Ok(Settled::Nothing);
         };
-        // Snapshots of a dead server may be links to the copy about to become
-        // the live database again: they go first, so no reader opens that file.
-        self.clear_query_snapshots();
-        let (bak, wal) = (bak_of(&graph), wal_of(&graph));
-        let wal_bak = bak_of(&wal);
-        if !bak.exists() {
-            let _ = std::fs::remove_file(&wal_bak);
-            return Ok(false);
+        let (wal, shadow) = (wal_of(&graph), shadow_of(&graph));
+        let wal_len = std::fs::metadata(&wal).map_or(0, |m| m.len());
+        if wal_len == 0 {
+            // An empty log, or none: Kuzu removes a shadow file left beside it
+            // (the checkpoint had copied it in already).
+            return Ok(Settled::Nothing);
         }
-        if self.has_current_copy(&graph) {
-            return Ok(false);
+        if !shadow.exists() {
+            std::fs::remove_file(&wal).map_err(self.io())?;
+            tracing::info!(
+                "{}: runs committed after the last checkpoint were not finished; the graph is back at that checkpoint",
+                self.root.display()
+            );
+            return Ok(Settled::RunsDropped);
         }
+        if checkpoint_recorded(&wal, wal_len) && shadow_whole(&shadow) {
+            let cut = (|| -> std::io::Result<()> {
+                let f = std::fs::OpenOptions::new().write(true).open(&wal)?;
+                use std::io::{Seek, Write};
+                (&f).seek(std::io::SeekFrom::Start(0))?;
+                (&f).write_all(&[WAL_CHECKPOINT])?;
+                f.set_len(1)?;
+                f.sync_all()
+            })();
+            cut.map_err(self.io())?;
+            tracing::info!(
+                "{}: finishing a checkpoint that was stopped",
+                self.root.display()
+            );
+            return Ok(Settled::CheckpointFinished);
+        }
+        // The log goes first: a shadow file without a log is removed by Kuzu,
+        // a log with a record and no shadow file cannot be opened.
+        std::fs::remove_file(&wal).map_err(self.io())?;
+        let _ = std::fs::remove_file(&shadow);
         tracing::info!(
-            "undoing an interrupted index run in {}",
+            "{}: a checkpoint was stopped before it was recorded; the graph is back at the previous one",
             self.root.display()
         );
-        if wal_bak.exists() {
-            std::fs::rename(&wal_bak, &wal).map_err(self.io())?;
-        } else {
-            let _ = std::fs::remove_file(&wal);
-        }
-        std::fs::rename(&bak, &graph).map_err(self.io())?;
-        let _ = std::fs::remove_file(stamp_of(&graph));
-        Ok(true)
+        Ok(Settled::RunsDropped)
     }
 
     /// The settings a writer opens the current graph with. Kuzu's CHECKPOINT
@@ -403,16 +394,17 @@ impl DataDir {
         }
     }
 
-    /// Opens the current graph for writing whatever stop left it in: what a
-    /// server does at start, holding the writer lock, after
-    /// [`restore_interrupted`](Self::restore_interrupted). `None` when there is
+    /// Opens the current graph for writing whatever stop left it in (its log
+    /// settled first, see [`settle_log`](Self::settle_log)): what a server does
+    /// at start, and after a failed checkpoint, holding the writer lock. `None` when there is
     /// no graph to open (none yet, or a damaged one set aside: the next run
     /// builds a new one).
     ///
     /// - A database read by another process (a reader of a server just killed:
     ///   its query workers exit within 100 ms of their parent) is waited for a
     ///   few seconds before it counts as in use.
-    /// - A log Kuzu cannot replay is set aside: the database then holds its last
+    /// - A log Kuzu cannot open with (a stopped checkpoint `settle_log` kept
+    ///   for it to finish) is set aside: the database then holds its last
     ///   checkpoint, and the first run re-indexes what changed since from the tree.
     /// - A database that still does not open is set aside (kept, renamed, for a
     ///   post-mortem, until the next build replaces it); other repos and refs it
@@ -424,6 +416,7 @@ impl DataDir {
         let Some(path) = self.graph_path()?.filter(|p| p.exists()) else {
             return Ok(None);
         };
+        self.settle_log()?;
         let cfg = &self.writer_config(cfg);
         let waited_until = std::time::Instant::now() + READER_GRACE;
         let first = loop {
@@ -641,31 +634,22 @@ impl DataDir {
     /// The current database file, ready for a read-only open (for `cruxe cypher`,
     /// whose worker process opens it).
     ///
-    /// A writer killed mid-checkpoint can leave recovery work that a read-only
-    /// open will not do. Then, if no writer is running, the database is opened
-    /// read-write once (Kuzu recovers the last committed state) and read-only again.
+    /// A writer that stopped can leave a log that a read-only open would replay
+    /// (and Kuzu 0.11 can crash replaying one) or a checkpoint only a read-write
+    /// open finishes. Then, if no writer is running, the log is settled first
+    /// (see `settle_log`), under the writer lock.
     pub fn readable_graph(&self, cfg: &GraphConfig) -> Result<PathBuf, DataDirError> {
         let path = match self.graph_path()? {
             Some(p) if p.exists() => p,
             _ => return Err(DataDirError::NotIndexed(self.root.clone())),
         };
-        // Kuzu 0.11 replays a leftover write-ahead log even when opened read-only,
-        // and that replay can crash the process (seen: a segfault in the primary-key
-        // index after a writer was killed mid-run). A log left behind is therefore
-        // replayed by a read-write open first, under the writer lock.
-        if bak_of(&path).exists() {
+        if std::fs::metadata(wal_of(&path)).is_ok_and(|m| m.len() > 0) {
             let Ok(_lock) = self.lock_writer() else {
                 return Err(self.locked());
             };
-            self.restore_interrupted()?;
-        }
-        let wal = wal_of(&path);
-        if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
-            let Ok(_lock) = self.lock_writer() else {
-                return Err(self.locked());
-            };
-            tracing::info!("replaying the write-ahead log of {}", path.display());
-            drop(GraphStore::open(&path, cfg)?);
+            if self.settle_log()? == Settled::CheckpointFinished {
+                drop(GraphStore::open(&path, cfg)?);
+            }
         }
         match GraphStore::open_read_only(&path, cfg) {
             Ok(_) => Ok(path),
@@ -720,6 +704,62 @@ fn stamp(graph: &Path) -> Option<String> {
         mtime,
         blake3::hash(&head).to_hex()
     ))
+}
+
+fn shadow_of(graph: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.shadow", graph.display()))
+}
+
+/// Kuzu 0.11.3's log record types without a payload (`wal_record.h`).
+const WAL_COMMIT: u8 = 0x02;
+const WAL_CHECKPOINT: u8 = 0xFE;
+/// Kuzu's page size (`KUZU_PAGE_SIZE`).
+const PAGE: u64 = 4096;
+
+/// Whether the log ends with a complete CHECKPOINT record: records are not
+/// framed, but a checkpoint comes only after every commit's last record (a
+/// COMMIT, one byte) under Kuzu's lock, and the record is one byte, written
+/// and fsynced after the shadow file.
+fn checkpoint_recorded(wal: &Path, len: u64) -> bool {
+    use std::io::{Read, Seek};
+    let tail = (|| -> std::io::Result<Vec<u8>> {
+        let mut f = std::fs::File::open(wal)?;
+        let n = len.min(2);
+        f.seek(std::io::SeekFrom::Start(len - n))?;
+        let mut buf = vec![0; n as usize];
+        f.read_exact(&mut buf)?;
+        Ok(buf)
+    })();
+    matches!(
+        tail.as_deref(),
+        Ok([WAL_CHECKPOINT]) | Ok([WAL_COMMIT, WAL_CHECKPOINT])
+    )
+}
+
+/// Whether a shadow file is whole: a header page whose first four bytes count
+/// the shadow pages N, the N pages, then a u64 count and N (file, page) pairs
+/// of u32 (`shadow_file.cpp`).
+fn shadow_whole(shadow: &Path) -> bool {
+    use std::io::Read;
+    let Ok(len) = std::fs::metadata(shadow).map(|m| m.len()) else {
+        return false;
+    };
+    let mut head = [0u8; 4];
+    let read = std::fs::File::open(shadow).and_then(|mut f| f.read_exact(&mut head));
+    let pages = u64::from(u32::from_le_bytes(head));
+    read.is_ok() && len == (pages + 1) * PAGE + 8 + 8 * pages
+}
+
+/// What `DataDir::settle_log` found after a writer's stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settled {
+    /// No log: the graph is its last checkpoint.
+    Nothing,
+    /// Runs committed after the last checkpoint (or a checkpoint not yet
+    /// recorded) were dropped: the graph is back at that checkpoint.
+    RunsDropped,
+    /// A stopped checkpoint was recorded: opening finishes it.
+    CheckpointFinished,
 }
 
 fn bak_of(file: &Path) -> PathBuf {

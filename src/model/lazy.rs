@@ -1,0 +1,142 @@
+//! A value kept as the bytes it was read from until something uses it: a ref's
+//! resolution state holds every file's imports and definitions (600k on a big
+//! Rust tree), and a run that changed one file reads a few of them. Decoding all
+//! of them took most of a run's start; the bytes are kept, decoded on first use,
+//! and written back as they are when the value was never changed (a `Lazy` is
+//! never changed in place: a new value is a new `Lazy`).
+
+use std::ops::Range;
+use std::sync::{Arc, OnceLock};
+
+/// Bytes shared by every value read from them (a file read or mapped once).
+pub type Shared = Arc<dyn AsRef<[u8]> + Send + Sync>;
+
+pub struct Lazy<T> {
+    value: OnceLock<T>,
+    encoded: Option<Encoded<T>>,
+}
+
+struct Encoded<T> {
+    bytes: Shared,
+    range: Range<usize>,
+    decode: fn(&[u8]) -> T,
+}
+
+impl<T> Lazy<T> {
+    /// A value made now (nothing to decode).
+    pub fn new(value: T) -> Lazy<T> {
+        Lazy {
+            value: OnceLock::from(value),
+            encoded: None,
+        }
+    }
+
+    /// The value `decode` makes of `bytes[range]`, made when first used. The
+    /// range must lie within the bytes (the reader checked it).
+    pub fn encoded(bytes: Shared, range: Range<usize>, decode: fn(&[u8]) -> T) -> Lazy<T> {
+        Lazy {
+            value: OnceLock::new(),
+            encoded: Some(Encoded {
+                bytes,
+                range,
+                decode,
+            }),
+        }
+    }
+
+    pub fn value(&self) -> &T {
+        self.value.get_or_init(|| match &self.encoded {
+            Some(e) => (e.decode)(&(*e.bytes).as_ref()[e.range.clone()]),
+            None => unreachable!("a Lazy holds a value or its bytes"),
+        })
+    }
+
+    /// The bytes the value was read from, if it was: they encode it still.
+    pub fn raw(&self) -> Option<&[u8]> {
+        self.encoded
+            .as_ref()
+            .map(|e| &(*e.bytes).as_ref()[e.range.clone()])
+    }
+
+    /// Whether the value was decoded (or made) already.
+    pub fn is_decoded(&self) -> bool {
+        self.value.get().is_some()
+    }
+}
+
+impl<T> std::ops::Deref for Lazy<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.value()
+    }
+}
+
+impl<T: Default> Default for Lazy<T> {
+    fn default() -> Lazy<T> {
+        Lazy::new(T::default())
+    }
+}
+
+impl<T: Clone> Clone for Lazy<T> {
+    fn clone(&self) -> Lazy<T> {
+        Lazy {
+            value: self.value.clone(),
+            encoded: self.encoded.as_ref().map(|e| Encoded {
+                bytes: e.bytes.clone(),
+                range: e.range.clone(),
+                decode: e.decode,
+            }),
+        }
+    }
+}
+
+impl<T: PartialEq> PartialEq for Lazy<T> {
+    fn eq(&self, other: &Lazy<T>) -> bool {
+        match (self.raw(), other.raw()) {
+            // The same bytes decode to the same value.
+            (Some(a), Some(b)) if a == b => true,
+            _ => self.value() == other.value(),
+        }
+    }
+}
+
+impl<T: Eq> Eq for Lazy<T> {}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Lazy<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.value.get() {
+            Some(v) => v.fmt(f),
+            None => write!(
+                f,
+                "<{} bytes, not decoded>",
+                self.raw().map_or(0, <[u8]>::len)
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(b: &[u8]) -> Vec<String> {
+        std::str::from_utf8(b)
+            .unwrap_or_default()
+            .split(' ')
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn decodes_once_on_first_use_and_keeps_its_bytes() {
+        let bytes: Shared = Arc::new(b"xx a b yy".to_vec());
+        let lazy = Lazy::encoded(bytes, 3..6, words);
+        assert!(!lazy.is_decoded());
+        assert_eq!(lazy.raw(), Some(&b"a b"[..]));
+        assert_eq!(lazy.len(), 2);
+        assert!(lazy.is_decoded());
+        assert_eq!(*lazy, vec!["a".to_string(), "b".to_string()]);
+        assert_eq!(lazy, Lazy::new(vec!["a".to_string(), "b".to_string()]));
+        assert_eq!(Lazy::new(1).raw(), None);
+    }
+}

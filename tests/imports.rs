@@ -569,7 +569,25 @@ fn typescript_prefers_the_definition_in_the_resolved_file() {
 /// edge set of a fresh index.
 #[test]
 fn random_edits_keep_incremental_edges_equal_to_a_fresh_index() {
+    random_edits_equal_a_fresh_index(u64::MAX);
+}
+
+/// The same with every symbol looked up by key, row by row, as in a big graph
+/// (`GraphConfig::key_lookups_above`).
+#[test]
+fn random_edits_with_symbols_written_by_key_equal_a_fresh_index() {
+    random_edits_equal_a_fresh_index(0);
+}
+
+fn random_edits_equal_a_fresh_index(key_lookups_above: u64) {
     const SOURCE: &[&str] = &[".rs", ".py", ".ts", ".tsx", ".js", ".go"];
+    let index_into = |repo: &Path, data: &DataDir| {
+        let mut o = opts("imports");
+        o.graph.key_lookups_above = key_lookups_above;
+        // A server's runs count what they change for its catalogs.
+        o.count_in_degree = true;
+        index_repo(repo, data, &o, &Silent).expect("index")
+    };
     for (lang, seed) in [("rust", 1u64), ("python", 2), ("typescript", 3), ("go", 4)] {
         let tmp = tempfile::tempdir().expect("tmp");
         let repo = tmp.path().join("imports");

@@ -370,3 +370,61 @@ fn a_stopped_run_leaves_the_previous_state() {
             .any(|l| l.starts_with("file services/user_service.py "))
     );
 }
+
+/// A run reads only files whose stat (size, times, inode) changed since they
+/// were last read; a rewrite that keeps the size and even the modification
+/// time is still seen (the change time moves), and so is one made right after
+/// a run (its times are too close to the run's to be trusted).
+#[test]
+fn a_file_changed_without_a_new_size_or_mtime_is_still_read() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("inc");
+    std::fs::create_dir_all(&repo).expect("mkdir");
+    let file = repo.join("a.py");
+    let other = repo.join("b.py");
+    std::fs::write(&file, "def alpha():\n    return 1\n").expect("write");
+    std::fs::write(&other, "def other():\n    return 1\n").expect("write");
+    // Times well before the first run, so their stats are trusted.
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    for f in [&file, &other] {
+        std::fs::File::options()
+            .write(true)
+            .open(f)
+            .and_then(|h| h.set_modified(old))
+            .expect("set mtime");
+    }
+    let data = DataDir::new(tmp.path().join("data"));
+    assert_eq!(index(&repo, &data).parsed, 2);
+    let names = |data: &DataDir| -> Vec<String> {
+        let store = data.open_graph_read_only(&small_graph()).expect("open");
+        let mut v: Vec<String> = rows(&store, "MATCH (s:Symbol) RETURN s.name AS n")
+            .iter()
+            .map(|r| s(&r["n"]))
+            .collect();
+        v.sort();
+        v
+    };
+    // Nothing changed: nothing read, nothing written.
+    let again = index(&repo, &data);
+    assert_eq!((again.parsed, again.unchanged), (0, 2));
+
+    // Same size, modification time put back: the change time gives it away.
+    std::fs::write(&file, "def gamma():\n    return 1\n").expect("rewrite");
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .and_then(|h| h.set_modified(old))
+        .expect("set mtime");
+    let report = index(&repo, &data);
+    assert_eq!(report.parsed, 1, "the rewritten file is read");
+    assert_eq!(names(&data), ["gamma", "other"]);
+
+    // Rewritten again at once, same size: its stat (taken within the same
+    // moment as the run) was not trusted, so it is read again.
+    std::fs::write(&file, "def delta():\n    return 1\n").expect("rewrite");
+    let report = index(&repo, &data);
+    assert_eq!(report.parsed, 1);
+    std::fs::write(&file, "def omega():\n    return 1\n").expect("rewrite");
+    index(&repo, &data);
+    assert_eq!(names(&data), ["omega", "other"]);
+}

@@ -48,6 +48,11 @@ pub struct IndexOptions {
     /// which the caller runs after making the changes visible. The resolution
     /// state stays in memory between runs.
     pub defer_finish: bool,
+    /// The run's `changes` say the import in-degree of the symbols whose count
+    /// it changed (`Changes::in_degree`): what a caller that patches a
+    /// catalog with them needs (a server). Counting costs a scan of the
+    /// symbols, so a run of its own (the CLI's) leaves it.
+    pub count_in_degree: bool,
     /// Server mode: the repo-relative paths a file watcher saw change since the
     /// last run. When the run's previous state is in memory and the change
     /// edits, deletes or adds files, the tree is not walked (only directories

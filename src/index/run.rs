@@ -26,12 +26,13 @@ use super::{
 use crate::extract::Extractor;
 use crate::model::lazy::Lazy;
 use crate::model::{Language, RawImport};
-use crate::resolve::{self, RFile, RSymbol, Resolved, Target};
+use crate::resolve::{self, Edge, RFile, RSymbol, Resolved, Target};
 use crate::source::layout::{Layout, Manifest};
 use crate::source::walk::{self, Diagnostic, FileStat, WalkOptions, WalkResult};
 use crate::store::datadir::{DataDir, WriterLock};
 use crate::store::graph::{
-    Changes, FileRows, GraphError, GraphStore, ImportChanges, ImportRow, PackageRow, SymbolDiff,
+    Changes, FileRows, GraphError, GraphStore, ImportChanges, ImportDiff, ImportLabel, ImportRow,
+    PackageRow, SymbolDiff,
 };
 use crate::store::search;
 
@@ -489,6 +490,7 @@ fn parse(run: &Run<'_>, plan: &Plan, opened: &mut Opened) -> Result<Sorted, Inde
             ref_name: run.ref_name.clone(),
             commit: run.commit.clone(),
             indexed_at: now_rfc3339(),
+            count_in_degree: run.opts.count_in_degree,
             replace_all: plan.force,
             layout_hash: plan.layout_hash.clone(),
             ..Changes::default()
@@ -697,7 +699,8 @@ struct ResolutionInput {
     meta: Vec<FileMeta>,
     parsed_now: Vec<bool>,
     touched: HashSet<u64>,
-    old_fps: HashMap<String, Fingerprint>,
+    /// The previous entries of the replaced and removed files, by path.
+    old_meta: HashMap<String, FileMeta>,
 }
 
 /// Imports are re-resolved over the whole ref whenever anything changed, so
@@ -809,7 +812,7 @@ fn resolution_input(
     for f in &base.files {
         count_in_package(&mut packages, &f.path, false);
     }
-    let mut old_fps: HashMap<String, Fingerprint> = HashMap::new();
+    let mut old_meta: HashMap<String, FileMeta> = HashMap::new();
     let mut old_files: HashMap<String, RFile> = HashMap::new();
     let mut entries: Vec<(RFile, FileMeta, bool)> = Vec::with_capacity(base.files.len());
     for (f, m) in std::mem::take(&mut base.files)
@@ -817,7 +820,7 @@ fn resolution_input(
         .zip(std::mem::take(&mut base.meta))
     {
         if replaced.contains(f.path.as_str()) {
-            old_fps.insert(f.path.clone(), m.fingerprint);
+            old_meta.insert(f.path.clone(), m);
             old_files.insert(f.path.clone(), f);
         } else {
             entries.push((f, m, false));
@@ -849,7 +852,7 @@ fn resolution_input(
         meta: Vec::with_capacity(entries.len()),
         parsed_now: Vec::with_capacity(entries.len()),
         touched,
-        old_fps,
+        old_meta,
     };
     for (f, m, p) in entries {
         input.rfiles.push(f);
@@ -941,9 +944,11 @@ fn new_entry(rows: &FileRows, parsed: &ForResolution) -> (RFile, FileMeta) {
     (f, m)
 }
 
-/// Records each resolved file's edges in its metadata and picks the edges to
-/// write: with a trusted state, those of files whose fingerprint changed (or
-/// that point into symbols the run re-creates); else every edge.
+/// Records each resolved file's edges in its metadata and works out what to
+/// write: with a trusted state, the difference between each re-resolved file's
+/// edges before and now (and the edges into symbols the run re-creates, which go
+/// with them), the External nodes that come and go, and the symbols whose import
+/// in-degree may change; else every edge.
 fn edge_changes(
     input: &mut ResolutionInput,
     resolved: Vec<Option<Resolved>>,
@@ -952,7 +957,7 @@ fn edge_changes(
     trusted: bool,
 ) -> ImportChanges {
     // Edges into the symbols of a changed file went with them (its symbols are
-    // re-created): their importers are rewritten even when unchanged.
+    // re-created): they are written again even when unchanged.
     let recreated: HashSet<&str> = rows
         .iter()
         .filter(|rows| rows.existing)
@@ -964,9 +969,22 @@ fn edge_changes(
                 .filter(move |id| keep.is_none_or(|k| !k.contains(*id)))
         })
         .collect();
+    let externals_before: HashSet<String> = if trusted {
+        input
+            .meta
+            .iter()
+            .zip(&input.parsed_now)
+            .filter(|(_, parsed)| !**parsed)
+            .map(|(m, _)| m)
+            .chain(input.old_meta.values())
+            .flat_map(|m| m.externals.iter().cloned())
+            .collect()
+    } else {
+        HashSet::new()
+    };
     let mut all_rows: Vec<ImportRow> = Vec::new();
-    let mut files_rewritten: Vec<String> = Vec::new();
-    let mut rows_rewritten: Vec<ImportRow> = Vec::new();
+    let mut diff = ImportDiff::default();
+    let mut touched: HashSet<String> = HashSet::new();
     for (((f, m), r), parsed) in input
         .rfiles
         .iter()
@@ -977,39 +995,76 @@ fn edge_changes(
         let Some(mut r) = r else { continue };
         let fp = state::fingerprint(&r.edges);
         let old = if *parsed {
-            input.old_fps.get(&f.path).copied()
+            input.old_meta.get(&f.path)
         } else {
-            Some(m.fingerprint)
+            Some(&*m)
         };
-        let rewrite = old != Some(fp)
-            || r.edges.iter().any(
-                |e| matches!(&e.target, Target::Symbol(id) if recreated.contains(id.as_str())),
-            );
-        record_edges(m, fp, &mut r);
-        if trusted {
-            if rewrite {
-                files_rewritten.push(f.id.clone());
-                rows_rewritten.extend(r.edges.iter().map(import_row));
-            }
-        } else {
+        let into_recreated =
+            |e: &Edge| matches!(&e.target, Target::Symbol(id) if recreated.contains(id.as_str()));
+        if !trusted {
             all_rows.extend(r.edges.iter().map(import_row));
+        } else if old.map(|o| o.fingerprint) != Some(fp) || r.edges.iter().any(into_recreated) {
+            let key = |e: &Edge| (e.target.clone(), e.to_name.clone(), e.line, e.alias.clone());
+            let before: HashSet<_> = old.map_or(Default::default(), |o| {
+                o.out_edges.iter().map(key).collect()
+            });
+            let now: HashSet<_> = r.edges.iter().map(key).collect();
+            for e in old.into_iter().flat_map(|o| o.out_edges.iter()) {
+                if !now.contains(&key(e)) {
+                    diff.stale.push(import_row(&Edge {
+                        from: f.id.clone(),
+                        ..e.clone()
+                    }));
+                }
+            }
+            for e in &r.edges {
+                if !before.contains(&key(e)) || into_recreated(e) {
+                    diff.missing.push(import_row(e));
+                }
+            }
         }
+        record_edges(m, fp, &mut r);
     }
     if !trusted {
         return ImportChanges::All(all_rows);
     }
-    let mut externals: Vec<String> = input
-        .meta
+    // A removed file's edges go with it: the symbols it imported count fewer.
+    let removed = changes
+        .drop_files
         .iter()
-        .flat_map(|m| m.externals.iter().cloned())
+        .filter_map(|p| input.old_meta.get(p));
+    touched.extend(
+        removed
+            .flat_map(|m| m.out_edges.iter())
+            .filter_map(|e| match &e.target {
+                Target::Symbol(id) => Some(id.clone()),
+                _ => None,
+            }),
+    );
+    touched.extend(
+        diff.stale
+            .iter()
+            .chain(&diff.missing)
+            .filter(|r| r.label == ImportLabel::Symbol)
+            .map(|r| r.to.clone()),
+    );
+    diff.touched = touched.into_iter().collect();
+    diff.touched.sort();
+    let externals_after: HashSet<&String> =
+        input.meta.iter().flat_map(|m| m.externals.iter()).collect();
+    diff.externals_new = externals_after
+        .iter()
+        .filter(|x| !externals_before.contains(x.as_str()))
+        .map(|x| x.to_string())
         .collect();
-    externals.sort();
-    externals.dedup();
-    ImportChanges::Files {
-        files: files_rewritten,
-        rows: rows_rewritten,
-        externals,
-    }
+    diff.externals_gone = externals_before
+        .iter()
+        .filter(|x| !externals_after.contains(x))
+        .cloned()
+        .collect();
+    diff.externals_new.sort();
+    diff.externals_gone.sort();
+    ImportChanges::Diff(diff)
 }
 
 /// A file's resolution, as its metadata keeps it.
@@ -1032,6 +1087,15 @@ fn record_edges(m: &mut FileMeta, fp: Fingerprint, r: &mut Resolved) {
         })
         .collect();
     m.externals.dedup();
+    m.out_edges = Lazy::new(
+        r.edges
+            .iter()
+            .map(|e| Edge {
+                from: String::new(),
+                ..e.clone()
+            })
+            .collect(),
+    );
 }
 
 /// Writes the changes: in place in one transaction, or as a new database built aside and published. With

@@ -22,7 +22,7 @@ use crate::model::{Language, RawImport};
 use crate::resolve::{Edge, RFile, RSymbol, Target};
 use crate::source::walk::FileStat;
 
-const MAGIC: &[u8; 8] = b"CRUXST08";
+const MAGIC: &[u8; 8] = b"CRUXST09";
 
 /// Fingerprint of one file's resolved import edges.
 pub type Fingerprint = [u8; 16];
@@ -46,6 +46,9 @@ pub struct FileMeta {
     pub deps: Vec<u64>,
     /// The names of the External nodes its edges point at.
     pub externals: Vec<String>,
+    /// Its import edges as written (`from` left empty: it is the file), which
+    /// the next run that re-resolves the file diffs its new edges against.
+    pub out_edges: Lazy<Vec<Edge>>,
     /// Its definitions, import edges and edges to External nodes.
     pub symbols: u32,
     pub edges: u32,
@@ -362,6 +365,11 @@ fn encode_record(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
             }
         }
     }
+    let edges_at = buf.len();
+    put_u32(buf, 0);
+    put_edges(buf, &m.out_edges);
+    let edges_len = (buf.len() - edges_at - 4) as u32;
+    buf[edges_at..edges_at + 4].copy_from_slice(&edges_len.to_le_bytes());
     let len = (buf.len() - at - 4) as u32;
     buf[at..at + 4].copy_from_slice(&len.to_le_bytes());
 }
@@ -420,6 +428,14 @@ fn decode_record(r: &mut Reader<'_>, bytes: &Shared) -> Option<(RFile, FileMeta)
             ino: r.u64()?,
         }),
     };
+    let edges_len = r.u32()? as usize;
+    let edges_at = r.at;
+    r.bytes(edges_len)?;
+    let mut edges = Reader {
+        buf: &r.buf[..edges_at + edges_len],
+        at: edges_at,
+    };
+    edges.skip_edges()?;
     let file = RFile {
         id,
         path,
@@ -442,6 +458,7 @@ fn decode_record(r: &mut Reader<'_>, bytes: &Shared) -> Option<(RFile, FileMeta)
         parents,
         marks,
         stat,
+        out_edges: Lazy::encoded(bytes.clone(), edges_at..edges_at + edges_len, decode_edges),
         record: None,
     };
     Some((file, meta))
@@ -451,6 +468,35 @@ fn decode_record(r: &mut Reader<'_>, bytes: &Shared) -> Option<(RFile, FileMeta)
 /// property (`parse::encode_imports`; checked UTF-8 when the record was read).
 fn decode_imports(b: &[u8]) -> Vec<RawImport> {
     super::parse::decode_imports(std::str::from_utf8(b).unwrap_or_default())
+}
+
+/// A file's import edges (`from` left empty), as a record holds them.
+fn put_edges(buf: &mut Vec<u8>, edges: &Lazy<Vec<Edge>>) {
+    if let Some(raw) = edges.raw() {
+        buf.extend_from_slice(raw);
+        return;
+    }
+    put_u32(buf, edges.len() as u32);
+    for e in edges.iter() {
+        let (label, to) = match &e.target {
+            Target::Symbol(id) => (b'S', id),
+            Target::File(id) => (b'F', id),
+            Target::Package(dir) => (b'P', dir),
+            Target::External(name) => (b'E', name),
+        };
+        buf.push(label);
+        put_str(buf, to);
+        put_str(buf, &e.to_name);
+        buf.extend_from_slice(&e.line.to_le_bytes());
+        put_str(buf, &e.alias);
+    }
+}
+
+/// The edges section of a record (checked when the record was read).
+fn decode_edges(b: &[u8]) -> Vec<Edge> {
+    let mut out = Vec::new();
+    Reader { buf: b, at: 0 }.edges(|e| out.push(e));
+    out
 }
 
 /// The definitions section of a record (checked when the record was read).
@@ -494,6 +540,46 @@ impl<'a> Reader<'a> {
     }
     fn string(&mut self) -> Option<String> {
         self.str().map(str::to_string)
+    }
+    /// An edges section, each edge handed to `each`; `None` if it is damaged.
+    fn edges(&mut self, mut each: impl FnMut(Edge)) -> Option<()> {
+        let n = self.u32()? as usize;
+        for _ in 0..n {
+            let label = self.byte()?;
+            let to = self.str()?;
+            let to_name = self.str()?;
+            let line = self.u64()? as i64;
+            let alias = self.str()?;
+            let target = match label {
+                b'S' => Target::Symbol(to.to_string()),
+                b'F' => Target::File(to.to_string()),
+                b'P' => Target::Package(to.to_string()),
+                b'E' => Target::External(to.to_string()),
+                _ => return None,
+            };
+            each(Edge {
+                from: String::new(),
+                target,
+                to_name: to_name.to_string(),
+                line,
+                alias: alias.to_string(),
+            });
+        }
+        (self.at == self.buf.len()).then_some(())
+    }
+    /// Walks over an edges section as `edges` reads it, allocating nothing.
+    fn skip_edges(&mut self) -> Option<()> {
+        let n = self.u32()? as usize;
+        for _ in 0..n {
+            if !matches!(self.byte()?, b'S' | b'F' | b'P' | b'E') {
+                return None;
+            }
+            self.str()?;
+            self.str()?;
+            self.u64()?;
+            self.str()?;
+        }
+        (self.at == self.buf.len()).then_some(())
     }
     /// Walks over a definitions section as `symbols` reads it, allocating
     /// nothing; `None` if it is damaged.
@@ -625,6 +711,22 @@ mod tests {
                     fingerprint: [7; 16],
                     deps: vec![1, 2, u64::MAX],
                     externals: vec!["os".into()],
+                    out_edges: Lazy::new(vec![
+                        Edge {
+                            from: String::new(),
+                            target: Target::External("os".into()),
+                            to_name: "os".into(),
+                            line: 1,
+                            alias: String::new(),
+                        },
+                        Edge {
+                            from: String::new(),
+                            target: Target::Symbol("s_9".into()),
+                            to_name: "crate::b::g".into(),
+                            line: -3,
+                            alias: "h".into(),
+                        },
+                    ]),
                     symbols: 1,
                     edges: 3,
                     unresolved: 2,
@@ -664,6 +766,8 @@ mod tests {
         assert_eq!(*back.files[0].imports, *state.files[0].imports);
         assert_eq!(*back.files[0].symbols, *state.files[0].symbols);
         assert!(back.files[0].path_mods && !back.files[1].path_mods);
+        assert!(!back.meta[0].out_edges.is_decoded());
+        assert_eq!(*back.meta[0].out_edges, *state.meta[0].out_edges);
         let strip = |m: &[FileMeta]| {
             m.iter()
                 .map(|m| FileMeta {

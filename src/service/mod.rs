@@ -856,6 +856,8 @@ impl Service {
         // Runs commit and return; the checkpoint and the copy for the query
         // workers come after the changes are visible (`index::finish_write`).
         cfg.index.defer_finish = true;
+        // Each run's changes patch the catalogs (see `Catalog::apply`).
+        cfg.index.count_in_degree = true;
         let mut stores: Vec<Arc<Store>> = Vec::new();
         let mut repos: Vec<Arc<Served>> = Vec::new();
         for spec in specs {

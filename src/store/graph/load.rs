@@ -35,7 +35,7 @@ fn copy_all(conn: &Connection<'_>, c: &Changes) -> Result<()> {
     if let Some(packages) = &c.packages {
         super::write::sync_packages(conn, c, packages)?;
     }
-    if let Some(imports) = c.imports.as_ref().map(ImportChanges::rows) {
+    if let Some(ImportChanges::All(imports)) = &c.imports {
         copy_imports(&mut copier, c, imports)?;
     }
     Ok(())

@@ -92,6 +92,10 @@ pub struct GraphConfig {
     /// A database file that in-place runs grew to twice its built size, and by
     /// at least this many bytes, is compacted (`DataDir::compact`).
     pub compact_growth_bytes: u64,
+    /// In a graph of more symbols than this, writes look symbols up by id row
+    /// by row through the primary-key index (see `write::Keyed`); `u64::MAX`
+    /// never, 0 always (tests of both ways).
+    pub key_lookups_above: u64,
 }
 
 impl Default for GraphConfig {
@@ -104,6 +108,7 @@ impl Default for GraphConfig {
             auto_checkpoint: true,
             walk_cache_bytes: 16 << 20,
             compact_growth_bytes: 64 << 20,
+            key_lookups_above: 50_000,
         }
     }
 }
@@ -157,6 +162,8 @@ pub struct GraphStore {
     /// checkpoints again): the process reopens the file, whose header and log
     /// still hold the last committed state.
     failed: std::sync::atomic::AtomicBool,
+    /// `GraphConfig::key_lookups_above`.
+    key_lookups_above: u64,
 }
 
 /// Which committed state of a repo/ref's graph something derived from it (a
@@ -233,6 +240,7 @@ impl GraphStore {
             writes: std::sync::atomic::AtomicU64::new(0),
             walks: cache::WalkCache::new(cfg.walk_cache_bytes),
             failed: std::sync::atomic::AtomicBool::new(false),
+            key_lookups_above: cfg.key_lookups_above,
         })
     }
 

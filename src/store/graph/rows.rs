@@ -108,6 +108,8 @@ pub struct Changes {
     /// count it may have changed (`None`: not known, count them all). A server
     /// patches its catalog's counts with it.
     pub in_degree: Option<Vec<(String, u32)>>,
+    /// Whether the write counts `in_degree` (a server patching its catalog).
+    pub count_in_degree: bool,
 }
 
 /// How a changed file's stored symbols become its new ones.
@@ -212,15 +214,6 @@ impl SymbolDiff {
     }
 }
 
-impl ImportChanges {
-    /// The edges written: all of the ref's, or those of the rewritten files.
-    pub fn rows(&self) -> &[ImportRow] {
-        match self {
-            ImportChanges::All(rows) | ImportChanges::Files { rows, .. } => rows,
-        }
-    }
-}
-
 /// A Go package: its directory and the ids of its importable files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PackageRow {
@@ -233,13 +226,24 @@ pub struct PackageRow {
 pub enum ImportChanges {
     /// The complete edge set of the ref, applied as a diff against the stored one.
     All(Vec<ImportRow>),
-    /// Only the outgoing edges of `files` (file ids) change: they are replaced by
-    /// `rows`. `externals` names every External node the ref needs after the run.
-    Files {
-        files: Vec<String>,
-        rows: Vec<ImportRow>,
-        externals: Vec<String>,
-    },
+    /// What changes, as the run worked it out from the previous state: the
+    /// cost follows the change, not the ref (nor a rewritten file's imports).
+    Diff(ImportDiff),
+}
+
+/// The edges and External nodes a run adds and removes.
+#[derive(Debug, Clone, Default)]
+pub struct ImportDiff {
+    /// Edges that go (of files that stay; a removed file's go with it).
+    pub stale: Vec<ImportRow>,
+    /// Edges that come, among them unchanged ones into symbols the run
+    /// re-creates (those went with the symbols).
+    pub missing: Vec<ImportRow>,
+    /// External nodes (names) that come and that go.
+    pub externals_new: Vec<String>,
+    pub externals_gone: Vec<String>,
+    /// The symbols whose import in-degree may change.
+    pub touched: Vec<String>,
 }
 
 /// Where an import edge points.

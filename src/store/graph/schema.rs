@@ -184,6 +184,26 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/insert_imports_file.cypher"),
     ),
     (
+        "insert_import_symbol",
+        include_str!("../../../queries/insert_import_symbol.cypher"),
+    ),
+    (
+        "insert_symbol_under_symbol",
+        include_str!("../../../queries/insert_symbol_under_symbol.cypher"),
+    ),
+    (
+        "symbol_in_degree",
+        include_str!("../../../queries/symbol_in_degree.cypher"),
+    ),
+    (
+        "delete_import",
+        include_str!("../../../queries/delete_import.cypher"),
+    ),
+    (
+        "symbol_count",
+        include_str!("../../../queries/symbol_count.cypher"),
+    ),
+    (
         "insert_imports_external",
         include_str!("../../../queries/insert_imports_external.cypher"),
     ),

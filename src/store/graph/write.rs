@@ -6,8 +6,8 @@ use std::collections::{HashMap, HashSet};
 use kuzu::{Connection, LogicalType, Value};
 
 use super::rows::{
-    Changes, FileRow, FileRows, ImportChanges, ImportLabel, ImportRow, PackageRow, SymbolDiff,
-    SymbolInsert,
+    Changes, FileRow, FileRows, ImportChanges, ImportDiff, ImportLabel, ImportRow, PackageRow,
+    SymbolDiff, SymbolInsert,
 };
 use super::schema::q;
 use super::values::s;
@@ -22,8 +22,9 @@ impl GraphStore {
     /// in-degrees it changed (`Changes::in_degree`).
     pub fn apply(&self, changes: &mut Changes, abandon: &dyn Fn() -> bool) -> Result<()> {
         let conn = self.conn()?;
+        let keyed = Keyed::decide(&conn, self.key_lookups_above)?;
         conn.query("BEGIN TRANSACTION")?;
-        let written = write_changes(&conn, changes).and_then(|touched| {
+        let written = write_changes(&conn, changes, keyed).and_then(|touched| {
             if abandon() {
                 Err(super::GraphError::Abandoned)
             } else {
@@ -35,11 +36,23 @@ impl GraphStore {
                 // Counted first: a reader that sees the new state also sees the
                 // count move (see `GraphState`).
                 self.count_commit(&changes.repo, &changes.ref_name);
+                let t = std::time::Instant::now();
                 conn.query("COMMIT")?;
+                let commit_ms = t.elapsed().as_millis() as u64;
                 // Counted once committed: inside the transaction Kuzu 0.11
                 // still counts deleted edges into a symbol and misses new ones.
                 // Not counted: the reader counts them all.
-                changes.in_degree = touched.and_then(|t| in_degree_of(&conn, &t).ok());
+                let t = std::time::Instant::now();
+                let counted = touched.as_ref().map_or(0, Vec::len);
+                changes.in_degree = touched
+                    .filter(|_| changes.count_in_degree)
+                    .and_then(|t| in_degree_of(&conn, &t).ok());
+                tracing::debug!(
+                    commit_ms,
+                    counted,
+                    in_degree_ms = t.elapsed().as_millis() as u64,
+                    "committed"
+                );
                 Ok(())
             }
             Err(e) => {
@@ -50,66 +63,63 @@ impl GraphStore {
     }
 }
 
+/// How symbols are found by id in this graph (see `Keyed::decide`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Keyed {
+    /// Row by row through the primary-key index, not by batch.
+    symbols: bool,
+}
+
+impl Keyed {
+    /// Kuzu 0.11 plans a lookup of nodes by a property of UNWIND rows as a
+    /// filtered cross product with the whole table: each batch row costs a
+    /// scan of every symbol (3,077 edges into a 600k-symbol graph: 5.6 s). A
+    /// statement per row, its ids bound as parameters, is an index lookup
+    /// instead (~0.2-0.35 ms each). So symbols are looked up row by row once
+    /// the graph holds more than `above` of them; the files, packages and
+    /// externals, far fewer, are still looked up by batch.
+    fn decide(conn: &Connection<'_>, above: u64) -> Result<Keyed> {
+        if above == u64::MAX {
+            return Ok(Keyed { symbols: false });
+        }
+        let mut stmt = conn.prepare(q("symbol_count"))?;
+        let n = conn
+            .execute(&mut stmt, vec![])?
+            .next()
+            .map_or(0, |r| int(&r[0]).max(0) as u64);
+        Ok(Keyed { symbols: n > above })
+    }
+}
+
 /// The write of an in-place run; returns the symbols whose import in-degree it
 /// may have changed, when only some files' edges were rewritten.
-pub(super) fn write_changes(conn: &Connection<'_>, c: &Changes) -> Result<Option<Vec<String>>> {
-    // The symbols the rewritten and removed files import now: their counts drop.
-    let before = match &c.imports {
-        Some(ImportChanges::Files { files, .. }) if !c.replace_all => Some(import_targets(
-            conn,
-            files.iter().cloned().chain(
-                c.drop_files
-                    .iter()
-                    .map(|p| file_id(&c.repo, &c.ref_name, p)),
-            ),
-        )?),
-        _ => None,
-    };
+pub(super) fn write_changes(
+    conn: &Connection<'_>,
+    c: &Changes,
+    keyed: Keyed,
+) -> Result<Option<Vec<String>>> {
     delete_old(conn, c)?;
     upsert_repo_and_ref(conn, c)?;
     write_files(conn, c)?;
     rewrite_kept_symbols(conn, c)?;
-    insert_new_symbols(conn, c)?;
+    insert_new_symbols(conn, c, keyed)?;
     if let Some(packages) = &c.packages {
         sync_packages(conn, c, packages)?;
     }
     match &c.imports {
-        Some(ImportChanges::All(imports)) => write_imports(conn, c, imports)?,
-        Some(ImportChanges::Files {
-            files,
-            rows,
-            externals,
-        }) => write_file_imports(conn, c, files, rows, externals)?,
+        Some(ImportChanges::All(imports)) => write_imports(conn, c, imports, keyed)?,
+        Some(ImportChanges::Diff(diff)) => write_import_diff(conn, c, diff, keyed)?,
         None => {}
     }
-    let Some(mut touched) = before else {
-        return Ok(None);
-    };
-    // ... and those they import after. A symbol written anew has no other
-    // incoming edges (re-created ones lost theirs, and the files that had
-    // them are among the rewritten), and starts at 0 in a catalog.
-    touched.extend(
-        c.imports
-            .iter()
-            .flat_map(|i| i.rows())
-            .filter(|r| r.label == ImportLabel::Symbol)
-            .map(|r| r.to.clone()),
-    );
-    touched.sort_unstable();
-    touched.dedup();
-    Ok(Some(touched))
+    Ok(match &c.imports {
+        Some(ImportChanges::Diff(diff)) if !c.replace_all => Some(diff.touched.clone()),
+        _ => None,
+    })
 }
 
-/// The symbols the files (ids) have import edges to.
-fn import_targets(
-    conn: &Connection<'_>,
-    files: impl Iterator<Item = String>,
-) -> Result<Vec<String>> {
-    let files: Vec<String> = files.collect();
-    by_ids(conn, "files_import_targets", &files, |r| string(&r[0]))
-}
-
-/// The import in-degree of each of the symbols (ids) that exists.
+/// The import in-degree of each of the symbols (ids) that exists: one hash
+/// join, not a statement per symbol (a count per symbol by key took ~4 ms on a
+/// 600k-symbol graph: the edges into it are found by a scan).
 fn in_degree_of(conn: &Connection<'_>, ids: &[String]) -> Result<Vec<(String, u32)>> {
     by_ids(conn, "symbols_in_degree", ids, |r| {
         (
@@ -302,7 +312,7 @@ fn rewrite_kept_symbols(conn: &Connection<'_>, c: &Changes) -> Result<()> {
 /// New symbols with their CONTAINS edge, shallowest first so parents exist:
 /// those directly in their file together with their children, then the rest
 /// under their (new or kept) parent symbol.
-fn insert_new_symbols(conn: &Connection<'_>, c: &Changes) -> Result<()> {
+fn insert_new_symbols(conn: &Connection<'_>, c: &Changes, keyed: Keyed) -> Result<()> {
     let (sym_fields, sym_types) = symbol_layout(true);
     let plan = insert_plan(&c.add, &c.symbol_diffs);
     if !plan.top.is_empty() {
@@ -350,38 +360,85 @@ fn insert_new_symbols(conn: &Connection<'_>, c: &Changes) -> Result<()> {
         )?;
     }
     for level in &plan.nested {
-        write_batches(
-            conn,
-            q("insert_symbols_under_symbol"),
-            &sym_types,
-            &sym_fields,
-            level
-                .iter()
-                .map(|(file, si)| symbol_values(c, file, si, true)),
-            |_| {},
-        )?;
+        let rows = level
+            .iter()
+            .map(|(file, si)| symbol_values(c, file, si, true));
+        if keyed.symbols {
+            write_each(conn, q("insert_symbol_under_symbol"), &sym_fields, rows)?;
+        } else {
+            write_batches(
+                conn,
+                q("insert_symbols_under_symbol"),
+                &sym_types,
+                &sym_fields,
+                rows,
+                |_| {},
+            )?;
+        }
     }
     Ok(())
 }
 
-/// Replaces the outgoing import edges of `files` by `rows` and brings the ref's
-/// External nodes to exactly `externals`: the cost follows the change, not the ref.
-pub(super) fn write_file_imports(
+/// Removes the stale edges, brings the External nodes in step and creates the
+/// missing edges (see `ImportDiff`).
+pub(super) fn write_import_diff(
     conn: &Connection<'_>,
     c: &Changes,
-    files: &[String],
-    rows: &[ImportRow],
-    externals: &[String],
+    diff: &ImportDiff,
+    keyed: Keyed,
 ) -> Result<()> {
-    for chunk in files.chunks(BATCH) {
-        let mut stmt = conn.prepare(q("delete_file_imports"))?;
+    let t = std::time::Instant::now();
+    let stale = diff.stale.iter().map(|r| edge_row(c, r, false));
+    if keyed.symbols {
+        // A big graph: the batched form scans the files and every edge's
+        // target per row.
+        write_each(conn, q("delete_import"), &EDGE_FIELDS, stale)?;
+    } else {
+        let edge_type = struct_type(&EDGE_FIELDS, &[3]);
+        write_batches(
+            conn,
+            q("delete_imports"),
+            &edge_type,
+            &EDGE_FIELDS,
+            stale,
+            |_| {},
+        )?;
+    }
+    let ids = |names: &[String]| -> Vec<String> {
+        names
+            .iter()
+            .map(|n| external_id(&c.repo, &c.ref_name, n))
+            .collect()
+    };
+    for chunk in ids(&diff.externals_gone).chunks(BATCH) {
+        let mut stmt = conn.prepare(q("delete_externals"))?;
         conn.execute(
             &mut stmt,
             vec![("ids", list_of_strings(chunk.iter().cloned()))],
         )?;
     }
-    sync_externals(conn, c, externals.iter().map(String::as_str))?;
-    insert_import_rows(conn, c, rows.iter(), false)
+    let ext_fields = ["id", "repo", "ref", "name"];
+    write_batches(
+        conn,
+        q("insert_externals"),
+        &struct_type(&ext_fields, &[]),
+        &ext_fields,
+        diff.externals_new
+            .iter()
+            .zip(ids(&diff.externals_new))
+            .map(|(name, id)| vec![s(&id), s(&c.repo), s(&c.ref_name), s(name)]),
+        |_| {},
+    )?;
+    insert_import_rows(conn, c, diff.missing.iter(), false, keyed)?;
+    tracing::debug!(
+        stale = diff.stale.len(),
+        missing = diff.missing.len(),
+        externals_new = diff.externals_new.len(),
+        externals_gone = diff.externals_gone.len(),
+        ms = t.elapsed().as_millis() as u64,
+        "wrote the import diff"
+    );
+    Ok(())
 }
 
 /// Deletes External nodes of the ref that are not named in `wanted` and creates
@@ -551,14 +608,28 @@ pub(super) fn insert_import_rows<'r>(
     c: &Changes,
     rows: impl Iterator<Item = &'r ImportRow> + Clone,
     normalized: bool,
+    keyed: Keyed,
 ) -> Result<()> {
     let edge_type = struct_type(&EDGE_FIELDS, &[3]);
+    if keyed.symbols {
+        write_each(
+            conn,
+            q("insert_import_symbol"),
+            &EDGE_FIELDS,
+            rows.clone()
+                .filter(|r| r.label == ImportLabel::Symbol)
+                .map(|r| edge_row(c, r, normalized)),
+        )?;
+    }
     for (label, query) in [
         (ImportLabel::Symbol, "insert_imports_symbol"),
         (ImportLabel::File, "insert_imports_file"),
         (ImportLabel::Package, "insert_imports_package"),
         (ImportLabel::External, "insert_imports_external"),
     ] {
+        if keyed.symbols && label == ImportLabel::Symbol {
+            continue;
+        }
         write_batches(
             conn,
             q(query),
@@ -580,6 +651,7 @@ pub(super) fn write_imports(
     conn: &Connection<'_>,
     c: &Changes,
     desired: &[ImportRow],
+    keyed: Keyed,
 ) -> Result<()> {
     use std::collections::HashSet;
     let params = || vec![("repo", s(&c.repo)), ("ref", s(&c.ref_name))];
@@ -629,7 +701,7 @@ pub(super) fn write_imports(
     )?;
     let mut missing: Vec<&ImportRow> = want.difference(&have).collect();
     missing.sort();
-    insert_import_rows(conn, c, missing.into_iter(), true)
+    insert_import_rows(conn, c, missing.into_iter(), true, keyed)
 }
 
 pub(super) const SYMBOL_FIELDS: [&str; 17] = [
@@ -814,6 +886,33 @@ pub(super) fn struct_type(fields: &[&str], int_fields: &[usize]) -> LogicalType 
 }
 
 /// Runs `query` once per batch of rows, bound as `$rows` (a list of structs).
+/// Runs `query` once per row, each value bound to the parameter its field
+/// names (see `Keyed`).
+fn write_each(
+    conn: &Connection<'_>,
+    query: &str,
+    fields: &[&str],
+    rows: impl Iterator<Item = Vec<Value>>,
+) -> Result<()> {
+    let started = std::time::Instant::now();
+    let mut count = 0usize;
+    let mut stmt = conn.prepare(query)?;
+    for row in rows {
+        conn.execute(&mut stmt, fields.iter().copied().zip(row).collect())?;
+        count += 1;
+    }
+    tracing::debug!(
+        rows = count,
+        ms = started.elapsed().as_millis() as u64,
+        query = query
+            .lines()
+            .find(|l| l.contains("CREATE") || l.contains("DELETE"))
+            .unwrap_or(""),
+        "write row by row"
+    );
+    Ok(())
+}
+
 pub(super) fn write_batches(
     conn: &Connection<'_>,
     query: &str,

@@ -223,6 +223,11 @@ def apply(repo, ops):
             os.rename(full, os.path.join(repo, arg))
 
 
+def what(ops):
+    """The change, for the log: its one path, or how many files it touched."""
+    return ops[0][1] if len(ops) == 1 else f"{len(ops)} files"
+
+
 def run_cli(cruxe, repo, args, changes):
     times = {}
     for kind, ops, _ in changes:
@@ -230,7 +235,7 @@ def run_cli(cruxe, repo, args, changes):
         t = time.perf_counter()
         subprocess.run([cruxe, "index", repo, *args], check=True, capture_output=True)
         times.setdefault(kind, []).append((time.perf_counter() - t) * 1000)
-        print(f"  cli {kind}: {times[kind][-1]:.0f} ms", file=sys.stderr)
+        print(f"  cli {kind}: {times[kind][-1]:.0f} ms  {what(ops)}", file=sys.stderr)
     return times
 
 
@@ -263,7 +268,7 @@ def run_serve(cruxe, repo, args, changes):
                         raise RuntimeError(f"{kind}: {check} never shown")
                     time.sleep(0.01)
             times.setdefault(kind, []).append((time.perf_counter() - t) * 1000)
-            print(f"  serve {kind}: {times[kind][-1]:.0f} ms", file=sys.stderr)
+            print(f"  serve {kind}: {times[kind][-1]:.0f} ms  {what(ops)}", file=sys.stderr)
     finally:
         server.kill()
     return times

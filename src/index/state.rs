@@ -22,7 +22,7 @@ use crate::model::{Language, RawImport};
 use crate::resolve::{Edge, RFile, RSymbol, Target};
 use crate::source::walk::FileStat;
 
-const MAGIC: &[u8; 8] = b"CRUXST09";
+const MAGIC: &[u8; 8] = b"CRUXST10";
 
 /// Fingerprint of one file's resolved import edges.
 pub type Fingerprint = [u8; 16];

@@ -156,7 +156,7 @@ struct Tables<'a> {
     definitions: Vec<Definitions<'a>>,
     /// Go: directory → files.
     go_dirs: FxMap<&'a str, Vec<usize>>,
-    rust_crates: Vec<&'a str>,
+    rust_crates: std::collections::HashSet<&'a str, std::hash::BuildHasherDefault<FxHasher>>,
     /// Rust modules declared with `#[path]`: (crate, module path) → the files of
     /// its (`cfg_attr`) variants that exist, nearest attribute first.
     rust_path_mods: HashMap<(String, String), Vec<usize>>,
@@ -246,6 +246,8 @@ struct Index<'a> {
     deps: std::cell::RefCell<Vec<u64>>,
     /// The path of the file being resolved (see `Index::pick_variant`).
     origin: &'a str,
+    /// The Rust paths looked up for the file so far (see `rust::Memo`).
+    rust_memo: std::cell::RefCell<rust::Memo<'a>>,
 }
 
 impl<'a> std::ops::Deref for Index<'a> {
@@ -255,14 +257,25 @@ impl<'a> std::ops::Deref for Index<'a> {
     }
 }
 
-/// A lookup key: blake3 of the parts (stable across builds; it is persisted).
+/// A lookup key: a 64-bit hash of the parts, stable across builds and
+/// platforms (it is persisted: `FxHasher`'s fixed mixing, then MurmurHash3's
+/// finalizer to spread it). A resolution makes a lookup for every path segment
+/// it tries (libc's globs: millions in a run), so this is hashed far more than
+/// anything else; blake3 here was a fifth of such a run. Two keys that collide
+/// only make a file be resolved again for nothing.
 pub fn key(parts: &[&str]) -> u64 {
-    let mut h = blake3::Hasher::new();
+    use std::hash::Hasher;
+    let mut h = FxHasher::default();
     for p in parts {
-        h.update(&(p.len() as u32).to_le_bytes());
-        h.update(p.as_bytes());
+        h.write_u64(p.len() as u64);
+        h.write(p.as_bytes());
     }
-    u64::from_le_bytes(h.finalize().as_bytes()[..8].try_into().expect("8 bytes"))
+    let mut k = h.finish();
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    k ^ (k >> 33)
 }
 
 fn fam_str(f: Family) -> &'static str {
@@ -455,7 +468,7 @@ impl<'a> Tables<'a> {
             by_qn: FxMap::default(),
             definitions: Vec::new(),
             go_dirs: FxMap::default(),
-            rust_crates: Vec::new(),
+            rust_crates: Default::default(),
             rust_path_mods: HashMap::new(),
             rust_path_crates: Vec::new(),
             rust_declared: FxMap::default(),
@@ -477,8 +490,8 @@ impl<'a> Tables<'a> {
             if fam == Family::Go && !f.path.ends_with("_test.go") {
                 ix.go_dirs.entry(dir_of(&f.path)).or_default().push(i);
             }
-            if fam == Family::Rust && !ix.rust_crates.contains(&f.package.as_str()) {
-                ix.rust_crates.push(f.package.as_str());
+            if fam == Family::Rust {
+                ix.rust_crates.insert(f.package.as_str());
             }
         }
         for (i, f) in files.iter().enumerate() {
@@ -621,7 +634,7 @@ impl<'a> Index<'a> {
 
     fn has_crate(&self, name: &str) -> bool {
         self.dep(&["c", name]);
-        self.rust_crates.contains(&name)
+        self.rust_crates.contains(name)
     }
 
     /// File `fi`'s imports, read to follow re-exports through it.
@@ -741,6 +754,7 @@ pub fn resolve_files(
                 tables: &tables,
                 deps: std::cell::RefCell::new(Vec::new()),
                 origin: &f.path,
+                rust_memo: Default::default(),
             };
             let mut edges: Vec<Edge> = f
                 .imports

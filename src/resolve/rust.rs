@@ -1,6 +1,6 @@
 //! Rust paths: `use` trees through `crate`/`self`/`super`, workspace crates and
 //! uniform paths, `pub use` re-exports and globs (each followed once per
-//! import: a memo), `mod` declarations and `#[path]` files, `extern crate`.
+//! file: a memo), `mod` declarations and `#[path]` files, `extern crate`.
 
 use super::{Family, FxMap, Index, MAX_HOPS, Target, dir_of, is_rust_side_root, rust_child};
 use crate::model::ImportSpec;
@@ -8,7 +8,7 @@ use crate::source::layout::normalize_path;
 
 /// What a Rust path names.
 #[derive(Clone)]
-enum Found<'a> {
+pub(super) enum Found<'a> {
     File(usize),
     /// A definition, with the crate and qualified name it was found under (a path
     /// may go on into it: an enum's variants, a type's associated items).
@@ -21,13 +21,16 @@ enum Found<'a> {
     Outside(String),
 }
 
-/// The paths already looked up for one import, (crate, path) → what was found
-/// (`None` also while the lookup is under way): re-export cycles and globs that
-/// reach the same module again and again are followed once.
-type Memo<'a> = FxMap<(String, String), Option<Found<'a>>>;
+/// The paths already looked up for the file being resolved, (crate, path) →
+/// what was found (`None` also while the lookup is under way): re-export cycles
+/// and globs that reach the same module again and again are followed once for
+/// all of a file's imports (libc's files each bring in its whole prelude by
+/// globs, import after import). Kept per file, not per run: a file's edges and
+/// lookup keys must not depend on which other files a run resolves.
+pub(super) type Memo<'a> = FxMap<(String, String), Option<Found<'a>>>;
 
-pub(super) fn rust_use(ix: &Index<'_>, fi: usize, segs: &[String], hops: usize) -> Vec<Target> {
-    let mut memo = Memo::default();
+pub(super) fn rust_use<'a>(ix: &Index<'a>, fi: usize, segs: &[String], hops: usize) -> Vec<Target> {
+    let mut memo = ix.rust_memo.borrow_mut();
     match rust_use_found(ix, fi, segs, hops, &mut memo) {
         Some(Found::File(f)) => vec![Target::File(ix.files[f].id.clone())],
         Some(Found::Symbol { id, .. }) => vec![Target::Symbol(id.to_string())],

@@ -152,8 +152,20 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/delete_externals.cypher"),
     ),
     (
-        "delete_imports",
-        include_str!("../../../queries/delete_imports.cypher"),
+        "delete_imports_symbol",
+        include_str!("../../../queries/delete_imports_symbol.cypher"),
+    ),
+    (
+        "delete_imports_file",
+        include_str!("../../../queries/delete_imports_file.cypher"),
+    ),
+    (
+        "delete_imports_package",
+        include_str!("../../../queries/delete_imports_package.cypher"),
+    ),
+    (
+        "delete_imports_external",
+        include_str!("../../../queries/delete_imports_external.cypher"),
     ),
     (
         "delete_symbols",
@@ -194,10 +206,6 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
     (
         "symbol_in_degree",
         include_str!("../../../queries/symbol_in_degree.cypher"),
-    ),
-    (
-        "delete_import",
-        include_str!("../../../queries/delete_import.cypher"),
     ),
     (
         "symbol_count",

@@ -388,22 +388,7 @@ pub(super) fn write_import_diff(
     keyed: Keyed,
 ) -> Result<()> {
     let t = std::time::Instant::now();
-    let stale = diff.stale.iter().map(|r| edge_row(c, r, false));
-    if keyed.symbols {
-        // A big graph: the batched form scans the files and every edge's
-        // target per row.
-        write_each(conn, q("delete_import"), &EDGE_FIELDS, stale)?;
-    } else {
-        let edge_type = struct_type(&EDGE_FIELDS, &[3]);
-        write_batches(
-            conn,
-            q("delete_imports"),
-            &edge_type,
-            &EDGE_FIELDS,
-            stale,
-            |_| {},
-        )?;
-    }
+    delete_import_rows(conn, c, diff.stale.iter(), false)?;
     let ids = |names: &[String]| -> Vec<String> {
         names
             .iter()
@@ -601,6 +586,35 @@ pub(super) fn edge_row(c: &Changes, r: &ImportRow, normalized: bool) -> Vec<Valu
     ]
 }
 
+/// Deletes the given import edges (by label of their target: a batch per
+/// label); see `edge_row` for `normalized`.
+fn delete_import_rows<'r>(
+    conn: &Connection<'_>,
+    c: &Changes,
+    rows: impl Iterator<Item = &'r ImportRow> + Clone,
+    normalized: bool,
+) -> Result<()> {
+    let edge_type = struct_type(&EDGE_FIELDS, &[3]);
+    for (label, query) in [
+        (ImportLabel::Symbol, "delete_imports_symbol"),
+        (ImportLabel::File, "delete_imports_file"),
+        (ImportLabel::Package, "delete_imports_package"),
+        (ImportLabel::External, "delete_imports_external"),
+    ] {
+        write_batches(
+            conn,
+            q(query),
+            &edge_type,
+            &EDGE_FIELDS,
+            rows.clone()
+                .filter(|r| r.label == label)
+                .map(|r| edge_row(c, r, normalized)),
+            |_| {},
+        )?;
+    }
+    Ok(())
+}
+
 /// Creates import edges (their target nodes exist); see `edge_row` for
 /// `normalized`.
 pub(super) fn insert_import_rows<'r>(
@@ -680,17 +694,9 @@ pub(super) fn write_imports(
         })
         .collect();
 
-    let edge_type = struct_type(&EDGE_FIELDS, &[3]);
     let mut stale: Vec<&ImportRow> = have.difference(&want).collect();
     stale.sort();
-    write_batches(
-        conn,
-        q("delete_imports"),
-        &edge_type,
-        &EDGE_FIELDS,
-        stale.iter().map(|r| edge_row(c, r, true)),
-        |_| {},
-    )?;
+    delete_import_rows(conn, c, stale.into_iter(), true)?;
     sync_externals(
         conn,
         c,

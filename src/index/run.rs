@@ -1132,7 +1132,11 @@ fn write<'s>(
         if opts.defer_finish {
             sorted.report.finish_pending = true;
         } else {
-            written.graph().checkpoint()?;
+            match &written {
+                // Read, not written, from here on, then closed.
+                Written::Own(st) => st.checkpoint_for_close()?,
+                Written::Shared(st) => st.checkpoint()?,
+            }
             // A server's copy for its query workers is of the file before.
             data.discard_saved();
             if let Written::Own(st) = written {

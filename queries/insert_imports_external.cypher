@@ -1,5 +1,6 @@
-// The target is matched first: Kuzu joins the first lookup from UNWIND by hash and
-// the second by scan, and files are fewer than targets.
+// A batch of import edges; Kuzu 0.11 looks both ends up by a filtered cross
+// product of the rows with each table, so a big graph writes them one by one
+// (`insert_import_*`, see `write::Keyed`).
 UNWIND $rows AS r
 MATCH (t:External {id: r.to})
 MATCH (f:File {id: r.from})

@@ -200,6 +200,22 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/insert_import_symbol.cypher"),
     ),
     (
+        "insert_import_file",
+        include_str!("../../../queries/insert_import_file.cypher"),
+    ),
+    (
+        "insert_import_package",
+        include_str!("../../../queries/insert_import_package.cypher"),
+    ),
+    (
+        "insert_import_external",
+        include_str!("../../../queries/insert_import_external.cypher"),
+    ),
+    (
+        "insert_file_symbols",
+        include_str!("../../../queries/insert_file_symbols.cypher"),
+    ),
+    (
         "insert_symbol_under_symbol",
         include_str!("../../../queries/insert_symbol_under_symbol.cypher"),
     ),

@@ -16,7 +16,7 @@ use tree_sitter::Parser;
 use super::cache::{StateCache, WalkFound, quick_walk, remember, set_totals};
 use super::imports::{import_row, state_from_graph};
 use super::parse::{FileContext, Outcome, Parsed, process_file};
-use super::searching::{SearchThread, search_from_rows, update_search};
+use super::searching::{SearchThread, search_beside, search_from_rows, update_search};
 use super::state::{self, FileMeta, Fingerprint, RefState, SavedAside};
 use super::write::open_for_write;
 use super::{
@@ -168,20 +168,37 @@ pub fn index_repo_with(
         _ => None,
     };
     // The state a run of its own leaves is encoded and written aside while the
-    // graph write commits, and put in place after (see `save_state`).
-    let (written, aside) = std::thread::scope(|s| {
+    // graph write commits, and put in place after (see `save_state`); so are
+    // its search documents (see `search_beside`).
+    let beside = (!opts.defer_finish && !plan.fresh && store.is_some()).then(|| {
+        (
+            sorted.changes.add.clone(),
+            sorted.changes.remove_paths.clone(),
+            data.search_dir(&run.repo, &run.ref_name),
+        )
+    });
+    let (written, aside, searched_beside) = std::thread::scope(|s| {
         let aside = match (&next_state, opts.defer_finish) {
             (Some(st), false) => Some(s.spawn(|| st.save_aside(&run.state_path))),
             _ => None,
         };
+        let searching = beside.map(|(add, removed, dir)| {
+            let (root, previous) = (&run.root, previous_indexed_at.as_deref());
+            s.spawn(move || search_beside(root, &dir, &add, &removed, previous, opts.writer_mb()))
+        });
         let written = write(&run, shared, owned, &mut plan, &mut sorted, early_search);
         let aside = aside.map(|h| match h.join() {
             Ok(r) => r,
             Err(panic) => std::panic::resume_unwind(panic),
         });
-        (written, aside)
+        let searched = searching.and_then(|h| match h.join() {
+            Ok(r) => r,
+            Err(panic) => std::panic::resume_unwind(panic),
+        });
+        (written, aside, searched)
     });
     let (written, searched) = written?;
+    let searched = searched.or(searched_beside);
     publish(
         &run,
         &written,

@@ -69,6 +69,35 @@ pub(super) fn symbol_docs<'a>(
     })
 }
 
+/// A run of its own (the CLI's: nothing reads its search index meanwhile)
+/// replaces the changed files' documents while the graph write commits, when
+/// the index is in step with the graph before it (else `None`: `update_search`
+/// rebuilds it after). The tag goes first and is written by the caller once the
+/// graph committed: a run that fails or is killed in between leaves an index
+/// that is rebuilt when next used.
+pub(super) fn search_beside(
+    root: &Path,
+    dir: &Path,
+    add: &[FileRows],
+    removed: &[String],
+    previous_indexed_at: Option<&str>,
+    writer_mb: usize,
+) -> Option<Result<(), IndexError>> {
+    let in_step =
+        previous_indexed_at.is_some() && search::read_tag(dir).as_deref() == previous_indexed_at;
+    // Without its tag removed it cannot be written before the graph.
+    if !in_step || std::fs::remove_file(dir.join(search::TAG_FILE)).is_err() {
+        return None;
+    }
+    let write = || -> Result<(), IndexError> {
+        let index = SearchIndex::open_dir(dir)?.with_writer_mb(writer_mb);
+        let texts = source_texts(root, add);
+        index.write(false, removed, symbol_docs(add, &texts))?;
+        Ok(())
+    };
+    Some(write())
+}
+
 /// Brings the ref's search index to the state the graph just committed: the
 /// changed files' documents replaced when the index matched the previous state,
 /// else everything rebuilt from the graph. The tag is written last, so a kill

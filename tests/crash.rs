@@ -222,14 +222,15 @@ fn kill_during_indexing_leaves_the_last_completed_state() {
 }
 
 /// What a kill leaves when a writer is stopped after its commit or inside its
-/// checkpoint, taken from real runs: while `cruxe index` writes, the data dir's
-/// files are copied the moment its log has grown (a run committed) or a shadow
-/// file appears (a checkpoint is under way), in the order that keeps the copy
-/// what a kill at one instant could leave: the database, then its log, then the
-/// shadow file (a checkpoint writes the database only after its record is in the
-/// log, and the shadow file is complete before that). Each copy must open, for
-/// readers and writers, with exactly the old or the new state, and never by
-/// replaying the log's transactions.
+/// checkpoint, taken from real runs: while `cruxe index` writes, it is stopped
+/// (SIGSTOP) the moment its log has grown (a run committed), a checkpoint is
+/// under way, or the checkpoint is recorded in the log, and the data dir's
+/// files are copied while it stands still: what a kill at that instant leaves
+/// (the kernel keeps what it wrote). Each copy must open, for readers and
+/// writers, with exactly the old or the new state, never by replaying the
+/// log's transactions, and a run must then write to it: a checkpoint stopped
+/// before its record may have written the primary-key index in place (see
+/// `graph::checkpoint_marker`).
 #[test]
 fn a_writer_stopped_after_its_commit_or_in_its_checkpoint_leaves_a_checkpoint() {
     const FILES: usize = 1500;
@@ -249,44 +250,65 @@ fn a_writer_stopped_after_its_commit_or_in_its_checkpoint_leaves_a_checkpoint() 
         .expect("name")
         .to_string_lossy()
         .into_owned();
-    let (wal, shadow) = (
-        graph.with_file_name(format!("{name}.wal")),
-        graph.with_file_name(format!("{name}.shadow")),
-    );
-    // (sample dir, whether the log was copied with a checkpoint record)
-    let mut samples: Vec<(std::path::PathBuf, bool)> = Vec::new();
+    let beside = |ext: &str| graph.with_file_name(format!("{name}.{ext}"));
+    let (wal, shadow, marker) = (beside("wal"), beside("shadow"), beside("checkpointing"));
+    // (sample dir, the moment it was taken)
+    let mut samples: Vec<(std::path::PathBuf, Moment)> = Vec::new();
     let mut b = None;
-    for round in 0..8 {
+    // Three of each moment at most, over at most six runs.
+    let taken = |m: Moment, samples: &[(std::path::PathBuf, Moment)]| {
+        samples.iter().filter(|(_, s)| *s == m).count() >= 3
+    };
+    for round in 0..6 {
+        if [Moment::Committed, Moment::InCheckpoint, Moment::Recorded]
+            .iter()
+            .all(|m| taken(*m, &samples))
+        {
+            break;
+        }
         let tag = if round % 2 == 0 { "_b" } else { "_a" };
         write_repo(&repo, FILES, DEFS, tag);
         let mut child = run_index(&repo, &data);
-        // One copy each: runs committed, a checkpoint under way, a checkpoint
-        // recorded in the log.
-        let mut took = [false; 3];
-        while child.try_wait().expect("try_wait").is_none() {
-            let in_checkpoint = shadow.exists();
+        let pid = child.id() as i32;
+        let moment = || {
             let log_len = std::fs::metadata(&wal).map_or(0, |m| m.len());
-            let recorded = log_len > 0 && last_byte(&wal) == Some(0xFE);
-            let moment = match (log_len > 0, in_checkpoint, recorded) {
-                (_, _, true) => Some(2),
-                (_, true, false) => Some(1),
-                (true, false, false) => Some(0),
+            match (log_len > 0, marker.exists() || shadow.exists()) {
+                (true, _) if last_byte(&wal) == Some(0xFE) => Some(Moment::Recorded),
+                (true, true) => Some(Moment::InCheckpoint),
+                (true, false) => Some(Moment::Committed),
                 _ => None,
+            }
+        };
+        let mut took = Vec::new();
+        while child.try_wait().expect("try_wait").is_none() {
+            let Some(now) = moment().filter(|m| !took.contains(m) && !taken(*m, &samples)) else {
+                continue;
             };
-            if let Some(m) = moment.filter(|&m| !took[m]) {
+            if now == Moment::InCheckpoint {
+                // Later into the checkpoint each time: its writes into the
+                // file come after it starts (a stop there, with only the old
+                // log settle, made the next run crash in 2 of 21 tries).
+                let into = samples.iter().filter(|(_, m)| *m == now).count() as u64;
+                std::thread::sleep(std::time::Duration::from_millis(into * 25));
+            }
+            // SAFETY: a signal to our own child, which has not been waited for.
+            unsafe { libc::kill(pid, libc::SIGSTOP) };
+            // Stopped now (SIGSTOP is delivered before kill returns for a
+            // running process; one in a syscall stops when it returns).
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            if let Some(m) = moment().filter(|m| !took.contains(m)) {
                 let dir = tmp.path().join(format!("sample{}", samples.len()));
                 std::fs::create_dir_all(&dir).expect("mkdir");
-                std::fs::copy(data.join("manifest.json"), dir.join("manifest.json"))
-                    .expect("manifest");
-                let copied = std::fs::copy(&graph, dir.join(&name)).is_ok()
-                    && std::fs::copy(&wal, dir.join(format!("{name}.wal"))).is_ok();
-                let _ = std::fs::copy(&shadow, dir.join(format!("{name}.shadow")));
-                if copied {
-                    let log = std::fs::read(dir.join(format!("{name}.wal"))).expect("log");
-                    samples.push((dir, log.last() == Some(&0xFE)));
-                    took[m] = true;
+                for entry in std::fs::read_dir(&data).expect("data dir").flatten() {
+                    if entry.file_type().is_ok_and(|t| t.is_file()) {
+                        std::fs::copy(entry.path(), dir.join(entry.file_name())).expect("copy");
+                    }
                 }
+                samples.push((dir, m));
+                took.push(m);
             }
+            // SAFETY: as above.
+            unsafe { libc::kill(pid, libc::SIGCONT) };
         }
         assert!(child.wait().expect("wait").success());
         if round == 0 {
@@ -295,41 +317,73 @@ fn a_writer_stopped_after_its_commit_or_in_its_checkpoint_leaves_a_checkpoint() 
     }
     let b = b.expect("state B");
     assert_ne!(a, b);
-    assert!(
-        samples.len() >= 3,
-        "too few stopped writes were caught ({}): the test did not test",
-        samples.len()
-    );
-    let mut dropped = 0;
-    for (dir, recorded) in &samples {
+    let count = |m: Moment| samples.iter().filter(|(_, s)| *s == m).count();
+    for m in [Moment::Committed, Moment::InCheckpoint, Moment::Recorded] {
+        assert!(
+            count(m) > 0,
+            "no writer was caught at {m:?}: the test did not test"
+        );
+    }
+    let mut written = 0;
+    for (dir, moment) in &samples {
         // A writer opens it too (a server's start), and so does a reader.
         let dd = DataDir::new(dir);
         let settled = {
             let _lock = dd.lock_writer().expect("lock");
-            dd.settle_log().expect("settle")
+            dd.settle_log(&small_graph()).expect("settle")
         };
         let now = state(dir);
         assert!(
             now == a || now == b,
-            "{}: {now:?} is neither state (log had a checkpoint record: {recorded}; settled: {settled:?})",
+            "{}: {now:?} is neither state (taken {moment:?}; settled: {settled:?})",
             dir.display()
         );
-        if !recorded {
-            dropped += 1;
-        }
         let writer = dd.open_graph(&small_graph()).expect("opens for writing");
         drop(writer);
         assert!(state(dir) == now, "reopening changed nothing");
+        // A run writes every file again (the tree holds the last round's
+        // tag, `_a`, or a state A copy gets `_b`). Inserts are what a
+        // primary-key index written over would refuse.
+        if *moment == Moment::InCheckpoint && written < 2 {
+            let other = if now == a { "_b" } else { "_a" };
+            write_repo(&repo, FILES, DEFS, other);
+            let out = Command::new(cruxe_bin())
+                .args(["index", repo.to_str().expect("utf8"), "--data"])
+                .arg(dir)
+                .args(["--repo", "crash", "--ref", "main"])
+                .output()
+                .expect("run cruxe index");
+            assert!(
+                out.status.success(),
+                "{}: a run after a stop {moment:?} (settled: {settled:?}) failed: {}",
+                dir.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(
+                state(dir).2,
+                vec![other.to_string()],
+                "the run after the stop wrote its state"
+            );
+            written += 1;
+        }
     }
-    assert!(
-        dropped > 0,
-        "no sample had uncheckpointed runs: the test did not test"
-    );
     eprintln!(
-        "{} stopped writes caught ({} with a checkpoint record)",
-        samples.len(),
-        samples.len() - dropped
+        "stopped writes caught: {} committed, {} in a checkpoint, {} recorded; {written} written to after",
+        count(Moment::Committed),
+        count(Moment::InCheckpoint),
+        count(Moment::Recorded)
     );
+}
+
+/// Where a writer was stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Moment {
+    /// Its log holds committed runs; no checkpoint yet.
+    Committed,
+    /// A checkpoint is under way, not yet recorded in the log.
+    InCheckpoint,
+    /// The checkpoint's record is in the log.
+    Recorded,
 }
 
 fn last_byte(path: &Path) -> Option<u8> {

@@ -121,8 +121,15 @@ pub fn serve_paths(
             break rest.trim_end_matches("/mcp").to_string();
         }
     };
-    // Keep draining the server's log so it never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines.by_ref() {});
+    // Keep draining the server's log so it never blocks on a full pipe; its
+    // warnings and errors go to the test's output (shown when it fails).
+    std::thread::spawn(move || {
+        for line in lines.by_ref().map_while(Result::ok) {
+            if line.contains("WARN") || line.contains("ERROR") || line.contains("failed") {
+                eprintln!("server: {line}");
+            }
+        }
+    });
     Server {
         child,
         addr,

@@ -66,10 +66,16 @@ fn a_server_stopped_or_killed_mid_run_restarts_answers_and_catches_up() {
     write_tree(&repo, PACKAGES, PER, "warm");
     wait_answered(&server, &["P0_warm".to_string()], 60);
     let run = started.elapsed().max(Duration::from_millis(300));
-    let mut seed: u64 = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .expect("time")
-        .as_nanos() as u64
+    // CRUXE_RECOVERY_SEED replays a printed seed's stops.
+    let mut seed: u64 = std::env::var("CRUXE_RECOVERY_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .expect("time")
+                .as_nanos() as u64
+        })
         | 1;
     eprintln!("recovery seed {seed}, a full run {run:?}");
     let mut next = move |max: u64| {
@@ -92,6 +98,7 @@ fn a_server_stopped_or_killed_mid_run_restarts_answers_and_catches_up() {
             .expect("write");
         };
         let pause = Duration::from_millis(next(run.as_millis() as u64));
+        eprintln!("round {round}: stop {} after {pause:?}", round % 3);
         match round % 3 {
             // The server's run gets SIGTERM.
             0 => {
@@ -127,7 +134,19 @@ fn a_server_stopped_or_killed_mid_run_restarts_answers_and_catches_up() {
         }
         stops[round % 3] += 1;
         server = serve();
-        wait_ready(&server);
+        if let Err(panic) =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| wait_ready(&server)))
+        {
+            // Kept for a post-mortem: the tree and the data dir as the stop left them.
+            let kept = std::env::temp_dir().join(format!("cruxe-recovery-round{round}"));
+            let _ = std::process::Command::new("cp")
+                .arg("-a")
+                .arg(keep.path())
+                .arg(&kept)
+                .status();
+            eprintln!("kept the failing round's files in {}", kept.display());
+            std::panic::resume_unwind(panic);
+        }
         wait_answered(
             &server,
             &[

@@ -74,7 +74,7 @@ pub(super) fn process_file(
     if bytes[..bytes.len().min(8192)].contains(&0) {
         return skip("binary file; skipped".into());
     }
-    let hash = blake3::hash(&bytes).to_hex().to_string();
+    let hash = model::content_hash(&bytes);
     if ctx.existing.get(&src.path) == Some(&hash) {
         return Outcome::Unchanged(stat);
     }

@@ -29,7 +29,7 @@ pub(super) fn open_for_write(
     // A server (`shared`) settled the log when it opened the graph, and its
     // log now holds its own runs not yet checkpointed.
     if shared.is_none() {
-        match data.settle_log() {
+        match data.settle_log(&opts.graph) {
             Ok(_) => {}
             // --force rebuilds aside whatever state the old files are in.
             Err(e) if opts.force => tracing::warn!("not settling the graph's log: {e}"),

@@ -6,6 +6,15 @@ pub mod names;
 
 use std::fmt;
 
+/// A file's content hash: the first 64 bits of blake3, as 16 hex digits (the
+/// graph keeps it as an INT64, which it can update in place).
+pub fn content_hash(bytes: &[u8]) -> String {
+    let h = blake3::hash(bytes);
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&h.as_bytes()[..8]);
+    format!("{:016x}", u64::from_be_bytes(first))
+}
+
 /// A source language cruxe parses. JavaScript rides on the TypeScript/TSX grammars.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Language {

@@ -144,7 +144,7 @@ pub fn read_source(root: &Path, f: &FileInfo) -> Result<(String, bool), ToolErro
         )));
     }
     let bytes = std::fs::read(&real).map_err(|e| ToolError::file_not_found_on_disk(&f.path, e))?;
-    let stale = blake3::hash(&bytes).to_hex().as_str() != f.content_hash;
+    let stale = crate::model::content_hash(&bytes) != f.content_hash;
     Ok((String::from_utf8_lossy(&bytes).into_owned(), stale))
 }
 

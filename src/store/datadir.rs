@@ -10,10 +10,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::store::graph::{GraphConfig, GraphError, GraphStore};
+use crate::store::graph::{GraphConfig, GraphError, GraphStore, checkpoint_marker};
 
 /// Bump when the graph schema or the meaning of stored values changes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 const MANIFEST: &str = "manifest.json";
 const LOCK: &str = "writer.lock";
@@ -38,6 +38,8 @@ pub enum DataDirError {
         "the data dir {0} is in use by another cruxe process ({1}); wait for it to finish or stop it (a server holds its data dir for as long as it runs)"
     )]
     Locked(PathBuf, String),
+    #[error("the graph in {0} could not be repaired after a stopped checkpoint: {1}")]
+    Repair(PathBuf, String),
     #[error(transparent)]
     Graph(#[from] GraphError),
 }
@@ -301,41 +303,53 @@ impl DataDir {
     /// writer left: seen here in the primary-key index). Call with the writer
     /// lock held, before opening. What holds in Kuzu 0.11.3 (its sources:
     /// `transaction.cpp`, `checkpointer.cpp`, `wal_replayer.cpp`,
-    /// `shadow_file.cpp`):
+    /// `shadow_file.cpp`, `disk_array.cpp`):
     ///
     /// - A transaction never writes the database file: COMMIT appends its
     ///   records to the log (`.wal`, fsynced); only a CHECKPOINT writes the
     ///   file (cruxe's bulk `COPY` goes to new files only).
-    /// - A checkpoint writes the pages it changes to `.shadow` (fsynced), then
-    ///   appends a one-byte CHECKPOINT record (`0xFE`) to the log (fsynced),
-    ///   then copies the shadow pages into the file, then empties and deletes
-    ///   the log, then the shadow file.
+    /// - A checkpoint writes the changed pages the last checkpoint uses to
+    ///   `.shadow` (fsynced), but new pages, and pages of the primary-key
+    ///   index, straight into the file (see `graph::checkpoint_marker`); then
+    ///   it appends a one-byte CHECKPOINT record (`0xFE`) to the log
+    ///   (fsynced), copies the shadow pages into the file, then empties and
+    ///   deletes the log, then the shadow file.
     /// - Opening replays shadow pages when the log holds a CHECKPOINT record
     ///   (page copies: idempotent), and else replays the log's transactions
     ///   one by one (the replay that crashes).
     ///
-    /// So: a log without a shadow file holds only transactions, and the file is
-    /// the last checkpoint: the log is removed, and the graph opens as it was
-    /// at that checkpoint (the runs since are lost; their derived state is
-    /// tagged with their `indexed_at` and found lagging, and the next run
-    /// re-indexes what changed). A log beside a shadow file is a checkpoint
-    /// that was stopped: once its record is complete (the log ends with a
+    /// So: a log with no checkpoint under way (no marker, no shadow file)
+    /// holds only transactions, and the file is the last checkpoint: the log
+    /// is removed, and the graph opens as it was at that checkpoint (the runs
+    /// since are lost; their derived state is tagged with their `indexed_at`
+    /// and found lagging, and the next run re-indexes what changed). A
+    /// checkpoint under way whose record is complete (the log ends with a
     /// COMMIT `0x02` and `0xFE`, or is that one byte, and the shadow file is
-    /// whole) the log is cut to the record alone, so that opening only copies
-    /// the shadow pages in; before that, both go and the file is the previous
-    /// checkpoint. What was settled, for the log.
-    pub fn settle_log(&self) -> Result<Settled, DataDirError> {
+    /// whole) is finished: the log is cut to the record alone, so that
+    /// opening only copies the shadow pages in. One stopped before its record
+    /// left the previous checkpoint's rows intact but its primary-key index
+    /// possibly written over: the log and shadow file go, and the graph is
+    /// copied into a new file (`compact`: rows read by scanning, every index
+    /// built anew). What was settled, for the log.
+    pub fn settle_log(&self, cfg: &GraphConfig) -> Result<Settled, DataDirError> {
         let Some(graph) = self.graph_path()? else {
             return Ok(Settled::Nothing);
         };
         let (wal, shadow) = (wal_of(&graph), shadow_of(&graph));
+        let (marker, repair) = (checkpoint_marker(&graph), repair_of(&graph));
+        if repair.exists() {
+            return self.rebuild_indexes(&graph, cfg);
+        }
         let wal_len = std::fs::metadata(&wal).map_or(0, |m| m.len());
         if wal_len == 0 {
-            // An empty log, or none: Kuzu removes a shadow file left beside it
-            // (the checkpoint had copied it in already).
+            // An empty log, or none: Kuzu empties the log only once the
+            // checkpoint's pages are all in, and removes a shadow file left
+            // beside it.
+            let _ = std::fs::remove_file(&marker);
             return Ok(Settled::Nothing);
         }
-        if !shadow.exists() {
+        let in_checkpoint = marker.exists() || shadow.exists();
+        if !in_checkpoint {
             std::fs::remove_file(&wal).map_err(self.io())?;
             tracing::info!(
                 "{}: runs committed after the last checkpoint were not finished; the graph is back at that checkpoint",
@@ -353,21 +367,57 @@ impl DataDir {
                 f.sync_all()
             })();
             cut.map_err(self.io())?;
+            let _ = std::fs::remove_file(&marker);
             tracing::info!(
                 "{}: finishing a checkpoint that was stopped",
                 self.root.display()
             );
             return Ok(Settled::CheckpointFinished);
         }
+        // The decision outlives the log: a stop from here on finds `repair`.
+        std::fs::write(&repair, b"").map_err(self.io())?;
         // The log goes first: a shadow file without a log is removed by Kuzu,
         // a log with a record and no shadow file cannot be opened.
         std::fs::remove_file(&wal).map_err(self.io())?;
         let _ = std::fs::remove_file(&shadow);
-        tracing::info!(
+        let _ = std::fs::remove_file(&marker);
+        tracing::warn!(
             "{}: a checkpoint was stopped before it was recorded; the graph is back at the previous one",
             self.root.display()
         );
-        Ok(Settled::RunsDropped)
+        self.rebuild_indexes(&graph, cfg)
+    }
+
+    /// Copies the graph at `graph` (its last checkpoint, no log) into a new
+    /// file with indexes built from its rows, and publishes it: what a
+    /// checkpoint stopped before its record needs (see `settle_log`). The
+    /// old file, and the `repair` note beside it, go when the new one is in.
+    fn rebuild_indexes(&self, graph: &Path, cfg: &GraphConfig) -> Result<Settled, DataDirError> {
+        let started = std::time::Instant::now();
+        tracing::warn!(
+            "{}: rebuilding the graph's indexes from its last checkpoint (a checkpoint was stopped after writing part of the file)",
+            self.root.display()
+        );
+        let cfg = self.writer_config(cfg);
+        let live = GraphStore::open_read_only(graph, &cfg)?;
+        let done = self.compact(&live, &cfg);
+        drop(live);
+        done.map_err(|e| {
+            DataDirError::Repair(
+                self.root.clone(),
+                format!("{e}; `cruxe index --force` builds the graph anew"),
+            )
+        })?;
+        tracing::info!(
+            ms = started.elapsed().as_millis() as u64,
+            "rebuilt the graph's indexes"
+        );
+        Ok(Settled::Rebuilt)
+    }
+
+    /// Whether a stopped writer left something for `settle_log` to settle.
+    fn unsettled(graph: &Path) -> bool {
+        std::fs::metadata(wal_of(graph)).is_ok_and(|m| m.len() > 0) || repair_of(graph).exists()
     }
 
     /// The settings a writer opens the current graph with. Kuzu's CHECKPOINT
@@ -382,6 +432,10 @@ impl DataDir {
             buffer_pool_bytes: cfg
                 .buffer_pool_bytes
                 .max(self.graph_bytes_limit(cfg) / 5 * 4),
+            // Every checkpoint of the published file is an explicit, marked
+            // one (see `graph::checkpoint_marker`), never one Kuzu starts
+            // inside a commit.
+            auto_checkpoint: false,
             ..cfg.clone()
         }
     }
@@ -413,10 +467,14 @@ impl DataDir {
         &self,
         cfg: &GraphConfig,
     ) -> Result<Option<GraphStore>, DataDirError> {
-        let Some(path) = self.graph_path()?.filter(|p| p.exists()) else {
+        if !self.graph_path()?.is_some_and(|p| p.exists()) {
+            return Ok(None);
+        }
+        self.settle_log(cfg)?;
+        // A rebuild publishes a new file.
+        let Some(path) = self.graph_path()? else {
             return Ok(None);
         };
-        self.settle_log()?;
         let cfg = &self.writer_config(cfg);
         let waited_until = std::time::Instant::now() + READER_GRACE;
         let first = loop {
@@ -643,14 +701,21 @@ impl DataDir {
             Some(p) if p.exists() => p,
             _ => return Err(DataDirError::NotIndexed(self.root.clone())),
         };
-        if std::fs::metadata(wal_of(&path)).is_ok_and(|m| m.len() > 0) {
+        let path = if Self::unsettled(&path) {
             let Ok(_lock) = self.lock_writer() else {
                 return Err(self.locked());
             };
-            if self.settle_log()? == Settled::CheckpointFinished {
-                drop(GraphStore::open(&path, cfg)?);
+            let settled = self.settle_log(cfg)?;
+            let path = self
+                .graph_path()?
+                .ok_or_else(|| DataDirError::NotIndexed(self.root.clone()))?;
+            if settled == Settled::CheckpointFinished {
+                drop(GraphStore::open(&path, &self.writer_config(cfg))?);
             }
-        }
+            path
+        } else {
+            path
+        };
         match GraphStore::open_read_only(&path, cfg) {
             Ok(_) => Ok(path),
             Err(GraphError::Locked(_)) => Err(self.locked()),
@@ -662,7 +727,7 @@ impl DataDir {
                     "recovering {} after an interrupted write: {first}",
                     path.display()
                 );
-                drop(GraphStore::open(&path, cfg)?);
+                drop(GraphStore::open(&path, &self.writer_config(cfg))?);
                 drop(GraphStore::open_read_only(&path, cfg)?);
                 Ok(path)
             }
@@ -755,11 +820,20 @@ fn shadow_whole(shadow: &Path) -> bool {
 pub enum Settled {
     /// No log: the graph is its last checkpoint.
     Nothing,
-    /// Runs committed after the last checkpoint (or a checkpoint not yet
-    /// recorded) were dropped: the graph is back at that checkpoint.
+    /// Runs committed after the last checkpoint were dropped: the graph is
+    /// back at that checkpoint.
     RunsDropped,
     /// A stopped checkpoint was recorded: opening finishes it.
     CheckpointFinished,
+    /// A checkpoint was stopped before its record: the graph is back at the
+    /// previous one, copied into a new file with its indexes built anew.
+    Rebuilt,
+}
+
+/// The note that the graph at `graph` needs its indexes rebuilt (a decision
+/// `settle_log` made, kept until a new file is published).
+fn repair_of(graph: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.repair", graph.display()))
 }
 
 fn bak_of(file: &Path) -> PathBuf {

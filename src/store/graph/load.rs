@@ -104,7 +104,7 @@ fn copy_files(copier: &mut Copier<'_, '_>, c: &Changes) -> Result<()> {
                 r.language.clone(),
                 r.module.clone(),
                 r.package.clone(),
-                r.content_hash.clone(),
+                num(super::write::hash_value(&r.content_hash)),
                 num(r.line_count),
                 num(r.size),
                 r.imports.clone(),

@@ -68,7 +68,7 @@ impl GraphStore {
         let mut stmt = conn.prepare(q("file_hashes"))?;
         let rows = conn.execute(&mut stmt, vec![("repo", s(repo)), ("ref", s(ref_name))])?;
         Ok(rows
-            .map(|r| (string(&r[0]), string(&r[1])))
+            .map(|r| (string(&r[0]), super::write::hash_text(int(&r[1]))))
             .collect::<HashMap<_, _>>())
     }
 
@@ -466,7 +466,7 @@ pub(super) fn file_info(r: &[Value]) -> FileInfo {
         language: string(&r[2]),
         module: string(&r[3]),
         package: string(&r[4]),
-        content_hash: string(&r[5]),
+        content_hash: super::write::hash_text(int(&r[5])),
         line_count: int(&r[6]),
     }
 }

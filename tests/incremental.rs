@@ -428,3 +428,154 @@ fn a_file_changed_without_a_new_size_or_mtime_is_still_read() {
     index(&repo, &data);
     assert_eq!(names(&data), ["omega", "other"]);
 }
+
+/// What a walk found, comparable: sources (path, language), manifests,
+/// problems, whether there is a `src/`, and the directories entered.
+fn walk_view(w: &cruxe::source::walk::WalkResult) -> Vec<String> {
+    let mut out: Vec<String> = w
+        .sources
+        .iter()
+        .map(|f| {
+            format!(
+                "source {} {:?} {:?}",
+                f.path,
+                f.language,
+                f.stat.map(|s| s.size)
+            )
+        })
+        .collect();
+    out.extend(
+        w.manifests
+            .iter()
+            .map(|(rel, abs)| format!("manifest {rel} {}", abs.display())),
+    );
+    out.extend(
+        w.diagnostics
+            .iter()
+            .map(|d| format!("problem {} {}", d.path, d.problem)),
+    );
+    out.extend(
+        w.dirs
+            .iter()
+            .map(|d| format!("dir {} {:?}", d.rel, d.times)),
+    );
+    out.push(format!("src {}", w.has_src_dir));
+    out
+}
+
+/// A CLI run lists again only the directories whose times changed since the
+/// last run's walk (`source::rewalk`): after every kind of change to a tree,
+/// what it finds is what a full walk finds, or it declines.
+#[test]
+fn a_walk_from_the_memo_of_the_last_equals_a_full_walk() {
+    use cruxe::source::rewalk::{DirMemo, rewalk};
+    use cruxe::source::walk::{WalkOptions, walk};
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = tmp.path().join("tree");
+    let w = |rel: &str, text: &str| {
+        let p = root.join(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    };
+    for d in 0..6 {
+        for f in 0..5 {
+            w(&format!("pkg{d}/sub/m{f}.py"), "def f():\n    pass\n");
+            w(&format!("pkg{d}/n{f}.go"), "package p\n");
+        }
+    }
+    w("src/lib.rs", "pub fn a() {}\n");
+    w("Cargo.toml", "[package]\nname = \"t\"\n");
+    w(".gitignore", "build/\n*.tmp.py\n");
+    w("pkg1/.gitignore", "skip.py\n");
+    let opts = WalkOptions {
+        max_file_size: 200,
+        ..WalkOptions::default()
+    };
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(120));
+    type Change<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let mut changes: Vec<Change> = vec![
+        (
+            "edit",
+            Box::new(|| w("pkg0/n1.go", "package p\n\nfunc F() {}\n")),
+        ),
+        ("add", Box::new(|| w("pkg2/sub/new.py", "x = 1\n"))),
+        (
+            "delete",
+            Box::new(|| std::fs::remove_file(root.join("pkg3/n0.go")).expect("rm")),
+        ),
+        (
+            "rename",
+            Box::new(|| {
+                std::fs::rename(root.join("pkg4/n2.go"), root.join("pkg4/n9.go")).expect("mv")
+            }),
+        ),
+        (
+            "move across",
+            Box::new(|| {
+                std::fs::rename(root.join("pkg5/sub/m1.py"), root.join("pkg0/sub/m1.py"))
+                    .expect("mv")
+            }),
+        ),
+        (
+            "ignored by name",
+            Box::new(|| w("pkg2/x.tmp.py", "y = 2\n")),
+        ),
+        ("ignored dir", Box::new(|| w("build/out.py", "z = 3\n"))),
+        ("ignored below", Box::new(|| w("pkg1/skip.py", "z = 3\n"))),
+        ("too large", Box::new(|| w("pkg3/big.py", &"#".repeat(500)))),
+        ("shrunk", Box::new(|| w("pkg3/big.py", "small = 1\n"))),
+        ("manifest", Box::new(|| w("pkg2/go.mod", "module x\n"))),
+        (
+            "edit an ignore file",
+            Box::new(|| w("pkg1/.gitignore", "other.py\n")),
+        ),
+        ("new dir", Box::new(|| w("pkg6/a.py", "a = 1\n"))),
+        (
+            "new ignore file",
+            Box::new(|| w("pkg2/sub/.gitignore", "new.py\n")),
+        ),
+        (
+            "dir removed",
+            Box::new(|| std::fs::remove_dir_all(root.join("pkg6")).expect("rm")),
+        ),
+        ("edit again", Box::new(|| w("pkg0/n1.go", "package q\n"))),
+    ];
+    // Rounds without a change: every directory is kept.
+    changes.extend(
+        ["nothing", "nothing again", "still nothing"]
+            .into_iter()
+            .map(|k| (k, Box::new(|| ()) as Box<dyn Fn()>) as Change),
+    );
+    // Every other change lands right after the walk that recorded its
+    // directory (which is then read again anyway), the others once the
+    // directories' times have settled.
+    settle();
+    let started = std::time::SystemTime::now();
+    let first = walk(&root, &opts);
+    let mut memo = DirMemo::of(&root, &opts, &first, started, None);
+    let mut from_memo = 0;
+    for (round, (kind, change)) in changes.iter().enumerate() {
+        if round % 2 == 0 {
+            settle();
+        }
+        change();
+        let started = std::time::SystemTime::now();
+        let again = rewalk(&root, &opts, &memo);
+        let full = walk(&root, &opts);
+        if let Some(again) = &again {
+            from_memo += 1;
+            assert_eq!(
+                walk_view(again),
+                walk_view(&full),
+                "after '{kind}' (round {round}) the walk from the memo differs from a full walk"
+            );
+        }
+        let used = again.unwrap_or(full);
+        memo = DirMemo::of(&root, &opts, &used, started, Some(&memo));
+    }
+    assert!(
+        from_memo >= changes.len() / 2,
+        "the memo was used in only {from_memo} of {} walks: the test did not test",
+        changes.len()
+    );
+}

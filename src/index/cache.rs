@@ -226,14 +226,15 @@ pub(super) fn quick_walk(
         diagnostics.retain(|d| !in_appeared(&d.path));
         diagnostics.extend(walked.diagnostics);
         sources.extend(walked.sources);
-        let by_components = |a: &str, b: &str| a.split('/').cmp(b.split('/'));
-        sources.sort_by(|a, b| by_components(&a.path, &b.path));
-        diagnostics.sort_by(|a, b| by_components(&a.path, &b.path));
+        use crate::source::walk::component_key;
+        sources.sort_by_cached_key(|s| component_key(&s.path));
+        diagnostics.sort_by_cached_key(|d| component_key(&d.path));
     }
     Some(WalkResult {
         sources,
         manifests: memo.manifests.clone(),
         diagnostics,
         has_src_dir: memo.has_src_dir,
+        dirs: Vec::new(),
     })
 }

@@ -28,6 +28,7 @@ use crate::model::lazy::Lazy;
 use crate::model::{Language, RawImport};
 use crate::resolve::{self, Edge, RFile, RSymbol, Resolved, Target};
 use crate::source::layout::{Layout, Manifest};
+use crate::source::rewalk::{DirMemo, rewalk};
 use crate::source::walk::{self, Diagnostic, FileStat, WalkOptions, WalkResult};
 use crate::store::datadir::{DataDir, WriterLock};
 use crate::store::graph::{
@@ -293,7 +294,10 @@ fn walk_and_open(
     let (walked, opened) = std::thread::scope(|s| {
         let walker = s.spawn(|| match quick {
             Some(w) => w,
-            None => walk::walk(&run.root, &run.walk_opts),
+            None if shared.is_some() => walk::walk(&run.root, &run.walk_opts),
+            // A run of its own reads again only the directories that changed
+            // since the last run's walk (`rewalk`).
+            None => remembered_walk(run),
         });
         let opened = open_for_write(run.data, opts, shared, held, &run.repo, &run.ref_name);
         (walker.join(), opened)
@@ -320,6 +324,50 @@ fn walk_and_open(
         owned,
         preloaded,
     })
+}
+
+/// The walk of a run of its own (the CLI's): from the previous run's memo of
+/// the tree's directories when it can tell (`source::rewalk`), else in full;
+/// the memo of this one is written for the next.
+fn remembered_walk(run: &Run<'_>) -> WalkResult {
+    let t = Instant::now();
+    let memo_path = run.state_path.with_extension("walk");
+    let loaded = (!run.opts.force)
+        .then(|| DirMemo::load(&memo_path))
+        .flatten();
+    let load_ms = t.elapsed().as_millis() as u64;
+    let remembered = loaded
+        .as_ref()
+        .and_then(|memo| rewalk(&run.root, &run.walk_opts, memo));
+    let again = remembered.is_some();
+    let walked = remembered.unwrap_or_else(|| walk::walk(&run.root, &run.walk_opts));
+    let walk_ms = t.elapsed().as_millis() as u64;
+    let memo = DirMemo::of(
+        &run.root,
+        &run.walk_opts,
+        &walked,
+        run.started_at,
+        loaded.as_ref(),
+    );
+    tracing::debug!(
+        load_ms,
+        walk_ms,
+        memo_ms = t.elapsed().as_millis() as u64,
+        "walk phases"
+    );
+    let saved = memo_path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| memo.save(&memo_path));
+    if let Err(e) = saved {
+        tracing::debug!("could not save the walk's memo ({e})");
+    }
+    tracing::debug!(
+        ms = t.elapsed().as_millis() as u64,
+        from_memo = again,
+        "walk"
+    );
+    walked
 }
 
 /// Module and package names come from the manifests; when they (or what

@@ -4,4 +4,5 @@
 
 pub mod gitref;
 pub mod layout;
+pub mod rewalk;
 pub mod walk;

@@ -943,9 +943,15 @@ fn write_each(
 ) -> Result<()> {
     let started = std::time::Instant::now();
     let mut count = 0usize;
-    let mut stmt = conn.prepare(query)?;
+    // Prepared on the first row: planning costs 10-20 ms on a big graph, and
+    // most writes of a small run have no rows.
+    let mut stmt = None;
     for row in rows {
-        conn.execute(&mut stmt, fields.iter().copied().zip(row).collect())?;
+        let stmt = match &mut stmt {
+            Some(s) => s,
+            None => stmt.insert(conn.prepare(query)?),
+        };
+        conn.execute(stmt, fields.iter().copied().zip(row).collect())?;
         count += 1;
     }
     tracing::debug!(
@@ -970,7 +976,8 @@ pub(super) fn write_batches(
 ) -> Result<()> {
     let started = std::time::Instant::now();
     let mut count = 0usize;
-    let mut stmt = conn.prepare(query)?;
+    // Prepared for the first batch (see `write_rows`).
+    let mut stmt = None;
     let mut batch: Vec<Value> = Vec::with_capacity(BATCH);
     let mut flush = |batch: &mut Vec<Value>| -> Result<()> {
         if batch.is_empty() {
@@ -979,7 +986,11 @@ pub(super) fn write_batches(
         let list = Value::List(row_type.clone(), std::mem::take(batch));
         let mut params = vec![("rows", list)];
         extra(&mut params);
-        conn.execute(&mut stmt, params)?;
+        let stmt = match &mut stmt {
+            Some(s) => s,
+            None => stmt.insert(conn.prepare(query)?),
+        };
+        conn.execute(stmt, params)?;
         Ok(())
     };
     for row in rows {

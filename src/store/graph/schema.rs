@@ -116,6 +116,10 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/delete_file_symbols.cypher"),
     ),
     (
+        "delete_one_file_symbols",
+        include_str!("../../../queries/delete_one_file_symbols.cypher"),
+    ),
+    (
         "delete_ref_files",
         include_str!("../../../queries/delete_ref_files.cypher"),
     ),

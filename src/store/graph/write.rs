@@ -148,6 +148,10 @@ fn by_ids<T>(
     Ok(out)
 }
 
+/// Up to this many files' symbols are deleted file by file, by key; more in
+/// one statement (see `delete_one_file_symbols.cypher`).
+const FILES_BY_KEY: usize = 4;
+
 /// What goes before the new rows come in: the whole ref (`replace_all`), or the
 /// symbols of changed and removed files (only those that go, for a diffed
 /// file) and the removed files.
@@ -176,10 +180,23 @@ fn delete_old(conn: &Connection<'_>, c: &Changes) -> Result<()> {
         .iter()
         .filter(|p| !c.symbol_diffs.contains_key(*p))
         .collect();
-    for chunk in whole.chunks(BATCH) {
-        let ids = list_of_strings(chunk.iter().map(|p| file_id(&c.repo, &c.ref_name, p)));
-        let mut stmt = conn.prepare(q("delete_file_symbols"))?;
-        conn.execute(&mut stmt, vec![("ids", ids)])?;
+    if whole.len() <= FILES_BY_KEY {
+        // A few files: each by key (see `delete_one_file_symbols.cypher`).
+        if !whole.is_empty() {
+            let mut stmt = conn.prepare(q("delete_one_file_symbols"))?;
+            for p in &whole {
+                conn.execute(
+                    &mut stmt,
+                    vec![("id", s(&file_id(&c.repo, &c.ref_name, p)))],
+                )?;
+            }
+        }
+    } else {
+        for chunk in whole.chunks(BATCH) {
+            let ids = list_of_strings(chunk.iter().map(|p| file_id(&c.repo, &c.ref_name, p)));
+            let mut stmt = conn.prepare(q("delete_file_symbols"))?;
+            conn.execute(&mut stmt, vec![("ids", ids)])?;
+        }
     }
     let mut diffed: Vec<(&String, &SymbolDiff)> = c
         .symbol_diffs

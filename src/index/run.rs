@@ -335,25 +335,17 @@ fn remembered_walk(run: &Run<'_>) -> WalkResult {
     let loaded = (!run.opts.force)
         .then(|| DirMemo::load(&memo_path))
         .flatten();
-    let load_ms = t.elapsed().as_millis() as u64;
     let remembered = loaded
         .as_ref()
         .and_then(|memo| rewalk(&run.root, &run.walk_opts, memo));
     let again = remembered.is_some();
     let walked = remembered.unwrap_or_else(|| walk::walk(&run.root, &run.walk_opts));
-    let walk_ms = t.elapsed().as_millis() as u64;
     let memo = DirMemo::of(
         &run.root,
         &run.walk_opts,
         &walked,
         run.started_at,
         loaded.as_ref(),
-    );
-    tracing::debug!(
-        load_ms,
-        walk_ms,
-        memo_ms = t.elapsed().as_millis() as u64,
-        "walk phases"
     );
     let saved = memo_path
         .parent()
@@ -1199,7 +1191,7 @@ fn write<'s>(
         } else {
             match &written {
                 // Read, not written, from here on, then closed.
-                Written::Own(st) => st.checkpoint_for_close()?,
+                Written::Own(st) => st.checkpoint()?,
                 Written::Shared(st) => st.checkpoint()?,
             }
             // A server's copy for its query workers is of the file before.

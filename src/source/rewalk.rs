@@ -78,6 +78,15 @@ fn join(root: &Path, rel: &str) -> PathBuf {
     }
 }
 
+/// The repo-relative path of `name` inside the directory `rel`.
+fn child(rel: &str, name: &str) -> String {
+    if rel.is_empty() {
+        name.to_string()
+    } else {
+        format!("{rel}/{name}")
+    }
+}
+
 fn parent(rel: &str) -> &str {
     rel.rsplit_once('/').map_or("", |(d, _)| d)
 }
@@ -107,6 +116,7 @@ fn outer_ignores(root: &Path, opts: &WalkOptions) -> Vec<(PathBuf, Option<(i64, 
 impl DirMemo {
     /// What `walked` (a full walk of `root`, or a `rewalk`) saw, as of a walk
     /// that started at `started`.
+    ///
     /// The ignore files of a directory `previous` saw with the same times are
     /// taken from it (an ignore file that appears or goes changes them).
     pub fn of(
@@ -232,11 +242,7 @@ pub fn rewalk(root: &Path, opts: &WalkOptions, memo: &DirMemo) -> Option<WalkRes
                         return None;
                     }
                     Some(SourceFile {
-                        path: if d.rel.is_empty() {
-                            name.clone()
-                        } else {
-                            format!("{}/{name}", d.rel)
-                        },
+                        path: child(&d.rel, name),
                         abs_path: abs,
                         language,
                         stat: Some(FileStat::of(&meta)),
@@ -251,12 +257,7 @@ pub fn rewalk(root: &Path, opts: &WalkOptions, memo: &DirMemo) -> Option<WalkRes
     for d in &kept {
         let here = join(root, &d.rel);
         for name in &d.manifests {
-            let rel = if d.rel.is_empty() {
-                name.clone()
-            } else {
-                format!("{}/{name}", d.rel)
-            };
-            manifests.push((rel, here.join(name)));
+            manifests.push((child(&d.rel, name), here.join(name)));
         }
         dirs.push(DirSeen {
             rel: d.rel.clone(),

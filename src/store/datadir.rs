@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::store::graph::{GraphConfig, GraphError, GraphStore, checkpoint_marker};
+use crate::store::graph::{GraphConfig, GraphError, GraphStore, checkpoint_marker, wal_path};
 
 /// Bump when the graph schema or the meaning of stored values changes.
 pub const SCHEMA_VERSION: u32 = 3;
@@ -280,7 +280,7 @@ impl DataDir {
     /// matches the copy's stamp (nothing was checkpointed into it since) and no
     /// run is committed to its log.
     fn has_current_copy(&self, graph: &Path) -> bool {
-        let wal_empty = std::fs::metadata(wal_of(graph)).map_or(true, |m| m.len() == 0);
+        let wal_empty = std::fs::metadata(wal_path(graph)).map_or(true, |m| m.len() == 0);
         wal_empty
             && bak_of(graph).exists()
             && stamp(graph).is_some_and(|st| {
@@ -293,7 +293,7 @@ impl DataDir {
     pub fn discard_saved(&self) {
         if let Ok(Some(graph)) = self.graph_path() {
             let _ = std::fs::remove_file(bak_of(&graph));
-            let _ = std::fs::remove_file(bak_of(&wal_of(&graph)));
+            let _ = std::fs::remove_file(bak_of(&wal_path(&graph)));
             let _ = std::fs::remove_file(stamp_of(&graph));
         }
     }
@@ -335,7 +335,7 @@ impl DataDir {
         let Some(graph) = self.graph_path()? else {
             return Ok(Settled::Nothing);
         };
-        let (wal, shadow) = (wal_of(&graph), shadow_of(&graph));
+        let (wal, shadow) = (wal_path(&graph), shadow_of(&graph));
         let (marker, repair) = (checkpoint_marker(&graph), repair_of(&graph));
         if repair.exists() {
             return self.rebuild_indexes(&graph, cfg);
@@ -417,7 +417,7 @@ impl DataDir {
 
     /// Whether a stopped writer left something for `settle_log` to settle.
     fn unsettled(graph: &Path) -> bool {
-        std::fs::metadata(wal_of(graph)).is_ok_and(|m| m.len() > 0) || repair_of(graph).exists()
+        std::fs::metadata(wal_path(graph)).is_ok_and(|m| m.len() > 0) || repair_of(graph).exists()
     }
 
     /// The settings a writer opens the current graph with. Kuzu's CHECKPOINT
@@ -492,7 +492,7 @@ impl DataDir {
                 Err(e) => break e,
             }
         };
-        let wal = wal_of(&path);
+        let wal = wal_path(&path);
         if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
             let aside = self.set_aside(&wal)?;
             tracing::warn!(
@@ -560,7 +560,7 @@ impl DataDir {
         if let Err(e) = make(&path) {
             // Never published: its files go now, not at the next run.
             let _ = std::fs::remove_file(&path);
-            let _ = std::fs::remove_file(wal_of(&path));
+            let _ = std::fs::remove_file(wal_path(&path));
             return Err(e.into());
         }
         let built = std::fs::metadata(&path).map_err(self.io())?.len();
@@ -737,10 +737,6 @@ impl DataDir {
 
 /// How long a server's start waits for readers of the database to let go.
 const READER_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
-
-fn wal_of(graph: &Path) -> PathBuf {
-    PathBuf::from(format!("{}.wal", graph.display()))
-}
 
 fn stamp_of(graph: &Path) -> PathBuf {
     PathBuf::from(format!("{}.bak.stamp", graph.display()))

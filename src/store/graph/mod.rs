@@ -346,12 +346,6 @@ impl GraphStore {
         Ok(())
     }
 
-    /// Checkpoints a handle about to be dropped (the drop then has nothing
-    /// left to checkpoint).
-    pub fn checkpoint_for_close(&self) -> Result<()> {
-        self.checkpoint()
-    }
-
     /// Whether runs committed through this handle wait in the log for a
     /// checkpoint.
     fn log_pending(&self) -> bool {
@@ -412,7 +406,7 @@ pub fn checkpoint_marker(graph: &Path) -> PathBuf {
 }
 
 /// Kuzu's log beside the database at `graph`.
-fn wal_path(graph: &Path) -> PathBuf {
+pub fn wal_path(graph: &Path) -> PathBuf {
     PathBuf::from(format!("{}.wal", graph.display()))
 }
 

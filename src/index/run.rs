@@ -788,7 +788,7 @@ fn resolve_imports(
     }
     run.progress.phase("resolving imports", 0);
     let t_resolve = Instant::now();
-    let (base, trusted) = match (plan.prior.take(), store) {
+    let (mut base, trusted) = match (plan.prior.take(), store) {
         (Some(p), _) => (p, true),
         (None, Some(st)) if !plan.force => (
             state_from_graph(st, &run.repo, &run.ref_name, &plan.existing)?,
@@ -796,6 +796,8 @@ fn resolve_imports(
         ),
         _ => (RefState::default(), false),
     };
+    // The state file the next save appends to, if it was read from one.
+    let origin = base.origin.take();
     let mut input = resolution_input(base, rows, for_resolution, &sorted.changes);
     // With a trusted state only files whose lookups touch a changed key are
     // resolved again (and the changed files themselves); others keep their
@@ -843,6 +845,7 @@ fn resolve_imports(
         tag: indexed_at,
         files: input.rfiles,
         meta: input.meta,
+        origin,
     }))
 }
 
@@ -1361,10 +1364,9 @@ fn save_state(
         Some(_) if finish_pending => {}
         Some(st) => {
             let t = Instant::now();
-            let saved = match aside {
-                Some(aside) => aside.and_then(SavedAside::publish),
-                None => st.save(&run.state_path),
-            };
+            let saved = aside
+                .unwrap_or_else(|| st.save_aside(&run.state_path))
+                .and_then(|aside| st.publish(aside));
             if let Err(e) = saved {
                 tracing::warn!(
                     "could not save the resolution state ({e}); the next run reads the graph instead"

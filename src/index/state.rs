@@ -11,9 +11,18 @@
 //! truth.
 //!
 //! The file is tagged with the `indexed_at` of the graph state it describes and
-//! written (temp file + rename) only after that state committed; a kill in
-//! between leaves a tag that no longer matches, which the next run notices.
+//! put in place only after that state committed; a kill in between leaves a
+//! tag that no longer matches, which the next run notices.
+//!
+//! It is one whole state (every file) followed by changes appended to it, each
+//! the entries that changed and the paths that went, under the tag of the run
+//! that made them: a run that changed a few files of a 10k-file ref appends a
+//! few kilobytes instead of writing 70 MB again. When the changes outgrow a
+//! quarter of the whole, the next save writes the whole state anew (a temp
+//! file, renamed). An append that did not finish (a kill) fails its checksum, and
+//! the next run reads the graph instead.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -22,7 +31,9 @@ use crate::model::{Language, RawImport};
 use crate::resolve::{Edge, RFile, RSymbol, Target};
 use crate::source::walk::FileStat;
 
-const MAGIC: &[u8; 8] = b"CRUXST10";
+const MAGIC: &[u8; 8] = b"CRUXST11";
+/// Starts each change appended after the whole state.
+const CHANGE: &[u8; 8] = b"CRUXCH11";
 
 /// Fingerprint of one file's resolved import edges.
 pub type Fingerprint = [u8; 16];
@@ -34,6 +45,23 @@ pub struct RefState {
     pub tag: String,
     pub files: Vec<RFile>,
     pub meta: Vec<FileMeta>,
+    /// The state file this was read from or last saved to, which a save to
+    /// the same place appends the changes to.
+    pub origin: Option<Origin>,
+}
+
+/// A state file as a state read it (or saved it): a save appends to it only
+/// while it is still that file, as long.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    path: std::path::PathBuf,
+    dev: u64,
+    ino: u64,
+    len: u64,
+    /// The length of its whole state; the rest is changes.
+    whole: u64,
+    /// The paths it holds, sorted.
+    paths: std::sync::Arc<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -67,17 +95,57 @@ pub struct FileMeta {
     pub record: Option<Record>,
 }
 
-/// A state written beside its place (`RefState::save_aside`).
+/// Where, in a saved state's bytes, each entry encoded anew is (by position
+/// in `RefState::files`).
+type Placed = Vec<(usize, std::ops::Range<usize>)>;
+
+/// A state made ready beside its place (`RefState::save_aside`): a whole
+/// state written to a temp file, or the changes to append.
 #[derive(Debug)]
 pub struct SavedAside {
-    tmp: std::path::PathBuf,
     path: std::path::PathBuf,
+    how: Saving,
+    bytes: std::sync::Arc<Vec<u8>>,
+    encoded: Placed,
+}
+
+#[derive(Debug)]
+enum Saving {
+    Whole {
+        tmp: std::path::PathBuf,
+    },
+    /// To be appended to the file while it is (dev, ino, len).
+    Append {
+        dev: u64,
+        ino: u64,
+        len: u64,
+    },
 }
 
 impl SavedAside {
-    /// Puts the state in its place.
-    pub fn publish(self) -> std::io::Result<()> {
-        std::fs::rename(&self.tmp, &self.path)
+    /// Renames the whole state over the old one, or appends the changes to
+    /// it (refused when another wrote it meanwhile); the file's (dev, ino,
+    /// len) after.
+    fn put_in_place(&self) -> std::io::Result<(u64, u64, u64)> {
+        use std::os::unix::fs::MetadataExt;
+        match &self.how {
+            Saving::Whole { tmp } => {
+                std::fs::rename(tmp, &self.path)?;
+                let m = std::fs::metadata(&self.path)?;
+                Ok((m.dev(), m.ino(), m.len()))
+            }
+            Saving::Append { dev, ino, len } => {
+                let mut f = std::fs::OpenOptions::new().append(true).open(&self.path)?;
+                let m = f.metadata()?;
+                if (m.dev(), m.ino(), m.len()) != (*dev, *ino, *len) {
+                    return Err(std::io::Error::other(
+                        "the state file changed since it was read",
+                    ));
+                }
+                f.write_all(&self.bytes)?;
+                Ok((*dev, *ino, len + self.bytes.len() as u64))
+            }
+        }
     }
 }
 
@@ -133,43 +201,179 @@ pub fn fingerprint(edges: &[Edge]) -> Fingerprint {
 }
 
 impl RefState {
-    /// Writes the state atomically (temp file, rename). Not fsynced: after a power
-    /// loss a torn file fails its checksum and the next run reads the graph.
-    pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        self.save_aside(path)?.publish()
+    /// Saves the state (see `save_aside`) and remembers the file as it is now,
+    /// so that the next save appends to it.
+    pub fn save(&mut self, path: &Path) -> std::io::Result<()> {
+        let aside = self.save_aside(path)?;
+        let (saved, (dev, ino, len)) = self.put(aside)?;
+        // Entries encoded now are the file's records from now on.
+        let bytes: Shared = saved.bytes.clone();
+        for (i, range) in &saved.encoded {
+            self.meta[*i].record = Some(Record {
+                bytes: bytes.clone(),
+                range: range.clone(),
+            });
+        }
+        let whole = match (&saved.how, &self.origin) {
+            (Saving::Append { .. }, Some(o)) => o.whole,
+            _ => len,
+        };
+        self.origin = Some(Origin {
+            path: path.to_path_buf(),
+            dev,
+            ino,
+            len,
+            whole,
+            paths: std::sync::Arc::new(self.files.iter().map(|f| f.path.clone()).collect()),
+        });
+        Ok(())
     }
 
-    /// Writes the state beside `path`, not yet in its place: a run encodes it
-    /// while its graph write commits, and `publish`es it once committed. A file
-    /// whose record was read from a state and did not change since is copied
-    /// as it was (most of them, in a run that changed a few files).
+    /// Puts a state made ready by `save_aside` in its place.
+    pub fn publish(&self, aside: SavedAside) -> std::io::Result<()> {
+        self.put(aside).map(drop)
+    }
+
+    /// As `publish`: an append the file refuses (it was replaced or removed
+    /// since it was read) becomes a whole write. What was put, and the file's
+    /// (dev, ino, len) after.
+    fn put(&self, aside: SavedAside) -> std::io::Result<(SavedAside, (u64, u64, u64))> {
+        match aside.put_in_place() {
+            Ok(at) => Ok((aside, at)),
+            Err(e) if matches!(aside.how, Saving::Append { .. }) => {
+                tracing::debug!("cannot append to the resolution state ({e}); writing it whole");
+                let whole = self.whole(&aside.path)?;
+                let at = whole.put_in_place()?;
+                Ok((whole, at))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Makes the state ready beside `path`, not yet in its place: a run does
+    /// this while its graph write commits, and `publish`es it once committed.
+    /// When `path` is the file the state was read from, and its changes stay
+    /// small beside it, only the changes are kept, to be appended (files whose
+    /// entry changed, paths that went). Else the whole state is written to a
+    /// temp file; an entry whose record was read from a state and did not
+    /// change since is copied as it was.
     pub fn save_aside(&self, path: &Path) -> std::io::Result<SavedAside> {
-        use rayon::prelude::*;
         let t = std::time::Instant::now();
+        let saved = match self.changes_since_origin(path) {
+            Some(saved) => saved,
+            None => self.whole(path)?,
+        };
+        tracing::debug!(
+            bytes = saved.bytes.len(),
+            append = matches!(saved.how, Saving::Append { .. }),
+            ms = t.elapsed().as_millis() as u64,
+            "wrote the resolution state aside"
+        );
+        Ok(saved)
+    }
+
+    /// The changes to append to `path`, when it is this state's origin and
+    /// they stay under a quarter of its whole state.
+    fn changes_since_origin(&self, path: &Path) -> Option<SavedAside> {
+        let o = self.origin.as_ref().filter(|o| o.path == path)?;
+        let mut buf = Vec::with_capacity(64 << 10);
+        buf.extend_from_slice(CHANGE);
+        put_u32(&mut buf, 0);
+        let body_at = buf.len();
+        put_str(&mut buf, &self.tag);
+        // The paths gone: in the origin, not here (both sorted).
+        let mut gone: Vec<&str> = Vec::new();
+        let mut here = self.files.iter().map(|f| f.path.as_str()).peekable();
+        for p in o.paths.iter() {
+            while here.next_if(|h| *h < p.as_str()).is_some() {}
+            if here.peek() != Some(&p.as_str()) {
+                gone.push(p);
+            }
+        }
+        put_u32(&mut buf, gone.len() as u32);
+        for p in gone {
+            put_str(&mut buf, p);
+        }
+        let n_at = buf.len();
+        put_u32(&mut buf, 0);
+        let mut n = 0u32;
+        let mut encoded = Vec::new();
+        // An entry goes in when it changed, or when the file does not hold its
+        // path (it came back, with the record it had before it went).
+        let mut held = o.paths.iter().map(String::as_str).peekable();
+        for (i, (f, m)) in self.files.iter().zip(&self.meta).enumerate() {
+            while held.next_if(|h| *h < f.path.as_str()).is_some() {}
+            if m.record.is_some() && held.peek() == Some(&f.path.as_str()) {
+                continue;
+            }
+            let at = buf.len();
+            encode_record(&mut buf, f, m);
+            encoded.push((i, at..buf.len()));
+            n += 1;
+        }
+        buf[n_at..n_at + 4].copy_from_slice(&n.to_le_bytes());
+        let body_len = (buf.len() - body_at) as u32;
+        buf[body_at - 4..body_at].copy_from_slice(&body_len.to_le_bytes());
+        let sum = crc32fast::hash(&buf[body_at..]);
+        buf.extend_from_slice(&sum.to_le_bytes());
+        let changes = o.len - o.whole + buf.len() as u64;
+        if changes > (o.whole / 4).max(1 << 20) {
+            return None;
+        }
+        Some(SavedAside {
+            path: path.to_path_buf(),
+            how: Saving::Append {
+                dev: o.dev,
+                ino: o.ino,
+                len: o.len,
+            },
+            bytes: std::sync::Arc::new(buf),
+            encoded,
+        })
+    }
+
+    /// The whole state, written to a temp file beside `path`.
+    fn whole(&self, path: &Path) -> std::io::Result<SavedAside> {
+        use rayon::prelude::*;
         let mut buf = Vec::with_capacity(1 << 20);
         buf.extend_from_slice(MAGIC);
+        buf.extend_from_slice(&0u64.to_le_bytes());
         put_str(&mut buf, &self.tag);
         put_u32(&mut buf, self.files.len() as u32);
         // Changed files encoded side by side, then everything joined in order.
-        let parts: Vec<Vec<u8>> = self
+        let parts: Vec<(Vec<u8>, Placed)> = self
             .files
             .par_chunks(512)
             .zip(self.meta.par_chunks(512))
-            .map(|(files, meta)| {
+            .enumerate()
+            .map(|(chunk, (files, meta))| {
                 let mut buf = Vec::with_capacity(64 << 10);
-                for (f, m) in files.iter().zip(meta) {
+                let mut encoded = Vec::new();
+                for (j, (f, m)) in files.iter().zip(meta).enumerate() {
                     match &m.record {
                         Some(r) => buf.extend_from_slice(r.bytes()),
-                        None => encode_record(&mut buf, f, m),
+                        None => {
+                            let at = buf.len();
+                            encode_record(&mut buf, f, m);
+                            encoded.push((chunk * 512 + j, at..buf.len()));
+                        }
                     }
                 }
-                buf
+                (buf, encoded)
             })
             .collect();
-        buf.reserve(parts.iter().map(Vec::len).sum::<usize>() + 4);
-        for part in parts {
+        buf.reserve(parts.iter().map(|p| p.0.len()).sum::<usize>() + 4);
+        let mut encoded = Vec::new();
+        for (part, at) in parts {
+            let base = buf.len();
+            encoded.extend(
+                at.into_iter()
+                    .map(|(i, r)| (i, base + r.start..base + r.end)),
+            );
             buf.extend_from_slice(&part);
         }
+        let whole = (buf.len() + 4) as u64;
+        buf[MAGIC.len()..MAGIC.len() + 8].copy_from_slice(&whole.to_le_bytes());
         let sum = crc32fast::hash(&buf);
         buf.extend_from_slice(&sum.to_le_bytes());
         if let Some(dir) = path.parent() {
@@ -180,14 +384,11 @@ impl RefState {
             let mut f = std::fs::File::create(&tmp)?;
             f.write_all(&buf)?;
         }
-        tracing::debug!(
-            bytes = buf.len(),
-            ms = t.elapsed().as_millis() as u64,
-            "wrote the resolution state aside"
-        );
         Ok(SavedAside {
-            tmp,
             path: path.to_path_buf(),
+            how: Saving::Whole { tmp },
+            bytes: std::sync::Arc::new(buf),
+            encoded,
         })
     }
 
@@ -195,59 +396,138 @@ impl RefState {
     /// not copied, and each file's imports and definitions stay encoded until
     /// used (`Lazy`).
     pub fn load(path: &Path) -> Option<RefState> {
+        use std::os::unix::fs::MetadataExt;
         let t = std::time::Instant::now();
         let file = std::fs::File::open(path).ok()?;
-        // A state is replaced by rename, never written in place, so the mapped
-        // file stays what it was for as long as it is mapped.
+        let stat = file.metadata().ok()?;
+        // A state is replaced by rename or appended to, never changed in
+        // place, so the mapped bytes stay what they were for as long as they
+        // are mapped.
         // SAFETY: see above; the mapping is read only.
         let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }.ok()?;
         let bytes: Shared = std::sync::Arc::new(map);
         let buf: &[u8] = (*bytes).as_ref();
-        if buf.len() < MAGIC.len() + 4 || &buf[..MAGIC.len()] != MAGIC {
+        let head = MAGIC.len() + 8;
+        if buf.len() < head + 4 || &buf[..MAGIC.len()] != MAGIC {
             return None;
         }
-        let (body, sum) = buf.split_at(buf.len() - 4);
+        let whole = u64::from_le_bytes(buf[MAGIC.len()..head].try_into().ok()?) as usize;
+        if whole < head + 4 || whole > buf.len() {
+            return None;
+        }
+        let (body, sum) = buf[..whole].split_at(whole - 4);
         if crc32fast::hash(body).to_le_bytes() != sum {
             return None;
         }
         let mut r = Reader {
             buf: body,
-            at: MAGIC.len(),
+            at: head,
         };
-        let tag = r.string()?;
+        let mut tag = r.string()?;
         let n = r.u32()? as usize;
-        let mut files = Vec::with_capacity(n.min(body.len()));
-        let mut meta = Vec::with_capacity(n.min(body.len()));
+        let mut entries: Vec<Option<(RFile, FileMeta)>> = Vec::with_capacity(n.min(body.len()));
         for _ in 0..n {
-            let start = r.at;
-            let len = r.u32()? as usize;
-            let end = start.checked_add(4 + len).filter(|e| *e <= body.len())?;
-            let mut rec = Reader {
-                buf: &body[..end],
-                at: start + 4,
-            };
-            let (f, mut m) = decode_record(&mut rec, &bytes)?;
-            if rec.at != end {
-                return None;
-            }
-            m.record = Some(Record {
-                bytes: bytes.clone(),
-                range: start..end,
-            });
-            files.push(f);
-            meta.push(m);
-            r.at = end;
+            entries.push(Some(read_record(&mut r, &bytes)?));
         }
         if r.at != body.len() {
             return None;
         }
+        // The changes appended since, in order.
+        let mut at = whole;
+        let mut by_path: Option<HashMap<String, usize>> = None;
+        let mut added = false;
+        while at < buf.len() {
+            let len_at = at.checked_add(CHANGE.len())?;
+            if buf.get(at..len_at)? != CHANGE {
+                return None;
+            }
+            let body_at = len_at + 4;
+            let len = u32::from_le_bytes(buf.get(len_at..body_at)?.try_into().ok()?) as usize;
+            let end = body_at.checked_add(len)?;
+            let sum = buf.get(end..end.checked_add(4)?)?;
+            if crc32fast::hash(&buf[body_at..end]).to_le_bytes() != sum {
+                return None;
+            }
+            let by_path = by_path.get_or_insert_with(|| {
+                entries
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, e)| Some((e.as_ref()?.0.path.clone(), i)))
+                    .collect()
+            });
+            let mut r = Reader {
+                buf: &buf[..end],
+                at: body_at,
+            };
+            tag = r.string()?;
+            for _ in 0..r.u32()? {
+                if let Some(i) = by_path.remove(r.str()?) {
+                    entries[i] = None;
+                }
+            }
+            for _ in 0..r.u32()? {
+                let (f, m) = read_record(&mut r, &bytes)?;
+                match by_path.get(&f.path) {
+                    Some(&i) => entries[i] = Some((f, m)),
+                    None => {
+                        by_path.insert(f.path.clone(), entries.len());
+                        entries.push(Some((f, m)));
+                        added = true;
+                    }
+                }
+            }
+            if r.at != end {
+                return None;
+            }
+            at = end + 4;
+        }
+        let mut entries: Vec<(RFile, FileMeta)> = entries.into_iter().flatten().collect();
+        if added {
+            entries.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+        }
+        let (files, meta): (Vec<RFile>, Vec<FileMeta>) = entries.into_iter().unzip();
         tracing::debug!(
             bytes = buf.len(),
+            changes = buf.len() - whole,
             ms = t.elapsed().as_millis() as u64,
             "read the resolution state"
         );
-        Some(RefState { tag, files, meta })
+        let paths = std::sync::Arc::new(files.iter().map(|f| f.path.clone()).collect());
+        Some(RefState {
+            tag,
+            files,
+            meta,
+            origin: Some(Origin {
+                path: path.to_path_buf(),
+                dev: stat.dev(),
+                ino: stat.ino(),
+                len: buf.len() as u64,
+                whole: whole as u64,
+                paths,
+            }),
+        })
     }
+}
+
+/// One record (its length, then its entry) at `r`, which keeps its bytes.
+fn read_record(r: &mut Reader<'_>, bytes: &Shared) -> Option<(RFile, FileMeta)> {
+    let start = r.at;
+    let len = r.u32()? as usize;
+    let end = start.checked_add(4 + len).filter(|e| *e <= r.buf.len())?;
+    let mut rec = Reader {
+        buf: &r.buf[..end],
+        at: start + 4,
+    };
+    let (f, mut m) = decode_record(&mut rec, bytes)?;
+    if rec.at != end {
+        return None;
+    }
+    m.record = Some(Record {
+        bytes: bytes.clone(),
+        range: start..end,
+    });
+    r.at = end;
+    Some((f, m))
 }
 
 /// A file's record as a state file holds it (see `FileMeta::record`).
@@ -749,6 +1029,7 @@ mod tests {
                     ..FileMeta::default()
                 },
             ],
+            origin: None,
         }
     }
 
@@ -756,9 +1037,9 @@ mod tests {
     fn round_trips_lazily_and_rejects_damage() {
         let dir = tempfile::tempdir().expect("tmp");
         let path = dir.path().join("s.bin");
-        let state = sample();
+        let mut state = sample();
         state.save(&path).expect("save");
-        let back = RefState::load(&path).expect("load");
+        let mut back = RefState::load(&path).expect("load");
         assert_eq!(back.tag, state.tag);
         // Imports and definitions stay encoded until used, and decode to what
         // was saved.
@@ -815,5 +1096,84 @@ mod tests {
         }
         std::fs::write(&path, &bytes[..bytes.len() - 3]).expect("write");
         assert!(RefState::load(&path).is_none());
+    }
+
+    #[test]
+    fn a_save_where_it_was_read_appends_the_changes_and_reads_back_the_same() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("s.bin");
+        let mut state = sample();
+        state.save(&path).expect("save");
+        let whole = std::fs::metadata(&path).expect("stat").len();
+        // A run: one entry changed, one gone, one new (sorted in between).
+        let mut next = RefState::load(&path).expect("load");
+        next.tag = "2026-01-02T00:00:00Z".into();
+        next.meta[0].edges = 9;
+        next.meta[0].record = None;
+        let mut added = next.files[0].clone();
+        added.path = "b.rs".into();
+        added.id = "r@m:b.rs".into();
+        next.files.insert(1, added);
+        next.meta.insert(
+            1,
+            FileMeta {
+                record: None,
+                ..next.meta[0].clone()
+            },
+        );
+        next.files.remove(2);
+        next.meta.remove(2);
+        let aside = next.save_aside(&path).expect("aside");
+        next.publish(aside).expect("append");
+        let bytes = std::fs::read(&path).expect("read");
+        assert!(bytes.len() as u64 > whole, "appended, not rewritten");
+        assert_eq!(
+            bytes[..whole as usize],
+            std::fs::read(dir.path().join("s.bin")).expect("r")[..whole as usize]
+        );
+        let back = RefState::load(&path).expect("load the changes");
+        assert_eq!(back.tag, "2026-01-02T00:00:00Z");
+        let paths: Vec<&str> = back.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["a.rs", "b.rs"]);
+        assert_eq!((back.meta[0].edges, back.meta[1].edges), (9, 9));
+        assert_eq!(*back.files[1].symbols, *state.files[0].symbols);
+        assert_eq!(*back.meta[1].out_edges, *state.meta[0].out_edges);
+        // A server saves the same state again and again: what went before
+        // stays gone, what came back is there, and each save appends.
+        let mut kept = back;
+        kept.files.remove(1);
+        kept.meta.remove(1);
+        kept.save(&path).expect("save without b");
+        assert_eq!(kept.files.len(), 1);
+        let mut again = kept.clone();
+        again.files.push(state.files[1].clone());
+        again.meta.push(state.meta[1].clone());
+        again.save(&path).expect("save with p/x.go");
+        assert!(again.meta.iter().all(|m| m.record.is_some()));
+        let back = RefState::load(&path).expect("load after three appends");
+        let paths: Vec<&str> = back.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["a.rs", "p/x.go"]);
+        // An append cut short is refused as a whole (the graph is read instead).
+        let full = std::fs::read(&path).expect("read");
+        std::fs::write(&path, &full[..full.len() - 2]).expect("cut");
+        assert!(RefState::load(&path).is_none());
+        // A file another writer replaced meanwhile is not appended to: the
+        // state is written whole.
+        std::fs::write(&path, &full).expect("restore");
+        let mut mine = RefState::load(&path).expect("load");
+        mine.tag = "mine".into();
+        mine.meta[0].record = None;
+        let aside = mine.save_aside(&path).expect("aside");
+        assert!(matches!(aside.how, Saving::Append { .. }));
+        let mut theirs = sample();
+        theirs.save(&dir.path().join("other.bin")).expect("theirs");
+        std::fs::rename(dir.path().join("other.bin"), &path).expect("replace");
+        mine.publish(aside).expect("written whole");
+        let back = RefState::load(&path).expect("load mine");
+        assert_eq!((back.tag.as_str(), back.files.len()), ("mine", 2));
+        assert_eq!(
+            back.origin.expect("origin").whole,
+            std::fs::metadata(&path).expect("stat").len()
+        );
     }
 }

@@ -114,7 +114,8 @@ class Plan:
         by_dir = {}
         for f in self.files:
             by_dir.setdefault(os.path.dirname(f), []).append(f)
-        self.popular = [d for d in popular_dirs if len(by_dir.get(d, [])) >= 3][:10]
+        self.popular_all = [d for d in popular_dirs if len(by_dir.get(d, [])) >= 3]
+        self.popular = self.popular_all[:10]
         self.by_dir = by_dir
         print("most imported: " + ", ".join(self.popular[:10]))
         # Names defined exactly once, by file: a deleted or renamed file is seen
@@ -130,7 +131,11 @@ class Plan:
         self.counter = 0
 
     def pick(self, popular, need_unique=False):
-        for _ in range(10000):
+        for attempt in range(10000):
+            # Both modes change files of their own: when the most imported
+            # places run out of them, the next most imported join.
+            if popular and attempt and attempt % 1000 == 0:
+                self.popular = self.popular_all[:len(self.popular) + 10]
             if popular:
                 d = self.popular[self.rng.randrange(len(self.popular))]
                 f = self.rng.choice(self.by_dir[d])

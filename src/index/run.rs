@@ -755,7 +755,8 @@ struct ResolutionInput {
     rfiles: Vec<RFile>,
     meta: Vec<FileMeta>,
     parsed_now: Vec<bool>,
-    touched: HashSet<u64>,
+    /// Hashed with Fx: every file's lookup keys are checked against it.
+    touched: resolve::FxSet<u64>,
     /// The previous entries of the replaced and removed files, by path.
     old_meta: HashMap<String, FileMeta>,
 }
@@ -802,12 +803,18 @@ fn resolve_imports(
     // With a trusted state only files whose lookups touch a changed key are
     // resolved again (and the changed files themselves); others keep their
     // edges, which are still right.
+    // Keys are hashes: a bit per key's low bits rules out almost every
+    // file's keys before a lookup.
+    let mut bits = [0u64; 64];
+    for k in &input.touched {
+        bits[(k >> 6) as usize & 63] |= 1 << (k & 63);
+    }
     let only: Option<Vec<bool>> = trusted.then(|| {
         input
             .meta
             .iter()
             .zip(&input.parsed_now)
-            .map(|(m, &p)| p || m.deps.iter().any(|d| input.touched.contains(d)))
+            .map(|(m, &p)| p || uses_any(&m.deps, &input.touched, &bits))
             .collect()
     });
     tracing::debug!(
@@ -815,6 +822,7 @@ fn resolve_imports(
         to_resolve = only
             .as_ref()
             .map_or(input.rfiles.len(), |o| o.iter().filter(|x| **x).count()),
+        touched = input.touched.len(),
         "loaded the ref"
     );
     let resolved = resolve::resolve_files(&input.rfiles, &plan.layout, only.as_deref());
@@ -849,6 +857,13 @@ fn resolve_imports(
     }))
 }
 
+/// Whether a file whose lookups used `deps` used one of `touched` (`bits`:
+/// the touched keys' low 12 bits).
+fn uses_any(deps: &[u64], touched: &resolve::FxSet<u64>, bits: &[u64; 64]) -> bool {
+    deps.iter()
+        .any(|d| bits[(d >> 6) as usize & 63] & (1 << (d & 63)) != 0 && touched.contains(d))
+}
+
 /// The previous state's files with the replaced ones swapped for their new
 /// versions, and the lookup keys whose tables change: everything the replaced
 /// files contributed before and what the new versions contribute now.
@@ -859,7 +874,22 @@ fn resolution_input(
     changes: &Changes,
 ) -> ResolutionInput {
     let replaced: HashSet<&str> = changes.remove_paths.iter().map(String::as_str).collect();
-    let mut touched: HashSet<u64> = HashSet::new();
+    let mut touched: resolve::FxSet<u64> = Default::default();
+    // A state's entries are in path order; one read back from the graph may
+    // not be.
+    if !base.files.is_sorted_by(|a, b| a.path <= b.path) {
+        let mut entries: Vec<(RFile, FileMeta)> = std::mem::take(&mut base.files)
+            .into_iter()
+            .zip(std::mem::take(&mut base.meta))
+            .collect();
+        entries.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+        (base.files, base.meta) = entries.into_iter().unzip();
+    }
+    let old_at = |path: &str| {
+        base.files
+            .binary_search_by(|f| f.path.as_str().cmp(path))
+            .ok()
+    };
     // Go packages a changed file belongs to, with their file counts before and
     // after: importers re-resolve only if one appears or disappears.
     let mut packages: HashMap<String, (usize, usize)> = replaced
@@ -872,53 +902,63 @@ fn resolution_input(
     for f in &base.files {
         count_in_package(&mut packages, &f.path, false);
     }
-    let mut old_meta: HashMap<String, FileMeta> = HashMap::new();
-    let mut old_files: HashMap<String, RFile> = HashMap::new();
-    let mut entries: Vec<(RFile, FileMeta, bool)> = Vec::with_capacity(base.files.len());
+    // The keys the new versions change, against the old ones.
+    let mut parsed_now: Vec<(RFile, FileMeta)> = Vec::with_capacity(rows.len());
+    let mut new_paths: HashSet<&str> = HashSet::new();
+    for (rows, parsed) in rows.iter().zip(for_resolution) {
+        let (f, m) = new_entry(rows, parsed);
+        let old = old_at(&f.path)
+            .filter(|_| replaced.contains(f.path.as_str()))
+            .map(|at| &base.files[at]);
+        touched.extend(resolve::changed_keys(old, Some(&f)));
+        new_paths.insert(rows.file.path.as_str());
+        parsed_now.push((f, m));
+    }
+    for gone in replaced.iter().filter(|p| !new_paths.contains(*p)) {
+        if let Some(at) = old_at(gone) {
+            touched.extend(resolve::changed_keys(Some(&base.files[at]), None));
+        }
+    }
+    parsed_now.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+    // One pass: the kept entries moved once, the few parsed now merged in,
+    // the replaced ones set aside (moving 10k entries about is what costs).
+    let n = base.files.len() + parsed_now.len();
+    let mut input = ResolutionInput {
+        rfiles: Vec::with_capacity(n),
+        meta: Vec::with_capacity(n),
+        parsed_now: Vec::with_capacity(n),
+        touched,
+        old_meta: HashMap::new(),
+    };
+    let mut new = parsed_now.into_iter().peekable();
+    let mut push = |input: &mut ResolutionInput, f: RFile, m: FileMeta, now: bool| {
+        count_in_package(&mut packages, &f.path, true);
+        input.rfiles.push(f);
+        input.meta.push(m);
+        input.parsed_now.push(now);
+    };
     for (f, m) in std::mem::take(&mut base.files)
         .into_iter()
         .zip(std::mem::take(&mut base.meta))
     {
+        while let Some((nf, nm)) = new.next_if(|n| n.0.path < f.path) {
+            push(&mut input, nf, nm, true);
+        }
         if replaced.contains(f.path.as_str()) {
-            old_meta.insert(f.path.clone(), m);
-            old_files.insert(f.path.clone(), f);
+            input.old_meta.insert(f.path, m);
         } else {
-            entries.push((f, m, false));
+            push(&mut input, f, m, false);
         }
     }
-    for (rows, parsed) in rows.iter().zip(for_resolution) {
-        let (f, m) = new_entry(rows, parsed);
-        touched.extend(resolve::changed_keys(
-            old_files.remove(&f.path).as_ref(),
-            Some(&f),
-        ));
-        entries.push((f, m, true));
+    for (nf, nm) in new {
+        push(&mut input, nf, nm, true);
     }
-    for gone in old_files.values() {
-        touched.extend(resolve::changed_keys(Some(gone), None));
-    }
-    entries.sort_by(|a, b| a.0.path.cmp(&b.0.path));
-    for (f, _, _) in &entries {
-        count_in_package(&mut packages, &f.path, true);
-    }
-    touched.extend(
+    input.touched.extend(
         packages
             .iter()
             .filter(|(_, (before, after))| (*before > 0) != (*after > 0))
             .map(|(dir, _)| resolve::package_key(dir)),
     );
-    let mut input = ResolutionInput {
-        rfiles: Vec::with_capacity(entries.len()),
-        meta: Vec::with_capacity(entries.len()),
-        parsed_now: Vec::with_capacity(entries.len()),
-        touched,
-        old_meta,
-    };
-    for (f, m, p) in entries {
-        input.rfiles.push(f);
-        input.meta.push(m);
-        input.parsed_now.push(p);
-    }
     // A file appearing or disappearing where a `#[path]` points changes that
     // module's table entry.
     let appeared_or_gone: HashSet<&str> = rows
@@ -1029,19 +1069,46 @@ fn edge_changes(
                 .filter(move |id| keep.is_none_or(|k| !k.contains(*id)))
         })
         .collect();
-    let externals_before: HashSet<String> = if trusted {
-        input
+    // Only names that a re-resolved or removed file pointed at, before or
+    // now, can gain their first edge or lose their last; whether each had one
+    // before is looked up now, while the metadata still says so.
+    let candidates: resolve::FxSet<String> = if trusted {
+        let now = resolved
+            .iter()
+            .flatten()
+            .flat_map(|r| r.edges.iter())
+            .filter_map(|e| match &e.target {
+                Target::External(name) => Some(name.as_str()),
+                _ => None,
+            });
+        let before = input
+            .meta
+            .iter()
+            .zip(&resolved)
+            .filter(|(_, r)| r.is_some())
+            .map(|(m, _)| m)
+            .chain(input.old_meta.values())
+            .flat_map(|m| m.externals.iter().map(String::as_str));
+        now.chain(before).map(str::to_string).collect()
+    } else {
+        Default::default()
+    };
+    let held = |metas: &mut dyn Iterator<Item = &FileMeta>| -> resolve::FxSet<String> {
+        metas
+            .flat_map(|m| m.externals.iter())
+            .filter(|x| candidates.contains(x.as_str()))
+            .cloned()
+            .collect()
+    };
+    let externals_before = held(
+        &mut input
             .meta
             .iter()
             .zip(&input.parsed_now)
             .filter(|(_, parsed)| !**parsed)
             .map(|(m, _)| m)
-            .chain(input.old_meta.values())
-            .flat_map(|m| m.externals.iter().cloned())
-            .collect()
-    } else {
-        HashSet::new()
-    };
+            .chain(input.old_meta.values()),
+    );
     let mut all_rows: Vec<ImportRow> = Vec::new();
     let mut diff = ImportDiff::default();
     let mut touched: HashSet<String> = HashSet::new();
@@ -1110,16 +1177,15 @@ fn edge_changes(
     );
     diff.touched = touched.into_iter().collect();
     diff.touched.sort();
-    let externals_after: HashSet<&String> =
-        input.meta.iter().flat_map(|m| m.externals.iter()).collect();
+    let externals_after = held(&mut input.meta.iter());
     diff.externals_new = externals_after
         .iter()
-        .filter(|x| !externals_before.contains(x.as_str()))
-        .map(|x| x.to_string())
+        .filter(|x| !externals_before.contains(*x))
+        .cloned()
         .collect();
     diff.externals_gone = externals_before
         .iter()
-        .filter(|x| !externals_after.contains(x))
+        .filter(|x| !externals_after.contains(*x))
         .cloned()
         .collect();
     diff.externals_new.sort();

@@ -138,6 +138,8 @@ impl std::hash::Hasher for FxHasher {
 }
 
 type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
+/// A set hashed with `FxHasher` (lookup keys, names).
+pub type FxSet<T> = std::collections::HashSet<T, std::hash::BuildHasherDefault<FxHasher>>;
 
 /// (family, package for Rust / "" otherwise, key) — the key of module and
 /// qualified-name tables.

@@ -800,15 +800,15 @@ fn resolve_imports(
     // The state file the next save appends to, if it was read from one.
     let origin = base.origin.take();
     let mut input = resolution_input(base, rows, for_resolution, &sorted.changes);
-    // With a trusted state only files whose lookups touch a changed key are
-    // resolved again (and the changed files themselves); others keep their
-    // edges, which are still right.
     // Keys are hashes: a bit per key's low bits rules out almost every
     // file's keys before a lookup.
     let mut bits = [0u64; 64];
     for k in &input.touched {
         bits[(k >> 6) as usize & 63] |= 1 << (k & 63);
     }
+    // With a trusted state only files whose lookups touch a changed key are
+    // resolved again (and the changed files themselves); others keep their
+    // edges, which are still right.
     let only: Option<Vec<bool>> = trusted.then(|| {
         input
             .meta

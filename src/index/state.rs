@@ -224,7 +224,7 @@ impl RefState {
             ino,
             len,
             whole,
-            paths: std::sync::Arc::new(self.files.iter().map(|f| f.path.clone()).collect()),
+            paths: paths_of(&self.files),
         });
         Ok(())
     }
@@ -492,7 +492,7 @@ impl RefState {
             ms = t.elapsed().as_millis() as u64,
             "read the resolution state"
         );
-        let paths = std::sync::Arc::new(files.iter().map(|f| f.path.clone()).collect());
+        let paths = paths_of(&files);
         Some(RefState {
             tag,
             files,
@@ -507,6 +507,11 @@ impl RefState {
             }),
         })
     }
+}
+
+/// The paths of `files`, as an `Origin` keeps them.
+fn paths_of(files: &[RFile]) -> std::sync::Arc<Vec<String>> {
+    std::sync::Arc::new(files.iter().map(|f| f.path.clone()).collect())
 }
 
 /// One record (its length, then its entry) at `r`, which keeps its bytes.
@@ -1123,13 +1128,15 @@ mod tests {
         );
         next.files.remove(2);
         next.meta.remove(2);
+        let before = std::fs::read(&path).expect("read before");
         let aside = next.save_aside(&path).expect("aside");
         next.publish(aside).expect("append");
         let bytes = std::fs::read(&path).expect("read");
         assert!(bytes.len() as u64 > whole, "appended, not rewritten");
         assert_eq!(
             bytes[..whole as usize],
-            std::fs::read(dir.path().join("s.bin")).expect("r")[..whole as usize]
+            before[..],
+            "the whole state is left as it was"
         );
         let back = RefState::load(&path).expect("load the changes");
         assert_eq!(back.tag, "2026-01-02T00:00:00Z");

@@ -147,9 +147,9 @@ pub struct Serving {
     /// Do not watch the working trees for changes (index once at start).
     #[arg(long)]
     pub no_watch: bool,
-    /// Checkpoint committed re-index runs after this many milliseconds without
-    /// new changes (saves in quick succession are answered without waiting for
-    /// one another's checkpoint) [default: 2000].
+    /// Checkpoint a committed re-index run after this many milliseconds without
+    /// new changes (a change that lands in a checkpoint waits for it; right
+    /// after a run it is smallest) [default: 0].
     #[arg(long, env = "CRUXE_CHECKPOINT_AFTER_MS")]
     pub checkpoint_after_ms: Option<u64>,
     #[command(flatten)]

@@ -15,6 +15,7 @@ mod write;
 
 pub use cache::{Held, StateCache};
 pub use run::index_repo_with;
+pub use searching::merge_search_tail;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -186,7 +187,10 @@ pub fn finish_write(
     held: Held<'_>,
 ) -> Result<(), IndexError> {
     let t = Instant::now();
-    store.checkpoint()?;
+    // A server checkpoints each run as it ends (`Service::run_jobs`).
+    if store.log_pending() {
+        store.checkpoint()?;
+    }
     let checkpoint_ms = t.elapsed().as_millis() as u64;
     let saved = data.save_ahead(abort)?;
     // New work waits for nothing more: the states are written by a later finish.

@@ -1335,6 +1335,7 @@ fn publish(
                 &changes,
                 previous_indexed_at.as_deref(),
                 run.opts.writer_mb(),
+                run.opts.defer_finish,
             )
         };
         let result = match searched {

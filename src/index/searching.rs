@@ -109,9 +109,12 @@ pub(super) fn update_search(
     changes: &Changes,
     previous_indexed_at: Option<&str>,
     writer_mb: usize,
+    merge_later: bool,
 ) -> Result<(), IndexError> {
     let dir = data.search_dir(&changes.repo, &changes.ref_name);
-    let index = SearchIndex::open_dir(&dir)?.with_writer_mb(writer_mb);
+    let index = SearchIndex::open_dir(&dir)?
+        .with_writer_mb(writer_mb)
+        .with_merge_later(merge_later);
     let in_step =
         previous_indexed_at.is_some() && search::read_tag(&dir).as_deref() == previous_indexed_at;
     if in_step {
@@ -126,4 +129,14 @@ pub(super) fn update_search(
     }
     search::write_tag(&dir, &changes.indexed_at)?;
     Ok(())
+}
+
+/// Merges the small segments that runs with `defer_finish` left in the ref's
+/// search index (see `SearchIndex::with_merge_later`); how many were merged.
+pub fn merge_search_tail(data: &DataDir, repo: &str, ref_name: &str) -> Result<usize, IndexError> {
+    let dir = data.search_dir(repo, ref_name);
+    if !dir.join(search::TAG_FILE).exists() {
+        return Ok(0);
+    }
+    Ok(SearchIndex::open_dir(&dir)?.merge_tail()?)
 }

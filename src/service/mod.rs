@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::index::{self, IndexError, IndexOptions, IndexReport, Progress};
 use crate::query::cypher::{self, CypherPool};
@@ -53,7 +53,8 @@ pub struct ServiceConfig {
     pub watch: bool,
     /// Quiet time after a change before re-indexing (a save is often several events).
     pub debounce: Duration,
-    /// Quiet time after a run before its checkpoint (see `Service::run_jobs`).
+    /// Quiet time after a run before its checkpoint (see `Service::run_jobs`);
+    /// the copy for `run_cypher` waits for 2 s of quiet.
     pub checkpoint_after: Duration,
     /// Bounds of one `run_cypher` query (its timeout is `query_timeout_ms`).
     pub cypher: cypher::Limits,
@@ -74,10 +75,10 @@ impl Default for ServiceConfig {
             max_rows: 10_000,
             watch: true,
             debounce: Duration::from_millis(30),
-            // A checkpoint cannot be interrupted (Rust crates: ~200 ms); a change
-            // that lands in one waits for it. Saves seconds apart (editing) are
-            // each answered first and checkpointed together.
-            checkpoint_after: Duration::from_millis(2000),
+            // A checkpoint cannot be interrupted; a change that lands in one
+            // waits for it, and so do reads. Soon after a run it is smallest,
+            // and past the reads that follow a change (see `Service::run_jobs`).
+            checkpoint_after: Duration::from_millis(500),
             cypher: cypher::Limits::default(),
             worker_exe: None,
         }
@@ -770,12 +771,52 @@ const CLOSE_WAIT: Duration = Duration::from_secs(120);
 /// (see `Service::run_jobs`).
 const FINISH_WITHIN: Duration = Duration::from_secs(10);
 
-/// Runs committed to a data dir's graph whose checkpoint (and the snapshot for
-/// `run_cypher` after it) is still to come.
+/// How long the indexer waits without new work, after a run's checkpoint,
+/// before the copy for the query workers (see `Service::run_jobs`).
+const COPY_AFTER: Duration = Duration::from_secs(2);
+
+/// Runs committed to a data dir's graph whose checkpoint, or the snapshot for
+/// `run_cypher` after it, is still to come.
 struct Unfinished {
     store: Arc<Store>,
     graph: Arc<GraphStore>,
-    since: std::time::Instant,
+    /// The first run since the last copy.
+    since: Instant,
+    /// The first run since the last checkpoint (none: the copy is what is left).
+    unchecked: Option<Instant>,
+}
+
+/// Checkpoints every data dir's runs that are not yet (`Unfinished::unchecked`).
+fn checkpoint_all(service: &Service, unfinished: &mut Vec<Unfinished>) {
+    for mut u in std::mem::take(unfinished) {
+        if u.unchecked.is_some() && u.graph.log_pending() {
+            let t = std::time::Instant::now();
+            if let Err(e) = u.graph.checkpoint() {
+                recover(service, u, &e);
+                continue;
+            }
+            u.unchecked = None;
+            tracing::debug!(ms = t.elapsed().as_millis() as u64, "checkpointed the runs");
+        }
+        unfinished.push(u);
+    }
+}
+
+/// After a failed finish. A failed checkpoint may leave Kuzu's memory half
+/// written: the handle is dropped (and left unclosed) and the file opened again
+/// at its last checkpoint (or the one just stopped, if it was recorded); the
+/// next run re-indexes what changed since. (The failed one may be the
+/// compacted copy the store now serves.)
+fn recover(service: &Service, u: Unfinished, e: &dyn std::fmt::Display) {
+    let data = &u.store.data;
+    if u.graph.has_failed() || u.store.graph().is_some_and(|g| g.has_failed()) {
+        tracing::error!(data = %data.root().display(), "{e}; opening the graph again");
+        u.store.refresh(None);
+        drop(u.graph);
+        service.open_recovering(&u.store);
+    } else {
+        tracing::warn!(data = %data.root().display(), "finishing the index runs failed: {e}");
+    }
 }
 
 /// Finishes every data dir's runs. With `rx`, the copy for the query workers
@@ -798,6 +839,17 @@ fn finish_all(
     };
     for u in unfinished.drain(..) {
         let data = &u.store.data;
+        for r in u.store.refs() {
+            match index::merge_search_tail(data, &r.repo, &r.ref_name) {
+                Ok(0) => {}
+                Ok(n) => {
+                    tracing::debug!(repo = %r.repo, ref_name = %r.ref_name, n, "merged search segments")
+                }
+                Err(e) => {
+                    tracing::warn!(repo = %r.repo, ref_name = %r.ref_name, "merging the search index failed: {e}")
+                }
+            }
+        }
         let finished =
             index::finish_write(data, &u.graph, &abort, u.store.held(None)).and_then(|()| {
                 let graph = u.store.compact_if_outgrown(&u.graph, cfg);
@@ -809,20 +861,7 @@ fn finish_all(
             });
         match finished {
             Ok(()) => u.store.publish_snapshot(),
-            // Kuzu's memory may be half written: the handle is dropped (and
-            // left unclosed) and the file opened again at its last checkpoint
-            // (or the one just stopped, if it was recorded); the next run
-            // re-indexes what changed since.
-            // (The failed one may be the compacted copy the store now serves.)
-            Err(e) if u.graph.has_failed() || u.store.graph().is_some_and(|g| g.has_failed()) => {
-                tracing::error!(data = %data.root().display(), "{e}; opening the graph again");
-                u.store.refresh(None);
-                drop(u.graph);
-                service.open_recovering(&u.store);
-            }
-            Err(e) => {
-                tracing::warn!(data = %data.root().display(), "finishing the index runs failed: {e}");
-            }
+            Err(e) => recover(service, u, &e),
         }
     }
 }
@@ -1027,13 +1066,16 @@ impl Service {
     /// job arrives it waits for `debounce` of quiet (at most ten times that), so a
     /// burst of saves is one run. Ends when `close` drops the senders.
     ///
-    /// A run's checkpoint and the copy for the query workers
-    /// (`index::finish_write`) wait for `checkpoint_after` without new work: runs in
-    /// quick succession (saves a few hundred ms apart) each commit and answer at
-    /// once, and are checkpointed together — at the latest after
-    /// `FINISH_WITHIN`, and when the server closes. A kill in between leaves the
-    /// graph at the last checkpoint (`DataDir::settle_log`); the next start
-    /// re-indexes what changed since.
+    /// A run commits and is answered first. Its checkpoint comes when no new
+    /// work is waiting (after `checkpoint_after`, by default at once): a
+    /// checkpoint cannot be interrupted, and one run's pages are checkpointed
+    /// in ~45 ms on Go's tree where ten runs' took 100–280 ms, which a change
+    /// landing meanwhile waited for. The copy for the query workers
+    /// (`index::finish_write`) waits for `COPY_AFTER` of quiet and gives way to
+    /// new work. Both are made at the latest after `FINISH_WITHIN`, and when
+    /// the server closes. A kill before the checkpoint leaves the graph at the
+    /// previous one (`DataDir::settle_log`); the next start re-indexes what
+    /// changed since.
     fn run_jobs(&self, rx: &Receiver<Job>) {
         let debounce = self.cfg.debounce;
         let mut unfinished: Vec<Unfinished> = Vec::new();
@@ -1048,8 +1090,24 @@ impl Service {
                     Err(_) => return,
                 }
             } else {
-                match rx.recv_timeout(self.cfg.checkpoint_after) {
+                // The copy is made at the latest FINISH_WITHIN after the first
+                // run it holds, given up if work comes (the checkpoint is
+                // forced after the runs, below).
+                let due = |t: Instant| FINISH_WITHIN.saturating_sub(t.elapsed());
+                let checkpoint = unfinished.iter().any(|u| u.unchecked.is_some());
+                let quiet = match checkpoint {
+                    true => self.cfg.checkpoint_after,
+                    false => unfinished
+                        .iter()
+                        .map(|u| due(u.since))
+                        .fold(COPY_AFTER, Duration::min),
+                };
+                match rx.recv_timeout(quiet) {
                     Ok(job) => job,
+                    Err(RecvTimeoutError::Timeout) if checkpoint => {
+                        checkpoint_all(self, &mut unfinished);
+                        continue;
+                    }
                     Err(RecvTimeoutError::Timeout) => {
                         finish_all(self, &mut unfinished, Some(rx), &carry);
                         continue;
@@ -1102,31 +1160,33 @@ impl Service {
                     .iter_mut()
                     .find(|u| u.store.data.root() == store.data.root())
                 {
-                    // Another graph (a rebuild replaced it): the old one's work is moot.
-                    Some(u) if Arc::ptr_eq(&u.graph, &graph) => {}
-                    Some(u) => u.graph = graph,
+                    Some(u) => {
+                        // Another graph (a rebuild replaced it): the old one's work is moot.
+                        u.graph = graph;
+                        u.unchecked.get_or_insert_with(Instant::now);
+                    }
                     None => unfinished.push(Unfinished {
                         store: store.clone(),
                         graph,
-                        since: std::time::Instant::now(),
+                        since: Instant::now(),
+                        unchecked: Some(Instant::now()),
                     }),
                 }
             }
             // A graph run_cypher cannot read yet (a first index) gets its
-            // snapshot now, whatever comes meanwhile; others wait for quiet, or
-            // at most FINISH_WITHIN: then the checkpoint is made, and the copy
-            // for the query workers gives way to a change that comes (the next
-            // quiet makes it).
+            // checkpoint and snapshot now, whatever comes meanwhile. Others
+            // wait for quiet (above), or at most FINISH_WITHIN: then the
+            // checkpoint is made even with work waiting.
             let first_snapshot = unfinished
                 .iter()
                 .any(|u| u.store.cypher.source_version().is_none());
-            if first_snapshot || unfinished.iter().any(|u| u.since.elapsed() > FINISH_WITHIN) {
-                finish_all(
-                    self,
-                    &mut unfinished,
-                    (!first_snapshot).then_some(rx),
-                    &carry,
-                );
+            if first_snapshot {
+                finish_all(self, &mut unfinished, None, &carry);
+            } else if unfinished
+                .iter()
+                .any(|u| u.unchecked.is_some_and(|t| t.elapsed() > FINISH_WITHIN))
+            {
+                checkpoint_all(self, &mut unfinished);
             }
         }
     }

@@ -348,7 +348,7 @@ impl GraphStore {
 
     /// Whether runs committed through this handle wait in the log for a
     /// checkpoint.
-    fn log_pending(&self) -> bool {
+    pub fn log_pending(&self) -> bool {
         std::fs::metadata(wal_path(&self.path)).is_ok_and(|m| m.len() > 0)
     }
 

@@ -1028,6 +1028,7 @@ fn write_batches_with(
     let started = std::time::Instant::now();
     let mut count = 0usize;
     let mut batch: Vec<Value> = Vec::with_capacity(BATCH);
+    let mut prepare_us = 0u64;
     let mut flush = |batch: &mut Vec<Value>| -> Result<()> {
         if batch.is_empty() {
             return Ok(());
@@ -1037,7 +1038,12 @@ fn write_batches_with(
         extra(&mut params);
         let stmt = match stmt {
             Some(s) => s,
-            None => stmt.insert(conn.prepare(query)?),
+            None => {
+                let t = std::time::Instant::now();
+                let s = conn.prepare(query)?;
+                prepare_us += t.elapsed().as_micros() as u64;
+                stmt.insert(s)
+            }
         };
         conn.execute(stmt, params)?;
         Ok(())
@@ -1054,6 +1060,7 @@ fn write_batches_with(
     tracing::debug!(
         rows = count,
         ms = started.elapsed().as_millis() as u64,
+        prepare_us,
         query = query
             .lines()
             .find(|l| l.contains("CREATE") || l.contains("DELETE"))

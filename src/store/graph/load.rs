@@ -5,7 +5,7 @@ use kuzu::Connection;
 
 use super::rows::{Changes, ImportChanges, ImportLabel, ImportRow};
 use super::schema::q;
-use super::write::upsert_repo_and_ref;
+use super::write::{Session, upsert_repo_and_ref};
 use super::{GraphError, GraphStore, Result, external_id, package_id, ref_id};
 
 impl GraphStore {
@@ -23,7 +23,9 @@ impl GraphStore {
 /// this returns). CSV, not parameters: converting wide rows across the FFI costs
 /// more than Kuzu's CSV reader.
 fn copy_all(conn: &Connection<'_>, c: &Changes) -> Result<()> {
-    upsert_repo_and_ref(conn, c)?;
+    let mut stmts = std::collections::HashMap::new();
+    let mut session = Session::new(conn, &mut stmts);
+    upsert_repo_and_ref(&mut session, c)?;
     let mut copier = Copier {
         conn,
         scratch: tempfile::tempdir().map_err(|e| GraphError::Kuzu(e.to_string()))?,
@@ -33,7 +35,7 @@ fn copy_all(conn: &Connection<'_>, c: &Changes) -> Result<()> {
     copy_symbols(&mut copier, c)?;
     // Few rows (one per Go directory and file): written as statements.
     if let Some(packages) = &c.packages {
-        super::write::sync_packages(conn, c, packages)?;
+        super::write::sync_packages(&mut session, c, packages)?;
     }
     if let Some(ImportChanges::All(imports)) = &c.imports {
         copy_imports(&mut copier, c, imports)?;

@@ -138,6 +138,8 @@ pub struct GraphStore {
     read_only: bool,
     /// Reader threads with their prepared statements, started on the first read.
     readers: std::sync::OnceLock<readers::Readers>,
+    /// The thread that writes the runs' changes (see `apply`), started by the first.
+    writer: std::sync::OnceLock<readers::Readers>,
     reader_threads: usize,
     /// Every Kuzu call holds this shared; `checkpoint` holds it exclusively. Kuzu
     /// 0.11's CHECKPOINT holds the transaction manager's lock while it waits for
@@ -237,6 +239,7 @@ impl GraphStore {
             db: Arc::new(db),
             read_only,
             readers: std::sync::OnceLock::new(),
+            writer: std::sync::OnceLock::new(),
             reader_threads: cfg.threads.clamp(1, 4) as usize,
             gate: std::sync::RwLock::new(()),
             path: Arc::from(path),
@@ -275,6 +278,12 @@ impl GraphStore {
     /// How many reader connections serve reads.
     pub fn reader_count(&self) -> usize {
         self.reader_threads
+    }
+
+    /// The writer thread (see `apply`).
+    fn writer(&self) -> &readers::Readers {
+        self.writer
+            .get_or_init(|| readers::Readers::start_writer(&self.db))
     }
 
     fn conn(&self) -> Result<GatedConnection<'_>> {
@@ -373,6 +382,7 @@ impl Drop for GraphStore {
     /// After a failed checkpoint it is left open instead (see `failed`).
     fn drop(&mut self) {
         drop(self.readers.take());
+        drop(self.writer.take());
         if self.has_failed() {
             std::mem::forget(self.db.clone());
             return;

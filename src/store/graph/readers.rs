@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use kuzu::{Connection, Database, PreparedStatement};
 
 use super::schema::q;
+use super::write::Session;
 use super::{GraphError, Result};
 
 /// One reader's connection and the statements prepared on it, by query name.
@@ -27,15 +28,13 @@ impl<'db> Reader<'db> {
         name: &'static str,
         params: Vec<(&str, kuzu::Value)>,
     ) -> Result<kuzu::QueryResult<'db>> {
-        if !self.stmts.contains_key(name) {
-            let stmt = self.conn.prepare(q(name))?;
-            self.stmts.insert(name, stmt);
-        }
-        let stmt = self
-            .stmts
-            .get_mut(name)
-            .ok_or_else(|| GraphError::Kuzu(format!("statement {name} vanished")))?;
-        Ok(self.conn.execute(stmt, params)?)
+        self.session().exec(q(name), params)
+    }
+
+    /// This thread's connection and statements, for the writes (see
+    /// `GraphStore::apply`).
+    pub(super) fn session(&mut self) -> Session<'_, 'db> {
+        Session::new(&self.conn, &mut self.stmts)
     }
 }
 
@@ -49,14 +48,23 @@ pub struct Readers {
 
 impl Readers {
     pub fn start(db: &Arc<Database>, count: usize) -> Readers {
+        Self::start_named(db, count, "cruxe-graph-reader", true)
+    }
+
+    /// The writer: one thread whose statements may use all of Kuzu's threads.
+    pub fn start_writer(db: &Arc<Database>) -> Readers {
+        Self::start_named(db, 1, "cruxe-graph-writer", false)
+    }
+
+    fn start_named(db: &Arc<Database>, count: usize, name: &str, small: bool) -> Readers {
         let (tx, rx) = std::sync::mpsc::channel::<Job>();
         let rx = Arc::new(Mutex::new(rx));
         let threads = (0..count.max(1))
             .filter_map(|i| {
                 let (db, rx) = (db.clone(), rx.clone());
                 std::thread::Builder::new()
-                    .name(format!("cruxe-graph-reader-{i}"))
-                    .spawn(move || serve(&db, &rx))
+                    .name(format!("{name}-{i}"))
+                    .spawn(move || serve(&db, &rx, small))
                     .ok()
             })
             .collect();
@@ -94,7 +102,7 @@ impl Drop for Readers {
 }
 
 /// A reader thread: one connection, jobs until the sender goes.
-fn serve(db: &Database, jobs: &Mutex<Receiver<Job>>) {
+fn serve(db: &Database, jobs: &Mutex<Receiver<Job>>, small: bool) {
     let Ok(mut conn) = Connection::new(db) else {
         return;
     };
@@ -102,7 +110,9 @@ fn serve(db: &Database, jobs: &Mutex<Receiver<Job>>) {
     // threads, a walk of a few rows spends more CPU handing work over than
     // doing it (p95 latency the same, CPU per statement ~40% less; see
     // docs/BENCHMARKS.md), and the readers already run statements side by side.
-    conn.set_max_num_threads_for_exec(1);
+    if small {
+        conn.set_max_num_threads_for_exec(1);
+    }
     let mut reader = Reader {
         conn,
         stmts: HashMap::new(),

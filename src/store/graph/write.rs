@@ -20,46 +20,123 @@ impl GraphStore {
     /// says so the changes are rolled back ([`GraphError::Abandoned`]).
     /// Writes `changes` in one transaction, and records in them the import
     /// in-degrees it changed (`Changes::in_degree`).
+    ///
+    /// The write runs on this graph's writer thread, whose connection keeps the
+    /// statements it prepared for the next run (see `Session`); the changes go
+    /// there and come back. This thread holds the checkpoint gate meanwhile,
+    /// asks `abandon`, and counts the commit.
     pub fn apply(&self, changes: &mut Changes, abandon: &dyn Fn() -> bool) -> Result<()> {
-        let conn = self.conn()?;
-        let keyed = Keyed::decide(&conn, self.key_lookups_above)?;
-        conn.query("BEGIN TRANSACTION")?;
-        let written = write_changes(&conn, changes, keyed).and_then(|touched| {
-            if abandon() {
-                Err(super::GraphError::Abandoned)
-            } else {
-                Ok(touched)
-            }
-        });
-        match written {
-            Ok(touched) => {
+        let _gate = self.gate.read().unwrap_or_else(|e| e.into_inner());
+        self.check_usable()?;
+        let writer = self.writer();
+        let above = self.key_lookups_above;
+        let (repo, ref_name) = (changes.repo.clone(), changes.ref_name.clone());
+        let owned = std::mem::take(changes);
+        let (ask, asked) = std::sync::mpsc::sync_channel::<()>(0);
+        let (answer, answered) = std::sync::mpsc::sync_channel::<bool>(0);
+        let done = writer.submit(move |w| {
+            let mut owned = owned;
+            // Abandoned when this thread is gone or says so.
+            let abandon = || ask.send(()).is_err() || !answered.recv().unwrap_or(false);
+            let result = apply_on(&mut w.session(), &mut owned, above, &abandon);
+            Ok((owned, result))
+        })?;
+        // Asked once, just before the commit (not when the write failed first).
+        if asked.recv().is_ok() {
+            let go = !abandon();
+            if go {
                 // Counted first: a reader that sees the new state also sees the
                 // count move (see `GraphState`).
-                self.count_commit(&changes.repo, &changes.ref_name);
-                let t = std::time::Instant::now();
-                conn.query("COMMIT")?;
-                let commit_ms = t.elapsed().as_millis() as u64;
-                // Counted once committed: inside the transaction Kuzu 0.11
-                // still counts deleted edges into a symbol and misses new ones.
-                // Not counted: the reader counts them all.
-                let t = std::time::Instant::now();
-                let counted = touched.as_ref().map_or(0, Vec::len);
-                changes.in_degree = touched
-                    .filter(|_| changes.count_in_degree)
-                    .and_then(|t| in_degree_of(&conn, &t).ok());
-                tracing::debug!(
-                    commit_ms,
-                    counted,
-                    in_degree_ms = t.elapsed().as_millis() as u64,
-                    "committed"
-                );
-                Ok(())
+                self.count_commit(&repo, &ref_name);
             }
-            Err(e) => {
-                let _ = conn.query("ROLLBACK");
-                Err(e)
-            }
+            let _ = answer.send(go);
         }
+        let (owned, result) = done
+            .recv()
+            .map_err(|_| super::GraphError::Kuzu("the graph writer stopped".into()))??;
+        *changes = owned;
+        result
+    }
+}
+
+/// `GraphStore::apply` on the writer thread's session.
+fn apply_on(
+    conn: &mut Session<'_, '_>,
+    changes: &mut Changes,
+    key_lookups_above: u64,
+    abandon: &dyn Fn() -> bool,
+) -> Result<()> {
+    let keyed = Keyed::decide(conn, key_lookups_above)?;
+    conn.query("BEGIN TRANSACTION")?;
+    let written = write_changes(conn, changes, keyed).and_then(|touched| {
+        if abandon() {
+            Err(super::GraphError::Abandoned)
+        } else {
+            Ok(touched)
+        }
+    });
+    match written {
+        Ok(touched) => {
+            let t = std::time::Instant::now();
+            conn.query("COMMIT")?;
+            let commit_ms = t.elapsed().as_millis() as u64;
+            // Counted once committed: inside the transaction Kuzu 0.11
+            // still counts deleted edges into a symbol and misses new ones.
+            // Not counted: the reader counts them all.
+            let t = std::time::Instant::now();
+            let counted = touched.as_ref().map_or(0, Vec::len);
+            changes.in_degree = touched
+                .filter(|_| changes.count_in_degree)
+                .and_then(|t| in_degree_of(conn, &t).ok());
+            tracing::debug!(
+                commit_ms,
+                counted,
+                in_degree_ms = t.elapsed().as_millis() as u64,
+                "committed"
+            );
+            Ok(())
+        }
+        Err(e) => {
+            let _ = conn.query("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+/// A connection and the statements prepared on it, by query text. A server's
+/// writer thread keeps both from run to run (`GraphStore::apply`): planning a
+/// statement costs 2-13 ms on Go's tree, most of a small run's write when each
+/// write prepared its own.
+pub(super) struct Session<'c, 'db> {
+    conn: &'c Connection<'db>,
+    stmts: &'c mut HashMap<&'static str, kuzu::PreparedStatement>,
+}
+
+impl<'c, 'db> Session<'c, 'db> {
+    pub(super) fn new(
+        conn: &'c Connection<'db>,
+        stmts: &'c mut HashMap<&'static str, kuzu::PreparedStatement>,
+    ) -> Session<'c, 'db> {
+        Session { conn, stmts }
+    }
+
+    /// Runs `query`, prepared on its first use here, with `params`.
+    pub(super) fn exec(
+        &mut self,
+        query: &'static str,
+        params: Vec<(&str, Value)>,
+    ) -> Result<kuzu::QueryResult<'db>> {
+        let stmt = match self.stmts.entry(query) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(self.conn.prepare(query)?),
+        };
+        Ok(self.conn.execute(stmt, params)?)
+    }
+
+    /// Runs `text` unprepared (transaction control).
+    fn query(&self, text: &str) -> Result<()> {
+        self.conn.query(text)?;
+        Ok(())
     }
 }
 
@@ -78,13 +155,12 @@ impl Keyed {
     /// instead (~0.2-0.35 ms each). So symbols are looked up row by row once
     /// the graph holds more than `above` of them; the files, packages and
     /// externals, far fewer, are still looked up by batch.
-    fn decide(conn: &Connection<'_>, above: u64) -> Result<Keyed> {
+    fn decide(conn: &mut Session<'_, '_>, above: u64) -> Result<Keyed> {
         if above == u64::MAX {
             return Ok(Keyed { symbols: false });
         }
-        let mut stmt = conn.prepare(q("symbol_count"))?;
         let n = conn
-            .execute(&mut stmt, vec![])?
+            .exec(q("symbol_count"), vec![])?
             .next()
             .map_or(0, |r| int(&r[0]).max(0) as u64);
         Ok(Keyed { symbols: n > above })
@@ -94,7 +170,7 @@ impl Keyed {
 /// The write of an in-place run; returns the symbols whose import in-degree it
 /// may have changed, when only some files' edges were rewritten.
 pub(super) fn write_changes(
-    conn: &Connection<'_>,
+    conn: &mut Session<'_, '_>,
     c: &Changes,
     keyed: Keyed,
 ) -> Result<Option<Vec<String>>> {
@@ -121,7 +197,7 @@ pub(super) fn write_changes(
 /// counted one by one, found by key (~10-15 ms each on the Rust crates'
 /// 600k symbols); more by one hash join, which scans every import edge of the
 /// graph (80-95 ms there).
-fn in_degree_of(conn: &Connection<'_>, ids: &[String]) -> Result<Vec<(String, u32)>> {
+fn in_degree_of(conn: &mut Session<'_, '_>, ids: &[String]) -> Result<Vec<(String, u32)>> {
     let row = |r: &[Value]| {
         (
             string(&r[0]),
@@ -131,10 +207,12 @@ fn in_degree_of(conn: &Connection<'_>, ids: &[String]) -> Result<Vec<(String, u3
     if ids.len() > IN_DEGREE_BY_KEY {
         return by_ids(conn, "symbols_in_degree", ids, row);
     }
-    let mut stmt = conn.prepare(q("symbol_in_degree"))?;
     let mut out = Vec::with_capacity(ids.len());
     for id in ids {
-        let rows = conn.execute(&mut stmt, vec![("id", Value::String(id.clone()))])?;
+        let rows = conn.exec(
+            q("symbol_in_degree"),
+            vec![("id", Value::String(id.clone()))],
+        )?;
         out.extend(rows.map(|r| row(&r)));
     }
     Ok(out)
@@ -146,16 +224,15 @@ const IN_DEGREE_BY_KEY: usize = 6;
 
 /// The rows of query `name` (which takes `$ids`) over `ids`, a batch at a time.
 fn by_ids<T>(
-    conn: &Connection<'_>,
+    conn: &mut Session<'_, '_>,
     name: &str,
     ids: &[String],
     row: impl Fn(&[Value]) -> T,
 ) -> Result<Vec<T>> {
     let mut out = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(BATCH) {
-        let mut stmt = conn.prepare(q(name))?;
-        let rows = conn.execute(
-            &mut stmt,
+        let rows = conn.exec(
+            q(name),
             vec![("ids", list_of_strings(chunk.iter().cloned()))],
         )?;
         out.extend(rows.map(|r| row(&r)));
@@ -170,7 +247,7 @@ const FILES_BY_KEY: usize = 4;
 /// What goes before the new rows come in: the whole ref (`replace_all`), or the
 /// symbols of changed and removed files (only those that go, for a diffed
 /// file) and the removed files.
-fn delete_old(conn: &Connection<'_>, c: &Changes) -> Result<()> {
+fn delete_old(conn: &mut Session<'_, '_>, c: &Changes) -> Result<()> {
     if c.replace_all {
         for name in [
             "delete_ref_symbols",
@@ -178,11 +255,7 @@ fn delete_old(conn: &Connection<'_>, c: &Changes) -> Result<()> {
             "delete_ref_packages",
             "delete_ref_files",
         ] {
-            let mut stmt = conn.prepare(q(name))?;
-            conn.execute(
-                &mut stmt,
-                vec![("repo", s(&c.repo)), ("ref", s(&c.ref_name))],
-            )?;
+            conn.exec(q(name), vec![("repo", s(&c.repo)), ("ref", s(&c.ref_name))])?;
         }
         return Ok(());
     }
@@ -198,10 +271,9 @@ fn delete_old(conn: &Connection<'_>, c: &Changes) -> Result<()> {
     if whole.len() <= FILES_BY_KEY {
         // A few files: each by key (see `delete_one_file_symbols.cypher`).
         if !whole.is_empty() {
-            let mut stmt = conn.prepare(q("delete_one_file_symbols"))?;
             for p in &whole {
-                conn.execute(
-                    &mut stmt,
+                conn.exec(
+                    q("delete_one_file_symbols"),
                     vec![("id", s(&file_id(&c.repo, &c.ref_name, p)))],
                 )?;
             }
@@ -209,8 +281,7 @@ fn delete_old(conn: &Connection<'_>, c: &Changes) -> Result<()> {
     } else {
         for chunk in whole.chunks(BATCH) {
             let ids = list_of_strings(chunk.iter().map(|p| file_id(&c.repo, &c.ref_name, p)));
-            let mut stmt = conn.prepare(q("delete_file_symbols"))?;
-            conn.execute(&mut stmt, vec![("ids", ids)])?;
+            conn.exec(q("delete_file_symbols"), vec![("ids", ids)])?;
         }
     }
     let mut diffed: Vec<(&String, &SymbolDiff)> = c
@@ -222,13 +293,11 @@ fn delete_old(conn: &Connection<'_>, c: &Changes) -> Result<()> {
     for chunk in diffed.chunks(256) {
         let files = list_of_strings(chunk.iter().map(|(p, _)| file_id(&c.repo, &c.ref_name, p)));
         let ids = list_of_strings(chunk.iter().flat_map(|(_, d)| d.delete.iter().cloned()));
-        let mut stmt = conn.prepare(q("delete_symbols"))?;
-        conn.execute(&mut stmt, vec![("files", files), ("ids", ids)])?;
+        conn.exec(q("delete_symbols"), vec![("files", files), ("ids", ids)])?;
     }
     for chunk in c.drop_files.chunks(BATCH) {
         let ids = list_of_strings(chunk.iter().map(|p| file_id(&c.repo, &c.ref_name, p)));
-        let mut stmt = conn.prepare(q("delete_files"))?;
-        conn.execute(&mut stmt, vec![("ids", ids)])?;
+        conn.exec(q("delete_files"), vec![("ids", ids)])?;
     }
     tracing::debug!(
         ms = t.elapsed().as_millis() as u64,
@@ -240,15 +309,13 @@ fn delete_old(conn: &Connection<'_>, c: &Changes) -> Result<()> {
 }
 
 /// The ref's `Repo` and `Ref` nodes, with what this run knows of them.
-pub(super) fn upsert_repo_and_ref(conn: &Connection<'_>, c: &Changes) -> Result<()> {
-    let mut stmt = conn.prepare(q("upsert_repo"))?;
-    conn.execute(
-        &mut stmt,
+pub(super) fn upsert_repo_and_ref(conn: &mut Session<'_, '_>, c: &Changes) -> Result<()> {
+    conn.exec(
+        q("upsert_repo"),
         vec![("name", s(&c.repo)), ("root", s(&c.repo_root))],
     )?;
-    let mut stmt = conn.prepare(q("upsert_ref"))?;
-    conn.execute(
-        &mut stmt,
+    conn.exec(
+        q("upsert_ref"),
         vec![
             ("repo", s(&c.repo)),
             ("id", s(&ref_id(&c.repo, &c.ref_name))),
@@ -263,7 +330,7 @@ pub(super) fn upsert_repo_and_ref(conn: &Connection<'_>, c: &Changes) -> Result<
 
 /// New files with their HAS_FILE edge; changed files updated in place (their
 /// counts and hash alone when their names and imports stay).
-fn write_files(conn: &Connection<'_>, c: &Changes) -> Result<()> {
+fn write_files(conn: &mut Session<'_, '_>, c: &Changes) -> Result<()> {
     let rid = ref_id(&c.repo, &c.ref_name);
     let (file_fields, file_types) = file_layout();
     write_batches(
@@ -295,7 +362,7 @@ fn write_files(conn: &Connection<'_>, c: &Changes) -> Result<()> {
 
 /// Symbols that stay but changed: rewritten in place (positions alone when only
 /// they changed).
-fn rewrite_kept_symbols(conn: &Connection<'_>, c: &Changes) -> Result<()> {
+fn rewrite_kept_symbols(conn: &mut Session<'_, '_>, c: &Changes) -> Result<()> {
     let (sym_fields, sym_types) = symbol_layout(true);
     for f in c.add.iter().filter(|f| f.existing) {
         let Some(d) = c.symbol_diffs.get(&f.file.path) else {
@@ -344,7 +411,7 @@ fn rewrite_kept_symbols(conn: &Connection<'_>, c: &Changes) -> Result<()> {
 /// New symbols with their CONTAINS edge, shallowest first so parents exist:
 /// those directly in their file together with their children, then the rest
 /// under their (new or kept) parent symbol.
-fn insert_new_symbols(conn: &Connection<'_>, c: &Changes, keyed: Keyed) -> Result<()> {
+fn insert_new_symbols(conn: &mut Session<'_, '_>, c: &Changes, keyed: Keyed) -> Result<()> {
     let (sym_fields, sym_types) = symbol_layout(true);
     let plan = insert_plan(&c.add, &c.symbol_diffs);
     if !plan.top.is_empty() {
@@ -393,13 +460,11 @@ fn insert_new_symbols(conn: &Connection<'_>, c: &Changes, keyed: Keyed) -> Resul
                     _ => by_file.push((top.0.id.as_str(), vec![top])),
                 }
             }
-            // One statement for every file: planning it costs ~5 ms on Go's tree
-            // (a branch switch adds a few hundred files).
-            let mut stmt = None;
+            // One statement for every file (`Session`): planning it costs
+            // ~5 ms on Go's tree, and a branch switch adds a few hundred files.
             for (file, rows) in by_file {
-                write_batches_with(
+                write_batches(
                     conn,
-                    &mut stmt,
                     q("insert_file_symbols"),
                     &row_type,
                     &fields,
@@ -441,7 +506,7 @@ fn insert_new_symbols(conn: &Connection<'_>, c: &Changes, keyed: Keyed) -> Resul
 /// Removes the stale edges, brings the External nodes in step and creates the
 /// missing edges (see `ImportDiff`).
 pub(super) fn write_import_diff(
-    conn: &Connection<'_>,
+    conn: &mut Session<'_, '_>,
     c: &Changes,
     diff: &ImportDiff,
     keyed: Keyed,
@@ -455,9 +520,8 @@ pub(super) fn write_import_diff(
             .collect()
     };
     for chunk in ids(&diff.externals_gone).chunks(BATCH) {
-        let mut stmt = conn.prepare(q("delete_externals"))?;
-        conn.execute(
-            &mut stmt,
+        conn.exec(
+            q("delete_externals"),
             vec![("ids", list_of_strings(chunk.iter().cloned()))],
         )?;
     }
@@ -488,15 +552,14 @@ pub(super) fn write_import_diff(
 /// Deletes External nodes of the ref that are not named in `wanted` and creates
 /// the missing ones.
 pub(super) fn sync_externals<'x>(
-    conn: &Connection<'_>,
+    conn: &mut Session<'_, '_>,
     c: &Changes,
     wanted: impl Iterator<Item = &'x str>,
 ) -> Result<()> {
     use std::collections::HashSet;
-    let mut stmt = conn.prepare(q("ref_externals"))?;
     let have_ext: HashSet<String> = conn
-        .execute(
-            &mut stmt,
+        .exec(
+            q("ref_externals"),
             vec![("repo", s(&c.repo)), ("ref", s(&c.ref_name))],
         )?
         .map(|r| string(&r[0]))
@@ -511,9 +574,8 @@ pub(super) fn sync_externals<'x>(
     let mut gone: Vec<String> = have_ext.difference(&want_ext_ids).cloned().collect();
     gone.sort();
     for chunk in gone.chunks(BATCH) {
-        let mut stmt = conn.prepare(q("delete_externals"))?;
-        conn.execute(
-            &mut stmt,
+        conn.exec(
+            q("delete_externals"),
             vec![("ids", list_of_strings(chunk.iter().cloned()))],
         )?;
     }
@@ -538,15 +600,14 @@ pub(super) fn sync_externals<'x>(
 /// edge, whatever its fan-in). Runs after the files are written and before
 /// the import edges, which may point at a new package.
 pub(super) fn sync_packages(
-    conn: &Connection<'_>,
+    conn: &mut Session<'_, '_>,
     c: &Changes,
     wanted: &[PackageRow],
 ) -> Result<()> {
     use std::collections::{BTreeSet, HashMap};
-    let mut stmt = conn.prepare(q("ref_packages"))?;
     let mut have: HashMap<String, BTreeSet<String>> = HashMap::new();
-    for r in conn.execute(
-        &mut stmt,
+    for r in conn.exec(
+        q("ref_packages"),
         vec![("repo", s(&c.repo)), ("ref", s(&c.ref_name))],
     )? {
         let members = have.entry(string(&r[0])).or_default();
@@ -569,9 +630,8 @@ pub(super) fn sync_packages(
     let mut gone: Vec<&String> = have.keys().filter(|id| !want.contains_key(*id)).collect();
     gone.sort();
     for chunk in gone.chunks(BATCH) {
-        let mut stmt = conn.prepare(q("delete_packages"))?;
-        conn.execute(
-            &mut stmt,
+        conn.exec(
+            q("delete_packages"),
             vec![("ids", list_of_strings(chunk.iter().map(|s| s.to_string())))],
         )?;
     }
@@ -648,7 +708,7 @@ pub(super) fn edge_row(c: &Changes, r: &ImportRow, normalized: bool) -> Vec<Valu
 /// Deletes the given import edges (by label of their target: a batch per
 /// label); see `edge_row` for `normalized`.
 fn delete_import_rows<'r>(
-    conn: &Connection<'_>,
+    conn: &mut Session<'_, '_>,
     c: &Changes,
     rows: impl Iterator<Item = &'r ImportRow> + Clone,
     normalized: bool,
@@ -677,7 +737,7 @@ fn delete_import_rows<'r>(
 /// Creates import edges (their target nodes exist); see `edge_row` for
 /// `normalized`.
 pub(super) fn insert_import_rows<'r>(
-    conn: &Connection<'_>,
+    conn: &mut Session<'_, '_>,
     c: &Changes,
     rows: impl Iterator<Item = &'r ImportRow> + Clone,
     normalized: bool,
@@ -726,7 +786,7 @@ pub(super) fn insert_import_rows<'r>(
 /// touching only what differs. Runs after the node changes of the same
 /// transaction, so edges lost with re-created nodes are seen as missing.
 pub(super) fn write_imports(
-    conn: &Connection<'_>,
+    conn: &mut Session<'_, '_>,
     c: &Changes,
     desired: &[ImportRow],
     keyed: Keyed,
@@ -743,9 +803,8 @@ pub(super) fn write_imports(
         r
     };
     let want: HashSet<ImportRow> = desired.iter().map(norm).collect();
-    let mut stmt = conn.prepare(q("ref_imports"))?;
     let have: HashSet<ImportRow> = conn
-        .execute(&mut stmt, params())?
+        .exec(q("ref_imports"), params())?
         .filter_map(|r| {
             Some(ImportRow {
                 from: string(&r[0]),
@@ -972,22 +1031,15 @@ pub(super) fn struct_type(fields: &[&str], int_fields: &[usize]) -> LogicalType 
 /// Runs `query` once per row, each value bound to the parameter its field
 /// names (see `Keyed`).
 fn write_each(
-    conn: &Connection<'_>,
-    query: &str,
+    conn: &mut Session<'_, '_>,
+    query: &'static str,
     fields: &[&str],
     rows: impl Iterator<Item = Vec<Value>>,
 ) -> Result<()> {
     let started = std::time::Instant::now();
     let mut count = 0usize;
-    // Prepared on the first row: planning costs 10-20 ms on a big graph, and
-    // most writes of a small run have no rows.
-    let mut stmt = None;
     for row in rows {
-        let stmt = match &mut stmt {
-            Some(s) => s,
-            None => stmt.insert(conn.prepare(query)?),
-        };
-        conn.execute(stmt, fields.iter().copied().zip(row).collect())?;
+        conn.exec(query, fields.iter().copied().zip(row).collect())?;
         count += 1;
     }
     tracing::debug!(
@@ -1003,23 +1055,8 @@ fn write_each(
 }
 
 pub(super) fn write_batches(
-    conn: &Connection<'_>,
-    query: &str,
-    row_type: &LogicalType,
-    fields: &[&str],
-    rows: impl Iterator<Item = Vec<Value>>,
-    extra: impl Fn(&mut Vec<(&str, Value)>),
-) -> Result<()> {
-    // Prepared for the first batch (see `write_each`).
-    write_batches_with(conn, &mut None, query, row_type, fields, rows, extra)
-}
-
-/// `write_batches` with the statement `query` prepared in `stmt` (on the first
-/// batch, if it is not yet), for writes of the same query one after another.
-fn write_batches_with(
-    conn: &Connection<'_>,
-    stmt: &mut Option<kuzu::PreparedStatement>,
-    query: &str,
+    conn: &mut Session<'_, '_>,
+    query: &'static str,
     row_type: &LogicalType,
     fields: &[&str],
     rows: impl Iterator<Item = Vec<Value>>,
@@ -1028,7 +1065,6 @@ fn write_batches_with(
     let started = std::time::Instant::now();
     let mut count = 0usize;
     let mut batch: Vec<Value> = Vec::with_capacity(BATCH);
-    let mut prepare_us = 0u64;
     let mut flush = |batch: &mut Vec<Value>| -> Result<()> {
         if batch.is_empty() {
             return Ok(());
@@ -1036,16 +1072,7 @@ fn write_batches_with(
         let list = Value::List(row_type.clone(), std::mem::take(batch));
         let mut params = vec![("rows", list)];
         extra(&mut params);
-        let stmt = match stmt {
-            Some(s) => s,
-            None => {
-                let t = std::time::Instant::now();
-                let s = conn.prepare(query)?;
-                prepare_us += t.elapsed().as_micros() as u64;
-                stmt.insert(s)
-            }
-        };
-        conn.execute(stmt, params)?;
+        conn.exec(query, params)?;
         Ok(())
     };
     for row in rows {
@@ -1060,7 +1087,6 @@ fn write_batches_with(
     tracing::debug!(
         rows = count,
         ms = started.elapsed().as_millis() as u64,
-        prepare_us,
         query = query
             .lines()
             .find(|l| l.contains("CREATE") || l.contains("DELETE"))

@@ -15,7 +15,7 @@ use tree_sitter::Parser;
 
 use super::cache::{StateCache, WalkFound, quick_walk, remember, set_totals};
 use super::imports::{import_row, state_from_graph};
-use super::parse::{FileContext, Outcome, Parsed, process_file};
+use super::parse::{FileContext, Known, Outcome, Parsed, process_file};
 use super::searching::{SearchThread, search_beside, search_from_rows, update_search};
 use super::state::{self, FileMeta, Fingerprint, RefState, SavedAside};
 use super::write::open_for_write;
@@ -77,10 +77,19 @@ struct Plan {
     fresh: bool,
     /// The previous run's resolution state, when it describes the graph.
     prior: Option<RefState>,
-    /// The content hash of every file the graph holds for the ref, by path.
+    /// Without `prior`: the content hash of every file the graph holds for
+    /// the ref, by path.
     existing: HashMap<String, String>,
-    /// The stat of the files the previous state trusts (see `FileStat`).
-    stats: HashMap<String, FileStat>,
+}
+
+impl Plan {
+    /// What the index held of each file before this run.
+    fn known(&self) -> Known<'_> {
+        match &self.prior {
+            Some(p) => Known::State(p),
+            None => Known::Hashes(&self.existing),
+        }
+    }
 }
 
 /// What parsing found: the counts so far, the changes to write, and the files
@@ -450,26 +459,17 @@ fn plan(
         },
         _ => None,
     };
+    // Looked up by path from here on (see `Known`).
+    let prior = prior.map(in_path_order);
     tracing::debug!(
         ms = run.started.elapsed().as_millis() as u64,
         trusted_state = prior.is_some(),
         "loaded the state"
     );
     let existing: HashMap<String, String> = match (store, &prior) {
-        (_, Some(p)) => p
-            .files
-            .iter()
-            .zip(&p.meta)
-            .map(|(f, m)| (f.path.clone(), m.content_hash.clone()))
-            .collect(),
         (Some(st), None) if !force => st.file_hashes(repo, ref_name)?,
         _ => HashMap::new(),
     };
-    let stats: HashMap<String, FileStat> = prior
-        .iter()
-        .flat_map(|p| p.files.iter().zip(&p.meta))
-        .filter_map(|(f, m)| Some((f.path.clone(), m.stat?)))
-        .collect();
     if opened.only_changed.is_some() && prior.is_none() {
         // The state in memory was not the graph's: walk after all.
         let mut w = walk::walk(&run.root, &run.walk_opts);
@@ -489,7 +489,6 @@ fn plan(
         fresh,
         prior,
         existing,
-        stats,
     })
 }
 
@@ -504,8 +503,7 @@ fn parse(run: &Run<'_>, plan: &Plan, opened: &mut Opened) -> Result<Sorted, Inde
         ref_name: &run.ref_name,
         layout: &plan.layout,
         extractor: &extractor,
-        existing: &plan.existing,
-        stats: &plan.stats,
+        known: plan.known(),
         started: run.started_at,
         skip_imports: run.opts.skip_imports,
         only: opened.only_changed.as_ref(),
@@ -574,10 +572,10 @@ fn parse(run: &Run<'_>, plan: &Plan, opened: &mut Opened) -> Result<Sorted, Inde
     }
     sorted.report.files = present.len();
     let mut gone: Vec<String> = plan
-        .existing
-        .keys()
+        .known()
+        .paths()
         .filter(|p| !present.contains(*p))
-        .cloned()
+        .map(str::to_string)
         .collect();
     gone.sort();
     sorted.report.removed = gone.len();
@@ -610,7 +608,7 @@ fn sort_parsed(
             problem: "syntax errors; indexed what could be parsed".into(),
         });
     }
-    if plan.existing.contains_key(path) {
+    if plan.known().contains(path) {
         sorted.changes.remove_paths.push(path.to_string());
         rows.existing = true;
         rows.same_names = plan.prior.as_ref().is_some_and(|p| {
@@ -867,6 +865,19 @@ fn uses_any(deps: &[u64], touched: &resolve::FxSet<u64>, bits: &[u64; 64]) -> bo
 /// The previous state's files with the replaced ones swapped for their new
 /// versions, and the lookup keys whose tables change: everything the replaced
 /// files contributed before and what the new versions contribute now.
+/// `state` with its entries in path order (files are looked up by path).
+fn in_path_order(mut state: RefState) -> RefState {
+    if !state.files.is_sorted_by(|a, b| a.path <= b.path) {
+        let mut entries: Vec<(RFile, FileMeta)> = std::mem::take(&mut state.files)
+            .into_iter()
+            .zip(std::mem::take(&mut state.meta))
+            .collect();
+        entries.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+        (state.files, state.meta) = entries.into_iter().unzip();
+    }
+    state
+}
+
 fn resolution_input(
     mut base: RefState,
     rows: &[FileRows],
@@ -877,14 +888,7 @@ fn resolution_input(
     let mut touched: resolve::FxSet<u64> = Default::default();
     // A state's entries are in path order; one read back from the graph may
     // not be.
-    if !base.files.is_sorted_by(|a, b| a.path <= b.path) {
-        let mut entries: Vec<(RFile, FileMeta)> = std::mem::take(&mut base.files)
-            .into_iter()
-            .zip(std::mem::take(&mut base.meta))
-            .collect();
-        entries.sort_by(|a, b| a.0.path.cmp(&b.0.path));
-        (base.files, base.meta) = entries.into_iter().unzip();
-    }
+    base = in_path_order(base);
     let old_at = |path: &str| {
         base.files
             .binary_search_by(|f| f.path.as_str().cmp(path))

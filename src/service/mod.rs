@@ -820,12 +820,15 @@ fn recover(service: &Service, u: Unfinished, e: &dyn std::fmt::Display) {
 }
 
 /// Finishes every data dir's runs. With `rx`, the copy for the query workers
-/// is given up as soon as a job arrives; the job is kept in `carry`.
+/// is given up as soon as a job arrives; the job is kept in `carry`. With
+/// `merge`, the search indexes' tails are merged first (not given up: ~50 ms,
+/// so not when the finish is forced by `FINISH_WITHIN` in a stream of changes).
 fn finish_all(
     service: &Service,
     unfinished: &mut Vec<Unfinished>,
     rx: Option<&Receiver<Job>>,
     carry: &std::cell::RefCell<Vec<Job>>,
+    merge: bool,
 ) {
     let cfg = &service.served_graph();
     let abort = || {
@@ -839,7 +842,7 @@ fn finish_all(
     };
     for u in unfinished.drain(..) {
         let data = &u.store.data;
-        for r in u.store.refs() {
+        for r in u.store.refs().into_iter().filter(|_| merge && !abort()) {
             match index::merge_search_tail(data, &r.repo, &r.ref_name) {
                 Ok(0) => {}
                 Ok(n) => {
@@ -1109,11 +1112,12 @@ impl Service {
                         continue;
                     }
                     Err(RecvTimeoutError::Timeout) => {
-                        finish_all(self, &mut unfinished, Some(rx), &carry);
+                        let quiet_enough = quiet == COPY_AFTER;
+                        finish_all(self, &mut unfinished, Some(rx), &carry, quiet_enough);
                         continue;
                     }
                     Err(RecvTimeoutError::Disconnected) => {
-                        finish_all(self, &mut unfinished, None, &carry);
+                        finish_all(self, &mut unfinished, None, &carry, true);
                         return;
                     }
                 }
@@ -1131,7 +1135,7 @@ impl Service {
                     }
                     Err(RecvTimeoutError::Timeout) => break,
                     Err(RecvTimeoutError::Disconnected) => {
-                        finish_all(self, &mut unfinished, None, &carry);
+                        finish_all(self, &mut unfinished, None, &carry, true);
                         return;
                     }
                 }
@@ -1181,7 +1185,7 @@ impl Service {
                 .iter()
                 .any(|u| u.store.cypher.source_version().is_none());
             if first_snapshot {
-                finish_all(self, &mut unfinished, None, &carry);
+                finish_all(self, &mut unfinished, None, &carry, true);
             } else if unfinished
                 .iter()
                 .any(|u| u.unchecked.is_some_and(|t| t.elapsed() > FINISH_WITHIN))

@@ -491,7 +491,8 @@ impl SearchIndex {
 
     /// Updates leave the merge of the tail to `merge_tail`: a server answers a
     /// change first (merging six small segments took ~50 ms of every sixth run
-    /// on the Rust crates). A rebuild is still merged at once.
+    /// on the Rust crates). A rebuild is still merged at once, and so is a
+    /// tail grown past four times `TAIL_SEGMENTS` (changes without a pause).
     pub fn with_merge_later(mut self, later: bool) -> SearchIndex {
         self.merge_later = later;
         self
@@ -658,9 +659,12 @@ impl SearchIndex {
         let added_ms = t.elapsed().as_millis() as u64;
         writer.commit()?;
         let committed_ms = t.elapsed().as_millis() as u64;
-        let plan = match self.merge_later && !clear {
+        let metas = self.index.searchable_segment_metas()?;
+        // Merged later, unless changes came for so long without a pause that
+        // the tail grew four times its length.
+        let plan = match self.merge_later && !clear && metas.len() <= 4 * TAIL_SEGMENTS {
             true => Vec::new(),
-            false => merge_plan(&self.index.searchable_segment_metas()?, clear),
+            false => merge_plan(&metas, clear),
         };
         if !plan.is_empty() {
             // Waited for: dropping the writer would cancel it.

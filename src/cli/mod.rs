@@ -148,8 +148,8 @@ pub struct Serving {
     #[arg(long)]
     pub no_watch: bool,
     /// Checkpoint a committed re-index run after this many milliseconds without
-    /// new changes (a change that lands in a checkpoint waits for it; right
-    /// after a run it is smallest) [default: 0].
+    /// new changes (a change or a read that lands in a checkpoint waits for it;
+    /// soon after a run it is smallest) [default: 500].
     #[arg(long, env = "CRUXE_CHECKPOINT_AFTER_MS")]
     pub checkpoint_after_ms: Option<u64>,
     #[command(flatten)]

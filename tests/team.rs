@@ -604,6 +604,44 @@ fn kill_serve_during_indexing() {
     assert!(answered > 0, "no kill came after the first index");
 }
 
+/// A save is answered first and checkpointed once changes pause (500 ms by
+/// default), well before `FINISH_WITHIN` (10 s) would force it: the log is
+/// empty again within a few seconds, and the server still answers.
+#[test]
+fn a_save_is_checkpointed_soon_after_changes_pause() {
+    let keep = tempfile::tempdir().expect("tmp");
+    let repo = keep.path().join("py");
+    copy_tree(&fixture("python"), &repo);
+    let data = keep.path().join("data");
+    let data_arg = data.to_string_lossy().into_owned();
+    let server = serve_paths(
+        tempfile::tempdir().expect("tmp"),
+        std::slice::from_ref(&repo),
+        &["--data", &data_arg],
+        &[],
+    );
+    wait_ready(&server);
+    let dd = cruxe::store::datadir::DataDir::new(&data);
+    let graph = dd.graph_path().expect("manifest").expect("a graph");
+    let wal = || std::fs::metadata(format!("{}.wal", graph.display())).map_or(0, |m| m.len());
+    std::fs::write(
+        repo.join("auth/soon.py"),
+        "def saved_soon():\n    return 1\n",
+    )
+    .expect("write");
+    crate::mcp::wait_answered(&server, &["saved_soon".to_string()], 30);
+    let answered = Instant::now();
+    while wal() > 0 {
+        assert!(
+            answered.elapsed() < Duration::from_secs(4),
+            "not checkpointed {:?} after the save was answered",
+            answered.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    crate::mcp::wait_answered(&server, &["saved_soon".to_string()], 5);
+}
+
 /// Saves in quick succession are each committed and answered, and checkpointed
 /// together once they pause. A kill -9 before that checkpoint leaves a data dir
 /// that opens with one complete state (the copy from before them); the next

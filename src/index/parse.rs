@@ -5,7 +5,6 @@ use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Parser;
 
-use super::state::RefState;
 use crate::extract::Extractor;
 use crate::model::{self, ImportSpec, Language, ModuleInfo, RawImport};
 use crate::source::layout::Layout;
@@ -30,51 +29,27 @@ pub(super) struct Parsed {
     pub(super) stat: Option<FileStat>,
 }
 
-/// What the index held of each file before this run.
-#[derive(Clone, Copy)]
-pub(super) enum Known<'a> {
-    /// The previous run's state: its files, sorted by path, are looked up
-    /// where they are (maps of a 17k-file tree's paths cost ~20 ms a run).
-    State(&'a RefState),
-    /// Without one: each file's content hash, read from the graph.
-    Hashes(&'a HashMap<String, String>),
-}
-
-impl<'a> Known<'a> {
-    fn at(state: &RefState, path: &str) -> Option<usize> {
-        state
-            .files
-            .binary_search_by(|f| f.path.as_str().cmp(path))
-            .ok()
-    }
-
+/// What the index held of each file before this run: the previous run's
+/// state (`RefState`, its files looked up where they are: maps of a 17k-file
+/// tree's paths cost ~20 ms a run), or the content hashes read from the graph.
+pub(super) trait Known: Sync {
     /// The content hash of `path` as indexed, if it is.
-    pub(super) fn hash(self, path: &str) -> Option<&'a str> {
-        match self {
-            Known::State(st) => Self::at(st, path).map(|i| st.meta[i].content_hash.as_str()),
-            Known::Hashes(h) => h.get(path).map(String::as_str),
-        }
-    }
-
-    pub(super) fn contains(self, path: &str) -> bool {
-        self.hash(path).is_some()
-    }
+    fn hash(&self, path: &str) -> Option<&str>;
 
     /// The stat of `path` when it was last read (see `FileStat`): a file that
     /// still has it is not read again.
-    pub(super) fn stat(self, path: &str) -> Option<&'a FileStat> {
-        match self {
-            Known::State(st) => Self::at(st, path).and_then(|i| st.meta[i].stat.as_ref()),
-            Known::Hashes(_) => None,
-        }
+    fn stat(&self, _path: &str) -> Option<&FileStat> {
+        None
     }
 
-    /// Every indexed path.
-    pub(super) fn paths(self) -> Box<dyn Iterator<Item = &'a str> + 'a> {
-        match self {
-            Known::State(st) => Box::new(st.files.iter().map(|f| f.path.as_str())),
-            Known::Hashes(h) => Box::new(h.keys().map(String::as_str)),
-        }
+    fn contains(&self, path: &str) -> bool {
+        self.hash(path).is_some()
+    }
+}
+
+impl Known for HashMap<String, String> {
+    fn hash(&self, path: &str) -> Option<&str> {
+        self.get(path).map(String::as_str)
     }
 }
 
@@ -83,7 +58,7 @@ pub(super) struct FileContext<'a> {
     pub(super) ref_name: &'a str,
     pub(super) layout: &'a Layout,
     pub(super) extractor: &'a Extractor,
-    pub(super) known: Known<'a>,
+    pub(super) known: &'a dyn Known,
     /// When the run started (see `FileStat::settled_before`).
     pub(super) started: std::time::SystemTime,
     pub(super) skip_imports: bool,

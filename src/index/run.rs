@@ -84,10 +84,18 @@ struct Plan {
 
 impl Plan {
     /// What the index held of each file before this run.
-    fn known(&self) -> Known<'_> {
+    fn known(&self) -> &dyn Known {
         match &self.prior {
-            Some(p) => Known::State(p),
-            None => Known::Hashes(&self.existing),
+            Some(p) => p,
+            None => &self.existing,
+        }
+    }
+
+    /// Every path the index held before this run.
+    fn known_paths(&self) -> Box<dyn Iterator<Item = &str> + '_> {
+        match &self.prior {
+            Some(p) => Box::new(p.files.iter().map(|f| f.path.as_str())),
+            None => Box::new(self.existing.keys().map(String::as_str)),
         }
     }
 }
@@ -572,8 +580,7 @@ fn parse(run: &Run<'_>, plan: &Plan, opened: &mut Opened) -> Result<Sorted, Inde
     }
     sorted.report.files = present.len();
     let mut gone: Vec<String> = plan
-        .known()
-        .paths()
+        .known_paths()
         .filter(|p| !present.contains(*p))
         .map(str::to_string)
         .collect();
@@ -612,15 +619,13 @@ fn sort_parsed(
         sorted.changes.remove_paths.push(path.to_string());
         rows.existing = true;
         rows.same_names = plan.prior.as_ref().is_some_and(|p| {
-            p.files
-                .binary_search_by(|f| f.path.as_str().cmp(path))
-                .is_ok_and(|at| {
-                    let (f, m) = (&p.files[at], &p.meta[at]);
-                    f.language == language
-                        && f.module == rows.file.module
-                        && f.package == rows.file.package
-                        && m.imports_text == rows.file.imports
-                })
+            p.position(path).is_some_and(|at| {
+                let (f, m) = (&p.files[at], &p.meta[at]);
+                f.language == language
+                    && f.module == rows.file.module
+                    && f.package == rows.file.package
+                    && m.imports_text == rows.file.imports
+            })
         });
     }
     sorted.new_files.push((
@@ -862,9 +867,6 @@ fn uses_any(deps: &[u64], touched: &resolve::FxSet<u64>, bits: &[u64; 64]) -> bo
         .any(|d| bits[(d >> 6) as usize & 63] & (1 << (d & 63)) != 0 && touched.contains(d))
 }
 
-/// The previous state's files with the replaced ones swapped for their new
-/// versions, and the lookup keys whose tables change: everything the replaced
-/// files contributed before and what the new versions contribute now.
 /// `state` with its entries in path order (files are looked up by path).
 fn in_path_order(mut state: RefState) -> RefState {
     if !state.files.is_sorted_by(|a, b| a.path <= b.path) {
@@ -878,6 +880,9 @@ fn in_path_order(mut state: RefState) -> RefState {
     state
 }
 
+/// The previous state's files with the replaced ones swapped for their new
+/// versions, and the lookup keys whose tables change: everything the replaced
+/// files contributed before and what the new versions contribute now.
 fn resolution_input(
     mut base: RefState,
     rows: &[FileRows],
@@ -889,11 +894,7 @@ fn resolution_input(
     // A state's entries are in path order; one read back from the graph may
     // not be.
     base = in_path_order(base);
-    let old_at = |path: &str| {
-        base.files
-            .binary_search_by(|f| f.path.as_str().cmp(path))
-            .ok()
-    };
+    let old_at = |path: &str| base.position(path);
     // Go packages a changed file belongs to, with their file counts before and
     // after: importers re-resolve only if one appears or disappears.
     let mut packages: HashMap<String, (usize, usize)> = replaced

@@ -509,6 +509,26 @@ impl RefState {
     }
 }
 
+impl RefState {
+    /// Where `path`'s entry is (the entries are in path order).
+    pub fn position(&self, path: &str) -> Option<usize> {
+        self.files
+            .binary_search_by(|f| f.path.as_str().cmp(path))
+            .ok()
+    }
+}
+
+impl super::parse::Known for RefState {
+    fn hash(&self, path: &str) -> Option<&str> {
+        self.position(path)
+            .map(|i| self.meta[i].content_hash.as_str())
+    }
+
+    fn stat(&self, path: &str) -> Option<&FileStat> {
+        self.position(path).and_then(|i| self.meta[i].stat.as_ref())
+    }
+}
+
 /// The paths of `files`, as an `Origin` keeps them.
 fn paths_of(files: &[RFile]) -> std::sync::Arc<Vec<String>> {
     std::sync::Arc::new(files.iter().map(|f| f.path.clone()).collect())

@@ -790,7 +790,7 @@ struct Unfinished {
 fn checkpoint_all(service: &Service, unfinished: &mut Vec<Unfinished>) {
     for mut u in std::mem::take(unfinished) {
         if u.unchecked.is_some() && u.graph.log_pending() {
-            let t = std::time::Instant::now();
+            let t = Instant::now();
             if let Err(e) = u.graph.checkpoint() {
                 recover(service, u, &e);
                 continue;
@@ -1069,8 +1069,8 @@ impl Service {
     /// job arrives it waits for `debounce` of quiet (at most ten times that), so a
     /// burst of saves is one run. Ends when `close` drops the senders.
     ///
-    /// A run commits and is answered first. Its checkpoint comes when no new
-    /// work is waiting (after `checkpoint_after`, by default at once): a
+    /// A run commits and is answered first. Its checkpoint comes once no new
+    /// work has come for `checkpoint_after` (500 ms by default): a
     /// checkpoint cannot be interrupted, and one run's pages are checkpointed
     /// in ~45 ms on Go's tree where ten runs' took 100–280 ms, which a change
     /// landing meanwhile waited for. The copy for the query workers

@@ -3,9 +3,10 @@
 
 use kuzu::Connection;
 
+use super::readers::Session;
 use super::rows::{Changes, ImportChanges, ImportLabel, ImportRow};
 use super::schema::q;
-use super::write::{Session, upsert_repo_and_ref};
+use super::write::upsert_repo_and_ref;
 use super::{GraphError, GraphStore, Result, external_id, package_id, ref_id};
 
 impl GraphStore {

@@ -3,8 +3,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use kuzu::{Connection, LogicalType, Value};
+use kuzu::{LogicalType, Value};
 
+use super::readers::Session;
 use super::rows::{
     Changes, FileRow, FileRows, ImportChanges, ImportDiff, ImportLabel, ImportRow, PackageRow,
     SymbolDiff, SymbolInsert,
@@ -100,43 +101,6 @@ fn apply_on(
             let _ = conn.query("ROLLBACK");
             Err(e)
         }
-    }
-}
-
-/// A connection and the statements prepared on it, by query text. A server's
-/// writer thread keeps both from run to run (`GraphStore::apply`): planning a
-/// statement costs 2-13 ms on Go's tree, most of a small run's write when each
-/// write prepared its own.
-pub(super) struct Session<'c, 'db> {
-    conn: &'c Connection<'db>,
-    stmts: &'c mut HashMap<&'static str, kuzu::PreparedStatement>,
-}
-
-impl<'c, 'db> Session<'c, 'db> {
-    pub(super) fn new(
-        conn: &'c Connection<'db>,
-        stmts: &'c mut HashMap<&'static str, kuzu::PreparedStatement>,
-    ) -> Session<'c, 'db> {
-        Session { conn, stmts }
-    }
-
-    /// Runs `query`, prepared on its first use here, with `params`.
-    pub(super) fn exec(
-        &mut self,
-        query: &'static str,
-        params: Vec<(&str, Value)>,
-    ) -> Result<kuzu::QueryResult<'db>> {
-        let stmt = match self.stmts.entry(query) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => e.insert(self.conn.prepare(query)?),
-        };
-        Ok(self.conn.execute(stmt, params)?)
-    }
-
-    /// Runs `text` unprepared (transaction control).
-    fn query(&self, text: &str) -> Result<()> {
-        self.conn.query(text)?;
-        Ok(())
     }
 }
 

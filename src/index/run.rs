@@ -33,7 +33,7 @@ use crate::source::walk::{self, Diagnostic, FileStat, WalkOptions, WalkResult};
 use crate::store::datadir::{DataDir, WriterLock};
 use crate::store::graph::{
     Changes, FileRows, GraphError, GraphStore, ImportChanges, ImportDiff, ImportLabel, ImportRow,
-    PackageRow, SymbolDiff,
+    PackageRow, SymbolDiff, file_id,
 };
 use crate::store::search;
 
@@ -762,6 +762,10 @@ struct ResolutionInput {
     touched: resolve::FxSet<u64>,
     /// The previous entries of the replaced and removed files, by path.
     old_meta: HashMap<String, FileMeta>,
+    /// Ids of the stored symbols the run deletes (those of removed files, and
+    /// of replaced files but those a symbol diff keeps): edges into them go
+    /// with them, so they are not deleted one by one.
+    gone_symbols: HashSet<String>,
 }
 
 /// Imports are re-resolved over the whole ref whenever anything changed, so
@@ -934,6 +938,7 @@ fn resolution_input(
         parsed_now: Vec::with_capacity(n),
         touched,
         old_meta: HashMap::new(),
+        gone_symbols: HashSet::new(),
     };
     let mut new = parsed_now.into_iter().peekable();
     let mut push = |input: &mut ResolutionInput, f: RFile, m: FileMeta, now: bool| {
@@ -950,6 +955,13 @@ fn resolution_input(
             push(&mut input, nf, nm, true);
         }
         if replaced.contains(f.path.as_str()) {
+            let diff = changes.symbol_diffs.get(&f.path);
+            input.gone_symbols.extend(
+                f.symbols
+                    .iter()
+                    .filter(|s| diff.is_none_or(|d| !d.keep.contains(&*s.id)))
+                    .map(|s| s.id.to_string()),
+            );
             input.old_meta.insert(f.path, m);
         } else {
             push(&mut input, f, m, false);
@@ -1114,6 +1126,19 @@ fn edge_changes(
             .map(|(m, _)| m)
             .chain(input.old_meta.values()),
     );
+    // Edges into a node the run deletes go with it (DETACH DELETE): deleting
+    // them first is a statement per edge, for nothing (a popular file's
+    // deletion: ~100 stale edges into it, 100 ms on the Rust crates).
+    let gone_files: HashSet<String> = changes
+        .drop_files
+        .iter()
+        .map(|p| file_id(&changes.repo, &changes.ref_name, p))
+        .collect();
+    let into_gone = |e: &Edge| match &e.target {
+        Target::Symbol(id) => input.gone_symbols.contains(id),
+        Target::File(id) => gone_files.contains(id),
+        _ => false,
+    };
     let mut all_rows: Vec<ImportRow> = Vec::new();
     let mut diff = ImportDiff::default();
     let mut touched: HashSet<String> = HashSet::new();
@@ -1142,7 +1167,7 @@ fn edge_changes(
             });
             let now: HashSet<_> = r.edges.iter().map(key).collect();
             for e in old.into_iter().flat_map(|o| o.out_edges.iter()) {
-                if !now.contains(&key(e)) {
+                if !now.contains(&key(e)) && !into_gone(e) {
                     diff.stale.push(import_row(&Edge {
                         from: f.id.clone(),
                         ..e.clone()

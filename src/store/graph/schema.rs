@@ -160,6 +160,10 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/delete_imports_symbol.cypher"),
     ),
     (
+        "delete_import_symbol",
+        include_str!("../../../queries/delete_import_symbol.cypher"),
+    ),
+    (
         "delete_imports_file",
         include_str!("../../../queries/delete_imports_file.cypher"),
     ),

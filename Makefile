@@ -20,7 +20,27 @@ SECONDS ?= 60
 
 .PHONY: run test deps venv build lint bench bench-tools bench-load bench-fresh index status
 
-deps:
+# Kuzu 0.11.3 with one fix of ours (patches/README.md): its crate, checked
+# against Cargo.lock's old checksum, unpacked under vendor/ and patched.
+# Cargo.toml's [patch.crates-io] builds it in place of the registry's.
+KUZU := vendor/kuzu-0.11.3
+KUZU_CRATE_SHA256 := 06952b00b1a2eabf4caf1426672395f9b1def04207d984af204693dec3da287a
+KUZU_PATCHES := $(wildcard patches/kuzu-0.11.3-*.patch)
+
+$(KUZU)/.cruxe-patched: $(KUZU_PATCHES)
+	@echo "cruxe: preparing $(KUZU) (the Kuzu crate with patches/*.patch applied)"
+	@set -euo pipefail; rm -rf $(KUZU) vendor/kuzu-0.11.3.crate; mkdir -p vendor; \
+	  crate=$$(ls $${CARGO_HOME:-$$HOME/.cargo}/registry/cache/*/kuzu-0.11.3.crate 2>/dev/null | head -n1 || true); \
+	  if [ -z "$$crate" ]; then \
+	    crate=vendor/kuzu-0.11.3.crate; \
+	    curl -sSfL -o $$crate https://static.crates.io/crates/kuzu/kuzu-0.11.3.crate; \
+	  fi; \
+	  echo "$(KUZU_CRATE_SHA256)  $$crate" | sha256sum -c --quiet -; \
+	  tar -xzf $$crate -C vendor; rm -f vendor/kuzu-0.11.3.crate; \
+	  for p in $(KUZU_PATCHES); do patch -s -p1 -d $(KUZU) < $$p; done; \
+	  touch $@
+
+deps: $(KUZU)/.cruxe-patched
 	@command -v cmake >/dev/null 2>&1 || { \
 	  echo "cruxe: installing cmake (needed to build the Kuzu C++ library)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \

@@ -7,6 +7,7 @@ mod cli;
 mod compaction;
 mod crash;
 mod extraction;
+mod graph_integrity;
 mod hierarchy;
 mod imports;
 mod incremental;

@@ -688,11 +688,9 @@ fn delete_import_rows<'r>(
         (ImportLabel::Package, "delete_imports_package"),
         (ImportLabel::External, "delete_imports_external"),
     ] {
-        let rows = rows
-            .clone()
-            .filter(|r| r.label == label)
-            .map(|r| edge_row(c, r, normalized));
-        let few = rows.clone().take(SYMBOL_EDGES_BY_KEY + 1).count() <= SYMBOL_EDGES_BY_KEY;
+        let of_label = rows.clone().filter(|r| r.label == label);
+        let few = of_label.clone().take(SYMBOL_EDGES_BY_KEY + 1).count() <= SYMBOL_EDGES_BY_KEY;
+        let rows = of_label.map(|r| edge_row(c, r, normalized));
         if label == ImportLabel::Symbol && keyed.symbols && few {
             write_each(conn, q("delete_import_symbol"), &EDGE_FIELDS, rows)?;
         } else {

@@ -153,7 +153,6 @@ pub(super) fn quick_walk(
     let cache = states.lock();
     let cached = cache.get(state_path)?;
     let memo = cached.walk.as_ref()?;
-    let known: HashSet<&str> = cached.state.files.iter().map(|f| f.path.as_str()).collect();
     let changed: HashSet<&str> = changed.iter().map(String::as_str).collect();
     let mut diagnostics: Vec<Diagnostic> = memo
         .diagnostics
@@ -171,7 +170,7 @@ pub(super) fn quick_walk(
         {
             return None;
         }
-        if !known.contains(p) {
+        if cached.state.position(p).is_none() {
             match std::fs::symlink_metadata(root.join(p)) {
                 Ok(m) if m.is_file() => {
                     let dir = p.rsplit_once('/').map_or("", |(d, _)| d).to_string();
@@ -208,11 +207,13 @@ pub(super) fn quick_walk(
         let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
         appeared.iter().any(|d| d == dir)
     };
+    // Most runs change a file in place: no path of the list needs a look.
+    let keep_all = gone.is_empty() && appeared.is_empty();
     let mut sources: Vec<SourceFile> = cached
         .state
         .files
         .iter()
-        .filter(|f| !gone.contains(f.path.as_str()) && !in_appeared(&f.path))
+        .filter(|f| keep_all || (!gone.contains(f.path.as_str()) && !in_appeared(&f.path)))
         .map(|f| SourceFile {
             path: f.path.clone(),
             abs_path: root.join(&f.path),

@@ -1086,46 +1086,25 @@ fn edge_changes(
                 .filter(move |id| keep.is_none_or(|k| !k.contains(*id)))
         })
         .collect();
-    // Only names that a re-resolved or removed file pointed at, before or
-    // now, can gain their first edge or lose their last; whether each had one
-    // before is looked up now, while the metadata still says so.
-    let candidates: resolve::FxSet<String> = if trusted {
-        let now = resolved
-            .iter()
-            .flatten()
-            .flat_map(|r| r.edges.iter())
-            .filter_map(|e| match &e.target {
-                Target::External(name) => Some(name.as_str()),
-                _ => None,
-            });
-        let before = input
+    // Only names that a re-resolved or removed file pointed at, before or now,
+    // can gain their first edge or lose their last. Their sets before, taken
+    // now while the metadata still says so (files that are not re-resolved
+    // hold the same names before and after).
+    let re_resolved: Vec<bool> = resolved.iter().map(Option::is_some).collect();
+    let externals_before: resolve::FxSet<String> = if trusted {
+        input
             .meta
             .iter()
-            .zip(&resolved)
-            .filter(|(_, r)| r.is_some())
-            .map(|(m, _)| m)
+            .zip(&re_resolved)
+            .zip(&input.parsed_now)
+            .filter(|&((_, &r), &parsed)| r && !parsed)
+            .map(|((m, _), _)| m)
             .chain(input.old_meta.values())
-            .flat_map(|m| m.externals.iter().map(String::as_str));
-        now.chain(before).map(str::to_string).collect()
+            .flat_map(|m| m.externals.iter().cloned())
+            .collect()
     } else {
         Default::default()
     };
-    let held = |metas: &mut dyn Iterator<Item = &FileMeta>| -> resolve::FxSet<String> {
-        metas
-            .flat_map(|m| m.externals.iter())
-            .filter(|x| candidates.contains(x.as_str()))
-            .cloned()
-            .collect()
-    };
-    let externals_before = held(
-        &mut input
-            .meta
-            .iter()
-            .zip(&input.parsed_now)
-            .filter(|(_, parsed)| !**parsed)
-            .map(|(m, _)| m)
-            .chain(input.old_meta.values()),
-    );
     // Edges into a node the run deletes go with it (DETACH DELETE): deleting
     // them first is a statement per edge, for nothing (a popular file's
     // deletion: ~100 stale edges into it, 100 ms on the Rust crates).
@@ -1207,15 +1186,45 @@ fn edge_changes(
     );
     diff.touched = touched.into_iter().collect();
     diff.touched.sort();
-    let externals_after = held(&mut input.meta.iter());
+    let externals_after: resolve::FxSet<String> = input
+        .meta
+        .iter()
+        .zip(&re_resolved)
+        .filter(|&(_, &r)| r)
+        .flat_map(|(m, _)| m.externals.iter().cloned())
+        .collect();
+    // A name one side has and the other not changes only if no other file
+    // holds it: those are looked for in the rest (a scan only when the
+    // run's files gained or lost one; lengths rule out most names unhashed).
+    let flipped: resolve::FxSet<&str> = externals_before
+        .symmetric_difference(&externals_after)
+        .map(String::as_str)
+        .collect();
+    let held_elsewhere: resolve::FxSet<&str> = if flipped.is_empty() {
+        Default::default()
+    } else {
+        let mut lengths = [false; 256];
+        for x in &flipped {
+            lengths[x.len().min(255)] = true;
+        }
+        input
+            .meta
+            .iter()
+            .zip(&re_resolved)
+            .filter(|&(_, &r)| !r)
+            .flat_map(|(m, _)| m.externals.iter())
+            .filter(|x| lengths[x.len().min(255)])
+            .filter_map(|x| flipped.get(x.as_str()).copied())
+            .collect()
+    };
     diff.externals_new = externals_after
         .iter()
-        .filter(|x| !externals_before.contains(*x))
+        .filter(|x| !externals_before.contains(*x) && !held_elsewhere.contains(x.as_str()))
         .cloned()
         .collect();
     diff.externals_gone = externals_before
         .iter()
-        .filter(|x| !externals_after.contains(*x))
+        .filter(|x| !externals_after.contains(*x) && !held_elsewhere.contains(x.as_str()))
         .cloned()
         .collect();
     diff.externals_new.sort();

@@ -252,7 +252,7 @@ fn fill(
 /// The source files one answer reads, each read once.
 struct Sources {
     root: std::path::PathBuf,
-    files: std::sync::Arc<Vec<FileInfo>>,
+    files: crate::store::catalog::Files,
     texts: HashMap<String, Option<std::rc::Rc<str>>>,
 }
 
@@ -299,7 +299,7 @@ fn imports_of(
         .filter_map(|h| {
             let path = cat.entry(h.entry).path();
             let k = files.binary_search_by(|f| f.path.as_str().cmp(path)).ok()?;
-            Some(&files[k])
+            Some(&*files[k])
         })
         .collect();
     wanted.sort_by(|a, b| a.path.cmp(&b.path));

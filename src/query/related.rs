@@ -57,7 +57,7 @@ pub fn find_related_symbols(
             RelatedScope::Package => 2,
         };
         for (relation, keep) in scopes.iter().take(wanted) {
-            let others: Vec<&FileInfo> = files.iter().filter(|f| keep(f)).collect();
+            let others: Vec<&FileInfo> = files.iter().map(|f| &**f).filter(|f| keep(f)).collect();
             if !tops_of_files(c, &mut out, &others, relation)? {
                 break;
             }

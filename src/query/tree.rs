@@ -2,6 +2,7 @@
 //! types → members, node ids, and a node's source.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use super::answers::*;
 use super::args::{clean_path, limit, non_empty, read_source};
@@ -154,7 +155,7 @@ impl TreeBuild<'_> {
         Some(node)
     }
 
-    fn dir_node(&mut self, dir: &str, files: &[FileInfo], level: usize) -> Option<TreeNode> {
+    fn dir_node(&mut self, dir: &str, files: &[Arc<FileInfo>], level: usize) -> Option<TreeNode> {
         if !self.room() {
             return None;
         }
@@ -172,7 +173,7 @@ impl TreeBuild<'_> {
     }
 
     /// The entries directly in `dir` ("" = the root) at `level`: directories first.
-    fn dir_children(&mut self, dir: &str, files: &[FileInfo], level: usize) -> Vec<TreeNode> {
+    fn dir_children(&mut self, dir: &str, files: &[Arc<FileInfo>], level: usize) -> Vec<TreeNode> {
         let (subdirs, direct) = entries(dir, files);
         let mut out = Vec::new();
         for d in subdirs {
@@ -195,7 +196,7 @@ impl TreeBuild<'_> {
 }
 
 /// Subdirectories and files directly inside `dir` ("" = root), each sorted.
-fn entries<'a>(dir: &str, files: &'a [FileInfo]) -> (Vec<String>, Vec<&'a FileInfo>) {
+fn entries<'a>(dir: &str, files: &'a [Arc<FileInfo>]) -> (Vec<String>, Vec<&'a FileInfo>) {
     let prefix = if dir.is_empty() {
         String::new()
     } else {
@@ -215,7 +216,7 @@ fn entries<'a>(dir: &str, files: &'a [FileInfo]) -> (Vec<String>, Vec<&'a FileIn
                     subdirs.push(d);
                 }
             }
-            None => direct.push(f),
+            None => direct.push(&**f),
         }
     }
     subdirs.dedup();
@@ -307,7 +308,7 @@ pub fn explore_tree(
 
 /// A name search: each file whose name matches, whole; otherwise, per file, the
 /// matching symbols (outermost ones: a match inside a match shows in its subtree).
-fn search_tree(build: &mut TreeBuild<'_>, files: &[FileInfo], needle: &str) -> Vec<TreeNode> {
+fn search_tree(build: &mut TreeBuild<'_>, files: &[Arc<FileInfo>], needle: &str) -> Vec<TreeNode> {
     let cat = build.cat;
     let name_hit = |f: &FileInfo| {
         f.path
@@ -323,6 +324,7 @@ fn search_tree(build: &mut TreeBuild<'_>, files: &[FileInfo], needle: &str) -> V
     let hit_paths: HashSet<&str> = matches.iter().map(|&i| cat.entry(i).path()).collect();
     let hit_files: Vec<&FileInfo> = files
         .iter()
+        .map(|f| &**f)
         .filter(|f| hit_paths.contains(f.path.as_str()))
         .collect();
     for chunk in hit_files.chunks(FILES_PER_READ) {
@@ -346,6 +348,7 @@ fn search_tree(build: &mut TreeBuild<'_>, files: &[FileInfo], needle: &str) -> V
     }
     let shown: Vec<&FileInfo> = files
         .iter()
+        .map(|f| &**f)
         .filter(|f| name_hit(f) || by_path.contains_key(&f.path))
         .collect();
     let mut out = Vec::new();

@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use super::error::ToolError;
 use super::nav::Scope;
-use crate::store::catalog::Catalog;
+use crate::store::catalog::{Catalog, Files};
 use crate::store::graph::{FileInfo, GraphState, GraphStore};
 use crate::store::search::RefSearch;
 
@@ -91,7 +91,7 @@ impl<'a> View<'a> {
             .unwrap_or(false)
     }
 
-    pub fn files(&self) -> Result<Arc<Vec<FileInfo>>, ToolError> {
+    pub fn files(&self) -> Result<Files, ToolError> {
         Ok(self.catalog()?.files())
     }
 
@@ -101,7 +101,7 @@ impl<'a> View<'a> {
         Ok(files
             .binary_search_by(|f| f.path.as_str().cmp(path))
             .ok()
-            .map(|i| files[i].clone()))
+            .map(|i| (*files[i]).clone()))
     }
 
     /// The ref's search index with the catalog it was built from.

@@ -22,6 +22,7 @@ mod write;
 
 pub use rows::*;
 pub use schema::{QUERY_FILES, SCHEMA_FILES};
+pub use write::{IMPORTS_GROUP, grouped_statement};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

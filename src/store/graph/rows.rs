@@ -266,6 +266,16 @@ impl ImportLabel {
             _ => None,
         }
     }
+
+    /// The node table of the target.
+    pub(super) fn table(self) -> &'static str {
+        match self {
+            ImportLabel::Symbol => "Symbol",
+            ImportLabel::File => "File",
+            ImportLabel::Package => "Package",
+            ImportLabel::External => "External",
+        }
+    }
 }
 
 /// One `IMPORTS` edge. For `External` targets `to` is the external's name, for

@@ -220,6 +220,10 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/insert_import_external.cypher"),
     ),
     (
+        "insert_imports_grouped",
+        include_str!("../../../queries/insert_imports_grouped.cypher"),
+    ),
+    (
         "insert_file_symbols",
         include_str!("../../../queries/insert_file_symbols.cypher"),
     ),

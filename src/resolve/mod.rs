@@ -469,10 +469,12 @@ impl<'a> Tables<'a> {
     /// cross families, so the others' symbols need no table). Hops through
     /// re-exports stay in their family too.
     fn new(files: &'a [RFile], layout: &'a Layout, families: &[Family]) -> Tables<'a> {
+        // Sized up front: growing them rehashes every entry several times.
+        let n = files.len();
         let mut ix = Tables {
             files,
-            by_path: FxMap::default(),
-            by_module: FxMap::default(),
+            by_path: FxMap::with_capacity_and_hasher(n, Default::default()),
+            by_module: FxMap::with_capacity_and_hasher(n, Default::default()),
             by_qn: FxMap::default(),
             definitions: Vec::new(),
             go_dirs: FxMap::default(),

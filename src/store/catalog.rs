@@ -35,10 +35,10 @@ use crate::store::graph::{
 /// Entries per chunk: a patch copies at most the last one.
 const CHUNK: usize = 4096;
 /// Map shards: a patch copies only the shards its ids and names fall in.
-/// A patch copies the shards it touches: with 512, a file of 50 names copies
-/// a tenth of the name map, not most of it (64 shards: ~6 ms a change on
-/// Python's `lib/`).
-const SHARDS: usize = 512;
+/// 512 shards (a patch copies less) made `team::thirty_two_clients_while_files_change`
+/// fail one run in three: an outline of a file under edit with no symbols. Not
+/// understood yet; kept at 64 until it is.
+const SHARDS: usize = 64;
 
 /// One symbol, fixed-size; its strings live in its chunk's `text`.
 #[derive(Debug, Clone, Default)]

@@ -5,6 +5,13 @@
 
 use kuzu::{Connection, Database, SystemConfig};
 
+/// A database that checkpoints only when told to (as a cruxe writer does).
+fn manual_checkpoints() -> SystemConfig {
+    SystemConfig::default()
+        .auto_checkpoint(false)
+        .max_num_threads(2)
+}
+
 fn count(conn: &Connection<'_>, query: &str) -> i64 {
     let mut rows = conn.query(query).expect("count");
     match rows.next().expect("a row")[0] {
@@ -22,16 +29,11 @@ fn count(conn: &Connection<'_>, query: &str) -> i64 {
 fn a_checkpoint_after_emptying_csr_regions_keeps_the_other_edges() {
     let dir = tempfile::tempdir().expect("tmp");
     let path = dir.path().join("g.kuzu");
-    let config = || {
-        SystemConfig::default()
-            .auto_checkpoint(false)
-            .max_num_threads(2)
-    };
     const N: i64 = 5_000;
     const FORWARD: &str = "MATCH (a:N)-[r:R]->(:N) RETURN count(r)";
     const BACKWARD: &str = "MATCH (b:N)<-[r:R]-(:N) RETURN count(r)";
     {
-        let db = Database::new(&path, config()).expect("db");
+        let db = Database::new(&path, manual_checkpoints()).expect("db");
         let conn = Connection::new(&db).expect("conn");
         for q in [
             "CREATE NODE TABLE N(id INT64, PRIMARY KEY(id))".to_string(),
@@ -58,7 +60,7 @@ fn a_checkpoint_after_emptying_csr_regions_keeps_the_other_edges() {
             "backward, after the checkpoint"
         );
     }
-    let db = Database::new(&path, config()).expect("reopen");
+    let db = Database::new(&path, manual_checkpoints()).expect("reopen");
     let conn = Connection::new(&db).expect("conn");
     assert_eq!(count(&conn, FORWARD), N - 1024, "forward, reopened");
     assert_eq!(count(&conn, BACKWARD), N - 1024, "backward, reopened");
@@ -164,11 +166,6 @@ fn edge_sums(conn: &Connection<'_>) -> [i64; 4] {
 fn a_checkpoint_that_skips_unchanged_node_groups_keeps_every_change() {
     let dir = tempfile::tempdir().expect("tmp");
     let path = dir.path().join("g.kuzu");
-    let config = || {
-        SystemConfig::default()
-            .auto_checkpoint(false)
-            .max_num_threads(2)
-    };
     const N: i64 = 300_000;
     let nodes = dir.path().join("n.csv");
     let edges = dir.path().join("r.csv");
@@ -189,7 +186,7 @@ fn a_checkpoint_that_skips_unchanged_node_groups_keeps_every_change() {
         [n, sum, n, sum]
     };
     {
-        let db = Database::new(&path, config()).expect("db");
+        let db = Database::new(&path, manual_checkpoints()).expect("db");
         let conn = Connection::new(&db).expect("conn");
         for q in [
             "CREATE NODE TABLE N(id INT64, PRIMARY KEY(id))".to_string(),
@@ -224,7 +221,7 @@ fn a_checkpoint_that_skips_unchanged_node_groups_keeps_every_change() {
         conn.query("CHECKPOINT").expect("checkpoint");
         assert_eq!(edge_sums(&conn), sums(&want), "after an empty checkpoint");
     }
-    let db = Database::new(&path, config()).expect("reopen");
+    let db = Database::new(&path, manual_checkpoints()).expect("reopen");
     let conn = Connection::new(&db).expect("conn");
     assert_eq!(edge_sums(&conn), sums(&want), "reopened");
 }

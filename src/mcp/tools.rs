@@ -99,11 +99,13 @@ fn view<'a>(
 
 /// How long an answer waits for the catalog of an index run that committed
 /// while it was made (the service swaps it in right after the commit).
-const CATCH_UP: Duration = Duration::from_secs(2);
+const CATCH_UP: Duration = Duration::from_secs(5);
 
 /// A query's answer for the call: its view, its outcome, its metadata. When
 /// an index run committed while the answer was made (its rows and the graph's
-/// structure could be of two states), it is made again on a fresh view.
+/// structure could be of two states), it waits for the run's catalog and is
+/// made again on a fresh view. One still of two states at the deadline says
+/// it is partial.
 fn answer<T: Answer>(
     svc: &Service,
     repo: &Option<String>,
@@ -117,10 +119,20 @@ fn answer<T: Answer>(
             Err(e) => break Err(e),
         };
         let out = query(&v);
-        if !v.behind() || Instant::now() >= deadline {
+        if !v.behind() {
             break out;
         }
-        std::thread::sleep(Duration::from_millis(5));
+        // Waiting costs nothing: thirty-two callers making their answers
+        // again every few milliseconds starved the run they waited for.
+        let served = svc.repo(repo.as_deref());
+        while Instant::now() < deadline
+            && !served.is_some_and(|s| s.store.caught_up(&v.repo, &v.ref_name))
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if Instant::now() >= deadline {
+            break out.map(|(answer, _)| (answer, "partial"));
+        }
     };
     finish(svc, repo.as_deref(), ref_name.as_deref(), out)
 }

@@ -82,12 +82,13 @@ impl<'a> View<'a> {
     /// index run committed between taking the catalog and walking the graph
     /// (the service swaps in the run's catalog right after). An answer that
     /// walked the graph is then made again on a fresh view, so its rows and
-    /// its structure are of one state.
+    /// its structure are of one state. So is one whose catalog was loaded while
+    /// a commit was under way.
     pub fn behind(&self) -> bool {
         let now = self.graph.state(&self.repo, &self.ref_name);
         self.read
             .lock()
-            .map(|read| read.iter().any(|s| *s != now))
+            .map(|read| read.iter().any(|s| *s != now || !s.settled()))
             .unwrap_or(false)
     }
 

@@ -211,13 +211,16 @@ impl Store {
 
     /// The value cached under (`repo`, `ref_name`) in `map`, or what `load` gives,
     /// loaded once even when several calls ask for it at the same time. Index runs
-    /// clear the caches (`refresh`).
+    /// clear the caches (`refresh`). A loaded value is kept only when `current`
+    /// says it is of the graph's state now: one loaded across a commit would
+    /// otherwise stay, and the next run would patch it.
     fn cached<T, E>(
         &self,
         map: &RwLock<HashMap<RepoRef, Arc<T>>>,
         repo: &str,
         ref_name: &str,
         load: impl FnOnce() -> Result<T, E>,
+        current: impl Fn(&T) -> bool,
     ) -> Result<Arc<T>, E> {
         let key = (repo.to_string(), ref_name.to_string());
         let get = || map.read().ok().and_then(|m| m.get(&key).cloned());
@@ -229,7 +232,9 @@ impl Store {
             return Ok(v);
         }
         let v = Arc::new(load()?);
-        if let Ok(mut m) = map.write() {
+        if current(&v)
+            && let Ok(mut m) = map.write()
+        {
             m.insert(key, v.clone());
         }
         Ok(v)
@@ -242,19 +247,37 @@ impl Store {
         repo: &str,
         ref_name: &str,
     ) -> Result<Arc<Catalog>, crate::store::graph::GraphError> {
-        self.cached(&self.catalogs, repo, ref_name, || {
-            let started = std::time::Instant::now();
-            let c = catalog::load(graph, repo, ref_name)?;
-            release_freed_memory();
-            tracing::info!(
-                repo,
-                r#ref = ref_name,
-                symbols = c.len(),
-                ms = started.elapsed().as_millis() as u64,
-                "loaded the symbol catalog"
-            );
-            Ok(c)
-        })
+        self.cached(
+            &self.catalogs,
+            repo,
+            ref_name,
+            || {
+                let started = std::time::Instant::now();
+                let c = catalog::load(graph, repo, ref_name)?;
+                release_freed_memory();
+                tracing::info!(
+                    repo,
+                    r#ref = ref_name,
+                    symbols = c.len(),
+                    ms = started.elapsed().as_millis() as u64,
+                    "loaded the symbol catalog"
+                );
+                Ok(c)
+            },
+            |c| of_now(graph, repo, ref_name, c),
+        )
+    }
+
+    /// Whether a call on the ref now would read a catalog of the graph's
+    /// current state (or load one): false from an index run's commit until the
+    /// run's catalog is swapped in.
+    pub fn caught_up(&self, repo: &str, ref_name: &str) -> bool {
+        let key = (repo.to_string(), ref_name.to_string());
+        let cached = self.catalogs.read().ok().and_then(|c| c.get(&key).cloned());
+        match (cached, self.graph()) {
+            (Some(c), Some(g)) => of_now(&g, repo, ref_name, &c),
+            _ => true,
+        }
     }
 
     /// The search index of a repo/ref (with its catalog), opened on first use.
@@ -269,13 +292,19 @@ impl Store {
     ) -> Result<Arc<RefSearch>, ServiceError> {
         // Outside `cached`: loading the catalog takes the same load lock.
         let catalog = self.catalog(graph, repo, ref_name)?;
-        self.cached(&self.searches, repo, ref_name, || {
-            let index = self.open_search(graph, repo, ref_name, root)?;
-            Ok(RefSearch {
-                catalog: catalog.clone(),
-                index,
-            })
-        })
+        self.cached(
+            &self.searches,
+            repo,
+            ref_name,
+            || {
+                let index = self.open_search(graph, repo, ref_name, root)?;
+                Ok(RefSearch {
+                    catalog: catalog.clone(),
+                    index,
+                })
+            },
+            |s| of_now(graph, repo, ref_name, &s.catalog),
+        )
     }
 
     /// The ref's index from the data dir when its tag matches the graph; otherwise
@@ -449,6 +478,12 @@ impl Store {
             s.clear();
         }
     }
+}
+
+/// Whether `c` holds `graph`'s rows of the ref as they are now: taken with no
+/// commit under way, and none since.
+fn of_now(graph: &GraphStore, repo: &str, ref_name: &str, c: &Catalog) -> bool {
+    c.state().settled() && *c.state() == graph.state(repo, ref_name)
 }
 
 /// Hands the memory that large transient work freed (an index run, a catalog
@@ -1204,6 +1239,11 @@ impl Service {
         opts.ref_name = Some(served.ref_name.clone());
         self.open_recovering(store);
         let shared = store.graph();
+        // The ref's state before this run: a cached catalog of any other (one
+        // loaded across a commit) is not patched but loaded again.
+        let before = shared
+            .as_ref()
+            .map(|g| g.state(&served.name, rev.unwrap_or(&served.ref_name)));
         let seen = served.changes_seen.load(Ordering::SeqCst);
         let git_seen =
             rev.and_then(|r| served.git_seen.lock().ok().and_then(|m| m.get(r).copied()));
@@ -1268,7 +1308,8 @@ impl Service {
                         .catalogs
                         .read()
                         .ok()
-                        .and_then(|c| c.get(&key).cloned());
+                        .and_then(|c| c.get(&key).cloned())
+                        .filter(|c| Some(c.state()) == before.as_ref() && c.state().settled());
                     let patched = match (old, &report.changes, store.graph()) {
                         // Nothing of its symbols changed: the same rows, of the
                         // state the run left.

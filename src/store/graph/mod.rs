@@ -150,13 +150,13 @@ pub struct GraphStore {
     /// first and holds new ones back for the checkpoint's few milliseconds.
     gate: std::sync::RwLock<()>,
     /// The database file, and how many in-place writes to each repo/ref were
-    /// committed through this handle (counted before each commit): what a
+    /// committed through this handle (counted before and after each commit): what a
     /// reader compares with the state its catalog was built from (see
     /// [`GraphState`]).
     path: Arc<Path>,
     commits: std::sync::Mutex<std::collections::HashMap<(String, String), u64>>,
-    /// Writes committed through this handle, all refs (counted before each
-    /// commit), and the walk results kept as of that count.
+    /// Writes committed through this handle, all refs (counted before and
+    /// after each commit), and the walk results kept as of that count.
     writes: std::sync::atomic::AtomicU64,
     walks: cache::WalkCache,
     /// A CHECKPOINT failed: Kuzu rolls its file back, but what it holds in
@@ -170,13 +170,24 @@ pub struct GraphStore {
 }
 
 /// Which committed state of a repo/ref's graph something derived from it (a
-/// catalog) describes: the database file and the count of writes to the ref
-/// committed through its handle. A reader that walked the graph and finds the count moved on since
-/// its catalog was taken may have seen a newer state than its rows.
+/// catalog) describes: the database file and a count that moves twice per write
+/// to the ref committed through its handle, once before the commit and once
+/// after. A reader that walked the graph and finds the count moved on since
+/// its catalog was taken may have seen a newer state than its rows; a count
+/// that is odd says a commit was under way, so what was read then may be of
+/// either state.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GraphState {
     pub path: Option<Arc<Path>>,
     pub commits: u64,
+}
+
+impl GraphState {
+    /// No commit was under way: rows read in this state, with the count the
+    /// same afterwards, are all of it.
+    pub fn settled(&self) -> bool {
+        self.commits.is_multiple_of(2)
+    }
 }
 
 /// A connection that holds the checkpoint gate open for as long as it lives.
@@ -314,7 +325,8 @@ impl GraphStore {
         self.writes.load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    /// Counts a write to a repo/ref that is about to commit.
+    /// Counts a write to a repo/ref that is about to commit, and again once it
+    /// has committed (or failed): the counts are odd meanwhile.
     fn count_commit(&self, repo: &str, ref_name: &str) {
         self.writes
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);

@@ -43,18 +43,24 @@ impl GraphStore {
             Ok((owned, result))
         })?;
         // Asked once, just before the commit (not when the write failed first).
+        let mut committing = false;
         if asked.recv().is_ok() {
-            let go = !abandon();
-            if go {
-                // Counted first: a reader that sees the new state also sees the
-                // count move (see `GraphState`).
+            committing = !abandon();
+            if committing {
+                // Counted on both sides of the commit: a reader that sees the
+                // new state also sees the count move, and one that read while
+                // the count was odd knows it may have read either state (see
+                // `GraphState`).
                 self.count_commit(&repo, &ref_name);
             }
-            let _ = answer.send(go);
+            let _ = answer.send(committing);
         }
-        let (owned, result) = done
-            .recv()
-            .map_err(|_| super::GraphError::Kuzu("the graph writer stopped".into()))??;
+        let outcome = done.recv();
+        if committing {
+            self.count_commit(&repo, &ref_name);
+        }
+        let (owned, result) =
+            outcome.map_err(|_| super::GraphError::Kuzu("the graph writer stopped".into()))??;
         *changes = owned;
         result
     }

@@ -224,3 +224,87 @@ fn a_server_compacts_and_keeps_answering() {
     let (graph, built) = manifest(&data);
     assert!(file_len(&data, &graph) < 2 * built);
 }
+
+/// In a server, new work waiting makes a compaction give way (its copy is
+/// dropped, nothing published, the live file untouched), unless the file has
+/// grown past three times its built size: then it is compacted whatever waits.
+#[test]
+fn a_compaction_gives_way_to_new_work_until_the_file_is_three_times_its_size() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("py");
+    write_tree(&repo, 1500);
+    let data = DataDir::new(tmp.path().join("data"));
+    // Runs that never compact themselves; the calls below do.
+    let mut o = opts("py");
+    o.graph.compact_growth_bytes = 256 << 20;
+    index_repo(&repo, &data, &o, &Silent).expect("index");
+    let mut compacting = small_graph();
+    compacting.compact_growth_bytes = 1 << 20;
+    let leftovers = |data: &DataDir, graph: &str| {
+        std::fs::read_dir(data.root())
+            .expect("ls")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| {
+                (n.starts_with("graph-") && !n.starts_with(graph)) || n.starts_with(".compact-")
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut round = 0;
+    let mut gave_way = 0;
+    loop {
+        round += 1;
+        assert!(round <= 30, "the file never reached three times its size");
+        write_big(&repo, 1500, round);
+        index_repo(&repo, &data, &o, &Silent).expect("re-index");
+        let (graph, built) = manifest(data.root());
+        let len = file_len(data.root(), &graph);
+        if len < 2 * built {
+            continue;
+        }
+        let live = data.open_graph(&compacting).expect("open");
+        let asked = std::cell::Cell::new(0);
+        // Work arrives before the copy starts, and once it is under way.
+        let before = data
+            .compact_if_outgrown(&live, &compacting, &|| {}, &|| true)
+            .expect("compact");
+        let during = data
+            .compact_if_outgrown(&live, &compacting, &|| {}, &|| {
+                asked.set(asked.get() + 1);
+                asked.get() > 1
+            })
+            .expect("compact");
+        drop(live);
+        if len < 3 * built {
+            assert!(!before && !during, "round {round}: did not give way");
+            assert!(asked.get() > 1, "never asked during the copy");
+            assert_eq!(manifest(data.root()).0, graph, "published anyway");
+            assert!(
+                leftovers(&data, &graph).is_empty(),
+                "{:?}",
+                leftovers(&data, &graph)
+            );
+            gave_way += 1;
+            continue;
+        }
+        assert!(
+            before,
+            "round {round}: a file at {len} bytes, built at {built}, was not compacted"
+        );
+        assert!(
+            gave_way > 0,
+            "the file went from under twice to three times its size in one run"
+        );
+        let (now, _) = manifest(data.root());
+        assert_ne!(now, graph);
+        assert!(
+            leftovers(&data, &now).is_empty(),
+            "{:?}",
+            leftovers(&data, &now)
+        );
+        break;
+    }
+    let fresh = DataDir::new(tmp.path().join("fresh"));
+    index_repo(&repo, &fresh, &o, &Silent).expect("fresh index");
+    assert_eq!(contents(&data), contents(&fresh));
+}

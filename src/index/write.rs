@@ -84,7 +84,7 @@ pub(super) fn compact_if_outgrown(
     st: Box<GraphStore>,
 ) -> Result<Box<GraphStore>, IndexError> {
     let announce = || progress.phase("compacting the graph", 0);
-    match data.compact_if_outgrown(&st, &opts.graph, &announce) {
+    match data.compact_if_outgrown(&st, &opts.graph, &announce, &|| false) {
         Ok(false) => Ok(st),
         Ok(true) => {
             drop(st);

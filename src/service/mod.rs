@@ -433,14 +433,15 @@ impl Store {
         &self,
         live: &Arc<GraphStore>,
         cfg: &crate::store::graph::GraphConfig,
+        give_way: &dyn Fn() -> bool,
     ) -> Arc<GraphStore> {
-        let compacted =
-            self.data
-                .compact_if_outgrown(live, cfg, &|| {})
-                .and_then(|done| match done {
-                    true => Ok(Some(self.data.open_graph(cfg)?)),
-                    false => Ok(None),
-                });
+        let compacted = self
+            .data
+            .compact_if_outgrown(live, cfg, &|| {}, give_way)
+            .and_then(|done| match done {
+                true => Ok(Some(self.data.open_graph(cfg)?)),
+                false => Ok(None),
+            });
         match compacted {
             Ok(None) => live.clone(),
             Ok(Some(graph)) => {
@@ -890,7 +891,7 @@ fn finish_all(
         }
         let finished =
             index::finish_write(data, &u.graph, &abort, u.store.held(None)).and_then(|()| {
-                let graph = u.store.compact_if_outgrown(&u.graph, cfg);
+                let graph = u.store.compact_if_outgrown(&u.graph, cfg, &abort);
                 match Arc::ptr_eq(&graph, &u.graph) {
                     true => Ok(()),
                     // The copy for the query workers, of the new file.

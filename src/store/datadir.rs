@@ -402,7 +402,7 @@ impl DataDir {
         );
         let cfg = self.writer_config(cfg);
         let live = GraphStore::open_read_only(graph, &cfg)?;
-        let done = self.compact(&live, &cfg);
+        let done = self.compact(&live, &cfg, &|| false);
         drop(live);
         done.map_err(|e| {
             DataDirError::Repair(
@@ -614,25 +614,45 @@ impl DataDir {
         now.max(
             built
                 .saturating_mul(2)
-                .max(built + cfg.compact_growth_bytes),
+                .max(built.saturating_add(cfg.compact_growth_bytes)),
         )
     }
 
     /// Compacts the current database `live` when in-place runs have outgrown
     /// it (see `outgrown`, `compact`); `announce` is called first. Whether a
     /// new file was published (the caller opens it).
+    ///
+    /// `give_way` (new work waiting, in a server) is asked between the steps;
+    /// when it says so the copy is dropped and `Ok(false)` returned, the next
+    /// quiet moment trying again. A file grown past three times its built size
+    /// is compacted whatever waits: its checkpoints slow every run.
     pub fn compact_if_outgrown(
         &self,
         live: &GraphStore,
         cfg: &GraphConfig,
         announce: &dyn Fn(),
+        give_way: &dyn Fn() -> bool,
     ) -> Result<bool, DataDirError> {
         let Some((built, now)) = self.outgrown(cfg) else {
             return Ok(false);
         };
+        let must = now >= built.saturating_mul(3);
+        let give_way = || !must && give_way();
+        if give_way() {
+            return Ok(false);
+        }
         announce();
         let started = std::time::Instant::now();
-        let bytes = self.compact(live, cfg)?;
+        let bytes = match self.compact(live, cfg, &give_way) {
+            Err(DataDirError::Graph(GraphError::Abandoned)) => {
+                tracing::info!(
+                    ms = started.elapsed().as_millis() as u64,
+                    "compacting the graph gave way to new work (tried again when quiet)"
+                );
+                return Ok(false);
+            }
+            done => done?,
+        };
         tracing::info!(
             built_mb = built >> 20,
             grown_mb = now >> 20,
@@ -648,14 +668,22 @@ impl DataDir {
     /// (see `store::graph::compact`), and publishes that. Readers of `live`
     /// keep reading it until they reopen; nothing may write to it meanwhile.
     /// Returns the new file's size.
-    pub fn compact(&self, live: &GraphStore, cfg: &GraphConfig) -> Result<u64, DataDirError> {
+    pub fn compact(
+        &self,
+        live: &GraphStore,
+        cfg: &GraphConfig,
+        give_way: &dyn Fn() -> bool,
+    ) -> Result<u64, DataDirError> {
         let scratch = tempfile::Builder::new()
             .prefix(".compact-")
             .tempdir_in(&self.root)
             .map_err(self.io())?;
         let export = scratch.path().join("export");
         live.export_to(&export)?;
-        self.publish_aside(|path| GraphStore::import_new(path, &export, cfg))?;
+        if give_way() {
+            return Err(GraphError::Abandoned.into());
+        }
+        self.publish_aside(|path| GraphStore::import_new(path, &export, cfg, give_way))?;
         Ok(self.graph_bytes().unwrap_or(0))
     }
 

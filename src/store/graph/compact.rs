@@ -29,7 +29,14 @@ impl GraphStore {
 
     /// Creates the database at `path` (which must not exist) with this cruxe's
     /// schema and the rows of an export of another (`export_to`), and closes it.
-    pub fn import_new(path: &Path, dir: &Path, cfg: &GraphConfig) -> Result<()> {
+    /// `give_way` is asked between tables: when it says so the import stops
+    /// ([`GraphError::Abandoned`]) and the caller drops the new file.
+    pub fn import_new(
+        path: &Path,
+        dir: &Path,
+        cfg: &GraphConfig,
+        give_way: &dyn Fn() -> bool,
+    ) -> Result<()> {
         let cfg = GraphConfig {
             auto_checkpoint: true,
             // Kuzu 0.11.3's parallel CSV COPY never returns with one thread
@@ -42,6 +49,9 @@ impl GraphStore {
         let script = std::fs::read_to_string(dir.join("copy.cypher"))
             .map_err(|e| GraphError::Kuzu(format!("the export has no copy script: {e}")))?;
         for line in script.lines().filter(|l| l.starts_with("COPY ")) {
+            if give_way() {
+                return Err(GraphError::Abandoned);
+            }
             conn.query(&copy_statement(line, dir)?)?;
         }
         Ok(())

@@ -20,11 +20,13 @@ fn every_cypher_query_prepares_against_the_schema() {
     for (name, text) in QUERY_FILES {
         let text = text.replace("{csv}", &csv.to_string_lossy());
         // Grouped templates, as the writer expands them for each target table.
-        let texts = match text.contains("{i}") {
-            true => ["Symbol", "File", "Package", "External"]
+        let labels = ["Symbol", "File", "Package", "External"];
+        let texts = match (text.contains("{i}"), text.contains("{label}")) {
+            (true, _) => labels
                 .map(|label| grouped_statement(&text, label, IMPORTS_GROUP))
                 .to_vec(),
-            false => vec![text],
+            (false, true) => labels.map(|label| text.replace("{label}", label)).to_vec(),
+            (false, false) => vec![text],
         };
         for text in texts {
             store

@@ -224,6 +224,18 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/insert_imports_grouped.cypher"),
     ),
     (
+        "insert_imports_from_file",
+        include_str!("../../../queries/insert_imports_from_file.cypher"),
+    ),
+    (
+        "insert_imports_into_node",
+        include_str!("../../../queries/insert_imports_into_node.cypher"),
+    ),
+    (
+        "node_count",
+        include_str!("../../../queries/node_count.cypher"),
+    ),
+    (
         "insert_file_symbols",
         include_str!("../../../queries/insert_file_symbols.cypher"),
     ),

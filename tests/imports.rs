@@ -214,6 +214,75 @@ fn go_packages_hold_their_files() {
     );
 }
 
+/// Files added to and removed from a Rust crate another crate imports, down to
+/// none and back: after each step the edges equal a fresh index's, and the
+/// importers are not resolved again for a crate that merely grew or shrank
+/// (only its appearing or disappearing changes what they find).
+#[test]
+fn rust_crate_changes_equal_a_fresh_index() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("rust");
+    copy_tree(&fixture("imports/rust"), &repo);
+    let data = DataDir::new(tmp.path().join("data"));
+    index_into(&repo, &data);
+    let src = repo.join("util/src");
+    let (lib, fmt) = (
+        std::fs::read_to_string(src.join("lib.rs")).expect("lib.rs"),
+        std::fs::read_to_string(src.join("fmt.rs")).expect("fmt.rs"),
+    );
+    type Step<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let steps: Vec<Step<'_>> = vec![
+        (
+            "add a file",
+            Box::new(|| {
+                std::fs::write(src.join("extra.rs"), "pub fn extra() {}\n").expect("write")
+            }),
+        ),
+        (
+            "remove a file",
+            Box::new(|| std::fs::remove_file(src.join("extra.rs")).expect("rm")),
+        ),
+        (
+            "remove the crate's files",
+            Box::new(|| {
+                for f in ["lib.rs", "fmt.rs"] {
+                    std::fs::remove_file(src.join(f)).expect("rm");
+                }
+            }),
+        ),
+        (
+            "bring the crate back",
+            Box::new(|| {
+                std::fs::write(src.join("lib.rs"), &lib).expect("write");
+                std::fs::write(src.join("fmt.rs"), &fmt).expect("write");
+            }),
+        ),
+    ];
+    let mut seen = Vec::new();
+    for (i, (step, change)) in steps.iter().enumerate() {
+        change();
+        let report = index_into(&repo, &data);
+        let fresh = DataDir::new(tmp.path().join(format!("fresh-{i}")));
+        index_into(&repo, &fresh);
+        let got = edges(&data);
+        assert_eq!(got, edges(&fresh), "edges after: {step}");
+        match *step {
+            "add a file" => assert_eq!(report.imports_resolved, 1, "after: {step}"),
+            "remove a file" => assert_eq!(report.imports_resolved, 0, "after: {step}"),
+            // The importers find the crate gone, then back.
+            _ => assert!(report.imports_resolved > 0, "after: {step}"),
+        }
+        seen.push(got.iter().any(|e| {
+            e.starts_with("app/src/api.rs:") && e.contains("-> Symbol(") && e.contains("pretty")
+        }));
+    }
+    assert_eq!(
+        seen,
+        [true, true, false, true],
+        "an edge into util, then none, then back"
+    );
+}
+
 /// Files added to and removed from a package imported elsewhere, down to its
 /// last file and back: after each step the edges, packages and memberships
 /// equal a fresh index's, and the importers' edges are not rewritten for a

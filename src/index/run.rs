@@ -908,8 +908,22 @@ fn resolution_input(
         .filter_map(resolve::go_package_of)
         .map(|d| (d.to_string(), (0, 0)))
         .collect();
+    // Likewise the Rust crates of the changed files.
+    let mut crates: HashMap<String, (usize, usize)> = replaced
+        .iter()
+        .filter_map(|p| old_at(p).map(|at| &base.files[at]))
+        .map(|f| (f.language, f.package.as_str()))
+        .chain(
+            rows.iter()
+                .zip(for_resolution)
+                .map(|(r, p)| (p.language, r.file.package.as_str())),
+        )
+        .filter(|(language, _)| *language == crate::model::Language::Rust)
+        .map(|(_, name)| (name.to_string(), (0, 0)))
+        .collect();
     for f in &base.files {
         count_in_package(&mut packages, &f.path, false);
+        count_in_crate(&mut crates, f, false);
     }
     // The keys the new versions change, against the old ones.
     let mut parsed_now: Vec<(RFile, FileMeta)> = Vec::with_capacity(rows.len());
@@ -943,6 +957,7 @@ fn resolution_input(
     let mut new = parsed_now.into_iter().peekable();
     let mut push = |input: &mut ResolutionInput, f: RFile, m: FileMeta, now: bool| {
         count_in_package(&mut packages, &f.path, true);
+        count_in_crate(&mut crates, &f, true);
         input.rfiles.push(f);
         input.meta.push(m);
         input.parsed_now.push(now);
@@ -976,6 +991,12 @@ fn resolution_input(
             .filter(|(_, (before, after))| (*before > 0) != (*after > 0))
             .map(|(dir, _)| resolve::package_key(dir)),
     );
+    input.touched.extend(
+        crates
+            .iter()
+            .filter(|(_, (before, after))| (*before > 0) != (*after > 0))
+            .map(|(name, _)| resolve::crate_key(name)),
+    );
     // A file appearing or disappearing where a `#[path]` points changes that
     // module's table entry.
     let appeared_or_gone: HashSet<&str> = rows
@@ -991,6 +1012,21 @@ fn resolution_input(
             .extend(resolve::rust_path_targets(&input.rfiles, &appeared_or_gone));
     }
     input
+}
+
+/// Counts a Rust file in its crate's (before, after) counts, if that crate is
+/// one of `crates`.
+fn count_in_crate(crates: &mut HashMap<String, (usize, usize)>, f: &RFile, after: bool) {
+    if crates.is_empty() || f.language != crate::model::Language::Rust {
+        return;
+    }
+    if let Some(c) = crates.get_mut(f.package.as_str()) {
+        if after {
+            c.1 += 1;
+        } else {
+            c.0 += 1;
+        }
+    }
 }
 
 /// Counts a file in its Go package's (before, after) counts, if that package

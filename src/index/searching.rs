@@ -133,10 +133,15 @@ pub(super) fn update_search(
 
 /// Merges the small segments that runs with `defer_finish` left in the ref's
 /// search index (see `SearchIndex::with_merge_later`); how many were merged.
-pub fn merge_search_tail(data: &DataDir, repo: &str, ref_name: &str) -> Result<usize, IndexError> {
+pub fn merge_search_tail(
+    data: &DataDir,
+    repo: &str,
+    ref_name: &str,
+    small_only: bool,
+) -> Result<usize, IndexError> {
     let dir = data.search_dir(repo, ref_name);
     if !dir.join(search::TAG_FILE).exists() {
         return Ok(0);
     }
-    Ok(SearchIndex::open_dir(&dir)?.merge_tail()?)
+    Ok(SearchIndex::open_dir(&dir)?.merge_tail(small_only)?)
 }

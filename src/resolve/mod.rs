@@ -298,7 +298,7 @@ fn fam_str(f: Family) -> &'static str {
 /// The keys file `f` contributes to the lookup tables.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Contribution {
-    /// Its path, module, crate, Go package dir and `#[path]` module declarations:
+    /// Its path, module and `#[path]` module declarations:
     /// entries that only depend on the file being there with this path.
     pub structure: Vec<u64>,
     /// Its definitions: entries that are re-created whenever the file changes.
@@ -321,8 +321,11 @@ pub fn contributed_keys(f: &RFile) -> Contribution {
     // A Go file's package directory is not among them: importers resolve to
     // the package, not its files, so only a package appearing or disappearing
     // changes their edges (`package_key`, decided over the whole ref).
+    // A Rust file's crate is not among them either: every file that names
+    // the crate looked it up, and only the crate appearing or disappearing
+    // changes that (`crate_key`, decided over the whole ref; a rename in `libc`
+    // re-resolved every importer of `libc` on the Rust crates corpus).
     if fam == Family::Rust {
-        structure.push(key(&["c", &f.package]));
         for imp in f.imports.iter() {
             if let ImportSpec::RustMod { name, paths } = &imp.spec
                 && !paths.is_empty()
@@ -362,6 +365,12 @@ pub fn go_package_of(path: &str) -> Option<&str> {
 /// appears or disappears (its first file added, its last removed).
 pub fn package_key(dir: &str) -> u64 {
     key(&["g", dir])
+}
+
+/// The lookup key of Rust crate `name` (whether it is indexed): it changes
+/// when the crate appears or disappears (its first file added, its last removed).
+pub fn crate_key(name: &str) -> u64 {
+    key(&["c", name])
 }
 
 /// The ref's Go packages: each directory with the ids of its importable files,
@@ -643,7 +652,7 @@ impl<'a> Index<'a> {
     }
 
     fn has_crate(&self, name: &str) -> bool {
-        self.dep(&["c", name]);
+        self.deps.borrow_mut().push(crate_key(name));
         self.rust_crates.contains(name)
     }
 

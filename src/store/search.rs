@@ -499,10 +499,13 @@ impl SearchIndex {
     }
 
     /// Merges what `merge_plan` says (after updates `with_merge_later`); the
-    /// number of segments merged.
-    pub fn merge_tail(&self) -> Result<usize, SearchError> {
-        let plan = merge_plan(&self.index.searchable_segment_metas()?, false);
-        if plan.is_empty() {
+    /// number of segments merged. With `small_only`, not when the plan holds
+    /// the big segment (seconds on a big ref): that merge waits for a longer pause.
+    pub fn merge_tail(&self, small_only: bool) -> Result<usize, SearchError> {
+        let metas = self.index.searchable_segment_metas()?;
+        let plan = merge_plan(&metas, false);
+        let big = metas.iter().max_by_key(|m| m.num_docs()).map(|m| m.id());
+        if plan.is_empty() || (small_only && big.is_some_and(|b| plan.contains(&b))) {
             return Ok(0);
         }
         let mut writer = self
@@ -908,15 +911,41 @@ mod tests {
         let before = ids();
         assert_eq!(before.len(), 8);
         // Seven one-document segments beside one: a tail past a quarter of
-        // the biggest, so all of it.
-        assert_eq!(index.merge_tail().expect("merge"), 8);
+        // the biggest, so all of it; not in a short pause (`small_only`).
+        assert_eq!(
+            index.merge_tail(true).expect("merge"),
+            0,
+            "the big one merged"
+        );
+        assert_eq!(index.segment_count().expect("count"), 8);
+        assert_eq!(index.merge_tail(false).expect("merge"), 8);
         assert_eq!(index.segment_count().expect("count"), 1);
         assert_eq!(ids(), before);
         assert_eq!(
-            index.merge_tail().expect("merge"),
+            index.merge_tail(false).expect("merge"),
             0,
             "nothing left to merge"
         );
+        // A big segment and a tail of six small ones: the tail alone, in any pause.
+        let big: Vec<SymbolRow> = (0..40)
+            .map(|k| SymbolRow {
+                id: format!("big{k}"),
+                name: format!("big_{k}"),
+                path: format!("big{k}.py"),
+                ..SymbolRow::default()
+            })
+            .collect();
+        index
+            .write(true, &[], big.iter().map(|r| (r, "x")))
+            .expect("rebuild");
+        for r in &rows[..super::TAIL_SEGMENTS] {
+            index
+                .write(false, &[], std::iter::once((r, "x")))
+                .expect("update");
+        }
+        assert_eq!(index.merge_tail(true).expect("merge"), super::TAIL_SEGMENTS);
+        assert_eq!(index.segment_count().expect("count"), 2);
+        assert_eq!(ids().len(), 40 + super::TAIL_SEGMENTS);
     }
 
     #[test]

@@ -223,7 +223,8 @@ fn two_repos_and_refs_share_a_data_dir_without_mixing() {
 }
 
 /// Module and package names come from the manifests: changing one renames every
-/// file's package even though no source file changed.
+/// file's package even though no source file changed; an edit that changes no
+/// name re-indexes nothing.
 #[test]
 fn a_manifest_change_renames_unchanged_files() {
     let tmp = tempfile::tempdir().expect("tmp");
@@ -240,6 +241,18 @@ fn a_manifest_change_renames_unchanged_files() {
         s(&r[0]["p"])
     };
     assert_eq!(package(&data), "authsvc");
+    // An edit that names nothing differently (a version, a dependency):
+    // nothing is re-indexed.
+    let before = snapshot(&data);
+    let toml = std::fs::read_to_string(repo.join("Cargo.toml")).expect("read");
+    std::fs::write(
+        repo.join("Cargo.toml"),
+        format!("{toml}\n[dependencies]\nserde = \"1\"\n"),
+    )
+    .expect("w");
+    let r = index(&repo, &data);
+    assert_eq!(r.parsed, 0, "a manifest edit that changes no name");
+    assert_eq!(snapshot(&data), before);
     std::fs::write(
         repo.join("Cargo.toml"),
         "[package]\nname = \"auth-service\"\nversion = \"0.2.0\"\nedition = \"2021\"\n",

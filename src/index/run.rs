@@ -379,23 +379,6 @@ fn remembered_walk(run: &Run<'_>) -> WalkResult {
     walked
 }
 
-/// Module and package names come from the manifests; when they (or what
-/// extraction gives) change, every file's names may change and the ref is
-/// rebuilt as with --force.
-fn layout_hash(manifests: &[Manifest]) -> String {
-    let mut sorted: Vec<&Manifest> = manifests.iter().collect();
-    sorted.sort_by(|a, b| a.path.cmp(&b.path));
-    let mut h = blake3::Hasher::new();
-    h.update(EXTRACTION.as_bytes());
-    for m in sorted {
-        h.update(m.path.as_bytes());
-        h.update(&[0]);
-        h.update(m.text.as_bytes());
-        h.update(&[0]);
-    }
-    h.finalize().to_hex().to_string()
-}
-
 /// Decides how the run writes (a full build aside, or in place) and finds what it starts from: the previous run's state when
 /// it describes the graph, else the stored content hashes.
 fn plan(
@@ -424,10 +407,12 @@ fn plan(
                     })
                 })
                 .collect();
-            (
-                Arc::new(Layout::new(repo, &manifests, opened.walked.has_src_dir)),
-                layout_hash(&manifests),
-            )
+            // Module and package names come from the layout the manifests
+            // give; when it (or what extraction gives) changes, every file's
+            // names may change and the ref is rebuilt as with --force.
+            let layout = Layout::new(repo, &manifests, opened.walked.has_src_dir);
+            let hash = layout.fingerprint(EXTRACTION);
+            (Arc::new(layout), hash)
         }
     };
     if let Some(found) = opened.walk_found.as_mut() {

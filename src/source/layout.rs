@@ -144,6 +144,50 @@ impl Layout {
         layout
     }
 
+    /// What the layout says, hashed with `salt`: two layouts with the same
+    /// fingerprint name every file's module, package and import roots alike.
+    /// Derived from the layout, not the manifests' text, so a manifest edit
+    /// that changes none of it (a dependency's version, a script, a setup.py's
+    /// body) leaves it as it was and re-indexes nothing.
+    pub fn fingerprint(&self, salt: &str) -> String {
+        let mut h = blake3::Hasher::new();
+        let mut put = |parts: &[&str]| {
+            for p in parts {
+                h.update(p.as_bytes());
+                h.update(&[0]);
+            }
+            h.update(&[1]);
+        };
+        put(&["salt", salt, "repo", &self.repo_name]);
+        for (dir, name) in &self.rust_crates {
+            put(&["crate", dir, name]);
+        }
+        for (dir, renames) in &self.rust_renames {
+            for (local, real) in renames {
+                put(&["rename", dir, local, real]);
+            }
+        }
+        for root in &self.python_roots {
+            put(&["python", root]);
+        }
+        for (dir, name) in &self.npm_packages {
+            put(&["npm", dir, name]);
+        }
+        for (dir, module) in &self.go_modules {
+            put(&["go", dir, module]);
+        }
+        for (dir, ts) in &self.ts_configs {
+            put(&["ts", dir, ts.base_url.as_deref().unwrap_or("\u{0}none")]);
+            for (pattern, targets) in &ts.paths {
+                put(&["ts-path", pattern]);
+                for t in targets {
+                    put(&["ts-target", t]);
+                }
+            }
+        }
+        h.finalize().to_hex().to_string()
+    }
+
     pub fn module_info(&self, path: &str, language: Language) -> ModuleInfo {
         match language {
             Language::Rust => self.rust(path),

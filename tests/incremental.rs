@@ -269,6 +269,52 @@ fn a_manifest_change_renames_unchanged_files() {
     assert_eq!(snapshot(&data), snapshot(&fresh));
 }
 
+/// A manifest that appears or goes in one directory (a Python import root)
+/// renames that directory's modules: those files are re-indexed, no others, and
+/// every import is resolved again; the graph equals a fresh index each time.
+#[test]
+fn an_import_root_that_comes_and_goes_re_indexes_only_its_files() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("inc");
+    copy_tree(&fixture("python"), &repo);
+    let data = DataDir::new(tmp.path().join("data"));
+    index(&repo, &data);
+    let imports = |data: &DataDir| {
+        let store = data.open_graph_read_only(&small_graph()).expect("open");
+        let mut v: Vec<String> = rows(
+            &store,
+            "MATCH (f:File)-[e:IMPORTS]->(t) RETURN f.path AS f, label(t) AS l, t.id AS t, e.line AS n",
+        )
+        .iter()
+        .map(|r| format!("{} {} {} {}", s(&r["f"]), s(&r["n"]), s(&r["l"]), s(&r["t"])))
+        .collect();
+        v.sort();
+        v
+    };
+    let manifest = repo.join("auth/pyproject.toml");
+    let auth_files = std::fs::read_dir(repo.join("auth"))
+        .expect("ls")
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "py"))
+        })
+        .count();
+    for (i, step) in ["add", "again", "remove"].iter().enumerate() {
+        match *step {
+            "add" => std::fs::write(&manifest, "[project]\nname = \"auth\"\n").expect("write"),
+            "remove" => std::fs::remove_file(&manifest).expect("rm"),
+            _ => {}
+        }
+        let r = index(&repo, &data);
+        let want = if *step == "again" { 0 } else { auth_files };
+        assert_eq!(r.parsed, want, "files re-indexed after: {step}");
+        let fresh = DataDir::new(tmp.path().join(format!("fresh-{i}")));
+        index(&repo, &fresh);
+        assert_eq!(snapshot(&data), snapshot(&fresh), "after: {step}");
+        assert_eq!(imports(&data), imports(&fresh), "imports after: {step}");
+    }
+}
+
 /// Nesting deeper than the graph's 30-level reach (generated code) is flattened
 /// at level 30, so re-indexing the file still finds and replaces every symbol.
 #[test]

@@ -1280,22 +1280,31 @@ mod tests {
 
     /// On a real Kuzu database: whole groups go in one statement each, and a
     /// group with a missing end still writes its other rows (one by one).
-    #[test]
-    fn grouped_import_edges_write_every_row_that_has_both_ends() {
-        let tmp = tempfile::tempdir().expect("tmp");
+    /// A small real graph in `tmp`.
+    fn small_store(tmp: &tempfile::TempDir) -> GraphStore {
         let cfg = GraphConfig {
             buffer_pool_bytes: 64 * 1024 * 1024,
             threads: 1,
             ..GraphConfig::default()
         };
-        let store = GraphStore::open(&tmp.path().join("g.kuzu"), &cfg).expect("open");
+        GraphStore::open(&tmp.path().join("g.kuzu"), &cfg).expect("open")
+    }
+
+    /// Node statements for the tests, the id as `$id`.
+    const FILE: &str = "CREATE (:File {id: $id, repo: 'r', ref: 'm', path: $id, \
+                        language: 'python', module: '', package: '', content_hash: 0, line_count: 1})";
+    const SYMBOL: &str = "CREATE (:Symbol {id: $id, stable_id: $id, repo: 'r', ref: 'm', path: 'b', \
+                          name: $id, kind: 'function', qualified_name: $id, language: 'python', \
+                          line_start: 1, line_end: 1, byte_start: 0, byte_end: 1, signature: '', \
+                          visibility: 'public', doc: ''})";
+    const EXTERNAL: &str = "CREATE (:External {id: $id, repo: 'r', ref: 'm', name: $id})";
+
+    #[test]
+    fn grouped_import_edges_write_every_row_that_has_both_ends() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let store = small_store(&tmp);
         let conn = store.conn().expect("conn");
-        let file = "CREATE (:File {id: $id, repo: 'r', ref: 'm', path: $id, language: 'python', \
-                    module: '', package: '', content_hash: 0, line_count: 1})";
-        let symbol = "CREATE (:Symbol {id: $id, stable_id: $id, repo: 'r', ref: 'm', path: 'b', \
-                      name: $id, kind: 'function', qualified_name: $id, language: 'python', \
-                      line_start: 1, line_end: 1, byte_start: 0, byte_end: 1, signature: '', \
-                      visibility: 'public', doc: ''})";
+        let (file, symbol) = (FILE, SYMBOL);
         let mut stmts = HashMap::new();
         let mut session = Session::new(&conn, &mut stmts);
         for id in ["a", "b"] {
@@ -1341,25 +1350,14 @@ mod tests {
     #[test]
     fn bulk_import_groups_write_every_row_that_has_both_ends() {
         let tmp = tempfile::tempdir().expect("tmp");
-        let cfg = GraphConfig {
-            buffer_pool_bytes: 64 * 1024 * 1024,
-            threads: 1,
-            ..GraphConfig::default()
-        };
-        let store = GraphStore::open(&tmp.path().join("g.kuzu"), &cfg).expect("open");
+        let store = small_store(&tmp);
         let conn = store.conn().expect("conn");
         let run = |text: &str, id: &str| {
             let mut stmt = conn.prepare(text).expect("prepare");
             conn.execute(&mut stmt, vec![("id", s(id))])
                 .expect("create");
         };
-        let file = "CREATE (:File {id: $id, repo: 'r', ref: 'm', path: $id, language: 'python', \
-                    module: '', package: '', content_hash: 0, line_count: 1})";
-        let external = "CREATE (:External {id: $id, repo: 'r', ref: 'm', name: $id})";
-        let symbol = "CREATE (:Symbol {id: $id, stable_id: $id, repo: 'r', ref: 'm', path: 'b', \
-                      name: $id, kind: 'function', qualified_name: $id, language: 'python', \
-                      line_start: 1, line_end: 1, byte_start: 0, byte_end: 1, signature: '', \
-                      visibility: 'public', doc: ''})";
+        let (file, external, symbol) = (FILE, EXTERNAL, SYMBOL);
         let row = |from: &str, to: &str, line: i64| {
             vec![s(from), s(to), s("n"), Value::Int64(line), s("")]
         };

@@ -438,11 +438,6 @@ fn plan(
             }
         }
     }
-    // A full build: nothing indexed yet, or --force of the only repo/ref here.
-    let fresh = match store {
-        None => true,
-        Some(st) => force && st.refs()?.iter().all(|(r, f)| r == repo && f == ref_name),
-    };
     tracing::debug!(
         ms = run.started.elapsed().as_millis() as u64,
         "opened the graph"
@@ -494,13 +489,12 @@ fn plan(
             }
         }
     }
-    let fresh = fresh
-        || (force
-            && store.is_some_and(|st| {
-                st.refs()
-                    .map(|refs| refs.iter().all(|(r, f)| r == repo && f == ref_name))
-                    .unwrap_or(false)
-            }));
+    // A full build: nothing indexed yet, or a rebuild (--force, another
+    // extraction, a layout without a state to compare) of the only repo/ref here.
+    let fresh = match store {
+        None => true,
+        Some(st) => force && st.refs()?.iter().all(|(r, f)| r == repo && f == ref_name),
+    };
     tracing::debug!(
         ms = run.started.elapsed().as_millis() as u64,
         trusted_state = prior.is_some(),

@@ -186,9 +186,10 @@ pub fn index_repo_with(
         _ => None,
     };
     // The state a run of its own leaves is encoded and written aside while the
-    // graph write commits, and put in place after (see `save_state`); so are
-    // its search documents (see `search_beside`).
-    let beside = (!opts.defer_finish && !plan.fresh && store.is_some()).then(|| {
+    // graph write commits, and put in place after (see `save_state`). The
+    // search documents are written beside it too, and made visible once it
+    // committed (see `search_beside`).
+    let beside = (!plan.fresh && store.is_some()).then(|| {
         (
             sorted.changes.add.clone(),
             sorted.changes.remove_paths.clone(),
@@ -200,11 +201,17 @@ pub fn index_repo_with(
             (Some(st), false) => Some(s.spawn(|| st.save_aside(&run.state_path))),
             _ => None,
         };
+        // Dropped unsent (a failed or panicking write), the search write is
+        // abandoned.
+        let (committed, graph_committed) = std::sync::mpsc::channel::<bool>();
         let searching = beside.map(|(add, removed, dir)| {
             let (root, previous) = (&run.root, previous_indexed_at.as_deref());
-            s.spawn(move || search_beside(root, &dir, &add, &removed, previous, opts.writer_mb()))
+            let writer = (opts.writer_mb(), opts.defer_finish);
+            let go = move || graph_committed.recv().unwrap_or(false);
+            s.spawn(move || search_beside(root, &dir, (&add, &removed), previous, writer, go))
         });
         let written = write(&run, shared, owned, &mut plan, &mut sorted, early_search);
+        let _ = committed.send(written.is_ok());
         let aside = aside.map(|h| match h.join() {
             Ok(r) => r,
             Err(panic) => std::panic::resume_unwind(panic),

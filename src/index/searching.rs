@@ -69,33 +69,38 @@ pub(super) fn symbol_docs<'a>(
     })
 }
 
-/// A run of its own (the CLI's: nothing reads its search index meanwhile)
-/// replaces the changed files' documents while the graph write commits, when
-/// the index is in step with the graph before it (else `None`: `update_search`
-/// rebuilds it after). The tag goes first and is written by the caller once the
-/// graph committed: a run that fails or is killed in between leaves an index
-/// that is rebuilt when next used.
+/// Replaces the changed files' documents while the graph write runs, when the
+/// index is in step with the graph before it (else `None`: `update_search`
+/// rebuilds it after). The new segment is written beside the graph write and
+/// made visible only once `graph_committed` says the graph committed (else it
+/// is abandoned): a reader never sees documents the graph does not hold yet.
+/// The tag is the caller's, after: a kill before it leaves an index that is
+/// rebuilt when next used.
 pub(super) fn search_beside(
     root: &Path,
     dir: &Path,
-    add: &[FileRows],
-    removed: &[String],
+    (add, removed): (&[FileRows], &[String]),
     previous_indexed_at: Option<&str>,
-    writer_mb: usize,
+    (writer_mb, merge_later): (usize, bool),
+    graph_committed: impl FnOnce() -> bool,
 ) -> Option<Result<(), IndexError>> {
     let in_step =
         previous_indexed_at.is_some() && search::read_tag(dir).as_deref() == previous_indexed_at;
-    // Without its tag removed it cannot be written before the graph.
-    if !in_step || std::fs::remove_file(dir.join(search::TAG_FILE)).is_err() {
+    if !in_step {
         return None;
     }
-    let write = || -> Result<(), IndexError> {
-        let index = SearchIndex::open_dir(dir)?.with_writer_mb(writer_mb);
+    let write = || -> Result<bool, IndexError> {
+        let index = SearchIndex::open_dir(dir)?
+            .with_writer_mb(writer_mb)
+            .with_merge_later(merge_later);
         let texts = source_texts(root, add);
-        index.write(false, removed, symbol_docs(add, &texts))?;
-        Ok(())
+        Ok(index.write_when(false, removed, symbol_docs(add, &texts), graph_committed)?)
     };
-    Some(write())
+    match write() {
+        Ok(true) => Some(Ok(())),
+        Ok(false) => None,
+        Err(e) => Some(Err(e)),
+    }
 }
 
 /// Brings the ref's search index to the state the graph just committed: the

@@ -612,6 +612,20 @@ impl SearchIndex {
         remove_paths: &[String],
         docs: impl Iterator<Item = (&'a SymbolRow, &'a str)>,
     ) -> Result<(), SearchError> {
+        self.write_when(clear, remove_paths, docs, || true)
+            .map(|_| ())
+    }
+
+    /// `write`, made visible only if `go` (called once the new segment is on
+    /// disk, which is most of a small write's cost) says so; otherwise
+    /// abandoned, leaving the index as it was. Whether it was committed.
+    pub fn write_when<'a>(
+        &self,
+        clear: bool,
+        remove_paths: &[String],
+        docs: impl Iterator<Item = (&'a SymbolRow, &'a str)>,
+        go: impl FnOnce() -> bool,
+    ) -> Result<bool, SearchError> {
         let t = std::time::Instant::now();
         // An update of a few files is written by one thread with the smallest
         // arena. A rebuild is written by one thread too, into one segment when
@@ -660,7 +674,15 @@ impl SearchIndex {
             writer.add_document(doc)?;
         }
         let added_ms = t.elapsed().as_millis() as u64;
-        writer.commit()?;
+        let prepared = writer.prepare_commit()?;
+        let prepared_ms = t.elapsed().as_millis() as u64;
+        if !go() {
+            // Its files are Tantivy's garbage from here on; the writer's drop
+            // leaves the last commit as it was.
+            tracing::debug!(added_ms, prepared_ms, "search index write abandoned");
+            return Ok(false);
+        }
+        prepared.commit()?;
         let committed_ms = t.elapsed().as_millis() as u64;
         let metas = self.index.searchable_segment_metas()?;
         // Merged later, unless changes came for so long without a pause that
@@ -677,12 +699,13 @@ impl SearchIndex {
         drop(writer);
         tracing::debug!(
             added_ms,
+            prepared_ms,
             committed_ms,
             merged = plan.len(),
             ms = t.elapsed().as_millis() as u64,
             "search index write"
         );
-        Ok(())
+        Ok(true)
     }
 
     /// How many segments the index has (for tests and `--verbose` figures).
@@ -946,6 +969,52 @@ mod tests {
         assert_eq!(index.merge_tail(true).expect("merge"), super::TAIL_SEGMENTS);
         assert_eq!(index.segment_count().expect("count"), 2);
         assert_eq!(ids().len(), 40 + super::TAIL_SEGMENTS);
+    }
+
+    /// A write beside the graph's: nothing of it is visible until `go`, and
+    /// one abandoned (the graph failed) leaves the index as it was, ready for
+    /// the next.
+    #[test]
+    fn a_write_is_visible_only_when_told_and_abandoned_otherwise() {
+        let index = super::SearchIndex::in_ram().expect("index");
+        let row = |k: usize| SymbolRow {
+            id: format!("id{k}"),
+            name: format!("name_{k}"),
+            path: format!("f{k}.py"),
+            ..SymbolRow::default()
+        };
+        let (a, b, c) = (row(0), row(1), row(2));
+        let ids = || {
+            let mut ids = index.symbol_ids().expect("ids");
+            ids.sort();
+            ids
+        };
+        index
+            .write(true, &[], std::iter::once((&a, "x")))
+            .expect("rebuild");
+        let committed = index
+            .write_when(
+                false,
+                &["f0.py".to_string()],
+                std::iter::once((&b, "x")),
+                || {
+                    assert_eq!(ids(), ["id0"], "not visible before the graph commits");
+                    false
+                },
+            )
+            .expect("abandoned");
+        assert!(!committed);
+        assert_eq!(ids(), ["id0"], "an abandoned write changes nothing");
+        let committed = index
+            .write_when(
+                false,
+                &["f0.py".to_string()],
+                std::iter::once((&c, "x")),
+                || true,
+            )
+            .expect("write");
+        assert!(committed);
+        assert_eq!(ids(), ["id2"]);
     }
 
     #[test]

@@ -224,6 +224,10 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/insert_imports_grouped.cypher"),
     ),
     (
+        "insert_imports_grouped_from_file",
+        include_str!("../../../queries/insert_imports_grouped_from_file.cypher"),
+    ),
+    (
         "insert_imports_from_file",
         include_str!("../../../queries/insert_imports_from_file.cypher"),
     ),

@@ -761,19 +761,25 @@ pub(super) fn insert_import_rows<'r>(
 /// Import edges a grouped statement writes (see `insert_imports_grouped.cypher`).
 pub const IMPORTS_GROUP: usize = 8;
 
-/// `template` (of `insert_imports_grouped.cypher`) for `k` rows into `label`'s
-/// table: its MATCH and CREATE lines once per row, `{i}` the row's number, and
+/// `template` (of `insert_imports_grouped*.cypher`) for `k` rows into
+/// `label`'s table: its MATCH and CREATE lines joined into one of each, a line
+/// with `{i}` once per row (`{i}` the row's number), one without it once; and
 /// the count of matched rows returned.
 pub fn grouped_statement(template: &str, label: &str, k: usize) -> String {
     let line = |head: &str| {
-        let unit = template
+        let units: Vec<&str> = template
             .lines()
-            .find_map(|l| l.strip_prefix(head))
-            .unwrap_or_else(|| panic!("the grouped template has no {head}line"));
-        (0..k)
-            .map(|i| {
-                unit.replace("{i}", &i.to_string())
-                    .replace("{label}", label)
+            .filter_map(|l| l.strip_prefix(head))
+            .collect();
+        assert!(!units.is_empty(), "the grouped template has no {head}line");
+        units
+            .into_iter()
+            .flat_map(|unit| {
+                let times = if unit.contains("{i}") { k } else { 1 };
+                (0..times).map(move |i| {
+                    unit.replace("{i}", &i.to_string())
+                        .replace("{label}", label)
+                })
             })
             .collect::<Vec<_>>()
             .join(", ")
@@ -786,80 +792,114 @@ pub fn grouped_statement(template: &str, label: &str, k: usize) -> String {
 }
 
 /// Writes import edges into `label`'s nodes by key, `IMPORTS_GROUP` a
-/// statement; `single` (one edge, `EDGE_FIELDS` as parameters) writes the rest
-/// and the rows of a group that found no match.
+/// statement: those of a file with that many or more with the file found once
+/// (`insert_imports_grouped_from_file`), the others each with both ends
+/// (`insert_imports_grouped`); `single` (one edge, `EDGE_FIELDS` as
+/// parameters) writes the rest and the rows of a group that found no match.
 fn write_grouped(
     conn: &mut Session<'_, '_>,
     label: ImportLabel,
     single: &'static str,
     rows: impl Iterator<Item = Vec<Value>>,
-) -> Result<()> {
+) -> Result<ByKey> {
     use std::sync::OnceLock;
-    static STATEMENTS: OnceLock<Vec<(ImportLabel, String)>> = OnceLock::new();
-    static NAMES: OnceLock<Vec<String>> = OnceLock::new();
-    let statements = STATEMENTS.get_or_init(|| {
-        [
-            ImportLabel::Symbol,
-            ImportLabel::File,
-            ImportLabel::Package,
-            ImportLabel::External,
-        ]
-        .into_iter()
-        .map(|l| {
-            let text = grouped_statement(q("insert_imports_grouped"), l.table(), IMPORTS_GROUP);
-            (l, text)
-        })
-        .collect()
+    static NAMES: OnceLock<[Vec<String>; 2]> = OnceLock::new();
+    let [names, from_file_names] = NAMES.get_or_init(|| {
+        let numbered = |fields: &[&str]| -> Vec<String> {
+            (0..IMPORTS_GROUP)
+                .flat_map(|i| fields.iter().map(move |f| format!("{f}{i}")))
+                .collect()
+        };
+        [numbered(&EDGE_FIELDS), numbered(&EDGE_FIELDS[1..])]
     });
-    let names = NAMES.get_or_init(|| {
-        (0..IMPORTS_GROUP)
-            .flat_map(|i| EDGE_FIELDS.iter().map(move |f| format!("{f}{i}")))
-            .collect()
-    });
-    let grouped: &'static str = statements
-        .iter()
-        .find(|(l, _)| *l == label)
-        .map(|(_, t)| t.as_str())
-        .expect("every label has a grouped statement");
     let started = std::time::Instant::now();
     let all: Vec<Vec<Value>> = rows.collect();
     let (rows, in_bulk) = write_bulk_groups(conn, label, all)?;
-    let mut one_by_one: Vec<&Vec<Value>> = Vec::new();
-    let mut chunks = rows.chunks_exact(IMPORTS_GROUP);
+    let total = rows.len() + in_bulk;
+    let mut by_file: std::collections::BTreeMap<String, Vec<Vec<Value>>> = Default::default();
+    for row in rows {
+        by_file.entry(string(&row[0])).or_default().push(row);
+    }
+    let mut mixed: Vec<Vec<Value>> = Vec::new();
+    let mut one_by_one: Vec<Vec<Value>> = Vec::new();
+    let mut from_file = 0;
+    let statement = grouped_for(label, "insert_imports_grouped_from_file");
+    for (file, mut group) in by_file {
+        let whole = group.len() - group.len() % IMPORTS_GROUP;
+        mixed.extend(group.drain(whole..));
+        for chunk in group.chunks_exact(IMPORTS_GROUP) {
+            let params: Vec<(&str, Value)> = std::iter::once(("from", Value::String(file.clone())))
+                .chain(
+                    from_file_names
+                        .iter()
+                        .map(String::as_str)
+                        .zip(chunk.iter().flat_map(|r| r[1..].iter().cloned())),
+                )
+                .collect();
+            match matched(conn, statement, params)? {
+                true => from_file += chunk.len(),
+                false => one_by_one.extend_from_slice(chunk),
+            }
+        }
+    }
+    let statement = grouped_for(label, "insert_imports_grouped");
+    let mut chunks = mixed.chunks_exact(IMPORTS_GROUP);
     for chunk in chunks.by_ref() {
         let params: Vec<(&str, Value)> = names
             .iter()
             .map(String::as_str)
             .zip(chunk.iter().flat_map(|r| r.iter().cloned()))
             .collect();
-        let matched = conn
-            .exec(grouped, params)?
-            .next()
-            .is_some_and(|r| int(&r[0]) > 0);
-        if !matched {
-            one_by_one.extend(chunk);
+        if !matched(conn, statement, params)? {
+            one_by_one.extend_from_slice(chunk);
         }
     }
-    one_by_one.extend(chunks.remainder());
+    one_by_one.extend_from_slice(chunks.remainder());
     let singles = one_by_one.len();
     for row in one_by_one {
-        conn.exec(
-            single,
-            EDGE_FIELDS
-                .iter()
-                .copied()
-                .zip(row.iter().cloned())
-                .collect(),
-        )?;
+        conn.exec(single, EDGE_FIELDS.iter().copied().zip(row).collect())?;
     }
     tracing::debug!(
-        rows = rows.len() + in_bulk,
+        rows = total,
         in_bulk,
+        from_file,
         singles,
         ms = started.elapsed().as_millis() as u64,
         "wrote import edges by key"
     );
-    Ok(())
+    Ok(ByKey {
+        in_bulk,
+        from_file,
+        singles,
+    })
+}
+
+/// How `write_grouped` wrote its rows: in bulk groups, in groups out of one
+/// file, one by one (the rest went in mixed groups).
+#[derive(Debug, PartialEq)]
+struct ByKey {
+    in_bulk: usize,
+    from_file: usize,
+    singles: usize,
+}
+
+/// Whether a grouped statement matched its rows (else it wrote nothing).
+fn matched(
+    conn: &mut Session<'_, '_>,
+    statement: &'static str,
+    params: Vec<(&str, Value)>,
+) -> Result<bool> {
+    Ok(conn
+        .exec(statement, params)?
+        .next()
+        .is_some_and(|r| int(&r[0]) > 0))
+}
+
+/// `grouped_statement` of the query file `name` for `label`'s table.
+fn grouped_for(label: ImportLabel, name: &'static str) -> &'static str {
+    made_once((name, label.table(), true), || {
+        grouped_statement(q(name), label.table(), IMPORTS_GROUP)
+    })
 }
 
 /// Edges written by one statement per group: this many or more out of one file,
@@ -945,18 +985,28 @@ fn write_bulk_groups(
     Ok((rest, written))
 }
 
-/// A query file with `{label}` for `label`'s table, made once per label.
+/// A query file with `{label}` for `label`'s table.
 fn for_label(name: &'static str, label: ImportLabel) -> &'static str {
-    type Made = std::sync::Mutex<HashMap<(&'static str, &'static str), &'static str>>;
+    made_once((name, label.table(), false), || {
+        q(name).replace("{label}", label.table())
+    })
+}
+
+/// A statement made from a query file for one table (grouped or not), made
+/// once and kept for the process: at most a few templates times four tables,
+/// and prepared statements are keyed by their text's address.
+fn made_once(
+    key: (&'static str, &'static str, bool),
+    make: impl FnOnce() -> String,
+) -> &'static str {
+    type Made = std::sync::Mutex<HashMap<(&'static str, &'static str, bool), &'static str>>;
     static MADE: std::sync::OnceLock<Made> = std::sync::OnceLock::new();
     let mut made = MADE
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    // At most a few templates times four tables: leaked once, kept for the
-    // process (prepared statements are keyed by their text's address).
-    made.entry((name, label.table()))
-        .or_insert_with(|| Box::leak(q(name).replace("{label}", label.table()).into_boxed_str()))
+    made.entry(key)
+        .or_insert_with(|| Box::leak(make().into_boxed_str()))
 }
 
 /// Brings the ref's import edges and External nodes to exactly `desired`,
@@ -1418,6 +1468,66 @@ mod tests {
             .chain(["b>e0@100".to_string(), "b>e1@101".to_string()])
             .chain((0..18).filter(|&i| i != 3).map(|i| format!("f{i}>t@{i}")))
             .chain(["f0>u@50".to_string()])
+            .collect();
+        want.sort();
+        assert_eq!(edges, want);
+    }
+
+    /// On a real Kuzu database: a file's edges go eight a statement with the
+    /// file found once; a group with a missing end goes one by one, the
+    /// remainder with other files' rows.
+    #[test]
+    fn grouped_import_edges_find_their_file_once() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let store = small_store(&tmp);
+        let conn = store.conn().expect("conn");
+        let run = |text: &str, id: &str| {
+            let mut stmt = conn.prepare(text).expect("prepare");
+            conn.execute(&mut stmt, vec![("id", s(id))])
+                .expect("create");
+        };
+        let row = |from: &str, to: &str, line: i64| {
+            vec![s(from), s(to), s("n"), Value::Int64(line), s("")]
+        };
+        // `g` imports s0..s19 (s5 missing); `h` imports four of them.
+        run(FILE, "g");
+        run(FILE, "h");
+        for i in (0..20).filter(|&i| i != 5) {
+            run(SYMBOL, &format!("s{i}"));
+        }
+        let mut rows: Vec<Vec<Value>> = (0..20).map(|i| row("g", &format!("s{i}"), i)).collect();
+        rows.extend((0..4).map(|i| row("h", &format!("s{i}"), 100 + i)));
+        let mut stmts = HashMap::new();
+        let mut session = Session::new(&conn, &mut stmts);
+        let counts = write_grouped(
+            &mut session,
+            ImportLabel::Symbol,
+            q("insert_import_symbol"),
+            rows.into_iter(),
+        )
+        .expect("write");
+        // g's first eight (with s5) one by one, its next eight at once, its
+        // last four with h's four in a mixed group.
+        assert_eq!(
+            counts,
+            ByKey {
+                in_bulk: 0,
+                from_file: 8,
+                singles: 8
+            }
+        );
+        let edges: Vec<String> = conn
+            .query(
+                "MATCH (f:File)-[i:IMPORTS]->(t) \
+                 RETURN f.id + '>' + t.id + '@' + cast(i.line, 'STRING') AS e ORDER BY e",
+            )
+            .expect("read")
+            .map(|r| string(&r[0]))
+            .collect();
+        let mut want: Vec<String> = (0..20)
+            .filter(|&i| i != 5)
+            .map(|i| format!("g>s{i}@{i}"))
+            .chain((0..4).map(|i| format!("h>s{i}@{}", 100 + i)))
             .collect();
         want.sort();
         assert_eq!(edges, want);

@@ -1328,8 +1328,6 @@ mod tests {
     use super::*;
     use crate::store::graph::GraphConfig;
 
-    /// On a real Kuzu database: whole groups go in one statement each, and a
-    /// group with a missing end still writes its other rows (one by one).
     /// A small real graph in `tmp`.
     fn small_store(tmp: &tempfile::TempDir) -> GraphStore {
         let cfg = GraphConfig {
@@ -1349,49 +1347,67 @@ mod tests {
                           visibility: 'public', doc: ''})";
     const EXTERNAL: &str = "CREATE (:External {id: $id, repo: 'r', ref: 'm', name: $id})";
 
+    /// On a real Kuzu database: a file's edges go eight a statement with the
+    /// file found once; a group with a missing end goes one by one (its other
+    /// rows still written); what is left of each file goes in mixed groups.
     #[test]
     fn grouped_import_edges_write_every_row_that_has_both_ends() {
         let tmp = tempfile::tempdir().expect("tmp");
         let store = small_store(&tmp);
         let conn = store.conn().expect("conn");
-        let (file, symbol) = (FILE, SYMBOL);
+        let run = |text: &str, id: &str| {
+            let mut stmt = conn.prepare(text).expect("prepare");
+            conn.execute(&mut stmt, vec![("id", s(id))])
+                .expect("create");
+        };
+        let row = |from: &str, to: &str, line: i64| {
+            vec![s(from), s(to), s("n"), Value::Int64(line), s("")]
+        };
+        // `a` imports s0..s18 (s5 missing); `b` imports five of them.
+        run(FILE, "a");
+        run(FILE, "b");
+        for i in (0..19).filter(|&i| i != 5) {
+            run(SYMBOL, &format!("s{i}"));
+        }
+        let mut rows: Vec<Vec<Value>> = (0..19).map(|i| row("a", &format!("s{i}"), i)).collect();
+        rows.extend((0..5).map(|i| row("b", &format!("s{i}"), 100 + i)));
         let mut stmts = HashMap::new();
         let mut session = Session::new(&conn, &mut stmts);
-        for id in ["a", "b"] {
-            let mut stmt = conn.prepare(file).expect("prepare");
-            conn.execute(&mut stmt, vec![("id", s(id))]).expect("file");
-        }
-        // 19 rows: two groups of 8 and 3 alone; row 5 names no symbol.
-        let rows: Vec<Vec<Value>> = (0..19)
-            .map(|i| {
-                vec![
-                    s("a"),
-                    s(&format!("s{i}")),
-                    s(&format!("n{i}")),
-                    Value::Int64(i),
-                    s(""),
-                ]
-            })
-            .collect();
-        for i in (0..19).filter(|&i| i != 5) {
-            let mut stmt = conn.prepare(symbol).expect("prepare");
-            conn.execute(&mut stmt, vec![("id", s(&format!("s{i}")))])
-                .expect("symbol");
-        }
-        write_grouped(
+        let counts = write_grouped(
             &mut session,
             ImportLabel::Symbol,
             q("insert_import_symbol"),
             rows.into_iter(),
         )
         .expect("write");
-        let lines: Vec<i64> = conn
-            .query("MATCH (:File {id: 'a'})-[i:IMPORTS]->(:Symbol) RETURN i.line ORDER BY i.line")
-            .expect("read")
-            .map(|r| int(&r[0]))
+        // a's first eight (with s5) one by one, its next eight at once, its
+        // last three with b's five in a mixed group.
+        assert_eq!(
+            counts,
+            ByKey {
+                in_bulk: 0,
+                from_file: 8,
+                singles: 8
+            }
+        );
+        let mut want: Vec<String> = (0..19)
+            .filter(|&i| i != 5)
+            .map(|i| format!("a>s{i}@{i}"))
+            .chain((0..5).map(|i| format!("b>s{i}@{}", 100 + i)))
             .collect();
-        let want: Vec<i64> = (0..19).filter(|&i| i != 5).collect();
-        assert_eq!(lines, want);
+        want.sort();
+        assert_eq!(import_edges(&conn), want);
+    }
+
+    /// Every import edge as `from>to@line`, in order.
+    fn import_edges(conn: &kuzu::Connection<'_>) -> Vec<String> {
+        conn.query(
+            "MATCH (f:File)-[i:IMPORTS]->(t) \
+             RETURN f.id + '>' + t.id + '@' + cast(i.line, 'STRING') AS e ORDER BY e",
+        )
+        .expect("read")
+        .map(|r| string(&r[0]))
+        .collect()
     }
 
     /// On a real Kuzu database: many edges out of one file, and many into one
@@ -1454,14 +1470,6 @@ mod tests {
             rest.into_iter(),
         )
         .expect("write symbols");
-        let edges: Vec<String> = conn
-            .query(
-                "MATCH (f:File)-[i:IMPORTS]->(t) \
-                 RETURN f.id + '>' + t.id + '@' + cast(i.line, 'STRING') AS e ORDER BY e",
-            )
-            .expect("read")
-            .map(|r| string(&r[0]))
-            .collect();
         let mut want: Vec<String> = (0..20)
             .filter(|&i| i != 7)
             .map(|i| format!("a>e{i}@{i}"))
@@ -1470,66 +1478,6 @@ mod tests {
             .chain(["f0>u@50".to_string()])
             .collect();
         want.sort();
-        assert_eq!(edges, want);
-    }
-
-    /// On a real Kuzu database: a file's edges go eight a statement with the
-    /// file found once; a group with a missing end goes one by one, the
-    /// remainder with other files' rows.
-    #[test]
-    fn grouped_import_edges_find_their_file_once() {
-        let tmp = tempfile::tempdir().expect("tmp");
-        let store = small_store(&tmp);
-        let conn = store.conn().expect("conn");
-        let run = |text: &str, id: &str| {
-            let mut stmt = conn.prepare(text).expect("prepare");
-            conn.execute(&mut stmt, vec![("id", s(id))])
-                .expect("create");
-        };
-        let row = |from: &str, to: &str, line: i64| {
-            vec![s(from), s(to), s("n"), Value::Int64(line), s("")]
-        };
-        // `g` imports s0..s19 (s5 missing); `h` imports four of them.
-        run(FILE, "g");
-        run(FILE, "h");
-        for i in (0..20).filter(|&i| i != 5) {
-            run(SYMBOL, &format!("s{i}"));
-        }
-        let mut rows: Vec<Vec<Value>> = (0..20).map(|i| row("g", &format!("s{i}"), i)).collect();
-        rows.extend((0..4).map(|i| row("h", &format!("s{i}"), 100 + i)));
-        let mut stmts = HashMap::new();
-        let mut session = Session::new(&conn, &mut stmts);
-        let counts = write_grouped(
-            &mut session,
-            ImportLabel::Symbol,
-            q("insert_import_symbol"),
-            rows.into_iter(),
-        )
-        .expect("write");
-        // g's first eight (with s5) one by one, its next eight at once, its
-        // last four with h's four in a mixed group.
-        assert_eq!(
-            counts,
-            ByKey {
-                in_bulk: 0,
-                from_file: 8,
-                singles: 8
-            }
-        );
-        let edges: Vec<String> = conn
-            .query(
-                "MATCH (f:File)-[i:IMPORTS]->(t) \
-                 RETURN f.id + '>' + t.id + '@' + cast(i.line, 'STRING') AS e ORDER BY e",
-            )
-            .expect("read")
-            .map(|r| string(&r[0]))
-            .collect();
-        let mut want: Vec<String> = (0..20)
-            .filter(|&i| i != 5)
-            .map(|i| format!("g>s{i}@{i}"))
-            .chain((0..4).map(|i| format!("h>s{i}@{}", 100 + i)))
-            .collect();
-        want.sort();
-        assert_eq!(edges, want);
+        assert_eq!(import_edges(&conn), want);
     }
 }

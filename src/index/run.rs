@@ -359,9 +359,11 @@ fn remembered_walk(run: &Run<'_>) -> WalkResult {
     let loaded = (!run.opts.force)
         .then(|| DirMemo::load(&memo_path))
         .flatten();
+    let load_ms = t.elapsed().as_millis() as u64;
     let remembered = loaded
         .as_ref()
         .and_then(|memo| rewalk(&run.root, &run.walk_opts, memo));
+    let walk_ms = t.elapsed().as_millis() as u64;
     let again = remembered.is_some();
     let walked = remembered.unwrap_or_else(|| walk::walk(&run.root, &run.walk_opts));
     let memo = DirMemo::of(
@@ -379,6 +381,8 @@ fn remembered_walk(run: &Run<'_>) -> WalkResult {
         tracing::debug!("could not save the walk's memo ({e})");
     }
     tracing::debug!(
+        load_ms,
+        walk_ms,
         ms = t.elapsed().as_millis() as u64,
         from_memo = again,
         "walk"

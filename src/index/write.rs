@@ -22,10 +22,12 @@ pub(super) fn open_for_write(
     repo: &str,
     ref_name: &str,
 ) -> Result<Opened, IndexError> {
+    let t = std::time::Instant::now();
     let lock = match held {
         Some(_) => None,
         None => Some(data.lock_writer()?),
     };
+    let locked_ms = t.elapsed().as_millis() as u64;
     // A server (`shared`) settled the log when it opened the graph, and its
     // log now holds its own runs not yet checkpointed.
     if shared.is_none() {
@@ -45,6 +47,7 @@ pub(super) fn open_for_write(
         }
     }
     // Leftovers of an interrupted full build are garbage now that we hold the lock.
+    let settled_ms = t.elapsed().as_millis() as u64;
     if let Err(e) = data.remove_stale_graphs()
         && !opts.force
     {
@@ -69,6 +72,12 @@ pub(super) fn open_for_write(
         },
         _ => None,
     };
+    tracing::debug!(
+        locked_ms,
+        settled_ms,
+        ms = t.elapsed().as_millis() as u64,
+        "opened the graph for writing"
+    );
     Ok((lock, owned))
 }
 

@@ -46,8 +46,8 @@ pub(super) fn open_for_write(
             let _ = std::fs::remove_dir_all(&snapshot);
         }
     }
-    // Leftovers of an interrupted full build are garbage now that we hold the lock.
     let settled_ms = t.elapsed().as_millis() as u64;
+    // Leftovers of an interrupted full build are garbage now that we hold the lock.
     if let Err(e) = data.remove_stale_graphs()
         && !opts.force
     {

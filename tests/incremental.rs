@@ -638,3 +638,93 @@ fn a_walk_from_the_memo_of_the_last_equals_a_full_walk() {
         changes.len()
     );
 }
+
+/// Files, symbols with their parents and import edges of one repo/ref, sorted.
+fn ref_dump(data: &DataDir, repo: &str, ref_name: &str) -> Vec<String> {
+    let store = data.open_graph_read_only(&small_graph()).expect("open");
+    let at = format!("{{repo: '{repo}', ref: '{ref_name}'}}");
+    let mut out: Vec<String> = Vec::new();
+    for (kind, query) in [
+        (
+            "file",
+            format!(
+                "MATCH (f:File {at}) RETURN f.path AS a, f.content_hash AS b, f.module AS c, f.imports AS d"
+            ),
+        ),
+        (
+            "symbol",
+            format!(
+                "MATCH (p)-[:CONTAINS]->(s:Symbol {at}) RETURN s.id AS a, s.qualified_name AS b, \
+                 s.line_start AS c, p.id AS d"
+            ),
+        ),
+        (
+            "import",
+            format!(
+                "MATCH (f:File {at})-[e:IMPORTS]->(t) RETURN f.path AS a, t.id AS b, e.to_name AS c, \
+                 e.line AS d"
+            ),
+        ),
+    ] {
+        out.extend(rows(&store, &query).iter().map(|r| {
+            let cols = ["a", "b", "c", "d"].map(|c| s(&r[c]));
+            format!("{kind} {}", cols.join(" "))
+        }));
+    }
+    out.sort();
+    out
+}
+
+/// A whole ref written into a graph that holds another goes in with bulk COPY,
+/// not one transaction (`GraphStore::load_beside`): it equals the same ref
+/// indexed alone, a load cut short leaves the ref marked unfinished, and the
+/// next run indexes it again in full.
+#[test]
+fn a_ref_loaded_beside_another_equals_it_alone_and_a_cut_load_is_redone() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let alone = DataDir::new(tmp.path().join("alone"));
+    index_repo(&fixture("python"), &alone, &opts("inc"), &Silent).expect("alone");
+    let expected = ref_dump(&alone, "inc", "test");
+    for kind in ["file ", "symbol ", "import "] {
+        assert!(
+            expected.iter().any(|l| l.starts_with(kind)),
+            "no {kind}rows"
+        );
+    }
+
+    let shared = DataDir::new(tmp.path().join("shared"));
+    index_repo(&fixture("go"), &shared, &opts("other"), &Silent).expect("other");
+    let other = ref_dump(&shared, "other", "test");
+
+    // Stopped once its files are in: the ref is left marked, half written.
+    let o = cruxe::index::IndexOptions {
+        stop: cruxe::index::Stop::default(),
+        ..opts("inc")
+    };
+    let progress = StopAt {
+        phase: "writing",
+        stop: &o.stop,
+    };
+    assert!(index_repo(&fixture("python"), &shared, &o, &progress).is_err());
+    {
+        let store = shared.open_graph_read_only(&small_graph()).expect("open");
+        assert!(store.ref_unfinished("inc", "test").expect("tag"));
+        let partial = ref_dump(&shared, "inc", "test");
+        assert!(
+            !partial.is_empty() && partial.len() < expected.len(),
+            "{partial:?}"
+        );
+    }
+
+    // The next run starts it over; then a run with nothing changed writes nothing.
+    let report = index_repo(&fixture("python"), &shared, &opts("inc"), &Silent).expect("again");
+    assert_eq!(report.parsed, report.files);
+    assert_eq!(ref_dump(&shared, "inc", "test"), expected);
+    let store = shared.open_graph_read_only(&small_graph()).expect("open");
+    assert!(!store.ref_unfinished("inc", "test").expect("tag"));
+    drop(store);
+    let report = index_repo(&fixture("python"), &shared, &opts("inc"), &Silent).expect("unchanged");
+    assert_eq!(report.parsed, 0);
+    assert_eq!(ref_dump(&shared, "inc", "test"), expected);
+    assert_eq!(ref_dump(&shared, "other", "test"), other);
+}

@@ -449,6 +449,14 @@ fn plan(
             }
         }
     }
+    // A load beside other refs that a crash or a stop cut short is done again.
+    if let Some(st) = store
+        && !force
+        && st.ref_unfinished(repo, ref_name)?
+    {
+        tracing::info!("the last load of this ref did not finish: re-indexing every file");
+        force = true;
+    }
     tracing::debug!(
         ms = run.started.elapsed().as_millis() as u64,
         "opened the graph"
@@ -1360,14 +1368,24 @@ fn write<'s>(
     let in_place = !plan.fresh && (shared.is_some() || owned.is_some());
     if in_place {
         let t = Instant::now();
+        // The whole ref, beside others: too big for one transaction.
+        let whole_ref =
+            plan.existing.is_empty() && matches!(changes.imports, Some(ImportChanges::All(_)));
+        let write_to = |st: &GraphStore, changes: &mut Changes| match whole_ref {
+            true => {
+                let stop = opts.stop.clone();
+                st.load_beside(changes, Box::new(move || stop.requested()))
+            }
+            false => st.apply(changes, &|| opts.stop.requested()),
+        };
         let written = match shared {
             Some(st) => {
-                st.apply(changes, &|| opts.stop.requested())?;
+                write_to(st, changes)?;
                 Written::Shared(st)
             }
             None => {
                 let st = owned.expect("an in-place run has a graph");
-                st.apply(changes, &|| opts.stop.requested())?;
+                write_to(&st, changes)?;
                 Written::Own(Box::new(st))
             }
         };

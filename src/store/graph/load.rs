@@ -1,12 +1,13 @@
-//! A full build: a whole ref written into a new, empty database with bulk COPY
-//! from CSV files (Kuzu's fastest path), each statement committing on its own.
+//! A whole ref written with bulk COPY from CSV files (Kuzu's fastest path),
+//! each statement committing on its own: a full build into a new, empty
+//! database, or a ref loaded beside the others of a shared one.
 
 use kuzu::Connection;
 
 use super::readers::Session;
 use super::rows::{Changes, ImportChanges, ImportLabel, ImportRow};
 use super::schema::q;
-use super::write::upsert_repo_and_ref;
+use super::write::{delete_ref, upsert_repo_and_ref, upsert_repo_and_ref_tagged};
 use super::{GraphError, GraphStore, Result, external_id, package_id, ref_id};
 
 impl GraphStore {
@@ -15,30 +16,106 @@ impl GraphStore {
     /// and swapped in by the caller once this returns.
     pub fn load_fresh(&mut self, changes: &Changes) -> Result<()> {
         let conn = self.conn()?;
-        copy_all(&conn, changes)
+        let mut stmts = std::collections::HashMap::new();
+        let mut session = Session::new(&conn, &mut stmts);
+        upsert_repo_and_ref(&mut session, changes)?;
+        copy_rows(&mut session, changes, &|| false)
+    }
+
+    /// Writes a whole repo/ref (`changes.add` and `ImportChanges::All`) into
+    /// this graph, which holds other refs, replacing what it held of this one.
+    ///
+    /// Not in one transaction: Kuzu keeps a transaction's new rows in its
+    /// buffer pool, and a whole ref does not fit there (Python's `lib/` ran a
+    /// 512 MB pool out a third of the way through its 368k symbols). So the
+    /// rows go in with the bulk COPY of a full build, each statement committing
+    /// on its own, which needs little memory and is faster too. Until the last
+    /// one the ref is marked unfinished (an empty `indexed_at`, see
+    /// [`GraphStore::ref_unfinished`]): a crash or a stop in between leaves it
+    /// so, and the next run indexes it again from scratch.
+    ///
+    /// Runs on the writer thread like `apply`, holding the checkpoint gate;
+    /// readers of this ref may see it partly written meanwhile (its commit
+    /// count stays odd until the end). `abandon` is asked between statements.
+    pub fn load_beside(
+        &self,
+        changes: &mut Changes,
+        abandon: Box<dyn Fn() -> bool + Send>,
+    ) -> Result<()> {
+        let _gate = self.gate.read().unwrap_or_else(|e| e.into_inner());
+        self.check_usable()?;
+        let (repo, ref_name) = (changes.repo.clone(), changes.ref_name.clone());
+        let owned = std::mem::take(changes);
+        self.count_commit(&repo, &ref_name);
+        let done = self.writer().submit(move |w| {
+            let result = load_on(&mut w.session(), &owned, &*abandon);
+            Ok((owned, result))
+        });
+        let outcome = done.and_then(|rx| {
+            rx.recv()
+                .map_err(|_| GraphError::Kuzu("the graph writer stopped".into()))?
+        });
+        self.count_commit(&repo, &ref_name);
+        let (owned, result) = outcome?;
+        *changes = owned;
+        result
     }
 }
 
-/// Writes a whole repo/ref into a new, empty database with COPY from CSV files
-/// (no manual transaction: the caller builds aside and swaps the file in when
-/// this returns). CSV, not parameters: converting wide rows across the FFI costs
-/// more than Kuzu's CSV reader.
-fn copy_all(conn: &Connection<'_>, c: &Changes) -> Result<()> {
-    let mut stmts = std::collections::HashMap::new();
-    let mut session = Session::new(conn, &mut stmts);
-    upsert_repo_and_ref(&mut session, c)?;
+/// `GraphStore::load_beside` on the writer thread's session.
+fn load_on(conn: &mut Session<'_, '_>, c: &Changes, abandon: &dyn Fn() -> bool) -> Result<()> {
+    let t = std::time::Instant::now();
+    // The mark and the removal of what the ref held go together.
+    conn.query("BEGIN TRANSACTION")?;
+    let marked = upsert_repo_and_ref_tagged(conn, c, "", "").and_then(|()| match c.replace_all {
+        true => delete_ref(conn, c),
+        false => Ok(()),
+    });
+    match marked {
+        Ok(()) => conn.query("COMMIT")?,
+        Err(e) => {
+            let _ = conn.query("ROLLBACK");
+            return Err(e);
+        }
+    }
+    copy_rows(conn, c, abandon)?;
+    if abandon() {
+        return Err(GraphError::Abandoned);
+    }
+    upsert_repo_and_ref(conn, c)?;
+    tracing::debug!(
+        files = c.add.len(),
+        ms = t.elapsed().as_millis() as u64,
+        "loaded the ref beside the others"
+    );
+    Ok(())
+}
+
+/// Writes a whole repo/ref's rows with COPY from CSV files, each statement
+/// committing on its own (the Ref node is the caller's). CSV, not parameters:
+/// converting wide rows across the FFI costs more than Kuzu's CSV reader.
+/// `abandon` is asked before each table.
+fn copy_rows(session: &mut Session<'_, '_>, c: &Changes, abandon: &dyn Fn() -> bool) -> Result<()> {
+    let conn = session.connection();
     let mut copier = Copier {
         conn,
         scratch: tempfile::tempdir().map_err(|e| GraphError::Kuzu(e.to_string()))?,
         files: 0,
     };
+    let go_on = || match abandon() {
+        true => Err(GraphError::Abandoned),
+        false => Ok(()),
+    };
     copy_files(&mut copier, c)?;
+    go_on()?;
     copy_symbols(&mut copier, c)?;
+    go_on()?;
     // Few rows (one per Go directory and file): written as statements.
     if let Some(packages) = &c.packages {
-        super::write::sync_packages(&mut session, c, packages)?;
+        super::write::sync_packages(session, c, packages)?;
     }
     if let Some(ImportChanges::All(imports)) = &c.imports {
+        go_on()?;
         copy_imports(&mut copier, c, imports)?;
     }
     Ok(())

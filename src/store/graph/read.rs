@@ -204,6 +204,14 @@ impl GraphStore {
         Ok(self.ref_version(repo, ref_name)?.map(|(at, _)| at))
     }
 
+    /// Whether a whole-ref load beside other refs left this one unfinished
+    /// (an empty `indexed_at`, see `GraphStore::load_beside`).
+    pub fn ref_unfinished(&self, repo: &str, ref_name: &str) -> Result<bool> {
+        Ok(self
+            .ref_indexed_at(repo, ref_name)?
+            .is_some_and(|at| at.is_empty()))
+    }
+
     /// (indexed_at, commit) of a repo/ref.
     pub fn ref_version(&self, repo: &str, ref_name: &str) -> Result<Option<(String, String)>> {
         let conn = self.conn()?;

@@ -67,6 +67,11 @@ impl<'c, 'db> Session<'c, 'db> {
         Ok(self.conn.execute(stmt, params)?)
     }
 
+    /// The connection itself (a bulk COPY is run unprepared on it).
+    pub(super) fn connection(&self) -> &'c Connection<'db> {
+        self.conn
+    }
+
     /// Runs `text` unprepared (transaction control).
     pub(super) fn query(&self, text: &str) -> Result<()> {
         self.conn.query(text)?;

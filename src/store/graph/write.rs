@@ -216,20 +216,25 @@ fn by_ids<T>(
 /// one statement (see `delete_one_file_symbols.cypher`).
 const FILES_BY_KEY: usize = 4;
 
+/// Everything of the repo/ref `c` names but the Ref node itself.
+pub(super) fn delete_ref(conn: &mut Session<'_, '_>, c: &Changes) -> Result<()> {
+    for name in [
+        "delete_ref_symbols",
+        "delete_ref_externals",
+        "delete_ref_packages",
+        "delete_ref_files",
+    ] {
+        conn.exec(q(name), vec![("repo", s(&c.repo)), ("ref", s(&c.ref_name))])?;
+    }
+    Ok(())
+}
+
 /// What goes before the new rows come in: the whole ref (`replace_all`), or the
 /// symbols of changed and removed files (only those that go, for a diffed
 /// file) and the removed files.
 fn delete_old(conn: &mut Session<'_, '_>, c: &Changes) -> Result<()> {
     if c.replace_all {
-        for name in [
-            "delete_ref_symbols",
-            "delete_ref_externals",
-            "delete_ref_packages",
-            "delete_ref_files",
-        ] {
-            conn.exec(q(name), vec![("repo", s(&c.repo)), ("ref", s(&c.ref_name))])?;
-        }
-        return Ok(());
+        return delete_ref(conn, c);
     }
     if c.remove_paths.is_empty() {
         return Ok(());
@@ -282,6 +287,17 @@ fn delete_old(conn: &mut Session<'_, '_>, c: &Changes) -> Result<()> {
 
 /// The ref's `Repo` and `Ref` nodes, with what this run knows of them.
 pub(super) fn upsert_repo_and_ref(conn: &mut Session<'_, '_>, c: &Changes) -> Result<()> {
+    upsert_repo_and_ref_tagged(conn, c, &c.indexed_at, &c.layout_hash)
+}
+
+/// `upsert_repo_and_ref` with another tag: an empty one marks a ref whose
+/// load has not finished (`GraphStore::load_beside`).
+pub(super) fn upsert_repo_and_ref_tagged(
+    conn: &mut Session<'_, '_>,
+    c: &Changes,
+    indexed_at: &str,
+    layout_hash: &str,
+) -> Result<()> {
     conn.exec(
         q("upsert_repo"),
         vec![("name", s(&c.repo)), ("root", s(&c.repo_root))],
@@ -293,8 +309,8 @@ pub(super) fn upsert_repo_and_ref(conn: &mut Session<'_, '_>, c: &Changes) -> Re
             ("id", s(&ref_id(&c.repo, &c.ref_name))),
             ("name", s(&c.ref_name)),
             ("commit", s(&c.commit)),
-            ("indexed_at", s(&c.indexed_at)),
-            ("layout_hash", s(&c.layout_hash)),
+            ("indexed_at", s(indexed_at)),
+            ("layout_hash", s(layout_hash)),
         ],
     )?;
     Ok(())

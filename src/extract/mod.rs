@@ -172,16 +172,22 @@ fn grammar_of(language: Language) -> (tree_sitter::Language, &'static str) {
     }
 }
 
-impl Extractor {
-    /// An extractor that compiles each language's queries on first use.
-    pub fn new() -> Result<Extractor, ExtractError> {
-        Ok(Extractor {
+impl Default for Extractor {
+    fn default() -> Extractor {
+        Extractor {
             rust: OnceLock::new(),
             python: OnceLock::new(),
             typescript: OnceLock::new(),
             tsx: OnceLock::new(),
             go: OnceLock::new(),
-        })
+        }
+    }
+}
+
+impl Extractor {
+    /// An extractor that compiles each language's queries on first use.
+    pub fn new() -> Result<Extractor, ExtractError> {
+        Ok(Extractor::default())
     }
 
     /// Compiles every language's queries now, reporting the first that does not

@@ -121,8 +121,6 @@ pub enum IndexError {
     DataDir(#[from] DataDirError),
     #[error(transparent)]
     Graph(GraphError),
-    #[error("could not load the parsers: {0}")]
-    Parsers(String),
     #[error(transparent)]
     Search(#[from] crate::store::search::SearchError),
     #[error(transparent)]

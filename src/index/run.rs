@@ -23,7 +23,6 @@ use super::{
     EXTRACTION, Held, IndexError, IndexOptions, IndexReport, Progress, git_ref, now_rfc3339,
     repo_name,
 };
-use crate::extract::Extractor;
 use crate::model::lazy::Lazy;
 use crate::model::{Language, RawImport};
 use crate::resolve::{self, Edge, RFile, RSymbol, Resolved, Target};
@@ -554,14 +553,14 @@ fn plan(
 /// Reads, hashes and parses the walked files (in parallel; unchanged ones are
 /// only hashed) and sorts the outcomes into the changes to write.
 fn parse(run: &Run<'_>, plan: &Plan, opened: &mut Opened) -> Result<Sorted, IndexError> {
-    let extractor = Extractor::new().map_err(|e| IndexError::Parsers(e.to_string()))?;
+    let extractor = &run.states.extractor;
     let sources = &opened.walked.sources;
     run.progress.phase("parsing", sources.len() as u64);
     let ctx = FileContext {
         repo: &run.repo,
         ref_name: &run.ref_name,
         layout: &plan.layout,
-        extractor: &extractor,
+        extractor,
         known: plan.known(),
         started: run.started_at,
         skip_imports: run.opts.skip_imports,
@@ -569,7 +568,7 @@ fn parse(run: &Run<'_>, plan: &Plan, opened: &mut Opened) -> Result<Sorted, Inde
     };
     let t_parse = Instant::now();
     // `None` as soon as a stop is asked for: a big tree's parse is long.
-    let outcomes: Option<Vec<(String, Outcome)>> = sources
+    let outcomes: Option<Vec<Outcome>> = sources
         .par_iter()
         .map_init(Parser::new, |parser, src| {
             if run.opts.stop.requested() {
@@ -577,7 +576,7 @@ fn parse(run: &Run<'_>, plan: &Plan, opened: &mut Opened) -> Result<Sorted, Inde
             }
             let outcome = process_file(&ctx, parser, src);
             run.progress.advance(1);
-            Some((src.path.clone(), outcome))
+            Some(outcome)
         })
         .collect();
     let outcomes = outcomes.ok_or(IndexError::Stopped)?;
@@ -612,18 +611,22 @@ fn parse(run: &Run<'_>, plan: &Plan, opened: &mut Opened) -> Result<Sorted, Inde
         new_files: Vec::new(),
         restat: Vec::new(),
     };
-    let mut present: HashSet<String> = HashSet::new();
-    for (path, outcome) in outcomes {
+    // Borrowed paths, hashed cheaply: a server's run of one changed file
+    // goes through every file of the tree here (17k on Python's lib/).
+    let mut present: resolve::FxSet<&str> = Default::default();
+    present.reserve(sources.len());
+    for (src, outcome) in sources.iter().zip(outcomes) {
+        let path = src.path.as_str();
         match outcome {
             Outcome::Unchanged(stat) => {
                 sorted.report.unchanged += 1;
                 if let Some(st) = stat {
-                    sorted.restat.push((path.clone(), st));
+                    sorted.restat.push((path.to_string(), st));
                 }
                 present.insert(path);
             }
             Outcome::Parsed(parsed) => {
-                sort_parsed(plan, &mut sorted, &mut opened.diagnostics, &path, *parsed);
+                sort_parsed(plan, &mut sorted, &mut opened.diagnostics, path, *parsed);
                 present.insert(path);
             }
             Outcome::Skipped(d) => opened.diagnostics.push(d),

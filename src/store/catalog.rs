@@ -191,7 +191,9 @@ fn unpack_hex(prefix: &str, bytes: &[u8]) -> String {
 #[derive(Debug, Clone)]
 enum Postings {
     One(u32),
-    Many(Vec<u32>),
+    /// Shared: a patch copies the shards it touches, and a common name's
+    /// list is long.
+    Many(Arc<Vec<u32>>),
 }
 
 impl Postings {
@@ -203,8 +205,8 @@ impl Postings {
     }
     fn push(&mut self, i: u32) {
         match self {
-            Postings::One(j) => *self = Postings::Many(vec![*j, i]),
-            Postings::Many(v) => v.push(i),
+            Postings::One(j) => *self = Postings::Many(Arc::new(vec![*j, i])),
+            Postings::Many(v) => Arc::make_mut(v).push(i),
         }
     }
     /// Removes `i`; `false` when nothing is left.
@@ -212,7 +214,7 @@ impl Postings {
         match self {
             Postings::One(j) => *j != i,
             Postings::Many(v) => {
-                v.retain(|&x| x != i);
+                Arc::make_mut(v).retain(|&x| x != i);
                 if v.len() == 1 {
                     *self = Postings::One(v[0]);
                 }
@@ -248,7 +250,7 @@ pub struct Catalog {
     by_id: Shards<[u8; 12], u32>,
     by_text_id: Arc<HashMap<Box<str>, u32>>,
     /// By lower-cased name, in (path, line) order.
-    by_lower: Shards<Box<str>, Postings>,
+    by_lower: Shards<Arc<str>, Postings>,
     /// Every entry of each file (by path index), in (line, start, longest
     /// first) order.
     by_file: Arc<HashMap<u32, Arc<Vec<u32>>>>,
@@ -550,7 +552,7 @@ impl Catalog {
 
     /// Appends a row as a new entry and indexes it; its lower-cased name is
     /// noted in `touched` when given (a patch sorts those lists again).
-    fn push(&mut self, r: &NameRow, touched: Option<&mut HashSet<Box<str>>>) {
+    fn push(&mut self, r: &NameRow, touched: Option<&mut HashSet<Arc<str>>>) {
         let path = self.path_code(&r.path);
         if self.len.is_multiple_of(CHUNK) {
             self.chunks.push(Arc::new(Chunk {
@@ -572,7 +574,7 @@ impl Catalog {
                 Arc::make_mut(&mut self.by_text_id).insert(r.id.as_str().into(), i);
             }
         }
-        let lower: Box<str> = r.name.to_lowercase().into();
+        let lower: Arc<str> = r.name.to_lowercase().into();
         let shard = Arc::make_mut(&mut self.by_lower[shard_of(&lower)]);
         match shard.get_mut(&lower) {
             Some(p) => p.push(i),
@@ -733,9 +735,9 @@ impl Catalog {
 
     /// Symbols whose name equals `name` ignoring case, in (path, line) order.
     pub fn named_ignoring_case(&self, name: &str) -> Vec<usize> {
-        let lower: Box<str> = name.to_lowercase().into();
-        self.by_lower[shard_of(&lower)]
-            .get(&lower)
+        let lower = name.to_lowercase();
+        self.by_lower[shard_of(&lower.as_str())]
+            .get(lower.as_str())
             .map_or_else(Vec::new, |p| {
                 p.as_slice().iter().map(|&i| i as usize).collect()
             })
@@ -833,24 +835,36 @@ impl Catalog {
     fn patched_files(&self, changes: &Changes, removed: &HashSet<&str>) -> Files {
         // Shared entries: a patch of a 17k-file ref copied and dropped every
         // file's strings (~25 ms a change).
-        let mut files: Vec<Arc<FileInfo>> = self
-            .files
+        let mut added: Vec<Arc<FileInfo>> = changes
+            .add
             .iter()
-            .filter(|f| !removed.contains(f.path.as_str()))
-            .cloned()
-            .collect();
-        files.extend(changes.add.iter().map(|f| {
-            Arc::new(FileInfo {
-                id: f.file.id.clone(),
-                path: f.file.path.clone(),
-                language: f.file.language.clone(),
-                module: f.file.module.clone(),
-                package: f.file.package.clone(),
-                content_hash: f.file.content_hash.clone(),
-                line_count: f.file.line_count,
+            .map(|f| {
+                Arc::new(FileInfo {
+                    id: f.file.id.clone(),
+                    path: f.file.path.clone(),
+                    language: f.file.language.clone(),
+                    module: f.file.module.clone(),
+                    package: f.file.package.clone(),
+                    content_hash: f.file.content_hash.clone(),
+                    line_count: f.file.line_count,
+                })
             })
-        }));
-        files.sort_by(|a, b| a.path.cmp(&b.path));
+            .collect();
+        added.sort_by(|a, b| a.path.cmp(&b.path));
+        // Merged into the kept ones, which are in order (sorting them all
+        // again cost ~3 ms a change).
+        let mut added = added.into_iter().peekable();
+        let mut files = Vec::with_capacity(self.files.len() + added.len());
+        for f in self.files.iter() {
+            if removed.contains(f.path.as_str()) {
+                continue;
+            }
+            while let Some(a) = added.next_if(|a| a.path < f.path) {
+                files.push(a);
+            }
+            files.push(f.clone());
+        }
+        files.extend(added);
         Arc::new(files)
     }
 
@@ -901,7 +915,7 @@ impl Catalog {
             };
             let mut list: Vec<usize> = list.iter().map(|&i| i as usize).collect();
             c.sort_by_position(&mut list);
-            let sorted = Postings::Many(list.into_iter().map(|i| i as u32).collect());
+            let sorted = Postings::Many(Arc::new(list.into_iter().map(|i| i as u32).collect()));
             Arc::make_mut(&mut c.by_lower[shard]).insert(lower.clone(), sorted);
         }
         match &changes.in_degree {
@@ -916,7 +930,7 @@ impl Catalog {
 
     /// The removed files' entries die (slots stay, marked dead: ids are
     /// indexes); their lower-cased names are noted in `touched`.
-    fn kill_files(&mut self, removed: &HashSet<&str>, touched: &mut HashSet<Box<str>>) {
+    fn kill_files(&mut self, removed: &HashSet<&str>, touched: &mut HashSet<Arc<str>>) {
         for path in removed {
             let Some(&code) = self.path_index.get(*path) else {
                 continue;
@@ -927,7 +941,7 @@ impl Catalog {
             for &i in list.iter() {
                 let (id, lower) = {
                     let e = self.entry(i as usize);
-                    (e.id(), Box::<str>::from(e.name().to_lowercase()))
+                    (e.id(), Arc::<str>::from(e.name().to_lowercase()))
                 };
                 if self.by_id(&id) == Some(i as usize) {
                     match pack_hex::<12>(&id, "s_") {
@@ -954,7 +968,7 @@ impl Catalog {
 
     /// A new file's entries, in line order, appended; their names are noted in
     /// `touched` (their lists need sorting again).
-    fn add_file(&mut self, f: &graph::FileRows, touched: &mut HashSet<Box<str>>) {
+    fn add_file(&mut self, f: &graph::FileRows, touched: &mut HashSet<Arc<str>>) {
         let mut rows: Vec<NameRow> = f
             .symbols
             .iter()

@@ -34,6 +34,11 @@ impl GraphStore {
     /// [`GraphStore::ref_unfinished`]): a crash or a stop in between leaves it
     /// so, and the next run indexes it again from scratch.
     ///
+    /// The graph is checkpointed first: in Kuzu 0.11.3 a COPY that fails
+    /// (which ours should not) into a table holding rows not yet checkpointed
+    /// left the next statement to crash the process; with none, the table
+    /// keeps its rows.
+    ///
     /// Runs on the writer thread like `apply`, holding the checkpoint gate;
     /// readers of this ref may see it partly written meanwhile (its commit
     /// count stays odd until the end). `abandon` is asked between statements.
@@ -42,6 +47,7 @@ impl GraphStore {
         changes: &mut Changes,
         abandon: Box<dyn Fn() -> bool + Send>,
     ) -> Result<()> {
+        self.checkpoint()?;
         let _gate = self.gate.read().unwrap_or_else(|e| e.into_inner());
         self.check_usable()?;
         let (repo, ref_name) = (changes.repo.clone(), changes.ref_name.clone());

@@ -727,4 +727,25 @@ fn a_ref_loaded_beside_another_equals_it_alone_and_a_cut_load_is_redone() {
     assert_eq!(report.parsed, 0);
     assert_eq!(ref_dump(&shared, "inc", "test"), expected);
     assert_eq!(ref_dump(&shared, "other", "test"), other);
+
+    // Without imports too (nothing to resolve, the same load).
+    let no_imports = cruxe::index::IndexOptions {
+        skip_imports: true,
+        ..opts("bare")
+    };
+    let report = index_repo(&fixture("python"), &shared, &no_imports, &Silent).expect("bare");
+    assert_eq!(report.parsed, report.files);
+    let bare = ref_dump(&shared, "bare", "test");
+    let without_imports = |d: &[String]| -> Vec<String> {
+        d.iter()
+            .filter(|l| l.starts_with("file "))
+            .map(|l| {
+                l.rsplit_once(' ')
+                    .map_or(l.clone(), |(head, _)| head.to_string())
+            })
+            .collect()
+    };
+    assert_eq!(without_imports(&bare), without_imports(&expected));
+    assert!(bare.iter().any(|l| l.starts_with("symbol ")));
+    assert!(!bare.iter().any(|l| l.starts_with("import ")));
 }

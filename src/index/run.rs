@@ -74,6 +74,10 @@ struct Plan {
     force: bool,
     /// A full build, written aside with bulk COPY and swapped in.
     fresh: bool,
+    /// In place but the whole ref (nothing of it known: a new ref beside others,
+    /// or a rebuild of one of several), loaded with bulk COPY too
+    /// (`GraphStore::load_beside`).
+    whole: bool,
     /// The previous run's resolution state, when it describes the graph.
     prior: Option<RefState>,
     /// Without `prior`: the content hash of every file the graph holds for
@@ -540,11 +544,13 @@ fn plan(
         files = opened.walked.sources.len(),
         "sources"
     );
+    let whole = store.is_some() && !fresh && prior.is_none() && existing.is_empty();
     Ok(Plan {
         layout,
         layout_hash,
         force,
         fresh,
+        whole,
         prior,
         existing,
     })
@@ -1372,9 +1378,7 @@ fn write<'s>(
     if in_place {
         let t = Instant::now();
         // The whole ref, beside others: too big for one transaction.
-        let whole_ref =
-            plan.existing.is_empty() && matches!(changes.imports, Some(ImportChanges::All(_)));
-        let write_to = |st: &GraphStore, changes: &mut Changes| match whole_ref {
+        let write_to = |st: &GraphStore, changes: &mut Changes| match plan.whole {
             true => {
                 let stop = opts.stop.clone();
                 st.load_beside(changes, Box::new(move || stop.requested()))

@@ -32,7 +32,7 @@ use crate::source::walk::{self, Diagnostic, FileStat, WalkOptions, WalkResult};
 use crate::store::datadir::{DataDir, WriterLock};
 use crate::store::graph::{
     Changes, FileRows, GraphError, GraphStore, ImportChanges, ImportDiff, ImportLabel, ImportRow,
-    PackageRow, SymbolDiff, file_id,
+    PackageRow, SymbolDiff, file_id, unfinished_tag,
 };
 use crate::store::search;
 
@@ -78,6 +78,8 @@ struct Plan {
     /// or a rebuild of one of several), loaded with bulk COPY too
     /// (`GraphStore::load_beside`).
     whole: bool,
+    /// The ref's tag (`indexed_at`) in the graph before this run, unless forced.
+    tag: Option<String>,
     /// The previous run's resolution state, when it describes the graph.
     prior: Option<RefState>,
     /// Without `prior`: the content hash of every file the graph holds for
@@ -185,7 +187,7 @@ pub fn index_repo_with(
     stop.check()?;
     sorted.changes.add = rows;
     let previous_indexed_at = match store {
-        Some(st) if !plan.fresh && !plan.force => st.ref_indexed_at(&run.repo, &run.ref_name)?,
+        Some(_) if !plan.fresh && !plan.force => plan.tag.clone(),
         _ => None,
     };
     // The state a run of its own leaves is encoded and written aside while the
@@ -434,6 +436,11 @@ fn plan(
         found.layout = Some((layout.clone(), layout_hash.clone()));
     }
     let mut force = opts.force;
+    // The ref's tag, read once for what follows.
+    let stored_tag = match store {
+        Some(st) if !force => st.ref_indexed_at(repo, ref_name)?,
+        _ => None,
+    };
     // Another extraction (another cruxe) re-indexes every file; only another
     // layout, the files it names differently (below, with the state).
     let mut layout_moved = false;
@@ -453,10 +460,7 @@ fn plan(
         }
     }
     // A load beside other refs that a crash or a stop cut short is done again.
-    if let Some(st) = store
-        && !force
-        && st.ref_unfinished(repo, ref_name)?
-    {
+    if !force && stored_tag.as_deref().is_some_and(unfinished_tag) {
         tracing::info!("the last load of this ref did not finish: re-indexing every file");
         force = true;
     }
@@ -468,15 +472,14 @@ fn plan(
     // an older cruxe) the run reads the ref back from the graph and diffs every
     // import edge instead.
     let preloaded: Option<Option<RefState>> = opened.preloaded.take().and_then(|h| h.join().ok());
-    let prior: Option<RefState> = match store {
-        Some(st) if !force && !opts.skip_imports => match st.ref_indexed_at(repo, ref_name)? {
-            Some(tag) => run.states.take(&run.state_path, &tag).or_else(|| {
+    let prior: Option<RefState> = match &stored_tag {
+        Some(tag) if !force && !opts.skip_imports => {
+            run.states.take(&run.state_path, tag).or_else(|| {
                 preloaded
                     .unwrap_or_else(|| RefState::load(&run.state_path))
-                    .filter(|p| p.tag == tag)
-            }),
-            None => None,
-        },
+                    .filter(|p| p.tag == *tag)
+            })
+        }
         _ => None,
     };
     // Looked up by path from here on (see `Known`).
@@ -551,6 +554,7 @@ fn plan(
         force,
         fresh,
         whole,
+        tag: stored_tag,
         prior,
         existing,
     })

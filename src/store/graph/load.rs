@@ -22,15 +22,16 @@ impl GraphStore {
         copy_rows(&mut session, changes, &|| false)
     }
 
-    /// Writes a whole repo/ref (`changes.add` and `ImportChanges::All`) into
-    /// this graph, which holds other refs, replacing what it held of this one.
+    /// Writes a whole repo/ref (`changes.add`, and its imports when it has
+    /// any: `ImportChanges::All`) into this graph, which holds other refs,
+    /// replacing what it held of this one.
     ///
     /// Not in one transaction: Kuzu keeps a transaction's new rows in its
     /// buffer pool, and a whole ref does not fit there (Python's `lib/` ran a
     /// 512 MB pool out a third of the way through its 368k symbols). So the
     /// rows go in with the bulk COPY of a full build, each statement committing
     /// on its own, which needs little memory and is faster too. Until the last
-    /// one the ref is marked unfinished (an empty `indexed_at`, see
+    /// one the ref is marked unfinished (`indexed_at` is `UNFINISHED_TAG`, see
     /// [`GraphStore::ref_unfinished`]): a crash or a stop in between leaves it
     /// so, and the next run indexes it again from scratch.
     ///
@@ -73,9 +74,11 @@ fn load_on(conn: &mut Session<'_, '_>, c: &Changes, abandon: &dyn Fn() -> bool) 
     let t = std::time::Instant::now();
     // The mark and the removal of what the ref held go together.
     conn.query("BEGIN TRANSACTION")?;
-    let marked = upsert_repo_and_ref_tagged(conn, c, "", "").and_then(|()| match c.replace_all {
-        true => delete_ref(conn, c),
-        false => Ok(()),
+    let marked = upsert_repo_and_ref_tagged(conn, c, super::UNFINISHED_TAG, "").and_then(|()| {
+        match c.replace_all {
+            true => delete_ref(conn, c),
+            false => Ok(()),
+        }
     });
     match marked {
         Ok(()) => conn.query("COMMIT")?,

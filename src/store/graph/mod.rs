@@ -126,6 +126,15 @@ pub fn file_id(repo: &str, ref_name: &str, path: &str) -> String {
     format!("{repo}@{ref_name}:{path}")
 }
 
+/// The `indexed_at` of a ref whose load beside other refs has not finished
+/// (`GraphStore::load_beside`): a run that finds it indexes the ref again.
+pub const UNFINISHED_TAG: &str = "";
+
+/// Whether `indexed_at` is `UNFINISHED_TAG`.
+pub fn unfinished_tag(indexed_at: &str) -> bool {
+    indexed_at == UNFINISHED_TAG
+}
+
 pub fn ref_id(repo: &str, ref_name: &str) -> String {
     format!("{repo}@{ref_name}")
 }

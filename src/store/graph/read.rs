@@ -209,7 +209,7 @@ impl GraphStore {
     pub fn ref_unfinished(&self, repo: &str, ref_name: &str) -> Result<bool> {
         Ok(self
             .ref_indexed_at(repo, ref_name)?
-            .is_some_and(|at| at.is_empty()))
+            .is_some_and(|at| super::unfinished_tag(&at)))
     }
 
     /// (indexed_at, commit) of a repo/ref.

@@ -290,8 +290,8 @@ pub(super) fn upsert_repo_and_ref(conn: &mut Session<'_, '_>, c: &Changes) -> Re
     upsert_repo_and_ref_tagged(conn, c, &c.indexed_at, &c.layout_hash)
 }
 
-/// `upsert_repo_and_ref` with another tag: an empty one marks a ref whose
-/// load has not finished (`GraphStore::load_beside`).
+/// `upsert_repo_and_ref` with another tag (`UNFINISHED_TAG` while a load
+/// beside other refs is under way, see `GraphStore::load_beside`).
 pub(super) fn upsert_repo_and_ref_tagged(
     conn: &mut Session<'_, '_>,
     c: &Changes,

@@ -955,15 +955,26 @@ fn write_bulk_groups(
         if label == ImportLabel::Symbol && shared == 0 {
             continue;
         }
-        let mut groups: HashMap<String, Vec<Vec<Value>>> = HashMap::new();
-        for row in std::mem::take(&mut rest) {
-            groups.entry(string(&row[shared])).or_default().push(row);
+        let mut sizes: HashMap<String, usize> = HashMap::new();
+        for row in &rest {
+            *sizes.entry(string(&row[shared])).or_default() += 1;
         }
-        let big = groups.values().any(|g| g.len() >= BULK_GROUP);
+        let big = sizes.values().any(|&n| n >= BULK_GROUP);
         if !big || count(conn, scanned)? > BULK_SCAN_AT_MOST {
-            rest = groups.into_values().flatten().collect();
             continue;
         }
+        // The rest keep their order (the groups of eight after this split
+        // them the same way every time), the big groups go in key order.
+        let mut groups: std::collections::BTreeMap<String, Vec<Vec<Value>>> = Default::default();
+        let mut kept = Vec::with_capacity(rest.len());
+        for row in std::mem::take(&mut rest) {
+            let key = string(&row[shared]);
+            match sizes[&key] >= BULK_GROUP {
+                true => groups.entry(key).or_default().push(row),
+                false => kept.push(row),
+            }
+        }
+        rest = kept;
         let fields: Vec<&str> = EDGE_FIELDS
             .iter()
             .enumerate()
@@ -973,10 +984,6 @@ fn write_bulk_groups(
         let row_type = struct_type(&fields, &[2]);
         let statement = for_label(template, label);
         for (key, group) in groups {
-            if group.len() < BULK_GROUP {
-                rest.extend(group);
-                continue;
-            }
             written += group.len();
             let list = group
                 .into_iter()

@@ -65,6 +65,11 @@ def bench(cruxe, corpus, per_kind, work):
         if mode not in modes:
             continue
         changes = plan.changes(mode)
+        # CRUXE_BENCH_KINDS=delete,rename measures some kinds alone (the
+        # changes picked are the same as in a whole run).
+        kinds = os.environ.get("CRUXE_BENCH_KINDS")
+        if kinds:
+            changes = [c for c in changes if c[0] in kinds.split(",")]
         if mode == "cli":
             results[mode] = run_cli(cruxe, repo, args, changes)
         else:
@@ -234,13 +239,19 @@ def what(ops):
 
 
 def run_cli(cruxe, repo, args, changes):
+    # CRUXE_BENCH_LOG=FILE keeps each run's log (run with CRUXE_LOG=cruxe=debug
+    # for its phases), headed by the change.
+    log = os.environ.get("CRUXE_BENCH_LOG")
     times = {}
     for kind, ops, _ in changes:
         apply(repo, ops)
         t = time.perf_counter()
-        subprocess.run([cruxe, "index", repo, *args], check=True, capture_output=True)
+        out = subprocess.run([cruxe, "index", repo, *args], check=True, capture_output=True, text=True)
         times.setdefault(kind, []).append((time.perf_counter() - t) * 1000)
         print(f"  cli {kind}: {times[kind][-1]:.0f} ms  {what(ops)}", file=sys.stderr)
+        if log:
+            with open(log, "a") as f:
+                f.write(f"=== cli {kind} {times[kind][-1]:.0f} ms {what(ops)}\n{out.stderr}")
     return times
 
 

@@ -254,8 +254,11 @@ struct Index<'a> {
     deps: std::cell::RefCell<Vec<u64>>,
     /// The path of the file being resolved (see `Index::pick_variant`).
     origin: &'a str,
-    /// The Rust paths looked up for the file so far (see `rust::Memo`).
-    rust_memo: std::cell::RefCell<rust::Memo<'a>>,
+    /// Set when a lookup's answer depended on `origin`, which a cached answer
+    /// must not (see `rust::Cache`).
+    origin_used: std::cell::Cell<bool>,
+    /// The Rust paths looked up so far in this run (see `rust::Cache`).
+    rust_cache: &'a rust::Cache<'a>,
 }
 
 impl<'a> std::ops::Deref for Index<'a> {
@@ -630,6 +633,9 @@ impl<'a> Index<'a> {
     /// the file being resolved (code of one backend imports its own backend),
     /// else the nearest attribute's.
     fn pick_variant(&self, cands: &[usize]) -> usize {
+        if cands.len() > 1 {
+            self.origin_used.set(true);
+        }
         let o = self.origin;
         cands
             .iter()
@@ -762,6 +768,7 @@ pub fn resolve_files(
         }
     }
     let tables = Tables::new(files, layout, &families);
+    let rust_cache = rust::Cache::default();
     files
         .par_iter()
         .enumerate()
@@ -773,7 +780,8 @@ pub fn resolve_files(
                 tables: &tables,
                 deps: std::cell::RefCell::new(Vec::new()),
                 origin: &f.path,
-                rust_memo: Default::default(),
+                origin_used: std::cell::Cell::new(false),
+                rust_cache: &rust_cache,
             };
             let mut edges: Vec<Edge> = f
                 .imports

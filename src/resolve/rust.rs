@@ -21,17 +21,27 @@ pub(super) enum Found<'a> {
     Outside(String),
 }
 
-/// The paths already looked up for the file being resolved, (crate, path) →
+/// The paths already looked up within one top-level lookup, (crate, path) →
 /// what was found (`None` also while the lookup is under way): re-export cycles
-/// and globs that reach the same module again and again are followed once for
-/// all of a file's imports (libc's files each bring in its whole prelude by
-/// globs, import after import). Kept per file, not per run: a file's edges and
-/// lookup keys must not depend on which other files a run resolves.
+/// and globs that reach the same module again and again are followed once.
 pub(super) type Memo<'a> = FxMap<(String, String), Option<Found<'a>>>;
 
+/// The answers of top-level lookups, (crate, path, hops) → what was found and
+/// the lookup keys it used, shared by every file of a run. Each top-level lookup
+/// starts from an empty `Memo`, so its answer is the same whichever file asks
+/// and whichever files the run resolves (an incremental run equals a full one);
+/// an answer that depended on the asking file (`Index::pick_variant`) is not
+/// kept. libc's 300 files ask the same few hundred names through its
+/// platform globs: a rename in libc re-resolved them at ~1.7 ms a file.
+#[derive(Default)]
+pub(super) struct Cache<'a> {
+    answers: std::sync::Mutex<FxMap<(String, String, usize), Answer<'a>>>,
+}
+
+type Answer<'a> = (Option<Found<'a>>, std::sync::Arc<Vec<u64>>);
+
 pub(super) fn rust_use<'a>(ix: &Index<'a>, fi: usize, segs: &[String], hops: usize) -> Vec<Target> {
-    let mut memo = ix.rust_memo.borrow_mut();
-    match rust_use_found(ix, fi, segs, hops, &mut memo) {
+    match rust_use_found(ix, fi, segs, |krate, abs| cached_find(ix, krate, abs, hops)) {
         Some(Found::File(f)) => vec![Target::File(ix.files[f].id.clone())],
         Some(Found::Symbol { id, .. }) => vec![Target::Symbol(id.to_string())],
         // What a `pub use` of another crate brings in is named by that crate's
@@ -43,16 +53,48 @@ pub(super) fn rust_use<'a>(ix: &Index<'a>, fi: usize, segs: &[String], hops: usi
     }
 }
 
+/// A top-level lookup, from the run's cache when another file asked it; its
+/// keys are the file's too.
+fn cached_find<'a>(ix: &Index<'a>, krate: &str, abs: &[String], hops: usize) -> Option<Found<'a>> {
+    let key = (krate.to_string(), abs.join("::"), hops);
+    let hit = ix
+        .rust_cache
+        .answers
+        .lock()
+        .expect("cache")
+        .get(&key)
+        .cloned();
+    if let Some((found, deps)) = hit {
+        ix.deps.borrow_mut().extend(deps.iter());
+        return found;
+    }
+    let mark = ix.deps.borrow().len();
+    let asked_before = ix.origin_used.replace(false);
+    let found = rust_find(ix, krate, abs, hops, &mut Memo::default());
+    let asked = ix.origin_used.replace(asked_before);
+    if !asked {
+        let mut deps = ix.deps.borrow()[mark..].to_vec();
+        deps.sort_unstable();
+        deps.dedup();
+        ix.rust_cache
+            .answers
+            .lock()
+            .expect("cache")
+            .insert(key, (found.clone(), std::sync::Arc::new(deps)));
+    }
+    found
+}
+
+/// What a use path of file `fi` names, `find` looking it up once made absolute.
 fn rust_use_found<'a>(
     ix: &Index<'a>,
     fi: usize,
     segs: &[String],
-    hops: usize,
-    memo: &mut Memo<'a>,
+    mut find: impl FnMut(&str, &[String]) -> Option<Found<'a>>,
 ) -> Option<Found<'a>> {
     let side = is_rust_side_root(&ix.files[fi].path);
     match rust_absolute(ix, fi, segs, 0, side)? {
-        Abs::Inside(krate, abs) => rust_find(ix, &krate, &abs, hops, memo).or_else(|| {
+        Abs::Inside(krate, abs) => find(&krate, &abs).or_else(|| {
             // A single-file test or example's `crate::common::…` (its sibling
             // `tests/common/mod.rs`, whose module path is `common`).
             let Some(Abs::Inside(krate, abs)) = (side
@@ -61,7 +103,7 @@ fn rust_use_found<'a>(
             .flatten() else {
                 return None;
             };
-            rust_find(ix, &krate, &abs, hops, memo)
+            find(&krate, &abs)
         }),
         Abs::Outside(path) => Some(Found::Outside(path.join("::"))),
     }
@@ -285,13 +327,15 @@ fn rust_find_uncached<'a>(
                 imp.alias.as_str()
             };
             if binds == item {
-                if let Some(found) = rust_use_found(ix, pf, segs, hops + 1, memo) {
+                let find = |k: &str, a: &[String]| rust_find(ix, k, a, hops + 1, memo);
+                if let Some(found) = rust_use_found(ix, pf, segs, find) {
                     return Some(found);
                 }
             } else if last == "*" {
                 let mut target = segs[..segs.len() - 1].to_vec();
                 target.push(item.clone());
-                match rust_use_found(ix, pf, &target, hops + 1, memo) {
+                let find = |k: &str, a: &[String]| rust_find(ix, k, a, hops + 1, memo);
+                match rust_use_found(ix, pf, &target, find) {
                     Some(Found::Outside(p)) => {
                         outside_glob.get_or_insert(p);
                     }

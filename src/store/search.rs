@@ -455,6 +455,19 @@ fn merge_plan(metas: &[SegmentMeta], rebuilt: bool) -> Vec<SegmentId> {
     }
 }
 
+/// The tail alone: every segment but the biggest (none when that is one).
+fn tail_of(metas: &[SegmentMeta]) -> Vec<SegmentId> {
+    let Some(big) = metas.iter().max_by_key(|m| m.num_docs()) else {
+        return Vec::new();
+    };
+    let tail: Vec<SegmentId> = metas
+        .iter()
+        .filter(|m| m.id() != big.id())
+        .map(|m| m.id())
+        .collect();
+    if tail.len() < 2 { Vec::new() } else { tail }
+}
+
 /// Small segments left behind incremental runs before they are merged.
 const TAIL_SEGMENTS: usize = 6;
 
@@ -499,13 +512,22 @@ impl SearchIndex {
     }
 
     /// Merges what `merge_plan` says (after updates `with_merge_later`); the
-    /// number of segments merged. With `small_only`, not when the plan holds
-    /// the big segment (seconds on a big ref): that merge waits for a longer pause.
+    /// number of segments merged. With `small_only`, never the big segment
+    /// (seconds on a big ref), whose merge waits for a longer pause: a tail of
+    /// `TAIL_SEGMENTS` is merged meanwhile. (It was left alone, so a stream of
+    /// short pauses grew it until an update merged everything: a 2.1 s rename on
+    /// the Rust crates.)
     pub fn merge_tail(&self, small_only: bool) -> Result<usize, SearchError> {
         let metas = self.index.searchable_segment_metas()?;
-        let plan = merge_plan(&metas, false);
+        let mut plan = merge_plan(&metas, false);
         let big = metas.iter().max_by_key(|m| m.num_docs()).map(|m| m.id());
-        if plan.is_empty() || (small_only && big.is_some_and(|b| plan.contains(&b))) {
+        if small_only && big.is_some_and(|b| plan.contains(&b)) {
+            plan = match metas.len() > TAIL_SEGMENTS {
+                true => tail_of(&metas),
+                false => Vec::new(),
+            };
+        }
+        if plan.is_empty() {
             return Ok(0);
         }
         let mut writer = self
@@ -686,9 +708,11 @@ impl SearchIndex {
         let committed_ms = t.elapsed().as_millis() as u64;
         let metas = self.index.searchable_segment_metas()?;
         // Merged later, unless changes came for so long without a pause that
-        // the tail grew four times its length.
-        let plan = match self.merge_later && !clear && metas.len() <= 4 * TAIL_SEGMENTS {
-            true => Vec::new(),
+        // the tail grew four times its length: then the tail, never the big
+        // segment, whose merge waits for a pause.
+        let plan = match self.merge_later && !clear {
+            true if metas.len() <= 4 * TAIL_SEGMENTS => Vec::new(),
+            true => tail_of(&metas),
             false => merge_plan(&metas, clear),
         };
         if !plan.is_empty() {
@@ -934,21 +958,12 @@ mod tests {
         let before = ids();
         assert_eq!(before.len(), 8);
         // Seven one-document segments beside one: a tail past a quarter of
-        // the biggest, so all of it; not in a short pause (`small_only`).
-        assert_eq!(
-            index.merge_tail(true).expect("merge"),
-            0,
-            "the big one merged"
-        );
-        assert_eq!(index.segment_count().expect("count"), 8);
-        assert_eq!(index.merge_tail(false).expect("merge"), 8);
-        assert_eq!(index.segment_count().expect("count"), 1);
+        // the biggest, so all of it; in a short pause (`small_only`) the tail
+        // alone, the big segment's merge waiting for a longer one.
+        assert_eq!(index.merge_tail(true).expect("merge"), 7, "the tail");
+        assert_eq!(index.segment_count().expect("count"), 2);
         assert_eq!(ids(), before);
-        assert_eq!(
-            index.merge_tail(false).expect("merge"),
-            0,
-            "nothing left to merge"
-        );
+        assert_eq!(index.merge_tail(true).expect("merge"), 0, "a short tail");
         // A big segment and a tail of six small ones: the tail alone, in any pause.
         let big: Vec<SymbolRow> = (0..40)
             .map(|k| SymbolRow {
@@ -969,6 +984,31 @@ mod tests {
         assert_eq!(index.merge_tail(true).expect("merge"), super::TAIL_SEGMENTS);
         assert_eq!(index.segment_count().expect("count"), 2);
         assert_eq!(ids().len(), 40 + super::TAIL_SEGMENTS);
+        // A tail past a quarter of the big segment: in a short pause the tail
+        // alone, in a long one everything.
+        index
+            .write(true, &[], big.iter().map(|r| (r, "x")))
+            .expect("rebuild");
+        let more: Vec<SymbolRow> = (0..12)
+            .map(|k| SymbolRow {
+                id: format!("more{k}"),
+                name: format!("more_{k}"),
+                path: format!("more{k}.py"),
+                ..SymbolRow::default()
+            })
+            .collect();
+        for r in &more {
+            index
+                .write(false, &[], std::iter::once((r, "x")))
+                .expect("update");
+        }
+        assert_eq!(index.segment_count().expect("count"), 13);
+        assert_eq!(index.merge_tail(true).expect("merge"), 12);
+        assert_eq!(index.segment_count().expect("count"), 2);
+        assert_eq!(index.merge_tail(false).expect("merge"), 2);
+        assert_eq!(index.segment_count().expect("count"), 1);
+        assert_eq!(ids().len(), 40 + 12);
+        assert_eq!(index.merge_tail(false).expect("merge"), 0, "nothing left");
     }
 
     /// A write beside the graph's: nothing of it is visible until `go`, and

@@ -933,14 +933,18 @@ mod tests {
         let index = super::SearchIndex::in_ram()
             .expect("index")
             .with_merge_later(true);
-        let rows: Vec<SymbolRow> = (0..8)
-            .map(|k| SymbolRow {
-                id: format!("id{k}"),
-                name: format!("grown_{k}"),
-                path: format!("f{k}.py"),
-                ..SymbolRow::default()
-            })
-            .collect();
+        // `n` symbols, one a file: `{stem}{k}` in `{stem}{k}.py`.
+        let symbols = |stem: &str, n: usize| -> Vec<SymbolRow> {
+            (0..n)
+                .map(|k| SymbolRow {
+                    id: format!("{stem}{k}"),
+                    name: format!("{stem}_{k}"),
+                    path: format!("{stem}{k}.py"),
+                    ..SymbolRow::default()
+                })
+                .collect()
+        };
+        let rows = symbols("grown", 8);
         let ids = || {
             let mut ids = index.symbol_ids().expect("ids");
             ids.sort();
@@ -965,14 +969,7 @@ mod tests {
         assert_eq!(ids(), before);
         assert_eq!(index.merge_tail(true).expect("merge"), 0, "a short tail");
         // A big segment and a tail of six small ones: the tail alone, in any pause.
-        let big: Vec<SymbolRow> = (0..40)
-            .map(|k| SymbolRow {
-                id: format!("big{k}"),
-                name: format!("big_{k}"),
-                path: format!("big{k}.py"),
-                ..SymbolRow::default()
-            })
-            .collect();
+        let big = symbols("big", 40);
         index
             .write(true, &[], big.iter().map(|r| (r, "x")))
             .expect("rebuild");
@@ -989,14 +986,7 @@ mod tests {
         index
             .write(true, &[], big.iter().map(|r| (r, "x")))
             .expect("rebuild");
-        let more: Vec<SymbolRow> = (0..12)
-            .map(|k| SymbolRow {
-                id: format!("more{k}"),
-                name: format!("more_{k}"),
-                path: format!("more{k}.py"),
-                ..SymbolRow::default()
-            })
-            .collect();
+        let more = symbols("more", 12);
         for r in &more {
             index
                 .write(false, &[], std::iter::once((r, "x")))

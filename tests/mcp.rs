@@ -1731,3 +1731,61 @@ fn walks_kept_for_repeated_calls_follow_a_saved_change() {
     assert_eq!(v["results"][0]["name"], "checkout", "{v}");
     assert_eq!(v["results"][0]["parent"]["name"], "Cart", "{v}");
 }
+
+/// A function added to a file and taken out again, then a checkpoint, over and
+/// over (an editor's undo): the server keeps serving and answers each state.
+/// Kuzu kept the deleted in-memory `CONTAINS` row of such a pair past the
+/// checkpoint, marked invalid, and the next run's walk over the file's symbols
+/// read the mark as a row: the server segfaulted on the second round
+/// (`patches/README.md`, the fourth patch).
+#[test]
+fn an_edit_undone_across_checkpoints_keeps_the_server_serving() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("shop");
+    std::fs::create_dir_all(repo.join("shop")).expect("mkdir");
+    let file = repo.join("shop/cart.py");
+    let v1 = "class Cart:\n    def add(self, item):\n        return item\n";
+    std::fs::write(&file, v1).expect("write");
+    std::fs::write(repo.join("shop/__init__.py"), "").expect("write");
+    let data = tmp.path().join("data");
+    let server = serve_paths(
+        tempfile::tempdir().expect("tmp"),
+        std::slice::from_ref(&repo),
+        &[
+            "--data",
+            &data.to_string_lossy(),
+            "--checkpoint-after-ms",
+            "1500",
+        ],
+        &[],
+    );
+    wait_ready(&server);
+    let until = |name: &str, state: &str| {
+        let report = client(json!({"transport": "http", "url": server.url(), "calls": [
+            ["get_symbol_hierarchy", {"symbol_name": name}, {"until": state, "timeout_s": 30}],
+        ]}));
+        let (v, err) = results(&report).remove(0);
+        assert_eq!(err, state == "error", "{name} {state}: {v}");
+    };
+    for round in 0..3 {
+        // Added, seen, undone at once: both runs land before one checkpoint.
+        std::fs::write(
+            &file,
+            format!("{v1}\ndef undone_{round}():\n    return 1\n"),
+        )
+        .expect("write");
+        until(&format!("undone_{round}"), "ok");
+        std::fs::write(&file, v1).expect("write");
+        until(&format!("undone_{round}"), "error");
+        // The checkpoint of both, then the next round's runs after it.
+        std::thread::sleep(Duration::from_millis(2500));
+        let (status, _, body) = http(&server.addr, "GET", "/health", &[], b"");
+        assert_eq!(status, 200, "round {round}: {body}");
+    }
+    let v = call(
+        &server,
+        "get_symbol_hierarchy",
+        json!({"symbol_name": "Cart", "direction": "descendants"}),
+    );
+    assert!(v.to_string().contains("\"add\""), "{v}");
+}

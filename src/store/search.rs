@@ -436,18 +436,16 @@ fn split_units<U: Unit>(
 /// Tantivy's own merge policy works in the background of a long-lived writer;
 /// cruxe's writer lives for one run, so it merges by this plan before closing.
 fn merge_plan(metas: &[SegmentMeta], rebuilt: bool) -> Vec<SegmentId> {
-    if metas.len() < 2 {
-        return Vec::new();
-    }
-    let all = || metas.iter().map(|m| m.id()).collect();
-    let Some(big) = metas.iter().max_by_key(|m| m.num_docs()) else {
+    let Some((big, tail)) = split_big(metas) else {
         return Vec::new();
     };
-    let tail: Vec<&SegmentMeta> = metas.iter().filter(|m| m.id() != big.id()).collect();
+    if tail.is_empty() {
+        return Vec::new();
+    }
     let tail_docs: u64 = tail.iter().map(|m| u64::from(m.num_docs())).sum();
     let dead: u64 = metas.iter().map(|m| u64::from(m.num_deleted_docs())).sum();
     if rebuilt || (tail_docs + dead) * 4 >= u64::from(big.num_docs()) {
-        all()
+        metas.iter().map(|m| m.id()).collect()
     } else if tail.len() >= TAIL_SEGMENTS {
         tail.iter().map(|m| m.id()).collect()
     } else {
@@ -455,17 +453,19 @@ fn merge_plan(metas: &[SegmentMeta], rebuilt: bool) -> Vec<SegmentId> {
     }
 }
 
-/// The tail alone: every segment but the biggest (none when that is one).
+/// The biggest segment and the others (the tail).
+fn split_big(metas: &[SegmentMeta]) -> Option<(&SegmentMeta, Vec<&SegmentMeta>)> {
+    let big = metas.iter().max_by_key(|m| m.num_docs())?;
+    let tail = metas.iter().filter(|m| m.id() != big.id()).collect();
+    Some((big, tail))
+}
+
+/// The tail alone, to merge: every segment but the biggest (none when that is one).
 fn tail_of(metas: &[SegmentMeta]) -> Vec<SegmentId> {
-    let Some(big) = metas.iter().max_by_key(|m| m.num_docs()) else {
-        return Vec::new();
-    };
-    let tail: Vec<SegmentId> = metas
-        .iter()
-        .filter(|m| m.id() != big.id())
-        .map(|m| m.id())
-        .collect();
-    if tail.len() < 2 { Vec::new() } else { tail }
+    match split_big(metas) {
+        Some((_, tail)) if tail.len() >= 2 => tail.iter().map(|m| m.id()).collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Small segments left behind incremental runs before they are merged.
@@ -520,7 +520,7 @@ impl SearchIndex {
     pub fn merge_tail(&self, small_only: bool) -> Result<usize, SearchError> {
         let metas = self.index.searchable_segment_metas()?;
         let mut plan = merge_plan(&metas, false);
-        let big = metas.iter().max_by_key(|m| m.num_docs()).map(|m| m.id());
+        let big = split_big(&metas).map(|(b, _)| b.id());
         if small_only && big.is_some_and(|b| plan.contains(&b)) {
             plan = match metas.len() > TAIL_SEGMENTS {
                 true => tail_of(&metas),

@@ -927,3 +927,92 @@ fn rust_module_trees_that_attributes_cargo_and_macros_reshape() {
         ])
     );
 }
+
+/// Files asking the same path through glob re-exports share one lookup of the
+/// run (`resolve::rust::Cache`): the keys of that lookup are each asker's too,
+/// so when the module the globs reach is renamed away and back, every asker is
+/// resolved again (four of them, each with that one import, so that some take
+/// the answer another computed), and a module deleted under another path moves
+/// only its own asker. After each step the edges equal a fresh index's.
+#[test]
+fn rust_files_asking_the_same_glob_path_follow_its_changes() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("globs");
+    let src = repo.join("src");
+    std::fs::create_dir_all(src.join("plat")).expect("mkdir");
+    const ASKERS: [&str; 4] = ["a", "b", "c", "d"];
+    let mut files = vec![
+        ("Cargo.toml".to_string(), "[package]\nname = \"globs\"\nversion = \"0.1.0\"\n".to_string()),
+        (
+            "src/lib.rs".to_string(),
+            "mod plat;\nmod other;\nmod a;\nmod b;\nmod c;\nmod d;\nmod e;\npub use plat::*;\npub use other::*;\n".to_string(),
+        ),
+        ("src/plat/mod.rs".to_string(), "mod linux;\npub use self::linux::*;\n".to_string()),
+        ("src/plat/linux.rs".to_string(), "pub struct Handle;\n".to_string()),
+        ("src/other.rs".to_string(), "pub fn close() {}\n".to_string()),
+        ("src/e.rs".to_string(), "use crate::close;\n".to_string()),
+    ];
+    for f in ASKERS {
+        files.push((format!("src/{f}.rs"), "use crate::Handle;\n".to_string()));
+    }
+    for (path, text) in &files {
+        std::fs::write(repo.join(path), text).expect("write");
+    }
+    let data = DataDir::new(tmp.path().join("data"));
+    index_into(&repo, &data);
+    let linux = src.join("plat/linux.rs");
+    let moved = src.join("plat/moved.rs");
+    type Step<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let steps: Vec<Step<'_>> = vec![
+        ("as indexed", Box::new(|| {})),
+        (
+            "the globbed module renamed away",
+            Box::new(|| std::fs::rename(&linux, &moved).expect("mv")),
+        ),
+        (
+            "and back",
+            Box::new(|| std::fs::rename(&moved, &linux).expect("mv")),
+        ),
+        (
+            "a module another file names deleted",
+            Box::new(|| std::fs::remove_file(src.join("other.rs")).expect("rm")),
+        ),
+    ];
+    let of = |edges: &[String], file: &str| -> String {
+        let mine: Vec<&String> = edges
+            .iter()
+            .filter(|e| e.starts_with(&format!("src/{file}.rs:")))
+            .collect();
+        assert_eq!(mine.len(), 1, "{file}: {edges:?}");
+        mine[0].split_once(' ').expect("edge").1.to_string()
+    };
+    for (i, (step, change)) in steps.iter().enumerate() {
+        change();
+        index_into(&repo, &data);
+        let fresh = DataDir::new(tmp.path().join(format!("fresh-{i}")));
+        index_into(&repo, &fresh);
+        let got = edges(&data);
+        assert_eq!(got, edges(&fresh), "edges after: {step}");
+        for f in ASKERS {
+            let edge = of(&got, f);
+            match i {
+                1 => assert!(
+                    edge.starts_with("crate::Handle -> External("),
+                    "{step}: {f}: {edge}"
+                ),
+                _ => assert_eq!(
+                    edge, "crate::Handle -> Symbol(plat::linux::Handle)",
+                    "{step}: {f}"
+                ),
+            }
+        }
+        let edge = of(&got, "e");
+        match i {
+            3 => assert!(
+                edge.starts_with("crate::close -> External("),
+                "{step}: {edge}"
+            ),
+            _ => assert_eq!(edge, "crate::close -> Symbol(other::close)", "{step}"),
+        }
+    }
+}

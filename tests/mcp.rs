@@ -1647,12 +1647,8 @@ fn code_context_user_story() {
 #[test]
 fn walks_kept_for_repeated_calls_follow_a_saved_change() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let repo = tmp.path().join("shop");
-    std::fs::create_dir_all(repo.join("shop")).expect("mkdir");
-    let file = repo.join("shop/cart.py");
     let v1 = "class Cart:\n    def add(self, item):\n        return item\n\n    def total(self):\n        return 0\n";
-    std::fs::write(&file, v1).expect("write");
-    std::fs::write(repo.join("shop/__init__.py"), "").expect("write");
+    let (repo, file) = shop(tmp.path(), v1);
     let server = serve_paths_with_data(
         tempfile::tempdir().expect("tmp"),
         std::slice::from_ref(&repo),
@@ -1741,12 +1737,8 @@ fn walks_kept_for_repeated_calls_follow_a_saved_change() {
 #[test]
 fn an_edit_undone_across_checkpoints_keeps_the_server_serving() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let repo = tmp.path().join("shop");
-    std::fs::create_dir_all(repo.join("shop")).expect("mkdir");
-    let file = repo.join("shop/cart.py");
     let v1 = "class Cart:\n    def add(self, item):\n        return item\n";
-    std::fs::write(&file, v1).expect("write");
-    std::fs::write(repo.join("shop/__init__.py"), "").expect("write");
+    let (repo, file) = shop(tmp.path(), v1);
     let data = tmp.path().join("data");
     let server = serve_paths(
         tempfile::tempdir().expect("tmp"),
@@ -1788,4 +1780,15 @@ fn an_edit_undone_across_checkpoints_keeps_the_server_serving() {
         json!({"symbol_name": "Cart", "direction": "descendants"}),
     );
     assert!(v.to_string().contains("\"add\""), "{v}");
+}
+
+/// A repo `shop` under `dir` holding the package `shop` with `cart.py` = `cart`:
+/// the repo's path and the file's.
+fn shop(dir: &Path, cart: &str) -> (PathBuf, PathBuf) {
+    let repo = dir.join("shop");
+    std::fs::create_dir_all(repo.join("shop")).expect("mkdir");
+    let file = repo.join("shop/cart.py");
+    std::fs::write(&file, cart).expect("write");
+    std::fs::write(repo.join("shop/__init__.py"), "").expect("write");
+    (repo, file)
 }

@@ -504,6 +504,7 @@ fn cmd_index(a: IndexArgs) -> Result<i32> {
         graph: a.resources.graph_config(),
         search_writer_mb: a.resources.search_writer_mb,
         skip_imports: a.no_imports,
+        exits_after: true,
         ..IndexOptions::default()
     };
     let bar = Bar::new();

@@ -229,7 +229,7 @@ pub fn index_repo_with(
     });
     let (written, searched) = written?;
     let searched = searched.or(searched_beside);
-    publish(
+    let report = publish(
         &run,
         &written,
         sorted,
@@ -237,7 +237,11 @@ pub fn index_repo_with(
         searched,
         previous_indexed_at,
         opened,
-    )
+    );
+    if opts.exits_after {
+        written.graph().leave_to_exit();
+    }
+    report
 }
 
 /// Where and what: the canonical root, the repo and ref names, the commit.
@@ -1540,9 +1544,10 @@ fn publish(
             opened.walk_found,
             &diagnostics,
         ),
-        // Freed on a thread of its own: a big ref's state is a few hundred
-        // thousand allocations and a mapping (~30 ms on Python's lib/), which a
-        // CLI run about to exit need not wait for.
+        // A big ref's state is a few hundred thousand allocations and a
+        // mapping (~30 ms to free on Python's lib/): a process about to exit
+        // leaves it to the OS, others free it on a thread of their own.
+        Some(st) if run.opts.exits_after => std::mem::forget(st),
         Some(st) => drop_aside(st),
         None => {}
     }
@@ -1580,7 +1585,12 @@ fn save_state(
             let t = Instant::now();
             let saved = aside
                 .unwrap_or_else(|| st.save_aside(&run.state_path))
-                .and_then(|aside| st.publish(aside));
+                .and_then(|aside| st.publish(aside))
+                // What was written, kept in memory (see `exits_after`).
+                .map(|put| match run.opts.exits_after {
+                    true => std::mem::forget(put),
+                    false => drop(put),
+                });
             if let Err(e) = saved {
                 tracing::warn!(
                     "could not save the resolution state ({e}); the next run reads the graph instead"

@@ -176,6 +176,8 @@ pub struct GraphStore {
     failed: std::sync::atomic::AtomicBool,
     /// `GraphConfig::key_lookups_above`.
     key_lookups_above: u64,
+    /// Closed by a process about to exit (`leave_to_exit`).
+    leave_to_exit: std::sync::atomic::AtomicBool,
 }
 
 /// Which committed state of a repo/ref's graph something derived from it (a
@@ -269,6 +271,7 @@ impl GraphStore {
             walks: cache::WalkCache::new(cfg.walk_cache_bytes),
             failed: std::sync::atomic::AtomicBool::new(false),
             key_lookups_above: cfg.key_lookups_above,
+            leave_to_exit: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -383,6 +386,15 @@ impl GraphStore {
         std::fs::metadata(wal_path(&self.path)).is_ok_and(|m| m.len() > 0)
     }
 
+    /// Closing the store (dropping it) still checkpoints what is pending, but
+    /// leaves Kuzu's database (its buffer pool, indexes and threads) and the
+    /// store's reader and writer threads to the operating system: for a
+    /// process that exits right after (`IndexOptions::exits_after`).
+    pub fn leave_to_exit(&self) {
+        self.leave_to_exit
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// Whether a checkpoint failed (see `failed`).
     pub fn has_failed(&self) -> bool {
         self.failed.load(std::sync::atomic::Ordering::SeqCst)
@@ -403,6 +415,18 @@ impl Drop for GraphStore {
     /// store goes, as callers expect, not when a reader thread lets go of it.
     /// After a failed checkpoint it is left open instead (see `failed`).
     fn drop(&mut self) {
+        // A process about to exit with nothing left to checkpoint leaves the
+        // threads and their prepared statements to the OS as well.
+        if self.leave_to_exit.load(std::sync::atomic::Ordering::SeqCst)
+            && !self.read_only
+            && !self.log_pending()
+            && !self.has_failed()
+        {
+            std::mem::forget(self.readers.take());
+            std::mem::forget(self.writer.take());
+            std::mem::forget(self.db.clone());
+            return;
+        }
         drop(self.readers.take());
         drop(self.writer.take());
         if self.has_failed() {
@@ -416,6 +440,10 @@ impl Drop for GraphStore {
             && let Err(e) = self.checkpoint()
         {
             tracing::warn!("the checkpoint at close failed: {e}");
+            std::mem::forget(self.db.clone());
+            return;
+        }
+        if self.leave_to_exit.load(std::sync::atomic::Ordering::SeqCst) {
             std::mem::forget(self.db.clone());
         }
     }

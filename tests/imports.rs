@@ -1016,3 +1016,120 @@ fn rust_files_asking_the_same_glob_path_follow_its_changes() {
         }
     }
 }
+
+/// A lookup passes over a module its globs reach that binds nothing by the
+/// name looked up, from a set of what the module binds (`rust::unbound_here`)
+/// and each glob made absolute once a run. Every way such a module can come
+/// to bind the name must reach the files that passed over it: a definition in
+/// its file, a module file below it, a named import, a `#[path]` module. Here
+/// `crate::Handle` passes over `first` (globbed first) to `second`'s; each
+/// step makes `first` bind it, then undoes that. After each step the edges
+/// equal a fresh index's.
+#[test]
+fn rust_lookups_that_pass_over_a_module_see_it_come_to_bind_the_name() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("passes");
+    let src = repo.join("src");
+    std::fs::create_dir_all(src.join("first")).expect("mkdir");
+    let first_mod = "pub use self::deep::*;\nmod deep;\npub fn unrelated() {}\n";
+    for (path, text) in [
+        (
+            "Cargo.toml",
+            "[package]\nname = \"passes\"\nversion = \"0.1.0\"\n",
+        ),
+        (
+            "src/lib.rs",
+            "mod first;\nmod second;\nmod third;\nmod asker;\npub use first::*;\npub use second::*;\n",
+        ),
+        ("src/first/mod.rs", first_mod),
+        ("src/first/deep.rs", "pub fn deeper() {}\n"),
+        ("src/second.rs", "pub struct Handle;\n"),
+        ("src/third.rs", "pub struct Handle;\n"),
+        ("src/elsewhere.rs", "pub fn elsewhere() {}\n"),
+        ("src/asker.rs", "use crate::Handle;\n"),
+    ] {
+        std::fs::write(repo.join(path), text).expect("write");
+    }
+    let data = DataDir::new(tmp.path().join("data"));
+    index_into(&repo, &data);
+    let write = |path: &str, text: &str| std::fs::write(src.join(path), text).expect("write");
+    type Step<'a> = (&'a str, Box<dyn Fn() + 'a>, &'a str);
+    let second = "crate::Handle -> Symbol(second::Handle)";
+    let steps: Vec<Step<'_>> = vec![
+        ("as indexed", Box::new(|| {}), second),
+        (
+            "a definition in the module's file",
+            Box::new(|| write("first/mod.rs", &format!("{first_mod}pub struct Handle;\n"))),
+            "crate::Handle -> Symbol(first::Handle)",
+        ),
+        (
+            "undone",
+            Box::new(|| write("first/mod.rs", first_mod)),
+            second,
+        ),
+        (
+            "a definition in a module its own glob reaches",
+            Box::new(|| write("first/deep.rs", "pub fn deeper() {}\npub struct Handle;\n")),
+            "crate::Handle -> Symbol(first::deep::Handle)",
+        ),
+        (
+            "undone",
+            Box::new(|| write("first/deep.rs", "pub fn deeper() {}\n")),
+            second,
+        ),
+        (
+            "a module file below it",
+            Box::new(|| write("first/Handle.rs", "pub fn inside() {}\n")),
+            "crate::Handle -> File(src/first/Handle.rs)",
+        ),
+        (
+            "undone",
+            Box::new(|| std::fs::remove_file(src.join("first/Handle.rs")).expect("rm")),
+            second,
+        ),
+        (
+            "a named import",
+            Box::new(|| {
+                write(
+                    "first/mod.rs",
+                    &format!("{first_mod}pub use crate::third::Handle;\n"),
+                )
+            }),
+            "crate::Handle -> Symbol(third::Handle)",
+        ),
+        (
+            "undone",
+            Box::new(|| write("first/mod.rs", first_mod)),
+            second,
+        ),
+        (
+            "a #[path] module",
+            Box::new(|| {
+                write(
+                    "first/mod.rs",
+                    &format!("{first_mod}#[path = \"../elsewhere.rs\"]\npub mod Handle;\n"),
+                )
+            }),
+            "crate::Handle -> File(src/elsewhere.rs)",
+        ),
+        (
+            "undone",
+            Box::new(|| write("first/mod.rs", first_mod)),
+            second,
+        ),
+    ];
+    for (i, (step, change, want)) in steps.iter().enumerate() {
+        change();
+        index_into(&repo, &data);
+        let fresh = DataDir::new(tmp.path().join(format!("fresh-{i}")));
+        index_into(&repo, &fresh);
+        let got = edges(&data);
+        assert_eq!(got, edges(&fresh), "edges after: {step}");
+        let mine: Vec<&String> = got
+            .iter()
+            .filter(|e| e.starts_with("src/asker.rs:"))
+            .collect();
+        assert_eq!(mine.len(), 1, "{step}: {got:?}");
+        assert_eq!(mine[0].split_once(' ').expect("edge").1, *want, "{step}");
+    }
+}

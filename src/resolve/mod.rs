@@ -159,16 +159,44 @@ struct Tables<'a> {
     /// Go: directory → files.
     go_dirs: FxMap<&'a str, Vec<usize>>,
     rust_crates: std::collections::HashSet<&'a str, std::hash::BuildHasherDefault<FxHasher>>,
-    /// Rust modules declared with `#[path]`: (crate, module path) → the files of
-    /// its (`cfg_attr`) variants that exist, nearest attribute first.
-    rust_path_mods: HashMap<(String, String), Vec<usize>>,
+    /// Rust modules declared with `#[path]`: crate → module path → the files
+    /// of its (`cfg_attr`) variants that exist, nearest attribute first. By
+    /// crate, then by `&str`: a lookup of a module of such a crate asks it for
+    /// every prefix of the module's path (libc's glob tree: a tenth of a run).
+    rust_path_mods: FxMap<&'a str, FxMap<String, Vec<usize>>>,
     /// Rust crates with at least one `#[path]` module.
-    rust_path_crates: Vec<String>,
+    rust_path_crates: FxSet<&'a str>,
+    /// Rust: (crate, module path) → the names of the module files below it.
+    rust_child_modules: FxMap<(&'a str, &'a str), Vec<&'a str>>,
+    /// Rust: per module file, what it binds (see `Index::rust_bound`), made on
+    /// the first lookup through it.
+    rust_bound: Vec<std::sync::OnceLock<RustBound<'a>>>,
     /// A file a `#[path]` module points at → the module path it is declared as
     /// (`#[path = "uniform_int.rs"] mod int;` in `distr/uniform.rs`:
     /// `distr::uniform::int`), which its `self`/`super` paths start from.
     rust_declared: FxMap<usize, String>,
     layout: &'a Layout,
+}
+
+/// What a Rust module file binds by name, for lookups that pass through it
+/// (`rust::unbound_here`): the names of the module files below it, of its
+/// plain and `pub use` imports (not its globs) and of definitions inside its
+/// module path that an inline module of a file above holds; the definitions
+/// of its own module (`own`, a position in `definitions`) are looked up by
+/// name.
+struct RustBound<'a> {
+    names: FxSet<&'a str>,
+    own: Option<usize>,
+    /// No `#[path]` module is declared at the file's module path or above it,
+    /// so a path below it means what the file's own module path gives.
+    path_free: bool,
+    /// Its glob imports (`use a::*`), in the order a lookup tries them:
+    /// `pub use` first, then plain `use`, each in the file's order.
+    globs: Vec<&'a [String]>,
+    /// Each glob made absolute, as a side root and not (`rust::glob_absolute`).
+    glob_abs: Vec<[std::sync::OnceLock<rust::GlobAbs>; 2]>,
+    /// The file is a crate root beside the library (`is_rust_side_root`).
+    side_root: bool,
 }
 
 /// A symbol by qualified name: (id, is an impl, path, kind).
@@ -182,6 +210,12 @@ type Definition<'a> = (&'a str, bool, &'a str, &'a str);
 struct Definitions<'a> {
     files: Vec<usize>,
     table: std::sync::OnceLock<FxMap<&'a str, Vec<Definition<'a>>>>,
+    /// The group (`file_group`).
+    group: &'a str,
+    /// Rust: the table's names nested below the group's own items, by the path
+    /// they are in (`a::b` → `c` for `a::b::c` in group `a`), built on the first
+    /// need (see `Index::rust_bound`).
+    nested: std::sync::OnceLock<FxMap<&'a str, Vec<&'a str>>>,
 }
 
 /// The group a file's definitions are indexed under besides family and crate:
@@ -201,20 +235,34 @@ fn file_group(fam: Family, module: &str) -> &str {
 /// Python and Rust every prefix of it that ends before a separator (a module,
 /// or a module and the items around the name) and the empty module; for
 /// TypeScript the part before `:`.
-fn qn_groups(fam: Family, qn: &str) -> Vec<&str> {
-    match fam {
-        Family::Python => std::iter::once("")
-            .chain(qn.match_indices('.').map(|(i, _)| &qn[..i]))
-            .collect(),
-        Family::Rust => std::iter::once("")
-            .chain(qn.match_indices("::").map(|(i, _)| &qn[..i]))
-            .collect(),
-        Family::Ts => vec![qn.split_once(':').map_or("", |(m, _)| m)],
-        Family::Go => vec![""],
-    }
+fn qn_groups(fam: Family, qn: &str) -> impl Iterator<Item = &str> {
+    let (first, separator) = match fam {
+        Family::Python => ("", Some(".")),
+        Family::Rust => ("", Some("::")),
+        Family::Ts => (qn.split_once(':').map_or("", |(m, _)| m), None),
+        Family::Go => ("", None),
+    };
+    std::iter::once(first).chain(
+        separator
+            .into_iter()
+            .flat_map(move |sep| qn.match_indices(sep).map(move |(i, _)| &qn[..i])),
+    )
 }
 
 impl<'a> Definitions<'a> {
+    fn nested(&self, files: &'a [RFile]) -> &FxMap<&'a str, Vec<&'a str>> {
+        self.nested.get_or_init(|| {
+            let mut nested: FxMap<&'a str, Vec<&'a str>> = FxMap::default();
+            for &qn in self.table(files).keys() {
+                let (parent, name) = qn.rsplit_once("::").unwrap_or(("", qn));
+                if parent != self.group {
+                    nested.entry(parent).or_default().push(name);
+                }
+            }
+            nested
+        })
+    }
+
     fn table(&self, files: &'a [RFile]) -> &FxMap<&'a str, Vec<Definition<'a>>> {
         self.table.get_or_init(|| {
             let mut table: FxMap<&'a str, Vec<Definition<'a>>> = FxMap::default();
@@ -491,8 +539,10 @@ impl<'a> Tables<'a> {
             definitions: Vec::new(),
             go_dirs: FxMap::default(),
             rust_crates: Default::default(),
-            rust_path_mods: HashMap::new(),
-            rust_path_crates: Vec::new(),
+            rust_path_mods: FxMap::default(),
+            rust_path_crates: FxSet::default(),
+            rust_child_modules: FxMap::default(),
+            rust_bound: (0..n).map(|_| std::sync::OnceLock::new()).collect(),
             rust_declared: FxMap::default(),
             layout,
         };
@@ -514,6 +564,13 @@ impl<'a> Tables<'a> {
             }
             if fam == Family::Rust {
                 ix.rust_crates.insert(f.package.as_str());
+                if !f.module.is_empty() {
+                    let (parent, name) = f.module.rsplit_once("::").unwrap_or(("", &f.module));
+                    ix.rust_child_modules
+                        .entry((f.package.as_str(), parent))
+                        .or_default()
+                        .push(name);
+                }
             }
         }
         for (i, f) in files.iter().enumerate() {
@@ -534,6 +591,8 @@ impl<'a> Tables<'a> {
                     ix.definitions.push(Definitions {
                         files: Vec::new(),
                         table: std::sync::OnceLock::new(),
+                        group,
+                        nested: std::sync::OnceLock::new(),
                     });
                 }
                 ix.definitions[at].files.push(i);
@@ -550,9 +609,7 @@ impl<'a> Tables<'a> {
             v.sort_by(|&a, &b| (side(a), &files[a].path).cmp(&(side(b), &files[b].path)));
         }
         for (f, name, joined) in rust_path_mods(files) {
-            if !ix.rust_path_crates.contains(&f.package) {
-                ix.rust_path_crates.push(f.package.clone());
-            }
+            ix.rust_path_crates.insert(f.package.as_str());
             if let Some(&target) = ix.by_path.get(joined.as_str()) {
                 let declared = rust_child(&f.module, name);
                 match ix.rust_declared.get(&target) {
@@ -563,7 +620,9 @@ impl<'a> Tables<'a> {
                 }
                 let v = ix
                     .rust_path_mods
-                    .entry((f.package.clone(), rust_child(&f.module, name)))
+                    .entry(f.package.as_str())
+                    .or_default()
+                    .entry(rust_child(&f.module, name))
                     .or_default();
                 if !v.contains(&target) {
                     v.push(target);
@@ -595,27 +654,29 @@ impl<'a> Index<'a> {
             return None;
         }
         self.dep(&["rp", krate]);
-        if !self.rust_path_crates.iter().any(|c| c == krate) {
+        if !self.rust_path_crates.contains(krate) {
             return None;
         }
-        let segs: Vec<&str> = module.split("::").collect();
-        for n in (1..=segs.len()).rev() {
-            let prefix = segs[..n].join("::");
-            self.dep(&["r", krate, &prefix]);
-            let Some(cands) = self.rust_path_mods.get(&(krate.to_string(), prefix)) else {
-                continue;
-            };
-            let f = self.pick_variant(cands);
-            if n == segs.len() {
-                return Some(f);
+        let declared = self.rust_path_mods.get(krate);
+        // The module's path and its prefixes, longest first (`a::b::c`,
+        // `a::b`, `a`).
+        let mut end = module.len();
+        loop {
+            let prefix = &module[..end];
+            self.dep(&["r", krate, prefix]);
+            if let Some(cands) = declared.and_then(|d| d.get(prefix)) {
+                let f = self.pick_variant(cands);
+                if end == module.len() {
+                    return Some(f);
+                }
+                let real = rust_child(&self.files[f].module, &module[end + 2..]);
+                if real == module {
+                    return None;
+                }
+                return self.rust_module_at(krate, &real, depth + 1);
             }
-            let real = rust_child(&self.files[f].module, &segs[n..].join("::"));
-            if real == module {
-                return None;
-            }
-            return self.rust_module_at(krate, &real, depth + 1);
+            end = prefix.rfind("::")?;
         }
-        None
     }
 
     /// The module path `self` means in file `fi`: the one a `#[path]` module
@@ -647,6 +708,73 @@ impl<'a> Index<'a> {
             .unwrap_or(cands[0])
     }
 
+    /// What module file `pf` binds (see `RustBound`), made on the first ask.
+    fn rust_bound(&self, pf: usize) -> &'a RustBound<'a> {
+        let tables: &'a Tables<'a> = self.tables;
+        tables.rust_bound[pf].get_or_init(|| {
+            let f = &tables.files[pf];
+            let (krate, module) = (f.package.as_str(), f.module.as_str());
+            let mut names: FxSet<&'a str> = FxSet::default();
+            // The groups above the module's own that a definition named
+            // `module::x` can be in (`qn_groups`).
+            let above = (!module.is_empty())
+                .then_some("")
+                .into_iter()
+                .chain(module.match_indices("::").map(|(i, _)| &module[..i]));
+            for group in above {
+                if let Some(&at) = tables.by_qn.get(&(Family::Rust, krate, group))
+                    && let Some(v) = tables.definitions[at].nested(tables.files).get(module)
+                {
+                    names.extend(v.iter().copied());
+                }
+            }
+            let own = tables.by_qn.get(&(Family::Rust, krate, module)).copied();
+            if let Some(v) = tables.rust_child_modules.get(&(krate, module)) {
+                names.extend(v.iter().copied());
+            }
+            let mut globs: Vec<&'a [String]> = Vec::new();
+            let imports: &'a [RawImport] = &f.imports;
+            for public in [true, false] {
+                for imp in imports
+                    .iter()
+                    .filter(|i| i.reexport == public && i.scope.is_empty())
+                {
+                    let ImportSpec::RustUse(segs) = &imp.spec else {
+                        continue;
+                    };
+                    // As the lookup reads them: an import binds its alias,
+                    // else its last segment; one ending in `*` is a glob
+                    // for any other name.
+                    let last = segs.last().map(String::as_str).unwrap_or("");
+                    let binds = if imp.alias.is_empty() {
+                        last
+                    } else {
+                        imp.alias.as_str()
+                    };
+                    if binds != "*" {
+                        names.insert(binds);
+                    }
+                    if last == "*" {
+                        globs.push(segs);
+                    }
+                }
+            }
+            let path_free = tables.rust_path_mods.get(krate).is_none_or(|declared| {
+                let mut prefixes = std::iter::once(module)
+                    .chain(module.match_indices("::").map(|(i, _)| &module[..i]));
+                !prefixes.any(|p| declared.contains_key(p))
+            });
+            RustBound {
+                names,
+                own,
+                path_free,
+                glob_abs: globs.iter().map(|_| Default::default()).collect(),
+                globs,
+                side_root: is_rust_side_root(&f.path),
+            }
+        })
+    }
+
     fn path(&self, path: &str) -> Option<usize> {
         self.dep(&["p", path]);
         self.by_path.get(path).copied()
@@ -676,7 +804,7 @@ impl<'a> Index<'a> {
         pkg: &str,
         qn: &str,
     ) -> Option<std::borrow::Cow<'_, [Definition<'a>]>> {
-        let mut found = qn_groups(fam, qn).into_iter().filter_map(|group| {
+        let mut found = qn_groups(fam, qn).filter_map(|group| {
             let at = *self.by_qn.get(&(fam, pkg, group))?;
             self.definitions[at].table(self.files).get(qn)
         });

@@ -40,6 +40,10 @@ pub(super) struct Cache<'a> {
 
 type Answer<'a> = (Option<Found<'a>>, std::sync::Arc<Vec<u64>>);
 
+/// A glob import made absolute once a run, with the lookup keys that took
+/// (`glob_absolute`); `None` when that depended on the file being resolved.
+pub(super) type GlobAbs = Option<(Option<Abs>, Vec<u64>)>;
+
 pub(super) fn rust_use<'a>(ix: &Index<'a>, fi: usize, segs: &[String], hops: usize) -> Vec<Target> {
     match rust_use_found(ix, fi, segs, |krate, abs| cached_find(ix, krate, abs, hops)) {
         Some(Found::File(f)) => vec![Target::File(ix.files[f].id.clone())],
@@ -90,17 +94,30 @@ fn rust_use_found<'a>(
     ix: &Index<'a>,
     fi: usize,
     segs: &[String],
-    mut find: impl FnMut(&str, &[String]) -> Option<Found<'a>>,
+    find: impl FnMut(&str, &[String]) -> Option<Found<'a>>,
 ) -> Option<Found<'a>> {
     let side = is_rust_side_root(&ix.files[fi].path);
-    match rust_absolute(ix, fi, segs, 0, side)? {
+    let from_crate = segs.first().is_some_and(|s| s == "crate");
+    let absolute = |side_root: bool| rust_absolute(ix, fi, segs, 0, side_root);
+    use_found_by(side, from_crate, absolute, find)
+}
+
+/// `rust_use_found` for a path that `absolute` makes absolute (as
+/// `rust_absolute` with the side-root flag given), in a file that is a side
+/// root or not (`side`), starting with `crate` or not.
+fn use_found_by<'a>(
+    side: bool,
+    from_crate: bool,
+    mut absolute: impl FnMut(bool) -> Option<Abs>,
+    mut find: impl FnMut(&str, &[String]) -> Option<Found<'a>>,
+) -> Option<Found<'a>> {
+    match absolute(side)? {
         Abs::Inside(krate, abs) => find(&krate, &abs).or_else(|| {
             // A single-file test or example's `crate::common::…` (its sibling
             // `tests/common/mod.rs`, whose module path is `common`).
-            let Some(Abs::Inside(krate, abs)) = (side
-                && segs.first().is_some_and(|s| s == "crate"))
-            .then(|| rust_absolute(ix, fi, segs, 0, false))
-            .flatten() else {
+            let Some(Abs::Inside(krate, abs)) =
+                (side && from_crate).then(|| absolute(false)).flatten()
+            else {
                 return None;
             };
             find(&krate, &abs)
@@ -109,8 +126,49 @@ fn rust_use_found<'a>(
     }
 }
 
+/// Glob import `gi` of module file `pf` (`RustBound::globs`), made absolute
+/// once a run (its trailing `*` kept) and the keys that took replayed for
+/// every lookup through it; then `*` is the name looked up. Making a glob's
+/// path absolute is the same for every name (only its first segments
+/// decide), and libc's lookups go through each of its platform globs for
+/// every name. One that depended on the file being resolved
+/// (`Index::pick_variant`) is made absolute each time, as any path.
+fn glob_absolute(ix: &Index<'_>, pf: usize, gi: usize, item: &str, side_root: bool) -> Option<Abs> {
+    let bound = ix.rust_bound(pf);
+    let segs = bound.globs[gi];
+    let kept = bound.glob_abs[gi][usize::from(side_root)].get_or_init(|| {
+        let probe = Index {
+            tables: ix.tables,
+            deps: std::cell::RefCell::new(Vec::new()),
+            origin: ix.origin,
+            origin_used: std::cell::Cell::new(false),
+            rust_cache: ix.rust_cache,
+        };
+        let abs = rust_absolute(&probe, pf, segs, 0, side_root);
+        (!probe.origin_used.get()).then(|| (abs, probe.deps.into_inner()))
+    });
+    let abs = match kept {
+        Some((abs, deps)) => {
+            ix.deps.borrow_mut().extend(deps.iter());
+            abs.clone()
+        }
+        None => rust_absolute(ix, pf, segs, 0, side_root),
+    };
+    let named = |mut path: Vec<String>| {
+        if let Some(last) = path.last_mut() {
+            *last = item.to_string();
+        }
+        path
+    };
+    abs.map(|abs| match abs {
+        Abs::Inside(krate, path) => Abs::Inside(krate, named(path)),
+        Abs::Outside(path) => Abs::Outside(named(path)),
+    })
+}
+
 /// A use path made absolute.
-enum Abs {
+#[derive(Clone)]
+pub(super) enum Abs {
     /// (crate, segments within it).
     Inside(String, Vec<String>),
     /// A path into a crate that is not indexed (`std::fmt`).
@@ -261,40 +319,44 @@ fn rust_find_uncached<'a>(
     if full.is_empty() {
         return ix.rust_module(krate, "").map(Found::File);
     }
-    // A module's file wins over its `mod name;` declaration symbol.
-    if let Some(f) = ix.rust_module(krate, &full) {
-        return Some(Found::File(f));
-    }
-    if let Some(s) = found_symbol(ix, krate, &full) {
-        return Some(s);
+    let (item, parent) = abs.split_last().expect("non-empty");
+    let parent_qn = parent.join("::");
+    let unbound = unbound_here(ix, krate, &parent_qn, item, &full);
+    if unbound.is_none() {
+        // A module's file wins over its `mod name;` declaration symbol.
+        if let Some(f) = ix.rust_module(krate, &full) {
+            return Some(Found::File(f));
+        }
+        if let Some(s) = found_symbol(ix, krate, &full) {
+            return Some(s);
+        }
     }
     if hops >= MAX_HOPS {
         return None;
     }
-    let (item, parent) = abs.split_last().expect("non-empty");
-    let parent_qn = parent.join("::");
     // Where `item` is bound: a module file, or an inline `mod x { … }` in one
     // (`scope` within it); else the parent is itself a re-exported name.
-    let (pf, scope, pkrate) = if let Some(pf) = ix.rust_module(krate, &parent_qn) {
-        (pf, String::new(), krate.to_string())
-    } else if let Some((pf, scope)) = inline_module(ix, krate, &parent_qn) {
-        (pf, scope, krate.to_string())
-    } else {
-        match rust_find(ix, krate, parent, hops + 1, memo)? {
-            Found::File(pf) => (pf, String::new(), ix.files[pf].package.clone()),
-            // An enum's variant, a type's associated item, or what an inline
-            // module (reached through a re-export) holds.
-            Found::Symbol { krate: k, qn, .. } => {
-                let inner = format!("{qn}::{item}");
-                if let Some(s) = found_symbol(ix, &k, &inner) {
-                    return Some(s);
+    let (pf, scope, pkrate) =
+        if let Some(pf) = unbound.or_else(|| ix.rust_module(krate, &parent_qn)) {
+            (pf, String::new(), krate.to_string())
+        } else if let Some((pf, scope)) = inline_module(ix, krate, &parent_qn) {
+            (pf, scope, krate.to_string())
+        } else {
+            match rust_find(ix, krate, parent, hops + 1, memo)? {
+                Found::File(pf) => (pf, String::new(), ix.files[pf].package.clone()),
+                // An enum's variant, a type's associated item, or what an inline
+                // module (reached through a re-export) holds.
+                Found::Symbol { krate: k, qn, .. } => {
+                    let inner = format!("{qn}::{item}");
+                    if let Some(s) = found_symbol(ix, &k, &inner) {
+                        return Some(s);
+                    }
+                    let (pf, scope) = inline_module(ix, &k, &qn)?;
+                    (pf, scope, k)
                 }
-                let (pf, scope) = inline_module(ix, &k, &qn)?;
-                (pf, scope, k)
+                Found::Outside(p) => return Some(Found::Outside(format!("{p}::{item}"))),
             }
-            Found::Outside(p) => return Some(Found::Outside(format!("{p}::{item}"))),
-        }
-    };
+        };
     // Items are named after the file's own module path, which differs from the
     // path that reached it for `#[path]` modules and re-exported modules.
     if scope.is_empty() {
@@ -312,6 +374,24 @@ fn rust_find_uncached<'a>(
     // `use`, which the module's descendants see too (`super::Future`).
     let imports = ix.imports_of(pf);
     let mut outside_glob = None;
+    if unbound.is_some() {
+        // Nothing here binds `item` by name: only the globs, in the order
+        // below (see `RustBound::globs`).
+        let bound = ix.rust_bound(pf);
+        for (gi, segs) in bound.globs.iter().enumerate() {
+            let from_crate = segs.first().is_some_and(|s| s == "crate");
+            let absolute = |side_root: bool| glob_absolute(ix, pf, gi, item, side_root);
+            let find = |k: &str, a: &[String]| rust_find(ix, k, a, hops + 1, memo);
+            match use_found_by(bound.side_root, from_crate, absolute, find) {
+                Some(Found::Outside(p)) => {
+                    outside_glob.get_or_insert(p);
+                }
+                Some(found) => return Some(found),
+                None => {}
+            }
+        }
+        return outside_glob.map(Found::Outside);
+    }
     for public in [true, false] {
         for imp in imports
             .iter()
@@ -347,6 +427,58 @@ fn rust_find_uncached<'a>(
     }
     // Not defined nor named here: from a glob over another crate, most likely.
     outside_glob.map(Found::Outside)
+}
+
+/// The module file of `parent_qn` when nothing there is named `item` (so that
+/// `full`, `parent_qn::item`, is no module and no definition, and only the
+/// file's globs can bind it), else `None`: then the lookup is made in full. A
+/// lookup through a glob tree (libc's platform modules) asks every module of
+/// it for every name, and most have none of them: this answers those from one
+/// set per module, made once a run, instead of a module lookup, its `#[path]`
+/// prefixes and a definition lookup in every group above it. It records the
+/// keys those lookups would have: what can make `full` a module or a
+/// definition, and the parent's file.
+fn unbound_here(
+    ix: &Index<'_>,
+    krate: &str,
+    parent_qn: &str,
+    item: &str,
+    full: &str,
+) -> Option<usize> {
+    let pf = *ix
+        .by_module
+        .get(&(Family::Rust, krate, parent_qn))?
+        .first()?;
+    let bound = ix.rust_bound(pf);
+    let defined_here = |at: usize| ix.definitions[at].table(ix.files).contains_key(full);
+    if !bound.path_free || bound.names.contains(item) || bound.own.is_some_and(defined_here) {
+        return None;
+    }
+    if ix
+        .rust_path_mods
+        .get(krate)
+        .is_some_and(|declared| declared.contains_key(full))
+    {
+        return None;
+    }
+    // `rust_module(full)`: its file, then (a miss) the `#[path]` modules of
+    // the crate at each prefix of `full`.
+    ix.dep(&["m", "rs", krate, full]);
+    ix.dep(&["rp", krate]);
+    if ix.rust_path_crates.contains(krate) {
+        let mut end = full.len();
+        loop {
+            ix.dep(&["r", krate, &full[..end]]);
+            match full[..end].rfind("::") {
+                Some(i) => end = i,
+                None => break,
+            }
+        }
+    }
+    // `found_symbol(full)`, then `rust_module(parent_qn)` (a hit).
+    ix.dep(&["q", "rs", krate, full]);
+    ix.dep(&["m", "rs", krate, parent_qn]);
+    Some(pf)
 }
 
 /// An inline `mod name { … }` at `qn` in crate `krate`: its file and its path

@@ -31,8 +31,8 @@ use crate::source::rewalk::{DirMemo, rewalk};
 use crate::source::walk::{self, Diagnostic, FileStat, WalkOptions, WalkResult};
 use crate::store::datadir::{DataDir, WriterLock};
 use crate::store::graph::{
-    Changes, FileRows, GraphError, GraphStore, ImportChanges, ImportDiff, ImportLabel, ImportRow,
-    PackageRow, SymbolDiff, file_id, unfinished_tag,
+    Applying, Changes, FileRows, GraphError, GraphStore, ImportChanges, ImportDiff, ImportLabel,
+    ImportRow, PackageRow, SymbolDiff, file_id, unfinished_tag,
 };
 use crate::store::search;
 
@@ -179,13 +179,23 @@ pub fn index_repo_with(
         })))
     });
     diff_symbols(&plan, &rows, &mut sorted.changes);
+    sorted.changes.add = rows.clone();
+    // An in-place run that resolves from its state (never reading the graph)
+    // writes what went and the changed files' symbols meanwhile, in the write's
+    // transaction; the import edges follow once resolved (`start_apply`).
+    // Dropped on an error or a stop before the write, it is rolled back.
+    let applying = match store {
+        Some(st) if !plan.fresh && !plan.whole && !plan.force && plan.prior.is_some() => {
+            Some(st.start_apply(sorted.changes.clone())?)
+        }
+        _ => None,
+    };
     let mut next_state =
         resolve_imports(&run, store, &mut plan, &rows, &for_resolution, &mut sorted)?;
     if let Some(st) = next_state.as_mut() {
         restat(st, &sorted.restat);
     }
     stop.check()?;
-    sorted.changes.add = rows;
     let previous_indexed_at = match store {
         Some(_) if !plan.fresh && !plan.force => plan.tag.clone(),
         _ => None,
@@ -215,7 +225,14 @@ pub fn index_repo_with(
             let go = move || graph_committed.recv().unwrap_or(false);
             s.spawn(move || search_beside(root, &dir, (&add, &removed), previous, writer, go))
         });
-        let written = write(&run, shared, owned, &mut plan, &mut sorted, early_search);
+        let written = write(
+            &run,
+            (shared, owned),
+            &mut plan,
+            &mut sorted,
+            early_search,
+            applying,
+        );
         let _ = committed.send(written.is_ok());
         let aside = aside.map(|h| match h.join() {
             Ok(r) => r,
@@ -1372,11 +1389,11 @@ fn record_edges(m: &mut FileMeta, fp: Fingerprint, r: &mut Resolved) {
 /// graph).
 fn write<'s>(
     run: &Run<'_>,
-    shared: Option<&'s GraphStore>,
-    owned: Option<GraphStore>,
+    (shared, owned): (Option<&'s GraphStore>, Option<GraphStore>),
     plan: &mut Plan,
     sorted: &mut Sorted,
     early_search: Option<SearchThread>,
+    applying: Option<Applying>,
 ) -> Result<(Written<'s>, Option<Result<(), IndexError>>), IndexError> {
     let (data, opts) = (run.data, run.opts);
     run.progress.phase("writing", 0);
@@ -1386,12 +1403,20 @@ fn write<'s>(
     if in_place {
         let t = Instant::now();
         // The whole ref, beside others: too big for one transaction.
-        let write_to = |st: &GraphStore, changes: &mut Changes| match plan.whole {
-            true => {
+        let write_to = |st: &GraphStore, changes: &mut Changes| match (plan.whole, applying) {
+            (true, _) => {
                 let stop = opts.stop.clone();
                 st.load_beside(changes, Box::new(move || stop.requested()))
             }
-            false => st.apply(changes, &|| opts.stop.requested()),
+            // Under way since before imports were resolved: they follow.
+            (false, Some(applying)) => {
+                let (imports, packages) = (changes.imports.take(), changes.packages.take());
+                let stop = || opts.stop.requested();
+                let (written, result) = applying.finish(st, imports, packages, &stop)?;
+                *changes = written;
+                result
+            }
+            (false, None) => st.apply(changes, &|| opts.stop.requested()),
         };
         let written = match shared {
             Some(st) => {

@@ -77,9 +77,7 @@ fn cached_find<'a>(ix: &Index<'a>, krate: &str, abs: &[String], hops: usize) -> 
     let found = rust_find(ix, krate, abs, hops, &mut Memo::default());
     let asked = ix.origin_used.replace(asked_before);
     if !asked {
-        let mut deps = ix.deps.borrow()[mark..].to_vec();
-        deps.sort_unstable();
-        deps.dedup();
+        let deps = super::sorted_unique(ix.deps.borrow()[mark..].to_vec());
         ix.rust_cache
             .answers
             .lock()

@@ -22,7 +22,7 @@ mod write;
 
 pub use rows::*;
 pub use schema::{QUERY_FILES, SCHEMA_FILES};
-pub use write::{IMPORTS_GROUP, grouped_statement};
+pub use write::{Applying, IMPORTS_GROUP, grouped_statement};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -157,7 +157,7 @@ pub struct GraphStore {
     /// a read that overlaps a checkpoint deadlocks both for Kuzu's 5 s wait (the
     /// read times out, the checkpoint fails). The gate lets running calls finish
     /// first and holds new ones back for the checkpoint's few milliseconds.
-    gate: std::sync::RwLock<()>,
+    gate: Arc<std::sync::RwLock<()>>,
     /// The database file, and how many in-place writes to each repo/ref were
     /// committed through this handle (counted before and after each commit): what a
     /// reader compares with the state its catalog was built from (see
@@ -264,7 +264,7 @@ impl GraphStore {
             readers: std::sync::OnceLock::new(),
             writer: std::sync::OnceLock::new(),
             reader_threads: cfg.threads.clamp(1, 4) as usize,
-            gate: std::sync::RwLock::new(()),
+            gate: Arc::new(std::sync::RwLock::new(())),
             path: Arc::from(path),
             commits: std::sync::Mutex::default(),
             writes: std::sync::atomic::AtomicU64::new(0),

@@ -14,6 +14,7 @@ use super::schema::q;
 use super::values::s;
 use super::values::{int, list_of_strings, string};
 use super::{BATCH, GraphStore, Result, external_id, file_id, package_id, ref_id};
+use std::sync::Arc;
 
 impl GraphStore {
     /// Applies one run's changes atomically: all of them or (after a crash or error)
@@ -24,45 +25,120 @@ impl GraphStore {
     ///
     /// The write runs on this graph's writer thread, whose connection keeps the
     /// statements it prepared for the next run (see `Session`); the changes go
-    /// there and come back. This thread holds the checkpoint gate meanwhile,
-    /// asks `abandon`, and counts the commit.
+    /// there and come back. The writer holds the checkpoint gate meanwhile;
+    /// this thread asks `abandon` and counts the commit.
     pub fn apply(&self, changes: &mut Changes, abandon: &dyn Fn() -> bool) -> Result<()> {
-        let _gate = self.gate.read().unwrap_or_else(|e| e.into_inner());
+        let imports = changes.imports.take();
+        let packages = changes.packages.take();
+        let applying = self.start_apply(std::mem::take(changes))?;
+        let (owned, result) = applying.finish(self, imports, packages, abandon)?;
+        *changes = owned;
+        result
+    }
+
+    /// `apply` in two parts: the changed files and their symbols are written
+    /// from now on, in the transaction, while the caller resolves imports;
+    /// `Applying::finish` hands over the import edges and commits. `changes`
+    /// holds no import changes yet. Dropped unfinished, the transaction is
+    /// rolled back.
+    pub fn start_apply(&self, changes: Changes) -> Result<Applying> {
         self.check_usable()?;
         let writer = self.writer();
         let above = self.key_lookups_above;
+        let gate = Arc::clone(&self.gate);
         let (repo, ref_name) = (changes.repo.clone(), changes.ref_name.clone());
-        let owned = std::mem::take(changes);
+        let (later, later_rx) = std::sync::mpsc::sync_channel::<Later>(1);
         let (ask, asked) = std::sync::mpsc::sync_channel::<()>(0);
         let (answer, answered) = std::sync::mpsc::sync_channel::<bool>(0);
         let done = writer.submit(move |w| {
-            let mut owned = owned;
-            // Abandoned when this thread is gone or says so.
+            let _gate = gate.read().unwrap_or_else(|e| e.into_inner());
+            let mut owned = changes;
+            // Abandoned when the caller is gone or says so.
             let abandon = || ask.send(()).is_err() || !answered.recv().unwrap_or(false);
-            let result = apply_on(&mut w.session(), &mut owned, above, &abandon);
+            let result = apply_on(&mut w.session(), &mut owned, above, &later_rx, &abandon);
             Ok((owned, result))
         })?;
+        Ok(Applying {
+            later: Some(later),
+            asked,
+            answer,
+            done: Some(done),
+            repo,
+            ref_name,
+        })
+    }
+}
+
+/// What an in-place write gets once imports are resolved: the import edges
+/// and the Go packages (see `Changes`).
+type Later = (Option<ImportChanges>, Option<Vec<PackageRow>>);
+
+/// The changes back from the writer, and whether they were committed.
+type Written = (Changes, Result<()>);
+
+/// An in-place write under way on the writer thread (`GraphStore::start_apply`).
+pub struct Applying {
+    later: Option<std::sync::mpsc::SyncSender<Later>>,
+    asked: std::sync::mpsc::Receiver<()>,
+    answer: std::sync::mpsc::SyncSender<bool>,
+    done: Option<std::sync::mpsc::Receiver<Result<Written>>>,
+    repo: String,
+    ref_name: String,
+}
+
+impl Applying {
+    /// Hands over the import changes, waits for the write, and commits it
+    /// unless `abandon` says otherwise just before. Returns the changes (with
+    /// the import changes and the in-degrees) and whether the write committed.
+    pub fn finish(
+        mut self,
+        store: &GraphStore,
+        imports: Option<ImportChanges>,
+        packages: Option<Vec<PackageRow>>,
+        abandon: &dyn Fn() -> bool,
+    ) -> Result<Written> {
+        if let Some(later) = self.later.take() {
+            // A write that failed first has let go of its end already.
+            let _ = later.send((imports, packages));
+        }
         // Asked once, just before the commit (not when the write failed first).
         let mut committing = false;
-        if asked.recv().is_ok() {
+        if self.asked.recv().is_ok() {
             committing = !abandon();
             if committing {
                 // Counted on both sides of the commit: a reader that sees the
                 // new state also sees the count move, and one that read while
                 // the count was odd knows it may have read either state (see
                 // `GraphState`).
-                self.count_commit(&repo, &ref_name);
+                store.count_commit(&self.repo, &self.ref_name);
             }
-            let _ = answer.send(committing);
+            let _ = self.answer.send(committing);
         }
-        let outcome = done.recv();
+        let outcome = self.done.take().map(|d| d.recv());
         if committing {
-            self.count_commit(&repo, &ref_name);
+            store.count_commit(&self.repo, &self.ref_name);
         }
-        let (owned, result) =
-            outcome.map_err(|_| super::GraphError::Kuzu("the graph writer stopped".into()))??;
-        *changes = owned;
-        result
+        match outcome {
+            Some(Ok(Ok(written))) => Ok(written),
+            Some(Ok(Err(e))) => Err(e),
+            _ => Err(super::GraphError::Kuzu("the graph writer stopped".into())),
+        }
+    }
+}
+
+impl Drop for Applying {
+    /// Unfinished (the run failed or stopped while resolving): the writer
+    /// rolls back, and is waited for, so that the graph is idle after.
+    fn drop(&mut self) {
+        self.later.take();
+        if let Some(done) = self.done.take() {
+            // Its ask for a commit fails once this side is gone: abandoned.
+            drop(std::mem::replace(
+                &mut self.asked,
+                std::sync::mpsc::sync_channel(0).1,
+            ));
+            let _ = done.recv();
+        }
     }
 }
 
@@ -71,17 +147,26 @@ fn apply_on(
     conn: &mut Session<'_, '_>,
     changes: &mut Changes,
     key_lookups_above: u64,
+    later: &std::sync::mpsc::Receiver<Later>,
     abandon: &dyn Fn() -> bool,
 ) -> Result<()> {
     let keyed = Keyed::decide(conn, key_lookups_above)?;
     conn.query("BEGIN TRANSACTION")?;
-    let written = write_changes(conn, changes, keyed).and_then(|touched| {
-        if abandon() {
-            Err(super::GraphError::Abandoned)
-        } else {
-            Ok(touched)
-        }
-    });
+    let written = write_files_and_symbols(conn, changes, keyed)
+        .and_then(|()| {
+            // The import changes, once the caller resolved them.
+            let (imports, packages) = later.recv().map_err(|_| super::GraphError::Abandoned)?;
+            changes.imports = imports;
+            changes.packages = packages;
+            write_imports_and_packages(conn, changes, keyed)
+        })
+        .and_then(|touched| {
+            if abandon() {
+                Err(super::GraphError::Abandoned)
+            } else {
+                Ok(touched)
+            }
+        });
     match written {
         Ok(touched) => {
             let t = std::time::Instant::now();
@@ -137,18 +222,24 @@ impl Keyed {
     }
 }
 
-/// The write of an in-place run; returns the symbols whose import in-degree it
-/// may have changed, when only some files' edges were rewritten.
-pub(super) fn write_changes(
-    conn: &mut Session<'_, '_>,
-    c: &Changes,
-    keyed: Keyed,
-) -> Result<Option<Vec<String>>> {
+/// The first part of an in-place run's write: what goes, the files and their
+/// symbols (what the import changes are written against).
+fn write_files_and_symbols(conn: &mut Session<'_, '_>, c: &Changes, keyed: Keyed) -> Result<()> {
     delete_old(conn, c)?;
     upsert_repo_and_ref(conn, c)?;
     write_files(conn, c)?;
     rewrite_kept_symbols(conn, c)?;
-    insert_new_symbols(conn, c, keyed)?;
+    insert_new_symbols(conn, c, keyed)
+}
+
+/// The second part: Go packages and import edges. Returns the symbols whose
+/// import in-degree it may have changed, when only some files' edges were
+/// rewritten.
+fn write_imports_and_packages(
+    conn: &mut Session<'_, '_>,
+    c: &Changes,
+    keyed: Keyed,
+) -> Result<Option<Vec<String>>> {
     if let Some(packages) = &c.packages {
         sync_packages(conn, c, packages)?;
     }

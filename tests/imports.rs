@@ -48,6 +48,23 @@ fn lines_of(data: &DataDir, query: &str, cols: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// Indexes `repo` into `data` again, and into a fresh data dir at `fresh`:
+/// their edges must be the same (`step` says after what). The run's report
+/// and the edges.
+fn reindex_like_fresh(
+    repo: &Path,
+    data: &DataDir,
+    fresh: &Path,
+    step: &str,
+) -> (cruxe::index::IndexReport, Vec<String>) {
+    let report = index_into(repo, data);
+    let fresh = DataDir::new(fresh.to_path_buf());
+    index_into(repo, &fresh);
+    let got = edges(data);
+    assert_eq!(got, edges(&fresh), "edges after: {step}");
+    (report, got)
+}
+
 fn index_into(repo: &Path, data: &DataDir) -> cruxe::index::IndexReport {
     index_repo(repo, data, &opts("imports"), &Silent).expect("index")
 }
@@ -261,11 +278,8 @@ fn rust_crate_changes_equal_a_fresh_index() {
     let mut seen = Vec::new();
     for (i, (step, change)) in steps.iter().enumerate() {
         change();
-        let report = index_into(&repo, &data);
-        let fresh = DataDir::new(tmp.path().join(format!("fresh-{i}")));
-        index_into(&repo, &fresh);
-        let got = edges(&data);
-        assert_eq!(got, edges(&fresh), "edges after: {step}");
+        let (report, got) =
+            reindex_like_fresh(&repo, &data, &tmp.path().join(format!("fresh-{i}")), step);
         match *step {
             "add a file" => assert_eq!(report.imports_resolved, 1, "after: {step}"),
             "remove a file" => assert_eq!(report.imports_resolved, 0, "after: {step}"),
@@ -349,10 +363,9 @@ fn go_package_changes_equal_a_fresh_index() {
     ];
     for (i, (step, change)) in steps.iter().enumerate() {
         change();
-        let report = index_into(&repo, &data);
-        let fresh = DataDir::new(tmp.path().join(format!("fresh-{i}")));
-        index_into(&repo, &fresh);
-        assert_eq!(edges(&data), edges(&fresh), "edges after: {step}");
+        let fresh = tmp.path().join(format!("fresh-{i}"));
+        let (report, _) = reindex_like_fresh(&repo, &data, &fresh, step);
+        let fresh = DataDir::new(fresh);
         assert_eq!(packages(&data), packages(&fresh), "packages after: {step}");
         // The package grew or shrank: the new file alone is resolved, and
         // nothing for a removed one; its importers keep their edges.
@@ -988,11 +1001,8 @@ fn rust_files_asking_the_same_glob_path_follow_its_changes() {
     };
     for (i, (step, change)) in steps.iter().enumerate() {
         change();
-        index_into(&repo, &data);
-        let fresh = DataDir::new(tmp.path().join(format!("fresh-{i}")));
-        index_into(&repo, &fresh);
-        let got = edges(&data);
-        assert_eq!(got, edges(&fresh), "edges after: {step}");
+        let (_, got) =
+            reindex_like_fresh(&repo, &data, &tmp.path().join(format!("fresh-{i}")), step);
         for f in ASKERS {
             let edge = of(&got, f);
             match i {
@@ -1120,11 +1130,8 @@ fn rust_lookups_that_pass_over_a_module_see_it_come_to_bind_the_name() {
     ];
     for (i, (step, change, want)) in steps.iter().enumerate() {
         change();
-        index_into(&repo, &data);
-        let fresh = DataDir::new(tmp.path().join(format!("fresh-{i}")));
-        index_into(&repo, &fresh);
-        let got = edges(&data);
-        assert_eq!(got, edges(&fresh), "edges after: {step}");
+        let (_, got) =
+            reindex_like_fresh(&repo, &data, &tmp.path().join(format!("fresh-{i}")), step);
         let mine: Vec<&String> = got
             .iter()
             .filter(|e| e.starts_with("src/asker.rs:"))

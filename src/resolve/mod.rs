@@ -734,29 +734,12 @@ impl<'a> Index<'a> {
             }
             let mut globs: Vec<&'a [String]> = Vec::new();
             let imports: &'a [RawImport] = &f.imports;
-            for public in [true, false] {
-                for imp in imports
-                    .iter()
-                    .filter(|i| i.reexport == public && i.scope.is_empty())
-                {
-                    let ImportSpec::RustUse(segs) = &imp.spec else {
-                        continue;
-                    };
-                    // As the lookup reads them: an import binds its alias,
-                    // else its last segment; one ending in `*` is a glob
-                    // for any other name.
-                    let last = segs.last().map(String::as_str).unwrap_or("");
-                    let binds = if imp.alias.is_empty() {
-                        last
-                    } else {
-                        imp.alias.as_str()
-                    };
-                    if binds != "*" {
-                        names.insert(binds);
-                    }
-                    if last == "*" {
-                        globs.push(segs);
-                    }
+            for (segs, last, binds) in rust::uses_in_order(imports, "") {
+                if binds != "*" {
+                    names.insert(binds);
+                }
+                if last == "*" {
+                    globs.push(segs);
                 }
             }
             let path_free = tables.rust_path_mods.get(krate).is_none_or(|declared| {

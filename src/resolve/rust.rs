@@ -390,41 +390,53 @@ fn rust_find_uncached<'a>(
         }
         return outside_glob.map(Found::Outside);
     }
-    for public in [true, false] {
-        for imp in imports
-            .iter()
-            .filter(|i| i.reexport == public && i.scope == scope)
-        {
-            let ImportSpec::RustUse(segs) = &imp.spec else {
-                continue;
-            };
-            let last = segs.last().map(String::as_str).unwrap_or("");
-            let binds = if imp.alias.is_empty() {
-                last
-            } else {
-                imp.alias.as_str()
-            };
-            if binds == item {
-                let find = |k: &str, a: &[String]| rust_find(ix, k, a, hops + 1, memo);
-                if let Some(found) = rust_use_found(ix, pf, segs, find) {
-                    return Some(found);
+    for (segs, last, binds) in uses_in_order(imports, &scope) {
+        if binds == item {
+            let find = |k: &str, a: &[String]| rust_find(ix, k, a, hops + 1, memo);
+            if let Some(found) = rust_use_found(ix, pf, segs, find) {
+                return Some(found);
+            }
+        } else if last == "*" {
+            let mut target = segs[..segs.len() - 1].to_vec();
+            target.push(item.clone());
+            let find = |k: &str, a: &[String]| rust_find(ix, k, a, hops + 1, memo);
+            match rust_use_found(ix, pf, &target, find) {
+                Some(Found::Outside(p)) => {
+                    outside_glob.get_or_insert(p);
                 }
-            } else if last == "*" {
-                let mut target = segs[..segs.len() - 1].to_vec();
-                target.push(item.clone());
-                let find = |k: &str, a: &[String]| rust_find(ix, k, a, hops + 1, memo);
-                match rust_use_found(ix, pf, &target, find) {
-                    Some(Found::Outside(p)) => {
-                        outside_glob.get_or_insert(p);
-                    }
-                    Some(found) => return Some(found),
-                    None => {}
-                }
+                Some(found) => return Some(found),
+                None => {}
             }
         }
     }
     // Not defined nor named here: from a glob over another crate, most likely.
     outside_glob.map(Found::Outside)
+}
+
+/// A module's `use` imports within `scope` in the order a lookup tries them:
+/// `pub use` first, then plain `use`, each in the file's order. Each with its
+/// path, its last segment and the name it binds (its alias, else its last
+/// segment; a path ending in `*` is a glob for any other name).
+pub(super) fn uses_in_order<'i>(
+    imports: &'i [crate::model::RawImport],
+    scope: &'i str,
+) -> impl Iterator<Item = (&'i [String], &'i str, &'i str)> {
+    [true, false].into_iter().flat_map(move |public| {
+        imports
+            .iter()
+            .filter(move |i| i.reexport == public && i.scope == scope)
+            .filter_map(|imp| {
+                let ImportSpec::RustUse(segs) = &imp.spec else {
+                    return None;
+                };
+                let last = segs.last().map(String::as_str).unwrap_or("");
+                let binds = match imp.alias.as_str() {
+                    "" => last,
+                    alias => alias,
+                };
+                Some((segs.as_slice(), last, binds))
+            })
+    })
 }
 
 /// The module file of `parent_qn` when nothing there is named `item` (so that

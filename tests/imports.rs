@@ -65,6 +65,15 @@ fn reindex_like_fresh(
     (report, got)
 }
 
+/// Writes `files` (path in the repo, text) under `repo`, making their folders.
+fn write_repo<'f>(repo: &Path, files: impl IntoIterator<Item = (&'f str, &'f str)>) {
+    for (path, text) in files {
+        let path = repo.join(path);
+        std::fs::create_dir_all(path.parent().expect("a folder")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+}
+
 fn index_into(repo: &Path, data: &DataDir) -> cruxe::index::IndexReport {
     index_repo(repo, data, &opts("imports"), &Silent).expect("index")
 }
@@ -952,7 +961,6 @@ fn rust_files_asking_the_same_glob_path_follow_its_changes() {
     let tmp = tempfile::tempdir().expect("tmp");
     let repo = tmp.path().join("globs");
     let src = repo.join("src");
-    std::fs::create_dir_all(src.join("plat")).expect("mkdir");
     const ASKERS: [&str; 4] = ["a", "b", "c", "d"];
     let mut files = vec![
         ("Cargo.toml".to_string(), "[package]\nname = \"globs\"\nversion = \"0.1.0\"\n".to_string()),
@@ -968,9 +976,7 @@ fn rust_files_asking_the_same_glob_path_follow_its_changes() {
     for f in ASKERS {
         files.push((format!("src/{f}.rs"), "use crate::Handle;\n".to_string()));
     }
-    for (path, text) in &files {
-        std::fs::write(repo.join(path), text).expect("write");
-    }
+    write_repo(&repo, files.iter().map(|(p, t)| (p.as_str(), t.as_str())));
     let data = DataDir::new(tmp.path().join("data"));
     index_into(&repo, &data);
     let linux = src.join("plat/linux.rs");
@@ -1040,9 +1046,8 @@ fn rust_lookups_that_pass_over_a_module_see_it_come_to_bind_the_name() {
     let tmp = tempfile::tempdir().expect("tmp");
     let repo = tmp.path().join("passes");
     let src = repo.join("src");
-    std::fs::create_dir_all(src.join("first")).expect("mkdir");
     let first_mod = "pub use self::deep::*;\nmod deep;\npub fn unrelated() {}\n";
-    for (path, text) in [
+    let files = [
         (
             "Cargo.toml",
             "[package]\nname = \"passes\"\nversion = \"0.1.0\"\n",
@@ -1057,9 +1062,8 @@ fn rust_lookups_that_pass_over_a_module_see_it_come_to_bind_the_name() {
         ("src/third.rs", "pub struct Handle;\n"),
         ("src/elsewhere.rs", "pub fn elsewhere() {}\n"),
         ("src/asker.rs", "use crate::Handle;\n"),
-    ] {
-        std::fs::write(repo.join(path), text).expect("write");
-    }
+    ];
+    write_repo(&repo, files);
     let data = DataDir::new(tmp.path().join("data"));
     index_into(&repo, &data);
     let write = |path: &str, text: &str| std::fs::write(src.join(path), text).expect("write");

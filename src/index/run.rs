@@ -1409,13 +1409,7 @@ fn write<'s>(
                 st.load_beside(changes, Box::new(move || stop.requested()))
             }
             // Under way since before imports were resolved: they follow.
-            (false, Some(applying)) => {
-                let (imports, packages) = (changes.imports.take(), changes.packages.take());
-                let stop = || opts.stop.requested();
-                let (written, result) = applying.finish(st, imports, packages, &stop)?;
-                *changes = written;
-                result
-            }
+            (false, Some(applying)) => applying.finish(st, changes, &|| opts.stop.requested()),
             (false, None) => st.apply(changes, &|| opts.stop.requested()),
         };
         let written = match shared {

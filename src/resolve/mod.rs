@@ -500,6 +500,11 @@ fn rust_path_mods(files: &[RFile]) -> impl Iterator<Item = (&RFile, &str, String
         })
 }
 
+/// A Rust path and the paths above it, longest first: `a::b::c`, `a::b`, `a`.
+fn path_and_above(path: &str) -> impl Iterator<Item = &str> {
+    std::iter::successors(Some(path), |p| p.rfind("::").map(|i| &p[..i]))
+}
+
 fn rust_child(module: &str, name: &str) -> String {
     if module.is_empty() {
         name.to_string()
@@ -658,25 +663,21 @@ impl<'a> Index<'a> {
             return None;
         }
         let declared = self.rust_path_mods.get(krate);
-        // The module's path and its prefixes, longest first (`a::b::c`,
-        // `a::b`, `a`).
-        let mut end = module.len();
-        loop {
-            let prefix = &module[..end];
+        for prefix in path_and_above(module) {
             self.dep(&["r", krate, prefix]);
             if let Some(cands) = declared.and_then(|d| d.get(prefix)) {
                 let f = self.pick_variant(cands);
-                if end == module.len() {
+                if prefix.len() == module.len() {
                     return Some(f);
                 }
-                let real = rust_child(&self.files[f].module, &module[end + 2..]);
+                let real = rust_child(&self.files[f].module, &module[prefix.len() + 2..]);
                 if real == module {
                     return None;
                 }
                 return self.rust_module_at(krate, &real, depth + 1);
             }
-            end = prefix.rfind("::")?;
         }
+        None
     }
 
     /// The module path `self` means in file `fi`: the one a `#[path]` module
@@ -742,11 +743,10 @@ impl<'a> Index<'a> {
                     globs.push(segs);
                 }
             }
-            let path_free = tables.rust_path_mods.get(krate).is_none_or(|declared| {
-                let mut prefixes = std::iter::once(module)
-                    .chain(module.match_indices("::").map(|(i, _)| &module[..i]));
-                !prefixes.any(|p| declared.contains_key(p))
-            });
+            let path_free = tables
+                .rust_path_mods
+                .get(krate)
+                .is_none_or(|declared| !path_and_above(module).any(|p| declared.contains_key(p)));
             RustBound {
                 names,
                 own,

@@ -476,13 +476,8 @@ fn unbound_here(
     ix.dep(&["m", "rs", krate, full]);
     ix.dep(&["rp", krate]);
     if ix.rust_path_crates.contains(krate) {
-        let mut end = full.len();
-        loop {
-            ix.dep(&["r", krate, &full[..end]]);
-            match full[..end].rfind("::") {
-                Some(i) => end = i,
-                None => break,
-            }
+        for prefix in super::path_and_above(full) {
+            ix.dep(&["r", krate, prefix]);
         }
     }
     // `found_symbol(full)`, then `rust_module(parent_qn)` (a hit).

@@ -28,12 +28,10 @@ impl GraphStore {
     /// there and come back. The writer holds the checkpoint gate meanwhile;
     /// this thread asks `abandon` and counts the commit.
     pub fn apply(&self, changes: &mut Changes, abandon: &dyn Fn() -> bool) -> Result<()> {
-        let imports = changes.imports.take();
-        let packages = changes.packages.take();
-        let applying = self.start_apply(std::mem::take(changes))?;
-        let (owned, result) = applying.finish(self, imports, packages, abandon)?;
-        *changes = owned;
-        result
+        let mut first = std::mem::take(changes);
+        changes.imports = first.imports.take();
+        changes.packages = first.packages.take();
+        self.start_apply(first)?.finish(self, changes, abandon)
     }
 
     /// `apply` in two parts: the changed files and their symbols are written
@@ -87,19 +85,19 @@ pub struct Applying {
 }
 
 impl Applying {
-    /// Hands over the import changes, waits for the write, and commits it
-    /// unless `abandon` says otherwise just before. Returns the changes (with
-    /// the import changes and the in-degrees) and whether the write committed.
+    /// Hands over the import changes `changes` holds (the run's, resolved),
+    /// waits for the write, and commits it unless `abandon` says otherwise
+    /// just before. `changes` becomes what was written (with the in-degrees,
+    /// `Changes::in_degree`), committed or not.
     pub fn finish(
         mut self,
         store: &GraphStore,
-        imports: Option<ImportChanges>,
-        packages: Option<Vec<PackageRow>>,
+        changes: &mut Changes,
         abandon: &dyn Fn() -> bool,
-    ) -> Result<Written> {
+    ) -> Result<()> {
         if let Some(later) = self.later.take() {
             // A write that failed first has let go of its end already.
-            let _ = later.send((imports, packages));
+            let _ = later.send((changes.imports.take(), changes.packages.take()));
         }
         // Asked once, just before the commit (not when the write failed first).
         let mut committing = false;
@@ -119,7 +117,10 @@ impl Applying {
             store.count_commit(&self.repo, &self.ref_name);
         }
         match outcome {
-            Some(Ok(Ok(written))) => Ok(written),
+            Some(Ok(Ok((written, result)))) => {
+                *changes = written;
+                result
+            }
             Some(Ok(Err(e))) => Err(e),
             _ => Err(super::GraphError::Kuzu("the graph writer stopped".into())),
         }

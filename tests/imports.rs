@@ -1144,3 +1144,47 @@ fn rust_lookups_that_pass_over_a_module_see_it_come_to_bind_the_name() {
         assert_eq!(mine[0].split_once(' ').expect("edge").1, *want, "{step}");
     }
 }
+
+/// A resolution state is trusted only when its checksums hold: its sections
+/// are decoded when used, not walked when read. Here a definition's name in
+/// the state file, `auth.jwt.validate_token`, is changed after the run, to a
+/// name of the same length so that every record still parses; then the file
+/// that imports it changes, so its import is resolved again against the
+/// definitions of `auth/jwt.py`, which did not change. The damaged state is not
+/// trusted: the import still finds the function, and the edges equal a fresh
+/// index's.
+#[test]
+fn a_resolution_state_damaged_on_disk_is_not_trusted() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("damaged");
+    copy_tree(&fixture("python"), &repo);
+    let data = DataDir::new(tmp.path().join("data"));
+    index_into(&repo, &data);
+    let mut damaged = 0;
+    for entry in std::fs::read_dir(data.root().join("state")).expect("state dir") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "bin") {
+            continue;
+        }
+        let mut bytes = std::fs::read(&path).expect("read");
+        let name = b"auth.jwt.validate_token";
+        let mut at = 0;
+        while let Some(i) = bytes[at..].windows(name.len()).position(|w| w == name) {
+            bytes[at + i + name.len() - 1] = b'm';
+            at += i + name.len();
+            damaged += 1;
+        }
+        std::fs::write(&path, bytes).expect("write");
+    }
+    assert!(damaged > 0, "the state holds the definition's name");
+    let handler = repo.join("auth/handler.py");
+    let text = std::fs::read_to_string(&handler).expect("read");
+    std::fs::write(&handler, format!("{text}\n\ndef later():\n    return 1\n")).expect("write");
+    let (_, got) = reindex_like_fresh(&repo, &data, &tmp.path().join("fresh"), "the state damaged");
+    let import: Vec<&String> = got
+        .iter()
+        .filter(|e| e.starts_with("auth/handler.py:") && e.contains("validate_token"))
+        .collect();
+    assert_eq!(import.len(), 1, "{got:?}");
+    assert!(import[0].contains("-> Symbol("), "{}", import[0]);
+}

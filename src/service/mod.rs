@@ -828,10 +828,10 @@ struct Unfinished {
 
 /// Checkpoints every data dir's runs that are not yet (`Unfinished::unchecked`).
 /// With `merge` (a pause, not a forced checkpoint), the search indexes' small
-/// segments are merged too once there are enough of them (~50 ms for six): in a
-/// stream of changes with short pauses the copy's longer pause never comes, and
-/// a tail left to grow was merged inside a run (24 segments on Go's tree: 0.55–0.68
-/// s of a served edit).
+/// segments are merged too once there are enough of them (8–50 ms: the small
+/// ones only, `search::small_tail`): in a stream of changes with short pauses
+/// the copy's longer pause never comes, and a tail left to grow was merged
+/// inside a run (24 segments on Go's tree: 0.55–0.68 s of a served edit).
 fn checkpoint_all(service: &Service, unfinished: &mut Vec<Unfinished>, merge: bool) {
     for mut u in std::mem::take(unfinished) {
         if u.unchecked.is_some() && u.graph.log_pending() {

@@ -431,7 +431,8 @@ fn split_units<U: Unit>(
 /// - after a rebuild, or once the tail and the deleted documents reach a quarter
 ///   of the big segment, everything is merged into one;
 /// - once the tail (one small segment per incremental run) has `TAIL_SEGMENTS`
-///   segments, the tail is merged into one, which costs little.
+///   segments, its small segments are merged into one (`small_tail`), which
+///   costs little.
 ///
 /// Tantivy's own merge policy works in the background of a long-lived writer;
 /// cruxe's writer lives for one run, so it merges by this plan before closing.
@@ -447,9 +448,35 @@ fn merge_plan(metas: &[SegmentMeta], rebuilt: bool) -> Vec<SegmentId> {
     if rebuilt || (tail_docs + dead) * 4 >= u64::from(big.num_docs()) {
         metas.iter().map(|m| m.id()).collect()
     } else if tail.len() >= TAIL_SEGMENTS {
-        tail.iter().map(|m| m.id()).collect()
+        small_tail(&tail)
     } else {
         Vec::new()
+    }
+}
+
+/// The tail's segments to merge: all but those that hold more documents than
+/// the tail's smaller segments together, which wait until the smaller ones
+/// reach them. A merge at a pause then rewrites what came since the last one,
+/// not every change before it too: merging the whole tail rewrote a segment of a
+/// branch switch's thousands of documents at every pause (150–470 ms, that a
+/// change landing meanwhile waited for). Each document is rewritten about
+/// log2 of the tail's size times; none when fewer than two are left.
+fn small_tail(tail: &[&SegmentMeta]) -> Vec<SegmentId> {
+    let mut by_size = tail.to_vec();
+    by_size.sort_by_key(|m| std::cmp::Reverse(m.num_docs()));
+    let mut smaller: u64 = by_size.iter().map(|m| u64::from(m.num_docs())).sum();
+    let mut kept = 0;
+    for m in &by_size {
+        let docs = u64::from(m.num_docs());
+        smaller -= docs;
+        if docs <= smaller {
+            break;
+        }
+        kept += 1;
+    }
+    match by_size.len() - kept >= 2 {
+        true => by_size[kept..].iter().map(|m| m.id()).collect(),
+        false => Vec::new(),
     }
 }
 
@@ -460,12 +487,9 @@ fn split_big(metas: &[SegmentMeta]) -> Option<(&SegmentMeta, Vec<&SegmentMeta>)>
     Some((big, tail))
 }
 
-/// The tail alone, to merge: every segment but the biggest (none when that is one).
+/// The tail alone, to merge: its small segments (`small_tail`), never the biggest.
 fn tail_of(metas: &[SegmentMeta]) -> Vec<SegmentId> {
-    match split_big(metas) {
-        Some((_, tail)) if tail.len() >= 2 => tail.iter().map(|m| m.id()).collect(),
-        _ => Vec::new(),
-    }
+    split_big(metas).map_or(Vec::new(), |(_, tail)| small_tail(&tail))
 }
 
 /// Small segments left behind incremental runs before they are merged.
@@ -923,6 +947,24 @@ mod tests {
         assert_eq!(merge_plan(&worn, false).len(), 2);
         let fresh = vec![meta(10_000, 1_000), meta(500, 0)];
         assert!(merge_plan(&fresh, false).is_empty());
+        // A tail holding a merged segment bigger than the rest together: the
+        // small ones only; once they outweigh it, it goes too.
+        let merged = meta(900, 0);
+        let small: Vec<_> = (0..TAIL_SEGMENTS).map(|_| meta(50, 0)).collect();
+        let mut metas = vec![big.clone(), merged.clone()];
+        metas.extend(small.iter().cloned());
+        let plan = merge_plan(&metas, false);
+        assert_eq!(plan.len(), TAIL_SEGMENTS);
+        assert!(!plan.contains(&merged.id()) && !plan.contains(&big.id()));
+        assert_eq!(super::tail_of(&metas), plan);
+        let grown = meta(300, 0);
+        let metas = vec![big.clone(), merged.clone(), grown, meta(600, 0)];
+        assert_eq!(super::tail_of(&metas).len(), 3, "900 <= 300 + 600: all");
+        let metas = vec![big.clone(), merged, meta(300, 0)];
+        assert!(
+            super::tail_of(&metas).is_empty(),
+            "one small segment: nothing"
+        );
     }
 
     /// A server's updates (`with_merge_later`) answer before merging: each

@@ -13,6 +13,13 @@ fn manual_checkpoints() -> SystemConfig {
         .max_num_threads(2)
 }
 
+/// Runs `queries` in order (the schema and data a test starts from).
+fn run_all(conn: &Connection<'_>, queries: &[impl AsRef<str>]) {
+    for q in queries.iter().map(AsRef::as_ref) {
+        conn.query(q).expect(q);
+    }
+}
+
 fn count(conn: &Connection<'_>, query: &str) -> i64 {
     let mut rows = conn.query(query).expect("count");
     match rows.next().expect("a row")[0] {
@@ -36,15 +43,18 @@ fn a_checkpoint_after_emptying_csr_regions_keeps_the_other_edges() {
     {
         let db = Database::new(&path, manual_checkpoints()).expect("db");
         let conn = Connection::new(&db).expect("conn");
-        for q in [
-            "CREATE NODE TABLE N(id INT64, PRIMARY KEY(id))".to_string(),
-            "CREATE REL TABLE R(FROM N TO N)".to_string(),
-            format!("UNWIND range(0, {}) AS i CREATE (:N {{id: i}})", N - 1),
-            format!("MATCH (a:N), (b:N) WHERE b.id = (a.id * 7 + 1) % {N} CREATE (a)-[:R]->(b)"),
-            "CHECKPOINT".to_string(),
-        ] {
-            conn.query(&q).expect(&q);
-        }
+        run_all(
+            &conn,
+            &[
+                "CREATE NODE TABLE N(id INT64, PRIMARY KEY(id))".to_string(),
+                "CREATE REL TABLE R(FROM N TO N)".to_string(),
+                format!("UNWIND range(0, {}) AS i CREATE (:N {{id: i}})", N - 1),
+                format!(
+                    "MATCH (a:N), (b:N) WHERE b.id = (a.id * 7 + 1) % {N} CREATE (a)-[:R]->(b)"
+                ),
+                "CHECKPOINT".to_string(),
+            ],
+        );
         assert_eq!(count(&conn, FORWARD), N);
         conn.query("MATCH (a:N)-[r:R]->(:N) WHERE a.id >= 1024 AND a.id < 2048 DELETE r")
             .expect("delete");
@@ -189,15 +199,16 @@ fn a_checkpoint_that_skips_unchanged_node_groups_keeps_every_change() {
     {
         let db = Database::new(&path, manual_checkpoints()).expect("db");
         let conn = Connection::new(&db).expect("conn");
-        for q in [
-            "CREATE NODE TABLE N(id INT64, PRIMARY KEY(id))".to_string(),
-            "CREATE REL TABLE R(FROM N TO N)".to_string(),
-            format!("COPY N FROM '{}' (header=false)", nodes.display()),
-            format!("COPY R FROM '{}' (header=false)", edges.display()),
-            "CHECKPOINT".to_string(),
-        ] {
-            conn.query(&q).expect(&q);
-        }
+        run_all(
+            &conn,
+            &[
+                "CREATE NODE TABLE N(id INT64, PRIMARY KEY(id))".to_string(),
+                "CREATE REL TABLE R(FROM N TO N)".to_string(),
+                format!("COPY N FROM '{}' (header=false)", nodes.display()),
+                format!("COPY R FROM '{}' (header=false)", edges.display()),
+                "CHECKPOINT".to_string(),
+            ],
+        );
         assert_eq!(edge_sums(&conn), sums(&want), "loaded");
         // Round 1, node group 0 alone (forward): 100 edges go, 40 come.
         conn.query("MATCH (a:N)-[r:R]->(:N) WHERE a.id >= 1000 AND a.id < 1100 DELETE r")
@@ -238,15 +249,16 @@ fn an_edge_inserted_and_deleted_before_a_checkpoint_leaves_no_stale_row() {
     let dir = tempfile::tempdir().expect("tmp");
     let db = Database::new(dir.path().join("g.kuzu"), manual_checkpoints()).expect("db");
     let conn = Connection::new(&db).expect("conn");
-    for q in [
-        "CREATE NODE TABLE N(id INT64, PRIMARY KEY(id))",
-        "CREATE REL TABLE R(FROM N TO N)",
-        "UNWIND range(0, 99) AS i CREATE (:N {id: i})",
-        "MATCH (a:N), (b:N) WHERE b.id = a.id + 1 CREATE (a)-[:R]->(b)",
-        "CHECKPOINT",
-    ] {
-        conn.query(q).expect(q);
-    }
+    run_all(
+        &conn,
+        &[
+            "CREATE NODE TABLE N(id INT64, PRIMARY KEY(id))",
+            "CREATE REL TABLE R(FROM N TO N)",
+            "UNWIND range(0, 99) AS i CREATE (:N {id: i})",
+            "MATCH (a:N), (b:N) WHERE b.id = a.id + 1 CREATE (a)-[:R]->(b)",
+            "CHECKPOINT",
+        ],
+    );
     const OUT_OF_0: &str = "MATCH (:N {id: 0})-[r:R]->(:N) RETURN count(r)";
     const REACHED: &str = "MATCH (:N {id: 0})-[:R*1..5]->(b:N) RETURN count(DISTINCT b)";
     for round in 0..3 {
@@ -318,19 +330,20 @@ fn string_properties_rewritten_in_place_read_back_exactly() {
     {
         let db = Database::new(&path, manual_checkpoints()).expect("db");
         let conn = Connection::new(&db).expect("conn");
-        for q in [
-            "CREATE NODE TABLE N(id INT64, PRIMARY KEY(id))".to_string(),
-            "CREATE REL TABLE R(FROM N TO N, s STRING, t STRING)".to_string(),
-            format!("UNWIND range(0, {}) AS i CREATE (:N {{id: i}})", N - 1),
-            format!(
-                "MATCH (a:N), (b:N) WHERE b.id = (a.id * 7 + 1) % {N} \
-                 CREATE (a)-[:R {{s: 'crate::module_' + CAST(a.id % 97 AS STRING) + '::Item', \
-                 t: CASE WHEN a.id % 10 = 0 THEN NULL ELSE 'static' END}}]->(b)"
-            ),
-            "CHECKPOINT".to_string(),
-        ] {
-            conn.query(&q).expect(&q);
-        }
+        run_all(
+            &conn,
+            &[
+                "CREATE NODE TABLE N(id INT64, PRIMARY KEY(id))".to_string(),
+                "CREATE REL TABLE R(FROM N TO N, s STRING, t STRING)".to_string(),
+                format!("UNWIND range(0, {}) AS i CREATE (:N {{id: i}})", N - 1),
+                format!(
+                    "MATCH (a:N), (b:N) WHERE b.id = (a.id * 7 + 1) % {N} \
+                     CREATE (a)-[:R {{s: 'crate::module_' + CAST(a.id % 97 AS STRING) + '::Item', \
+                     t: CASE WHEN a.id % 10 = 0 THEN NULL ELSE 'static' END}}]->(b)"
+                ),
+                "CHECKPOINT".to_string(),
+            ],
+        );
         check(&conn, &mut want, "loaded");
         for round in 1..=3i64 {
             // Edges of 100 nodes go (in one region), 30 nodes get a second edge

@@ -74,6 +74,15 @@ fn write_repo<'f>(repo: &Path, files: impl IntoIterator<Item = (&'f str, &'f str
     }
 }
 
+/// A copy of fixture `name` at `tmp/dir`, indexed into `tmp/data`.
+fn indexed_copy(tmp: &Path, name: &str, dir: &str) -> (std::path::PathBuf, DataDir) {
+    let repo = tmp.join(dir);
+    copy_tree(&fixture(name), &repo);
+    let data = DataDir::new(tmp.join("data"));
+    index_into(&repo, &data);
+    (repo, data)
+}
+
 fn index_into(repo: &Path, data: &DataDir) -> cruxe::index::IndexReport {
     index_repo(repo, data, &opts("imports"), &Silent).expect("index")
 }
@@ -247,10 +256,7 @@ fn go_packages_hold_their_files() {
 #[test]
 fn rust_crate_changes_equal_a_fresh_index() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let repo = tmp.path().join("rust");
-    copy_tree(&fixture("imports/rust"), &repo);
-    let data = DataDir::new(tmp.path().join("data"));
-    index_into(&repo, &data);
+    let (repo, data) = indexed_copy(tmp.path(), "imports/rust", "rust");
     let src = repo.join("util/src");
     let (lib, fmt) = (
         std::fs::read_to_string(src.join("lib.rs")).expect("lib.rs"),
@@ -313,10 +319,7 @@ fn rust_crate_changes_equal_a_fresh_index() {
 #[test]
 fn go_package_changes_equal_a_fresh_index() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let repo = tmp.path().join("go");
-    copy_tree(&fixture("imports/go"), &repo);
-    let data = DataDir::new(tmp.path().join("data"));
-    index_into(&repo, &data);
+    let (repo, data) = indexed_copy(tmp.path(), "imports/go", "go");
     let packages = |d: &DataDir| -> Vec<String> {
         let store = d.open_graph_read_only(&small_graph()).expect("open");
         rows(
@@ -402,10 +405,7 @@ fn a_file_without_imports_has_no_edges() {
 #[test]
 fn incremental_edges_equal_a_fresh_index_after_every_edit() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let repo = tmp.path().join("imports");
-    copy_tree(&fixture("imports/python"), &repo);
-    let data = DataDir::new(tmp.path().join("data"));
-    index_into(&repo, &data);
+    let (repo, data) = indexed_copy(tmp.path(), "imports/python", "imports");
 
     let check = |step: &str| {
         let fresh = DataDir::new(tmp.path().join(format!("fresh-{step}")));
@@ -681,10 +681,7 @@ fn random_edits_equal_a_fresh_index(key_lookups_above: u64) {
     };
     for (lang, seed) in [("rust", 1u64), ("python", 2), ("typescript", 3), ("go", 4)] {
         let tmp = tempfile::tempdir().expect("tmp");
-        let repo = tmp.path().join("imports");
-        copy_tree(&fixture(&format!("imports/{lang}")), &repo);
-        let data = DataDir::new(tmp.path().join("data"));
-        index_into(&repo, &data);
+        let (repo, data) = indexed_copy(tmp.path(), &format!("imports/{lang}"), "imports");
         let load = |data: &DataDir| {
             let store = data.open_graph_read_only(&small_graph()).expect("open");
             cruxe::store::catalog::load(&store, "imports", "test").expect("catalog")
@@ -1156,10 +1153,7 @@ fn rust_lookups_that_pass_over_a_module_see_it_come_to_bind_the_name() {
 #[test]
 fn a_resolution_state_damaged_on_disk_is_not_trusted() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let repo = tmp.path().join("damaged");
-    copy_tree(&fixture("python"), &repo);
-    let data = DataDir::new(tmp.path().join("data"));
-    index_into(&repo, &data);
+    let (repo, data) = indexed_copy(tmp.path(), "python", "damaged");
     let mut damaged = 0;
     for entry in std::fs::read_dir(data.root().join("state")).expect("state dir") {
         let path = entry.expect("entry").path();

@@ -21,6 +21,14 @@
 //! quarter of the whole, the next save writes the whole state anew (a temp
 //! file, renamed). An append that did not finish (a kill) fails its checksum, and
 //! the next run reads the graph instead.
+//!
+//! A file whose content is as it was but whose resolution changed (an importer
+//! re-resolved after the module it imports moved) is appended as a patch of
+//! its record, not as a new record: its fingerprint, counts, externals and
+//! edges, and its lookup keys as the ones it lost and gained. A rename in libc
+//! re-resolves ~330 files there, each with ~2,000 keys and often thousands of
+//! definitions; as whole records they appended 12 MB, and every second such
+//! rename rewrote the whole state.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -31,9 +39,9 @@ use crate::model::{Language, RawImport};
 use crate::resolve::{Edge, RFile, RSymbol, Target};
 use crate::source::walk::FileStat;
 
-const MAGIC: &[u8; 8] = b"CRUXST11";
+const MAGIC: &[u8; 8] = b"CRUXST12";
 /// Starts each change appended after the whole state.
-const CHANGE: &[u8; 8] = b"CRUXCH11";
+const CHANGE: &[u8; 8] = b"CRUXCH12";
 
 /// Fingerprint of one file's resolved import edges.
 pub type Fingerprint = [u8; 16];
@@ -62,7 +70,15 @@ pub struct Origin {
     whole: u64,
     /// The paths it holds, sorted.
     paths: std::sync::Arc<Vec<String>>,
+    /// The patches its changes hold (each load applies them all).
+    patches: usize,
 }
+
+/// Patches appended before the next save writes the whole state: applying
+/// them costs every load ~5 µs each (an entry's ~2,000 lookup keys in libc),
+/// so at most ~20 ms, against a whole write (~100–250 ms beside the graph's
+/// checkpoint) every dozen renames in libc instead of every second one.
+const PATCHES_BEFORE_WHOLE: usize = 4096;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FileMeta {
@@ -91,8 +107,31 @@ pub struct FileMeta {
     /// (see `FileStat`): a run skips reading a file that still has it.
     pub stat: Option<FileStat>,
     /// The file's record in the state file it was read from, written back as
-    /// it is (`RefState::save_aside`). Whoever changes the file's entry drops it.
+    /// it is (`RefState::save_aside`). Whoever changes the file's entry drops
+    /// it, except for its resolution (`record_resolution`).
     pub record: Option<Record>,
+    /// The record's resolution is not the entry's: patches appended after it
+    /// (in the file) hold the entry's.
+    pub patched: bool,
+    /// The resolution changed since the file held it: the lookup keys the file
+    /// holds, which the next append patches against.
+    pub deps_saved: Option<Vec<u64>>,
+}
+
+impl FileMeta {
+    /// Whether the state file holds this entry as it is: its record, and the
+    /// patches after it if any.
+    fn saved_as_is(&self) -> bool {
+        self.record.is_some() && self.deps_saved.is_none()
+    }
+
+    /// The resolution is about to change (the content stays): with a record,
+    /// keeps the keys the file holds so the next append can patch the record.
+    pub fn record_resolution(&mut self) {
+        if self.record.is_some() && self.deps_saved.is_none() {
+            self.deps_saved = Some(self.deps.clone());
+        }
+    }
 }
 
 /// Where, in a saved state's bytes, each entry encoded anew is (by position
@@ -107,6 +146,8 @@ pub struct SavedAside {
     how: Saving,
     bytes: std::sync::Arc<Vec<u8>>,
     encoded: Placed,
+    /// Entries appended as patches of their records.
+    patched: Vec<usize>,
 }
 
 #[derive(Debug)]
@@ -209,14 +250,22 @@ impl RefState {
         // Entries encoded now are the file's records from now on.
         let bytes: Shared = saved.bytes.clone();
         for (i, range) in &saved.encoded {
-            self.meta[*i].record = Some(Record {
+            let m = &mut self.meta[*i];
+            m.record = Some(Record {
                 bytes: bytes.clone(),
                 range: range.clone(),
             });
+            m.patched = false;
+            m.deps_saved = None;
         }
-        let whole = match (&saved.how, &self.origin) {
-            (Saving::Append { .. }, Some(o)) => o.whole,
-            _ => len,
+        for &i in &saved.patched {
+            let m = &mut self.meta[i];
+            m.patched = true;
+            m.deps_saved = None;
+        }
+        let (whole, patches) = match (&saved.how, &self.origin) {
+            (Saving::Append { .. }, Some(o)) => (o.whole, o.patches + saved.patched.len()),
+            _ => (len, 0),
         };
         self.origin = Some(Origin {
             path: path.to_path_buf(),
@@ -225,6 +274,7 @@ impl RefState {
             len,
             whole,
             paths: paths_of(&self.files),
+            patches,
         });
         Ok(())
     }
@@ -301,10 +351,14 @@ impl RefState {
         let mut encoded = Vec::new();
         // An entry goes in when it changed, or when the file does not hold its
         // path (it came back, with the record it had before it went).
+        let mut patched = Vec::new();
         let mut held = o.paths.iter().map(String::as_str).peekable();
         for (i, (f, m)) in self.files.iter().zip(&self.meta).enumerate() {
             while held.next_if(|h| *h < f.path.as_str()).is_some() {}
             if m.record.is_some() && held.peek() == Some(&f.path.as_str()) {
+                if m.deps_saved.is_some() {
+                    patched.push(i);
+                }
                 continue;
             }
             let at = buf.len();
@@ -313,12 +367,17 @@ impl RefState {
             n += 1;
         }
         buf[n_at..n_at + 4].copy_from_slice(&n.to_le_bytes());
+        put_u32(&mut buf, patched.len() as u32);
+        for &i in &patched {
+            encode_patch(&mut buf, &self.files[i], &self.meta[i]);
+        }
         let body_len = (buf.len() - body_at) as u32;
         buf[body_at - 4..body_at].copy_from_slice(&body_len.to_le_bytes());
         let sum = crc32fast::hash(&buf[body_at..]);
         buf.extend_from_slice(&sum.to_le_bytes());
         let changes = o.len - o.whole + buf.len() as u64;
-        if changes > (o.whole / 4).max(1 << 20) {
+        if changes > (o.whole / 4).max(1 << 20) || o.patches + patched.len() > PATCHES_BEFORE_WHOLE
+        {
             return None;
         }
         Some(SavedAside {
@@ -330,6 +389,7 @@ impl RefState {
             },
             bytes: std::sync::Arc::new(buf),
             encoded,
+            patched,
         })
     }
 
@@ -352,8 +412,10 @@ impl RefState {
                 let mut encoded = Vec::new();
                 for (j, (f, m)) in files.iter().zip(meta).enumerate() {
                     match &m.record {
-                        Some(r) => buf.extend_from_slice(r.bytes()),
-                        None => {
+                        Some(r) if m.saved_as_is() && !m.patched => {
+                            buf.extend_from_slice(r.bytes())
+                        }
+                        _ => {
                             let at = buf.len();
                             encode_record(&mut buf, f, m);
                             encoded.push((chunk * 512 + j, at..buf.len()));
@@ -390,6 +452,7 @@ impl RefState {
             how: Saving::Whole { tmp },
             bytes: std::sync::Arc::new(buf),
             encoded,
+            patched: Vec::new(),
         })
     }
 
@@ -437,6 +500,7 @@ impl RefState {
         let mut at = whole;
         let mut by_path: Option<HashMap<String, usize>> = None;
         let mut added = false;
+        let mut patches = 0;
         while at < buf.len() {
             let len_at = at.checked_add(CHANGE.len())?;
             if buf.get(at..len_at)? != CHANGE {
@@ -477,6 +541,12 @@ impl RefState {
                     }
                 }
             }
+            for _ in 0..r.u32()? {
+                patches += 1;
+                let i = *by_path.get(r.str()?)?;
+                let (_, m) = entries[i].as_mut()?;
+                read_patch(&mut r, &bytes, m)?;
+            }
             if r.at != end {
                 return None;
             }
@@ -505,6 +575,7 @@ impl RefState {
                 len: buf.len() as u64,
                 whole: whole as u64,
                 paths,
+                patches,
             }),
         })
     }
@@ -758,8 +829,123 @@ fn decode_record(r: &mut Reader<'_>, bytes: &Shared) -> Option<(RFile, FileMeta)
         stat,
         out_edges: Lazy::encoded(bytes.clone(), edges_at..edges_at + edges_len, decode_edges),
         record: None,
+        patched: false,
+        deps_saved: None,
     };
     Some((file, meta))
+}
+
+/// A patch of a file's record (after its path): the entry's resolution, its
+/// lookup keys as those it no longer has and those it gained since the state
+/// file's view of it (`deps_saved`).
+fn encode_patch(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
+    put_str(buf, &f.path);
+    buf.extend_from_slice(&m.fingerprint);
+    for n in [m.edges, m.unresolved] {
+        put_u32(buf, n);
+    }
+    put_u32(buf, m.externals.len() as u32);
+    for x in &m.externals {
+        put_str(buf, x);
+    }
+    let before = m.deps_saved.as_deref().unwrap_or_default();
+    let (lost, gained) = sorted_difference(before, &m.deps);
+    for keys in [lost, gained] {
+        put_u32(buf, keys.len() as u32);
+        for k in keys {
+            buf.extend_from_slice(&k.to_le_bytes());
+        }
+    }
+    let edges_at = buf.len();
+    put_u32(buf, 0);
+    put_edges(buf, &m.out_edges);
+    let edges_len = (buf.len() - edges_at - 4) as u32;
+    buf[edges_at..edges_at + 4].copy_from_slice(&edges_len.to_le_bytes());
+}
+
+/// Applies a patch (`encode_patch`, after its path) to the entry it names.
+fn read_patch(r: &mut Reader<'_>, bytes: &Shared, m: &mut FileMeta) -> Option<()> {
+    m.fingerprint = r.bytes(16)?.try_into().ok()?;
+    m.edges = r.u32()?;
+    m.unresolved = r.u32()?;
+    let nx = r.u32()? as usize;
+    m.externals = Vec::with_capacity(nx.min(r.buf.len() / 4));
+    for _ in 0..nx {
+        m.externals.push(r.string()?);
+    }
+    let mut keys = [Vec::new(), Vec::new()];
+    for k in &mut keys {
+        let n = r.u32()? as usize;
+        k.reserve(n.min(r.buf.len() / 8));
+        for _ in 0..n {
+            k.push(r.u64()?);
+        }
+    }
+    let [lost, gained] = keys;
+    m.deps = patched_keys(&m.deps, &lost, &gained)?;
+    let edges_len = r.u32()? as usize;
+    let edges_at = r.at;
+    r.bytes(edges_len)?;
+    m.out_edges = Lazy::encoded(bytes.clone(), edges_at..edges_at + edges_len, decode_edges);
+    m.patched = true;
+    Some(())
+}
+
+/// `keys` without `lost`, with `gained` (all sorted; `None` if they are not, a
+/// damaged patch): one pass, as patches pile up until the next whole write and
+/// every load applies them all.
+fn patched_keys(keys: &[u64], lost: &[u64], gained: &[u64]) -> Option<Vec<u64>> {
+    let sorted = |k: &[u64]| k.windows(2).all(|w| w[0] < w[1]);
+    if !sorted(lost) || !sorted(gained) {
+        return None;
+    }
+    let mut lost = lost.iter().peekable();
+    let kept = keys.iter().filter(|k| {
+        while lost.next_if(|l| *l < *k).is_some() {}
+        lost.peek() != Some(k)
+    });
+    let mut out = Vec::with_capacity(keys.len() + gained.len());
+    let mut gained = gained.iter().peekable();
+    for &k in kept {
+        while let Some(g) = gained.next_if(|g| **g < k) {
+            out.push(*g);
+        }
+        if gained.peek() == Some(&&k) {
+            gained.next();
+        }
+        out.push(k);
+    }
+    out.extend(gained);
+    Some(out)
+}
+
+/// What is in `a` and not in `b`, and what is in `b` and not in `a` (both
+/// sorted).
+fn sorted_difference(a: &[u64], b: &[u64]) -> (Vec<u64>, Vec<u64>) {
+    let (mut only_a, mut only_b) = (Vec::new(), Vec::new());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) if x == y => {
+                i += 1;
+                j += 1;
+            }
+            (Some(x), Some(y)) if x < y => {
+                only_a.push(*x);
+                i += 1;
+            }
+            (Some(x), None) => {
+                only_a.push(*x);
+                i += 1;
+            }
+            (_, Some(y)) => {
+                only_b.push(*y);
+                j += 1;
+            }
+            (None, None) => break,
+        }
+    }
+    (only_a, only_b)
 }
 
 /// A record's imports text, in the format of the File node's `imports`
@@ -1005,7 +1191,7 @@ mod tests {
                         ctime_ns: -1,
                         ino: u64::MAX,
                     }),
-                    record: None,
+                    ..FileMeta::default()
                 },
                 FileMeta {
                     content_hash: "g".into(),
@@ -1164,5 +1350,75 @@ mod tests {
             back.origin.expect("origin").whole,
             std::fs::metadata(&path).expect("stat").len()
         );
+    }
+
+    #[test]
+    fn a_changed_resolution_is_appended_as_a_patch_and_reads_back_the_same() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("s.bin");
+        let mut state = sample();
+        state.save(&path).expect("save");
+        let mut next = RefState::load(&path).expect("load");
+        let record_len = next.meta[0].record.as_ref().expect("record").range.len();
+        // A re-resolution: other edges, one key lost, two gained.
+        next.meta[0].record_resolution();
+        next.meta[0].fingerprint = [9; 16];
+        next.meta[0].deps = vec![0, 2, 5, u64::MAX];
+        next.meta[0].edges = 1;
+        next.meta[0].unresolved = 0;
+        next.meta[0].externals = Vec::new();
+        next.meta[0].out_edges = Lazy::new(vec![Edge {
+            from: String::new(),
+            target: Target::File("r@m:p/x.go".into()),
+            to_name: "p".into(),
+            line: 4,
+            alias: String::new(),
+        }]);
+        let want = next.meta[0].clone();
+        let before = std::fs::metadata(&path).expect("stat").len();
+        next.save(&path).expect("save the patch");
+        let appended = std::fs::metadata(&path).expect("stat").len() - before;
+        assert!(
+            (appended as usize) < record_len,
+            "a patch ({appended} bytes) is smaller than the record ({record_len})"
+        );
+        assert!(next.meta[0].patched && next.meta[0].deps_saved.is_none());
+        let back = RefState::load(&path).expect("load the patch");
+        let resolution = |m: &FileMeta| {
+            (
+                m.fingerprint,
+                m.deps.clone(),
+                m.edges,
+                m.unresolved,
+                m.externals.clone(),
+                (*m.out_edges).clone(),
+                m.symbols,
+                m.parents.clone(),
+            )
+        };
+        assert_eq!(resolution(&back.meta[0]), resolution(&want));
+        assert!(back.meta[0].record.is_some() && back.meta[0].patched);
+        assert_eq!(*back.files[0].symbols, *state.files[0].symbols);
+        assert_eq!(resolution(&back.meta[1]), resolution(&state.meta[1]));
+        // Saved again unchanged: nothing of the entry is appended again.
+        let mut again = back.clone();
+        let len = std::fs::metadata(&path).expect("stat").len();
+        again.save(&path).expect("save unchanged");
+        let grew = std::fs::metadata(&path).expect("stat").len() - len;
+        assert!(grew < 64, "an unchanged save appended {grew} bytes");
+        // A second patch of the same entry, against what the file holds now.
+        let mut third = RefState::load(&path).expect("load again");
+        third.meta[0].record_resolution();
+        third.meta[0].deps = vec![2, 7];
+        third.save(&path).expect("save the second patch");
+        let mut back = RefState::load(&path).expect("load two patches");
+        assert_eq!(back.meta[0].deps, vec![2, 7]);
+        assert_eq!(back.meta[0].fingerprint, [9; 16]);
+        // Written whole, a patched entry is encoded anew: the same entry.
+        let whole = dir.path().join("whole.bin");
+        back.save(&whole).expect("save whole");
+        let reread = RefState::load(&whole).expect("load whole");
+        assert_eq!(resolution(&reread.meta[0]), resolution(&back.meta[0]));
+        assert!(!reread.meta[0].patched);
     }
 }

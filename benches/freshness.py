@@ -21,6 +21,7 @@ polled every 10 ms until the answer shows it (the new name found, the deleted na
 gone, the renamed file's path). Prints p50/p95/max per kind.
 """
 
+import datetime
 import json
 import os
 import random
@@ -277,6 +278,8 @@ def run_serve(cruxe, repo, args, changes):
             # Changes land in every phase of the server's work after a run.
             time.sleep(pause.uniform(0.1, 1.5))
             t = time.perf_counter()
+            # When it was made, to find it in the server's log (UTC, as the log).
+            made = datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%S.%f")[:-3]
             apply(repo, ops)
             for check in checks:
                 while not shown(s, check):
@@ -284,7 +287,8 @@ def run_serve(cruxe, repo, args, changes):
                         raise RuntimeError(f"{kind}: {check} never shown")
                     time.sleep(0.01)
             times.setdefault(kind, []).append((time.perf_counter() - t) * 1000)
-            print(f"  serve {kind}: {times[kind][-1]:.0f} ms  {what(ops)}", file=sys.stderr)
+            print(f"  serve {kind}: {times[kind][-1]:.0f} ms  {what(ops)}  (made {made})",
+                  file=sys.stderr)
     finally:
         server.kill()
     return times

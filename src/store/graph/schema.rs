@@ -244,8 +244,8 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/insert_file_symbols.cypher"),
     ),
     (
-        "insert_symbol_under_symbol",
-        include_str!("../../../queries/insert_symbol_under_symbol.cypher"),
+        "insert_symbols_under_parent",
+        include_str!("../../../queries/insert_symbols_under_parent.cypher"),
     ),
     (
         "symbol_in_degree",

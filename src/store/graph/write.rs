@@ -563,12 +563,34 @@ fn insert_new_symbols(conn: &mut Session<'_, '_>, c: &Changes, keyed: Keyed) -> 
             )?;
         }
     }
+    let (child_fields, child_type) = symbol_layout(false);
     for level in &plan.nested {
         let rows = level
             .iter()
             .map(|(file, si)| symbol_values(c, file, si, true));
         if keyed.symbols {
-            write_each(conn, q("insert_symbol_under_symbol"), &sym_fields, rows)?;
+            // A statement per parent, found by key (a level's parents exist).
+            let mut by_parent: Vec<(&str, Vec<&(&FileRow, &SymbolInsert)>)> = Vec::new();
+            let mut at: HashMap<&str, usize> = HashMap::new();
+            for row in level {
+                let parent = row.1.parent.as_deref().unwrap_or(&row.0.id);
+                let i = *at.entry(parent).or_insert_with(|| {
+                    by_parent.push((parent, Vec::new()));
+                    by_parent.len() - 1
+                });
+                by_parent[i].1.push(row);
+            }
+            for (parent, rows) in by_parent {
+                write_batches(
+                    conn,
+                    q("insert_symbols_under_parent"),
+                    &child_type,
+                    &child_fields,
+                    rows.into_iter()
+                        .map(|(file, si)| symbol_values(c, file, si, false)),
+                    |p| p.push(("parent", s(parent))),
+                )?;
+            }
         } else {
             write_batches(
                 conn,

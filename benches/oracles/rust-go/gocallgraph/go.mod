@@ -1,0 +1,3 @@
+module gocallgraph
+
+go 1.27.3

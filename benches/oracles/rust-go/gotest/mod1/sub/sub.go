@@ -1,0 +1,6 @@
+package sub
+
+type Base struct{}
+
+func (Base) Name() string { return "b" }
+func New() *Base          { return &Base{} }

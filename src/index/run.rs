@@ -1362,7 +1362,7 @@ fn record_edges(m: &mut FileMeta, fp: Fingerprint, r: &mut Resolved) {
     // re-resolves hundreds of importers whose edges stay (the lookups of the
     // moved module drop out); re-encoding them appended ~12 MB per rename on
     // the Rust crates and rewrote the whole 75 MB state every second run.
-    if m.record.is_some() && m.fingerprint == fp && is_subset(&r.deps, &m.deps) {
+    if m.record.is_some() && m.fingerprint == fp && state::is_subset(&r.deps, &m.deps) {
         return;
     }
     m.record_resolution();
@@ -1392,12 +1392,6 @@ fn record_edges(m: &mut FileMeta, fp: Fingerprint, r: &mut Resolved) {
             })
             .collect(),
     );
-}
-
-/// Whether every element of `a` is in `b` (both sorted).
-fn is_subset(a: &[u64], b: &[u64]) -> bool {
-    let mut b = b.iter();
-    a.iter().all(|x| b.any(|y| y == x))
 }
 
 /// Writes the changes: in place in one transaction, or as a new database built aside and published. With

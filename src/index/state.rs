@@ -712,10 +712,7 @@ fn encode_record(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
     for d in &m.deps {
         buf.extend_from_slice(&d.to_le_bytes());
     }
-    put_u32(buf, m.externals.len() as u32);
-    for x in &m.externals {
-        put_str(buf, x);
-    }
+    put_strs(buf, &m.externals);
     for n in [m.symbols, m.edges, m.unresolved] {
         put_u32(buf, n);
     }
@@ -742,11 +739,7 @@ fn encode_record(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
             }
         }
     }
-    let edges_at = buf.len();
-    put_u32(buf, 0);
-    put_edges(buf, &m.out_edges);
-    let edges_len = (buf.len() - edges_at - 4) as u32;
-    buf[edges_at..edges_at + 4].copy_from_slice(&edges_len.to_le_bytes());
+    put_edges_section(buf, &m.out_edges);
     let len = (buf.len() - at - 4) as u32;
     buf[at..at + 4].copy_from_slice(&len.to_le_bytes());
 }
@@ -770,11 +763,7 @@ fn decode_record(r: &mut Reader<'_>, bytes: &Shared) -> Option<(RFile, FileMeta)
     for _ in 0..nd {
         deps.push(r.u64()?);
     }
-    let nx = r.u32()? as usize;
-    let mut externals = Vec::with_capacity(nx.min(r.buf.len() / 4));
-    for _ in 0..nx {
-        externals.push(r.string()?);
-    }
+    let externals = r.strings()?;
     let (n_symbols, n_edges, n_unresolved) = (r.u32()?, r.u32()?, r.u32()?);
     let sym_len = r.u32()? as usize;
     let sym_at = r.at;
@@ -802,9 +791,7 @@ fn decode_record(r: &mut Reader<'_>, bytes: &Shared) -> Option<(RFile, FileMeta)
             ino: r.u64()?,
         }),
     };
-    let edges_len = r.u32()? as usize;
-    let edges_at = r.at;
-    r.bytes(edges_len)?;
+    let out_edges = r.edges_section(bytes)?;
     let file = RFile {
         id,
         path,
@@ -827,7 +814,7 @@ fn decode_record(r: &mut Reader<'_>, bytes: &Shared) -> Option<(RFile, FileMeta)
         parents,
         marks,
         stat,
-        out_edges: Lazy::encoded(bytes.clone(), edges_at..edges_at + edges_len, decode_edges),
+        out_edges,
         record: None,
         patched: false,
         deps_saved: None,
@@ -844,10 +831,7 @@ fn encode_patch(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
     for n in [m.edges, m.unresolved] {
         put_u32(buf, n);
     }
-    put_u32(buf, m.externals.len() as u32);
-    for x in &m.externals {
-        put_str(buf, x);
-    }
+    put_strs(buf, &m.externals);
     let before = m.deps_saved.as_deref().unwrap_or_default();
     let (lost, gained) = sorted_difference(before, &m.deps);
     for keys in [lost, gained] {
@@ -856,11 +840,7 @@ fn encode_patch(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
             buf.extend_from_slice(&k.to_le_bytes());
         }
     }
-    let edges_at = buf.len();
-    put_u32(buf, 0);
-    put_edges(buf, &m.out_edges);
-    let edges_len = (buf.len() - edges_at - 4) as u32;
-    buf[edges_at..edges_at + 4].copy_from_slice(&edges_len.to_le_bytes());
+    put_edges_section(buf, &m.out_edges);
 }
 
 /// Applies a patch (`encode_patch`, after its path) to the entry it names.
@@ -868,11 +848,7 @@ fn read_patch(r: &mut Reader<'_>, bytes: &Shared, m: &mut FileMeta) -> Option<()
     m.fingerprint = r.bytes(16)?.try_into().ok()?;
     m.edges = r.u32()?;
     m.unresolved = r.u32()?;
-    let nx = r.u32()? as usize;
-    m.externals = Vec::with_capacity(nx.min(r.buf.len() / 4));
-    for _ in 0..nx {
-        m.externals.push(r.string()?);
-    }
+    m.externals = r.strings()?;
     let mut keys = [Vec::new(), Vec::new()];
     for k in &mut keys {
         let n = r.u32()? as usize;
@@ -883,10 +859,7 @@ fn read_patch(r: &mut Reader<'_>, bytes: &Shared, m: &mut FileMeta) -> Option<()
     }
     let [lost, gained] = keys;
     m.deps = patched_keys(&m.deps, &lost, &gained)?;
-    let edges_len = r.u32()? as usize;
-    let edges_at = r.at;
-    r.bytes(edges_len)?;
-    m.out_edges = Lazy::encoded(bytes.clone(), edges_at..edges_at + edges_len, decode_edges);
+    m.out_edges = r.edges_section(bytes)?;
     m.patched = true;
     Some(())
 }
@@ -917,6 +890,12 @@ fn patched_keys(keys: &[u64], lost: &[u64], gained: &[u64]) -> Option<Vec<u64>> 
     }
     out.extend(gained);
     Some(out)
+}
+
+/// Whether every element of `a` is in `b` (both sorted).
+pub fn is_subset(a: &[u64], b: &[u64]) -> bool {
+    let mut b = b.iter();
+    a.iter().all(|x| b.any(|y| y == x))
 }
 
 /// What is in `a` and not in `b`, and what is in `b` and not in `a` (both
@@ -952,6 +931,24 @@ fn sorted_difference(a: &[u64], b: &[u64]) -> (Vec<u64>, Vec<u64>) {
 /// property (`parse::encode_imports`; checked UTF-8 when the record was read).
 fn decode_imports(b: &[u8]) -> Vec<RawImport> {
     super::parse::decode_imports(std::str::from_utf8(b).unwrap_or_default())
+}
+
+/// A file's import edges, length-prefixed so a reader can leave them encoded
+/// (`Reader::edges_section`).
+fn put_edges_section(buf: &mut Vec<u8>, edges: &Lazy<Vec<Edge>>) {
+    let at = buf.len();
+    put_u32(buf, 0);
+    put_edges(buf, edges);
+    let len = (buf.len() - at - 4) as u32;
+    buf[at..at + 4].copy_from_slice(&len.to_le_bytes());
+}
+
+/// A count, then the strings.
+fn put_strs(buf: &mut Vec<u8>, strs: &[String]) {
+    put_u32(buf, strs.len() as u32);
+    for x in strs {
+        put_str(buf, x);
+    }
 }
 
 /// A file's import edges (`from` left empty), as a record holds them.
@@ -1025,6 +1022,25 @@ impl<'a> Reader<'a> {
     }
     fn string(&mut self) -> Option<String> {
         self.str().map(str::to_string)
+    }
+
+    /// A count, then the strings (`put_strs`).
+    fn strings(&mut self) -> Option<Vec<String>> {
+        let n = self.u32()? as usize;
+        let mut out = Vec::with_capacity(n.min(self.buf.len() / 4));
+        for _ in 0..n {
+            out.push(self.string()?);
+        }
+        Some(out)
+    }
+
+    /// A length-prefixed edges section (`put_edges_section`), left encoded in
+    /// `bytes` (which `self.buf` is a prefix of) until used.
+    fn edges_section(&mut self, bytes: &Shared) -> Option<Lazy<Vec<Edge>>> {
+        let len = self.u32()? as usize;
+        let at = self.at;
+        self.bytes(len)?;
+        Some(Lazy::encoded(bytes.clone(), at..at + len, decode_edges))
     }
     /// An edges section, each edge handed to `each`; `None` if it is damaged.
     fn edges(&mut self, mut each: impl FnMut(Edge)) -> Option<()> {

@@ -1182,3 +1182,66 @@ fn a_resolution_state_damaged_on_disk_is_not_trusted() {
     assert_eq!(import.len(), 1, "{got:?}");
     assert!(import[0].contains("-> Symbol("), "{}", import[0]);
 }
+
+/// Symbols nested two levels down, under several parents, added by an
+/// incremental run that writes symbols by key (a statement per parent, as in a
+/// big graph): each sits under its own parent, as in a fresh index.
+#[test]
+fn nested_symbols_written_by_key_sit_under_their_own_parents() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("repo");
+    write_repo(&repo, [("src/lib.rs", "pub fn keep() {}\n")]);
+    let index = |data: &DataDir, key_lookups_above: u64| {
+        let mut o = opts("imports");
+        o.graph.key_lookups_above = key_lookups_above;
+        index_repo(&repo, data, &o, &Silent).expect("index")
+    };
+    let data = DataDir::new(tmp.path().join("data"));
+    index(&data, 0);
+    // Added by the second run: grandchildren under two different children
+    // of each of two top-level modules, in two files.
+    write_repo(
+        &repo,
+        [
+            (
+                "src/lib.rs",
+                "pub fn keep() {}\npub mod a {\n    pub mod b { pub fn f() {} pub fn g() {} }\n    pub mod c { pub fn h() {} }\n}\n",
+            ),
+            (
+                "src/more.py",
+                "class P:\n    def m(self):\n        def inner(): pass\n        def other(): pass\nclass Q:\n    def n(self):\n        def deep(): pass\n",
+            ),
+        ],
+    );
+    index(&data, 0);
+    let fresh = DataDir::new(tmp.path().join("fresh"));
+    index(&fresh, u64::MAX);
+    let parents = |d: &DataDir| {
+        let mut v = lines_of(
+            d,
+            "MATCH (p:Symbol)-[:CONTAINS]->(s:Symbol) RETURN p.qualified_name AS p, s.qualified_name AS s",
+            &["p", "s"],
+        );
+        v.sort();
+        v
+    };
+    let got = parents(&data);
+    assert_eq!(got, parents(&fresh));
+    for want in [
+        "a a::b",
+        "a a::c",
+        "a::b a::b::f",
+        "a::b a::b::g",
+        "a::c a::c::h",
+        "more.P more.P.m",
+        "more.P.m more.P.m.inner",
+        "more.P.m more.P.m.other",
+        "more.Q more.Q.n",
+        "more.Q.n more.Q.n.deep",
+    ] {
+        assert!(
+            got.contains(&want.to_string()),
+            "{want} missing from {got:?}"
+        );
+    }
+}

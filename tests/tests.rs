@@ -3,6 +3,8 @@
 mod common;
 
 mod bad_input;
+mod call_tools;
+mod calls;
 mod cli;
 mod compaction;
 mod crash;

@@ -15,7 +15,9 @@ use crate::store::graph::{GraphConfig, GraphError, GraphStore, checkpoint_marker
 /// Bump when the graph schema or the meaning of stored values changes. 4: a
 /// graph that in-place runs wrote with Kuzu unpatched may have lost edges at a
 /// checkpoint (`patches/README.md`); only a rebuild is sure to have them all.
-pub const SCHEMA_VERSION: u32 = 4;
+/// 5: the call graph (`CALLS`, `REFERENCES`, `IMPLEMENTS`, `EXTENDS`,
+/// `UNRESOLVED`), which an older graph does not hold.
+pub const SCHEMA_VERSION: u32 = 5;
 
 const MANIFEST: &str = "manifest.json";
 const LOCK: &str = "writer.lock";

@@ -11,6 +11,7 @@
 
 mod adhoc;
 mod cache;
+mod calls_read;
 mod compact;
 mod load;
 mod read;
@@ -20,6 +21,7 @@ mod schema;
 mod values;
 mod write;
 
+pub use calls_read::CALL_READ_QUERIES;
 pub use rows::*;
 pub use schema::{QUERY_FILES, SCHEMA_FILES};
 pub use write::{Applying, IMPORTS_GROUP, grouped_statement};

@@ -11,6 +11,10 @@ pub const SCHEMA_FILES: &[(&str, &str)] = &[
         "002_rels.cypher",
         include_str!("../../../schema/002_rels.cypher"),
     ),
+    (
+        "003_calls.cypher",
+        include_str!("../../../schema/003_calls.cypher"),
+    ),
 ];
 
 /// Every query the code runs, by name. A test prepares each against a fresh database.
@@ -348,6 +352,7 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
 pub(super) fn q(name: &str) -> &'static str {
     QUERY_FILES
         .iter()
+        .chain(super::calls_read::CALL_READ_QUERIES)
         .find(|(n, _)| *n == name)
         .map(|(_, t)| *t)
         .unwrap_or_else(|| panic!("no query file named {name}"))

@@ -1,0 +1,2 @@
+//! The call-graph tools: `find_references`, `get_call_graph`,
+//! `find_implementations`, `analyze_impact`.

@@ -1,0 +1,1 @@
+//! Call-graph edges: the trap fixtures, incremental runs against a fresh index.

@@ -1,6 +1,574 @@
 //! Reads of the call graph (`CALLS`, `REFERENCES`, `IMPLEMENTS`, `EXTENDS`,
 //! `UNRESOLVED`) for the tools `find_references`, `get_call_graph`,
 //! `find_implementations` and `analyze_impact`.
+//!
+//! Every read is a statement of `queries/calls/`, run on the reader threads
+//! (prepared once per thread) and looked up by key: a walk starts at one
+//! `Symbol {id: $id}`, a primary-key lookup. Kuzu 0.11.3 takes no parameter as
+//! a recursion bound, nor in a prepared recursive pattern's predicate, so the
+//! walks' depth and the tiers they follow are written into their text
+//! (`{depth}`, `{tiers}`): one text per pair, made once (`walk_text`).
+//!
+//! Rows come back as plain tuples (this module's types are not re-exported by
+//! the store): see [`CallHop`], [`Reached`], [`Use`], [`Related`], [`Affected`].
 
-/// The queries this module runs, by name (`schema::q` looks here too).
-pub const CALL_READ_QUERIES: &[(&str, &str)] = &[];
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use kuzu::Value;
+
+use super::readers::Reader;
+use super::schema::q;
+use super::values::{int, list_of_strings, s, string};
+use super::{GraphError, GraphStore, Result};
+
+/// The queries this module runs, by name (`schema::q` looks here too). Those
+/// holding `{depth}` and `{tiers}` are templates (see [`walk_text`]).
+pub const CALL_READ_QUERIES: &[(&str, &str)] = &[
+    (
+        "calls/callers",
+        include_str!("../../../queries/calls/callers.cypher"),
+    ),
+    (
+        "calls/callees",
+        include_str!("../../../queries/calls/callees.cypher"),
+    ),
+    (
+        "calls/callers_per_depth",
+        include_str!("../../../queries/calls/callers_per_depth.cypher"),
+    ),
+    (
+        "calls/callees_per_depth",
+        include_str!("../../../queries/calls/callees_per_depth.cypher"),
+    ),
+    (
+        "calls/calls_out",
+        include_str!("../../../queries/calls/calls_out.cypher"),
+    ),
+    (
+        "calls/impact",
+        include_str!("../../../queries/calls/impact.cypher"),
+    ),
+    (
+        "calls/name_edges_into",
+        include_str!("../../../queries/calls/name_edges_into.cypher"),
+    ),
+    (
+        "calls/references_into",
+        include_str!("../../../queries/calls/references_into.cypher"),
+    ),
+    (
+        "calls/unresolved_named",
+        include_str!("../../../queries/calls/unresolved_named.cypher"),
+    ),
+    (
+        "calls/supertypes",
+        include_str!("../../../queries/calls/supertypes.cypher"),
+    ),
+    (
+        "calls/subtypes",
+        include_str!("../../../queries/calls/subtypes.cypher"),
+    ),
+    (
+        "calls/repo_root",
+        include_str!("../../../queries/calls/repo_root.cypher"),
+    ),
+];
+
+/// The resolution tiers, most certain first (CONTRACT section 2): a walk that
+/// follows `n` tiers follows the first `n` (`GraphStore::CALL_TIERS`).
+const TIERS: [&str; 7] = GraphStore::CALL_TIERS;
+
+/// The deepest call walk (`GraphStore::MAX_CALL_DEPTH`).
+const MAX_DEPTH: usize = GraphStore::MAX_CALL_DEPTH;
+
+/// A call site out of a node: (target symbol id, line, col, confidence).
+pub type CallHop = (String, i64, i64, String);
+
+/// A node a call walk reached: (id, is a file, depth, its own call sites).
+pub type Reached = (String, bool, i64, Vec<CallHop>);
+
+/// A site that uses a symbol: (relationship `CALLS`/`REFERENCES`/`IMPORTS`,
+/// id of the enclosing symbol or file, it is a file, its path, line, col (0
+/// for an import), reference kind ("" unless `REFERENCES`), confidence).
+pub type Use = (String, String, bool, String, i64, i64, String, String);
+
+/// A type related by `IMPLEMENTS`/`EXTENDS`: (its id, distance, the
+/// relationships along the way, nearest the start first).
+pub type Related = (String, i64, Vec<String>);
+
+/// A node an impact walk reached: (id, is a file, distance, its own edges of
+/// the walked kinds as (target id, relationship), how many `name`-tier edges
+/// point at it).
+pub type Affected = (String, bool, i64, Vec<(String, String)>, i64);
+
+/// The templates' texts for every depth and tier cut, made once: a prepared
+/// statement is kept per text by each reader (`Session` keys on `&'static str`).
+static WALK_TEXTS: LazyLock<HashMap<(&'static str, usize, usize), String>> = LazyLock::new(|| {
+    let mut out = HashMap::new();
+    for (name, text) in CALL_READ_QUERIES {
+        if !text.contains("{depth}") {
+            continue;
+        }
+        for depth in 1..=MAX_DEPTH {
+            for tiers in 1..=TIERS.len() {
+                out.insert((*name, depth, tiers), expand(text, depth, tiers));
+            }
+        }
+    }
+    out
+});
+
+/// A template's text with its depth and the first `tiers` tiers written in.
+fn expand(template: &str, depth: usize, tiers: usize) -> String {
+    let list: Vec<String> = TIERS[..tiers.clamp(1, TIERS.len())]
+        .iter()
+        .map(|t| format!("'{t}'"))
+        .collect();
+    template
+        .replace("{depth}", &depth.to_string())
+        .replace("{tiers}", &format!("[{}]", list.join(", ")))
+}
+
+/// The text of template `name` for `depth` (1..=MAX_DEPTH) and the first
+/// `tiers` tiers.
+fn walk_text(name: &'static str, depth: usize, tiers: usize) -> Result<&'static str> {
+    WALK_TEXTS
+        .get(&(name, depth, tiers))
+        .map(String::as_str)
+        .ok_or_else(|| {
+            GraphError::Invalid(format!(
+                "no walk {name} of depth {depth} over {tiers} tiers"
+            ))
+        })
+}
+
+/// The tiers a walk follows, as the list `$tiers` binds.
+fn tier_list(tiers: usize) -> Value {
+    list_of_strings(
+        TIERS[..tiers.clamp(1, TIERS.len())]
+            .iter()
+            .map(|t| t.to_string()),
+    )
+}
+
+impl GraphStore {
+    /// The resolution tiers, most certain first (CONTRACT section 2). A walk
+    /// given `tiers` follows the first `tiers` of them.
+    pub const CALL_TIERS: [&'static str; 7] = [
+        "scope",
+        "import",
+        "self",
+        "qualified",
+        "typed",
+        "dispatch",
+        "name",
+    ];
+
+    /// The deepest walk of the call-graph tools (`get_call_graph`'s and
+    /// `analyze_impact`'s `depth`).
+    pub const MAX_CALL_DEPTH: usize = 5;
+
+    /// What calls the symbol `id` within `depth` calls (following the first
+    /// `tiers` tiers), nearest first then by id, at most `max`, each with its
+    /// own call sites of those tiers. A caller may be a file (top-level code).
+    pub fn callers_within(
+        &self,
+        id: &str,
+        depth: usize,
+        tiers: usize,
+        max: usize,
+    ) -> Result<Vec<Reached>> {
+        self.call_walk("calls/callers", id, depth, tiers, max)
+    }
+
+    /// What the symbol `id` calls within `depth` calls, as `callers_within`.
+    pub fn callees_within(
+        &self,
+        id: &str,
+        depth: usize,
+        tiers: usize,
+        max: usize,
+    ) -> Result<Vec<Reached>> {
+        self.call_walk("calls/callees", id, depth, tiers, max)
+    }
+
+    fn call_walk(
+        &self,
+        name: &'static str,
+        id: &str,
+        depth: usize,
+        tiers: usize,
+        max: usize,
+    ) -> Result<Vec<Reached>> {
+        let text = walk_text(name, depth, tiers)?;
+        let key = format!("{id}\n{depth}\n{tiers}\n{max}");
+        self.cached(name, key, |v: &Vec<Reached>| v.len() * 160, {
+            let id = id.to_string();
+            move |r: &mut Reader<'_>| {
+                let rows = r.session().exec(
+                    text,
+                    vec![("id", s(&id)), ("max", Value::Int64(max as i64))],
+                )?;
+                let mut out: Vec<Reached> = rows
+                    .map(|row| {
+                        (
+                            string(&row[0]),
+                            matches!(row[1], Value::Bool(true)),
+                            int(&row[2]),
+                            hops(&row[3]),
+                        )
+                    })
+                    .collect();
+                out.sort_by(|a, b| (a.2, &a.0).cmp(&(b.2, &b.0)));
+                Ok(out)
+            }
+        })
+    }
+
+    /// How many distinct callers (`callers`) or callees the symbol `id` has at
+    /// each distance up to `depth`, as (distance, count): the exact totals of
+    /// a walk cut at its limit.
+    pub fn call_walk_counts(
+        &self,
+        id: &str,
+        callers: bool,
+        depth: usize,
+        tiers: usize,
+    ) -> Result<Vec<(i64, i64)>> {
+        let name = if callers {
+            "calls/callers_per_depth"
+        } else {
+            "calls/callees_per_depth"
+        };
+        let text = walk_text(name, depth, tiers)?;
+        let key = format!("{id}\n{depth}\n{tiers}");
+        self.cached(name, key, |v: &Vec<(i64, i64)>| v.len() * 16, {
+            let id = id.to_string();
+            move |r: &mut Reader<'_>| {
+                let rows = r.session().exec(text, vec![("id", s(&id))])?;
+                Ok(rows.map(|row| (int(&row[0]), int(&row[1]))).collect())
+            }
+        })
+    }
+
+    /// The call sites of each of the symbols `ids` (following the first
+    /// `tiers` tiers), one list per id in the order given.
+    pub fn calls_out(&self, ids: Vec<String>, tiers: usize) -> Result<Vec<Vec<CallHop>>> {
+        self.each_cached("calls/calls_out", ids, move |r, id| {
+            let rows = r.execute(
+                "calls/calls_out",
+                vec![("id", s(id)), ("tiers", tier_list(TIERS.len()))],
+            )?;
+            Ok(rows
+                .map(|row| (string(&row[0]), int(&row[1]), int(&row[2]), string(&row[3])))
+                .collect::<Vec<CallHop>>())
+        })
+        .map(|lists| {
+            // Kept under the id alone, with every tier: cut here.
+            lists
+                .into_iter()
+                .map(|l| {
+                    l.into_iter()
+                        .filter(|h| TIERS[..tiers].contains(&h.3.as_str()))
+                        .collect()
+                })
+                .collect()
+        })
+    }
+
+    /// Every site that uses the symbol `id` (calls, references, imports), in
+    /// no particular order.
+    pub fn uses_of(&self, id: &str) -> Result<Vec<Use>> {
+        let mut lists =
+            self.each_cached("calls/references_into", vec![id.to_string()], |r, id| {
+                let rows = r.execute("calls/references_into", vec![("id", s(id))])?;
+                Ok(rows
+                    .map(|row| {
+                        (
+                            string(&row[0]),
+                            string(&row[1]),
+                            matches!(row[2], Value::Bool(true)),
+                            string(&row[3]),
+                            int(&row[4]),
+                            int(&row[5]),
+                            string(&row[6]),
+                            string(&row[7]),
+                        )
+                    })
+                    .collect::<Vec<Use>>())
+            })?;
+        Ok(lists.pop().unwrap_or_default())
+    }
+
+    /// The sites of a repo/ref that name `name` but that no tier proved, per
+    /// kind (`call`, or a reference kind).
+    pub fn unresolved_named(
+        &self,
+        repo: &str,
+        ref_name: &str,
+        names: Vec<String>,
+    ) -> Result<Vec<Vec<(String, i64)>>> {
+        let ids = names.iter().map(|n| name_id(repo, ref_name, n)).collect();
+        self.each_cached("calls/unresolved_named", ids, |r, id| {
+            let rows = r.execute("calls/unresolved_named", vec![("id", s(id))])?;
+            Ok(rows
+                .map(|row| (string(&row[0]), int(&row[1])))
+                .collect::<Vec<_>>())
+        })
+    }
+
+    /// The types each of `ids` implements or extends, transitively (up to 8
+    /// steps), one list per id.
+    pub fn supertypes(&self, ids: Vec<String>) -> Result<Vec<Vec<Related>>> {
+        self.each_cached("calls/supertypes", ids, |r, id| {
+            related(r.execute("calls/supertypes", vec![("id", s(id))])?)
+        })
+    }
+
+    /// The types that implement or extend each of `ids`, transitively (up to 8
+    /// steps), one list per id.
+    pub fn subtypes(&self, ids: Vec<String>) -> Result<Vec<Vec<Related>>> {
+        self.each_cached("calls/subtypes", ids, |r, id| {
+            related(r.execute("calls/subtypes", vec![("id", s(id))])?)
+        })
+    }
+
+    /// What depends on each of the symbols `ids` within `depth` steps of
+    /// `CALLS`, `REFERENCES`, `IMPLEMENTS` or `EXTENDS` (against the arrows;
+    /// the first `tiers` tiers), at most `max` a start, one list per id.
+    pub fn impact_walks(
+        &self,
+        ids: Vec<String>,
+        depth: usize,
+        tiers: usize,
+        max: usize,
+    ) -> Result<Vec<Vec<Affected>>> {
+        let text = walk_text("calls/impact", depth, tiers)?;
+        let keyed: Vec<String> = ids
+            .iter()
+            .map(|id| format!("{id}\n{depth}\n{tiers}\n{max}"))
+            .collect();
+        self.each_cached("calls/impact", keyed, move |r, key| {
+            let id = key.split('\n').next().unwrap_or_default();
+            let rows = r
+                .session()
+                .exec(text, vec![("id", s(id)), ("max", Value::Int64(max as i64))])?;
+            let mut out: Vec<Affected> = rows
+                .map(|row| {
+                    let edges = match &row[3] {
+                        Value::List(_, items) => items
+                            .iter()
+                            .filter_map(|v| {
+                                let f = fields(v);
+                                let to = f.get("to").map(|v| string(v))?;
+                                (!to.is_empty()).then(|| {
+                                    (to, f.get("rel").map(|v| string(v)).unwrap_or_default())
+                                })
+                            })
+                            .collect(),
+                        _ => Vec::new(),
+                    };
+                    (
+                        string(&row[0]),
+                        matches!(row[1], Value::Bool(true)),
+                        int(&row[2]),
+                        edges,
+                        int(&row[4]),
+                    )
+                })
+                .collect();
+            out.sort_by(|a, b| (a.2, &a.0).cmp(&(b.2, &b.0)));
+            Ok(out)
+        })
+    }
+
+    /// How many `name`-tier edges point at each of the symbols `ids`.
+    pub fn name_edges_into(&self, ids: Vec<String>) -> Result<Vec<i64>> {
+        self.each_cached("calls/name_edges_into", ids, |r, id| {
+            let mut rows = r.execute("calls/name_edges_into", vec![("id", s(id))])?;
+            Ok(rows.next().map(|row| int(&row[0])).unwrap_or(0))
+        })
+    }
+
+    /// The working tree a repository was indexed from, as recorded.
+    pub fn repo_root(&self, repo: &str) -> Result<Option<String>> {
+        let mut found =
+            self.each_cached("calls/repo_root", vec![repo.to_string()], |r, repo| {
+                let mut rows = r.execute("calls/repo_root", vec![("repo", s(repo))])?;
+                Ok(rows.next().map(|row| string(&row[0])))
+            })?;
+        Ok(found.pop().flatten())
+    }
+
+    /// Prepares (compiles, does not run) every statement of this module, each
+    /// template for every depth and tier cut; how many. A test runs it against
+    /// a fresh database.
+    pub fn prepare_call_reads(&self) -> Result<usize> {
+        let conn = self.conn()?;
+        let mut n = 0;
+        for (name, text) in CALL_READ_QUERIES {
+            let texts: Vec<&str> = if text.contains("{depth}") {
+                WALK_TEXTS
+                    .iter()
+                    .filter(|((n, _, _), _)| n == name)
+                    .map(|(_, t)| t.as_str())
+                    .collect()
+            } else {
+                vec![text]
+            };
+            for t in texts {
+                conn.prepare(t)
+                    .map_err(|e| GraphError::Invalid(format!("queries/{name}.cypher: {e}\n{t}")))?;
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    /// Runs `one` on a reader unless the walk cache holds its result for
+    /// `key` (as of the writes committed now), and keeps what it gives.
+    fn cached<T: Clone + Send + Sync + 'static>(
+        &self,
+        statement: &'static str,
+        key: String,
+        bytes: fn(&T) -> usize,
+        one: impl FnOnce(&mut Reader<'_>) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let writes = self.writes();
+        if let Some(found) = self.walks.get::<T>(writes, statement, &key) {
+            return Ok(found);
+        }
+        let value = self
+            .read_all(vec![one])?
+            .pop()
+            .ok_or_else(|| GraphError::Kuzu("a graph reader gave no answer".into()))?;
+        let size = bytes(&value);
+        self.walks
+            .put(writes, self.writes(), statement, &key, value.clone(), size);
+        Ok(value)
+    }
+
+    /// Runs `one` for each item not in the walk cache, the items split over
+    /// the reader threads, keeps what it gives, and returns one result per
+    /// item in the order of the items.
+    fn each_cached<T: Clone + Send + Sync + 'static>(
+        &self,
+        statement: &'static str,
+        items: Vec<String>,
+        one: impl Fn(&mut Reader<'_>, &str) -> Result<T> + Copy + Send + 'static,
+    ) -> Result<Vec<T>> {
+        let writes = self.writes();
+        let mut out: Vec<Option<T>> = items
+            .iter()
+            .map(|item| self.walks.get::<T>(writes, statement, item))
+            .collect();
+        let misses: Vec<(usize, String)> = out
+            .iter()
+            .enumerate()
+            .filter(|(_, found)| found.is_none())
+            .map(|(k, _)| (k, items[k].clone()))
+            .collect();
+        if !misses.is_empty() {
+            let per = misses.len().div_ceil(self.reader_count().max(1)).max(1);
+            let works: Vec<_> = misses
+                .chunks(per)
+                .map(|chunk| {
+                    let chunk = chunk.to_vec();
+                    move |r: &mut Reader<'_>| -> Result<Vec<(usize, T)>> {
+                        chunk
+                            .into_iter()
+                            .map(|(k, item)| Ok((k, one(r, &item)?)))
+                            .collect()
+                    }
+                })
+                .collect();
+            for (k, value) in self.read_all(works)?.into_iter().flatten() {
+                // Results are small lists of ids: a rough size is enough.
+                let size = std::mem::size_of::<T>() + 256;
+                self.walks.put(
+                    writes,
+                    self.writes(),
+                    statement,
+                    &items[k],
+                    value.clone(),
+                    size,
+                );
+                out[k] = Some(value);
+            }
+        }
+        out.into_iter()
+            .map(|v| v.ok_or_else(|| GraphError::Kuzu("a graph reader gave no answer".into())))
+            .collect()
+    }
+}
+
+/// The `Name` node of a name no tier could prove, in a repo/ref.
+fn name_id(repo: &str, ref_name: &str, name: &str) -> String {
+    format!("{repo}@{ref_name}#{name}")
+}
+
+/// A struct value's fields by name.
+fn fields(v: &Value) -> HashMap<&str, &Value> {
+    match v {
+        Value::Struct(items) => items.iter().map(|(k, v)| (k.as_str(), v)).collect(),
+        _ => HashMap::new(),
+    }
+}
+
+/// The call sites collected beside a walked node (an OPTIONAL MATCH that found
+/// none gives one entry of nulls).
+fn hops(v: &Value) -> Vec<CallHop> {
+    let Value::List(_, items) = v else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(|item| {
+            let f = fields(item);
+            let to = string(f.get("to")?);
+            if to.is_empty() {
+                return None;
+            }
+            Some((
+                to,
+                f.get("line").map_or(0, |v| int(v)),
+                f.get("col").map_or(0, |v| int(v)),
+                f.get("confidence").map(|v| string(v)).unwrap_or_default(),
+            ))
+        })
+        .collect()
+}
+
+fn related(rows: kuzu::QueryResult<'_>) -> Result<Vec<Related>> {
+    Ok(rows
+        .map(|row| {
+            let rels = match &row[2] {
+                Value::List(_, items) => items.iter().map(string).collect(),
+                _ => Vec::new(),
+            };
+            (string(&row[0]), int(&row[1]), rels)
+        })
+        .collect())
+}
+
+/// `q` must know every name listed here (a typo is a panic at first use).
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_template_expands_for_every_depth_and_tier_cut() {
+        for (name, text) in CALL_READ_QUERIES {
+            assert_eq!(q(name), *text);
+            if text.contains("{depth}") {
+                let t = walk_text(name, 3, 6).expect("text");
+                assert!(t.contains("1..3"), "{t}");
+                assert!(t.contains("'dispatch']"), "{t}");
+                assert!(!t.contains("'name'"), "{t}");
+                assert!(!t.contains("{depth}") && !t.contains("{tiers}"), "{t}");
+            }
+        }
+        assert!(walk_text("calls/callers", MAX_DEPTH + 1, 1).is_err());
+    }
+}

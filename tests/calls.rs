@@ -1,1 +1,266 @@
-//! Call-graph edges: the trap fixtures, incremental runs against a fresh index.
+//! Call-graph edges: the trap fixtures (`fixtures/calls/*/expected.json`)
+//! indexed for real, and incremental runs against a fresh index of the same
+//! tree.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::{Indexed, copy_tree, index_path, opts, s};
+
+fn calls_fixture(lang: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/calls")
+        .join(lang)
+}
+
+/// Every call-graph edge of the graph as `(rel, from, to, line, confidence,
+/// kind)`: `from` a qualified name or `file:PATH`, `to` a qualified name or,
+/// for UNRESOLVED, `?name`.
+fn dump(ix: &Indexed) -> BTreeSet<(String, String, String, i64, String, String)> {
+    let mut out = BTreeSet::new();
+    for rel in ["CALLS", "REFERENCES", "IMPLEMENTS", "EXTENDS"] {
+        let props = match rel {
+            "CALLS" => "e.line AS line, e.confidence AS conf, '' AS kind",
+            "REFERENCES" => "e.line AS line, e.confidence AS conf, e.kind AS kind",
+            _ => "e.line AS line, e.confidence AS conf, '' AS kind",
+        };
+        for (from_label, from_expr) in [
+            ("Symbol", "a.qualified_name + '#' + a.kind"),
+            ("File", "'file:' + a.path"),
+        ] {
+            if from_label == "File" && matches!(rel, "IMPLEMENTS" | "EXTENDS") {
+                continue;
+            }
+            let q = format!(
+                "MATCH (a:{from_label})-[e:{rel}]->(b:Symbol) RETURN {from_expr} AS f, b.qualified_name + '#' + b.kind AS t, {props}"
+            );
+            for r in ix.rows(&q) {
+                out.insert((
+                    rel.to_string(),
+                    s(&r["f"]),
+                    s(&r["t"]),
+                    r["line"].as_i64().unwrap_or(0),
+                    s(&r["conf"]),
+                    s(&r["kind"]),
+                ));
+            }
+        }
+    }
+    for (from_label, from_expr) in [
+        ("Symbol", "a.qualified_name + '#' + a.kind"),
+        ("File", "'file:' + a.path"),
+    ] {
+        let q = format!(
+            "MATCH (a:{from_label})-[e:UNRESOLVED]->(n:Name) RETURN {from_expr} AS f, n.name AS t, e.line AS line"
+        );
+        for r in ix.rows(&q) {
+            out.insert((
+                "UNRESOLVED".into(),
+                s(&r["f"]),
+                format!("?{}", s(&r["t"])),
+                r["line"].as_i64().unwrap_or(0),
+                String::new(),
+                String::new(),
+            ));
+        }
+    }
+    out
+}
+
+/// The expected CALLS of a trap fixture against the graph's: (missing,
+/// unexpected), each `line from -> to`.
+fn compare_calls(lang: &str, ix: &Indexed) -> (Vec<String>, Vec<String>) {
+    let text = std::fs::read_to_string(calls_fixture(lang).join("expected.json")).expect("expected");
+    let expected: Value = serde_json::from_str(&text).expect("json");
+    let got: Vec<_> = dump(ix)
+        .into_iter()
+        .filter(|e| e.0 == "CALLS")
+        .collect();
+    let strip = |x: &str| x.split('#').next().unwrap_or("").to_string();
+    let mut matched = vec![false; got.len()];
+    let mut missing = Vec::new();
+    for e in expected["edges"].as_array().expect("edges") {
+        if e["rel"] != "CALLS" {
+            continue;
+        }
+        let line = e["line"].as_i64().unwrap_or(0);
+        let mut froms = vec![s(&e["from"])];
+        froms.extend(e["from_alt"].as_array().into_iter().flatten().map(s));
+        let mut tos = vec![s(&e["to"])];
+        tos.extend(e["to_alt"].as_array().into_iter().flatten().map(s));
+        let hit = got.iter().position(|g| {
+            g.3 == line && froms.contains(&strip(&g.1)) && tos.contains(&strip(&g.2))
+        });
+        match hit {
+            Some(i) => matched[i] = true,
+            None => missing.push(format!(
+                "{} {line} {} -> {} ({})",
+                s(&e["path"]),
+                froms[0],
+                tos[0],
+                s(&e["callee"])
+            )),
+        }
+    }
+    let extra = got
+        .iter()
+        .zip(&matched)
+        .filter(|(_, m)| !**m)
+        .map(|(g, _)| format!("{} {} -> {} [{}]", g.3, strip(&g.1), strip(&g.2), g.4))
+        .collect();
+    (missing, extra)
+}
+
+fn trap_fixture(lang: &str) {
+    let ix = index_path(&calls_fixture(lang), lang);
+    let (missing, extra) = compare_calls(lang, &ix);
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "{lang}: {} CALLS missing:\n  {}\n{} unexpected:\n  {}",
+        missing.len(),
+        missing.join("\n  "),
+        extra.len(),
+        extra.join("\n  ")
+    );
+}
+
+#[test]
+fn rust_trap_fixture_calls_are_exactly_the_expected_ones() {
+    trap_fixture("rust");
+}
+
+#[test]
+fn python_trap_fixture_calls_are_exactly_the_expected_ones() {
+    trap_fixture("python");
+}
+
+#[test]
+fn typescript_trap_fixture_calls_are_exactly_the_expected_ones() {
+    trap_fixture("typescript");
+}
+
+#[test]
+fn go_trap_fixture_calls_are_exactly_the_expected_ones() {
+    trap_fixture("go");
+}
+
+/// A small deterministic generator (the sequence is the same on every run).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((self.0 >> 33) % n as u64) as usize
+    }
+}
+
+/// Source files of a tree, sorted.
+fn sources(root: &Path, ext: &str) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                if !p.ends_with(".cruxe") {
+                    stack.push(p);
+                }
+            } else if p.extension().is_some_and(|x| x == ext) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// One random change to the tree: a callee renamed in its file (its callers
+/// lose their edges), a file deleted, a file's calls swapped for another
+/// file's, a new file calling into the others, an edit that changes nothing.
+fn random_change(rng: &mut Lcg, root: &Path, ext: &str, step: usize) {
+    let files = sources(root, ext);
+    if files.is_empty() {
+        return;
+    }
+    let f = &files[rng.next(files.len())];
+    let text = std::fs::read_to_string(f).unwrap_or_default();
+    match rng.next(5) {
+        0 => {
+            // Rename one defined name everywhere in the file.
+            let words: Vec<&str> = text
+                .split(|c: char| !c.is_alphanumeric() && c != '_')
+                .filter(|w| w.len() > 3 && w.chars().next().is_some_and(char::is_alphabetic))
+                .collect();
+            if let Some(w) = words.get(rng.next(words.len().max(1))) {
+                let renamed = text.replace(w, &format!("{w}{step}"));
+                std::fs::write(f, renamed).expect("write");
+            }
+        }
+        1 if files.len() > 2 => std::fs::remove_file(f).expect("remove"),
+        2 => {
+            let other = &files[rng.next(files.len())];
+            let body = std::fs::read_to_string(other).unwrap_or_default();
+            std::fs::write(f, body).expect("write");
+        }
+        3 => {
+            let dir = f.parent().expect("parent");
+            let new = dir.join(format!("added{step}.{ext}"));
+            std::fs::write(new, text.clone()).expect("write");
+        }
+        _ => std::fs::write(f, format!("{text}\n")).expect("write"),
+    }
+}
+
+fn incremental_equals_fresh(lang: &str, ext: &str) {
+    let work = tempfile::tempdir().expect("tmp");
+    let tree = work.path().join("repo");
+    copy_tree(&calls_fixture(lang), &tree);
+    let data = cruxe::store::datadir::DataDir::new(work.path().join("data"));
+    let o = opts(lang);
+    cruxe::index::index_repo(&tree, &data, &o, &cruxe::index::Silent).expect("index");
+    let mut rng = Lcg(0x5eed + lang.len() as u64);
+    for step in 0..8 {
+        random_change(&mut rng, &tree, ext, step);
+        let report =
+            cruxe::index::index_repo(&tree, &data, &o, &cruxe::index::Silent).expect("reindex");
+        let incremental = Indexed {
+            tmp: tempfile::tempdir().expect("tmp"),
+            data: cruxe::store::datadir::DataDir::new(work.path().join("data")),
+            report,
+        };
+        let fresh = index_path(&tree, lang);
+        let (a, b) = (dump(&incremental), dump(&fresh));
+        assert_eq!(
+            a.symmetric_difference(&b).collect::<Vec<_>>(),
+            Vec::<&(String, String, String, i64, String, String)>::new(),
+            "{lang} step {step}: incremental and fresh call graphs differ"
+        );
+    }
+    // Two full runs of the same tree give the same dump.
+    assert_eq!(dump(&index_path(&tree, lang)), dump(&index_path(&tree, lang)));
+}
+
+#[test]
+fn rust_random_edits_keep_the_call_graph_equal_to_a_fresh_index() {
+    incremental_equals_fresh("rust", "rs");
+}
+
+#[test]
+fn python_random_edits_keep_the_call_graph_equal_to_a_fresh_index() {
+    incremental_equals_fresh("python", "py");
+}
+
+#[test]
+fn typescript_random_edits_keep_the_call_graph_equal_to_a_fresh_index() {
+    incremental_equals_fresh("typescript", "ts");
+}
+
+#[test]
+fn go_random_edits_keep_the_call_graph_equal_to_a_fresh_index() {
+    incremental_equals_fresh("go", "go");
+}

@@ -22,6 +22,10 @@ fn every_cypher_query_prepares_against_the_schema() {
         // Grouped templates, as the writer expands them for each target table.
         let labels = ["Symbol", "File", "Package", "External"];
         let texts = match (text.contains("{i}"), text.contains("{label}")) {
+            _ if text.contains("{REL}") => cruxe::store::graph::site_statement_variants(name)
+                .into_iter()
+                .map(|t| t.replace("{csv}", &csv.to_string_lossy()))
+                .collect(),
             (true, _) => labels
                 .map(|label| grouped_statement(&text, label, IMPORTS_GROUP))
                 .to_vec(),
@@ -43,7 +47,7 @@ fn every_tree_sitter_query_compiles() {
         .expect("extractor")
         .compile_all()
         .expect("queries compile");
-    assert_eq!(cruxe::extract::QUERY_FILES.len(), 8);
+    assert_eq!(cruxe::extract::QUERY_FILES.len(), 12);
 }
 
 #[test]

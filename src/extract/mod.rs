@@ -9,7 +9,10 @@ mod go;
 mod imports;
 mod python;
 mod rust;
+mod sites;
 mod typescript;
+
+pub use sites::is_self_word;
 
 use std::collections::HashSet;
 use std::sync::OnceLock;
@@ -17,6 +20,7 @@ use std::sync::OnceLock;
 use streaming_iterator::StreamingIterator;
 use tree_sitter::{Node, Parser, Query, QueryCursor, Tree};
 
+use crate::model::sites::FileSites;
 use crate::model::{Language, ModuleInfo, RawImport, Symbol, SymbolKind};
 
 /// The grammar, compiled symbol query and naming rules of one language.
@@ -28,6 +32,8 @@ struct LangSpec {
     symbol_patterns: usize,
     /// `symbols.scm` alone, for runs that skip imports.
     symbols_only: Query,
+    /// `calls.scm`: call and reference sites, type facts.
+    calls: Query,
 }
 
 /// Grammars and queries for every language, each compiled when first needed
@@ -54,6 +60,11 @@ pub const QUERY_FILES: &[(&str, &str, &str)] = &[
         include_str!("../../queries/rust/imports.scm"),
     ),
     (
+        "rust",
+        "calls.scm",
+        include_str!("../../queries/rust/calls.scm"),
+    ),
+    (
         "python",
         "symbols.scm",
         include_str!("../../queries/python/symbols.scm"),
@@ -62,6 +73,11 @@ pub const QUERY_FILES: &[(&str, &str, &str)] = &[
         "python",
         "imports.scm",
         include_str!("../../queries/python/imports.scm"),
+    ),
+    (
+        "python",
+        "calls.scm",
+        include_str!("../../queries/python/calls.scm"),
     ),
     (
         "typescript",
@@ -74,6 +90,11 @@ pub const QUERY_FILES: &[(&str, &str, &str)] = &[
         include_str!("../../queries/typescript/imports.scm"),
     ),
     (
+        "typescript",
+        "calls.scm",
+        include_str!("../../queries/typescript/calls.scm"),
+    ),
+    (
         "go",
         "symbols.scm",
         include_str!("../../queries/go/symbols.scm"),
@@ -82,6 +103,11 @@ pub const QUERY_FILES: &[(&str, &str, &str)] = &[
         "go",
         "imports.scm",
         include_str!("../../queries/go/imports.scm"),
+    ),
+    (
+        "go",
+        "calls.scm",
+        include_str!("../../queries/go/calls.scm"),
     ),
 ];
 
@@ -137,10 +163,12 @@ fn spec(grammar: tree_sitter::Language, lang: &'static str) -> Result<LangSpec, 
         }
     };
     let symbols = compile(&grammar, lang, "symbols.scm")?;
+    let calls = compile(&grammar, lang, "calls.scm")?;
     Ok(LangSpec {
         symbol_patterns: symbols.pattern_count(),
         query,
         symbols_only: symbols,
+        calls,
         grammar,
     })
 }
@@ -249,6 +277,7 @@ impl Extractor {
             return Extracted {
                 symbols: Vec::new(),
                 imports: Vec::new(),
+                sites: FileSites::default(),
                 has_syntax_errors: true,
             };
         };
@@ -281,9 +310,22 @@ impl Extractor {
             imports.sort_by_key(|i| i.line);
         }
         let symbols = build_symbols(language, defs, module);
+        // Sites with imports: a run that skips imports resolves neither.
+        let mut sites = FileSites::default();
+        if with_imports {
+            let calls = &self.spec(language).calls;
+            sites::collect(language, calls, root, source, &symbols, &mut sites);
+            for (m, t) in &layers {
+                sites::collect(language, calls, t.root_node(), m, &symbols, &mut sites);
+            }
+            if !layers.is_empty() {
+                sites.sites.sort_by_key(|s| (s.line, s.col));
+            }
+        }
         Extracted {
             symbols,
             imports,
+            sites,
             has_syntax_errors: root.has_error(),
         }
     }
@@ -376,6 +418,7 @@ impl Extractor {
 pub struct Extracted {
     pub symbols: Vec<Symbol>,
     pub imports: Vec<RawImport>,
+    pub sites: FileSites,
     pub has_syntax_errors: bool,
 }
 

@@ -83,6 +83,7 @@ pub(super) fn state_from_graph(
         state.files.push(RFile {
             path_mods: crate::resolve::declares_path_mods(&imports),
             imports: Lazy::new(imports),
+            sites: Lazy::new(Default::default()),
             symbols: Lazy::new(symbols),
             id: f.id,
             path: f.path,

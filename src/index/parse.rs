@@ -24,6 +24,7 @@ pub(super) struct Parsed {
     pub(super) rows: FileRows,
     pub(super) language: Language,
     pub(super) imports: Vec<RawImport>,
+    pub(super) sites: model::sites::FileSites,
     pub(super) syntax_errors: bool,
     /// The stat of what was read, when it can be trusted next time.
     pub(super) stat: Option<FileStat>,
@@ -118,6 +119,7 @@ pub(super) fn process_file(
         rows,
         language: src.language,
         imports: extracted.imports,
+        sites: extracted.sites,
         syntax_errors: extracted.has_syntax_errors,
         stat,
     }))

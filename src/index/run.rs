@@ -25,14 +25,14 @@ use super::{
 };
 use crate::model::lazy::Lazy;
 use crate::model::{Language, RawImport};
-use crate::resolve::{self, Edge, RFile, RSymbol, Resolved, Target};
+use crate::resolve::{self, Edge, RFile, RSymbol, Resolved, SiteEdge, Target};
 use crate::source::layout::{Layout, Manifest};
 use crate::source::rewalk::{DirMemo, rewalk};
 use crate::source::walk::{self, Diagnostic, FileStat, WalkOptions, WalkResult};
 use crate::store::datadir::{DataDir, WriterLock};
 use crate::store::graph::{
     Applying, Changes, FileRows, GraphError, GraphStore, ImportChanges, ImportDiff, ImportLabel,
-    ImportRow, PackageRow, SymbolDiff, file_id, unfinished_tag,
+    ImportRow, PackageRow, SiteChanges, SiteRow, SymbolDiff, file_id, unfinished_tag,
 };
 use crate::store::search;
 
@@ -119,6 +119,7 @@ struct Sorted {
 struct ForResolution {
     language: Language,
     imports: Vec<RawImport>,
+    sites: crate::model::sites::FileSites,
     stat: Option<FileStat>,
 }
 
@@ -550,6 +551,13 @@ fn plan(
         (Some(st), None) if !force => st.file_hashes(repo, ref_name)?,
         _ => HashMap::new(),
     };
+    // Without a state, the call sites of unchanged files are not known (the
+    // graph keeps edges, not sites): every file is read and parsed again.
+    if prior.is_none() {
+        for hash in existing.values_mut() {
+            hash.clear();
+        }
+    }
     // Known, but never equal to what is read: re-parsed and replaced.
     for path in renamed_by_layout.iter().flatten() {
         if let Some(hash) = existing.get_mut(path) {
@@ -689,6 +697,7 @@ fn sort_parsed(
         mut rows,
         language,
         imports,
+        sites,
         syntax_errors,
         stat,
     } = parsed;
@@ -718,6 +727,7 @@ fn sort_parsed(
         ForResolution {
             language,
             imports,
+            sites,
             stat,
         },
     ));
@@ -919,7 +929,8 @@ fn resolve_imports(
     );
     let resolved = resolve::resolve_files(&input.rfiles, &plan.layout, only.as_deref());
     sorted.report.imports_resolved = resolved.iter().filter(|r| r.is_some()).count();
-    let imports = edge_changes(&mut input, resolved, rows, &sorted.changes, trusted);
+    let (imports, sites) = edge_changes(&mut input, resolved, rows, &sorted.changes, trusted);
+    sorted.changes.sites = Some(sites);
     tracing::debug!(
         ms = t_resolve.elapsed().as_millis() as u64,
         "resolved imports"
@@ -1139,6 +1150,7 @@ fn new_entry(rows: &FileRows, parsed: &ForResolution) -> (RFile, FileMeta) {
         module: rows.file.module.clone(),
         package: rows.file.package.clone(),
         imports: Lazy::new(imports.to_vec()),
+        sites: Lazy::new(parsed.sites.clone()),
         path_mods: resolve::declares_path_mods(imports),
         symbols: Lazy::new(
             rows.symbols
@@ -1193,7 +1205,7 @@ fn edge_changes(
     rows: &[FileRows],
     changes: &Changes,
     trusted: bool,
-) -> ImportChanges {
+) -> (ImportChanges, SiteChanges) {
     // Edges into the symbols of a changed file went with them (its symbols are
     // re-created): they are written again even when unchanged.
     let recreated: HashSet<&str> = rows
@@ -1241,6 +1253,11 @@ fn edge_changes(
     };
     let mut all_rows: Vec<ImportRow> = Vec::new();
     let mut diff = ImportDiff::default();
+    let mut site_rows: Vec<SiteRow> = Vec::new();
+    let (mut site_stale, mut site_missing): (Vec<SiteRow>, Vec<SiteRow>) = Default::default();
+    let touches = |e: &SiteEdge, set: &dyn Fn(&str) -> bool| {
+        set(&e.from) || (e.rel != resolve::Rel::Unresolved && set(&e.to))
+    };
     let mut touched: HashSet<String> = HashSet::new();
     for (((f, m), r), parsed) in input
         .rfiles
@@ -1250,7 +1267,7 @@ fn edge_changes(
         .zip(&input.parsed_now)
     {
         let Some(mut r) = r else { continue };
-        let fp = state::fingerprint(&r.edges);
+        let fp = state::fingerprint_with_sites(state::fingerprint(&r.edges), &r.sites);
         let old = if *parsed {
             input.old_meta.get(&f.path)
         } else {
@@ -1258,6 +1275,28 @@ fn edge_changes(
         };
         let into_recreated =
             |e: &Edge| matches!(&e.target, Target::Symbol(id) if recreated.contains(id.as_str()));
+        // The call graph: the same diff, edges out of and into symbols the
+        // run re-creates written again, those of symbols it deletes gone
+        // with them.
+        if !trusted {
+            site_rows.extend(r.sites.iter().map(|e| site_row(&f.id, e)));
+        } else {
+            let is_recreated = |id: &str| recreated.contains(id);
+            let is_gone = |id: &str| input.gone_symbols.contains(id);
+            let before: HashSet<&SiteEdge> =
+                old.map_or(Default::default(), |o| o.site_edges.iter().collect());
+            let now: HashSet<&SiteEdge> = r.sites.iter().collect();
+            for e in old.into_iter().flat_map(|o| o.site_edges.iter()) {
+                if !now.contains(e) && !touches(e, &is_gone) {
+                    site_stale.push(site_row(&f.id, e));
+                }
+            }
+            for e in &r.sites {
+                if !before.contains(e) || touches(e, &is_recreated) {
+                    site_missing.push(site_row(&f.id, e));
+                }
+            }
+        }
         if !trusted {
             all_rows.extend(r.edges.iter().map(import_row));
         } else if old.map(|o| o.fingerprint) != Some(fp) || r.edges.iter().any(into_recreated) {
@@ -1283,8 +1322,13 @@ fn edge_changes(
         record_edges(m, fp, &mut r);
     }
     if !trusted {
-        return ImportChanges::All(all_rows);
+        return (ImportChanges::All(all_rows), SiteChanges::All(site_rows));
     }
+    // A removed file's edges go with its nodes (DETACH DELETE).
+    let sites = SiteChanges::Diff {
+        stale: site_stale,
+        missing: site_missing,
+    };
     // A removed file's edges go with it: the symbols it imported count fewer.
     let removed = changes
         .drop_files
@@ -1350,7 +1394,26 @@ fn edge_changes(
         .collect();
     diff.externals_new.sort();
     diff.externals_gone.sort();
-    ImportChanges::Diff(diff)
+    (ImportChanges::Diff(diff), sites)
+}
+
+/// A call-graph edge as the graph stores it (`from` "" is the file `file_id`).
+fn site_row(file_id: &str, e: &SiteEdge) -> SiteRow {
+    SiteRow {
+        rel: e.rel.as_str(),
+        from: if e.from.is_empty() {
+            file_id.to_string()
+        } else {
+            e.from.clone()
+        },
+        from_file: e.from.is_empty(),
+        to: e.to.clone(),
+        line: i64::from(e.line),
+        col: i64::from(e.col),
+        confidence: e.tier.as_str(),
+        kind: e.kind.as_str(),
+        to_name: e.to_name.clone(),
+    }
 }
 
 /// A file's resolution, as its metadata keeps it.
@@ -1383,6 +1446,7 @@ fn record_edges(m: &mut FileMeta, fp: Fingerprint, r: &mut Resolved) {
         })
         .collect();
     m.externals.dedup();
+    m.site_edges = Lazy::new(std::mem::take(&mut r.sites));
     m.out_edges = Lazy::new(
         r.edges
             .iter()

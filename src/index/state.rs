@@ -35,13 +35,14 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::model::lazy::{Lazy, Shared};
+use crate::model::sites::{Fact, FactKind, FileSites, RawSite, SiteKind};
 use crate::model::{Language, RawImport};
-use crate::resolve::{Edge, RFile, RSymbol, Target};
+use crate::resolve::{Edge, RFile, RSymbol, Rel, SiteEdge, Target, Tier};
 use crate::source::walk::FileStat;
 
-const MAGIC: &[u8; 8] = b"CRUXST12";
+const MAGIC: &[u8; 8] = b"CRUXST13";
 /// Starts each change appended after the whole state.
-const CHANGE: &[u8; 8] = b"CRUXCH12";
+const CHANGE: &[u8; 8] = b"CRUXCH13";
 
 /// Fingerprint of one file's resolved import edges.
 pub type Fingerprint = [u8; 16];
@@ -93,6 +94,8 @@ pub struct FileMeta {
     /// Its import edges as written (`from` left empty: it is the file), which
     /// the next run that re-resolves the file diffs its new edges against.
     pub out_edges: Lazy<Vec<Edge>>,
+    /// Its call-graph edges (`resolve::SiteEdge`), diffed like `out_edges`.
+    pub site_edges: Lazy<Vec<SiteEdge>>,
     /// Its definitions, import edges and edges to External nodes.
     pub symbols: u32,
     pub edges: u32,
@@ -668,7 +671,8 @@ fn put_symbols(buf: &mut Vec<u8>, f: &RFile) {
         return;
     }
     let packed = f.symbols.iter().all(|s| packed_id(&s.id).is_some());
-    let names = f.language != Language::Go;
+    // Go's names too: calls look its definitions up by name.
+    let names = true;
     buf.push(if packed { IDS_PACKED } else { 0 } | if names { 0 } else { NAMES_LEFT_OUT });
     put_u32(buf, f.symbols.len() as u32);
     for s in f.symbols.iter() {
@@ -740,6 +744,8 @@ fn encode_record(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
         }
     }
     put_edges_section(buf, &m.out_edges);
+    put_section(buf, |buf| put_sites(buf, &f.sites));
+    put_section(buf, |buf| put_site_edges(buf, &m.site_edges));
     let len = (buf.len() - at - 4) as u32;
     buf[at..at + 4].copy_from_slice(&len.to_le_bytes());
 }
@@ -792,6 +798,8 @@ fn decode_record(r: &mut Reader<'_>, bytes: &Shared) -> Option<(RFile, FileMeta)
         }),
     };
     let out_edges = r.edges_section(bytes)?;
+    let sites = r.section(bytes, decode_sites)?;
+    let site_edges = r.section(bytes, decode_site_edges)?;
     let file = RFile {
         id,
         path,
@@ -801,6 +809,7 @@ fn decode_record(r: &mut Reader<'_>, bytes: &Shared) -> Option<(RFile, FileMeta)
         imports: Lazy::encoded(bytes.clone(), imports_range, decode_imports),
         path_mods,
         symbols: Lazy::encoded(bytes.clone(), sym_at..sym_at + sym_len, decode_symbols),
+        sites,
     };
     let meta = FileMeta {
         content_hash,
@@ -815,6 +824,7 @@ fn decode_record(r: &mut Reader<'_>, bytes: &Shared) -> Option<(RFile, FileMeta)
         marks,
         stat,
         out_edges,
+        site_edges,
         record: None,
         patched: false,
         deps_saved: None,
@@ -841,6 +851,7 @@ fn encode_patch(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
         }
     }
     put_edges_section(buf, &m.out_edges);
+    put_section(buf, |buf| put_site_edges(buf, &m.site_edges));
 }
 
 /// Applies a patch (`encode_patch`, after its path) to the entry it names.
@@ -860,6 +871,7 @@ fn read_patch(r: &mut Reader<'_>, bytes: &Shared, m: &mut FileMeta) -> Option<()
     let [lost, gained] = keys;
     m.deps = patched_keys(&m.deps, &lost, &gained)?;
     m.out_edges = r.edges_section(bytes)?;
+    m.site_edges = r.section(bytes, decode_site_edges)?;
     m.patched = true;
     Some(())
 }
@@ -986,6 +998,91 @@ fn decode_symbols(b: &[u8]) -> Vec<RSymbol> {
     Reader { buf: b, at: 0 }.symbols().unwrap_or_default()
 }
 
+/// A length-prefixed section written by `put`, which a reader may leave
+/// encoded (`Reader::section`).
+fn put_section(buf: &mut Vec<u8>, put: impl FnOnce(&mut Vec<u8>)) {
+    let at = buf.len();
+    put_u32(buf, 0);
+    put(buf);
+    let len = (buf.len() - at - 4) as u32;
+    buf[at..at + 4].copy_from_slice(&len.to_le_bytes());
+}
+
+/// A file's call and reference sites and type facts.
+fn put_sites(buf: &mut Vec<u8>, sites: &Lazy<FileSites>) {
+    if let Some(raw) = sites.raw() {
+        buf.extend_from_slice(raw);
+        return;
+    }
+    put_u32(buf, sites.sites.len() as u32);
+    for x in &sites.sites {
+        buf.push(x.kind.as_u8());
+        put_strs(buf, &x.chain);
+        for n in [x.line, x.col, x.owner] {
+            put_u32(buf, n);
+        }
+    }
+    put_u32(buf, sites.facts.len() as u32);
+    for x in &sites.facts {
+        buf.push(x.kind as u8);
+        put_u32(buf, x.owner);
+        put_str(buf, &x.name);
+        put_strs(buf, &x.chain);
+        put_u32(buf, x.byte);
+    }
+}
+
+fn decode_sites(b: &[u8]) -> FileSites {
+    let mut r = Reader { buf: b, at: 0 };
+    r.sites().unwrap_or_default()
+}
+
+/// A file's call-graph edges.
+fn put_site_edges(buf: &mut Vec<u8>, edges: &Lazy<Vec<SiteEdge>>) {
+    if let Some(raw) = edges.raw() {
+        buf.extend_from_slice(raw);
+        return;
+    }
+    put_u32(buf, edges.len() as u32);
+    for e in edges.iter() {
+        buf.push(e.rel as u8);
+        put_str(buf, &e.from);
+        put_str(buf, &e.to);
+        put_u32(buf, e.line);
+        put_u32(buf, e.col);
+        buf.push(e.tier as u8);
+        buf.push(e.kind.as_u8());
+        put_str(buf, &e.to_name);
+    }
+}
+
+fn decode_site_edges(b: &[u8]) -> Vec<SiteEdge> {
+    let mut r = Reader { buf: b, at: 0 };
+    r.site_edges().unwrap_or_default()
+}
+
+/// Fingerprint of a file's call-graph edges, folded into its import
+/// edges' (`fingerprint`): a file keeps its record only when both stay.
+pub fn fingerprint_with_sites(imports: Fingerprint, edges: &[SiteEdge]) -> Fingerprint {
+    if edges.is_empty() {
+        return imports;
+    }
+    let mut h = blake3::Hasher::new();
+    h.update(&imports);
+    for e in edges {
+        h.update(&[e.rel as u8, e.tier as u8, e.kind.as_u8()]);
+        for part in [&e.from, &e.to, &e.to_name] {
+            h.update(&(part.len() as u32).to_le_bytes());
+            h.update(part.as_bytes());
+        }
+        h.update(&e.line.to_le_bytes());
+        h.update(&e.col.to_le_bytes());
+    }
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&h.finalize().as_bytes()[..16]);
+    out
+}
+
 fn put_u32(buf: &mut Vec<u8>, n: u32) {
     buf.extend_from_slice(&n.to_le_bytes());
 }
@@ -1036,6 +1133,70 @@ impl<'a> Reader<'a> {
 
     /// A length-prefixed edges section (`put_edges_section`), left encoded in
     /// `bytes` (which `self.buf` is a prefix of) until used.
+    fn section<T>(&mut self, bytes: &Shared, decode: fn(&[u8]) -> T) -> Option<Lazy<T>> {
+        let len = self.u32()? as usize;
+        let at = self.at;
+        self.bytes(len)?;
+        Some(Lazy::encoded(bytes.clone(), at..at + len, decode))
+    }
+    fn sites(&mut self) -> Option<FileSites> {
+        let n = self.u32()? as usize;
+        let mut out = FileSites::default();
+        out.sites.reserve(n.min(self.buf.len() / 16));
+        for _ in 0..n {
+            let kind = SiteKind::from_u8(self.byte()?)?;
+            let chain = self.strings()?;
+            let (line, col, owner) = (self.u32()?, self.u32()?, self.u32()?);
+            out.sites.push(RawSite {
+                kind,
+                chain,
+                line,
+                col,
+                owner,
+            });
+        }
+        let n = self.u32()? as usize;
+        out.facts.reserve(n.min(self.buf.len() / 16));
+        for _ in 0..n {
+            let kind = FactKind::from_u8(self.byte()?)?;
+            let owner = self.u32()?;
+            let name = self.string()?;
+            let chain = self.strings()?;
+            let byte = self.u32()?;
+            out.facts.push(Fact {
+                kind,
+                owner,
+                name,
+                chain,
+                byte,
+            });
+        }
+        (self.at == self.buf.len()).then_some(out)
+    }
+    fn site_edges(&mut self) -> Option<Vec<SiteEdge>> {
+        let n = self.u32()? as usize;
+        let mut out = Vec::with_capacity(n.min(self.buf.len() / 16));
+        for _ in 0..n {
+            let rel = Rel::from_u8(self.byte()?)?;
+            let from = self.string()?;
+            let to = self.string()?;
+            let (line, col) = (self.u32()?, self.u32()?);
+            let tier = Tier::from_u8(self.byte()?)?;
+            let kind = SiteKind::from_u8(self.byte()?)?;
+            let to_name = self.string()?;
+            out.push(SiteEdge {
+                rel,
+                from,
+                to,
+                line,
+                col,
+                tier,
+                kind,
+                to_name,
+            });
+        }
+        (self.at == self.buf.len()).then_some(out)
+    }
     fn edges_section(&mut self, bytes: &Shared) -> Option<Lazy<Vec<Edge>>> {
         let len = self.u32()? as usize;
         let at = self.at;
@@ -1145,6 +1306,7 @@ mod tests {
                     package: "k".into(),
                     path_mods: true,
                     imports: Lazy::new(imports.clone()),
+                    sites: Lazy::new(Default::default()),
                     symbols: Lazy::new(vec![RSymbol {
                         id: "s_1".into(),
                         qualified_name: "a::f".into(),
@@ -1159,6 +1321,7 @@ mod tests {
                     package: String::new(),
                     path_mods: false,
                     imports: Lazy::new(Vec::new()),
+                    sites: Lazy::new(Default::default()),
                     symbols: Lazy::new(vec![
                         RSymbol {
                             id: "s_0123456789abcdef01234567".into(),

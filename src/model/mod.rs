@@ -3,6 +3,7 @@
 
 pub mod lazy;
 pub mod names;
+pub mod sites;
 
 use std::fmt;
 

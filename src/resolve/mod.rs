@@ -11,11 +11,13 @@
 //! extension and `index` probing, `.js` → `.ts`, tsconfig `baseUrl`/`paths`,
 //! `export … from` re-exports; Go packages of the module (by `go.mod`).
 
+mod calls;
 mod go;
 mod python;
 mod rust;
 mod typescript;
 
+pub use calls::{Rel, SiteEdge, Tier};
 use go::go;
 use python::{python, python_absolute};
 use rust::{rust_mod, rust_use};
@@ -45,6 +47,8 @@ pub struct RFile {
     pub path_mods: bool,
     /// The file's definitions.
     pub symbols: Lazy<Vec<RSymbol>>,
+    /// Its call and reference sites, and type facts.
+    pub sites: Lazy<crate::model::sites::FileSites>,
 }
 
 /// Whether `imports` declare a Rust module with `#[path]` (`RFile::path_mods`).
@@ -176,6 +180,9 @@ struct Tables<'a> {
     /// `distr::uniform::int`), which its `self`/`super` paths start from.
     rust_declared: FxMap<usize, String>,
     layout: &'a Layout,
+    /// File id → position, made on the first ask (import targets that are
+    /// files, for calls through them).
+    by_file_id: std::sync::OnceLock<FxMap<&'a str, usize>>,
 }
 
 /// What a Rust module file binds by name, for lookups that pass through it
@@ -226,8 +233,7 @@ struct Definitions<'a> {
 /// importing one of its modules indexed them all: 300 ms).
 fn file_group(fam: Family, module: &str) -> &str {
     match fam {
-        Family::Python | Family::Ts | Family::Rust => module,
-        Family::Go => "",
+        Family::Python | Family::Ts | Family::Rust | Family::Go => module,
     }
 }
 
@@ -240,7 +246,12 @@ fn qn_groups(fam: Family, qn: &str) -> impl Iterator<Item = &str> {
         Family::Python => ("", Some(".")),
         Family::Rust => ("", Some("::")),
         Family::Ts => (qn.split_once(':').map_or("", |(m, _)| m), None),
-        Family::Go => ("", None),
+        // `example.com/geo/shapes.Square.Area`: the import path ends at the
+        // first dot after the last slash.
+        Family::Go => {
+            let from = qn.rfind('/').map_or(0, |i| i + 1);
+            (qn[from..].find('.').map_or(qn, |i| &qn[..from + i]), None)
+        }
     };
     std::iter::once(first).chain(
         separator
@@ -307,6 +318,9 @@ struct Index<'a> {
     origin_used: std::cell::Cell<bool>,
     /// The Rust paths looked up so far in this run (see `rust::Cache`).
     rust_cache: &'a rust::Cache<'a>,
+    /// Symbols the lookups found, by id: where to look them up again by
+    /// name (an import's target, to call through it).
+    found: std::cell::RefCell<FxMap<String, (Family, String, String)>>,
 }
 
 impl<'a> std::ops::Deref for Index<'a> {
@@ -390,15 +404,12 @@ pub fn contributed_keys(f: &RFile) -> Contribution {
             }
         }
     }
-    // Go imports name packages, never definitions: nothing looks them up.
-    let definitions = if fam == Family::Go {
-        Vec::new()
-    } else {
-        f.symbols
-            .iter()
-            .map(|s| key(&["q", fam_str(fam), pkg, &s.qualified_name]))
-            .collect()
-    };
+    // Go imports name packages, never definitions, but calls look them up.
+    let definitions = f
+        .symbols
+        .iter()
+        .map(|s| key(&["q", fam_str(fam), pkg, &s.qualified_name]))
+        .collect();
     Contribution {
         structure,
         definitions,
@@ -550,6 +561,7 @@ impl<'a> Tables<'a> {
             rust_bound: (0..n).map(|_| std::sync::OnceLock::new()).collect(),
             rust_declared: FxMap::default(),
             layout,
+            by_file_id: std::sync::OnceLock::new(),
         };
         for (i, f) in files.iter().enumerate() {
             let fam = family(f.language);
@@ -808,8 +820,34 @@ impl<'a> Index<'a> {
 
     fn symbol(&self, fam: Family, pkg: &str, qn: &str) -> Option<&'a str> {
         self.dep(&["q", fam_str(fam), pkg, qn]);
-        self.definitions(fam, pkg, qn)
-            .and_then(|v| v.first().map(|(id, _, _, _)| *id))
+        let id = self
+            .definitions(fam, pkg, qn)
+            .and_then(|v| v.first().map(|(id, _, _, _)| *id))?;
+        self.note_found(id, fam, pkg, qn);
+        Some(id)
+    }
+
+    /// Remembers where symbol `id` was found (see `found`).
+    fn note_found(&self, id: &str, fam: Family, pkg: &str, qn: &str) {
+        let mut found = self.found.borrow_mut();
+        if !found.contains_key(id) {
+            found.insert(id.to_string(), (fam, pkg.to_string(), qn.to_string()));
+        }
+    }
+
+    /// A file's position by its id.
+    fn file_by_id(&self, id: &str) -> Option<usize> {
+        let map = self.tables.by_file_id.get_or_init(|| {
+            self.tables
+                .files
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (f.id.as_str(), i))
+                .collect()
+        });
+        let fi = *map.get(id)?;
+        self.dep(&["p", &self.files[fi].path]);
+        Some(fi)
     }
 
     /// Like `symbol`, with the definition's file path and kind.
@@ -829,10 +867,13 @@ impl<'a> Index<'a> {
     fn symbol_in(&self, fam: Family, pkg: &str, qn: &str, path: &str) -> Option<&'a str> {
         self.dep(&["q", fam_str(fam), pkg, qn]);
         let v = self.definitions(fam, pkg, qn)?;
-        v.iter()
+        let id = v
+            .iter()
             .find(|(_, _, p, _)| *p == path)
             .or_else(|| v.first())
-            .map(|(id, _, _, _)| *id)
+            .map(|(id, _, _, _)| *id)?;
+        self.note_found(id, fam, pkg, qn);
+        Some(id)
     }
 
     fn module_file(&self, fam: Family, pkg: &str, module: &str) -> Option<usize> {
@@ -860,6 +901,8 @@ pub fn resolve_all(files: &[RFile], layout: &Layout) -> Vec<Edge> {
 #[derive(Debug, Clone, Default)]
 pub struct Resolved {
     pub edges: Vec<Edge>,
+    /// Call-graph edges of the file's sites (sorted, unique).
+    pub sites: Vec<SiteEdge>,
     pub deps: Vec<u64>,
 }
 
@@ -874,7 +917,8 @@ pub fn resolve_files(
     for (i, f) in files.iter().enumerate() {
         let fam = family(f.language);
         // Go imports name packages, never definitions.
-        if fam != Family::Go && only.is_none_or(|o| o[i]) && !families.contains(&fam) {
+        // Go imports name packages, never definitions; its calls do.
+        if only.is_none_or(|o| o[i]) && !families.contains(&fam) {
             families.push(fam);
         }
     }
@@ -893,15 +937,21 @@ pub fn resolve_files(
                 origin: &f.path,
                 origin_used: std::cell::Cell::new(false),
                 rust_cache: &rust_cache,
+                found: Default::default(),
             };
-            let mut edges: Vec<Edge> = f
+            let targets: Vec<(usize, Vec<Target>)> = f
                 .imports
                 .iter()
-                .flat_map(|imp| {
-                    let targets = resolve_one(&ix, fi, imp, 0);
-                    targets.into_iter().map(move |target| Edge {
+                .enumerate()
+                .map(|(i, imp)| (i, resolve_one(&ix, fi, imp, 0)))
+                .collect();
+            let mut edges: Vec<Edge> = targets
+                .iter()
+                .flat_map(|(i, targets)| {
+                    let imp = &f.imports[*i];
+                    targets.iter().map(move |target| Edge {
                         from: f.id.clone(),
-                        target,
+                        target: target.clone(),
                         to_name: imp.to_name.clone(),
                         line: i64::from(imp.line),
                         alias: imp.alias.clone(),
@@ -910,8 +960,9 @@ pub fn resolve_files(
                 .collect();
             edges.sort();
             edges.dedup();
+            let sites = calls::Resolver::new(&ix).resolve_file(fi, &targets);
             let deps = sorted_unique(ix.deps.into_inner());
-            Some(Resolved { edges, deps })
+            Some(Resolved { edges, sites, deps })
         })
         .collect()
 }
@@ -995,6 +1046,7 @@ mod tests {
             imports: Lazy::new(vec![]),
             path_mods: false,
             symbols: Lazy::new(vec![]),
+            sites: Lazy::new(Default::default()),
         };
         assert_eq!(python_absolute(&f, ".").as_deref(), Some("a.b"));
         assert_eq!(

@@ -47,7 +47,10 @@ pub(super) type GlobAbs = Option<(Option<Abs>, Vec<u64>)>;
 pub(super) fn rust_use<'a>(ix: &Index<'a>, fi: usize, segs: &[String], hops: usize) -> Vec<Target> {
     match rust_use_found(ix, fi, segs, |krate, abs| cached_find(ix, krate, abs, hops)) {
         Some(Found::File(f)) => vec![Target::File(ix.files[f].id.clone())],
-        Some(Found::Symbol { id, .. }) => vec![Target::Symbol(id.to_string())],
+        Some(Found::Symbol { id, krate, qn }) => {
+            ix.note_found(id, super::Family::Rust, &krate, &qn);
+            vec![Target::Symbol(id.to_string())]
+        }
         // What a `pub use` of another crate brings in is named by that crate's
         // path, not by the path that reached it.
         Some(Found::Outside(name)) if hops == 0 && name != segs.join("::") => {
@@ -141,6 +144,7 @@ fn glob_absolute(ix: &Index<'_>, pf: usize, gi: usize, item: &str, side_root: bo
             origin: ix.origin,
             origin_used: std::cell::Cell::new(false),
             rust_cache: ix.rust_cache,
+            found: Default::default(),
         };
         let abs = rust_absolute(&probe, pf, segs, 0, side_root);
         (!probe.origin_used.get()).then(|| (abs, probe.deps.into_inner()))

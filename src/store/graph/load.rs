@@ -127,6 +127,10 @@ fn copy_rows(session: &mut Session<'_, '_>, c: &Changes, abandon: &dyn Fn() -> b
         go_on()?;
         copy_imports(&mut copier, c, imports)?;
     }
+    go_on()?;
+    for (statement, rows) in super::sites::copy_plan(c) {
+        copier.copy_statement(statement, &mut rows.into_iter())?;
+    }
     Ok(())
 }
 
@@ -141,6 +145,16 @@ impl Copier<'_, '_> {
     /// COPY of `rows` with the statement `name` (`{csv}` is the file); nothing
     /// when there are none.
     fn copy(&mut self, name: &str, rows: &mut dyn Iterator<Item = Vec<String>>) -> Result<()> {
+        self.copy_statement(q(name), rows)
+    }
+
+    /// `copy` with the statement's text (`{csv}` is the file).
+    fn copy_statement(
+        &mut self,
+        statement: &str,
+        rows: &mut dyn Iterator<Item = Vec<String>>,
+    ) -> Result<()> {
+        let name = statement;
         self.files += 1;
         let path = self.scratch.path().join(format!("{}.csv", self.files));
         let mut text = String::new();
@@ -162,7 +176,7 @@ impl Copier<'_, '_> {
         }
         std::fs::write(&path, text).map_err(|e| GraphError::Kuzu(e.to_string()))?;
         let started = std::time::Instant::now();
-        let query = q(name).replace("{csv}", &path.to_string_lossy());
+        let query = statement.replace("{csv}", &path.to_string_lossy());
         self.conn.query(&query)?;
         tracing::debug!(
             rows = count,

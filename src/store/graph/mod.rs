@@ -18,11 +18,13 @@ mod read;
 mod readers;
 mod rows;
 mod schema;
+mod sites;
 mod values;
 mod write;
 
 pub use calls_read::CALL_READ_QUERIES;
 pub use rows::*;
+pub use sites::{name_id, site_statement_variants};
 pub use schema::{QUERY_FILES, SCHEMA_FILES};
 pub use write::{Applying, IMPORTS_GROUP, grouped_statement};
 

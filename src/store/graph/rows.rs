@@ -97,6 +97,8 @@ pub struct Changes {
     pub add: std::sync::Arc<Vec<FileRows>>,
     /// The import edges after this run; `None` leaves them as they are.
     pub imports: Option<ImportChanges>,
+    /// The call-graph edges after this run; `None` leaves them as they are.
+    pub sites: Option<SiteChanges>,
     /// The ref's Go packages after this run (directory → its importable files,
     /// by id), when imports were resolved; `None` leaves them as they are.
     pub packages: Option<Vec<PackageRow>>,
@@ -389,4 +391,33 @@ impl NameRow {
             byte_end,
         }
     }
+}
+
+/// One call-graph edge as written: `rel` is the relationship table
+/// (`CALLS`, `REFERENCES`, `IMPLEMENTS`, `EXTENDS`, `UNRESOLVED`); `from` a
+/// Symbol id, or a File id when `from_file`; `to` a Symbol id, or the name of
+/// an unresolved site.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SiteRow {
+    pub rel: &'static str,
+    pub from: String,
+    pub from_file: bool,
+    pub to: String,
+    pub line: i64,
+    pub col: i64,
+    pub confidence: &'static str,
+    pub kind: &'static str,
+    pub to_name: String,
+}
+
+/// The call-graph edges a run writes.
+#[derive(Debug, Clone)]
+pub enum SiteChanges {
+    /// Every edge of the ref (what it held is dropped first).
+    All(Vec<SiteRow>),
+    /// Edges that go and edges that come.
+    Diff {
+        stale: Vec<SiteRow>,
+        missing: Vec<SiteRow>,
+    },
 }

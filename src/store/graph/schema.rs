@@ -347,6 +347,42 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         "file_imported_symbols",
         include_str!("../../../queries/file_imported_symbols.cypher"),
     ),
+    (
+        "insert_site_edges",
+        include_str!("../../../queries/insert_site_edges.cypher"),
+    ),
+    (
+        "insert_site_edge",
+        include_str!("../../../queries/insert_site_edge.cypher"),
+    ),
+    (
+        "delete_site_edge",
+        include_str!("../../../queries/delete_site_edge.cypher"),
+    ),
+    (
+        "delete_ref_site_edges",
+        include_str!("../../../queries/delete_ref_site_edges.cypher"),
+    ),
+    (
+        "merge_names",
+        include_str!("../../../queries/merge_names.cypher"),
+    ),
+    (
+        "delete_unused_names",
+        include_str!("../../../queries/delete_unused_names.cypher"),
+    ),
+    (
+        "copy_site_edges",
+        include_str!("../../../queries/copy_site_edges.cypher"),
+    ),
+    (
+        "copy_names",
+        include_str!("../../../queries/copy_names.cypher"),
+    ),
+    (
+        "delete_ref_names",
+        include_str!("../../../queries/delete_ref_names.cypher"),
+    ),
 ];
 
 pub(super) fn q(name: &str) -> &'static str {

@@ -69,7 +69,11 @@ impl GraphStore {
 
 /// What an in-place write gets once imports are resolved: the import edges
 /// and the Go packages (see `Changes`).
-type Later = (Option<ImportChanges>, Option<Vec<PackageRow>>);
+type Later = (
+    Option<ImportChanges>,
+    Option<Vec<PackageRow>>,
+    Option<super::rows::SiteChanges>,
+);
 
 /// The changes back from the writer, and whether they were committed.
 type Written = (Changes, Result<()>);
@@ -97,7 +101,11 @@ impl Applying {
     ) -> Result<()> {
         if let Some(later) = self.later.take() {
             // A write that failed first has let go of its end already.
-            let _ = later.send((changes.imports.take(), changes.packages.take()));
+            let _ = later.send((
+                changes.imports.take(),
+                changes.packages.take(),
+                changes.sites.take(),
+            ));
         }
         // Asked once, just before the commit (not when the write failed first).
         let mut committing = false;
@@ -156,10 +164,14 @@ fn apply_on(
     let written = write_files_and_symbols(conn, changes, keyed)
         .and_then(|()| {
             // The import changes, once the caller resolved them.
-            let (imports, packages) = later.recv().map_err(|_| super::GraphError::Abandoned)?;
+            let (imports, packages, sites) =
+                later.recv().map_err(|_| super::GraphError::Abandoned)?;
             changes.imports = imports;
             changes.packages = packages;
-            write_imports_and_packages(conn, changes, keyed)
+            changes.sites = sites;
+            let touched = write_imports_and_packages(conn, changes, keyed)?;
+            super::sites::write_sites(conn, changes, keyed)?;
+            Ok(touched)
         })
         .and_then(|touched| {
             if abandon() {
@@ -200,7 +212,7 @@ fn apply_on(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Keyed {
     /// Row by row through the primary-key index, not by batch.
-    symbols: bool,
+    pub(super) symbols: bool,
 }
 
 impl Keyed {
@@ -310,6 +322,10 @@ const FILES_BY_KEY: usize = 4;
 
 /// Everything of the repo/ref `c` names but the Ref node itself.
 pub(super) fn delete_ref(conn: &mut Session<'_, '_>, c: &Changes) -> Result<()> {
+    conn.exec(
+        q("delete_ref_names"),
+        vec![("repo", s(&c.repo)), ("ref", s(&c.ref_name))],
+    )?;
     for name in [
         "delete_ref_symbols",
         "delete_ref_externals",

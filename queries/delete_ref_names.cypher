@@ -1,0 +1,1 @@
+MATCH (n:Name) WHERE n.repo = $repo AND n.ref = $ref DETACH DELETE n

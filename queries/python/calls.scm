@@ -1,0 +1,22 @@
+; Call and reference sites, and the facts the `typed` tier reads
+; (src/extract/sites.rs turns each capture into a RawSite or a Fact).
+
+(call function: (_) @callee) @call
+(class_definition superclasses: (argument_list [(identifier) (attribute)] @callee)) @extends
+
+(typed_parameter type: (_) @callee) @type
+(typed_default_parameter type: (_) @callee) @type
+(function_definition return_type: (_) @callee) @type
+(assignment type: (_) @callee) @type
+
+(argument_list (identifier) @callee) @value
+(argument_list (attribute) @callee) @value
+(keyword_argument value: [(identifier) (attribute)] @callee) @value
+
+(typed_parameter (identifier) @name type: (_) @ty) @fact.local
+(typed_default_parameter name: (identifier) @name type: (_) @ty) @fact.local
+(assignment left: (identifier) @name type: (_) @ty) @fact.local
+(assignment left: (identifier) @name !type right: (_) @ty) @fact.local
+(assignment left: (attribute object: (identifier) @_self attribute: (identifier) @name) type: (_) @ty) @fact.field
+(assignment left: (attribute object: (identifier) @_self attribute: (identifier) @name) !type right: (_) @ty) @fact.field
+(function_definition return_type: (_) @ty) @fact.returns

@@ -1,0 +1,28 @@
+; Call and reference sites, and the facts the `typed` tier reads
+; (src/extract/sites.rs turns each capture into a RawSite or a Fact).
+; @callee / @ty is the expression or type; the outer capture names what it is.
+
+(call_expression function: (_) @callee) @call
+(struct_expression name: (_) @callee) @construct
+(impl_item trait: (_) @callee) @implements
+(trait_item bounds: (trait_bounds (_) @callee)) @extends
+
+(parameter type: (_) @callee) @type
+(let_declaration type: (_) @callee) @type
+(field_declaration type: (_) @callee) @type
+(function_item return_type: (_) @callee) @type
+(function_signature_item return_type: (_) @callee) @type
+(type_parameter bounds: (trait_bounds (_) @callee)) @type
+(where_predicate bounds: (trait_bounds (_) @callee)) @type
+
+(arguments (identifier) @callee) @value
+(arguments (scoped_identifier) @callee) @value
+
+(parameter pattern: (identifier) @name type: (_) @ty) @fact.local
+(let_declaration pattern: (identifier) @name type: (_) @ty) @fact.local
+(let_declaration pattern: (identifier) @name !type value: (_) @ty) @fact.local
+(field_declaration name: (field_identifier) @name type: (_) @ty) @fact.field
+(function_item return_type: (_) @ty) @fact.returns
+(function_signature_item return_type: (_) @ty) @fact.returns
+(type_parameter name: (type_identifier) @name bounds: (trait_bounds . (_) @ty)) @fact.bound
+(where_predicate left: (type_identifier) @name bounds: (trait_bounds . (_) @ty)) @fact.bound

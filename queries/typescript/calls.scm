@@ -1,0 +1,26 @@
+; Call and reference sites, and the facts the `typed` tier reads
+; (src/extract/sites.rs turns each capture into a RawSite or a Fact).
+
+(call_expression function: (_) @callee) @call
+(new_expression constructor: (_) @callee) @new
+(extends_clause value: (_) @callee) @extends
+(extends_type_clause type: (_) @callee) @extends
+(implements_clause (_) @callee) @implements
+
+(type_annotation (_) @callee) @type
+
+(arguments (identifier) @callee) @value
+(arguments (member_expression) @callee) @value
+
+(required_parameter pattern: (identifier) @name type: (type_annotation (_) @ty)) @fact.local
+(optional_parameter pattern: (identifier) @name type: (type_annotation (_) @ty)) @fact.local
+(variable_declarator name: (identifier) @name type: (type_annotation (_) @ty)) @fact.local
+(variable_declarator name: (identifier) @name !type value: (_) @ty) @fact.local
+(public_field_definition name: (property_identifier) @name type: (type_annotation (_) @ty)) @fact.field
+(public_field_definition name: (property_identifier) @name !type value: (_) @ty) @fact.field
+(required_parameter (accessibility_modifier) pattern: (identifier) @name type: (type_annotation (_) @ty)) @fact.field
+(assignment_expression left: (member_expression object: (this) property: (property_identifier) @name) right: (_) @ty) @fact.field
+(method_definition return_type: (type_annotation (_) @ty)) @fact.returns
+(method_signature return_type: (type_annotation (_) @ty)) @fact.returns
+(function_declaration return_type: (type_annotation (_) @ty)) @fact.returns
+(abstract_method_signature return_type: (type_annotation (_) @ty)) @fact.returns

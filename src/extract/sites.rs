@@ -1,0 +1,441 @@
+//! Call and reference sites, and type facts, from `queries/<lang>/calls.scm`:
+//! each capture's node becomes a chain (see `model::sites`), placed in the
+//! symbol it belongs to by byte range.
+
+use tree_sitter::{Node, Query, QueryCursor};
+
+use streaming_iterator::StreamingIterator;
+
+use crate::model::sites::{Fact, FactKind, FileSites, IN_FILE, RawSite, SiteKind};
+use crate::model::{Language, Symbol, SymbolKind};
+
+use super::text;
+
+/// Chains longer than this are cut (generated code chains hundreds of calls);
+/// a cut chain resolves to nothing.
+const MAX_CHAIN: usize = 12;
+
+/// The sites and facts of one tree (the file's, or a re-parsed macro body's,
+/// which keeps the file's byte positions).
+pub(super) fn collect(
+    language: Language,
+    query: &Query,
+    root: Node<'_>,
+    src: &str,
+    symbols: &[Symbol],
+    out: &mut FileSites,
+) {
+    let names = query.capture_names();
+    let mut cursor = QueryCursor::new();
+    let mut matches = cursor.matches(query, root, src.as_bytes());
+    let lang = Lang::of(language);
+    while let Some(m) = matches.next() {
+        let mut outer = None;
+        let mut inner = None;
+        let mut name = None;
+        for c in m.captures() {
+            match names[c.index as usize] {
+                "callee" | "ty" => inner = Some(c.node),
+                "name" => name = Some(c.node),
+                n if n.starts_with('_') => {}
+                n => outer = Some((n, c.node)),
+            }
+        }
+        let (Some((what, node)), Some(inner)) = (outer, inner) else {
+            continue;
+        };
+        let site = |kind: SiteKind, chain: Vec<String>, at: Node<'_>, owner: u32| {
+            let pos = at.start_position();
+            RawSite {
+                kind,
+                chain,
+                line: pos.row as u32 + 1,
+                col: pos.column as u32 + 1,
+                owner,
+            }
+        };
+        match what {
+            "call" | "new" | "construct" | "value" => {
+                let mut chain = Vec::new();
+                if what == "new" {
+                    chain.push("#new".to_string());
+                }
+                let Some(token) = lang.chain(inner, src, &mut chain) else {
+                    continue;
+                };
+                if chain.len() > MAX_CHAIN || chain.last().is_some_and(|l| is_marker(l)) {
+                    continue;
+                }
+                let kind = match what {
+                    "call" | "new" => SiteKind::Call,
+                    "construct" => SiteKind::Construct,
+                    _ => SiteKind::Value,
+                };
+                if kind == SiteKind::Value && chain.len() == 1 && is_self_word(&chain[0]) {
+                    continue;
+                }
+                let owner = owner_of(symbols, node.start_byte(), true);
+                out.sites.push(site(kind, chain, token, owner));
+            }
+            "type" | "extends" | "implements" => {
+                let kind = match what {
+                    "type" => SiteKind::Type,
+                    "extends" => SiteKind::Extends,
+                    _ => SiteKind::Implements,
+                };
+                let owner = match kind {
+                    // The declaring type (or impl): the innermost symbol
+                    // around the clause.
+                    SiteKind::Type => owner_of(symbols, node.start_byte(), true),
+                    _ => owner_of(symbols, inner.start_byte(), false),
+                };
+                let mut found = Vec::new();
+                lang.type_names(inner, src, &mut found, kind == SiteKind::Type);
+                for (chain, token) in found {
+                    out.sites.push(site(kind, chain, token, owner));
+                }
+            }
+            fact if fact.starts_with("fact.") => {
+                let kind = match &fact[5..] {
+                    "local" => FactKind::Local,
+                    "receiver" => FactKind::Receiver,
+                    "field" => FactKind::Field,
+                    "returns" => FactKind::Returns,
+                    _ => FactKind::Bound,
+                };
+                let mut chain = Vec::new();
+                let is_type = lang.is_type_node(inner);
+                if is_type {
+                    let mut found = Vec::new();
+                    lang.type_names(inner, src, &mut found, false);
+                    match found.into_iter().next() {
+                        Some((c, _)) => chain = c,
+                        None => continue,
+                    }
+                } else if lang.chain(inner, src, &mut chain).is_none() || chain.len() > MAX_CHAIN {
+                    continue;
+                }
+                let mut owner = owner_of(symbols, node.start_byte(), false);
+                // `self.x = …` / `this.x = …` in a method: a field of its class.
+                if kind == FactKind::Field
+                    && owner != IN_FILE
+                    && symbols[owner as usize].kind.is_callable()
+                {
+                    owner = symbols[owner as usize]
+                        .parent
+                        .map_or(IN_FILE, |p| p as u32);
+                    if owner == IN_FILE {
+                        continue;
+                    }
+                }
+                // A fact of the file (a module-level variable) has no owner
+                // but the file; a field outside any type is not one.
+                let name = name.map(|n| text(n, src).to_string()).unwrap_or_default();
+                if kind != FactKind::Returns && name.is_empty() {
+                    continue;
+                }
+                out.facts.push(Fact {
+                    kind,
+                    owner,
+                    name,
+                    chain,
+                    byte: node.start_byte() as u32,
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+fn is_marker(s: &str) -> bool {
+    matches!(s, "()" | "{}" | "?" | "#new")
+}
+
+/// Receivers that name the enclosing object.
+pub fn is_self_word(s: &str) -> bool {
+    matches!(s, "self" | "this" | "cls" | "super" | "Self")
+}
+
+/// The symbol a site at `byte` belongs to: the innermost fn/method around it;
+/// else (or with `callable` false, at once) the innermost symbol around it
+/// that is type-like (struct, class, interface, trait, impl, enum); else the
+/// file.
+fn owner_of(symbols: &[Symbol], byte: usize, callable: bool) -> u32 {
+    let byte = byte as u32;
+    // Symbols are in source order, outer before inner: the innermost around
+    // `byte` is the last one that contains it.
+    let mut innermost = None;
+    for (i, s) in symbols.iter().enumerate() {
+        if s.byte_start > byte {
+            break;
+        }
+        if s.byte_start <= byte && byte < s.byte_end {
+            innermost = Some(i);
+        }
+    }
+    let mut cur = innermost;
+    let mut first_type = None;
+    let mut guard = 0;
+    while let Some(i) = cur {
+        let k = symbols[i].kind;
+        if callable && k.is_callable() {
+            return i as u32;
+        }
+        if first_type.is_none()
+            && (k.holds_methods()
+                || matches!(k, SymbolKind::Struct | SymbolKind::Enum | SymbolKind::Type))
+        {
+            first_type = Some(i);
+            if !callable {
+                break;
+            }
+        }
+        if !callable && k.is_callable() {
+            return i as u32;
+        }
+        cur = symbols[i].parent;
+        guard += 1;
+        if guard > 64 {
+            break;
+        }
+    }
+    first_type.map_or(IN_FILE, |i| i as u32)
+}
+
+/// Per-language node kinds.
+#[derive(Clone, Copy)]
+enum Lang {
+    Rust,
+    Python,
+    Ts,
+    Go,
+}
+
+impl Lang {
+    fn of(language: Language) -> Lang {
+        match language {
+            Language::Rust => Lang::Rust,
+            Language::Python => Lang::Python,
+            Language::TypeScript | Language::Tsx | Language::JavaScript => Lang::Ts,
+            Language::Go => Lang::Go,
+        }
+    }
+
+    fn is_type_node(self, n: Node<'_>) -> bool {
+        let k = n.kind();
+        match self {
+            Lang::Rust => {
+                k.ends_with("_type") || k == "type_identifier" || k == "scoped_type_identifier"
+            }
+            Lang::Python => k == "type",
+            Lang::Ts => {
+                k.ends_with("_type")
+                    || k == "type_identifier"
+                    || k == "nested_type_identifier"
+                    || k == "predefined_type"
+            }
+            Lang::Go => {
+                k.ends_with("_type") || k == "type_identifier" || k == "qualified_type"
+            }
+        }
+    }
+
+    /// Appends the chain of expression `n` to `out`; the node of its last
+    /// name (the site's position), or `None` when it has no name at all.
+    fn chain<'t>(self, n: Node<'t>, src: &str, out: &mut Vec<String>) -> Option<Node<'t>> {
+        if out.len() > MAX_CHAIN {
+            return None;
+        }
+        let k = n.kind();
+        let field = |f: &str| n.child_by_field_name(f);
+        let name = |out: &mut Vec<String>, s: &str| out.push(s.to_string());
+        match (self, k) {
+            (
+                _,
+                "identifier" | "type_identifier" | "field_identifier" | "property_identifier"
+                | "package_identifier" | "shorthand_property_identifier",
+            ) => {
+                name(out, text(n, src));
+                Some(n)
+            }
+            (_, "self" | "this" | "super" | "crate") => {
+                name(out, k);
+                Some(n)
+            }
+            (Lang::Rust, "scoped_identifier" | "scoped_type_identifier") => {
+                let at = out.len();
+                if let Some(p) = field("path") {
+                    self.chain(p, src, out)?;
+                }
+                let last = field("name")?;
+                out.push(format!("::{}", text(last, src)));
+                // `<T as Trait>::f` and other qualified paths start with "?".
+                if out.len() == at + 1 && field("path").is_some() {
+                    return None;
+                }
+                Some(last)
+            }
+            (Lang::Rust, "generic_function") => self.chain(field("function")?, src, out),
+            (Lang::Rust | Lang::Go | Lang::Ts, "generic_type") => {
+                self.chain(field("type").or_else(|| n.named_child(0))?, src, out)
+            }
+            (Lang::Rust, "field_expression") => {
+                self.chain(field("value")?, src, out)?;
+                let f = field("field")?;
+                name(out, text(f, src));
+                Some(f)
+            }
+            (Lang::Python, "attribute") => {
+                self.chain(field("object")?, src, out)?;
+                let f = field("attribute")?;
+                name(out, text(f, src));
+                Some(f)
+            }
+            (Lang::Ts, "member_expression") => {
+                self.chain(field("object")?, src, out)?;
+                let f = field("property")?;
+                name(out, text(f, src));
+                Some(f)
+            }
+            (Lang::Ts, "nested_type_identifier") => {
+                self.chain(field("module")?, src, out)?;
+                let f = field("name")?;
+                name(out, text(f, src));
+                Some(f)
+            }
+            (Lang::Go, "selector_expression") => {
+                self.chain(field("operand")?, src, out)?;
+                let f = field("field")?;
+                name(out, text(f, src));
+                Some(f)
+            }
+            (Lang::Go, "qualified_type") => {
+                self.chain(field("package")?, src, out)?;
+                let f = field("name")?;
+                name(out, text(f, src));
+                Some(f)
+            }
+            (_, "call_expression" | "call") => {
+                let t = self.chain(field("function")?, src, out)?;
+                out.push("()".into());
+                Some(t)
+            }
+            (Lang::Ts, "new_expression") => {
+                out.push("#new".into());
+                let t = self.chain(field("constructor")?, src, out)?;
+                out.push("()".into());
+                Some(t)
+            }
+            (Lang::Rust, "struct_expression") | (Lang::Go, "composite_literal") => {
+                let t = self.chain(field(if k == "composite_literal" { "type" } else { "name" })?, src, out)?;
+                out.push("{}".into());
+                Some(t)
+            }
+            // Wrappers that keep the value's type.
+            (Lang::Rust, "reference_expression" | "try_expression" | "parenthesized_expression")
+            | (Lang::Ts, "non_null_expression" | "parenthesized_expression" | "await_expression" | "as_expression")
+            | (Lang::Python, "parenthesized_expression" | "await")
+            | (Lang::Go, "parenthesized_expression") => {
+                let inner = field("value").or_else(|| n.named_child(0))?;
+                self.chain(inner, src, out)
+            }
+            (Lang::Rust, "await_expression") => self.chain(n.named_child(0)?, src, out),
+            (Lang::Go, "unary_expression") if field("operator").is_some_and(|o| text(o, src) == "&") => {
+                self.chain(field("operand")?, src, out)
+            }
+            (Lang::Go, "pointer_type") | (Lang::Rust, "reference_type") => {
+                self.chain(field("type").or_else(|| n.named_child(0))?, src, out)
+            }
+            _ => {
+                out.push("?".into());
+                None
+            }
+        }
+    }
+
+    /// The named types written in type node `n`, each as a chain with its
+    /// name token: `&dyn Shape` → `Shape`, `Vec<Circle>` → `Vec`, `Circle`,
+    /// `a::b::C` → `a`, `::b`, `::C`. With `all`, type arguments too.
+    fn type_names<'t>(
+        self,
+        n: Node<'t>,
+        src: &str,
+        found: &mut Vec<(Vec<String>, Node<'t>)>,
+        all: bool,
+    ) {
+        if found.len() > 32 {
+            return;
+        }
+        let k = n.kind();
+        match (self, k) {
+            (
+                _,
+                "type_identifier" | "scoped_type_identifier" | "nested_type_identifier"
+                | "qualified_type" | "identifier" | "attribute" | "scoped_identifier",
+            ) => {
+                // Python annotations are expressions: `a.B` is a type named by path.
+                let mut chain = Vec::new();
+                if let Some(token) = self.chain(n, src, &mut chain)
+                    && !chain.iter().any(|c| is_marker(c))
+                {
+                    found.push((chain, token));
+                }
+            }
+            (Lang::Python, "string") => {
+                // A forward reference `"Bar"`: only a plain dotted name.
+                let inner = text(n, src).trim_matches(|c| c == '"' || c == '\'');
+                if !inner.is_empty()
+                    && inner
+                        .split('.')
+                        .all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'))
+                {
+                    found.push((inner.split('.').map(str::to_string).collect(), n));
+                }
+            }
+            (_, "generic_type") => {
+                if let Some(t) = n.child_by_field_name("type").or_else(|| n.named_child(0)) {
+                    self.type_names(t, src, found, all);
+                }
+                if all {
+                    let args = n
+                        .child_by_field_name("type_arguments")
+                        .or_else(|| n.named_child(1));
+                    if let Some(args) = args {
+                        let mut c = args.walk();
+                        for a in args.named_children(&mut c) {
+                            self.type_names(a, src, found, all);
+                        }
+                    }
+                }
+            }
+            (Lang::Python, "subscript") => {
+                if let Some(v) = n.child_by_field_name("value") {
+                    self.type_names(v, src, found, all);
+                }
+                if all {
+                    let mut c = n.walk();
+                    for a in n.children_by_field_name("subscript", &mut c) {
+                        self.type_names(a, src, found, all);
+                    }
+                }
+            }
+            (_, "primitive_type" | "predefined_type" | "literal_type" | "none" | "integer") => {}
+            (Lang::Ts, "function_type" | "object_type") if !all => {}
+            _ => {
+                // Wrappers (`&T`, `*T`, `dyn T`, `impl T`, `[]T`, `T | U`,
+                // `type`, bounds): the types inside. Without `all` only the
+                // first, which is the value's type (`&dyn Shape` → `Shape`).
+                let mut c = n.walk();
+                for child in n.named_children(&mut c) {
+                    if matches!(child.kind(), "lifetime" | "mutable_specifier") {
+                        continue;
+                    }
+                    self.type_names(child, src, found, all);
+                    if !all && !found.is_empty() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Call and reference sites as written, before resolution, and the local type
+//! facts the `typed` tier reads (see docs/design/call-graph.md).
+//!
+//! A callee (or a receiver, or a type) is kept as a *chain*: the names of the
+//! expression from the outside in, with markers for what is not a name:
+//! `"()"` the result of a call, `"{}"` a literal of the type before it
+//! (`X { .. }`, `&T{}`), `"#new"` first when `new` constructs the type that
+//! follows, `"?"` any other expression (a literal, an index, a closure). In
+//! Rust a step joined by `::` carries it as a prefix (`Circle::new()` is
+//! `["Circle", "::new"]`, `self.r.m()` is `["self", "r", "m"]`).
+
+/// What a site is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SiteKind {
+    /// A call, or `new X()` (its chain starts with `"#new"`).
+    Call,
+    /// A type written in an annotation, a signature, a generic bound.
+    Type,
+    /// A function or method named as a value (passed, assigned, returned).
+    Value,
+    /// A struct/composite literal (`X { .. }`, `X{}`).
+    Construct,
+    /// A base class, supertrait, extended interface or embedded Go type; the
+    /// site's `owner` is the type declaring it.
+    Extends,
+    /// `impl Trait for Type` (owner: the impl), `class A implements I`.
+    Implements,
+}
+
+impl SiteKind {
+    /// The REFERENCES `kind` of a non-call site.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SiteKind::Call => "call",
+            SiteKind::Type => "type",
+            SiteKind::Value => "value",
+            SiteKind::Construct => "construct",
+            SiteKind::Extends => "extends",
+            SiteKind::Implements => "implements",
+        }
+    }
+
+    pub fn from_u8(n: u8) -> Option<SiteKind> {
+        Some(match n {
+            0 => SiteKind::Call,
+            1 => SiteKind::Type,
+            2 => SiteKind::Value,
+            3 => SiteKind::Construct,
+            4 => SiteKind::Extends,
+            5 => SiteKind::Implements,
+            _ => return None,
+        })
+    }
+
+    pub fn as_u8(self) -> u8 {
+        self as u8
+    }
+}
+
+/// No enclosing symbol: the file itself.
+pub const IN_FILE: u32 = u32::MAX;
+
+/// One site, as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawSite {
+    pub kind: SiteKind,
+    /// The callee, referenced name or type as a chain (module doc).
+    pub chain: Vec<String>,
+    /// 1-based line and byte column of the name token (the chain's last name).
+    pub line: u32,
+    pub col: u32,
+    /// The symbol (index into the file's symbols) the site belongs to: the
+    /// innermost enclosing fn/method, else the innermost type-like symbol,
+    /// else `IN_FILE`. For `Extends`/`Implements`: the declaring type or impl.
+    pub owner: u32,
+}
+
+/// What a name is bound to, for the `typed` tier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FactKind {
+    /// A parameter or local variable of the owner (a fn/method): its type, or
+    /// the expression it was initialised with (a chain ending in `"()"` or
+    /// `"{}"`). `self`/`this` receivers are not facts: the owner says.
+    Local,
+    /// A field of the owner (a struct/class): its declared type or initialiser.
+    Field,
+    /// The owner's (a fn/method's) declared return type; `name` is empty.
+    Returns,
+    /// A generic parameter of the owner and its first bound (`T: Shape`).
+    Bound,
+    /// A Go method's receiver (`func (s *S) M()`): `s` names the object, as
+    /// `self` does (the `self` tier).
+    Receiver,
+}
+
+impl FactKind {
+    pub fn from_u8(n: u8) -> Option<FactKind> {
+        Some(match n {
+            0 => FactKind::Local,
+            1 => FactKind::Field,
+            2 => FactKind::Returns,
+            3 => FactKind::Bound,
+            4 => FactKind::Receiver,
+            _ => return None,
+        })
+    }
+}
+
+/// A fact: within `owner`, `name` has type (or value) `chain`, from `byte` on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fact {
+    pub kind: FactKind,
+    pub owner: u32,
+    pub name: String,
+    pub chain: Vec<String>,
+    /// Where the binding is made (a local is used after it).
+    pub byte: u32,
+}
+
+/// A file's sites and facts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileSites {
+    pub sites: Vec<RawSite>,
+    pub facts: Vec<Fact>,
+}

@@ -1,0 +1,1183 @@
+//! Call and reference resolution in tiers that fail closed: each tier proves
+//! exactly one target or passes the site on; the edge's confidence names the
+//! tier (`scope`, `import`, `self`, `qualified`, `typed`, `dispatch`, `name`).
+//! A site no tier proves is kept as unresolved when the repo defines its name.
+//!
+//! Every lookup goes through `Index`, so its key is recorded: a file whose
+//! callee is renamed, deleted or newly defined is re-resolved like a file
+//! whose import changed (see `contributed_keys`).
+
+use std::cell::RefCell;
+
+use super::{Family, FxMap, Index, RFile, RSymbol, Target, family, fam_str};
+use crate::model::sites::{FactKind, FileSites, IN_FILE, RawSite, SiteKind};
+
+/// How a target was proved, in the CONTRACT's order (most certain first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Tier {
+    Scope,
+    Import,
+    SelfTier,
+    Qualified,
+    Typed,
+    Dispatch,
+    Name,
+}
+
+impl Tier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Scope => "scope",
+            Tier::Import => "import",
+            Tier::SelfTier => "self",
+            Tier::Qualified => "qualified",
+            Tier::Typed => "typed",
+            Tier::Dispatch => "dispatch",
+            Tier::Name => "name",
+        }
+    }
+
+    pub fn from_u8(n: u8) -> Option<Tier> {
+        Some(match n {
+            0 => Tier::Scope,
+            1 => Tier::Import,
+            2 => Tier::SelfTier,
+            3 => Tier::Qualified,
+            4 => Tier::Typed,
+            5 => Tier::Dispatch,
+            6 => Tier::Name,
+            _ => return None,
+        })
+    }
+}
+
+/// The relationship an edge is written as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Rel {
+    Calls,
+    References,
+    Implements,
+    Extends,
+    /// A site no tier proved; `to` is the name.
+    Unresolved,
+}
+
+impl Rel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rel::Calls => "CALLS",
+            Rel::References => "REFERENCES",
+            Rel::Implements => "IMPLEMENTS",
+            Rel::Extends => "EXTENDS",
+            Rel::Unresolved => "UNRESOLVED",
+        }
+    }
+
+    pub fn from_u8(n: u8) -> Option<Rel> {
+        Some(match n {
+            0 => Rel::Calls,
+            1 => Rel::References,
+            2 => Rel::Implements,
+            3 => Rel::Extends,
+            4 => Rel::Unresolved,
+            _ => return None,
+        })
+    }
+}
+
+/// One resolved site: an edge of the call graph, from the file's own symbol
+/// (`from`: its index, or `IN_FILE`) or, for IMPLEMENTS/EXTENDS, from the
+/// type the clause is about (`from_id`, which another file may define).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SiteEdge {
+    pub rel: Rel,
+    /// Symbol id of the source, or "" for the file itself.
+    pub from: String,
+    /// Symbol id of the target, or the name (UNRESOLVED).
+    pub to: String,
+    pub line: u32,
+    pub col: u32,
+    pub tier: Tier,
+    /// The REFERENCES/UNRESOLVED kind (`SiteKind::as_str`).
+    pub kind: SiteKind,
+    /// The callee as written.
+    pub to_name: String,
+}
+
+/// A symbol found by a lookup: id, qualified name, kind, file.
+#[derive(Debug, Clone, Copy)]
+struct Sym<'a> {
+    id: &'a str,
+    qn: &'a str,
+    kind: &'a str,
+    file: usize,
+}
+
+fn is_type_kind(kind: &str) -> bool {
+    matches!(
+        kind,
+        "struct" | "class" | "interface" | "trait" | "enum" | "type" | "impl"
+    )
+}
+
+fn is_abstract(kind: &str) -> bool {
+    matches!(kind, "trait" | "interface")
+}
+
+fn is_callable(kind: &str) -> bool {
+    matches!(kind, "fn" | "method")
+}
+
+/// Separators of a family: between module and item, between items.
+fn seps(fam: Family) -> (&'static str, &'static str) {
+    match fam {
+        Family::Rust => ("::", "::"),
+        Family::Python => (".", "."),
+        Family::Ts => (":", "."),
+        Family::Go => (".", "."),
+    }
+}
+
+fn join(module: &str, module_sep: &str, item: &str) -> String {
+    if module.is_empty() {
+        item.to_string()
+    } else {
+        format!("{module}{module_sep}{item}")
+    }
+}
+
+/// The bare name of a chain step (`"::new"` → `new`).
+fn bare(s: &str) -> &str {
+    s.strip_prefix("::").unwrap_or(s)
+}
+
+/// How deep type and base lookups go (a base of a base …): cycles in bad code
+/// stop here.
+const MAX_DEPTH: usize = 5;
+
+/// One file as call resolution sees it: its imports' local names bound to
+/// what they resolved to, its symbols, its sites and facts.
+struct FileCx<'a> {
+    fi: usize,
+    f: &'a RFile,
+    fam: Family,
+    pkg: &'a str,
+    syms: &'a [RSymbol],
+    sites: &'a FileSites,
+    /// Local name → what the import binding it resolved to.
+    bindings: FxMap<String, Vec<Target>>,
+}
+
+/// Resolution of one file's sites, with the contexts of other files it
+/// looked into (a callee's return type is written in the callee's file).
+pub(super) struct Resolver<'i, 'a> {
+    ix: &'i Index<'a>,
+    others: RefCell<FxMap<usize, std::rc::Rc<FileCx<'a>>>>,
+}
+
+impl<'i, 'a> Resolver<'i, 'a> {
+    pub(super) fn new(ix: &'i Index<'a>) -> Resolver<'i, 'a> {
+        Resolver {
+            ix,
+            others: RefCell::new(FxMap::default()),
+        }
+    }
+
+    fn cx(&self, fi: usize, own: Option<&[(usize, Vec<Target>)]>) -> std::rc::Rc<FileCx<'a>> {
+        if let Some(c) = self.others.borrow().get(&fi) {
+            return c.clone();
+        }
+        let files: &'a [RFile] = self.ix.files;
+        let f = &files[fi];
+        let fam = family(f.language);
+        let imports = &f.imports;
+        // The file's imports, resolved (for another file than the one being
+        // resolved: resolved now, their keys recorded like any lookup).
+        let resolved: Vec<(usize, Vec<Target>)> = match own {
+            Some(r) => r.to_vec(),
+            None => {
+                self.ix.dep(&["i", &f.path]);
+                imports
+                    .iter()
+                    .enumerate()
+                    .map(|(i, imp)| (i, super::resolve_one(self.ix, fi, imp, 0)))
+                    .collect()
+            }
+        };
+        let mut bindings: FxMap<String, Vec<Target>> = FxMap::default();
+        for (i, targets) in resolved {
+            let imp = &imports[i];
+            if imp.reexport && fam == Family::Ts {
+                continue;
+            }
+            let Some(local) = local_name(fam, imp) else {
+                continue;
+            };
+            let kept: Vec<Target> = targets
+                .into_iter()
+                .filter(|t| !matches!(t, Target::External(_)))
+                .collect();
+            bindings.entry(local).or_default().extend(kept);
+        }
+        let pkg = if fam == Family::Rust {
+            f.package.as_str()
+        } else {
+            ""
+        };
+        let cx = std::rc::Rc::new(FileCx {
+            fi,
+            f,
+            fam,
+            pkg,
+            syms: &f.symbols,
+            sites: &f.sites,
+            bindings,
+        });
+        self.others.borrow_mut().insert(fi, cx.clone());
+        cx
+    }
+
+    /// Resolves every site of file `fi` (whose imports resolved to `own`).
+    pub(super) fn resolve_file(&self, fi: usize, own: &[(usize, Vec<Target>)]) -> Vec<SiteEdge> {
+        let cx = self.cx(fi, Some(own));
+        let mut out = Vec::new();
+        for site in &cx.sites.sites {
+            let from = |owner: u32| -> String {
+                if owner == IN_FILE {
+                    String::new()
+                } else {
+                    cx.syms
+                        .get(owner as usize)
+                        .map(|s| s.id.to_string())
+                        .unwrap_or_default()
+                }
+            };
+            let to_name = written(cx.fam, &site.chain);
+            let found = match site.kind {
+                SiteKind::Call => self.call_target(&cx, site.owner, &site.chain, 0),
+                SiteKind::Value => self
+                    .call_target(&cx, site.owner, &site.chain, 0)
+                    .filter(|(s, _)| is_callable(s.kind)),
+                _ => self
+                    .type_target(&cx, site.owner, &site.chain, 0)
+                    .map(|(s, t)| (s, t)),
+            };
+            match site.kind {
+                SiteKind::Extends | SiteKind::Implements => {
+                    let Some((target, tier)) = found else {
+                        continue;
+                    };
+                    // From the type the clause is about: the class (or
+                    // trait, or struct) declaring it, or for `impl Trait for
+                    // Type` the type the impl is for (which another file
+                    // may define): the struct, not the impl block.
+                    let Some(owner) = cx.syms.get(site.owner as usize) else {
+                        continue;
+                    };
+                    let from_id = if owner.kind == "impl" {
+                        match self.type_of_impl(&cx, owner) {
+                            Some(s) => s.id.to_string(),
+                            None => continue,
+                        }
+                    } else {
+                        owner.id.to_string()
+                    };
+                    let rel = if site.kind == SiteKind::Extends
+                        || (cx.fam != Family::Rust && !is_abstract(target.kind))
+                    {
+                        // A Python/TS class "implementing" a class extends it.
+                        Rel::Extends
+                    } else {
+                        Rel::Implements
+                    };
+                    let rel = if site.kind == SiteKind::Extends
+                        && cx.fam == Family::Go
+                        && !is_abstract(target.kind)
+                    {
+                        Rel::Extends
+                    } else {
+                        rel
+                    };
+                    out.push(SiteEdge {
+                        rel,
+                        from: from_id.clone(),
+                        to: target.id.to_string(),
+                        line: site.line,
+                        col: site.col,
+                        tier,
+                        kind: site.kind,
+                        to_name: to_name.clone(),
+                    });
+                    out.push(SiteEdge {
+                        rel: Rel::References,
+                        from: owner.id.to_string(),
+                        to: target.id.to_string(),
+                        line: site.line,
+                        col: site.col,
+                        tier,
+                        kind: site.kind,
+                        to_name,
+                    });
+                }
+                _ => match found {
+                    Some((target, tier)) => {
+                        let (rel, kind) = match site.kind {
+                            // A constructor call: `new X()`, `X()` of a class.
+                            SiteKind::Call => (Rel::Calls, SiteKind::Call),
+                            k => (Rel::References, k),
+                        };
+                        // A call that lands on a type is a construction
+                        // (`X()` of a Python class); a Rust tuple struct or
+                        // enum variant called is a reference.
+                        let (rel, kind) = if rel == Rel::Calls
+                            && is_type_kind(target.kind)
+                            && cx.fam == Family::Rust
+                        {
+                            (Rel::References, SiteKind::Construct)
+                        } else {
+                            (rel, kind)
+                        };
+                        out.push(SiteEdge {
+                            rel,
+                            from: from(site.owner),
+                            to: target.id.to_string(),
+                            line: site.line,
+                            col: site.col,
+                            tier,
+                            kind,
+                            to_name,
+                        });
+                    }
+                    None if site.kind == SiteKind::Call => {
+                        let name = site
+                            .chain
+                            .iter()
+                            .rev()
+                            .find(|c| !matches!(c.as_str(), "()" | "{}" | "?" | "#new"))
+                            .map(|c| bare(c).to_string())
+                            .unwrap_or_default();
+                        if !name.is_empty() {
+                            out.push(SiteEdge {
+                                rel: Rel::Unresolved,
+                                from: from(site.owner),
+                                to: name,
+                                line: site.line,
+                                col: site.col,
+                                tier: Tier::Name,
+                                kind: SiteKind::Call,
+                                to_name,
+                            });
+                        }
+                    }
+                    None => {}
+                },
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The target of a call (or of a function named as a value): the chain's
+    /// callee, with the tier that proved it.
+    fn call_target(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        chain: &[String],
+        depth: usize,
+    ) -> Option<(Sym<'a>, Tier)> {
+        if depth > MAX_DEPTH || chain.is_empty() {
+            return None;
+        }
+        if chain[0] == "#new" {
+            // `new X(…)`: the class.
+            let inner = chain.get(1..chain.len().saturating_sub(usize::from(chain.last()? == "()")))?;
+            let inner = if inner.last().is_some_and(|l| l == "()") {
+                &inner[..inner.len() - 1]
+            } else {
+                inner
+            };
+            return self.type_target(cx, owner, inner, depth + 1);
+        }
+        let last = bare(chain.last()?);
+        if chain.len() == 1 {
+            return self.bare_name(cx, owner, last, true);
+        }
+        let receiver = &chain[..chain.len() - 1];
+        // A Rust path: `a::b::f`, `Type::new`, `Self::new`, `crate::x::f`.
+        if cx.fam == Family::Rust && chain[chain.len() - 1].starts_with("::") {
+            return self.rust_path_call(cx, owner, chain, depth);
+        }
+        // `super().m()` (Python), `super.m()` (TS): a base's method.
+        if (receiver == ["super", "()"] && cx.fam == Family::Python)
+            || (receiver == ["super"] && cx.fam == Family::Ts)
+        {
+            let class = self.enclosing_type(cx, owner)?;
+            for (base, _) in self.bases(class, depth + 1) {
+                if let Some((m, _)) = self.member_or_base(base, last, depth + 1) {
+                    return Some((m, Tier::SelfTier));
+                }
+            }
+            return None;
+        }
+        // `self.m()`, `this.m()`, `cls.m()`, a Go receiver's method.
+        if receiver.len() == 1 && self.is_self(cx, owner, &receiver[0]) {
+            let class = self.impl_target(cx, self.enclosing_type(cx, owner)?);
+            let (m, _) = self.member_or_base(class, last, depth + 1)?;
+            return Some((m, Tier::SelfTier));
+        }
+        // The receiver names a module, package, namespace import or type:
+        // `pkg.F`, `module.f`, `ns.f`, `Class.static_m`.
+        if receiver.len() == 1
+            && let Some((scope, tier)) = self.namespace(cx, owner, &receiver[0])
+        {
+            return match scope {
+                Namespace::Module(module, fam_file) => {
+                    let (msep, _) = seps(cx.fam);
+                    let qn = join(&module, msep, last);
+                    let s = self.lookup(cx.fam, self.pkg_of(fam_file), &qn)?;
+                    Some((s, tier.max(Tier::Qualified)))
+                }
+                Namespace::Type(t) => {
+                    let (m, _) = self.member_or_base(t, last, depth + 1)?;
+                    Some((m, Tier::Qualified))
+                }
+            };
+        }
+        // A receiver whose type is known.
+        let (t, how) = self.value_type(cx, owner, receiver, depth + 1)?;
+        let m = self.member_or_base(t, last, depth + 1)?;
+        let tier = if is_abstract(m.1.kind) || is_abstract(t.kind) {
+            Tier::Dispatch
+        } else if how == Tier::SelfTier {
+            Tier::SelfTier
+        } else {
+            Tier::Typed
+        };
+        Some((m.0, tier))
+    }
+
+    fn pkg_of(&self, fi: Option<usize>) -> &'a str {
+        match fi {
+            Some(fi) => {
+                let f = &self.ix.files[fi];
+                if family(f.language) == Family::Rust {
+                    f.package.as_str()
+                } else {
+                    ""
+                }
+            }
+            None => "",
+        }
+    }
+
+    /// A symbol by qualified name in the family (and Rust crate).
+    fn lookup(&self, fam: Family, pkg: &str, qn: &str) -> Option<Sym<'a>> {
+        let (id, path, kind) = self.ix.symbol_entry(fam, pkg, qn)?;
+        let file = *self.ix.by_path.get(path)?;
+        let qn_ref: &'a str = self.ix.files[file]
+            .symbols
+            .iter()
+            .find(|s| &*s.id == id)
+            .map(|s| &*s.qualified_name)?;
+        Some(Sym {
+            id,
+            qn: qn_ref,
+            kind,
+            file,
+        })
+    }
+
+    /// A bare name: a nested definition of the owner, the module's own
+    /// definitions (a Go package's, any file), then an import binding.
+    fn bare_name(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        name: &str,
+        _call: bool,
+    ) -> Option<(Sym<'a>, Tier)> {
+        let (msep, isep) = seps(cx.fam);
+        // Nested in the owner or its parents (a fn inside a fn).
+        let mut cur = (owner != IN_FILE).then_some(owner as usize);
+        let mut guard = 0;
+        while let Some(i) = cur {
+            let s = cx.syms.get(i)?;
+            if is_callable(s.kind) || s.kind == "mod" {
+                let qn = format!("{}{isep}{name}", s.qualified_name);
+                if let Some(found) = cx
+                    .syms
+                    .iter()
+                    .find(|x| *x.qualified_name == *qn && x.kind != "impl")
+                {
+                    let file_sym = self.here(cx, found)?;
+                    return Some((file_sym, Tier::Scope));
+                }
+            }
+            cur = parent_index(cx, i);
+            guard += 1;
+            if guard > 16 {
+                break;
+            }
+        }
+        let qn = join(&cx.f.module, msep, name);
+        if let Some(s) = self.lookup(cx.fam, cx.pkg, &qn) {
+            return Some((s, Tier::Scope));
+        }
+        // Rust: an inline module around the site (`mod m { fn f() { g() } }`).
+        if cx.fam == Family::Rust
+            && let Some(s) = self.in_inline_modules(cx, owner, name)
+        {
+            return Some((s, Tier::Scope));
+        }
+        if let Some(targets) = cx.bindings.get(name) {
+            let mut found = targets.iter().filter_map(|t| match t {
+                Target::Symbol(id) => self.by_id(id),
+                _ => None,
+            });
+            let first = found.next()?;
+            if found.any(|s| s.id != first.id) {
+                return None;
+            }
+            return Some((first, Tier::Import));
+        }
+        None
+    }
+
+    fn in_inline_modules(&self, cx: &FileCx<'a>, owner: u32, name: &str) -> Option<Sym<'a>> {
+        let mut cur = (owner != IN_FILE).then_some(owner as usize);
+        while let Some(i) = cur {
+            let s = cx.syms.get(i)?;
+            if s.kind == "mod" {
+                let qn = format!("{}::{name}", s.qualified_name);
+                if let Some(found) = self.lookup(cx.fam, cx.pkg, &qn) {
+                    return Some(found);
+                }
+            }
+            cur = parent_index(cx, i);
+        }
+        None
+    }
+
+    /// A symbol of this file as a `Sym`.
+    fn here(&self, cx: &FileCx<'a>, s: &'a RSymbol) -> Option<Sym<'a>> {
+        Some(Sym {
+            id: &s.id,
+            qn: &s.qualified_name,
+            kind: s.kind,
+            file: cx.fi,
+        })
+    }
+
+    /// A symbol an import resolved to, by id: looked up again by the name
+    /// it was found under (`Index::found`).
+    fn by_id(&self, id: &str) -> Option<Sym<'a>> {
+        let (fam, pkg, qn) = self.ix.found.borrow().get(id).cloned()?;
+        self.ix.dep(&["q", fam_str(fam), &pkg, &qn]);
+        let defs = self.ix.definitions(fam, &pkg, &qn)?;
+        let &(id, _, path, kind) = defs.iter().find(|d| d.0 == id)?;
+        let file = *self.ix.by_path.get(path)?;
+        let s = self.ix.files[file].symbols.iter().find(|s| &*s.id == id)?;
+        Some(Sym {
+            id,
+            qn: &s.qualified_name,
+            kind,
+            file,
+        })
+    }
+
+    fn is_self(&self, cx: &FileCx<'a>, owner: u32, word: &str) -> bool {
+        match cx.fam {
+            Family::Rust => word == "self",
+            Family::Ts => word == "this",
+            Family::Python => {
+                // The first parameter of a method, by convention.
+                matches!(word, "self" | "cls")
+            }
+            Family::Go => cx.sites.facts.iter().any(|f| {
+                f.kind == FactKind::Receiver && f.owner == owner && f.name == word
+            }),
+        }
+    }
+
+    /// The type whose method (or field initialiser) the owner is: the owner's
+    /// nearest type-like ancestor; a Go method's receiver type.
+    fn enclosing_type(&self, cx: &FileCx<'a>, owner: u32) -> Option<Sym<'a>> {
+        if cx.fam == Family::Go {
+            let recv = cx
+                .sites
+                .facts
+                .iter()
+                .find(|f| f.kind == FactKind::Receiver && f.owner == owner)?;
+            return self
+                .type_target(cx, owner, &recv.chain, 1)
+                .map(|(s, _)| s);
+        }
+        let mut cur = (owner != IN_FILE).then_some(owner as usize);
+        while let Some(i) = cur {
+            let s = cx.syms.get(i)?;
+            if is_type_kind(s.kind) {
+                return self.here(cx, s);
+            }
+            cur = parent_index(cx, i);
+        }
+        None
+    }
+
+    /// The type an `impl` block is for (the struct/enum/trait named like it),
+    /// else the impl itself.
+    fn type_of_impl(&self, cx: &FileCx<'a>, imp: &'a RSymbol) -> Option<Sym<'a>> {
+        let found = self.lookup(cx.fam, cx.pkg, &imp.qualified_name)?;
+        Some(if found.kind == "impl" {
+            self.here(cx, imp)?
+        } else {
+            found
+        })
+    }
+
+    /// What a single receiver word names when it is not a value: a module
+    /// (Python/TS import of a module, Go package) or a type.
+    fn namespace(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        word: &str,
+    ) -> Option<(Namespace<'a>, Tier)> {
+        // A local variable shadows everything.
+        if self.local_fact(cx, owner, word).is_some() {
+            return None;
+        }
+        if let Some(targets) = cx.bindings.get(word) {
+            let mut it = targets.iter();
+            let first = it.next()?;
+            if it.any(|t| t != first) {
+                return None;
+            }
+            return match first {
+                Target::File(id) => {
+                    let fi = self.ix.file_by_id(id)?;
+                    Some((
+                        Namespace::Module(self.ix.files[fi].module.clone(), Some(fi)),
+                        Tier::Qualified,
+                    ))
+                }
+                Target::Package(dir) => {
+                    let files = self.ix.go_dir(dir)?;
+                    let fi = *files.first()?;
+                    Some((
+                        Namespace::Module(self.ix.files[fi].module.clone(), Some(fi)),
+                        Tier::Qualified,
+                    ))
+                }
+                Target::Symbol(id) => {
+                    let s = self.by_id(id)?;
+                    is_type_kind(s.kind).then_some((Namespace::Type(s), Tier::Qualified))
+                }
+                Target::External(_) => None,
+            };
+        }
+        // A type of this module.
+        let (msep, _) = seps(cx.fam);
+        let s = self.lookup(cx.fam, cx.pkg, &join(&cx.f.module, msep, word))?;
+        is_type_kind(s.kind).then_some((Namespace::Type(s), Tier::Qualified))
+    }
+
+    /// The latest local fact (variable, parameter) of `owner` named `name`,
+    /// else a module-level one.
+    fn local_fact(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        name: &str,
+    ) -> Option<&'a crate::model::sites::Fact> {
+        let facts: &'a [crate::model::sites::Fact] = &cx.f.sites.facts;
+        let mut best = None;
+        for f in facts {
+            if matches!(f.kind, FactKind::Local | FactKind::Receiver)
+                && f.owner == owner
+                && f.name == name
+            {
+                // A typed declaration beats an initialiser seen earlier.
+                best = Some(f);
+            }
+        }
+        best.or_else(|| {
+            (owner != IN_FILE).then_some(())?;
+            facts
+                .iter()
+                .rev()
+                .find(|f| f.kind == FactKind::Local && f.owner == IN_FILE && f.name == name)
+        })
+    }
+
+    /// A Rust path call: `Self::new`, `Type::m`, `module::f`, `crate::a::f`.
+    fn rust_path_call(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        chain: &[String],
+        depth: usize,
+    ) -> Option<(Sym<'a>, Tier)> {
+        // Only a pure path (`a::b::c`); `x.y::<T>` shapes are not calls by path.
+        let path_start = chain.iter().rposition(|c| !c.starts_with("::"))?;
+        if path_start != 0 {
+            return None;
+        }
+        let segs: Vec<&str> = chain.iter().map(|c| bare(c)).collect();
+        let last = *segs.last()?;
+        let head = &segs[..segs.len() - 1];
+        if head == ["Self"] {
+            let t = self.enclosing_type(cx, owner)?;
+            let t = self.impl_target(cx, t);
+            return self
+                .member_or_base(t, last, depth + 1)
+                .map(|(m, _)| (m, Tier::SelfTier));
+        }
+        let t = self.rust_path_item(cx, owner, head)?;
+        match t {
+            Namespace::Module(module, _) => {
+                let s = self.lookup(cx.fam, cx.pkg, &join(&module, "::", last))?;
+                Some((s, Tier::Qualified))
+            }
+            Namespace::Type(t) => self
+                .member_or_base(t, last, depth + 1)
+                .map(|(m, _)| (m, Tier::Qualified)),
+        }
+    }
+
+    /// What a Rust path names: a module (by its module path) or a type.
+    fn rust_path_item(&self, cx: &FileCx<'a>, owner: u32, segs: &[&str]) -> Option<Namespace<'a>> {
+        let first = *segs.first()?;
+        let rest = &segs[1..];
+        let start: Namespace = match first {
+            "crate" => Namespace::Module(String::new(), None),
+            "self" => Namespace::Module(cx.f.module.clone(), None),
+            "super" => Namespace::Module(
+                cx.f.module.rsplit_once("::").map(|(p, _)| p).unwrap_or("").to_string(),
+                None,
+            ),
+            "Self" => Namespace::Type(self.impl_target(cx, self.enclosing_type(cx, owner)?)),
+            name => {
+                // An item of this module (or an inline module around the
+                // site), else an import binding.
+                if let Some(s) = self
+                    .lookup(cx.fam, cx.pkg, &join(&cx.f.module, "::", name))
+                    .or_else(|| self.in_inline_modules(cx, owner, name))
+                {
+                    if s.kind == "mod" {
+                        Namespace::Module(s.qn.to_string(), None)
+                    } else {
+                        Namespace::Type(s)
+                    }
+                } else if self
+                    .ix
+                    .module_file(Family::Rust, cx.pkg, &join(&cx.f.module, "::", name))
+                    .is_some()
+                {
+                    Namespace::Module(join(&cx.f.module, "::", name), None)
+                } else if let Some(targets) = cx.bindings.get(name) {
+                    let mut it = targets.iter();
+                    let t = it.next()?;
+                    if it.any(|x| x != t) {
+                        return None;
+                    }
+                    match t {
+                        Target::File(id) => {
+                            let fi = self.ix.file_by_id(id)?;
+                            let f = &self.ix.files[fi];
+                            if f.package != cx.f.package {
+                                return None;
+                            }
+                            Namespace::Module(f.module.clone(), Some(fi))
+                        }
+                        Target::Symbol(id) => {
+                            let s = self.by_id(id)?;
+                            if s.kind == "mod" {
+                                Namespace::Module(s.qn.to_string(), None)
+                            } else {
+                                Namespace::Type(s)
+                            }
+                        }
+                        _ => return None,
+                    }
+                } else {
+                    return None;
+                }
+            }
+        };
+        let mut cur = start;
+        for seg in rest {
+            cur = match cur {
+                Namespace::Module(m, _) => {
+                    let qn = join(&m, "::", seg);
+                    if let Some(s) = self.lookup(cx.fam, cx.pkg, &qn) {
+                        if s.kind == "mod" {
+                            Namespace::Module(qn, None)
+                        } else {
+                            Namespace::Type(s)
+                        }
+                    } else if self.ix.module_file(Family::Rust, cx.pkg, &qn).is_some() {
+                        Namespace::Module(qn, None)
+                    } else {
+                        return None;
+                    }
+                }
+                // An associated item of a type is not a namespace.
+                Namespace::Type(_) => return None,
+            };
+        }
+        Some(cur)
+    }
+
+    /// For an `impl` symbol, the type it is for (struct, enum, trait); any
+    /// other type as it is.
+    fn impl_target(&self, cx: &FileCx<'a>, t: Sym<'a>) -> Sym<'a> {
+        if t.kind != "impl" {
+            return t;
+        }
+        self.lookup(cx.fam, self.pkg_of(Some(t.file)), t.qn)
+            .unwrap_or(t)
+    }
+
+    /// The type symbol a type chain names, with the tier that proved it.
+    fn type_target(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        chain: &[String],
+        depth: usize,
+    ) -> Option<(Sym<'a>, Tier)> {
+        if depth > MAX_DEPTH || chain.is_empty() {
+            return None;
+        }
+        if chain.iter().any(|c| matches!(c.as_str(), "()" | "{}" | "?" | "#new")) {
+            return None;
+        }
+        if chain.len() == 1 {
+            let name = bare(&chain[0]);
+            if name == "Self" && cx.fam == Family::Rust {
+                let t = self.enclosing_type(cx, owner)?;
+                return Some((self.impl_target(cx, t), Tier::SelfTier));
+            }
+            // A generic parameter: its bound.
+            if let Some(b) = self.bound(cx, owner, name) {
+                return self.type_target(cx, owner, &b.chain, depth + 1);
+            }
+            let (s, tier) = self.bare_name(cx, owner, name, false)?;
+            return is_type_kind(s.kind).then_some((self.impl_target(cx, s), tier));
+        }
+        if cx.fam == Family::Rust {
+            let segs: Vec<&str> = chain.iter().map(|c| bare(c)).collect();
+            return match self.rust_path_item(cx, owner, &segs)? {
+                Namespace::Type(t) => Some((self.impl_target(cx, t), Tier::Qualified)),
+                Namespace::Module(..) => None,
+            };
+        }
+        // `pkg.Type`, `module.Class`, `ns.Type`.
+        let (ns, _) = self.namespace(cx, owner, &chain[0])?;
+        let Namespace::Module(module, fam_file) = ns else {
+            return None;
+        };
+        let (msep, isep) = seps(cx.fam);
+        let rest: Vec<&str> = chain[1..].iter().map(|c| bare(c)).collect();
+        let qn = join(&module, msep, &rest.join(isep));
+        let s = self.lookup(cx.fam, self.pkg_of(fam_file), &qn)?;
+        is_type_kind(s.kind).then_some((s, Tier::Qualified))
+    }
+
+    /// A generic parameter's bound (`T: Shape`), on the owner or its parents.
+    fn bound(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        name: &str,
+    ) -> Option<&'a crate::model::sites::Fact> {
+        let facts: &'a [crate::model::sites::Fact] = &cx.f.sites.facts;
+        let mut cur = (owner != IN_FILE).then_some(owner as usize);
+        while let Some(i) = cur {
+            if let Some(f) = facts
+                .iter()
+                .find(|f| f.kind == FactKind::Bound && f.owner == i as u32 && f.name == name)
+            {
+                return Some(f);
+            }
+            cur = parent_index(cx, i);
+        }
+        None
+    }
+
+    /// The type of a value chain (a receiver), with `SelfTier` when it is the
+    /// enclosing object itself and `Typed` otherwise.
+    fn value_type(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        chain: &[String],
+        depth: usize,
+    ) -> Option<(Sym<'a>, Tier)> {
+        if depth > MAX_DEPTH || chain.is_empty() {
+            return None;
+        }
+        let last = chain.last()?.as_str();
+        match last {
+            "()" => {
+                let callee = &chain[..chain.len() - 1];
+                // `new X()`
+                if callee.first().is_some_and(|c| c == "#new") {
+                    return self
+                        .type_target(cx, owner, &callee[1..], depth + 1)
+                        .map(|(s, _)| (s, Tier::Typed));
+                }
+                let (target, _) = self.call_target(cx, owner, callee, depth + 1)?;
+                if is_type_kind(target.kind) {
+                    return Some((target, Tier::Typed));
+                }
+                let t = self.returns(target, depth + 1)?;
+                Some((t, Tier::Typed))
+            }
+            "{}" => self
+                .type_target(cx, owner, &chain[..chain.len() - 1], depth + 1)
+                .map(|(s, _)| (s, Tier::Typed)),
+            "?" | "#new" => None,
+            _ if chain.len() == 1 => {
+                let word = bare(last);
+                if self.is_self(cx, owner, word) {
+                    let t = self.enclosing_type(cx, owner)?;
+                    return Some((self.impl_target(cx, t), Tier::SelfTier));
+                }
+                let fact = self.local_fact(cx, owner, word)?;
+                if fact.chain.len() == 1 && fact.chain[0] == word {
+                    return None;
+                }
+                let from_owner = if fact.owner == IN_FILE { IN_FILE } else { owner };
+                self.fact_type(cx, from_owner, &fact.chain, depth + 1)
+                    .map(|(s, _)| (s, Tier::Typed))
+            }
+            field => {
+                // `a.b`: the field `b` of `a`'s type.
+                let (t, _) = self.value_type(cx, owner, &chain[..chain.len() - 1], depth + 1)?;
+                let t = self.field_type(t, bare(field), depth + 1)?;
+                Some((t, Tier::Typed))
+            }
+        }
+    }
+
+    /// A fact's chain: a type, or an initialiser expression.
+    fn fact_type(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        chain: &[String],
+        depth: usize,
+    ) -> Option<(Sym<'a>, Tier)> {
+        let marked = chain
+            .iter()
+            .any(|c| matches!(c.as_str(), "()" | "{}" | "#new"));
+        if marked {
+            self.value_type(cx, owner, chain, depth)
+        } else {
+            self.type_target(cx, owner, chain, depth)
+                .or_else(|| self.value_type(cx, owner, chain, depth))
+        }
+    }
+
+    /// The declared type of field `name` of type `t` (in `t`'s file).
+    fn field_type(&self, t: Sym<'a>, name: &str, depth: usize) -> Option<Sym<'a>> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let tcx = self.cx(t.file, None);
+        let ti = tcx.syms.iter().position(|s| &*s.id == t.id)? as u32;
+        // The struct's own fields; in Rust an impl's type's fields sit on
+        // the struct, which `t` is already.
+        let fact = tcx
+            .sites
+            .facts
+            .iter()
+            .find(|f| f.kind == FactKind::Field && f.owner == ti && f.name == name);
+        match fact {
+            Some(f) => {
+                let chain = f.chain.clone();
+                self.fact_type(&tcx, ti, &chain, depth + 1).map(|(s, _)| s)
+            }
+            None => {
+                // A field of a base class.
+                for (base, _) in self.bases(t, depth + 1) {
+                    if let Some(s) = self.field_type(base, name, depth + 1) {
+                        return Some(s);
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    /// The declared return type of fn/method `f` (in its file).
+    fn returns(&self, f: Sym<'a>, depth: usize) -> Option<Sym<'a>> {
+        let fcx = self.cx(f.file, None);
+        let fi = fcx.syms.iter().position(|s| &*s.id == f.id)? as u32;
+        let fact = fcx
+            .sites
+            .facts
+            .iter()
+            .find(|x| x.kind == FactKind::Returns && x.owner == fi)?;
+        let chain = fact.chain.clone();
+        self.type_target(&fcx, fi, &chain, depth + 1).map(|(s, _)| s)
+    }
+
+    /// Method (or member) `name` of type `t`, else of its bases, nearest
+    /// first; with the type it was found on.
+    fn member_or_base(&self, t: Sym<'a>, name: &str, depth: usize) -> Option<(Sym<'a>, Sym<'a>)> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        if let Some(m) = self.member(t, name, depth) {
+            return Some((m, t));
+        }
+        for (base, _) in self.bases(t, depth + 1) {
+            if let Some(found) = self.member_or_base(base, name, depth + 1) {
+                return Some(found);
+            }
+        }
+        None
+    }
+
+    fn member(&self, t: Sym<'a>, name: &str, _depth: usize) -> Option<Sym<'a>> {
+        let f = &self.ix.files[t.file];
+        let fam = family(f.language);
+        let (_, isep) = seps(fam);
+        let qn = format!("{}{isep}{name}", t.qn);
+        let s = self.lookup(fam, self.pkg_of(Some(t.file)), &qn)?;
+        (s.kind != "impl").then_some(s)
+    }
+
+    /// The supertypes type `t` declares (base classes, supertraits, extended
+    /// interfaces, embedded Go types, and for a Rust type the traits its
+    /// impls in its own file implement).
+    fn bases(&self, t: Sym<'a>, depth: usize) -> Vec<(Sym<'a>, Tier)> {
+        if depth > MAX_DEPTH {
+            return Vec::new();
+        }
+        let tcx = self.cx(t.file, None);
+        let owners: Vec<u32> = tcx
+            .syms
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| &*s.id == t.id || (s.kind == "impl" && *s.qualified_name == *t.qn))
+            .map(|(i, _)| i as u32)
+            .collect();
+        let mut out = Vec::new();
+        for site in &tcx.sites.sites {
+            if matches!(site.kind, SiteKind::Extends | SiteKind::Implements)
+                && owners.contains(&site.owner)
+                && let Some(found) = self.type_target(&tcx, site.owner, &site.chain, depth + 1)
+                && found.0.id != t.id
+            {
+                out.push(found);
+            }
+        }
+        out
+    }
+}
+
+enum Namespace<'a> {
+    /// A module (its module path) and, when known, one of its files.
+    Module(String, Option<usize>),
+    Type(Sym<'a>),
+}
+
+fn parent_index(cx: &FileCx<'_>, i: usize) -> Option<usize> {
+    // Parents are not in the resolver's view of a file; the qualified name
+    // says: the nearest symbol before `i` whose name is a prefix of it.
+    let qn = &*cx.syms.get(i)?.qualified_name;
+    let (_, isep) = seps(cx.fam);
+    let parent_qn = qn.rsplit_once(isep).map(|(p, _)| p)?;
+    cx.syms[..i]
+        .iter()
+        .rposition(|s| *s.qualified_name == *parent_qn)
+}
+
+/// The local name an import binds, if any.
+fn local_name(fam: Family, imp: &crate::model::RawImport) -> Option<String> {
+    use crate::model::ImportSpec;
+    let alias = imp.alias.as_str();
+    match &imp.spec {
+        ImportSpec::RustUse(segs) => {
+            if !alias.is_empty() {
+                return (alias != "_").then(|| alias.to_string());
+            }
+            let last = segs.last()?;
+            if last == "*" {
+                return None;
+            }
+            Some(if last == "self" {
+                segs.get(segs.len().checked_sub(2)?)?.clone()
+            } else {
+                last.clone()
+            })
+        }
+        ImportSpec::RustMod { name, .. } => Some(name.clone()),
+        ImportSpec::RustExternCrate(name) => Some(if alias.is_empty() {
+            name.clone()
+        } else {
+            alias.to_string()
+        }),
+        ImportSpec::Python { module, name } => {
+            if !alias.is_empty() {
+                return Some(alias.to_string());
+            }
+            match name.as_deref() {
+                Some("*") => None,
+                Some(n) => Some(n.to_string()),
+                // `import a.b` binds `a`; its edge is to `a.b`, which does
+                // not name what `a` is: only `import a` binds by its edge.
+                None => (!module.contains('.')).then(|| module.clone()),
+            }
+        }
+        ImportSpec::Ts { name, .. } => {
+            if !alias.is_empty() {
+                return Some(alias.to_string());
+            }
+            match name.as_deref() {
+                Some("*" | "default") | None => None,
+                Some(n) => Some(n.to_string()),
+            }
+        }
+        ImportSpec::Go { path } => {
+            let _ = fam;
+            match alias {
+                "_" | "." => None,
+                "" => Some(path.rsplit('/').next()?.to_string()),
+                a => Some(a.to_string()),
+            }
+        }
+    }
+}
+
+/// The callee as written: `self.store.get`, `util::fact`, `new Circle`.
+fn written(fam: Family, chain: &[String]) -> String {
+    let mut out = String::new();
+    for c in chain {
+        match c.as_str() {
+            "#new" => out.push_str("new "),
+            "()" => out.push_str("()"),
+            "{}" => out.push_str("{}"),
+            s if s.starts_with("::") => out.push_str(s),
+            s => {
+                if !out.is_empty() && !out.ends_with(' ') {
+                    out.push('.');
+                }
+                out.push_str(s);
+            }
+        }
+    }
+    let _ = fam;
+    out
+}
+
+/// A site's chain is not resolved against a local variable here: unused.
+#[allow(dead_code)]
+fn site_name(site: &RawSite) -> &str {
+    site.chain.last().map(|s| bare(s)).unwrap_or("")
+}

@@ -1,0 +1,339 @@
+//! Writing the call graph: `CALLS`, `REFERENCES`, `IMPLEMENTS`, `EXTENDS` and
+//! `UNRESOLVED` edges (with their `Name` nodes), by diff in an in-place run
+//! and by bulk COPY in a full build. One statement template per operation
+//! (`queries/*site_edge*.cypher`), filled in per relationship and end labels.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use kuzu::{LogicalType, Value};
+
+use super::readers::Session;
+use super::rows::{Changes, SiteChanges, SiteRow};
+use super::schema::q;
+use super::values::s;
+use super::write::{Keyed, struct_type, write_batches};
+use super::Result;
+
+/// The relationships, their properties in table order, and their end labels.
+struct RelSpec {
+    rel: &'static str,
+    props: &'static [&'static str],
+    from: &'static [&'static str],
+    to: &'static str,
+}
+
+const RELS: [RelSpec; 5] = [
+    RelSpec {
+        rel: "CALLS",
+        props: &["line", "col", "confidence", "to_name"],
+        from: &["Symbol", "File"],
+        to: "Symbol",
+    },
+    RelSpec {
+        rel: "REFERENCES",
+        props: &["line", "col", "kind", "confidence", "to_name"],
+        from: &["Symbol", "File"],
+        to: "Symbol",
+    },
+    RelSpec {
+        rel: "IMPLEMENTS",
+        props: &["line", "confidence"],
+        from: &["Symbol"],
+        to: "Symbol",
+    },
+    RelSpec {
+        rel: "EXTENDS",
+        props: &["line", "confidence"],
+        from: &["Symbol"],
+        to: "Symbol",
+    },
+    RelSpec {
+        rel: "UNRESOLVED",
+        props: &["line", "col", "kind", "to_name"],
+        from: &["Symbol", "File"],
+        to: "Name",
+    },
+];
+
+fn spec(rel: &str) -> &'static RelSpec {
+    RELS.iter()
+        .find(|r| r.rel == rel)
+        .expect("a relationship of the call graph")
+}
+
+/// `template` with `{REL}`, `{FROM}`, `{TO}`, `{PROPS}` and `{COL}` filled in.
+fn fill(template: &str, r: &RelSpec, from: &str) -> String {
+    let props = r
+        .props
+        .iter()
+        .map(|p| format!("{p}: r.{p}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let has_col = r.props.contains(&"col");
+    let text = template
+        .replace("{REL}", r.rel)
+        .replace("{FROM}", from)
+        .replace("{TO}", r.to)
+        .replace(
+            "{COL}",
+            if has_col { "e.col = $col" } else { "true" },
+        );
+    if template.contains("$from") {
+        // The keyed form binds the row's fields as parameters.
+        let props = r
+            .props
+            .iter()
+            .map(|p| format!("{p}: ${p}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return text.replace("{PROPS}", &format!("{{{props}}}"));
+    }
+    text.replace("{PROPS}", &format!("{{{props}}}"))
+}
+
+/// Every statement the templates expand to, by (template, relationship, from label).
+fn statements() -> &'static HashMap<(&'static str, &'static str, &'static str), &'static str> {
+    static ALL: OnceLock<HashMap<(&'static str, &'static str, &'static str), &'static str>> =
+        OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all = HashMap::new();
+        for name in TEMPLATES {
+            for r in &RELS {
+                for from in r.from {
+                    let text: &'static str = Box::leak(fill(q(name), r, from).into_boxed_str());
+                    all.insert((name, r.rel, *from), text);
+                }
+            }
+        }
+        all
+    })
+}
+
+const TEMPLATES: [&str; 5] = [
+    "insert_site_edges",
+    "insert_site_edge",
+    "delete_site_edge",
+    "delete_ref_site_edges",
+    "copy_site_edges",
+];
+
+fn statement(name: &'static str, rel: &str, from: &str) -> &'static str {
+    statements()
+        .iter()
+        .find(|((n, r, f), _)| *n == name && *r == rel && *f == from)
+        .map(|(_, t)| *t)
+        .expect("a filled template")
+}
+
+/// Every filled-in statement of template `name` (for the test that prepares
+/// each query against the schema).
+pub fn site_statement_variants(name: &str) -> Vec<String> {
+    RELS.iter()
+        .flat_map(|r| r.from.iter().map(move |f| fill(name_text(name), r, f)))
+        .collect()
+}
+
+fn name_text(name: &str) -> &'static str {
+    q(name)
+}
+
+/// The id of the Name node of `name` in a repo/ref.
+pub fn name_id(repo: &str, ref_name: &str, name: &str) -> String {
+    format!("{repo}@{ref_name}#{name}")
+}
+
+fn from_label(r: &SiteRow) -> &'static str {
+    if r.from_file { "File" } else { "Symbol" }
+}
+
+/// A row's values in the order of `fields`.
+fn values(c: &Changes, r: &SiteRow, fields: &[&str]) -> Vec<Value> {
+    let to = if r.rel == "UNRESOLVED" {
+        name_id(&c.repo, &c.ref_name, &r.to)
+    } else {
+        r.to.clone()
+    };
+    fields
+        .iter()
+        .map(|f| match *f {
+            "from" => s(&r.from),
+            "to" => s(&to),
+            "line" => Value::Int64(r.line),
+            "col" => Value::Int64(r.col),
+            "confidence" => s(r.confidence),
+            "kind" => s(r.kind),
+            _ => s(&r.to_name),
+        })
+        .collect()
+}
+
+/// Writes the run's call-graph changes (after its symbols, in its transaction).
+pub(super) fn write_sites(conn: &mut Session<'_, '_>, c: &Changes, keyed: Keyed) -> Result<()> {
+    let Some(changes) = &c.sites else {
+        return Ok(());
+    };
+    let started = std::time::Instant::now();
+    let params = || vec![("repo", s(&c.repo)), ("ref", s(&c.ref_name))];
+    let (stale, missing): (&[SiteRow], &[SiteRow]) = match changes {
+        SiteChanges::All(rows) => {
+            for r in &RELS {
+                for from in r.from {
+                    conn.exec(statement("delete_ref_site_edges", r.rel, from), params())?;
+                }
+            }
+            conn.exec(q("delete_ref_names"), params())?;
+            (&[], rows)
+        }
+        SiteChanges::Diff { stale, missing } => (stale, missing),
+    };
+    for r in stale {
+        let mut p = vec![
+            ("from", s(&r.from)),
+            (
+                "to",
+                s(&if r.rel == "UNRESOLVED" {
+                    name_id(&c.repo, &c.ref_name, &r.to)
+                } else {
+                    r.to.clone()
+                }),
+            ),
+            ("line", Value::Int64(r.line)),
+        ];
+        if spec(r.rel).props.contains(&"col") {
+            p.push(("col", Value::Int64(r.col)));
+        }
+        conn.exec(statement("delete_site_edge", r.rel, from_label(r)), p)?;
+    }
+    // Name nodes of the new unresolved sites, then the edges.
+    let mut names: Vec<&str> = missing
+        .iter()
+        .filter(|r| r.rel == "UNRESOLVED")
+        .map(|r| r.to.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    if !names.is_empty() {
+        let fields = ["id", "repo", "ref", "name"];
+        write_batches(
+            conn,
+            q("merge_names"),
+            &struct_type(&fields, &[]),
+            &fields,
+            names.iter().map(|n| {
+                vec![
+                    s(&name_id(&c.repo, &c.ref_name, n)),
+                    s(&c.repo),
+                    s(&c.ref_name),
+                    s(n),
+                ]
+            }),
+            |_| {},
+        )?;
+    }
+    for spec in &RELS {
+        for from in spec.from {
+            let rows = missing
+                .iter()
+                .filter(|r| r.rel == spec.rel && from_label(r) == *from);
+            let mut fields = vec!["from", "to"];
+            fields.extend(spec.props.iter().copied());
+            if keyed.symbols {
+                let stmt = statement("insert_site_edge", spec.rel, from);
+                for r in rows {
+                    let v = values(c, r, &fields);
+                    conn.exec(stmt, fields.iter().copied().zip(v).collect())?;
+                }
+            } else {
+                let ints: Vec<usize> = fields
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, f)| matches!(**f, "line" | "col"))
+                    .map(|(i, _)| i)
+                    .collect();
+                let row_type: LogicalType = struct_type(&fields, &ints);
+                write_batches(
+                    conn,
+                    statement("insert_site_edges", spec.rel, from),
+                    &row_type,
+                    &fields,
+                    rows.map(|r| values(c, r, &fields)),
+                    |_| {},
+                )?;
+            }
+        }
+    }
+    // Name nodes no site points at any more.
+    let mut gone: Vec<String> = stale
+        .iter()
+        .filter(|r| r.rel == "UNRESOLVED")
+        .map(|r| name_id(&c.repo, &c.ref_name, &r.to))
+        .collect();
+    gone.sort();
+    gone.dedup();
+    if !gone.is_empty() {
+        let list = Value::List(
+            LogicalType::String,
+            gone.iter().map(|g| s(g)).collect(),
+        );
+        conn.exec(q("delete_unused_names"), vec![("ids", list)])?;
+    }
+    tracing::debug!(
+        stale = stale.len(),
+        missing = missing.len(),
+        ms = started.elapsed().as_millis() as u64,
+        "call graph written"
+    );
+    Ok(())
+}
+
+/// The rows of a whole ref's call graph for bulk COPY: (statement, CSV rows),
+/// Name nodes first.
+pub(super) fn copy_plan(c: &Changes) -> Vec<(&'static str, Vec<Vec<String>>)> {
+    let Some(SiteChanges::All(rows)) = &c.sites else {
+        return Vec::new();
+    };
+    let mut names: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.rel == "UNRESOLVED")
+        .map(|r| r.to.as_str())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut out = vec![(
+        q("copy_names"),
+        names
+            .iter()
+            .map(|n| {
+                vec![
+                    name_id(&c.repo, &c.ref_name, n),
+                    c.repo.clone(),
+                    c.ref_name.clone(),
+                    n.to_string(),
+                ]
+            })
+            .collect(),
+    )];
+    for spec in &RELS {
+        for from in spec.from {
+            let mut fields = vec!["from", "to"];
+            fields.extend(spec.props.iter().copied());
+            let csv: Vec<Vec<String>> = rows
+                .iter()
+                .filter(|r| r.rel == spec.rel && from_label(r) == *from)
+                .map(|r| {
+                    values(c, r, &fields)
+                        .into_iter()
+                        .map(|v| match v {
+                            Value::Int64(n) => n.to_string(),
+                            Value::String(t) => t,
+                            other => other.to_string(),
+                        })
+                        .collect()
+                })
+                .collect();
+            out.push((statement("copy_site_edges", spec.rel, from), csv));
+        }
+    }
+    out
+}

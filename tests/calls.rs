@@ -72,17 +72,17 @@ fn dump(ix: &Indexed) -> BTreeSet<(String, String, String, i64, String, String)>
 /// The expected CALLS of a trap fixture against the graph's: (missing,
 /// unexpected), each `line from -> to`.
 fn compare_calls(lang: &str, ix: &Indexed) -> (Vec<String>, Vec<String>) {
-    let text = std::fs::read_to_string(calls_fixture(lang).join("expected.json")).expect("expected");
+    let text =
+        std::fs::read_to_string(calls_fixture(lang).join("expected.json")).expect("expected");
     let expected: Value = serde_json::from_str(&text).expect("json");
-    let got: Vec<_> = dump(ix)
-        .into_iter()
-        .filter(|e| e.0 == "CALLS")
-        .collect();
+    let got: Vec<_> = dump(ix).into_iter().filter(|e| e.0 == "CALLS").collect();
     let strip = |x: &str| x.split('#').next().unwrap_or("").to_string();
     let mut matched = vec![false; got.len()];
     let mut missing = Vec::new();
     for e in expected["edges"].as_array().expect("edges") {
-        if e["rel"] != "CALLS" {
+        // Macro arguments are token trees to tree-sitter: calls written
+        // inside `format!(…)` are not seen (docs/ARCHITECTURE.md).
+        if e["rel"] != "CALLS" || e["in_macro"] == true {
             continue;
         }
         let line = e["line"].as_i64().unwrap_or(0);
@@ -242,7 +242,10 @@ fn incremental_equals_fresh(lang: &str, ext: &str) {
         );
     }
     // Two full runs of the same tree give the same dump.
-    assert_eq!(dump(&index_path(&tree, lang)), dump(&index_path(&tree, lang)));
+    assert_eq!(
+        dump(&index_path(&tree, lang)),
+        dump(&index_path(&tree, lang))
+    );
 }
 
 #[test]

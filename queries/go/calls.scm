@@ -24,3 +24,6 @@
 (field_declaration name: (field_identifier) @name type: (_) @ty) @fact.field
 (method_declaration result: (_) @ty) @fact.returns
 (function_declaration result: (_) @ty) @fact.returns
+(interface_type (type_elem [(type_identifier) (qualified_type)] @callee)) @extends
+(type_parameter_declaration name: (identifier) @name type: (type_constraint . (_) @ty)) @fact.bound
+(range_clause left: (expression_list (_) . (identifier) @name) right: (_) @ty) @fact.local

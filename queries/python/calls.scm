@@ -20,3 +20,6 @@
 (assignment left: (attribute object: (identifier) @_self attribute: (identifier) @name) type: (_) @ty) @fact.field
 (assignment left: (attribute object: (identifier) @_self attribute: (identifier) @name) !type right: (_) @ty) @fact.field
 (function_definition return_type: (_) @ty) @fact.returns
+(parameters (identifier) @name @ty) @fact.local
+(default_parameter name: (identifier) @name @ty) @fact.local
+(lambda_parameters (identifier) @name @ty) @fact.local

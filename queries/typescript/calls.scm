@@ -24,3 +24,5 @@
 (method_signature return_type: (type_annotation (_) @ty)) @fact.returns
 (function_declaration return_type: (type_annotation (_) @ty)) @fact.returns
 (abstract_method_signature return_type: (type_annotation (_) @ty)) @fact.returns
+(required_parameter pattern: (identifier) @name @ty !type) @fact.local
+(optional_parameter pattern: (identifier) @name @ty !type) @fact.local

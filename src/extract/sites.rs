@@ -108,10 +108,12 @@ pub(super) fn collect(
                 if is_type {
                     let mut found = Vec::new();
                     lang.type_names(inner, src, &mut found, false);
-                    match found.into_iter().next() {
-                        Some((c, _)) => chain = c,
-                        None => continue,
-                    }
+                    // A type that names nothing (a function type): the
+                    // name is still a local, of no known type.
+                    chain = found
+                        .into_iter()
+                        .next()
+                        .map_or_else(|| vec!["?".to_string()], |(c, _)| c);
                 } else if lang.chain(inner, src, &mut chain).is_none() || chain.len() > MAX_CHAIN {
                     continue;
                 }
@@ -121,9 +123,7 @@ pub(super) fn collect(
                     && owner != IN_FILE
                     && symbols[owner as usize].kind.is_callable()
                 {
-                    owner = symbols[owner as usize]
-                        .parent
-                        .map_or(IN_FILE, |p| p as u32);
+                    owner = symbols[owner as usize].parent.map_or(IN_FILE, |p| p as u32);
                     if owner == IN_FILE {
                         continue;
                     }
@@ -234,9 +234,7 @@ impl Lang {
                     || k == "nested_type_identifier"
                     || k == "predefined_type"
             }
-            Lang::Go => {
-                k.ends_with("_type") || k == "type_identifier" || k == "qualified_type"
-            }
+            Lang::Go => k.ends_with("_type") || k == "type_identifier" || k == "qualified_type",
         }
     }
 
@@ -252,8 +250,12 @@ impl Lang {
         match (self, k) {
             (
                 _,
-                "identifier" | "type_identifier" | "field_identifier" | "property_identifier"
-                | "package_identifier" | "shorthand_property_identifier",
+                "identifier"
+                | "type_identifier"
+                | "field_identifier"
+                | "property_identifier"
+                | "package_identifier"
+                | "shorthand_property_identifier",
             ) => {
                 name(out, text(n, src));
                 Some(n)
@@ -327,20 +329,39 @@ impl Lang {
                 Some(t)
             }
             (Lang::Rust, "struct_expression") | (Lang::Go, "composite_literal") => {
-                let t = self.chain(field(if k == "composite_literal" { "type" } else { "name" })?, src, out)?;
+                let t = self.chain(
+                    field(if k == "composite_literal" {
+                        "type"
+                    } else {
+                        "name"
+                    })?,
+                    src,
+                    out,
+                )?;
                 out.push("{}".into());
                 Some(t)
             }
             // Wrappers that keep the value's type.
-            (Lang::Rust, "reference_expression" | "try_expression" | "parenthesized_expression")
-            | (Lang::Ts, "non_null_expression" | "parenthesized_expression" | "await_expression" | "as_expression")
+            (
+                Lang::Rust,
+                "reference_expression" | "try_expression" | "parenthesized_expression",
+            )
+            | (
+                Lang::Ts,
+                "non_null_expression"
+                | "parenthesized_expression"
+                | "await_expression"
+                | "as_expression",
+            )
             | (Lang::Python, "parenthesized_expression" | "await")
             | (Lang::Go, "parenthesized_expression") => {
                 let inner = field("value").or_else(|| n.named_child(0))?;
                 self.chain(inner, src, out)
             }
             (Lang::Rust, "await_expression") => self.chain(n.named_child(0)?, src, out),
-            (Lang::Go, "unary_expression") if field("operator").is_some_and(|o| text(o, src) == "&") => {
+            (Lang::Go, "unary_expression")
+                if field("operator").is_some_and(|o| text(o, src) == "&") =>
+            {
                 self.chain(field("operand")?, src, out)
             }
             (Lang::Go, "pointer_type") | (Lang::Rust, "reference_type") => {
@@ -370,8 +391,13 @@ impl Lang {
         match (self, k) {
             (
                 _,
-                "type_identifier" | "scoped_type_identifier" | "nested_type_identifier"
-                | "qualified_type" | "identifier" | "attribute" | "scoped_identifier",
+                "type_identifier"
+                | "scoped_type_identifier"
+                | "nested_type_identifier"
+                | "qualified_type"
+                | "identifier"
+                | "attribute"
+                | "scoped_identifier",
             ) => {
                 // Python annotations are expressions: `a.B` is a type named by path.
                 let mut chain = Vec::new();
@@ -385,9 +411,9 @@ impl Lang {
                 // A forward reference `"Bar"`: only a plain dotted name.
                 let inner = text(n, src).trim_matches(|c| c == '"' || c == '\'');
                 if !inner.is_empty()
-                    && inner
-                        .split('.')
-                        .all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_'))
+                    && inner.split('.').all(|p| {
+                        !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_')
+                    })
                 {
                     found.push((inner.split('.').map(str::to_string).collect(), n));
                 }

@@ -9,7 +9,7 @@
 
 use std::cell::RefCell;
 
-use super::{Family, FxMap, Index, RFile, RSymbol, Target, family, fam_str};
+use super::{Family, FxMap, Index, RFile, RSymbol, Target, fam_str, family};
 use crate::model::sites::{FactKind, FileSites, IN_FILE, RawSite, SiteKind};
 
 /// How a target was proved, in the CONTRACT's order (most certain first).
@@ -390,18 +390,36 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if depth > MAX_DEPTH || chain.is_empty() {
             return None;
         }
-        if chain[0] == "#new" {
+        if chain[0] == "#new" && !chain.iter().any(|c| c == "()") {
             // `new X(…)`: the class.
-            let inner = chain.get(1..chain.len().saturating_sub(usize::from(chain.last()? == "()")))?;
-            let inner = if inner.last().is_some_and(|l| l == "()") {
-                &inner[..inner.len() - 1]
-            } else {
-                inner
-            };
-            return self.type_target(cx, owner, inner, depth + 1);
+            return self.type_target(cx, owner, &chain[1..], depth + 1);
         }
         let last = bare(chain.last()?);
+        // `cls(…)` in a classmethod: the class itself.
+        if cx.fam == Family::Python && chain.len() == 1 && last == "cls" {
+            return self.enclosing_type(cx, owner).map(|t| (t, Tier::SelfTier));
+        }
         if chain.len() == 1 {
+            // A local variable or parameter of that name is what is called
+            // (a closure, a function pointer): nothing provable.
+            if cx
+                .sites
+                .facts
+                .iter()
+                .any(|f| f.kind == FactKind::Local && f.owner == owner && f.name == last)
+            {
+                return None;
+            }
+            // `super(…)` in a TS constructor: the base's constructor, else
+            // the base class.
+            if cx.fam == Family::Ts && last == "super" {
+                let class = self.enclosing_type(cx, owner)?;
+                let (base, _) = self.bases(class, depth + 1).into_iter().next()?;
+                return Some((
+                    self.member(base, "constructor", depth + 1).unwrap_or(base),
+                    Tier::SelfTier,
+                ));
+            }
             return self.bare_name(cx, owner, last, true);
         }
         let receiver = &chain[..chain.len() - 1];
@@ -472,9 +490,16 @@ impl<'i, 'a> Resolver<'i, 'a> {
         }
     }
 
-    /// A symbol by qualified name in the family (and Rust crate).
+    /// A symbol by qualified name in the family (and Rust crate). A name
+    /// that files define apart (`#[cfg]` or build-tag variants, a module
+    /// defined twice) proves nothing: `None`.
     fn lookup(&self, fam: Family, pkg: &str, qn: &str) -> Option<Sym<'a>> {
         let (id, path, kind) = self.ix.symbol_entry(fam, pkg, qn)?;
+        if let Some(defs) = self.ix.definitions(fam, pkg, qn)
+            && defs.iter().any(|d| !d.1 && d.2 != path && d.3 == kind)
+        {
+            return None;
+        }
         let file = *self.ix.by_path.get(path)?;
         let qn_ref: &'a str = self.ix.files[file]
             .symbols
@@ -595,9 +620,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 // The first parameter of a method, by convention.
                 matches!(word, "self" | "cls")
             }
-            Family::Go => cx.sites.facts.iter().any(|f| {
-                f.kind == FactKind::Receiver && f.owner == owner && f.name == word
-            }),
+            Family::Go => cx
+                .sites
+                .facts
+                .iter()
+                .any(|f| f.kind == FactKind::Receiver && f.owner == owner && f.name == word),
         }
     }
 
@@ -610,9 +637,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 .facts
                 .iter()
                 .find(|f| f.kind == FactKind::Receiver && f.owner == owner)?;
-            return self
-                .type_target(cx, owner, &recv.chain, 1)
-                .map(|(s, _)| s);
+            return self.type_target(cx, owner, &recv.chain, 1).map(|(s, _)| s);
         }
         let mut cur = (owner != IN_FILE).then_some(owner as usize);
         while let Some(i) = cur {
@@ -638,12 +663,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
 
     /// What a single receiver word names when it is not a value: a module
     /// (Python/TS import of a module, Go package) or a type.
-    fn namespace(
-        &self,
-        cx: &FileCx<'a>,
-        owner: u32,
-        word: &str,
-    ) -> Option<(Namespace<'a>, Tier)> {
+    fn namespace(&self, cx: &FileCx<'a>, owner: u32, word: &str) -> Option<(Namespace<'a>, Tier)> {
         // A local variable shadows everything.
         if self.local_fact(cx, owner, word).is_some() {
             return None;
@@ -754,7 +774,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
             "crate" => Namespace::Module(String::new(), None),
             "self" => Namespace::Module(cx.f.module.clone(), None),
             "super" => Namespace::Module(
-                cx.f.module.rsplit_once("::").map(|(p, _)| p).unwrap_or("").to_string(),
+                cx.f.module
+                    .rsplit_once("::")
+                    .map(|(p, _)| p)
+                    .unwrap_or("")
+                    .to_string(),
                 None,
             ),
             "Self" => Namespace::Type(self.impl_target(cx, self.enclosing_type(cx, owner)?)),
@@ -802,7 +826,26 @@ impl<'i, 'a> Resolver<'i, 'a> {
                         _ => return None,
                     }
                 } else {
-                    return None;
+                    // Another crate of the workspace (`geom_traps::Circle`).
+                    let whole: Vec<String> = segs.iter().map(|s| s.to_string()).collect();
+                    let found = super::rust::rust_use(self.ix, cx.fi, &whole, 0);
+                    return match found.first()? {
+                        Target::Symbol(id) => {
+                            let s = self.by_id(id)?;
+                            Some(if s.kind == "mod" {
+                                Namespace::Module(s.qn.to_string(), None)
+                            } else {
+                                Namespace::Type(s)
+                            })
+                        }
+                        Target::File(id) => {
+                            let fi = self.ix.file_by_id(id)?;
+                            let f = &self.ix.files[fi];
+                            (f.package == cx.f.package)
+                                .then(|| Namespace::Module(f.module.clone(), Some(fi)))
+                        }
+                        _ => None,
+                    };
                 }
             }
         };
@@ -851,7 +894,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if depth > MAX_DEPTH || chain.is_empty() {
             return None;
         }
-        if chain.iter().any(|c| matches!(c.as_str(), "()" | "{}" | "?" | "#new")) {
+        if chain
+            .iter()
+            .any(|c| matches!(c.as_str(), "()" | "{}" | "?" | "#new"))
+        {
             return None;
         }
         if chain.len() == 1 {
@@ -950,7 +996,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 if fact.chain.len() == 1 && fact.chain[0] == word {
                     return None;
                 }
-                let from_owner = if fact.owner == IN_FILE { IN_FILE } else { owner };
+                let from_owner = if fact.owner == IN_FILE {
+                    IN_FILE
+                } else {
+                    owner
+                };
                 self.fact_type(cx, from_owner, &fact.chain, depth + 1)
                     .map(|(s, _)| (s, Tier::Typed))
             }
@@ -1023,7 +1073,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
             .iter()
             .find(|x| x.kind == FactKind::Returns && x.owner == fi)?;
         let chain = fact.chain.clone();
-        self.type_target(&fcx, fi, &chain, depth + 1).map(|(s, _)| s)
+        self.type_target(&fcx, fi, &chain, depth + 1)
+            .map(|(s, _)| s)
     }
 
     /// Method (or member) `name` of type `t`, else of its bases, nearest

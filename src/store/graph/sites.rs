@@ -8,12 +8,12 @@ use std::sync::OnceLock;
 
 use kuzu::{LogicalType, Value};
 
+use super::Result;
 use super::readers::Session;
 use super::rows::{Changes, SiteChanges, SiteRow};
 use super::schema::q;
 use super::values::s;
 use super::write::{Keyed, struct_type, write_batches};
-use super::Result;
 
 /// The relationships, their properties in table order, and their end labels.
 struct RelSpec {
@@ -75,10 +75,7 @@ fn fill(template: &str, r: &RelSpec, from: &str) -> String {
         .replace("{REL}", r.rel)
         .replace("{FROM}", from)
         .replace("{TO}", r.to)
-        .replace(
-            "{COL}",
-            if has_col { "e.col = $col" } else { "true" },
-        );
+        .replace("{COL}", if has_col { "e.col = $col" } else { "true" });
     if template.contains("$from") {
         // The keyed form binds the row's fields as parameters.
         let props = r
@@ -272,10 +269,7 @@ pub(super) fn write_sites(conn: &mut Session<'_, '_>, c: &Changes, keyed: Keyed)
     gone.sort();
     gone.dedup();
     if !gone.is_empty() {
-        let list = Value::List(
-            LogicalType::String,
-            gone.iter().map(|g| s(g)).collect(),
-        );
+        let list = Value::List(LogicalType::String, gone.iter().map(|g| s(g)).collect());
         conn.exec(q("delete_unused_names"), vec![("ids", list)])?;
     }
     tracing::debug!(

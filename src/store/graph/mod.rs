@@ -24,8 +24,8 @@ mod write;
 
 pub use calls_read::CALL_READ_QUERIES;
 pub use rows::*;
-pub use sites::{name_id, site_statement_variants};
 pub use schema::{QUERY_FILES, SCHEMA_FILES};
+pub use sites::{name_id, site_statement_variants};
 pub use write::{Applying, IMPORTS_GROUP, grouped_statement};
 
 use std::path::{Path, PathBuf};

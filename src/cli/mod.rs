@@ -9,6 +9,8 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
+mod calls;
+
 use crate::index::{self, IndexOptions, IndexReport, Progress};
 use crate::mcp::server::{self, HttpOptions};
 use crate::query::cypher;
@@ -28,6 +30,9 @@ Examples:
   cruxe index ~/src/app --force     rebuild the index of ~/src/app from scratch
   cruxe status                      repos, refs and counts in ./.cruxe
   cruxe hierarchy validate --path src/auth/handler.rs
+  cruxe refs validate src/auth/handler.rs   every use of validate, by file
+  cruxe calls validate --callers --depth 3  what calls validate, 3 calls deep
+  cruxe impact --diff origin/main           the test files a branch's changes reach
   cruxe cypher \"MATCH (p)-[:CONTAINS*]->(s:Symbol {name:'validate'}) RETURN p.name\"
   cruxe cypher --json \"MATCH (s:Symbol) RETURN s.kind AS kind, count(*) AS n ORDER BY n DESC\"";
 
@@ -57,6 +62,15 @@ pub enum Command {
     Status(StatusArgs),
     /// Show where a symbol lives (ancestors) or what it contains (descendants).
     Hierarchy(HierarchyArgs),
+    /// List every use of a symbol (calls, references, imports) by file, with
+    /// the enclosing symbol, the resolution tier and the source line.
+    Refs(RefsArgs),
+    /// Show what calls a function (callers), what it calls (callees), or both.
+    Calls(CallsArgs),
+    /// What a change can break. With --diff BASE: the working tree's git diff
+    /// against BASE; prints the test files to run, one per line (--json for
+    /// the whole answer).
+    Impact(ImpactArgs),
     /// Serve MCP over Streamable HTTP at http://ADDR/mcp (and GET /health).
     ///
     /// Indexes the repositories in the background (only what changed, when an index
@@ -343,12 +357,105 @@ pub struct HierarchyArgs {
     pub resources: Resources,
 }
 
+/// Which repo and ref of a data dir a query reads.
+#[derive(Args, Debug)]
+pub struct Target {
+    /// Data dir holding the index.
+    #[arg(long, default_value = ".cruxe")]
+    pub data: PathBuf,
+    /// Repository name (needed when the data dir holds several).
+    #[arg(long)]
+    pub repo: Option<String>,
+    /// Ref name [default: the most recently indexed ref of the repo].
+    #[arg(long = "ref")]
+    pub ref_name: Option<String>,
+    /// Print the whole answer as JSON (the MCP tool's).
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub resources: Resources,
+}
+
+#[derive(Args, Debug)]
+pub struct RefsArgs {
+    /// Symbol name (`validate`) or qualified name (`auth::handler::AuthHandler::validate`).
+    pub symbol: String,
+    /// File that holds the symbol, to tell same-named symbols apart.
+    pub path: Option<String>,
+    /// Only uses of this kind.
+    #[arg(long, default_value = "all", value_parser = ["all", "call", "type", "import", "value"])]
+    pub kind: String,
+    /// Stop after this many references.
+    #[arg(long, default_value_t = 1000)]
+    pub limit: i64,
+    #[command(flatten)]
+    pub target: Target,
+}
+
+#[derive(Args, Debug)]
+pub struct CallsArgs {
+    /// Function or method name, plain or qualified.
+    pub symbol: String,
+    /// File that holds the symbol, to tell same-named symbols apart.
+    #[arg(long)]
+    pub path: Option<String>,
+    /// What calls it (the default).
+    #[arg(long, group = "side")]
+    pub callers: bool,
+    /// What it calls.
+    #[arg(long, group = "side")]
+    pub callees: bool,
+    /// Both ways.
+    #[arg(long, group = "side")]
+    pub both: bool,
+    /// Calls to follow, 1 to 5.
+    #[arg(long, default_value_t = 2)]
+    pub depth: i64,
+    /// Weakest resolution tier followed (scope, import, self, qualified, typed,
+    /// dispatch, name).
+    #[arg(long, default_value = "dispatch")]
+    pub min_confidence: String,
+    /// Stop after this many edges.
+    #[arg(long, default_value_t = 200)]
+    pub limit: i64,
+    #[command(flatten)]
+    pub target: Target,
+}
+
+#[derive(Args, Debug)]
+pub struct ImpactArgs {
+    /// The working tree's diff against this git ref (branch, tag, commit).
+    #[arg(long, group = "change")]
+    pub diff: Option<String>,
+    /// A symbol about to change.
+    #[arg(long, group = "change")]
+    pub symbol: Option<String>,
+    /// With --symbol: the file that holds it.
+    #[arg(long, requires = "symbol")]
+    pub path: Option<String>,
+    /// Changed files.
+    #[arg(long, group = "change", num_args = 1..)]
+    pub paths: Vec<String>,
+    /// Steps to follow from the change, 1 to 5.
+    #[arg(long, default_value_t = 3)]
+    pub depth: i64,
+    /// Weakest resolution tier followed (`name` adds edges guessed from a
+    /// unique name).
+    #[arg(long, default_value = "dispatch")]
+    pub min_confidence: String,
+    #[command(flatten)]
+    pub target: Target,
+}
+
 pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Index(a) => cmd_index(a),
         Command::Cypher(a) => cmd_cypher(a),
         Command::Status(a) => cmd_status(a),
         Command::Hierarchy(a) => cmd_hierarchy(a),
+        Command::Refs(a) => calls::cmd_refs(a),
+        Command::Calls(a) => calls::cmd_calls(a),
+        Command::Impact(a) => calls::cmd_impact(a),
         Command::Serve(a) => cmd_serve(a),
         Command::Mcp(a) => cmd_mcp(a),
         Command::CypherWorker(a) => Ok(cypher::worker_main(&cypher::WorkerArgs {
@@ -730,12 +837,17 @@ fn cmd_status(a: StatusArgs) -> Result<i32> {
     Ok(0)
 }
 
-fn cmd_hierarchy(a: HierarchyArgs) -> Result<i32> {
-    let data = DataDir::new(&a.data);
-    let store = data.open_graph_read_only(&a.resources.graph_config())?;
+/// The repo and ref a query of the data dir is about: the ones given, else
+/// the only repo and its most recently indexed ref.
+fn pick_ref(
+    store: &crate::store::graph::GraphStore,
+    data: &DataDir,
+    repo: Option<&str>,
+    ref_name: Option<&str>,
+) -> Result<(String, String)> {
     let status = store.status()?;
-    let repo = match &a.repo {
-        Some(r) => r.clone(),
+    let repo = match repo {
+        Some(r) => r.to_string(),
         None => {
             let mut repos: Vec<&str> = status.iter().map(|s| s.repo.as_str()).collect();
             repos.dedup();
@@ -749,8 +861,8 @@ fn cmd_hierarchy(a: HierarchyArgs) -> Result<i32> {
             }
         }
     };
-    let ref_name = match &a.ref_name {
-        Some(r) => r.clone(),
+    let ref_name = match ref_name {
+        Some(r) => r.to_string(),
         None => status
             .iter()
             .filter(|s| s.repo == repo)
@@ -758,6 +870,13 @@ fn cmd_hierarchy(a: HierarchyArgs) -> Result<i32> {
             .map(|s| s.ref_name.clone())
             .with_context(|| format!("repo {repo} is not indexed"))?,
     };
+    Ok((repo, ref_name))
+}
+
+fn cmd_hierarchy(a: HierarchyArgs) -> Result<i32> {
+    let data = DataDir::new(&a.data);
+    let store = data.open_graph_read_only(&a.resources.graph_config())?;
+    let (repo, ref_name) = pick_ref(&store, &data, a.repo.as_deref(), a.ref_name.as_deref())?;
     let scope = Scope {
         repo: &repo,
         ref_name: &ref_name,

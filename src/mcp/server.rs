@@ -50,8 +50,11 @@ const INSTRUCTIONS: &str = "cruxe answers questions about the code it indexed: \
 ranked search (search_code), context fitted to a token budget (get_code_context), \
 where a symbol lives (get_symbol_hierarchy), what sits beside it (find_related_symbols), \
 where something is defined (locate_symbol), a file's outline (get_file_outline), the \
-repository as a tree (explore_tree) and a node's source (get_node), ad hoc read-only \
-Cypher over the graph (run_cypher) and what is indexed (index_status).";
+repository as a tree (explore_tree) and a node's source (get_node), every use of a \
+symbol (find_references), who calls what (get_call_graph), the implementors of a trait, \
+interface or class (find_implementations), what a change can break and which tests to run \
+(analyze_impact), ad hoc read-only Cypher over the graph (run_cypher) and what is indexed \
+(index_status).";
 
 #[derive(Clone)]
 pub struct CruxeMcp {
@@ -236,7 +239,48 @@ impl CruxeMcp {
     }
 
     #[tool(
-        description = "Run one read-only Cypher query on the code graph. Nodes: Repo, Ref, File, Symbol, Package (a Go package), External; relationships: HAS_FILE, CONTAINS (File->Symbol, Symbol->Symbol), IN_PACKAGE (File->Package), IMPORTS (File->Symbol|File|Package|External). Writes are refused."
+        description = "Every use of a symbol: calls, type and value references, imports, grouped by file with the enclosing symbol, the resolution tier (confidence) and the source line; `unresolved` counts sites that name it without proof. Paged with `cursor`."
+    )]
+    async fn find_references(
+        &self,
+        Parameters(input): Parameters<tools::ReferencesInput>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.run(move |s| tools::find_references(s, input)).await
+    }
+
+    #[tool(
+        description = "Who calls a function or method (callers), what it calls (callees), or both, up to 5 calls deep: nodes with their depth, call-site edges with their resolution tier, `cycles` when recursion was met. Callers of a trait/interface method it implements come with via: dispatch."
+    )]
+    async fn get_call_graph(
+        &self,
+        Parameters(input): Parameters<tools::CallGraphInput>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.run(move |s| tools::get_call_graph(s, input)).await
+    }
+
+    #[tool(
+        description = "The types implementing or extending a trait, interface or class (transitively), or with direction supertypes what a type implements/extends, each with its matching methods. Asked of a method: the same-named methods of those types."
+    )]
+    async fn find_implementations(
+        &self,
+        Parameters(input): Parameters<tools::ImplementationsInput>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.run(move |s| tools::find_implementations(s, input))
+            .await
+    }
+
+    #[tool(
+        description = "What a change can break: from a symbol, changed files (`paths`) or the working tree's git diff against `diff_base`, everything that calls, references, implements or extends it up to `depth` (3), ranked by distance, with the files and the tests among them. completeness says exact or lower_bound."
+    )]
+    async fn analyze_impact(
+        &self,
+        Parameters(input): Parameters<tools::ImpactInput>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.run(move |s| tools::analyze_impact(s, input)).await
+    }
+
+    #[tool(
+        description = "Run one read-only Cypher query on the code graph. Nodes: Repo, Ref, File, Symbol, Package (a Go package), External, Name; relationships: HAS_FILE, CONTAINS (File->Symbol, Symbol->Symbol), IN_PACKAGE (File->Package), IMPORTS (File->Symbol|File|Package|External), CALLS and REFERENCES (Symbol|File->Symbol; line, col, confidence), IMPLEMENTS and EXTENDS (Symbol->Symbol), UNRESOLVED (Symbol|File->Name). Writes are refused."
     )]
     async fn run_cypher(
         &self,
@@ -343,6 +387,10 @@ fn with_output_schemas(mut router: ToolRouter<CruxeMcp>) -> ToolRouter<CruxeMcp>
     set::<NodeAnswer>(&mut router, "get_node");
     set::<CypherAnswer>(&mut router, "run_cypher");
     set::<StatusAnswer>(&mut router, "index_status");
+    set::<ReferencesAnswer>(&mut router, "find_references");
+    set::<CallGraphAnswer>(&mut router, "get_call_graph");
+    set::<ImplementationsAnswer>(&mut router, "find_implementations");
+    set::<ImpactAnswer>(&mut router, "analyze_impact");
     router
 }
 

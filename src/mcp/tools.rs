@@ -17,7 +17,7 @@ use crate::query::cypher;
 use crate::query::error::ToolError;
 pub use crate::query::inputs::*;
 use crate::query::view::View;
-use crate::query::{context, hierarchy, locate, outline, related, search, tree};
+use crate::query::{calls, context, hierarchy, locate, outline, related, search, tree};
 use crate::service::{IndexingStatus, Served, Service};
 
 pub const PROTOCOL_VERSION: &str = "1.0";
@@ -183,6 +183,30 @@ pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
     answer(svc, &repo, &rf, |v| {
         context::get_code_context(v, input.clone())
     })
+}
+
+pub fn find_references(svc: &Service, input: ReferencesInput) -> Reply {
+    let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
+    answer(svc, &repo, &rf, |v| {
+        calls::find_references(v, input.clone())
+    })
+}
+
+pub fn get_call_graph(svc: &Service, input: CallGraphInput) -> Reply {
+    let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
+    answer(svc, &repo, &rf, |v| calls::get_call_graph(v, input.clone()))
+}
+
+pub fn find_implementations(svc: &Service, input: ImplementationsInput) -> Reply {
+    let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
+    answer(svc, &repo, &rf, |v| {
+        calls::find_implementations(v, input.clone())
+    })
+}
+
+pub fn analyze_impact(svc: &Service, input: ImpactInput) -> Reply {
+    let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
+    answer(svc, &repo, &rf, |v| calls::analyze_impact(v, input.clone()))
 }
 
 /// Fills protocol v1 metadata for an answer about `repo`/`ref`: the one place it

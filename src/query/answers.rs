@@ -83,6 +83,10 @@ answers!(
     ContextAnswer,
     CypherAnswer,
     StatusAnswer,
+    ReferencesAnswer,
+    CallGraphAnswer,
+    ImplementationsAnswer,
+    ImpactAnswer,
     ErrorAnswer,
 );
 
@@ -506,4 +510,259 @@ pub struct RefStatusAnswer {
     pub symbols: i64,
     pub import_edges: i64,
     pub unresolved_imports: i64,
+}
+
+// ---------------------------------------------------------------------------
+// find_references
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ReferencesAnswer {
+    /// The definition.
+    pub symbol: SymbolRef,
+    /// This page of the uses, by file (path order), then line and column.
+    pub references: Vec<Reference>,
+    /// Every file with a use, with how many (all pages).
+    pub files: Vec<FileCount>,
+    /// Uses of the asked kind, all pages.
+    pub total: usize,
+    /// Sites that name the symbol but that no resolution tier could prove (an
+    /// ambiguous name, a receiver of unknown type): not in `references`, so the
+    /// list is a lower bound when this is not 0.
+    pub unresolved: i64,
+    pub truncated: bool,
+    /// Pass as `cursor` for the next page.
+    pub next_cursor: Option<String>,
+    pub metadata: Metadata,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Reference {
+    pub path: String,
+    pub line: i64,
+    pub col: i64,
+    /// `call`, `import`, or a reference kind: `type`, `value`, `construct`, `extends`, `implements`.
+    pub kind: String,
+    /// The enclosing function, method or type; null for top-level code and imports.
+    pub from: Option<FromSymbol>,
+    /// The resolution tier that proved the target (`static` for an import).
+    pub confidence: String,
+    /// The source line.
+    pub text: String,
+    /// A call to a trait/interface/base method this symbol implements or
+    /// overrides (its qualified name): it may reach this symbol at run time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FromSymbol {
+    pub name: String,
+    pub qualified_name: String,
+    pub kind: String,
+    pub line_start: i64,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FileCount {
+    pub path: String,
+    pub count: usize,
+}
+
+// ---------------------------------------------------------------------------
+// get_call_graph
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CallGraphAnswer {
+    pub root: GraphNode,
+    /// The root (depth 0) and the nodes the edges reach, nearest first.
+    pub nodes: Vec<GraphNode>,
+    /// Call sites among the nodes, nearest first.
+    pub edges: Vec<GraphEdge>,
+    /// The walk met a cycle (recursion, mutual recursion): each node is still
+    /// listed once, at its shortest distance.
+    pub cycles: bool,
+    /// Call sites among every node within `depth` (all of them, not only those returned).
+    pub total_edges: usize,
+    /// Nodes within `depth`, the root excluded.
+    pub total_nodes: usize,
+    pub truncated: bool,
+    /// `callers`, `callees` or `both`.
+    pub direction: String,
+    pub depth: usize,
+    /// The weakest tier followed.
+    pub min_confidence: String,
+    pub metadata: Metadata,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct GraphNode {
+    /// A symbol id, or a file id for top-level code.
+    pub id: String,
+    pub name: String,
+    pub qualified_name: String,
+    /// The symbol's kind, or `file`.
+    pub kind: String,
+    pub path: String,
+    pub line_start: i64,
+    /// Calls from the root (0 for the root).
+    pub depth: usize,
+    /// `caller` or `callee` (direction `both`; `both` when it is each).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub side: Option<String>,
+    /// `declaration`: a trait/interface/base method the root implements or
+    /// overrides; `dispatch`: a caller of such a declaration, which may reach
+    /// the root at run time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct GraphEdge {
+    pub from: String,
+    pub to: String,
+    pub line: i64,
+    pub col: i64,
+    pub confidence: String,
+}
+
+// ---------------------------------------------------------------------------
+// find_implementations
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ImplementationsAnswer {
+    pub symbol: SymbolRef,
+    /// `implementations` or `supertypes`.
+    pub direction: String,
+    /// Nearest first.
+    pub types: Vec<ImplementingType>,
+    pub total: usize,
+    pub truncated: bool,
+    pub metadata: Metadata,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ImplementingType {
+    pub symbol_id: String,
+    pub name: String,
+    pub qualified_name: String,
+    pub kind: String,
+    pub path: String,
+    pub line_start: i64,
+    /// `implements` when an `IMPLEMENTS` edge is on the way, else `extends`.
+    pub relation: String,
+    /// Steps from the asked symbol (1 = direct).
+    pub depth: i64,
+    /// This type's methods that match the other side's by name (for a
+    /// method asked: the same-named method).
+    pub methods: Vec<Member>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Member {
+    pub symbol_id: String,
+    pub name: String,
+    pub qualified_name: String,
+    pub kind: String,
+    pub path: String,
+    pub line_start: i64,
+    /// Defined on a type this one extends (Go embedding, a base class).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inherited_from: Option<String>,
+}
+
+// ---------------------------------------------------------------------------
+// analyze_impact
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ImpactAnswer {
+    /// The symbols the change touches (distance 0).
+    pub changed: Vec<ChangedSymbol>,
+    /// What depends on them, ranked: by distance (1 "will break", then 2, 3…),
+    /// then by how many changed symbols reach it, then by place.
+    pub affected: Vec<AffectedSymbol>,
+    /// How many affected symbols at each distance (all of them).
+    pub by_distance: Vec<DistanceCount>,
+    /// Files of the changed and affected symbols, nearest first.
+    pub files: Vec<ImpactFile>,
+    /// Tests among the changed and affected symbols and files: test functions,
+    /// and files that are tests (nearest first).
+    pub tests: Vec<TestHit>,
+    /// `exact`, or `lower_bound` when something may be missing (see `notes`).
+    pub completeness: String,
+    /// Why the answer is a lower bound, and anything else to know.
+    pub notes: Vec<String>,
+    pub total_affected: usize,
+    pub truncated: bool,
+    pub depth: usize,
+    pub min_confidence: String,
+    pub metadata: Metadata,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ChangedSymbol {
+    pub symbol_id: String,
+    pub name: String,
+    pub qualified_name: String,
+    pub kind: String,
+    pub path: String,
+    pub line_start: i64,
+    pub line_end: i64,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct AffectedSymbol {
+    /// A symbol id, or a file id for top-level code.
+    pub id: String,
+    pub name: String,
+    pub qualified_name: String,
+    /// The symbol's kind, or `file`.
+    pub kind: String,
+    pub path: String,
+    pub line_start: i64,
+    /// Steps from the change.
+    pub distance: usize,
+    /// The next symbol on the way to the change, and how this one depends on it.
+    pub via: Via,
+    /// A test function, or code in a test file.
+    pub is_test: bool,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Via {
+    pub name: String,
+    pub qualified_name: String,
+    /// `calls`, `references`, `implements`, `extends`, or `dispatch` (calls a
+    /// trait/interface/base method a changed method implements).
+    pub relation: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct DistanceCount {
+    pub distance: usize,
+    pub count: usize,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ImpactFile {
+    pub path: String,
+    /// Changed symbols in it.
+    pub changed: usize,
+    /// Affected symbols in it.
+    pub affected: usize,
+    /// The smallest distance in it (0: it holds a change).
+    pub distance: usize,
+    pub is_test: bool,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TestHit {
+    pub path: String,
+    /// The test function (none: the file as a whole).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qualified_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line_start: Option<i64>,
+    pub distance: usize,
 }

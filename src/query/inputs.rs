@@ -30,6 +30,55 @@ pub enum Detail {
     Max,
 }
 
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum CallDirection {
+    #[default]
+    Callers,
+    Callees,
+    Both,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ImplDirection {
+    #[default]
+    Implementations,
+    Supertypes,
+}
+
+/// A resolution tier (CONTRACT section 2), most certain first: `min_confidence`
+/// keeps edges of this tier and every tier before it.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Tier {
+    Scope,
+    Import,
+    #[serde(rename = "self")]
+    SelfTier,
+    Qualified,
+    Typed,
+    #[default]
+    Dispatch,
+    Name,
+}
+
+/// Which uses `find_references` lists.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RefKind {
+    #[default]
+    All,
+    /// Calls and constructor calls.
+    Call,
+    /// Uses as a type: annotations, struct/object literals, `extends`/`implements` clauses.
+    Type,
+    /// Imports of it.
+    Import,
+    /// A function or value passed or read as a value.
+    Value,
+}
+
 /// A tool's input: its own fields, then `repo` and `ref`, which every tool takes.
 /// Unknown fields are refused (`invalid_input`), so a misspelt argument is not
 /// silently ignored.
@@ -183,6 +232,94 @@ pub struct ContextInput {
     /// Only this language.
     #[serde(default)]
     pub language: Option<String>,
+}
+}
+
+tool_input! {
+
+pub struct ReferencesInput {
+    /// The symbol whose uses to list: a plain or qualified name.
+    pub symbol_name: String,
+    /// File path to disambiguate; without it a name defined in several places gives `ambiguous_symbol`.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// `all` (default), `call`, `type` (annotations, literals, extends/implements clauses), `import` or `value`.
+    #[serde(default)]
+    pub kind: RefKind,
+    /// Max references in this page (default 100, at most 1000).
+    #[serde(default)]
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+}
+
+tool_input! {
+
+pub struct CallGraphInput {
+    /// The function or method to start from: a plain or qualified name.
+    pub symbol_name: String,
+    /// File path to disambiguate; without it a name defined in several places gives `ambiguous_symbol`.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// `callers` (default: what calls it), `callees` (what it calls) or `both`.
+    #[serde(default)]
+    pub direction: CallDirection,
+    /// Calls to follow, 1 to 5 (default 2).
+    #[serde(default)]
+    pub depth: Option<i64>,
+    /// Max edges returned (default 200, at most 2000); nearest first.
+    #[serde(default)]
+    pub limit: Option<i64>,
+    /// Weakest resolution tier followed: `scope`, `import`, `self`, `qualified`, `typed`, `dispatch` (the default) or `name` (adds edges guessed from a unique name).
+    #[serde(default)]
+    pub min_confidence: Option<Tier>,
+}
+}
+
+tool_input! {
+
+pub struct ImplementationsInput {
+    /// A trait, interface or class (or one of its methods): a plain or qualified name.
+    pub symbol_name: String,
+    /// File path to disambiguate; without it a name defined in several places gives `ambiguous_symbol`.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// `implementations` (default: what implements or extends it, transitively) or `supertypes` (what it implements or extends).
+    #[serde(default)]
+    pub direction: ImplDirection,
+    /// Max types returned (default 100, at most 1000).
+    #[serde(default)]
+    pub limit: Option<i64>,
+}
+}
+
+tool_input! {
+
+/// Exactly one of `symbol_name`, `paths` and `diff_base`.
+pub struct ImpactInput {
+    /// A symbol about to change: a plain or qualified name.
+    #[serde(default)]
+    pub symbol_name: Option<String>,
+    /// With `symbol_name`: the file that holds it.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Changed files (repo-relative): every symbol in them counts as changed.
+    #[serde(default)]
+    pub paths: Option<Vec<String>>,
+    /// A git ref (branch, tag, commit): the working tree's diff against it (uncommitted and untracked files included) gives the changed lines, and the symbols around them.
+    #[serde(default)]
+    pub diff_base: Option<String>,
+    /// Steps to follow from a change, 1 to 5 (default 3).
+    #[serde(default)]
+    pub depth: Option<i64>,
+    /// Weakest resolution tier followed (default `dispatch`: `name`-tier edges are left out, and the answer says `lower_bound` when one was).
+    #[serde(default)]
+    pub min_confidence: Option<Tier>,
+    /// Max affected symbols returned (default 200, at most 2000), ranked.
+    #[serde(default)]
+    pub limit: Option<i64>,
 }
 }
 

@@ -18,7 +18,6 @@ use std::sync::LazyLock;
 use kuzu::Value;
 
 use super::readers::Reader;
-use super::schema::q;
 use super::values::{int, list_of_strings, s, string};
 use super::{GraphError, GraphStore, Result};
 
@@ -555,6 +554,7 @@ fn related(rows: kuzu::QueryResult<'_>) -> Result<Vec<Related>> {
 /// `q` must know every name listed here (a typo is a panic at first use).
 #[cfg(test)]
 mod tests {
+    use super::super::schema::q;
     use super::*;
 
     #[test]

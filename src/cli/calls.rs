@@ -1,0 +1,308 @@
+//! `cruxe refs`, `cruxe calls` and `cruxe impact`: the call-graph tools on the
+//! command line. Each answers through the same query as its MCP tool
+//! (`query::calls`), over a view of the data dir opened read-only, and prints
+//! it for a person (or, with `--json`, as the tool's JSON).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+
+use super::{CallsArgs, ImpactArgs, RefsArgs, Target, pick_ref};
+use crate::query::answers::{Answer, ProtocolMeta};
+use crate::query::calls;
+use crate::query::error::ToolError;
+use crate::query::inputs::{
+    CallDirection, CallGraphInput, ImpactInput, RefKind, ReferencesInput, Tier,
+};
+use crate::query::view::View;
+use crate::store::catalog;
+use crate::store::datadir::DataDir;
+
+/// Runs `query` on a view of the target's repo/ref; prints `--json` or hands
+/// the answer to `show`. An ambiguous name lists its candidates (exit 1).
+fn answer<T: Answer>(
+    t: &Target,
+    query: impl FnOnce(&View) -> Result<(T, &'static str), ToolError>,
+    show: impl FnOnce(&T) -> i32,
+) -> Result<i32> {
+    let data = DataDir::new(&t.data);
+    let graph = Arc::new(data.open_graph_read_only(&t.resources.graph_config())?);
+    let (repo, ref_name) = pick_ref(&graph, &data, t.repo.as_deref(), t.ref_name.as_deref())?;
+    let cat = Arc::new(
+        catalog::load(&graph, &repo, &ref_name)
+            .with_context(|| format!("cannot read {repo}@{ref_name}"))?,
+    );
+    let root = source_root(&data, &graph, &repo, &ref_name)?;
+    let view = View::new(
+        repo.clone(),
+        ref_name.clone(),
+        graph,
+        root,
+        Box::new(move || Ok(cat.clone())),
+        Box::new(|| Err(ToolError::internal("no search index on the command line"))),
+    );
+    let (mut body, completeness) = match query(&view) {
+        Ok(found) => found,
+        Err(e) if e.code == "ambiguous_symbol" => {
+            eprintln!("cruxe: {}; candidates:", e.message);
+            for c in e.data["candidates"].as_array().into_iter().flatten() {
+                eprintln!(
+                    "  {} {} ({}:{})",
+                    c["kind"].as_str().unwrap_or(""),
+                    c["qualified_name"].as_str().unwrap_or(""),
+                    c["path"].as_str().unwrap_or(""),
+                    c["line_start"]
+                );
+            }
+            return Ok(1);
+        }
+        Err(e) => bail!("{}", e.message),
+    };
+    fill(body.protocol(), &repo, &ref_name, completeness);
+    if t.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&body).context("cannot print the answer")?
+        );
+        return Ok(0);
+    }
+    Ok(show(&body))
+}
+
+/// The protocol metadata of an answer made on the command line.
+fn fill(p: &mut ProtocolMeta, repo: &str, ref_name: &str, completeness: &str) {
+    p.cruxe_protocol_version = crate::mcp::tools::PROTOCOL_VERSION.into();
+    p.freshness_status = "fresh".into();
+    p.indexing_status = "ready".into();
+    p.result_completeness = completeness.into();
+    p.repo = Some(repo.into());
+    p.ref_name = Some(ref_name.into());
+    p.schema_status = "compatible".into();
+}
+
+/// Where a ref's files are read from: a git ref's snapshot, else the working
+/// tree the repository was indexed from.
+fn source_root(
+    data: &DataDir,
+    graph: &crate::store::graph::GraphStore,
+    repo: &str,
+    ref_name: &str,
+) -> Result<PathBuf> {
+    let tree = data.tree_dir(repo, ref_name);
+    if tree.is_dir() {
+        return Ok(tree);
+    }
+    Ok(graph
+        .repo_root(repo)?
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(".")))
+}
+
+fn tier(name: &str) -> Result<Tier> {
+    serde_json::from_value(serde_json::Value::String(name.to_string())).map_err(|_| {
+        anyhow::anyhow!(
+            "--min-confidence must be one of scope, import, self, qualified, typed, dispatch, name; not `{name}`"
+        )
+    })
+}
+
+pub fn cmd_refs(a: RefsArgs) -> Result<i32> {
+    let kind = match a.kind.as_str() {
+        "call" => RefKind::Call,
+        "type" => RefKind::Type,
+        "import" => RefKind::Import,
+        "value" => RefKind::Value,
+        _ => RefKind::All,
+    };
+    let input = ReferencesInput {
+        symbol_name: a.symbol.clone(),
+        path: a.path.clone(),
+        kind,
+        limit: Some(a.limit),
+        ..ReferencesInput::default()
+    };
+    answer(
+        &a.target,
+        |v| calls::find_references(v, input),
+        |r| {
+            let mut out = std::io::stdout().lock();
+            let s = &r.symbol;
+            let _ = writeln!(
+                out,
+                "{} {} ({}:{})",
+                s.kind, s.qualified_name, s.path, s.line_start
+            );
+            let mut last = "";
+            for x in &r.references {
+                if x.path != last {
+                    let _ = writeln!(out, "{}", x.path);
+                    last = &x.path;
+                }
+                let from = x
+                    .from
+                    .as_ref()
+                    .map_or("(top level)", |f| f.qualified_name.as_str());
+                let via = x
+                    .via
+                    .as_ref()
+                    .map(|v| format!(" via {v}"))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "  {}:{}  {:<10} {}  [{}{}]  {}",
+                    x.line, x.col, x.kind, from, x.confidence, via, x.text
+                );
+            }
+            let _ = writeln!(
+                out,
+                "{} reference{} in {} file{}{}{}",
+                r.total,
+                plural(r.total),
+                r.files.len(),
+                plural(r.files.len()),
+                if r.truncated { " (first shown)" } else { "" },
+                match r.unresolved {
+                    0 => String::new(),
+                    n => format!("; {n} more site(s) name it without proof"),
+                }
+            );
+            0
+        },
+    )
+}
+
+pub fn cmd_calls(a: CallsArgs) -> Result<i32> {
+    let direction = match (a.callees, a.both) {
+        (true, _) => CallDirection::Callees,
+        (_, true) => CallDirection::Both,
+        _ => CallDirection::Callers,
+    };
+    let input = CallGraphInput {
+        symbol_name: a.symbol.clone(),
+        path: a.path.clone(),
+        direction,
+        depth: Some(a.depth),
+        limit: Some(a.limit),
+        min_confidence: Some(tier(&a.min_confidence)?),
+        ..CallGraphInput::default()
+    };
+    answer(
+        &a.target,
+        |v| calls::get_call_graph(v, input),
+        |g| {
+            let mut out = std::io::stdout().lock();
+            let r = &g.root;
+            let _ = writeln!(
+                out,
+                "{} of {} ({}:{}), depth {}",
+                g.direction, r.qualified_name, r.path, r.line_start, g.depth
+            );
+            for n in g.nodes.iter().filter(|n| n.id != r.id) {
+                let mut notes: Vec<&str> = Vec::new();
+                notes.extend(n.side.as_deref());
+                notes.extend(n.via.as_deref());
+                let notes = if notes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" [{}]", notes.join(", "))
+                };
+                let _ = writeln!(
+                    out,
+                    "{}{} {} ({}:{}){}",
+                    "  ".repeat(n.depth.max(1)),
+                    n.kind,
+                    n.qualified_name,
+                    n.path,
+                    n.line_start,
+                    notes
+                );
+            }
+            let name = |id: &str| {
+                g.nodes
+                    .iter()
+                    .find(|n| n.id == id)
+                    .map_or(id.to_string(), |n| n.qualified_name.clone())
+            };
+            let path = |id: &str| {
+                g.nodes
+                    .iter()
+                    .find(|n| n.id == id)
+                    .map_or(String::new(), |n| n.path.clone())
+            };
+            let _ = writeln!(out, "call sites:");
+            for e in &g.edges {
+                let _ = writeln!(
+                    out,
+                    "  {} -> {}  ({}:{}) [{}]",
+                    name(&e.from),
+                    name(&e.to),
+                    path(&e.from),
+                    e.line,
+                    e.confidence
+                );
+            }
+            let _ = writeln!(
+                out,
+                "{} node{}, {} call site{}{}{}",
+                g.total_nodes,
+                plural(g.total_nodes),
+                g.total_edges,
+                plural(g.total_edges),
+                if g.truncated { " (nearest shown)" } else { "" },
+                if g.cycles { "; cycles met" } else { "" }
+            );
+            0
+        },
+    )
+}
+
+pub fn cmd_impact(a: ImpactArgs) -> Result<i32> {
+    if a.diff.is_none() && a.symbol.is_none() && a.paths.is_empty() {
+        bail!("pass --diff BASE, --symbol NAME or --paths FILE...");
+    }
+    let input = ImpactInput {
+        symbol_name: a.symbol.clone(),
+        path: a.path.clone(),
+        paths: (!a.paths.is_empty()).then(|| a.paths.clone()),
+        diff_base: a.diff.clone(),
+        depth: Some(a.depth),
+        min_confidence: Some(tier(&a.min_confidence)?),
+        limit: Some(2000),
+        ..ImpactInput::default()
+    };
+    answer(
+        &a.target,
+        |v| calls::analyze_impact(v, input),
+        |r| {
+            // The test files to run, for CI: stdout holds nothing else.
+            let mut out = std::io::stdout().lock();
+            let mut printed = std::collections::HashSet::new();
+            for t in &r.tests {
+                if printed.insert(t.path.as_str()) {
+                    let _ = writeln!(out, "{}", t.path);
+                }
+            }
+            eprintln!(
+                "cruxe: {} changed symbol{}, {} affected within {} step{}, {} test file{} ({})",
+                r.changed.len(),
+                plural(r.changed.len()),
+                r.total_affected,
+                r.depth,
+                plural(r.depth),
+                printed.len(),
+                plural(printed.len()),
+                r.completeness
+            );
+            for n in &r.notes {
+                eprintln!("cruxe: {n}");
+            }
+            0
+        },
+    )
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}

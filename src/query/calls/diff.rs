@@ -1,0 +1,292 @@
+//! The working tree's changes against a git ref, as changed lines per file:
+//! what `analyze_impact`'s `diff_base` and `cruxe impact --diff` start from.
+//!
+//! Runs the `git` program (`git diff --unified=0` and `git ls-files
+//! --others`): the diff of a working tree against a commit, with the index and
+//! untracked files, is what a user's `git` says it is, and gix as built here
+//! has no working-tree diff. The base is checked to be a commit first and is
+//! never read as an option.
+
+use std::path::Path;
+use std::process::Command;
+
+use super::super::error::ToolError;
+
+/// What changed in one file, on the working tree's side.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChange {
+    pub path: String,
+    pub hunks: Vec<Hunk>,
+    /// Added since the base (or untracked): every line is new.
+    pub added: bool,
+    /// Gone from the working tree.
+    pub deleted: bool,
+}
+
+/// Changed lines of the working tree's file: `start..=end` (1-based), or,
+/// for lines only deleted, the two lines either side of where they were.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hunk {
+    pub start: i64,
+    pub end: i64,
+    pub deletion: bool,
+}
+
+/// The changes of the working tree at `root` against the commit `base`,
+/// untracked files (not ignored) included, in path order.
+pub fn changes(root: &Path, base: &str) -> Result<Vec<FileChange>, ToolError> {
+    let base = base.trim();
+    if base.is_empty()
+        || base.starts_with('-')
+        || base.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err(ToolError::invalid_input(format!(
+            "`{base}` is not a git ref; pass a branch, tag or commit"
+        )));
+    }
+    let commit = format!("{base}^{{commit}}");
+    let verified = git(
+        root,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            &commit,
+        ],
+    )?;
+    if verified.is_none() {
+        return Err(ToolError::invalid_input(format!(
+            "`{base}` is not a commit of the repository at {}",
+            root.display()
+        )));
+    }
+    let diff = git(
+        root,
+        &[
+            "-c",
+            "core.quotepath=off",
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-renames",
+            "--unified=0",
+            "--end-of-options",
+            base,
+            "--",
+        ],
+    )?
+    .ok_or_else(|| ToolError::invalid_input(format!("`git diff {base}` failed")))?;
+    let mut out = parse(&diff);
+    let untracked =
+        git(root, &["ls-files", "--others", "--exclude-standard", "-z"])?.unwrap_or_default();
+    for path in untracked.split('\0').filter(|p| !p.is_empty()) {
+        if !out.iter().any(|f| f.path == path) {
+            out.push(FileChange {
+                path: path.to_string(),
+                hunks: Vec::new(),
+                added: true,
+                deleted: false,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// Runs git in `root`: its standard output, or `None` when it exits non-zero;
+/// an error when git cannot run at all.
+fn git(root: &Path, args: &[&str]) -> Result<Option<String>, ToolError> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(args)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .output()
+        .map_err(|e| ToolError::invalid_input(format!("cannot run git: {e}")))?;
+    if !out.status.success() {
+        let why = String::from_utf8_lossy(&out.stderr);
+        if why.contains("not a git repository") {
+            return Err(ToolError::invalid_input(format!(
+                "{} is not a git working tree: diff_base needs one",
+                root.display()
+            )));
+        }
+        return Ok(None);
+    }
+    Ok(Some(String::from_utf8_lossy(&out.stdout).into_owned()))
+}
+
+/// Reads `git diff --unified=0` output.
+pub fn parse(diff: &str) -> Vec<FileChange> {
+    let mut out: Vec<FileChange> = Vec::new();
+    let mut old_path: Option<String> = None;
+    for line in diff.lines() {
+        if line.starts_with("diff --git ") {
+            old_path = None;
+        } else if let Some(p) = line.strip_prefix("--- ") {
+            old_path = side_path(p, "a/");
+        } else if let Some(p) = line.strip_prefix("+++ ") {
+            let (path, deleted) = match side_path(p, "b/") {
+                Some(p) => (p, false),
+                None => (old_path.clone().unwrap_or_default(), true),
+            };
+            if !path.is_empty() {
+                out.push(FileChange {
+                    added: old_path.is_none() && !deleted,
+                    path,
+                    hunks: Vec::new(),
+                    deleted,
+                });
+            }
+        } else if line.starts_with("@@ ")
+            && let Some(file) = out.last_mut()
+            && let Some(h) = hunk(line)
+        {
+            file.hunks.push(h);
+        }
+    }
+    out
+}
+
+/// A `---`/`+++` line's path without its `a/`/`b/` prefix (`None` for
+/// `/dev/null`), unquoted.
+fn side_path(p: &str, prefix: &str) -> Option<String> {
+    let p = p.trim_end_matches('\t');
+    if p == "/dev/null" {
+        return None;
+    }
+    let p = unquote(p);
+    Some(p.strip_prefix(prefix).unwrap_or(&p).to_string())
+}
+
+/// Git's C-style quoting of a path with special characters.
+fn unquote(p: &str) -> String {
+    let Some(inner) = p.strip_prefix('"').and_then(|p| p.strip_suffix('"')) else {
+        return p.to_string();
+    };
+    let mut bytes = Vec::new();
+    let mut chars = inner.bytes().peekable();
+    while let Some(b) = chars.next() {
+        if b != b'\\' {
+            bytes.push(b);
+            continue;
+        }
+        match chars.next() {
+            Some(b'n') => bytes.push(b'\n'),
+            Some(b't') => bytes.push(b'\t'),
+            Some(d @ b'0'..=b'7') => {
+                let mut v = u32::from(d - b'0');
+                for _ in 0..2 {
+                    if let Some(&n @ b'0'..=b'7') = chars.peek() {
+                        v = v * 8 + u32::from(n - b'0');
+                        chars.next();
+                    }
+                }
+                bytes.push(v as u8);
+            }
+            Some(other) => bytes.push(other),
+            None => {}
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// `@@ -a[,b] +c[,d] @@`: the working tree's side.
+fn hunk(line: &str) -> Option<Hunk> {
+    let new = line.split(' ').find(|w| w.starts_with('+'))?;
+    let mut parts = new[1..].splitn(2, ',');
+    let start: i64 = parts.next()?.parse().ok()?;
+    let count: i64 = match parts.next() {
+        Some(c) => c.parse().ok()?,
+        None => 1,
+    };
+    Some(if count == 0 {
+        // Lines deleted after line `start` (0: at the top).
+        Hunk {
+            start,
+            end: start + 1,
+            deletion: true,
+        }
+    } else {
+        Hunk {
+            start,
+            end: start + count - 1,
+            deletion: false,
+        }
+    })
+}
+
+#[cfg(test)]
+mod unit {
+    use super::*;
+
+    #[test]
+    fn hunks_of_edited_added_and_deleted_files() {
+        let diff = "\
+diff --git a/src/a.rs b/src/a.rs
+index 1..2 100644
+--- a/src/a.rs
++++ b/src/a.rs
+@@ -3 +3 @@ fn f() {
+-    old();
++    new();
+@@ -10,2 +9,0 @@ fn g() {
+-    x();
+-    y();
+@@ -20,0 +19,3 @@
++a
++b
++c
+diff --git a/src/new.rs b/src/new.rs
+new file mode 100644
+--- /dev/null
++++ b/src/new.rs
+@@ -0,0 +1,2 @@
++fn h() {}
++fn i() {}
+diff --git a/src/gone.rs b/src/gone.rs
+deleted file mode 100644
+--- a/src/gone.rs
++++ /dev/null
+@@ -1,2 +0,0 @@
+-fn j() {}
+-fn k() {}
+diff --git \"a/src/sp ace\\303\\251.rs\" \"b/src/sp ace\\303\\251.rs\"
+--- \"a/src/sp ace\\303\\251.rs\"
++++ \"b/src/sp ace\\303\\251.rs\"
+@@ -1 +1 @@
+-x
++y
+";
+        let files = parse(diff);
+        assert_eq!(files.len(), 4);
+        assert_eq!(files[0].path, "src/a.rs");
+        assert!(!files[0].added && !files[0].deleted);
+        assert_eq!(
+            files[0].hunks,
+            vec![
+                Hunk {
+                    start: 3,
+                    end: 3,
+                    deletion: false
+                },
+                Hunk {
+                    start: 9,
+                    end: 10,
+                    deletion: true
+                },
+                Hunk {
+                    start: 19,
+                    end: 21,
+                    deletion: false
+                },
+            ]
+        );
+        assert_eq!(files[1].path, "src/new.rs");
+        assert!(files[1].added);
+        assert_eq!(files[2].path, "src/gone.rs");
+        assert!(files[2].deleted);
+        assert_eq!(files[3].path, "src/sp aceé.rs");
+    }
+}

@@ -1,0 +1,493 @@
+//! `analyze_impact`: what a change can break. The change is a symbol, a list
+//! of changed files, or the working tree's git diff against a ref (its hunks
+//! mapped to the innermost symbols around them). Kuzu walks everything that
+//! calls, references, implements or extends each changed symbol, breadth-first
+//! up to `depth` (`queries/calls/impact.cypher`); the answer ranks what it
+//! reached by distance and lists the tests among it.
+//!
+//! A changed method that implements a declaration (a trait's, an
+//! interface's, a base class's method) also affects the declaration's callers
+//! (`via.relation: dispatch`). `name`-tier edges are left out unless asked
+//! for; the answer is a `lower_bound` when one was left out, or when a site
+//! names a changed symbol without proof (`UNRESOLVED`).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use super::super::answers::*;
+use super::super::args::{clean_path, limit, non_empty, resolve_one};
+use super::super::error::ToolError;
+use super::super::inputs::ImpactInput;
+use super::super::view::View;
+use super::diff::{self, FileChange};
+use super::tests::{is_test_file, is_test_symbol};
+use super::{declarations, depth, file_path_of, tiers};
+use crate::store::catalog::Catalog;
+
+/// Nodes one walk may return: the answer's totals are exact below it.
+const WALK_CAP: usize = 5_000;
+
+/// How a dependent is reached, strongest first (the `via` picked when several
+/// edges lead one step closer to the change).
+const RELATIONS: [&str; 5] = ["calls", "dispatch", "implements", "extends", "references"];
+
+/// A node reached while the answer is made.
+struct Reach {
+    is_file: bool,
+    distance: usize,
+    /// How many starts reach it.
+    starts: usize,
+    /// Its own edges of the walked kinds: (target id, relationship).
+    edges: Vec<(String, String)>,
+}
+
+pub fn analyze_impact(
+    c: &View,
+    input: ImpactInput,
+) -> Result<(ImpactAnswer, &'static str), ToolError> {
+    let depth = depth(input.depth, 3)?;
+    let limit = limit(input.limit, 200, 2000)?;
+    let (tiers, tier) = tiers(input.min_confidence);
+    let cat = c.catalog()?;
+    let mut notes: Vec<String> = Vec::new();
+    let changed = changed_symbols(c, &cat, &input, &mut notes)?;
+    let changed_ids: HashSet<String> = changed.iter().map(|&i| cat.entry(i).id()).collect();
+
+    // The walks start at the changed symbols and at the declarations changed
+    // methods implement (whose callers may reach them).
+    let mut starts: Vec<String> = changed.iter().map(|&i| cat.entry(i).id()).collect();
+    let mut declared: HashSet<String> = HashSet::new();
+    for &i in &changed {
+        for d in declarations(c, &cat, i)? {
+            let id = cat.entry(d).id();
+            if !changed_ids.contains(&id) && declared.insert(id.clone()) {
+                starts.push(id);
+            }
+        }
+    }
+    let walks = c
+        .graph
+        .impact_walks(starts.clone(), depth, tiers, WALK_CAP)
+        .map_err(ToolError::internal)?;
+    let mut cut = false;
+    let mut name_cut: i64 = 0;
+    let mut reached: HashMap<String, Reach> = HashMap::new();
+    for walk in walks {
+        cut |= walk.len() >= WALK_CAP;
+        for (id, is_file, d, edges, names) in walk {
+            if changed_ids.contains(&id) || declared.contains(&id) {
+                continue;
+            }
+            let d = d.max(1) as usize;
+            match reached.get_mut(&id) {
+                Some(r) => {
+                    r.distance = r.distance.min(d);
+                    r.starts += 1;
+                }
+                None => {
+                    name_cut += names;
+                    reached.insert(
+                        id,
+                        Reach {
+                            is_file,
+                            distance: d,
+                            starts: 1,
+                            edges,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    // Why the answer may be a lower bound.
+    let mut lower = Vec::new();
+    if tiers < crate::store::graph::GraphStore::CALL_TIERS.len() {
+        name_cut += c
+            .graph
+            .name_edges_into(changed_ids.iter().cloned().collect())
+            .map_err(ToolError::internal)?
+            .iter()
+            .sum::<i64>();
+        if name_cut > 0 {
+            lower.push(format!(
+                "{name_cut} edge(s) resolved only by a unique name (tier `name`) lead into what was reached; pass min_confidence: name to follow them"
+            ));
+        }
+    }
+    let mut names: Vec<String> = changed
+        .iter()
+        .map(|&i| cat.entry(i).name().to_string())
+        .collect();
+    names.sort();
+    names.dedup();
+    let unresolved: i64 = c
+        .graph
+        .unresolved_named(&c.repo, &c.ref_name, names)
+        .map_err(ToolError::internal)?
+        .into_iter()
+        .flatten()
+        .map(|(_, n)| n)
+        .sum();
+    if unresolved > 0 {
+        lower.push(format!(
+            "{unresolved} site(s) name a changed symbol but no tier could prove their target"
+        ));
+    }
+    if cut {
+        lower.push(format!(
+            "a walk reached more than {WALK_CAP} nodes and was cut"
+        ));
+    }
+    let completeness = if lower.is_empty() {
+        "exact"
+    } else {
+        "lower_bound"
+    };
+
+    // Each dependent with the step it takes toward the change.
+    let distance_of = |id: &str| -> Option<usize> {
+        if changed_ids.contains(id) || declared.contains(id) {
+            Some(0)
+        } else {
+            reached.get(id).map(|r| r.distance)
+        }
+    };
+    let mut affected: Vec<(AffectedSymbol, usize)> = Vec::new();
+    for (id, r) in &reached {
+        let via = r
+            .edges
+            .iter()
+            .filter_map(|(to, rel)| {
+                let d = distance_of(to).filter(|d| *d < r.distance)?;
+                let rel = if declared.contains(to) && rel == "CALLS" {
+                    "dispatch".to_string()
+                } else {
+                    rel_name(rel)
+                };
+                Some((r.distance - d, to, rel))
+            })
+            .min_by_key(|(steps, to, rel)| (*steps, RELATIONS.iter().position(|x| x == rel), *to));
+        let via = match via.and_then(|(_, to, rel)| Some((cat.by_id(to)?, rel))) {
+            Some((t, relation)) => {
+                let e = cat.entry(t);
+                Via {
+                    name: e.name().to_string(),
+                    qualified_name: e.qualified_name().to_string(),
+                    relation,
+                }
+            }
+            None => continue,
+        };
+        let Some(row) = affected_row(c, &cat, id, r, via) else {
+            continue;
+        };
+        affected.push((row, r.starts));
+    }
+    affected.sort_by(|(a, an), (b, bn)| {
+        (
+            a.distance,
+            std::cmp::Reverse(*an),
+            &a.path,
+            a.line_start,
+            &a.id,
+        )
+            .cmp(&(
+                b.distance,
+                std::cmp::Reverse(*bn),
+                &b.path,
+                b.line_start,
+                &b.id,
+            ))
+    });
+    let affected: Vec<AffectedSymbol> = affected.into_iter().map(|(a, _)| a).collect();
+
+    let mut by_distance: BTreeMap<usize, usize> = BTreeMap::new();
+    for a in &affected {
+        *by_distance.entry(a.distance).or_default() += 1;
+    }
+    let changed_rows: Vec<ChangedSymbol> = changed
+        .iter()
+        .map(|&i| {
+            let e = cat.entry(i);
+            ChangedSymbol {
+                symbol_id: e.id(),
+                name: e.name().to_string(),
+                qualified_name: e.qualified_name().to_string(),
+                kind: e.kind().to_string(),
+                path: e.path().to_string(),
+                line_start: e.line_start(),
+                line_end: e.line_end(),
+            }
+        })
+        .collect();
+    let files = files_of(&changed_rows, &affected);
+    let tests = tests_of(&changed_rows, &affected, &files);
+    let total_affected = affected.len();
+    let truncated = cut || total_affected > limit;
+    let mut affected = affected;
+    affected.truncate(limit);
+    notes.splice(0..0, lower);
+    let body = ImpactAnswer {
+        changed: changed_rows,
+        affected,
+        by_distance: by_distance
+            .into_iter()
+            .map(|(distance, count)| DistanceCount { distance, count })
+            .collect(),
+        files,
+        tests,
+        completeness: completeness.into(),
+        notes,
+        total_affected,
+        truncated,
+        depth,
+        min_confidence: tier.into(),
+        metadata: Metadata::default(),
+    };
+    Ok((body, if truncated { "truncated" } else { "complete" }))
+}
+
+/// The changed symbols the input names, in position order.
+fn changed_symbols(
+    c: &View,
+    cat: &Catalog,
+    input: &ImpactInput,
+    notes: &mut Vec<String>,
+) -> Result<Vec<usize>, ToolError> {
+    let given = [
+        input.symbol_name.is_some(),
+        input.paths.is_some(),
+        input.diff_base.is_some(),
+    ];
+    if given.iter().filter(|g| **g).count() != 1 {
+        return Err(ToolError::invalid_input(
+            "pass exactly one of `symbol_name`, `paths` and `diff_base`",
+        ));
+    }
+    if input.path.is_some() && input.symbol_name.is_none() {
+        return Err(ToolError::invalid_input(
+            "`path` goes with `symbol_name`; changed files go in `paths`",
+        ));
+    }
+    let mut out = Vec::new();
+    if let Some(name) = &input.symbol_name {
+        let name = non_empty("symbol_name", name)?;
+        let path = super::super::args::clean_opt_path(input.path.as_deref())?;
+        out.push(resolve_one(c, cat, name, path.as_deref())?);
+    } else if let Some(paths) = &input.paths {
+        if paths.is_empty() {
+            return Err(ToolError::invalid_input("`paths` is empty"));
+        }
+        let mut indexed = 0;
+        for p in paths {
+            let p = clean_path(p)?;
+            if c.file(&p)?.is_none() {
+                notes.push(format!("{p} is not an indexed file"));
+                continue;
+            }
+            indexed += 1;
+            out.extend(
+                cat.in_file(&p)
+                    .into_iter()
+                    .filter(|&i| cat.entry(i).kind() != "impl"),
+            );
+        }
+        if indexed == 0 {
+            let first = clean_path(&paths[0])?;
+            return Err(ToolError::file_not_found(&first, &c.repo, &c.ref_name));
+        }
+    } else if let Some(base) = &input.diff_base {
+        let base = non_empty("diff_base", base)?;
+        for change in diff::changes(&c.root(), base)? {
+            out.extend(diffed(c, cat, &change, notes)?);
+        }
+    }
+    cat.sort_by_position(&mut out);
+    out.dedup();
+    Ok(out)
+}
+
+/// The symbols one file's change touches: every symbol of an added file, else
+/// the innermost symbol around each changed line (lines only deleted: the
+/// innermost symbol holding both lines either side).
+fn diffed(
+    c: &View,
+    cat: &Catalog,
+    change: &FileChange,
+    notes: &mut Vec<String>,
+) -> Result<Vec<usize>, ToolError> {
+    if change.deleted {
+        notes.push(format!(
+            "{} was deleted: what called into it is not in the index any more",
+            change.path
+        ));
+        return Ok(Vec::new());
+    }
+    let Some(file) = c.file(&change.path)? else {
+        return Ok(Vec::new());
+    };
+    if let Ok((_, stale)) = super::super::args::read_source(&c.root(), &file)
+        && stale
+    {
+        notes.push(format!(
+            "{} changed since it was indexed: its lines may not match its symbols",
+            change.path
+        ));
+    }
+    let symbols: Vec<usize> = cat
+        .in_file(&change.path)
+        .into_iter()
+        .filter(|&i| cat.entry(i).kind() != "impl")
+        .collect();
+    if change.added {
+        return Ok(symbols);
+    }
+    let innermost = |lines: &[i64]| -> Option<usize> {
+        symbols
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let e = cat.entry(i);
+                lines
+                    .iter()
+                    .all(|&l| e.line_start() <= l && l <= e.line_end())
+            })
+            .min_by_key(|&i| {
+                let e = cat.entry(i);
+                (
+                    e.line_end() - e.line_start(),
+                    std::cmp::Reverse(e.line_start()),
+                )
+            })
+    };
+    let mut out = Vec::new();
+    for h in &change.hunks {
+        if h.deletion {
+            out.extend(innermost(&[h.start, h.end]));
+        } else {
+            for line in h.start..=h.end {
+                out.extend(innermost(&[line]));
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// A relationship's name as `via` says it.
+fn rel_name(rel: &str) -> String {
+    match rel {
+        "CALLS" => "calls",
+        "REFERENCES" => "references",
+        "IMPLEMENTS" => "implements",
+        "EXTENDS" => "extends",
+        other => other,
+    }
+    .to_string()
+}
+
+fn affected_row(c: &View, cat: &Catalog, id: &str, r: &Reach, via: Via) -> Option<AffectedSymbol> {
+    if r.is_file {
+        let path = file_path_of(c, id);
+        return Some(AffectedSymbol {
+            id: id.to_string(),
+            name: path.rsplit('/').next().unwrap_or(path).to_string(),
+            qualified_name: path.to_string(),
+            kind: "file".into(),
+            path: path.to_string(),
+            line_start: 1,
+            distance: r.distance,
+            via,
+            is_test: is_test_file(path),
+        });
+    }
+    let e = cat.entry(cat.by_id(id)?);
+    Some(AffectedSymbol {
+        id: id.to_string(),
+        name: e.name().to_string(),
+        qualified_name: e.qualified_name().to_string(),
+        kind: e.kind().to_string(),
+        path: e.path().to_string(),
+        line_start: e.line_start(),
+        distance: r.distance,
+        is_test: is_test_symbol(e.kind(), e.name(), e.qualified_name(), e.path())
+            || is_test_file(e.path()),
+        via,
+    })
+}
+
+/// The files of the changed and affected symbols, nearest first.
+fn files_of(changed: &[ChangedSymbol], affected: &[AffectedSymbol]) -> Vec<ImpactFile> {
+    let mut files: BTreeMap<&str, ImpactFile> = BTreeMap::new();
+    let file = |path: &str| ImpactFile {
+        path: path.to_string(),
+        changed: 0,
+        affected: 0,
+        distance: usize::MAX,
+        is_test: is_test_file(path),
+    };
+    for s in changed {
+        let f = files.entry(&s.path).or_insert_with(|| file(&s.path));
+        f.changed += 1;
+        f.distance = 0;
+    }
+    for a in affected {
+        let f = files.entry(&a.path).or_insert_with(|| file(&a.path));
+        f.affected += 1;
+        f.distance = f.distance.min(a.distance);
+    }
+    let mut out: Vec<ImpactFile> = files.into_values().collect();
+    out.sort_by(|a, b| (a.distance, &a.path).cmp(&(b.distance, &b.path)));
+    out
+}
+
+/// The tests among the changed and affected symbols, and the test files with
+/// none of their functions listed, nearest first.
+fn tests_of(
+    changed: &[ChangedSymbol],
+    affected: &[AffectedSymbol],
+    files: &[ImpactFile],
+) -> Vec<TestHit> {
+    let mut out: Vec<TestHit> = Vec::new();
+    let test_fn =
+        |kind: &str, name: &str, qn: &str, path: &str| is_test_symbol(kind, name, qn, path);
+    for s in changed {
+        if test_fn(&s.kind, &s.name, &s.qualified_name, &s.path) {
+            out.push(TestHit {
+                path: s.path.clone(),
+                name: Some(s.name.clone()),
+                qualified_name: Some(s.qualified_name.clone()),
+                line_start: Some(s.line_start),
+                distance: 0,
+            });
+        }
+    }
+    for a in affected {
+        if a.kind != "file" && test_fn(&a.kind, &a.name, &a.qualified_name, &a.path) {
+            out.push(TestHit {
+                path: a.path.clone(),
+                name: Some(a.name.clone()),
+                qualified_name: Some(a.qualified_name.clone()),
+                line_start: Some(a.line_start),
+                distance: a.distance,
+            });
+        }
+    }
+    let listed: HashSet<String> = out.iter().map(|t| t.path.clone()).collect();
+    for f in files {
+        if f.is_test && !listed.contains(&f.path) {
+            out.push(TestHit {
+                path: f.path.clone(),
+                name: None,
+                qualified_name: None,
+                line_start: None,
+                distance: f.distance,
+            });
+        }
+    }
+    out.sort_by(|a, b| {
+        (a.distance, &a.path, a.line_start).cmp(&(b.distance, &b.path, b.line_start))
+    });
+    out
+}

@@ -1,0 +1,186 @@
+//! The call-graph tools: `find_references`, `get_call_graph`,
+//! `find_implementations` and `analyze_impact`, over the `CALLS`,
+//! `REFERENCES`, `IMPLEMENTS`, `EXTENDS` and `UNRESOLVED` edges.
+//!
+//! Kuzu walks the edges (`queries/calls/`, through `GraphStore`); the catalog
+//! supplies the rows; this module arranges them. Trait and interface dispatch
+//! is expanded here, at query time: a call on a trait-typed receiver points at
+//! the trait's method declaration (tier `dispatch`), and a method that
+//! implements or overrides a declaration (found through `IMPLEMENTS` and
+//! `EXTENDS` of its type, and the same name) is reached by the declaration's
+//! callers too, labelled as such.
+
+pub mod diff;
+mod graph;
+mod impact;
+mod implementations;
+mod references;
+pub mod tests;
+
+pub use graph::get_call_graph;
+pub use impact::analyze_impact;
+pub use implementations::find_implementations;
+pub use references::find_references;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use super::error::ToolError;
+use super::inputs::Tier;
+use super::view::View;
+use crate::model::names::last_segment;
+use crate::store::catalog::Catalog;
+use crate::store::graph::GraphStore;
+
+/// Kinds that own methods: what `IMPLEMENTS` and `EXTENDS` join.
+const TYPE_KINDS: &[&str] = &["struct", "enum", "trait", "class", "interface", "type"];
+
+/// The name of a tier, as edges carry it.
+pub fn tier_name(t: Tier) -> &'static str {
+    GraphStore::CALL_TIERS[tier_rank(t)]
+}
+
+fn tier_rank(t: Tier) -> usize {
+    match t {
+        Tier::Scope => 0,
+        Tier::Import => 1,
+        Tier::SelfTier => 2,
+        Tier::Qualified => 3,
+        Tier::Typed => 4,
+        Tier::Dispatch => 5,
+        Tier::Name => 6,
+    }
+}
+
+/// How many tiers a walk follows for `min_confidence` (default `dispatch`:
+/// every tier but `name`), and the tier's name.
+pub fn tiers(min_confidence: Option<Tier>) -> (usize, &'static str) {
+    let t = min_confidence.unwrap_or(Tier::Dispatch);
+    (tier_rank(t) + 1, tier_name(t))
+}
+
+/// A walk's depth: 1 to `GraphStore::MAX_CALL_DEPTH`.
+pub fn depth(v: Option<i64>, default: usize) -> Result<usize, ToolError> {
+    let max = GraphStore::MAX_CALL_DEPTH;
+    match v {
+        None => Ok(default),
+        Some(n) if n >= 1 && n as u64 <= max as u64 => Ok(n as usize),
+        Some(n) => Err(ToolError::invalid_input(format!(
+            "depth must be between 1 and {max}, not {n}"
+        ))),
+    }
+}
+
+/// What separates a type's qualified name from its members' in `language`.
+fn member_sep(language: &str) -> &'static str {
+    if language == "rust" { "::" } else { "." }
+}
+
+/// The types that own the method at entry `i`, by qualified name (a Rust
+/// method sits in an `impl` named after its type; a Go method may hang off
+/// its file): `a::Circle::area` → the `a::Circle` struct.
+fn owners(cat: &Catalog, i: usize) -> Vec<usize> {
+    let e = cat.entry(i);
+    let suffix = format!("{}{}", member_sep(e.language()), e.name());
+    let Some(owner_qn) = e.qualified_name().strip_suffix(&suffix) else {
+        return Vec::new();
+    };
+    let mut found = cat.named(last_segment(owner_qn));
+    found.retain(|&j| {
+        let o = cat.entry(j);
+        o.qualified_name() == owner_qn
+            && TYPE_KINDS.contains(&o.kind())
+            && o.language() == e.language()
+    });
+    found
+}
+
+/// The methods named `name` of the type at entry `t` (in its body, its Rust
+/// impl blocks, or, in Go, anywhere with its receiver).
+fn members_named(cat: &Catalog, t: usize, name: &str) -> Vec<usize> {
+    let e = cat.entry(t);
+    let qn = format!("{}{}{}", e.qualified_name(), member_sep(e.language()), name);
+    let mut found = cat.named(name);
+    found.retain(|&j| {
+        let m = cat.entry(j);
+        m.qualified_name() == qn
+            && matches!(m.kind(), "method" | "fn")
+            && m.language() == e.language()
+    });
+    found
+}
+
+/// The trait, interface or base-class methods that the method at entry `i`
+/// implements or overrides: the same-named methods of every type its owner
+/// implements or extends (transitively).
+fn declarations(c: &View, cat: &Catalog, i: usize) -> Result<Vec<usize>, ToolError> {
+    let e = cat.entry(i);
+    if !matches!(e.kind(), "method" | "fn") {
+        return Ok(Vec::new());
+    }
+    let owners = owners(cat, i);
+    if owners.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<String> = owners.iter().map(|&o| cat.entry(o).id()).collect();
+    let supers = c.graph.supertypes(ids).map_err(ToolError::internal)?;
+    let mut out = Vec::new();
+    for (id, _, _) in supers.into_iter().flatten() {
+        if let Some(s) = cat.by_id(&id) {
+            for m in members_named(cat, s, e.name()) {
+                if m != i && !out.contains(&m) {
+                    out.push(m);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Source lines read for one answer, each file once.
+struct Lines {
+    root: PathBuf,
+    files: HashMap<String, Option<Vec<String>>>,
+}
+
+/// Longest source line an answer shows, in characters.
+const MAX_LINE_CHARS: usize = 240;
+
+impl Lines {
+    fn new(c: &View) -> Lines {
+        Lines {
+            root: c.root(),
+            files: HashMap::new(),
+        }
+    }
+
+    /// Line `n` (1-based) of `path` as it is; "" when it cannot be read.
+    fn raw(&mut self, path: &str, n: i64) -> String {
+        let root = &self.root;
+        let lines = self.files.entry(path.to_string()).or_insert_with(|| {
+            super::args::read_text(root, path).map(|t| t.lines().map(str::to_string).collect())
+        });
+        lines
+            .as_ref()
+            .and_then(|lines| lines.get(usize::try_from(n - 1).ok()?))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Line `n` (1-based) of `path`, trimmed and cut to `MAX_LINE_CHARS`.
+    fn line(&mut self, path: &str, n: i64) -> String {
+        let raw = self.raw(path, n);
+        let text = raw.trim();
+        if text.chars().count() > MAX_LINE_CHARS {
+            text.chars().take(MAX_LINE_CHARS - 1).chain(['…']).collect()
+        } else {
+            text.to_string()
+        }
+    }
+}
+
+/// The path of a file node's id (`repo@ref:path`).
+fn file_path_of<'a>(c: &View, id: &'a str) -> &'a str {
+    let prefix = format!("{}@{}:", c.repo, c.ref_name);
+    id.strip_prefix(&prefix).unwrap_or(id)
+}

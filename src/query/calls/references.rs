@@ -1,0 +1,179 @@
+//! `find_references`: a definition and every use of it (calls, references,
+//! imports), by file, with the enclosing symbol, the tier that proved each
+//! and its source line; and how many sites named it without proof.
+
+use std::collections::BTreeMap;
+
+use super::super::answers::*;
+use super::super::args::{clean_opt_path, limit, non_empty, resolve_one};
+use super::super::error::ToolError;
+use super::super::inputs::{RefKind, ReferencesInput};
+use super::super::view::View;
+use super::{Lines, declarations};
+use crate::store::catalog::Catalog;
+
+/// One use before it is rendered.
+struct Site {
+    path: String,
+    line: i64,
+    col: i64,
+    kind: String,
+    from: Option<usize>,
+    confidence: String,
+    via: Option<usize>,
+}
+
+pub fn find_references(
+    c: &View,
+    input: ReferencesInput,
+) -> Result<(ReferencesAnswer, &'static str), ToolError> {
+    let name = non_empty("symbol_name", &input.symbol_name)?;
+    let path = clean_opt_path(input.path.as_deref())?;
+    let limit = limit(input.limit, 100, 1000)?;
+    let offset = cursor(input.cursor.as_deref())?;
+    let cat = c.catalog()?;
+    let target = resolve_one(c, &cat, name, path.as_deref())?;
+    let t = cat.entry(target);
+
+    // Its own uses, then the calls of the declarations it implements (a
+    // trait's or base class's method: those calls may reach it).
+    let mut sites: Vec<Site> = Vec::new();
+    let mut starts = vec![(target, None)];
+    starts.extend(
+        declarations(c, &cat, target)?
+            .into_iter()
+            .map(|d| (d, Some(d))),
+    );
+    for (start, via) in starts {
+        let uses = c
+            .graph
+            .uses_of(&cat.entry(start).id())
+            .map_err(ToolError::internal)?;
+        for (rel, from, from_file, from_path, line, col, ref_kind, confidence) in uses {
+            let kind = match rel.as_str() {
+                "CALLS" => "call".to_string(),
+                "IMPORTS" => "import".to_string(),
+                _ => ref_kind,
+            };
+            // Through a declaration, only calls reach the implementation.
+            if via.is_some() && kind != "call" {
+                continue;
+            }
+            if !wanted(input.kind, &kind) {
+                continue;
+            }
+            sites.push(Site {
+                path: from_path,
+                line,
+                col,
+                kind,
+                from: if from_file { None } else { cat.by_id(&from) },
+                confidence,
+                via,
+            });
+        }
+    }
+    sites.sort_by(|a, b| {
+        (&a.path, a.line, a.col, &a.kind, a.via).cmp(&(&b.path, b.line, b.col, &b.kind, b.via))
+    });
+    sites.dedup_by(|a, b| (&a.path, a.line, a.col, &a.kind) == (&b.path, b.line, b.col, &b.kind));
+
+    let mut per_file: BTreeMap<&str, usize> = BTreeMap::new();
+    for s in &sites {
+        *per_file.entry(s.path.as_str()).or_default() += 1;
+    }
+    let files = per_file
+        .into_iter()
+        .map(|(path, count)| FileCount {
+            path: path.to_string(),
+            count,
+        })
+        .collect();
+
+    let unresolved: i64 = c
+        .graph
+        .unresolved_named(&c.repo, &c.ref_name, vec![t.name().to_string()])
+        .map_err(ToolError::internal)?
+        .into_iter()
+        .flatten()
+        .filter(|(kind, _)| wanted(input.kind, kind))
+        .map(|(_, n)| n)
+        .sum();
+
+    let total = sites.len();
+    let end = (offset + limit).min(total);
+    let mut lines = Lines::new(c);
+    let references: Vec<Reference> = sites
+        .get(offset.min(total)..end)
+        .unwrap_or_default()
+        .iter()
+        .map(|s| render(&cat, &mut lines, t.name(), s))
+        .collect();
+    let more = end < total;
+    let body = ReferencesAnswer {
+        symbol: SymbolRef::from(t),
+        references,
+        files,
+        total,
+        unresolved,
+        truncated: more,
+        next_cursor: more.then(|| end.to_string()),
+        metadata: Metadata::default(),
+    };
+    Ok((body, if more { "truncated" } else { "complete" }))
+}
+
+/// Whether a use of `kind` is asked for.
+fn wanted(asked: RefKind, kind: &str) -> bool {
+    match asked {
+        RefKind::All => true,
+        RefKind::Call => kind == "call",
+        RefKind::Type => matches!(kind, "type" | "construct" | "extends" | "implements"),
+        RefKind::Import => kind == "import",
+        RefKind::Value => kind == "value",
+    }
+}
+
+/// A page's start: the `next_cursor` of the page before.
+fn cursor(c: Option<&str>) -> Result<usize, ToolError> {
+    match c.map(str::trim).filter(|c| !c.is_empty()) {
+        None => Ok(0),
+        Some(c) => c.parse().map_err(|_| {
+            ToolError::invalid_input(format!(
+                "`{c}` is not a cursor of find_references; pass the `next_cursor` of the previous page"
+            ))
+        }),
+    }
+}
+
+fn render(cat: &Catalog, lines: &mut Lines, name: &str, s: &Site) -> Reference {
+    let text = lines.line(&s.path, s.line);
+    // An import's edge has no column: where the name is on its line.
+    let col = match s.col {
+        0 => text_col(&lines.raw(&s.path, s.line), name),
+        n => n,
+    };
+    Reference {
+        path: s.path.clone(),
+        line: s.line,
+        col,
+        kind: s.kind.clone(),
+        from: s.from.map(|i| {
+            let e = cat.entry(i);
+            FromSymbol {
+                name: e.name().to_string(),
+                qualified_name: e.qualified_name().to_string(),
+                kind: e.kind().to_string(),
+                line_start: e.line_start(),
+            }
+        }),
+        confidence: s.confidence.clone(),
+        text,
+        via: s.via.map(|d| cat.entry(d).qualified_name().to_string()),
+    }
+}
+
+/// The 1-based byte column of `name` on `line` (1 when it is not there).
+fn text_col(line: &str, name: &str) -> i64 {
+    line.find(name).map_or(1, |k| k as i64 + 1)
+}

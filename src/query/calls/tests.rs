@@ -1,0 +1,101 @@
+//! Which code is a test, for `analyze_impact`'s `tests` and `cruxe impact
+//! --diff` (the test files to run). By place and name only, kept simple:
+//!
+//! - a test file: under a `test`, `tests` or `__tests__` directory, or named
+//!   `test_*.py`, `*_test.py`, `conftest.py`, `*_test.go`, `*.test.*` or
+//!   `*.spec.*` (TypeScript and JavaScript);
+//! - a test function: a function or method in a test file, or (Rust) one named
+//!   `test_*` or inside a `mod tests`.
+
+/// Whether `path` (repo-relative) is a test file.
+pub fn is_test_file(path: &str) -> bool {
+    let mut parts = path.split('/').collect::<Vec<_>>();
+    let file = parts.pop().unwrap_or(path);
+    if parts
+        .iter()
+        .any(|d| matches!(*d, "test" | "tests" | "__tests__"))
+    {
+        return true;
+    }
+    let script = [".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"];
+    let (stem, ext) = file.rsplit_once('.').map_or((file, ""), |(s, e)| (s, e));
+    match ext {
+        "py" => stem.starts_with("test_") || stem.ends_with("_test") || stem == "conftest",
+        "go" => stem.ends_with("_test"),
+        _ if script.iter().any(|x| file.ends_with(x)) => {
+            stem.ends_with(".test") || stem.ends_with(".spec")
+        }
+        _ => false,
+    }
+}
+
+/// Whether a definition is a test function.
+pub fn is_test_symbol(kind: &str, name: &str, qualified_name: &str, path: &str) -> bool {
+    if !matches!(kind, "fn" | "method") {
+        return false;
+    }
+    is_test_file(path)
+        || (path.ends_with(".rs")
+            && (name.starts_with("test_") || qualified_name.contains("::tests::")))
+}
+
+#[cfg(test)]
+mod unit {
+    use super::*;
+
+    #[test]
+    fn test_files_and_functions_by_place_and_name() {
+        for p in [
+            "tests/it.rs",
+            "pkg/tests/helpers.py",
+            "geo/test_shapes.py",
+            "geo/shapes_test.py",
+            "conftest.py",
+            "shapes/square_test.go",
+            "src/report.test.ts",
+            "src/report.spec.tsx",
+            "web/__tests__/a.js",
+        ] {
+            assert!(is_test_file(p), "{p}");
+        }
+        for p in [
+            "src/testing.rs",
+            "src/report.ts",
+            "geo/shapes.py",
+            "shapes/square.go",
+            "src/latest.rs",
+        ] {
+            assert!(!is_test_file(p), "{p}");
+        }
+        assert!(is_test_symbol(
+            "fn",
+            "test_area",
+            "shapes::test_area",
+            "src/shapes.rs"
+        ));
+        assert!(is_test_symbol(
+            "fn",
+            "area_is_pi",
+            "shapes::tests::area_is_pi",
+            "src/shapes.rs"
+        ));
+        assert!(!is_test_symbol(
+            "fn",
+            "area",
+            "shapes::area",
+            "src/shapes.rs"
+        ));
+        assert!(!is_test_symbol(
+            "struct",
+            "TestData",
+            "t::TestData",
+            "tests/t.rs"
+        ));
+        assert!(is_test_symbol(
+            "fn",
+            "TestArea",
+            "x.TestArea",
+            "shapes/square_test.go"
+        ));
+    }
+}

@@ -13,8 +13,12 @@ use serde_json::{Value, json};
 use crate::common::{copy_tree, cruxe_bin, fixture};
 
 pub const TOOLS: &[&str] = &[
+    "analyze_impact",
     "explore_tree",
+    "find_implementations",
+    "find_references",
     "find_related_symbols",
+    "get_call_graph",
     "get_code_context",
     "get_file_outline",
     "get_node",

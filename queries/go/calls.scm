@@ -27,3 +27,4 @@
 (interface_type (type_elem [(type_identifier) (qualified_type)] @callee)) @extends
 (type_parameter_declaration name: (identifier) @name type: (type_constraint . (_) @ty)) @fact.bound
 (range_clause left: (expression_list (_) . (identifier) @name) right: (_) @ty) @fact.local
+(expression_list (selector_expression) @callee) @value

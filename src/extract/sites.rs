@@ -75,6 +75,20 @@ pub(super) fn collect(
                     continue;
                 }
                 let owner = owner_of(symbols, node.start_byte(), true);
+                // A receiver named by a plain name (`DEFAULT.summary()`,
+                // `report.flush()`): a use of that name as a value too, kept
+                // when it resolves to a module-level value or function.
+                let head_named = chain.len() > 1
+                    && !is_marker(&chain[0])
+                    && !is_self_word(&chain[0])
+                    && !chain[1].starts_with("::");
+                if kind == SiteKind::Call
+                    && head_named
+                    && let Some(h) = head(inner)
+                {
+                    out.sites
+                        .push(site(SiteKind::Value, vec![chain[0].clone()], h, owner));
+                }
                 out.sites.push(site(kind, chain, token, owner));
             }
             "type" | "extends" | "implements" => {
@@ -145,6 +159,22 @@ pub(super) fn collect(
             _ => {}
         }
     }
+}
+
+/// The leftmost name of an expression chain.
+fn head(mut n: Node<'_>) -> Option<Node<'_>> {
+    for _ in 0..=MAX_CHAIN {
+        if matches!(
+            n.kind(),
+            "identifier" | "type_identifier" | "package_identifier"
+        ) {
+            return Some(n);
+        }
+        n = ["function", "object", "operand", "value", "constructor"]
+            .iter()
+            .find_map(|f| n.child_by_field_name(f))?;
+    }
+    None
 }
 
 fn is_marker(s: &str) -> bool {

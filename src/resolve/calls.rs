@@ -255,9 +255,12 @@ impl<'i, 'a> Resolver<'i, 'a> {
             let to_name = written(cx.fam, &site.chain);
             let found = match site.kind {
                 SiteKind::Call => self.call_target(&cx, site.owner, &site.chain, 0),
-                SiteKind::Value => self
-                    .call_target(&cx, site.owner, &site.chain, 0)
-                    .filter(|(s, _)| is_callable(s.kind)),
+                SiteKind::Value => {
+                    self.call_target(&cx, site.owner, &site.chain, 0)
+                        .filter(|(s, _)| {
+                            is_callable(s.kind) || matches!(s.kind, "const" | "static" | "var")
+                        })
+                }
                 _ => self
                     .type_target(&cx, site.owner, &site.chain, 0)
                     .map(|(s, t)| (s, t)),
@@ -373,9 +376,121 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 },
             }
         }
+        if cx.fam == Family::Go {
+            self.go_implements(&cx, &mut out);
+        }
         out.sort();
         out.dedup();
         out
+    }
+
+    /// Go: for each interface this file declares, the named types of its
+    /// package whose method set (promoted methods included) holds all of
+    /// the interface's (embedded interfaces included): IMPLEMENTS edges,
+    /// owned by the interface's file. Within the package only.
+    fn go_implements(&self, cx: &FileCx<'a>, out: &mut Vec<SiteEdge>) {
+        let interfaces: Vec<&'a RSymbol> =
+            cx.syms.iter().filter(|s| s.kind == "interface").collect();
+        if interfaces.is_empty() {
+            return;
+        }
+        let group = cx.f.module.as_str();
+        self.ix.dep(&["grp", "go", group]);
+        let Some(&at) = self.ix.by_qn.get(&(Family::Go, "", group)) else {
+            return;
+        };
+        let table = self.ix.definitions[at].table(self.ix.files);
+        // Every qualified name of the package: a type's methods are
+        // `T.m`; types are the names with one dot after the package.
+        let mut types: Vec<&'a str> = Vec::new();
+        let mut methods: FxMap<&'a str, Vec<&'a str>> = FxMap::default();
+        for (qn, defs) in table.iter() {
+            let Some(rest) = qn.strip_prefix(group).and_then(|r| r.strip_prefix('.')) else {
+                continue;
+            };
+            match rest.split_once('.') {
+                None => {
+                    if defs.iter().any(|d| matches!(d.3, "struct" | "type")) {
+                        types.push(qn);
+                    }
+                }
+                Some((t, m)) if !m.contains('.') => {
+                    if defs.iter().any(|d| d.3 == "method") {
+                        methods
+                            .entry(&qn[..group.len() + 1 + t.len()])
+                            .or_default()
+                            .push(m);
+                    }
+                }
+                _ => {}
+            }
+        }
+        types.sort_unstable();
+        for iface in interfaces {
+            let Some(isym) = self.here(cx, iface) else {
+                continue;
+            };
+            let mut wanted: Vec<String> = Vec::new();
+            self.go_method_names(isym, &methods, &mut wanted, 0);
+            wanted.sort();
+            wanted.dedup();
+            if wanted.is_empty() {
+                continue;
+            }
+            for &t in &types {
+                let Some(tsym) = self.lookup(Family::Go, "", t) else {
+                    continue;
+                };
+                let mut has: Vec<String> = Vec::new();
+                self.go_method_names(tsym, &methods, &mut has, 0);
+                if wanted.iter().all(|w| has.contains(w)) {
+                    out.push(SiteEdge {
+                        rel: Rel::Implements,
+                        from: tsym.id.to_string(),
+                        to: iface.id.to_string(),
+                        line: 0,
+                        col: 0,
+                        tier: Tier::Scope,
+                        kind: SiteKind::Implements,
+                        to_name: iface.qualified_name.to_string(),
+                    });
+                }
+            }
+        }
+    }
+
+    /// The method names of Go type (or interface) `t`: its own, and those of
+    /// the types it embeds.
+    fn go_method_names(
+        &self,
+        t: Sym<'a>,
+        methods: &FxMap<&'a str, Vec<&'a str>>,
+        out: &mut Vec<String>,
+        depth: usize,
+    ) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        // Methods of the package's types (an embedded type of another
+        // package contributes none: within the package only).
+        if let Some(own) = methods.get(t.qn) {
+            out.extend(own.iter().map(|m| m.to_string()));
+        }
+        if t.kind == "interface" {
+            // Interface methods are its nested method symbols.
+            let f = &self.ix.files[t.file];
+            let prefix = format!("{}.", t.qn);
+            out.extend(
+                f.symbols
+                    .iter()
+                    .filter_map(|s| s.qualified_name.strip_prefix(prefix.as_str()))
+                    .filter(|m| !m.contains('.'))
+                    .map(str::to_string),
+            );
+        }
+        for (base, _) in self.bases(t, depth + 1) {
+            self.go_method_names(base, methods, out, depth + 1);
+        }
     }
 
     /// The target of a call (or of a function named as a value): the chain's

@@ -405,11 +405,16 @@ pub fn contributed_keys(f: &RFile) -> Contribution {
         }
     }
     // Go imports name packages, never definitions, but calls look them up.
-    let definitions = f
+    let mut definitions: Vec<u64> = f
         .symbols
         .iter()
         .map(|s| key(&["q", fam_str(fam), pkg, &s.qualified_name]))
         .collect();
+    // A Go package's interfaces are satisfied by its types as a whole
+    // (`calls::go_implements`): any change in the package counts.
+    if fam == Family::Go {
+        definitions.push(key(&["grp", "go", &f.module]));
+    }
     Contribution {
         structure,
         definitions,

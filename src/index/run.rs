@@ -928,6 +928,10 @@ fn resolve_imports(
         "loaded the ref"
     );
     let resolved = resolve::resolve_files(&input.rfiles, &plan.layout, only.as_deref());
+    tracing::debug!(
+        ms = t_resolve.elapsed().as_millis() as u64,
+        "resolved imports and call sites"
+    );
     sorted.report.imports_resolved = resolved.iter().filter(|r| r.is_some()).count();
     let (imports, sites) = edge_changes(&mut input, resolved, rows, &sorted.changes, trusted);
     sorted.changes.sites = Some(sites);

@@ -166,44 +166,163 @@ struct FileCx<'a> {
     sites: &'a FileSites,
     /// Local name → what the import binding it resolved to.
     bindings: FxMap<String, Vec<Target>>,
+    /// The facts and heritage sites by what they are looked up by (a
+    /// file's lookups are per site: scans would make them quadratic).
+    ix: FactIndex<'a>,
+}
+
+type Fact = crate::model::sites::Fact;
+
+/// A file's facts and heritage sites, indexed.
+#[derive(Default)]
+struct FactIndex<'a> {
+    /// (owner, name) → the last local (variable, parameter, receiver).
+    locals: FxMap<(u32, &'a str), &'a Fact>,
+    /// Owners with a local (not a receiver) of that name.
+    plain_locals: FxMap<(u32, &'a str), ()>,
+    receivers: FxMap<u32, &'a Fact>,
+    fields: FxMap<(u32, &'a str), &'a Fact>,
+    returns: FxMap<u32, &'a Fact>,
+    bounds: FxMap<(u32, &'a str), &'a Fact>,
+    /// Extends/Implements sites by owner.
+    heritage: FxMap<u32, Vec<&'a RawSite>>,
+    /// Symbol id → position.
+    ids: FxMap<&'a str, u32>,
+    /// Qualified name → positions, in order.
+    by_qn: FxMap<&'a str, Vec<u32>>,
+}
+
+impl<'a> FactIndex<'a> {
+    fn new(sites: &'a FileSites, syms: &'a [RSymbol]) -> FactIndex<'a> {
+        let mut ix = FactIndex::default();
+        for f in &sites.facts {
+            let key = (f.owner, f.name.as_str());
+            match f.kind {
+                FactKind::Local => {
+                    ix.locals.insert(key, f);
+                    ix.plain_locals.insert(key, ());
+                }
+                FactKind::Receiver => {
+                    ix.locals.insert(key, f);
+                    ix.receivers.entry(f.owner).or_insert(f);
+                }
+                FactKind::Field => {
+                    ix.fields.entry(key).or_insert(f);
+                }
+                FactKind::Returns => {
+                    ix.returns.entry(f.owner).or_insert(f);
+                }
+                FactKind::Bound => {
+                    ix.bounds.entry(key).or_insert(f);
+                }
+            }
+        }
+        for site in &sites.sites {
+            if matches!(site.kind, SiteKind::Extends | SiteKind::Implements) {
+                ix.heritage.entry(site.owner).or_default().push(site);
+            }
+        }
+        for (i, s) in syms.iter().enumerate() {
+            ix.ids.entry(&s.id).or_insert(i as u32);
+            ix.by_qn
+                .entry(&s.qualified_name)
+                .or_default()
+                .push(i as u32);
+        }
+        ix
+    }
 }
 
 /// Resolution of one file's sites, with the contexts of other files it
 /// looked into (a callee's return type is written in the callee's file).
 pub(super) struct Resolver<'i, 'a> {
     ix: &'i Index<'a>,
-    others: RefCell<FxMap<usize, std::rc::Rc<FileCx<'a>>>>,
+    /// The file being resolved.
+    own: RefCell<Option<std::sync::Arc<FileCx<'a>>>>,
+    shared: &'i CxCache<'a>,
+}
+
+/// Other files' contexts, made once a run for every file that looks into
+/// them (a type's file, a callee's), with the keys and finds of the
+/// lookups that made them, which each user takes on as its own.
+pub(super) struct CxCache<'a> {
+    slots: Vec<std::sync::OnceLock<Made<'a>>>,
+}
+
+type Made<'a> = (
+    std::sync::Arc<FileCx<'a>>,
+    Vec<u64>,
+    FxMap<String, (Family, String, String)>,
+);
+
+impl CxCache<'_> {
+    pub(super) fn new(files: usize) -> Self {
+        CxCache {
+            slots: (0..files).map(|_| std::sync::OnceLock::new()).collect(),
+        }
+    }
 }
 
 impl<'i, 'a> Resolver<'i, 'a> {
-    pub(super) fn new(ix: &'i Index<'a>) -> Resolver<'i, 'a> {
+    pub(super) fn new(ix: &'i Index<'a>, shared: &'i CxCache<'a>) -> Resolver<'i, 'a> {
         Resolver {
             ix,
-            others: RefCell::new(FxMap::default()),
+            own: RefCell::new(None),
+            shared,
         }
     }
 
-    fn cx(&self, fi: usize, own: Option<&[(usize, Vec<Target>)]>) -> std::rc::Rc<FileCx<'a>> {
-        if let Some(c) = self.others.borrow().get(&fi) {
+    fn cx(&self, fi: usize, own: Option<&[(usize, Vec<Target>)]>) -> std::sync::Arc<FileCx<'a>> {
+        if let Some(c) = self.own.borrow().as_ref().filter(|c| c.fi == fi) {
             return c.clone();
         }
-        let files: &'a [RFile] = self.ix.files;
+        if let Some(own) = own {
+            let c = std::sync::Arc::new(Self::make(self.ix.tables, fi, own.to_vec()));
+            *self.own.borrow_mut() = Some(c.clone());
+            return c;
+        }
+        // Another file: its imports resolved from where it is, once a run.
+        let (c, deps, found) = self.shared.slots[fi].get_or_init(|| {
+            let files: &'a [RFile] = self.ix.files;
+            let f = &files[fi];
+            let probe = Index {
+                tables: self.ix.tables,
+                deps: RefCell::new(Vec::new()),
+                origin: &f.path,
+                origin_used: std::cell::Cell::new(false),
+                rust_cache: self.ix.rust_cache,
+                found: Default::default(),
+            };
+            probe.dep(&["i", &f.path]);
+            let resolved = f
+                .imports
+                .iter()
+                .enumerate()
+                .map(|(i, imp)| (i, super::resolve_one(&probe, fi, imp, 0)))
+                .collect();
+            let c = std::sync::Arc::new(Self::make(self.ix.tables, fi, resolved));
+            (c, probe.deps.into_inner(), probe.found.into_inner())
+        });
+        self.ix.deps.borrow_mut().extend(deps.iter().copied());
+        let mut mine = self.ix.found.borrow_mut();
+        for (k, v) in found {
+            if !mine.contains_key(k) {
+                mine.insert(k.clone(), v.clone());
+            }
+        }
+        c.clone()
+    }
+
+    /// A file's context from its resolved imports.
+    fn make(
+        tables: &'a super::Tables<'a>,
+        fi: usize,
+        resolved: Vec<(usize, Vec<Target>)>,
+    ) -> FileCx<'a> {
+        let files: &'a [RFile] = tables.files;
         let f = &files[fi];
         let fam = family(f.language);
         let imports = &f.imports;
-        // The file's imports, resolved (for another file than the one being
-        // resolved: resolved now, their keys recorded like any lookup).
-        let resolved: Vec<(usize, Vec<Target>)> = match own {
-            Some(r) => r.to_vec(),
-            None => {
-                self.ix.dep(&["i", &f.path]);
-                imports
-                    .iter()
-                    .enumerate()
-                    .map(|(i, imp)| (i, super::resolve_one(self.ix, fi, imp, 0)))
-                    .collect()
-            }
-        };
         let mut bindings: FxMap<String, Vec<Target>> = FxMap::default();
         for (i, targets) in resolved {
             let imp = &imports[i];
@@ -224,17 +343,18 @@ impl<'i, 'a> Resolver<'i, 'a> {
         } else {
             ""
         };
-        let cx = std::rc::Rc::new(FileCx {
+        let sites: &'a FileSites = &f.sites;
+        let syms: &'a [RSymbol] = &f.symbols;
+        FileCx {
             fi,
             f,
             fam,
             pkg,
-            syms: &f.symbols,
-            sites: &f.sites,
+            syms,
+            sites,
             bindings,
-        });
-        self.others.borrow_mut().insert(fi, cx.clone());
-        cx
+            ix: FactIndex::new(sites, syms),
+        }
     }
 
     /// Resolves every site of file `fi` (whose imports resolved to `own`).
@@ -426,6 +546,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
             }
         }
         types.sort_unstable();
+        // Each type's method names, made on the first interface.
+        let mut type_methods: Option<Vec<(Sym<'a>, Vec<String>)>> = None;
         for iface in interfaces {
             let Some(isym) = self.here(cx, iface) else {
                 continue;
@@ -437,13 +559,21 @@ impl<'i, 'a> Resolver<'i, 'a> {
             if wanted.is_empty() {
                 continue;
             }
-            for &t in &types {
-                let Some(tsym) = self.lookup(Family::Go, "", t) else {
-                    continue;
-                };
-                let mut has: Vec<String> = Vec::new();
-                self.go_method_names(tsym, &methods, &mut has, 0);
-                if wanted.iter().all(|w| has.contains(w)) {
+            for (tsym, has) in type_methods.get_or_insert_with(|| {
+                types
+                    .iter()
+                    .filter_map(|&t| self.lookup(Family::Go, "", t))
+                    .map(|tsym| {
+                        let mut has: Vec<String> = Vec::new();
+                        self.go_method_names(tsym, &methods, &mut has, 0);
+                        has.sort();
+                        has.dedup();
+                        (tsym, has)
+                    })
+                    .collect()
+            }) {
+                let tsym = *tsym;
+                if wanted.iter().all(|w| has.binary_search(w).is_ok()) {
                     out.push(SiteEdge {
                         rel: Rel::Implements,
                         from: tsym.id.to_string(),
@@ -517,12 +647,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if chain.len() == 1 {
             // A local variable or parameter of that name is what is called
             // (a closure, a function pointer): nothing provable.
-            if cx
-                .sites
-                .facts
-                .iter()
-                .any(|f| f.kind == FactKind::Local && f.owner == owner && f.name == last)
-            {
+            if cx.ix.plain_locals.contains_key(&(owner, last)) {
                 return None;
             }
             // `super(…)` in a TS constructor: the base's constructor, else
@@ -616,14 +741,9 @@ impl<'i, 'a> Resolver<'i, 'a> {
             return None;
         }
         let file = *self.ix.by_path.get(path)?;
-        let qn_ref: &'a str = self.ix.files[file]
-            .symbols
-            .iter()
-            .find(|s| &*s.id == id)
-            .map(|s| &*s.qualified_name)?;
         Some(Sym {
             id,
-            qn: qn_ref,
+            qn: self.ix.qn_key(fam, pkg, qn)?,
             kind,
             file,
         })
@@ -647,9 +767,13 @@ impl<'i, 'a> Resolver<'i, 'a> {
             if is_callable(s.kind) || s.kind == "mod" {
                 let qn = format!("{}{isep}{name}", s.qualified_name);
                 if let Some(found) = cx
-                    .syms
-                    .iter()
-                    .find(|x| *x.qualified_name == *qn && x.kind != "impl")
+                    .ix
+                    .by_qn
+                    .get(qn.as_str())
+                    .into_iter()
+                    .flatten()
+                    .map(|&i| &cx.syms[i as usize])
+                    .find(|x| x.kind != "impl")
                 {
                     let file_sym = self.here(cx, found)?;
                     return Some((file_sym, Tier::Scope));
@@ -718,10 +842,9 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let defs = self.ix.definitions(fam, &pkg, &qn)?;
         let &(id, _, path, kind) = defs.iter().find(|d| d.0 == id)?;
         let file = *self.ix.by_path.get(path)?;
-        let s = self.ix.files[file].symbols.iter().find(|s| &*s.id == id)?;
         Some(Sym {
             id,
-            qn: &s.qualified_name,
+            qn: self.ix.qn_key(fam, &pkg, &qn)?,
             kind,
             file,
         })
@@ -747,11 +870,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// nearest type-like ancestor; a Go method's receiver type.
     fn enclosing_type(&self, cx: &FileCx<'a>, owner: u32) -> Option<Sym<'a>> {
         if cx.fam == Family::Go {
-            let recv = cx
-                .sites
-                .facts
-                .iter()
-                .find(|f| f.kind == FactKind::Receiver && f.owner == owner)?;
+            let recv = *cx.ix.receivers.get(&owner)?;
             return self.type_target(cx, owner, &recv.chain, 1).map(|(s, _)| s);
         }
         let mut cur = (owner != IN_FILE).then_some(owner as usize);
@@ -826,24 +945,13 @@ impl<'i, 'a> Resolver<'i, 'a> {
         owner: u32,
         name: &str,
     ) -> Option<&'a crate::model::sites::Fact> {
-        let facts: &'a [crate::model::sites::Fact] = &cx.f.sites.facts;
-        let mut best = None;
-        for f in facts {
-            if matches!(f.kind, FactKind::Local | FactKind::Receiver)
-                && f.owner == owner
-                && f.name == name
-            {
-                // A typed declaration beats an initialiser seen earlier.
-                best = Some(f);
-            }
+        if let Some(f) = cx.ix.locals.get(&(owner, name)) {
+            return Some(*f);
         }
-        best.or_else(|| {
-            (owner != IN_FILE).then_some(())?;
-            facts
-                .iter()
-                .rev()
-                .find(|f| f.kind == FactKind::Local && f.owner == IN_FILE && f.name == name)
-        })
+        if owner == IN_FILE {
+            return None;
+        }
+        cx.ix.locals.get(&(IN_FILE, name)).copied()
     }
 
     /// A Rust path call: `Self::new`, `Type::m`, `module::f`, `crate::a::f`.
@@ -1054,14 +1162,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
         owner: u32,
         name: &str,
     ) -> Option<&'a crate::model::sites::Fact> {
-        let facts: &'a [crate::model::sites::Fact] = &cx.f.sites.facts;
         let mut cur = (owner != IN_FILE).then_some(owner as usize);
         while let Some(i) = cur {
-            if let Some(f) = facts
-                .iter()
-                .find(|f| f.kind == FactKind::Bound && f.owner == i as u32 && f.name == name)
-            {
-                return Some(f);
+            if let Some(f) = cx.ix.bounds.get(&(i as u32, name)) {
+                return Some(*f);
             }
             cur = parent_index(cx, i);
         }
@@ -1153,14 +1257,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
             return None;
         }
         let tcx = self.cx(t.file, None);
-        let ti = tcx.syms.iter().position(|s| &*s.id == t.id)? as u32;
+        let ti = *tcx.ix.ids.get(t.id)?;
         // The struct's own fields; in Rust an impl's type's fields sit on
         // the struct, which `t` is already.
-        let fact = tcx
-            .sites
-            .facts
-            .iter()
-            .find(|f| f.kind == FactKind::Field && f.owner == ti && f.name == name);
+        let fact = tcx.ix.fields.get(&(ti, name)).copied();
         match fact {
             Some(f) => {
                 let chain = f.chain.clone();
@@ -1181,12 +1281,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// The declared return type of fn/method `f` (in its file).
     fn returns(&self, f: Sym<'a>, depth: usize) -> Option<Sym<'a>> {
         let fcx = self.cx(f.file, None);
-        let fi = fcx.syms.iter().position(|s| &*s.id == f.id)? as u32;
-        let fact = fcx
-            .sites
-            .facts
-            .iter()
-            .find(|x| x.kind == FactKind::Returns && x.owner == fi)?;
+        let fi = *fcx.ix.ids.get(f.id)?;
+        let fact = *fcx.ix.returns.get(&fi)?;
         let chain = fact.chain.clone();
         self.type_target(&fcx, fi, &chain, depth + 1)
             .map(|(s, _)| s)
@@ -1227,20 +1323,25 @@ impl<'i, 'a> Resolver<'i, 'a> {
         }
         let tcx = self.cx(t.file, None);
         let owners: Vec<u32> = tcx
-            .syms
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| &*s.id == t.id || (s.kind == "impl" && *s.qualified_name == *t.qn))
-            .map(|(i, _)| i as u32)
+            .ix
+            .by_qn
+            .get(t.qn)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&i| {
+                let s = &tcx.syms[i as usize];
+                &*s.id == t.id || s.kind == "impl"
+            })
             .collect();
         let mut out = Vec::new();
-        for site in &tcx.sites.sites {
-            if matches!(site.kind, SiteKind::Extends | SiteKind::Implements)
-                && owners.contains(&site.owner)
-                && let Some(found) = self.type_target(&tcx, site.owner, &site.chain, depth + 1)
-                && found.0.id != t.id
-            {
-                out.push(found);
+        for owner in owners {
+            for site in tcx.ix.heritage.get(&owner).into_iter().flatten() {
+                if let Some(found) = self.type_target(&tcx, site.owner, &site.chain, depth + 1)
+                    && found.0.id != t.id
+                {
+                    out.push(found);
+                }
             }
         }
         out
@@ -1259,9 +1360,13 @@ fn parent_index(cx: &FileCx<'_>, i: usize) -> Option<usize> {
     let qn = &*cx.syms.get(i)?.qualified_name;
     let (_, isep) = seps(cx.fam);
     let parent_qn = qn.rsplit_once(isep).map(|(p, _)| p)?;
-    cx.syms[..i]
+    cx.ix
+        .by_qn
+        .get(parent_qn)?
         .iter()
-        .rposition(|s| *s.qualified_name == *parent_qn)
+        .rev()
+        .find(|&&p| (p as usize) < i)
+        .map(|&p| p as usize)
 }
 
 /// The local name an import binds, if any.

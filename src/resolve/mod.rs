@@ -832,6 +832,18 @@ impl<'a> Index<'a> {
         Some(id)
     }
 
+    /// The table's own copy of qualified name `qn` (for answers that keep it).
+    fn qn_key(&self, fam: Family, pkg: &str, qn: &str) -> Option<&'a str> {
+        let tables: &'a Tables<'a> = self.tables;
+        qn_groups(fam, qn).find_map(|group| {
+            let at = *tables.by_qn.get(&(fam, pkg, group))?;
+            tables.definitions[at]
+                .table(tables.files)
+                .get_key_value(qn)
+                .map(|(k, _)| *k)
+        })
+    }
+
     /// Remembers where symbol `id` was found (see `found`).
     fn note_found(&self, id: &str, fam: Family, pkg: &str, qn: &str) {
         let mut found = self.found.borrow_mut();
@@ -929,6 +941,7 @@ pub fn resolve_files(
     }
     let tables = Tables::new(files, layout, &families);
     let rust_cache = rust::Cache::default();
+    let contexts = calls::CxCache::new(files.len());
     files
         .par_iter()
         .enumerate()
@@ -965,7 +978,7 @@ pub fn resolve_files(
                 .collect();
             edges.sort();
             edges.dedup();
-            let sites = calls::Resolver::new(&ix).resolve_file(fi, &targets);
+            let sites = calls::Resolver::new(&ix, &contexts).resolve_file(fi, &targets);
             let deps = sorted_unique(ix.deps.into_inner());
             Some(Resolved { edges, sites, deps })
         })

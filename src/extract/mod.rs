@@ -30,10 +30,11 @@ struct LangSpec {
     grammar: tree_sitter::Language,
     query: Query,
     symbol_patterns: usize,
+    /// Patterns below this (and from `symbol_patterns`) are imports; the rest
+    /// are `calls.scm`'s: call and reference sites, type facts.
+    import_patterns_end: usize,
     /// `symbols.scm` alone, for runs that skip imports.
     symbols_only: Query,
-    /// `calls.scm`: call and reference sites, type facts.
-    calls: Query,
 }
 
 /// Grammars and queries for every language, each compiled when first needed
@@ -145,9 +146,10 @@ fn compile(
 
 fn spec(grammar: tree_sitter::Language, lang: &'static str) -> Result<LangSpec, ExtractError> {
     let combined = format!(
-        "{}\n{}",
+        "{}\n{}\n{}",
         query_text(lang, "symbols.scm"),
-        query_text(lang, "imports.scm")
+        query_text(lang, "imports.scm"),
+        query_text(lang, "calls.scm")
     );
     let query = match Query::new(&grammar, &combined) {
         Ok(q) => q,
@@ -155,20 +157,21 @@ fn spec(grammar: tree_sitter::Language, lang: &'static str) -> Result<LangSpec, 
             // Each file on its own, so the error names the file it is in.
             compile(&grammar, lang, "symbols.scm")?;
             compile(&grammar, lang, "imports.scm")?;
+            compile(&grammar, lang, "calls.scm")?;
             return Err(ExtractError::Query {
                 lang,
-                file: "symbols.scm + imports.scm",
+                file: "symbols.scm + imports.scm + calls.scm",
                 message: e.to_string(),
             });
         }
     };
     let symbols = compile(&grammar, lang, "symbols.scm")?;
-    let calls = compile(&grammar, lang, "calls.scm")?;
+    let imports = compile(&grammar, lang, "imports.scm")?;
     Ok(LangSpec {
         symbol_patterns: symbols.pattern_count(),
+        import_patterns_end: symbols.pattern_count() + imports.pattern_count(),
         query,
         symbols_only: symbols,
-        calls,
         grammar,
     })
 }
@@ -300,11 +303,14 @@ impl Extractor {
                 layers.push((m, t));
             }
         }
-        let (mut defs, mut imports) = self.collect(language, root, source, with_imports);
+        let (mut defs, mut imports, calls) = self.collect(language, root, source, with_imports);
+        let mut layer_calls = Vec::with_capacity(layers.len());
         for (m, t) in &layers {
-            let (more_defs, more_imports) = self.collect(language, t.root_node(), m, with_imports);
+            let (more_defs, more_imports, more_calls) =
+                self.collect(language, t.root_node(), m, with_imports);
             defs.extend(more_defs);
             imports.extend(more_imports);
+            layer_calls.push(more_calls);
         }
         if !layers.is_empty() {
             imports.sort_by_key(|i| i.line);
@@ -313,10 +319,9 @@ impl Extractor {
         // Sites with imports: a run that skips imports resolves neither.
         let mut sites = FileSites::default();
         if with_imports {
-            let calls = &self.spec(language).calls;
-            sites::collect(language, calls, root, source, &symbols, &mut sites);
-            for (m, t) in &layers {
-                sites::collect(language, calls, t.root_node(), m, &symbols, &mut sites);
+            sites::collect(language, &calls, source, &symbols, &mut sites);
+            for ((m, _), found) in layers.iter().zip(&layer_calls) {
+                sites::collect(language, found, m, &symbols, &mut sites);
             }
             if !layers.is_empty() {
                 sites.sites.sort_by_key(|s| (s.line, s.col));
@@ -331,14 +336,15 @@ impl Extractor {
     }
 
     /// One pass of the combined query: definitions (before language rules and
-    /// nesting) and raw imports, in source order.
+    /// nesting), raw imports, in source order, and the matches of call sites
+    /// and facts (placed once the symbols are known).
     fn collect<'t>(
         &self,
         language: Language,
         root: Node<'t>,
         src: &str,
         with_imports: bool,
-    ) -> (Vec<Def<'t>>, Vec<RawImport>) {
+    ) -> (Vec<Def<'t>>, Vec<RawImport>, Vec<sites::CallMatch<'t>>) {
         let spec = self.spec(language);
         let query = if with_imports {
             &spec.query
@@ -351,7 +357,12 @@ impl Extractor {
         let mut seen = HashSet::new();
         let mut defs = Vec::new();
         let mut imports = Vec::new();
+        let mut calls = Vec::new();
         while let Some(m) = matches.next() {
+            if m.pattern_index >= spec.import_patterns_end {
+                calls.extend(sites::call_match(names, m.captures()));
+                continue;
+            }
             if m.pattern_index < spec.symbol_patterns {
                 let mut def_node = None;
                 let mut tag = String::new();
@@ -409,7 +420,7 @@ impl Extractor {
             }
         }
         imports.sort_by_key(|i| i.line);
-        (defs, imports)
+        (defs, imports, calls)
     }
 }
 

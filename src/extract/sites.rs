@@ -2,9 +2,7 @@
 //! each capture's node becomes a chain (see `model::sites`), placed in the
 //! symbol it belongs to by byte range.
 
-use tree_sitter::{Node, Query, QueryCursor};
-
-use streaming_iterator::StreamingIterator;
+use tree_sitter::Node;
 
 use crate::model::sites::{Fact, FactKind, FileSites, IN_FILE, RawSite, SiteKind};
 use crate::model::{Language, Symbol, SymbolKind};
@@ -15,35 +13,72 @@ use super::text;
 /// a cut chain resolves to nothing.
 const MAX_CHAIN: usize = 12;
 
-/// The sites and facts of one tree (the file's, or a re-parsed macro body's,
-/// which keeps the file's byte positions).
+/// One match of a `calls.scm` pattern: what the outer capture names, its
+/// node, the inner (`@callee`/`@ty`) node and the `@name` node if any.
+pub(super) struct CallMatch<'t> {
+    what: &'static str,
+    node: Node<'t>,
+    inner: Node<'t>,
+    name: Option<Node<'t>>,
+}
+
+/// The outer capture names of `calls.scm`.
+fn outer_name(n: &str) -> Option<&'static str> {
+    const NAMES: [&str; 12] = [
+        "call",
+        "new",
+        "construct",
+        "value",
+        "type",
+        "extends",
+        "implements",
+        "fact.local",
+        "fact.receiver",
+        "fact.field",
+        "fact.returns",
+        "fact.bound",
+    ];
+    NAMES.iter().find(|x| **x == n).copied()
+}
+
+/// A match of a `calls.scm` pattern from its captures, if it is whole.
+pub(super) fn call_match<'t>(
+    names: &[&str],
+    captures: &[tree_sitter::QueryCapture<'t>],
+) -> Option<CallMatch<'t>> {
+    let mut outer = None;
+    let mut inner = None;
+    let mut name = None;
+    for c in captures {
+        match names[c.index as usize] {
+            "callee" | "ty" => inner = Some(c.node),
+            "name" => name = Some(c.node),
+            n if n.starts_with('_') => {}
+            n => outer = Some((outer_name(n)?, c.node)),
+        }
+    }
+    let ((what, node), inner) = (outer?, inner?);
+    Some(CallMatch {
+        what,
+        node,
+        inner,
+        name,
+    })
+}
+
+/// The sites and facts of one tree's matches (the file's, or a re-parsed
+/// macro body's, which keeps the file's byte positions), placed in the
+/// symbols around them.
 pub(super) fn collect(
     language: Language,
-    query: &Query,
-    root: Node<'_>,
+    found: &[CallMatch<'_>],
     src: &str,
     symbols: &[Symbol],
     out: &mut FileSites,
 ) {
-    let names = query.capture_names();
-    let mut cursor = QueryCursor::new();
-    let mut matches = cursor.matches(query, root, src.as_bytes());
     let lang = Lang::of(language);
-    while let Some(m) = matches.next() {
-        let mut outer = None;
-        let mut inner = None;
-        let mut name = None;
-        for c in m.captures() {
-            match names[c.index as usize] {
-                "callee" | "ty" => inner = Some(c.node),
-                "name" => name = Some(c.node),
-                n if n.starts_with('_') => {}
-                n => outer = Some((n, c.node)),
-            }
-        }
-        let (Some((what, node)), Some(inner)) = (outer, inner) else {
-            continue;
-        };
+    for m in found {
+        let (what, node, inner, name) = (m.what, m.node, m.inner, m.name);
         let site = |kind: SiteKind, chain: Vec<String>, at: Node<'_>, owner: u32| {
             let pos = at.start_position();
             RawSite {

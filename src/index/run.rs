@@ -901,7 +901,7 @@ fn resolve_imports(
     };
     // The state file the next save appends to, if it was read from one.
     let origin = base.origin.take();
-    let mut input = resolution_input(base, rows, for_resolution, &sorted.changes);
+    let mut input = resolution_input(base, rows, for_resolution, &sorted.changes, trusted);
     // Keys are hashes: a bit per key's low bits rules out almost every
     // file's keys before a lookup.
     let mut bits = [0u64; 64];
@@ -992,6 +992,7 @@ fn resolution_input(
     rows: &[FileRows],
     for_resolution: &[ForResolution],
     changes: &Changes,
+    trusted: bool,
 ) -> ResolutionInput {
     let replaced: HashSet<&str> = changes.remove_paths.iter().map(String::as_str).collect();
     let mut touched: resolve::FxSet<u64> = Default::default();
@@ -1033,7 +1034,10 @@ fn resolution_input(
         let old = old_at(&f.path)
             .filter(|_| replaced.contains(f.path.as_str()))
             .map(|at| &base.files[at]);
-        touched.extend(resolve::changed_keys(old, Some(&f)));
+        // Without a trusted state every file is resolved: no key decides.
+        if trusted {
+            touched.extend(resolve::changed_keys(old, Some(&f)));
+        }
         new_paths.insert(rows.file.path.as_str());
         parsed_now.push((f, m));
     }

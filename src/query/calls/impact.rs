@@ -20,7 +20,7 @@ use super::super::inputs::ImpactInput;
 use super::super::view::View;
 use super::diff::{self, FileChange};
 use super::tests::{is_test_file, is_test_symbol};
-use super::{declarations, depth, file_path_of, tiers};
+use super::{declarations_of, depth, file_path_of, tiers};
 use crate::store::catalog::Catalog;
 
 /// Nodes one walk may return: the answer's totals are exact below it.
@@ -53,38 +53,54 @@ pub fn analyze_impact(
     let changed_ids: HashSet<String> = changed.iter().map(|&i| cat.entry(i).id()).collect();
 
     // The walks start at the changed symbols and at the declarations changed
-    // methods implement (whose callers may reach them).
+    // methods implement (whose callers may reach them), where anything
+    // points at them at all (one hop, a tenth of a walk).
     let mut starts: Vec<String> = changed.iter().map(|&i| cat.entry(i).id()).collect();
     let mut declared: HashSet<String> = HashSet::new();
-    for &i in &changed {
-        for d in declarations(c, &cat, i)? {
-            let id = cat.entry(d).id();
-            if !changed_ids.contains(&id) && declared.insert(id.clone()) {
-                starts.push(id);
-            }
+    for (_, d) in declarations_of(c, &cat, &changed)? {
+        let id = cat.entry(d).id();
+        if !changed_ids.contains(&id) && declared.insert(id.clone()) {
+            starts.push(id);
         }
     }
+    let starts = with_dependents(c, &cat, &changed, starts)?;
+    // A walk per start along every tier; the tiers asked for are applied
+    // here, by a breadth-first walk over what came back (a node within reach
+    // along some tiers is within reach along all of them, and so is every
+    // node on the way): what only `name`-tier edges reach is counted, not
+    // listed. One statement a start, where a second walk with the tiers cut
+    // cost a quarter more.
+    let all_tiers = crate::store::graph::GraphStore::CALL_TIERS.len();
+    let allowed = &crate::store::graph::GraphStore::CALL_TIERS[..tiers];
     let walks = c
         .graph
-        .impact_walks(starts.clone(), depth, tiers, WALK_CAP)
+        .impact_walks(starts.clone(), depth, all_tiers, WALK_CAP)
         .map_err(ToolError::internal)?;
     let mut cut = false;
-    let mut name_cut: i64 = 0;
+    let mut only_by_name: HashSet<String> = HashSet::new();
     let mut reached: HashMap<String, Reach> = HashMap::new();
-    for walk in walks {
+    for (start, walk) in starts.iter().zip(walks) {
         cut |= walk.len() >= WALK_CAP;
-        for (id, is_file, d, edges, names) in walk {
+        let distances = within(start, &walk, allowed, depth);
+        for (id, is_file, _, edges) in walk {
             if changed_ids.contains(&id) || declared.contains(&id) {
                 continue;
             }
-            let d = d.max(1) as usize;
+            let Some(&d) = distances.get(&id) else {
+                only_by_name.insert(id);
+                continue;
+            };
             match reached.get_mut(&id) {
                 Some(r) => {
                     r.distance = r.distance.min(d);
                     r.starts += 1;
                 }
                 None => {
-                    name_cut += names;
+                    let edges = edges
+                        .into_iter()
+                        .filter(|(_, _, confidence)| allowed.contains(&confidence.as_str()))
+                        .map(|(to, rel, _)| (to, rel))
+                        .collect();
                     reached.insert(
                         id,
                         Reach {
@@ -98,21 +114,15 @@ pub fn analyze_impact(
             }
         }
     }
+    only_by_name.retain(|id| !reached.contains_key(id));
 
     // Why the answer may be a lower bound.
     let mut lower = Vec::new();
-    if tiers < crate::store::graph::GraphStore::CALL_TIERS.len() {
-        name_cut += c
-            .graph
-            .name_edges_into(changed_ids.iter().cloned().collect())
-            .map_err(ToolError::internal)?
-            .iter()
-            .sum::<i64>();
-        if name_cut > 0 {
-            lower.push(format!(
-                "{name_cut} edge(s) resolved only by a unique name (tier `name`) lead into what was reached; pass min_confidence: name to follow them"
-            ));
-        }
+    if !only_by_name.is_empty() {
+        lower.push(format!(
+            "edges resolved only by a unique name (tier `name`) reach {} more symbol(s) within depth {depth}; pass min_confidence: name to follow them",
+            only_by_name.len()
+        ));
     }
     let mut names: Vec<String> = changed
         .iter()
@@ -246,6 +256,102 @@ pub fn analyze_impact(
     };
     Ok((body, if truncated { "truncated" } else { "complete" }))
 }
+
+/// The distance from `start` of each node of its walk along the edges of the
+/// `allowed` tiers only, up to `depth` (a node out of reach is left out).
+fn within(
+    start: &str,
+    walk: &[(String, bool, i64, Vec<(String, String, String)>)],
+    allowed: &[&str],
+    depth: usize,
+) -> HashMap<String, usize> {
+    let mut pointing: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (id, _, _, edges) in walk {
+        for (to, _, confidence) in edges {
+            if allowed.contains(&confidence.as_str()) {
+                pointing.entry(to.as_str()).or_default().push(id.as_str());
+            }
+        }
+    }
+    let mut dist: HashMap<String, usize> = HashMap::from([(start.to_string(), 0)]);
+    let mut queue = std::collections::VecDeque::from([(start, 0usize)]);
+    while let Some((n, d)) = queue.pop_front() {
+        if d == depth {
+            continue;
+        }
+        for &m in pointing.get(n).into_iter().flatten() {
+            if !dist.contains_key(m) {
+                dist.insert(m.to_string(), d + 1);
+                queue.push_back((m, d + 1));
+            }
+        }
+    }
+    dist.remove(start);
+    dist
+}
+
+/// The `starts` (symbol ids) that anything points at: a hop per symbol, or,
+/// for a file with many changed symbols, one statement for the whole file.
+fn with_dependents(
+    c: &View,
+    cat: &Catalog,
+    changed: &[usize],
+    starts: Vec<String>,
+) -> Result<Vec<String>, ToolError> {
+    let mut per_file: BTreeMap<&str, usize> = BTreeMap::new();
+    for &i in changed {
+        *per_file.entry(cat.entry(i).path()).or_default() += 1;
+    }
+    let whole: Vec<&str> = per_file
+        .into_iter()
+        .filter(|(_, n)| *n > SYMBOLS_PER_HOP)
+        .map(|(path, _)| path)
+        .collect();
+    let mut known: HashSet<String> = HashSet::new();
+    let mut pointed: HashSet<String> = HashSet::new();
+    if !whole.is_empty() {
+        let files: Vec<String> = whole
+            .iter()
+            .map(|p| crate::store::graph::file_id(&c.repo, &c.ref_name, p))
+            .collect();
+        pointed.extend(
+            c.graph
+                .files_dependents(files)
+                .map_err(ToolError::internal)?
+                .into_iter()
+                .flatten(),
+        );
+        known.extend(
+            changed
+                .iter()
+                .filter(|&&i| whole.contains(&cat.entry(i).path()))
+                .map(|&i| cat.entry(i).id()),
+        );
+    }
+    let ask: Vec<String> = starts
+        .iter()
+        .filter(|id| !known.contains(*id))
+        .cloned()
+        .collect();
+    let counts = c
+        .graph
+        .dependents_count(ask.clone())
+        .map_err(ToolError::internal)?;
+    pointed.extend(
+        ask.into_iter()
+            .zip(counts)
+            .filter(|(_, n)| *n > 0)
+            .map(|(id, _)| id),
+    );
+    Ok(starts
+        .into_iter()
+        .filter(|id| pointed.contains(id))
+        .collect())
+}
+
+/// Changed symbols of one file above which their dependents are found with
+/// one statement for the file rather than a hop each.
+const SYMBOLS_PER_HOP: usize = 8;
 
 /// The changed symbols the input names, in position order.
 fn changed_symbols(

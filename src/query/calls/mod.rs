@@ -114,22 +114,48 @@ fn members_named(cat: &Catalog, t: usize, name: &str) -> Vec<usize> {
 /// implements or overrides: the same-named methods of every type its owner
 /// implements or extends (transitively).
 fn declarations(c: &View, cat: &Catalog, i: usize) -> Result<Vec<usize>, ToolError> {
-    let e = cat.entry(i);
-    if !matches!(e.kind(), "method" | "fn") {
-        return Ok(Vec::new());
-    }
-    let owners = owners(cat, i);
-    if owners.is_empty() {
-        return Ok(Vec::new());
-    }
-    let ids: Vec<String> = owners.iter().map(|&o| cat.entry(o).id()).collect();
-    let supers = c.graph.supertypes(ids).map_err(ToolError::internal)?;
+    Ok(declarations_of(c, cat, &[i])?
+        .into_iter()
+        .map(|(_, d)| d)
+        .collect())
+}
+
+/// `declarations` of each of the entries `methods`, as (method, declaration)
+/// pairs: the owners' supertypes read once each, side by side.
+fn declarations_of(
+    c: &View,
+    cat: &Catalog,
+    methods: &[usize],
+) -> Result<Vec<(usize, usize)>, ToolError> {
+    let owned: Vec<(usize, Vec<usize>)> = methods
+        .iter()
+        .filter(|&&i| matches!(cat.entry(i).kind(), "method" | "fn"))
+        .map(|&i| (i, owners(cat, i)))
+        .filter(|(_, o)| !o.is_empty())
+        .collect();
+    let mut types: Vec<usize> = owned.iter().flat_map(|(_, o)| o.iter().copied()).collect();
+    types.sort_unstable();
+    types.dedup();
+    let ids: Vec<String> = types.iter().map(|&o| cat.entry(o).id()).collect();
+    let supers: HashMap<usize, Vec<usize>> = types
+        .iter()
+        .copied()
+        .zip(c.graph.supertypes(ids).map_err(ToolError::internal)?)
+        .map(|(t, list)| {
+            let found = list.iter().filter_map(|(id, _, _)| cat.by_id(id)).collect();
+            (t, found)
+        })
+        .collect();
     let mut out = Vec::new();
-    for (id, _, _) in supers.into_iter().flatten() {
-        if let Some(s) = cat.by_id(&id) {
-            for m in members_named(cat, s, e.name()) {
-                if m != i && !out.contains(&m) {
-                    out.push(m);
+    for (i, owners) in owned {
+        let name = cat.entry(i).name();
+        for s in owners
+            .iter()
+            .flat_map(|o| supers.get(o).into_iter().flatten())
+        {
+            for m in members_named(cat, *s, name) {
+                if m != i && !out.contains(&(i, m)) {
+                    out.push((i, m));
                 }
             }
         }

@@ -18,7 +18,7 @@ use std::sync::LazyLock;
 use kuzu::Value;
 
 use super::readers::Reader;
-use super::values::{int, list_of_strings, s, string};
+use super::values::{int, s, string};
 use super::{GraphError, GraphStore, Result};
 
 /// The queries this module runs, by name (`schema::q` looks here too). Those
@@ -49,8 +49,16 @@ pub const CALL_READ_QUERIES: &[(&str, &str)] = &[
         include_str!("../../../queries/calls/impact.cypher"),
     ),
     (
-        "calls/name_edges_into",
-        include_str!("../../../queries/calls/name_edges_into.cypher"),
+        "calls/file_dependents",
+        include_str!("../../../queries/calls/file_dependents.cypher"),
+    ),
+    (
+        "calls/in_degree",
+        include_str!("../../../queries/calls/in_degree.cypher"),
+    ),
+    (
+        "calls/node_iid",
+        include_str!("../../../queries/calls/node_iid.cypher"),
     ),
     (
         "calls/references_into",
@@ -97,9 +105,9 @@ pub type Use = (String, String, bool, String, i64, i64, String, String);
 pub type Related = (String, i64, Vec<String>);
 
 /// A node an impact walk reached: (id, is a file, distance, its own edges of
-/// the walked kinds as (target id, relationship), how many `name`-tier edges
-/// point at it).
-pub type Affected = (String, bool, i64, Vec<(String, String)>, i64);
+/// the walked kinds into the walk's other nodes or its start, as (target id,
+/// relationship, confidence)).
+pub type Affected = (String, bool, i64, Vec<(String, String, String)>);
 
 /// The templates' texts for every depth and tier cut, made once: a prepared
 /// statement is kept per text by each reader (`Session` keys on `&'static str`).
@@ -140,15 +148,6 @@ fn walk_text(name: &'static str, depth: usize, tiers: usize) -> Result<&'static 
                 "no walk {name} of depth {depth} over {tiers} tiers"
             ))
         })
-}
-
-/// The tiers a walk follows, as the list `$tiers` binds.
-fn tier_list(tiers: usize) -> Value {
-    list_of_strings(
-        TIERS[..tiers.clamp(1, TIERS.len())]
-            .iter()
-            .map(|t| t.to_string()),
-    )
 }
 
 impl GraphStore {
@@ -205,18 +204,23 @@ impl GraphStore {
         self.cached(name, key, |v: &Vec<Reached>| v.len() * 160, {
             let id = id.to_string();
             move |r: &mut Reader<'_>| {
-                let rows = r.session().exec(
-                    text,
-                    vec![("id", s(&id)), ("max", Value::Int64(max as i64))],
-                )?;
-                let mut out: Vec<Reached> = rows
-                    .map(|row| {
-                        (
-                            string(&row[0]),
-                            matches!(row[1], Value::Bool(true)),
-                            int(&row[2]),
-                            hops(&row[3]),
-                        )
+                let (walked, ids) = walk(r, text, &id, max)?;
+                let mut out: Vec<Reached> = walked
+                    .into_iter()
+                    .map(|(id, is_file, _, depth, sites)| {
+                        let hops = sites
+                            .iter()
+                            .filter(|f| followed(f, tiers))
+                            .filter_map(|f| {
+                                Some((
+                                    ids.get(&f.text("to"))?.clone(),
+                                    f.int("line"),
+                                    f.int("col"),
+                                    f.text("confidence"),
+                                ))
+                            })
+                            .collect();
+                        (id, is_file, depth, hops)
                     })
                     .collect();
                 out.sort_by(|a, b| (a.2, &a.0).cmp(&(b.2, &b.0)));
@@ -254,26 +258,21 @@ impl GraphStore {
     /// The call sites of each of the symbols `ids` (following the first
     /// `tiers` tiers), one list per id in the order given.
     pub fn calls_out(&self, ids: Vec<String>, tiers: usize) -> Result<Vec<Vec<CallHop>>> {
-        self.each_cached("calls/calls_out", ids, move |r, id| {
-            let rows = r.execute(
-                "calls/calls_out",
-                vec![("id", s(id)), ("tiers", tier_list(TIERS.len()))],
-            )?;
+        let lists = self.each_cached("calls/calls_out", ids, |r, id| {
+            let rows = r.execute("calls/calls_out", vec![("id", s(id))])?;
             Ok(rows
                 .map(|row| (string(&row[0]), int(&row[1]), int(&row[2]), string(&row[3])))
                 .collect::<Vec<CallHop>>())
-        })
-        .map(|lists| {
-            // Kept under the id alone, with every tier: cut here.
-            lists
-                .into_iter()
-                .map(|l| {
-                    l.into_iter()
-                        .filter(|h| TIERS[..tiers].contains(&h.3.as_str()))
-                        .collect()
-                })
-                .collect()
-        })
+        })?;
+        // Kept with every tier: cut here.
+        Ok(lists
+            .into_iter()
+            .map(|l| {
+                l.into_iter()
+                    .filter(|h| TIERS[..tiers.min(TIERS.len())].contains(&h.3.as_str()))
+                    .collect()
+            })
+            .collect())
     }
 
     /// Every site that uses the symbol `id` (calls, references, imports), in
@@ -350,31 +349,22 @@ impl GraphStore {
             .collect();
         self.each_cached("calls/impact", keyed, move |r, key| {
             let id = key.split('\n').next().unwrap_or_default();
-            let rows = r
-                .session()
-                .exec(text, vec![("id", s(id)), ("max", Value::Int64(max as i64))])?;
-            let mut out: Vec<Affected> = rows
-                .map(|row| {
-                    let edges = match &row[3] {
-                        Value::List(_, items) => items
-                            .iter()
-                            .filter_map(|v| {
-                                let f = fields(v);
-                                let to = f.get("to").map(|v| string(v))?;
-                                (!to.is_empty()).then(|| {
-                                    (to, f.get("rel").map(|v| string(v)).unwrap_or_default())
-                                })
-                            })
-                            .collect(),
-                        _ => Vec::new(),
-                    };
-                    (
-                        string(&row[0]),
-                        matches!(row[1], Value::Bool(true)),
-                        int(&row[2]),
-                        edges,
-                        int(&row[4]),
-                    )
+            let (walked, ids) = walk(r, text, id, max)?;
+            let mut out: Vec<Affected> = walked
+                .into_iter()
+                .map(|(id, is_file, _, depth, edges)| {
+                    let edges = edges
+                        .iter()
+                        .filter(|f| followed(f, tiers))
+                        .filter_map(|f| {
+                            Some((
+                                ids.get(&f.text("to"))?.clone(),
+                                f.text("rel"),
+                                f.text("confidence"),
+                            ))
+                        })
+                        .collect();
+                    (id, is_file, depth, edges)
                 })
                 .collect();
             out.sort_by(|a, b| (a.2, &a.0).cmp(&(b.2, &b.0)));
@@ -382,11 +372,21 @@ impl GraphStore {
         })
     }
 
-    /// How many `name`-tier edges point at each of the symbols `ids`.
-    pub fn name_edges_into(&self, ids: Vec<String>) -> Result<Vec<i64>> {
-        self.each_cached("calls/name_edges_into", ids, |r, id| {
-            let mut rows = r.execute("calls/name_edges_into", vec![("id", s(id))])?;
-            Ok(rows.next().map(|row| int(&row[0])).unwrap_or(0))
+    /// How many edges of the kinds an impact walk follows (every tier) point
+    /// at each of the symbols `ids`.
+    pub fn dependents_count(&self, ids: Vec<String>) -> Result<Vec<i64>> {
+        self.each_cached("calls/in_degree", ids, |r, id| {
+            let mut rows = r.execute("calls/in_degree", vec![("id", s(id))])?;
+            Ok(rows.next().map_or(0, |row| int(&row[0])))
+        })
+    }
+
+    /// The symbols of each of the files `file_ids` that anything points at
+    /// (as `dependents_count`, more than 0), one list per file.
+    pub fn files_dependents(&self, file_ids: Vec<String>) -> Result<Vec<Vec<String>>> {
+        self.each_cached("calls/file_dependents", file_ids, |r, id| {
+            let rows = r.execute("calls/file_dependents", vec![("id", s(id))])?;
+            Ok(rows.map(|row| string(&row[0])).collect::<Vec<_>>())
         })
     }
 
@@ -508,35 +508,75 @@ fn name_id(repo: &str, ref_name: &str, name: &str) -> String {
 }
 
 /// A struct value's fields by name.
-fn fields(v: &Value) -> HashMap<&str, &Value> {
-    match v {
-        Value::Struct(items) => items.iter().map(|(k, v)| (k.as_str(), v)).collect(),
-        _ => HashMap::new(),
+struct Fields(HashMap<String, Value>);
+
+impl Fields {
+    fn text(&self, k: &str) -> String {
+        self.0.get(k).map(string).unwrap_or_default()
+    }
+
+    fn int(&self, k: &str) -> i64 {
+        self.0.get(k).map_or(0, int)
     }
 }
 
-/// The call sites collected beside a walked node (an OPTIONAL MATCH that found
-/// none gives one entry of nulls).
-fn hops(v: &Value) -> Vec<CallHop> {
+/// A walked node: (id, is a file, internal id, depth, its own edges as the
+/// structs collected beside it, their targets by internal id).
+type Walked = (String, bool, String, i64, Vec<Fields>);
+
+/// Runs the walk `text` from the symbol `id`; its nodes, and the ids of the
+/// nodes (the start's included) by internal id.
+fn walk(
+    r: &mut Reader<'_>,
+    text: &'static str,
+    id: &str,
+    max: usize,
+) -> Result<(Vec<Walked>, HashMap<String, String>)> {
+    let start = r
+        .execute("calls/node_iid", vec![("id", s(id))])?
+        .next()
+        .map(|row| string(&row[0]));
+    let rows = r
+        .session()
+        .exec(text, vec![("id", s(id)), ("max", Value::Int64(max as i64))])?;
+    let walked: Vec<Walked> = rows
+        .map(|row| {
+            (
+                string(&row[0]),
+                matches!(row[1], Value::Bool(true)),
+                string(&row[2]),
+                int(&row[3]),
+                structs(&row[4]),
+            )
+        })
+        .collect();
+    let mut ids: HashMap<String, String> = walked
+        .iter()
+        .map(|(id, _, iid, _, _)| (iid.clone(), id.clone()))
+        .collect();
+    ids.extend(start.map(|iid| (iid, id.to_string())));
+    Ok((walked, ids))
+}
+
+/// The structs collected beside a walked node (an OPTIONAL MATCH that found
+/// none gives one of nulls: left out).
+fn structs(v: &Value) -> Vec<Fields> {
     let Value::List(_, items) = v else {
         return Vec::new();
     };
     items
         .iter()
-        .filter_map(|item| {
-            let f = fields(item);
-            let to = string(f.get("to")?);
-            if to.is_empty() {
-                return None;
-            }
-            Some((
-                to,
-                f.get("line").map_or(0, |v| int(v)),
-                f.get("col").map_or(0, |v| int(v)),
-                f.get("confidence").map(|v| string(v)).unwrap_or_default(),
-            ))
+        .filter_map(|item| match item {
+            Value::Struct(fields) => Some(Fields(fields.iter().cloned().collect())),
+            _ => None,
         })
+        .filter(|f| f.0.get("to").is_some_and(|v| !matches!(v, Value::Null(_))))
         .collect()
+}
+
+/// Whether an edge's tier is among the first `tiers`.
+fn followed(f: &Fields, tiers: usize) -> bool {
+    TIERS[..tiers.min(TIERS.len())].contains(&f.text("confidence").as_str())
 }
 
 fn related(rows: kuzu::QueryResult<'_>) -> Result<Vec<Related>> {

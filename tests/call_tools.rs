@@ -841,3 +841,49 @@ fn cli_refs_calls_and_impact_of_a_diff() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("not a commit"), "{}", stderr(&o));
 }
+
+/// `get_code_context` brings in what the best hits call and what calls them.
+#[test]
+fn code_context_adds_callers_and_callees_of_the_best_hits() {
+    let server = serve(&["calls/rust"], &[], &[]);
+    wait_ready(&server);
+    let v = call(
+        &server,
+        "get_code_context",
+        json!({"query": "report numbers", "max_tokens": 4000}),
+    );
+    let items = v["context_items"].as_array().expect("items");
+    let related: Vec<(String, String, String)> = items
+        .iter()
+        .filter(|i| i["relation"] == "callee" || i["relation"] == "caller")
+        .map(|i| {
+            (
+                s(&i["qualified_name"]),
+                s(&i["relation"]),
+                s(&i["context_of"]),
+            )
+        })
+        .collect();
+    assert!(
+        related.contains(&(
+            "util::is_even".to_string(),
+            "callee".to_string(),
+            "report::numbers".to_string()
+        )),
+        "{v}"
+    );
+    assert!(
+        related.contains(&(
+            "util::fact".to_string(),
+            "callee".to_string(),
+            "report::numbers::helper".to_string()
+        )),
+        "{v}"
+    );
+    // A callee that is a hit already is not repeated.
+    let helper = items
+        .iter()
+        .filter(|i| i["qualified_name"] == "report::numbers::helper")
+        .count();
+    assert_eq!(helper, 1, "{v}");
+}

@@ -417,7 +417,8 @@ pub struct ContextItem {
     /// For a symbol added through the graph: the hit it is context of.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context_of: Option<String>,
-    /// `parent` or `imported`.
+    /// `parent`, `imported`, `callee` (the hit calls it) or `caller` (it
+    /// calls the hit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub relation: Option<String>,
     /// The source (strategy `depth`).

@@ -157,8 +157,10 @@ pub fn get_code_context(
 type Candidate = (usize, f32, Option<Via>);
 
 /// The hits, then (graph expansion) for the best ones: the symbol enclosing
-/// each (`queries/symbol_parent.cypher`), and the definitions its file
-/// imports that its code mentions (`queries/file_imported_symbols.cypher`).
+/// each (`queries/symbol_parent.cypher`), the definitions its file imports
+/// that its code mentions (`queries/file_imported_symbols.cypher`), and what
+/// it calls and what calls it (`queries/calls/calls_out.cypher`,
+/// `callers_of.cypher`; every tier but `name`).
 fn expand(
     c: &View,
     cat: &Catalog,
@@ -170,6 +172,7 @@ fn expand(
     let best_entries: Vec<usize> = best.iter().map(|h| h.entry).collect();
     let parents = parents(c, cat, &best_entries)?;
     let imports = imports_of(c, cat, best)?;
+    let (callees, callers) = calls_of(c, cat, &best_entries)?;
     let mut candidates: Vec<Candidate> = hits.iter().map(|h| (h.entry, h.score, None)).collect();
     let mut seen: HashSet<usize> = hits.iter().map(|h| h.entry).collect();
     for h in best {
@@ -179,28 +182,78 @@ fn expand(
             candidates.push((p, h.score * 0.5, Some(("parent", h.entry))));
         }
         let hit = cat.entry(h.entry);
-        let Some(targets) = imports.get(hit.path()) else {
-            continue;
-        };
-        let Some(code) = sources.text_of(hit) else {
-            continue;
-        };
-        let mut added = 0;
-        for &imp in targets {
-            if added == EXPAND_IMPORTS {
-                break;
+        if let Some(targets) = imports.get(hit.path())
+            && let Some(code) = sources.text_of(hit)
+        {
+            let mut added = 0;
+            for &imp in targets {
+                if added == EXPAND_IMPORTS {
+                    break;
+                }
+                let target = cat.entry(imp);
+                if filters.language.is_some() && target.language() != hit.language() {
+                    continue; // the hit passed the filter; its language is the one asked for
+                }
+                if mentions(&code, target.name()) && seen.insert(imp) {
+                    candidates.push((imp, h.score * 0.4, Some(("imported", h.entry))));
+                    added += 1;
+                }
             }
-            let target = cat.entry(imp);
-            if filters.language.is_some() && target.language() != hit.language() {
-                continue; // the hit passed the filter; its language is the one asked for
-            }
-            if mentions(&code, target.name()) && seen.insert(imp) {
-                candidates.push((imp, h.score * 0.4, Some(("imported", h.entry))));
-                added += 1;
+        }
+        for (relation, found, weight) in [("callee", &callees, 0.35), ("caller", &callers, 0.3)] {
+            let list = found.get(&h.entry).map_or(&[][..], Vec::as_slice);
+            for &i in list.iter().filter(|&&i| seen.insert(i)).take(EXPAND_CALLS) {
+                candidates.push((i, h.score * weight, Some((relation, h.entry))));
             }
         }
     }
     Ok(candidates)
+}
+
+/// What each of the `entries` (functions and methods) calls, in the order of
+/// its call sites, and what calls it, in position order: catalog entries, by
+/// entry, itself left out.
+fn calls_of(
+    c: &View,
+    cat: &Catalog,
+    entries: &[usize],
+) -> Result<(HashMap<usize, Vec<usize>>, HashMap<usize, Vec<usize>>), ToolError> {
+    let callable: Vec<usize> = entries
+        .iter()
+        .copied()
+        .filter(|&i| matches!(cat.entry(i).kind(), "fn" | "method"))
+        .collect();
+    let ids: Vec<String> = callable.iter().map(|&i| cat.entry(i).id()).collect();
+    // Every tier but the last (`name`): a guess is no context.
+    let tiers = crate::store::graph::GraphStore::CALL_TIERS.len() - 1;
+    let out = c
+        .graph
+        .calls_out(ids.clone(), tiers)
+        .map_err(ToolError::internal)?;
+    let into = c
+        .graph
+        .direct_callers(ids, tiers)
+        .map_err(ToolError::internal)?;
+    let mut callees = HashMap::new();
+    let mut callers = HashMap::new();
+    for ((&i, mut sites), found) in callable.iter().zip(out).zip(into) {
+        sites.sort_by_key(|(_, line, col, _)| (*line, *col));
+        let mut list: Vec<usize> = Vec::new();
+        for j in sites.iter().filter_map(|(id, _, _, _)| cat.by_id(id)) {
+            if j != i && !list.contains(&j) {
+                list.push(j);
+            }
+        }
+        callees.insert(i, list);
+        let mut list: Vec<usize> = found
+            .iter()
+            .filter_map(|id| cat.by_id(id))
+            .filter(|&j| j != i)
+            .collect();
+        cat.sort_by_position(&mut list);
+        callers.insert(i, list);
+    }
+    Ok((callees, callers))
 }
 
 /// The candidates that fit `budget` tokens, in rank order (an item that does
@@ -319,7 +372,7 @@ fn imports_of(
 }
 
 /// How a get_code_context candidate came in through the graph: the relation
-/// (`parent`, `imported`) and the hit it was reached from.
+/// (`parent`, `imported`, `callee`, `caller`) and the hit it was reached from.
 type Via = (&'static str, usize);
 
 /// How many of the best hits get_code_context expands through the graph, and how
@@ -327,6 +380,9 @@ type Via = (&'static str, usize);
 const EXPAND_HITS: usize = 5;
 
 const EXPAND_IMPORTS: usize = 3;
+
+/// Callees, and callers, get_code_context adds per expanded hit.
+const EXPAND_CALLS: usize = 2;
 
 /// Whether `code` uses the identifier `name` (a whole word, not part of a longer one).
 fn mentions(code: &str, name: &str) -> bool {

@@ -33,6 +33,10 @@ pub const CALL_READ_QUERIES: &[(&str, &str)] = &[
         include_str!("../../../queries/calls/callees.cypher"),
     ),
     (
+        "calls/callers_of",
+        include_str!("../../../queries/calls/callers_of.cypher"),
+    ),
+    (
         "calls/callers_per_depth",
         include_str!("../../../queries/calls/callers_per_depth.cypher"),
     ),
@@ -271,6 +275,32 @@ impl GraphStore {
                 l.into_iter()
                     .filter(|h| TIERS[..tiers.min(TIERS.len())].contains(&h.3.as_str()))
                     .collect()
+            })
+            .collect())
+    }
+
+    /// The symbols that call each of `ids` directly (following the first
+    /// `tiers` tiers; files left out), each once, in no particular order; one
+    /// list per id in the order given.
+    pub fn direct_callers(&self, ids: Vec<String>, tiers: usize) -> Result<Vec<Vec<String>>> {
+        let lists = self.each_cached("calls/callers_of", ids, |r, id| {
+            let rows = r.execute("calls/callers_of", vec![("id", s(id))])?;
+            Ok(rows
+                .map(|row| (string(&row[0]), string(&row[1])))
+                .collect::<Vec<_>>())
+        })?;
+        Ok(lists
+            .into_iter()
+            .map(|l| {
+                let mut found: Vec<String> = Vec::new();
+                for (id, confidence) in l {
+                    if TIERS[..tiers.min(TIERS.len())].contains(&confidence.as_str())
+                        && !found.contains(&id)
+                    {
+                        found.push(id);
+                    }
+                }
+                found
             })
             .collect())
     }

@@ -85,6 +85,9 @@ struct Plan {
     /// Without `prior`: the content hash of every file the graph holds for
     /// the ref, by path.
     existing: HashMap<String, String>,
+    /// The state set aside when the layout moved: the call sites of the
+    /// files it keeps (the graph holds edges, not sites).
+    sites_from: Option<RefState>,
 }
 
 impl Plan {
@@ -511,6 +514,7 @@ fn plan(
     // resolved again, from the graph (as without a state). A `setup.py` renamed
     // in one directory re-indexed all 17k files of Python's `lib/` (56 s).
     let mut renamed_by_layout: Option<HashSet<String>> = None;
+    let mut sites_from: Option<RefState> = None;
     if layout_moved {
         match &prior {
             Some(p) => {
@@ -528,7 +532,7 @@ fn plan(
                     "the manifests name some files differently: re-indexing those, resolving every import"
                 );
                 renamed_by_layout = Some(stale);
-                prior = None;
+                sites_from = prior.take();
             }
             None => {
                 tracing::info!("manifests changed since the last run: re-indexing every file");
@@ -553,7 +557,7 @@ fn plan(
     };
     // Without a state, the call sites of unchanged files are not known (the
     // graph keeps edges, not sites): every file is read and parsed again.
-    if prior.is_none() {
+    if prior.is_none() && sites_from.is_none() {
         for hash in existing.values_mut() {
             hash.clear();
         }
@@ -586,6 +590,7 @@ fn plan(
         tag: stored_tag,
         prior,
         existing,
+        sites_from,
     })
 }
 
@@ -893,10 +898,20 @@ fn resolve_imports(
     let t_resolve = Instant::now();
     let (mut base, trusted) = match (plan.prior.take(), store) {
         (Some(p), _) => (p, true),
-        (None, Some(st)) if !plan.force => (
-            state_from_graph(st, &run.repo, &run.ref_name, &plan.existing)?,
-            false,
-        ),
+        (None, Some(st)) if !plan.force => {
+            let mut base = state_from_graph(st, &run.repo, &run.ref_name, &plan.existing)?;
+            // The sites of the files the state set aside describes as they are.
+            if let Some(old) = plan.sites_from.take().map(in_path_order) {
+                for (f, m) in base.files.iter_mut().zip(&base.meta) {
+                    if let Some(at) = old.position(&f.path)
+                        && old.meta[at].content_hash == m.content_hash
+                    {
+                        f.sites = old.files[at].sites.clone();
+                    }
+                }
+            }
+            (base, false)
+        }
         _ => (RefState::default(), false),
     };
     // The state file the next save appends to, if it was read from one.
@@ -1036,14 +1051,15 @@ fn resolution_input(
             .map(|at| &base.files[at]);
         // Without a trusted state every file is resolved: no key decides.
         if trusted {
-            touched.extend(resolve::changed_keys(old, Some(&f)));
+            let kept = changes.symbol_diffs.get(&f.path).map(|d| &d.keep);
+            touched.extend(resolve::changed_keys(old, Some(&f), kept));
         }
         new_paths.insert(rows.file.path.as_str());
         parsed_now.push((f, m));
     }
     for gone in replaced.iter().filter(|p| !new_paths.contains(*p)) {
         if let Some(at) = old_at(gone) {
-            touched.extend(resolve::changed_keys(Some(&base.files[at]), None));
+            touched.extend(resolve::changed_keys(Some(&base.files[at]), None, None));
         }
     }
     parsed_now.sort_by(|a, b| a.0.path.cmp(&b.0.path));

@@ -294,6 +294,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 found: Default::default(),
             };
             probe.dep(&["i", &f.path]);
+            probe.deps.borrow_mut().push(super::facts_key(&f.path));
             let resolved = f
                 .imports
                 .iter()

@@ -456,9 +456,16 @@ pub fn go_packages(files: &[RFile]) -> Vec<(String, Vec<String>)> {
 }
 
 /// The keys whose table entries differ between `old` and `new` (either may be
-/// absent: a file added or deleted). Definitions always count: a changed file's
-/// symbols are re-created, and the edges into them with them.
-pub fn changed_keys(old: Option<&RFile>, new: Option<&RFile>) -> Vec<u64> {
+/// absent: a file added or deleted). A definition counts when it is not
+/// among `kept` (the symbols a diff keeps in place, by id; `None`: none is
+/// kept): the others are re-created, and the edges into them with them. The
+/// file's facts (types, fields, bases, read by calls through it) count when
+/// they changed.
+pub fn changed_keys(
+    old: Option<&RFile>,
+    new: Option<&RFile>,
+    kept: Option<&HashSet<String>>,
+) -> Vec<u64> {
     let (o, n) = (old.map(contributed_keys), new.map(contributed_keys));
     let mut keys = Vec::new();
     match (&o, &n) {
@@ -476,10 +483,49 @@ pub fn changed_keys(old: Option<&RFile>, new: Option<&RFile>) -> Vec<u64> {
             }
         }
     }
-    for c in o.iter().chain(n.iter()) {
-        keys.extend(&c.definitions);
+    let mut any_definition = false;
+    for (f, c) in [(old, &o), (new, &n)] {
+        let (Some(f), Some(c)) = (f, c) else { continue };
+        // `definitions` holds a key per symbol, in order, then Go's package key.
+        for (s, k) in f.symbols.iter().zip(&c.definitions) {
+            if kept.is_none_or(|kept| !kept.contains(&*s.id)) {
+                keys.push(*k);
+                any_definition = true;
+            }
+        }
+        if any_definition && c.definitions.len() > f.symbols.len() {
+            keys.extend(&c.definitions[f.symbols.len()..]);
+        }
+    }
+    let facts = |f: &RFile| -> Vec<crate::model::sites::RawSite> {
+        f.sites
+            .sites
+            .iter()
+            .filter(|x| {
+                matches!(
+                    x.kind,
+                    crate::model::sites::SiteKind::Extends
+                        | crate::model::sites::SiteKind::Implements
+                )
+            })
+            .cloned()
+            .collect()
+    };
+    let same_facts = match (old, new) {
+        (Some(a), Some(b)) => a.sites.facts == b.sites.facts && facts(a) == facts(b),
+        _ => false,
+    };
+    if !same_facts {
+        for f in old.iter().chain(new.iter()) {
+            keys.push(facts_key(&f.path));
+        }
     }
     keys
+}
+
+/// The key of a file's facts and heritage clauses (see `changed_keys`).
+pub fn facts_key(path: &str) -> u64 {
+    key(&["f", path])
 }
 
 /// The `#[path]` module keys of declarations in `files` that point at one of

@@ -200,7 +200,8 @@ pub(super) fn write_sites(conn: &mut Session<'_, '_>, c: &Changes, keyed: Keyed)
         if spec(r.rel).props.contains(&"col") {
             p.push(("col", Value::Int64(r.col)));
         }
-        conn.exec(statement("delete_site_edge", r.rel, from_label(r)), p)?;
+        conn.exec(statement("delete_site_edge", r.rel, from_label(r)), p)
+            .map_err(|e| super::GraphError::Kuzu(format!("deleting a stale {}: {e}", r.rel)))?;
     }
     // Name nodes of the new unresolved sites, then the edges.
     let mut names: Vec<&str> = missing
@@ -270,7 +271,8 @@ pub(super) fn write_sites(conn: &mut Session<'_, '_>, c: &Changes, keyed: Keyed)
     gone.dedup();
     if !gone.is_empty() {
         let list = Value::List(LogicalType::String, gone.iter().map(|g| s(g)).collect());
-        conn.exec(q("delete_unused_names"), vec![("ids", list)])?;
+        conn.exec(q("delete_unused_names"), vec![("ids", list)])
+            .map_err(|e| super::GraphError::Kuzu(format!("deleting unused names: {e}")))?;
     }
     tracing::debug!(
         stale = stale.len(),

@@ -41,7 +41,7 @@ fn cypher(server: &Server, repo: &str, query: &str) -> Vec<BTreeMap<String, Valu
         .as_array()
         .expect("columns")
         .iter()
-        .map(|c| s(c))
+        .map(s)
         .collect();
     v["rows"]
         .as_array()
@@ -234,6 +234,10 @@ fn call_graph_agrees_with_a_walk_of_the_edges() {
     assert!(checked >= 60, "only {checked} call graphs checked");
 }
 
+/// A symbol's uses in the graph: (its qualified name, its path, the sites as
+/// (path, line, kind)).
+type Uses = (String, String, BTreeSet<(String, i64, String)>);
+
 /// `find_references` lists each use of a symbol the graph holds, once, with
 /// its enclosing symbol and its source line.
 #[test]
@@ -249,8 +253,7 @@ fn references_agree_with_the_edges_into_each_symbol() {
                     e.kind AS kind, a.path AS path, e.line AS line, e.col AS col, \
                     label(a) = 'File' AS top",
         );
-        let mut per: BTreeMap<String, (String, String, BTreeSet<(String, i64, String)>)> =
-            BTreeMap::new();
+        let mut per: BTreeMap<String, Uses> = BTreeMap::new();
         for u in &uses {
             let kind = match s(&u["rel"]).as_str() {
                 "CALLS" => "call".to_string(),
@@ -262,8 +265,7 @@ fn references_agree_with_the_edges_into_each_symbol() {
                 .2
                 .insert((s(&u["path"]), u["line"].as_i64().expect("line"), kind));
         }
-        let targets: Vec<(&String, &(String, String, BTreeSet<(String, i64, String)>))> =
-            per.iter().collect();
+        let targets: Vec<(&String, &Uses)> = per.iter().collect();
         let calls: Vec<(&str, Value)> = targets
             .iter()
             .map(|(_, (qn, path, _))| {
@@ -632,7 +634,9 @@ fn call_tools_refuse_bad_input_with_contract_codes() {
 #[test]
 fn implementations_across_languages() {
     let server = serve_all();
-    let types = |repo: &str, name: &str| -> Vec<(String, String, Vec<(String, bool)>)> {
+    // (qualified name, relation, methods as (name, inherited))
+    type Found = Vec<(String, String, Vec<(String, bool)>)>;
+    let types = |repo: &str, name: &str| -> Found {
         let v = call(
             &server,
             "find_implementations",

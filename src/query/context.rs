@@ -210,6 +210,9 @@ fn expand(
     Ok(candidates)
 }
 
+/// Catalog entries by catalog entry.
+type Neighbours = HashMap<usize, Vec<usize>>;
+
 /// What each of the `entries` (functions and methods) calls, in the order of
 /// its call sites, and what calls it, in position order: catalog entries, by
 /// entry, itself left out.
@@ -217,7 +220,7 @@ fn calls_of(
     c: &View,
     cat: &Catalog,
     entries: &[usize],
-) -> Result<(HashMap<usize, Vec<usize>>, HashMap<usize, Vec<usize>>), ToolError> {
+) -> Result<(Neighbours, Neighbours), ToolError> {
     let callable: Vec<usize> = entries
         .iter()
         .copied()

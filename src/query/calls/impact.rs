@@ -30,6 +30,10 @@ const WALK_CAP: usize = 5_000;
 /// edges lead one step closer to the change).
 const RELATIONS: [&str; 5] = ["calls", "dispatch", "implements", "extends", "references"];
 
+/// A node an impact walk returned: (id, is a file, distance along every tier,
+/// its edges as (target id, relationship, confidence)).
+type Walked = (String, bool, i64, Vec<(String, String, String)>);
+
 /// A node reached while the answer is made.
 struct Reach {
     is_file: bool,
@@ -259,12 +263,7 @@ pub fn analyze_impact(
 
 /// The distance from `start` of each node of its walk along the edges of the
 /// `allowed` tiers only, up to `depth` (a node out of reach is left out).
-fn within(
-    start: &str,
-    walk: &[(String, bool, i64, Vec<(String, String, String)>)],
-    allowed: &[&str],
-    depth: usize,
-) -> HashMap<String, usize> {
+fn within(start: &str, walk: &[Walked], allowed: &[&str], depth: usize) -> HashMap<String, usize> {
     let mut pointing: HashMap<&str, Vec<&str>> = HashMap::new();
     for (id, _, _, edges) in walk {
         for (to, _, confidence) in edges {

@@ -658,9 +658,8 @@ impl std::fmt::Debug for Record {
 }
 
 /// Symbol ids are `s_` + 24 hex digits (`index::symbol_id`): kept as their 12
-/// bytes. A Go file's names are left out: Go imports name packages, so nothing
-/// looks its definitions up by name; their ids, nesting and marks are what its
-/// next symbol diff needs.
+/// bytes. Every file's names are kept (calls look Go's definitions up by name
+/// too); a record without them (`NAMES_LEFT_OUT`) is still read.
 const IDS_PACKED: u8 = 1;
 const NAMES_LEFT_OUT: u8 = 2;
 
@@ -671,19 +670,15 @@ fn put_symbols(buf: &mut Vec<u8>, f: &RFile) {
         return;
     }
     let packed = f.symbols.iter().all(|s| packed_id(&s.id).is_some());
-    // Go's names too: calls look its definitions up by name.
-    let names = true;
-    buf.push(if packed { IDS_PACKED } else { 0 } | if names { 0 } else { NAMES_LEFT_OUT });
+    buf.push(if packed { IDS_PACKED } else { 0 });
     put_u32(buf, f.symbols.len() as u32);
     for s in f.symbols.iter() {
         match packed_id(&s.id) {
             Some(raw) if packed => buf.extend_from_slice(&raw),
             _ => put_str(buf, &s.id),
         }
-        if names {
-            put_str(buf, &s.qualified_name);
-            put_str(buf, s.kind);
-        }
+        put_str(buf, &s.qualified_name);
+        put_str(buf, s.kind);
     }
 }
 
@@ -1411,15 +1406,10 @@ mod tests {
         };
         assert_eq!(strip(&back.meta), strip(&state.meta));
         assert!(back.meta.iter().all(|m| m.record.is_some()));
-        // Go: ids (packed) and nesting come back, names are left out.
+        // Go: ids (packed), names (calls look them up) and nesting come back.
         let ids = |f: &RFile| f.symbols.iter().map(|s| s.id.clone()).collect::<Vec<_>>();
         assert_eq!(ids(&back.files[1]), ids(&state.files[1]));
-        assert!(
-            back.files[1]
-                .symbols
-                .iter()
-                .all(|s| s.qualified_name.is_empty())
-        );
+        assert_eq!(*back.files[1].symbols, *state.files[1].symbols);
         assert_eq!(
             back.meta[1].tree(&back.files[1]).expect("tree")[1]
                 .1

@@ -157,6 +157,16 @@ def run(host, port, n):
         "get_code_context (breadth)": lambda i: {"query": query_of(picks[i]), "max_tokens": 2000},
         "get_code_context (depth)": lambda i: {"query": query_of(picks[i]), "max_tokens": 4000,
                                                "strategy": "depth"},
+        # The call graph: a symbol's uses, its callers 3 calls deep, what a
+        # change to it (or to its whole file) can break.
+        "find_references": lambda i: {"symbol_name": picks[i][0], "path": picks[i][1]},
+        "get_call_graph (callers, depth 3)": lambda i: {"symbol_name": picks[i][0], "path": picks[i][1],
+                                                        "depth": 3},
+        "get_call_graph (both, depth 3)": lambda i: {"symbol_name": picks[i][0], "path": picks[i][1],
+                                                     "depth": 3, "direction": "both"},
+        "find_implementations": lambda i: {"symbol_name": picks[i][0], "path": picks[i][1]},
+        "analyze_impact (a symbol)": lambda i: {"symbol_name": picks[i][0], "path": picks[i][1]},
+        "analyze_impact (a whole file)": lambda i: {"paths": [picks[i][1]]},
         # Ad hoc Cypher runs in a sandboxed worker process behind the plan guard.
         "run_cypher (a file's symbols)": lambda i: {
             "query": "MATCH (f:File)-[:CONTAINS]->(s:Symbol) WHERE f.repo = $repo AND f.ref = $ref "
@@ -180,7 +190,8 @@ def run(host, port, n):
             t0 = time.perf_counter()
             out, is_error = s.call(tool, a)
             times.append((time.perf_counter() - t0) * 1000)
-            if is_error and out["error"]["code"] != "ambiguous_symbol":
+            # find_implementations of what is no type or method: invalid_input.
+            if is_error and out["error"]["code"] not in ("ambiguous_symbol", "invalid_input"):
                 errors += 1
                 if errors <= 3:
                     print(f"  {tool} {a}: {out['error']}", file=sys.stderr)

@@ -425,6 +425,22 @@ fn the_tools_on_rust_traps() {
     assert_eq!(total["confidence"], "typed");
     assert_eq!(total["line"], 32);
 
+    // Below the dispatch tier, no declaration is followed.
+    let typed = call(
+        &server,
+        "get_call_graph",
+        json!({"symbol_name": "shapes::Circle::area", "depth": 1, "min_confidence": "typed"}),
+    );
+    assert_eq!(
+        names(&typed, "nodes"),
+        [
+            "shapes::Circle::area",
+            "report::Report::total",
+            "report::inline_calls"
+        ],
+        "{typed}"
+    );
+
     // Implementations, transitively, with their matching methods.
     let imps = call(
         &server,

@@ -197,7 +197,14 @@ pub fn cmd_calls(a: CallsArgs) -> Result<i32> {
             let _ = writeln!(
                 out,
                 "{} of {} ({}:{}), depth {}",
-                g.direction, r.qualified_name, r.path, r.line_start, g.depth
+                match g.direction.as_str() {
+                    "both" => "callers and callees",
+                    other => other,
+                },
+                r.qualified_name,
+                r.path,
+                r.line_start,
+                g.depth
             );
             for n in g.nodes.iter().filter(|n| n.id != r.id) {
                 let mut notes: Vec<&str> = Vec::new();

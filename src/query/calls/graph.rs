@@ -17,7 +17,7 @@ use super::super::args::{clean_opt_path, limit, non_empty, resolve_one};
 use super::super::error::ToolError;
 use super::super::inputs::{CallDirection, CallGraphInput};
 use super::super::view::View;
-use super::{declarations, depth, file_path_of, tiers};
+use super::{declarations, depth, dispatches, file_path_of, tiers};
 use crate::store::catalog::Catalog;
 
 /// A call site out of a node: (target id, line, col, confidence).
@@ -112,7 +112,12 @@ pub fn get_call_graph(
             .map_err(internal)?;
         cut |= walked.len() >= cap;
         add(&mut seen, walked, true, None);
-        for d in declarations(c, &cat, root)? {
+        let declared = if dispatches(tiers) {
+            declarations(c, &cat, root)?
+        } else {
+            Vec::new()
+        };
+        for d in declared {
             let id = cat.entry(d).id();
             let walked = graph
                 .callers_within(&id, depth, tiers, cap)

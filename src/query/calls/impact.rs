@@ -20,7 +20,7 @@ use super::super::inputs::ImpactInput;
 use super::super::view::View;
 use super::diff::{self, FileChange};
 use super::tests::{is_test_file, is_test_symbol};
-use super::{declarations_of, depth, file_path_of, tiers};
+use super::{declarations_of, depth, dispatches, file_path_of, tiers};
 use crate::store::catalog::Catalog;
 
 /// Nodes one walk may return: the answer's totals are exact below it.
@@ -61,7 +61,12 @@ pub fn analyze_impact(
     // points at them at all (one hop, a tenth of a walk).
     let mut starts: Vec<String> = changed.iter().map(|&i| cat.entry(i).id()).collect();
     let mut declared: HashSet<String> = HashSet::new();
-    for (_, d) in declarations_of(c, &cat, &changed)? {
+    let declarations = if dispatches(tiers) {
+        declarations_of(c, &cat, &changed)?
+    } else {
+        Vec::new()
+    };
+    for (_, d) in declarations {
         let id = cat.entry(d).id();
         if !changed_ids.contains(&id) && declared.insert(id.clone()) {
             starts.push(id);

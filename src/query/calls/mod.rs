@@ -59,6 +59,12 @@ pub fn tiers(min_confidence: Option<Tier>) -> (usize, &'static str) {
     (tier_rank(t) + 1, tier_name(t))
 }
 
+/// Whether a walk over the first `tiers` tiers follows `dispatch`: then a
+/// method's declarations (and their callers) count as reaching it.
+pub fn dispatches(tiers: usize) -> bool {
+    tiers > tier_rank(Tier::Dispatch)
+}
+
 /// A walk's depth: 1 to `GraphStore::MAX_CALL_DEPTH`.
 pub fn depth(v: Option<i64>, default: usize) -> Result<usize, ToolError> {
     let max = GraphStore::MAX_CALL_DEPTH;

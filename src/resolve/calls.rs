@@ -166,6 +166,8 @@ struct FileCx<'a> {
     sites: &'a FileSites,
     /// Local name → what the import binding it resolved to.
     bindings: FxMap<String, Vec<Target>>,
+    /// Local name → the import that binds it (its position in the file's).
+    namespaces: FxMap<String, usize>,
     /// The facts and heritage sites by what they are looked up by (a
     /// file's lookups are per site: scans would make them quadratic).
     ix: FactIndex<'a>,
@@ -325,6 +327,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let fam = family(f.language);
         let imports = &f.imports;
         let mut bindings: FxMap<String, Vec<Target>> = FxMap::default();
+        let mut namespaces: FxMap<String, usize> = FxMap::default();
         for (i, targets) in resolved {
             let imp = &imports[i];
             if imp.reexport && fam == Family::Ts {
@@ -337,6 +340,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 .into_iter()
                 .filter(|t| !matches!(t, Target::External(_)))
                 .collect();
+            namespaces.insert(local.clone(), i);
             bindings.entry(local).or_default().extend(kept);
         }
         let pkg = if fam == Family::Rust {
@@ -354,6 +358,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
             syms,
             sites,
             bindings,
+            namespaces,
             ix: FactIndex::new(sites, syms),
         }
     }
@@ -686,6 +691,15 @@ impl<'i, 'a> Resolver<'i, 'a> {
             let (m, _) = self.member_or_base(class, last, depth + 1)?;
             return Some((m, Tier::SelfTier));
         }
+        // A namespace import or an imported module: the member as that import
+        // would name it (`import * as z` then `z.string()`; `import pkg` then
+        // `pkg.f`, re-exports followed like an import's).
+        if receiver.len() == 1
+            && self.local_fact(cx, owner, &receiver[0]).is_none()
+            && let Some(found) = self.member_of_import(cx, &receiver[0], last)
+        {
+            return Some((found, Tier::Qualified));
+        }
         // The receiver names a module, package, namespace import or type:
         // `pkg.F`, `module.f`, `ns.f`, `Class.static_m`.
         if receiver.len() == 1
@@ -715,6 +729,34 @@ impl<'i, 'a> Resolver<'i, 'a> {
             Tier::Typed
         };
         Some((m.0, tier))
+    }
+
+    /// Member `name` of what import-bound `word` names, when that import is a
+    /// TS namespace import or a Python module import: resolved as the import
+    /// `{ name } from` the same module would be.
+    fn member_of_import(&self, cx: &FileCx<'a>, word: &str, name: &str) -> Option<Sym<'a>> {
+        use crate::model::ImportSpec;
+        let &i = cx.namespaces.get(word)?;
+        let imp = cx.f.imports.get(i)?;
+        let targets = match &imp.spec {
+            ImportSpec::Ts {
+                specifier,
+                name: Some(n),
+            } if n == "*" => super::typescript::ts(self.ix, cx.fi, specifier, Some(name), 0),
+            ImportSpec::Python { module, name: None } => {
+                super::python::python(self.ix, cx.fi, module, Some(name), 0)
+            }
+            _ => return None,
+        };
+        let mut it = targets.iter().filter_map(|t| match t {
+            Target::Symbol(id) => Some(id),
+            _ => None,
+        });
+        let id = it.next()?;
+        if it.next().is_some() {
+            return None;
+        }
+        self.by_id(id)
     }
 
     fn pkg_of(&self, fi: Option<usize>) -> &'a str {
@@ -1311,7 +1353,35 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let fam = family(f.language);
         let (_, isep) = seps(fam);
         let qn = format!("{}{isep}{name}", t.qn);
-        let s = self.lookup(fam, self.pkg_of(Some(t.file)), &qn)?;
+        let pkg = self.pkg_of(Some(t.file));
+        // A member nested in `t` itself beats a same-named one elsewhere (a
+        // TS interface and a const of its name each hold an `optional`).
+        if fam == Family::Ts {
+            let tcx = self.cx(t.file, None);
+            if let Some(&ti) = tcx.ix.ids.get(t.id) {
+                let nested = tcx
+                    .ix
+                    .by_qn
+                    .get(qn.as_str())
+                    .into_iter()
+                    .flatten()
+                    .find(|&&i| {
+                        parent_index(&tcx, i as usize) == Some(ti as usize)
+                            && tcx.syms[i as usize].kind != "impl"
+                    });
+                if let Some(&i) = nested {
+                    self.ix.dep(&["q", fam_str(fam), pkg, &qn]);
+                    let s = &tcx.syms[i as usize];
+                    return Some(Sym {
+                        id: &s.id,
+                        qn: &s.qualified_name,
+                        kind: s.kind,
+                        file: t.file,
+                    });
+                }
+            }
+        }
+        let s = self.lookup(fam, pkg, &qn)?;
         (s.kind != "impl").then_some(s)
     }
 

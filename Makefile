@@ -18,7 +18,7 @@ CORPUS ?= .
 CLIENTS ?= 32
 SECONDS ?= 60
 
-.PHONY: run test deps venv build lint bench bench-tools bench-load bench-fresh index status
+.PHONY: run test deps venv build lint bench bench-tools bench-load bench-fresh bench-accuracy index status
 
 # Kuzu 0.11.3 with one fix of ours (patches/README.md): its crate, checked
 # against Cargo.lock's old checksum, unpacked under vendor/ and patched.
@@ -92,6 +92,14 @@ bench-tools: build venv
 CHANGES ?= 20
 bench-fresh: build venv
 	$(VENV)/bin/python benches/freshness.py $(CRUXE) $(CORPUS) $(CHANGES)
+
+# Call-graph precision and recall against compiler-grade oracles (rust-analyzer,
+# go/types, jedi+pyright, the TypeScript compiler API) on real repositories
+# (benches/accuracy/README.md). The first run fetches the corpora and tools
+# (PyPI, npm, crates.io) and runs the oracles once; later runs reuse them.
+bench-accuracy: build
+	benches/accuracy/setup.sh
+	python3 benches/accuracy/score.py $(CRUXE)
 
 # 32 concurrent MCP sessions for 60 s over a mix of every tool (a std-only Rust
 # client: benches/load.rs).

@@ -387,9 +387,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                             is_callable(s.kind) || matches!(s.kind, "const" | "static" | "var")
                         })
                 }
-                _ => self
-                    .type_target(&cx, site.owner, &site.chain, 0)
-                    .map(|(s, t)| (s, t)),
+                _ => self.type_target(&cx, site.owner, &site.chain, 0),
             };
             match site.kind {
                 SiteKind::Extends | SiteKind::Implements => {
@@ -535,18 +533,14 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 continue;
             };
             match rest.split_once('.') {
-                None => {
-                    if defs.iter().any(|d| matches!(d.3, "struct" | "type")) {
-                        types.push(qn);
-                    }
+                None if defs.iter().any(|d| matches!(d.3, "struct" | "type")) => {
+                    types.push(qn);
                 }
-                Some((t, m)) if !m.contains('.') => {
-                    if defs.iter().any(|d| d.3 == "method") {
-                        methods
-                            .entry(&qn[..group.len() + 1 + t.len()])
-                            .or_default()
-                            .push(m);
-                    }
+                Some((t, m)) if !m.contains('.') && defs.iter().any(|d| d.3 == "method") => {
+                    methods
+                        .entry(&qn[..group.len() + 1 + t.len()])
+                        .or_default()
+                        .push(m);
                 }
                 _ => {}
             }

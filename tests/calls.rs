@@ -205,7 +205,8 @@ fn sources(root: &Path, ext: &str) -> Vec<std::path::PathBuf> {
 
 /// One random change to the tree: a callee renamed in its file (its callers
 /// lose their edges), a file deleted, a file's calls swapped for another
-/// file's, a new file calling into the others, an edit that changes nothing.
+/// file's, a new file calling into the others, every line moved down by one,
+/// an edit that changes nothing.
 fn random_change(rng: &mut Lcg, root: &Path, ext: &str, step: usize) {
     let files = sources(root, ext);
     if files.is_empty() {
@@ -213,7 +214,7 @@ fn random_change(rng: &mut Lcg, root: &Path, ext: &str, step: usize) {
     }
     let f = &files[rng.next(files.len())];
     let text = std::fs::read_to_string(f).unwrap_or_default();
-    match rng.next(5) {
+    match rng.next(6) {
         0 => {
             // Rename one defined name everywhere in the file.
             let words: Vec<&str> = text
@@ -236,6 +237,9 @@ fn random_change(rng: &mut Lcg, root: &Path, ext: &str, step: usize) {
             let new = dir.join(format!("added{step}.{ext}"));
             std::fs::write(new, text.clone()).expect("write");
         }
+        // A line above everything: the symbols stay (moved), every site of
+        // the file moves, so each of its edges is replaced in place.
+        4 => std::fs::write(f, format!("\n{text}")).expect("write"),
         _ => std::fs::write(f, format!("{text}\n")).expect("write"),
     }
 }

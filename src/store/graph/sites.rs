@@ -261,10 +261,14 @@ pub(super) fn write_sites(conn: &mut Session<'_, '_>, c: &Changes, keyed: Keyed)
             }
         }
     }
-    // Name nodes no site points at any more.
+    // Name nodes no site points at any more: among the names of stale
+    // sites, those no new site uses (Kuzu 0.11.3's EXISTS does not see edges
+    // written earlier in the same transaction, so a name re-used now would be
+    // taken for unused), and no other file's site (committed, seen).
+    let reused: std::collections::HashSet<&str> = names.iter().copied().collect();
     let mut gone: Vec<String> = stale
         .iter()
-        .filter(|r| r.rel == "UNRESOLVED")
+        .filter(|r| r.rel == "UNRESOLVED" && !reused.contains(r.to.as_str()))
         .map(|r| name_id(&c.repo, &c.ref_name, &r.to))
         .collect();
     gone.sort();

@@ -18,73 +18,9 @@ use std::sync::LazyLock;
 use kuzu::Value;
 
 use super::readers::Reader;
+use super::schema::CALL_READ_QUERIES;
 use super::values::{int, s, string};
 use super::{GraphError, GraphStore, Result};
-
-/// The queries this module runs, by name (`schema::q` looks here too). Those
-/// holding `{depth}` and `{tiers}` are templates (see [`walk_text`]).
-pub const CALL_READ_QUERIES: &[(&str, &str)] = &[
-    (
-        "calls/callers",
-        include_str!("../../../queries/calls/callers.cypher"),
-    ),
-    (
-        "calls/callees",
-        include_str!("../../../queries/calls/callees.cypher"),
-    ),
-    (
-        "calls/callers_of",
-        include_str!("../../../queries/calls/callers_of.cypher"),
-    ),
-    (
-        "calls/callers_per_depth",
-        include_str!("../../../queries/calls/callers_per_depth.cypher"),
-    ),
-    (
-        "calls/callees_per_depth",
-        include_str!("../../../queries/calls/callees_per_depth.cypher"),
-    ),
-    (
-        "calls/calls_out",
-        include_str!("../../../queries/calls/calls_out.cypher"),
-    ),
-    (
-        "calls/impact",
-        include_str!("../../../queries/calls/impact.cypher"),
-    ),
-    (
-        "calls/file_dependents",
-        include_str!("../../../queries/calls/file_dependents.cypher"),
-    ),
-    (
-        "calls/in_degree",
-        include_str!("../../../queries/calls/in_degree.cypher"),
-    ),
-    (
-        "calls/node_iid",
-        include_str!("../../../queries/calls/node_iid.cypher"),
-    ),
-    (
-        "calls/references_into",
-        include_str!("../../../queries/calls/references_into.cypher"),
-    ),
-    (
-        "calls/unresolved_named",
-        include_str!("../../../queries/calls/unresolved_named.cypher"),
-    ),
-    (
-        "calls/supertypes",
-        include_str!("../../../queries/calls/supertypes.cypher"),
-    ),
-    (
-        "calls/subtypes",
-        include_str!("../../../queries/calls/subtypes.cypher"),
-    ),
-    (
-        "calls/repo_root",
-        include_str!("../../../queries/calls/repo_root.cypher"),
-    ),
-];
 
 /// The resolution tiers, most certain first (CONTRACT section 2): a walk that
 /// follows `n` tiers follows the first `n` (`GraphStore::CALL_TIERS`).

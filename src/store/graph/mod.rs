@@ -10,6 +10,7 @@
 //! Architecture invariant: nothing outside this module names a Kuzu type.
 
 mod adhoc;
+mod batch;
 mod cache;
 mod calls_read;
 mod compact;
@@ -22,9 +23,8 @@ mod sites;
 mod values;
 mod write;
 
-pub use calls_read::CALL_READ_QUERIES;
 pub use rows::*;
-pub use schema::{QUERY_FILES, SCHEMA_FILES};
+pub use schema::{CALL_READ_QUERIES, QUERY_FILES, SCHEMA_FILES};
 pub use sites::{name_id, site_statement_variants};
 pub use write::{Applying, IMPORTS_GROUP, grouped_statement};
 
@@ -98,7 +98,7 @@ pub struct GraphConfig {
     /// at least this many bytes, is compacted (`DataDir::compact`).
     pub compact_growth_bytes: u64,
     /// In a graph of more symbols than this, writes look symbols up by id row
-    /// by row through the primary-key index (see `write::Keyed`); `u64::MAX`
+    /// by row through the primary-key index (see `batch::Keyed`); `u64::MAX`
     /// never, 0 always (tests of both ways).
     pub key_lookups_above: u64,
 }

@@ -9,11 +9,11 @@ use std::sync::OnceLock;
 use kuzu::{LogicalType, Value};
 
 use super::Result;
+use super::batch::{Keyed, struct_type, write_batches};
 use super::readers::Session;
 use super::rows::{Changes, SiteChanges, SiteRow};
 use super::schema::q;
 use super::values::s;
-use super::write::{Keyed, struct_type, write_batches};
 
 /// The relationships, their properties in table order, and their end labels.
 struct RelSpec {

@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use kuzu::{LogicalType, Value};
 
+use super::batch::{Keyed, struct_type, write_batches};
 use super::readers::Session;
 use super::rows::{
     Changes, FileRow, FileRows, ImportChanges, ImportDiff, ImportLabel, ImportRow, PackageRow,
@@ -205,33 +206,6 @@ fn apply_on(
             let _ = conn.query("ROLLBACK");
             Err(e)
         }
-    }
-}
-
-/// How symbols are found by id in this graph (see `Keyed::decide`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Keyed {
-    /// Row by row through the primary-key index, not by batch.
-    pub(super) symbols: bool,
-}
-
-impl Keyed {
-    /// Kuzu 0.11 plans a lookup of nodes by a property of UNWIND rows as a
-    /// filtered cross product with the whole table: each batch row costs a
-    /// scan of every symbol (3,077 edges into a 600k-symbol graph: 5.6 s). A
-    /// statement per row, its ids bound as parameters, is an index lookup
-    /// instead (~0.2-0.35 ms each). So symbols are looked up row by row once
-    /// the graph holds more than `above` of them; the files, packages and
-    /// externals, far fewer, are still looked up by batch.
-    fn decide(conn: &mut Session<'_, '_>, above: u64) -> Result<Keyed> {
-        if above == u64::MAX {
-            return Ok(Keyed { symbols: false });
-        }
-        let n = conn
-            .exec(q("symbol_count"), vec![])?
-            .next()
-            .map_or(0, |r| int(&r[0]).max(0) as u64);
-        Ok(Keyed { symbols: n > above })
     }
 }
 
@@ -1389,25 +1363,6 @@ pub(super) fn file_values(c: &Changes, r: &FileRow) -> Vec<Value> {
     ]
 }
 
-/// A STRUCT type whose fields are STRING except the INT64 ones at `int_fields`.
-pub(super) fn struct_type(fields: &[&str], int_fields: &[usize]) -> LogicalType {
-    LogicalType::Struct {
-        fields: fields
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let t = if int_fields.contains(&i) {
-                    LogicalType::Int64
-                } else {
-                    LogicalType::String
-                };
-                (f.to_string(), t)
-            })
-            .collect(),
-    }
-}
-
-/// Runs `query` once per batch of rows, bound as `$rows` (a list of structs).
 /// Runs `query` once per row, each value bound to the parameter its field
 /// names (see `Keyed`).
 fn write_each(
@@ -1430,48 +1385,6 @@ fn write_each(
             .find(|l| l.contains("CREATE") || l.contains("DELETE"))
             .unwrap_or(""),
         "write row by row"
-    );
-    Ok(())
-}
-
-pub(super) fn write_batches(
-    conn: &mut Session<'_, '_>,
-    query: &'static str,
-    row_type: &LogicalType,
-    fields: &[&str],
-    rows: impl Iterator<Item = Vec<Value>>,
-    extra: impl Fn(&mut Vec<(&str, Value)>),
-) -> Result<()> {
-    let started = std::time::Instant::now();
-    let mut count = 0usize;
-    let mut batch: Vec<Value> = Vec::with_capacity(BATCH);
-    let mut flush = |batch: &mut Vec<Value>| -> Result<()> {
-        if batch.is_empty() {
-            return Ok(());
-        }
-        let list = Value::List(row_type.clone(), std::mem::take(batch));
-        let mut params = vec![("rows", list)];
-        extra(&mut params);
-        conn.exec(query, params)?;
-        Ok(())
-    };
-    for row in rows {
-        let value = Value::Struct(fields.iter().map(|f| f.to_string()).zip(row).collect());
-        batch.push(value);
-        count += 1;
-        if batch.len() >= BATCH {
-            flush(&mut batch)?;
-        }
-    }
-    flush(&mut batch)?;
-    tracing::debug!(
-        rows = count,
-        ms = started.elapsed().as_millis() as u64,
-        query = query
-            .lines()
-            .find(|l| l.contains("CREATE") || l.contains("DELETE"))
-            .unwrap_or(""),
-        "batched write"
     );
     Ok(())
 }

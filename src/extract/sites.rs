@@ -299,7 +299,13 @@ impl Lang {
                     || k == "nested_type_identifier"
                     || k == "predefined_type"
             }
-            Lang::Go => k.ends_with("_type") || k == "type_identifier" || k == "qualified_type",
+            // A Go result list `(*T, error)` names the first value's type.
+            Lang::Go => {
+                k.ends_with("_type")
+                    || k == "type_identifier"
+                    || k == "qualified_type"
+                    || k == "parameter_list"
+            }
         }
     }
 
@@ -481,6 +487,12 @@ impl Lang {
                     })
                 {
                     found.push((inner.split('.').map(str::to_string).collect(), n));
+                }
+            }
+            // One result of a Go result list: its type, not its name.
+            (Lang::Go, "parameter_declaration") => {
+                if let Some(t) = n.child_by_field_name("type") {
+                    self.type_names(t, src, found, all);
                 }
             }
             (_, "generic_type") => {

@@ -1049,11 +1049,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     .lookup(cx.fam, cx.pkg, &join(&cx.f.module, "::", name))
                     .or_else(|| self.in_inline_modules(cx, owner, name))
                 {
-                    if s.kind == "mod" {
-                        Namespace::Module(s.qn.to_string(), None)
-                    } else {
-                        Namespace::Type(s)
-                    }
+                    Self::item_namespace(s)
                 } else if self
                     .ix
                     .module_file(Family::Rust, cx.pkg, &join(&cx.f.module, "::", name))
@@ -1066,46 +1062,12 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     if it.any(|x| x != t) {
                         return None;
                     }
-                    match t {
-                        Target::File(id) => {
-                            let fi = self.ix.file_by_id(id)?;
-                            let f = &self.ix.files[fi];
-                            if f.package != cx.f.package {
-                                return None;
-                            }
-                            Namespace::Module(f.module.clone(), Some(fi))
-                        }
-                        Target::Symbol(id) => {
-                            let s = self.by_id(id)?;
-                            if s.kind == "mod" {
-                                Namespace::Module(s.qn.to_string(), None)
-                            } else {
-                                Namespace::Type(s)
-                            }
-                        }
-                        _ => return None,
-                    }
+                    self.rust_namespace(cx, t)?
                 } else {
                     // Another crate of the workspace (`geom_traps::Circle`).
                     let whole: Vec<String> = segs.iter().map(|s| s.to_string()).collect();
                     let found = super::rust::rust_use(self.ix, cx.fi, &whole, 0);
-                    return match found.first()? {
-                        Target::Symbol(id) => {
-                            let s = self.by_id(id)?;
-                            Some(if s.kind == "mod" {
-                                Namespace::Module(s.qn.to_string(), None)
-                            } else {
-                                Namespace::Type(s)
-                            })
-                        }
-                        Target::File(id) => {
-                            let fi = self.ix.file_by_id(id)?;
-                            let f = &self.ix.files[fi];
-                            (f.package == cx.f.package)
-                                .then(|| Namespace::Module(f.module.clone(), Some(fi)))
-                        }
-                        _ => None,
-                    };
+                    return self.rust_namespace(cx, found.first()?);
                 }
             }
         };
@@ -1115,11 +1077,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 Namespace::Module(m, _) => {
                     let qn = join(&m, "::", seg);
                     if let Some(s) = self.lookup(cx.fam, cx.pkg, &qn) {
-                        if s.kind == "mod" {
-                            Namespace::Module(qn, None)
-                        } else {
-                            Namespace::Type(s)
-                        }
+                        Self::item_namespace(s)
                     } else if self.ix.module_file(Family::Rust, cx.pkg, &qn).is_some() {
                         Namespace::Module(qn, None)
                     } else {
@@ -1131,6 +1089,28 @@ impl<'i, 'a> Resolver<'i, 'a> {
             };
         }
         Some(cur)
+    }
+
+    /// What a Rust import target names as a path's head: a module of this
+    /// crate (its file), or an item (a `mod` symbol is a module).
+    fn rust_namespace(&self, cx: &FileCx<'a>, t: &Target) -> Option<Namespace<'a>> {
+        match t {
+            Target::File(id) => {
+                let fi = self.ix.file_by_id(id)?;
+                let f = &self.ix.files[fi];
+                (f.package == cx.f.package).then(|| Namespace::Module(f.module.clone(), Some(fi)))
+            }
+            Target::Symbol(id) => Some(Self::item_namespace(self.by_id(id)?)),
+            _ => None,
+        }
+    }
+
+    fn item_namespace(s: Sym<'a>) -> Namespace<'a> {
+        if s.kind == "mod" {
+            Namespace::Module(s.qn.to_string(), None)
+        } else {
+            Namespace::Type(s)
+        }
     }
 
     /// For an `impl` symbol, the type it is for (struct, enum, trait); any

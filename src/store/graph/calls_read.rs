@@ -414,55 +414,18 @@ impl GraphStore {
         Ok(value)
     }
 
-    /// Runs `one` for each item not in the walk cache, the items split over
-    /// the reader threads, keeps what it gives, and returns one result per
-    /// item in the order of the items.
+    /// Runs `one` for each item not in the walk cache (see
+    /// `GraphStore::walk_each_sized`), one result per item in their order.
     fn each_cached<T: Clone + Send + Sync + 'static>(
         &self,
         statement: &'static str,
         items: Vec<String>,
         one: impl Fn(&mut Reader<'_>, &str) -> Result<T> + Copy + Send + 'static,
     ) -> Result<Vec<T>> {
-        let writes = self.writes();
-        let mut out: Vec<Option<T>> = items
-            .iter()
-            .map(|item| self.walks.get::<T>(writes, statement, item))
-            .collect();
-        let misses: Vec<(usize, String)> = out
-            .iter()
-            .enumerate()
-            .filter(|(_, found)| found.is_none())
-            .map(|(k, _)| (k, items[k].clone()))
-            .collect();
-        if !misses.is_empty() {
-            let per = misses.len().div_ceil(self.reader_count().max(1)).max(1);
-            let works: Vec<_> = misses
-                .chunks(per)
-                .map(|chunk| {
-                    let chunk = chunk.to_vec();
-                    move |r: &mut Reader<'_>| -> Result<Vec<(usize, T)>> {
-                        chunk
-                            .into_iter()
-                            .map(|(k, item)| Ok((k, one(r, &item)?)))
-                            .collect()
-                    }
-                })
-                .collect();
-            for (k, value) in self.read_all(works)?.into_iter().flatten() {
-                // Results are small lists of ids: a rough size is enough.
-                let size = std::mem::size_of::<T>() + 256;
-                self.walks.put(
-                    writes,
-                    self.writes(),
-                    statement,
-                    &items[k],
-                    value.clone(),
-                    size,
-                );
-                out[k] = Some(value);
-            }
-        }
-        out.into_iter()
+        // Results are small lists of ids: a rough size is enough.
+        let size = |_: &T| std::mem::size_of::<T>() + 256;
+        self.walk_each_sized(statement, items, size, one)?
+            .into_iter()
             .map(|v| v.ok_or_else(|| GraphError::Kuzu("a graph reader gave no answer".into())))
             .collect()
     }

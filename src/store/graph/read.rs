@@ -374,10 +374,23 @@ impl GraphStore {
         items: Vec<String>,
         one: impl Fn(&mut Reader<'_>, &str) -> Result<T> + Copy + Send + 'static,
     ) -> Result<Vec<T>> {
+        let found = self.walk_each_sized(statement, items, T::bytes, one)?;
+        Ok(found.into_iter().flatten().collect())
+    }
+
+    /// `walk_each` for any value, `bytes` saying about how much memory one
+    /// holds; an item a reader gave no answer for is `None`.
+    pub(super) fn walk_each_sized<T: Clone + Send + Sync + 'static>(
+        &self,
+        statement: &'static str,
+        items: Vec<String>,
+        bytes: fn(&T) -> usize,
+        one: impl Fn(&mut Reader<'_>, &str) -> Result<T> + Copy + Send + 'static,
+    ) -> Result<Vec<Option<T>>> {
         let writes = self.writes();
         let mut out: Vec<Option<T>> = items
             .iter()
-            .map(|item| self.walks.get(writes, statement, item))
+            .map(|item| self.walks.get::<T>(writes, statement, item))
             .collect();
         let misses: Vec<(usize, String)> = out
             .iter()
@@ -400,19 +413,19 @@ impl GraphStore {
                 })
                 .collect();
             for (k, value) in self.read_all(works)?.into_iter().flatten() {
-                let bytes = value.bytes();
+                let size = bytes(&value);
                 self.walks.put(
                     writes,
                     self.writes(),
                     statement,
                     &items[k],
                     value.clone(),
-                    bytes,
+                    size,
                 );
                 out[k] = Some(value);
             }
         }
-        Ok(out.into_iter().flatten().collect())
+        Ok(out)
     }
 
     /// The catalog's rows of the symbols of a repo/ref in a range of paths

@@ -483,7 +483,18 @@ impl<'i, 'a> Resolver<'i, 'a> {
                             .find(|c| !matches!(c.as_str(), "()" | "{}" | "?" | "#new"))
                             .map(|c| bare(c).to_string())
                             .unwrap_or_default();
-                        if !name.is_empty() {
+                        if let Some(target) = self.name_target(&cx, site.owner, &site.chain) {
+                            out.push(SiteEdge {
+                                rel: Rel::Calls,
+                                from: from(site.owner),
+                                to: target.id.to_string(),
+                                line: site.line,
+                                col: site.col,
+                                tier: Tier::Name,
+                                kind: SiteKind::Call,
+                                to_name,
+                            });
+                        } else if !name.is_empty() {
                             out.push(SiteEdge {
                                 rel: Rel::Unresolved,
                                 from: from(site.owner),
@@ -506,6 +517,77 @@ impl<'i, 'a> Resolver<'i, 'a> {
         out.sort();
         out.dedup();
         out
+    }
+
+    /// The `name` tier, for a call no other tier proved: the one callable of
+    /// its name in the caller's package (Go/Python/TS: its directory; Rust:
+    /// its crate), or else the one in the repo. A bare call can only name a
+    /// function, `x.m()` only a method. A call through an import (an external
+    /// module, a type from elsewhere), a Rust path, `new X` or a chain of
+    /// calls is left alone: those name things the repo may not define.
+    fn name_target(&self, cx: &FileCx<'a>, owner: u32, chain: &[String]) -> Option<Sym<'a>> {
+        let (last, receiver) = chain.split_last()?;
+        if last.starts_with("::")
+            || matches!(last.as_str(), "()" | "{}" | "?" | "#new")
+            || receiver.iter().any(|c| c.starts_with("::") || c == "#new")
+        {
+            return None;
+        }
+        let kind = if receiver.is_empty() {
+            // A local, parameter or import of that name is what is called.
+            if cx.ix.locals.contains_key(&(owner, last.as_str()))
+                || cx.namespaces.contains_key(last.as_str())
+            {
+                return None;
+            }
+            "fn"
+        } else {
+            let head = receiver[0].as_str();
+            if cx.namespaces.contains_key(head) || cx.bindings.contains_key(head) {
+                return None;
+            }
+            // A receiver of a known type that lacks the method as a symbol
+            // (a class field, an inherited external method): not this tier's.
+            if self.value_type(cx, owner, receiver, 1).is_some() {
+                return None;
+            }
+            "method"
+        };
+        let group = |fi: usize| -> &'a str {
+            let f: &'a RFile = &self.ix.files[fi];
+            if cx.fam == Family::Rust {
+                f.package.as_str()
+            } else {
+                super::dir_of(&f.path)
+            }
+        };
+        let here = group(cx.fi);
+        let files: &'a [RFile] = self.ix.files;
+        let found: Vec<&(u32, u32)> = self
+            .ix
+            .callables_named(cx.fam, last)
+            .iter()
+            .filter(|(fi, si)| files[*fi as usize].symbols[*si as usize].kind == kind)
+            .collect();
+        let in_package: Vec<&&(u32, u32)> = found
+            .iter()
+            .filter(|(fi, _)| group(*fi as usize) == here)
+            .collect();
+        // A method of unknown receiver must be the only one of its name in
+        // the repo: a package's own method of that name is no evidence that
+        // a value from elsewhere (a client, a subscription) is of its type.
+        let &&(fi, si) = match (in_package.as_slice(), found.as_slice()) {
+            (_, [one]) => one,
+            ([one], _) if kind == "fn" => *one,
+            _ => return None,
+        };
+        let s: &'a RSymbol = &files[fi as usize].symbols[si as usize];
+        Some(Sym {
+            id: &s.id,
+            qn: &s.qualified_name,
+            kind: s.kind,
+            file: fi as usize,
+        })
     }
 
     /// Go: for each interface this file declares, the named types of its

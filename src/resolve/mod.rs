@@ -28,6 +28,7 @@ use std::collections::{HashMap, HashSet};
 use rayon::prelude::*;
 
 use crate::model::lazy::Lazy;
+use crate::model::names::last_segment;
 use crate::model::{ImportSpec, Language, RawImport};
 use crate::source::layout::{Layout, normalize_path};
 
@@ -183,6 +184,11 @@ struct Tables<'a> {
     /// File id → position, made on the first ask (import targets that are
     /// files, for calls through them).
     by_file_id: std::sync::OnceLock<FxMap<&'a str, usize>>,
+    /// The `name` tier's table: (family, a callable's last name segment) →
+    /// (file, symbol) of each definition, made on the first ask.
+    by_name: std::sync::OnceLock<FxMap<Family, FxMap<&'a str, Vec<(u32, u32)>>>>,
+    /// The families resolved this run (whose symbols `by_name` holds).
+    families: Vec<Family>,
 }
 
 /// What a Rust module file binds by name, for lookups that pass through it
@@ -490,6 +496,7 @@ pub fn changed_keys(
         for (s, k) in f.symbols.iter().zip(&c.definitions) {
             if kept.is_none_or(|kept| !kept.contains(&*s.id)) {
                 keys.push(*k);
+                keys.push(name_key(family(f.language), last_segment(&s.qualified_name)));
                 any_definition = true;
             }
         }
@@ -521,6 +528,12 @@ pub fn changed_keys(
         }
     }
     keys
+}
+
+/// The key of the callables named `name` in a family (the `name` tier's
+/// lookups): it changes when one appears or disappears anywhere.
+pub fn name_key(fam: Family, name: &str) -> u64 {
+    key(&["n", fam_str(fam), name])
 }
 
 /// The key of a file's facts and heritage clauses (see `changed_keys`).
@@ -613,6 +626,8 @@ impl<'a> Tables<'a> {
             rust_declared: FxMap::default(),
             layout,
             by_file_id: std::sync::OnceLock::new(),
+            by_name: std::sync::OnceLock::new(),
+            families: families.to_vec(),
         };
         for (i, f) in files.iter().enumerate() {
             let fam = family(f.language);
@@ -704,6 +719,10 @@ impl<'a> Tables<'a> {
 impl<'a> Index<'a> {
     fn dep(&self, parts: &[&str]) {
         self.deps.borrow_mut().push(key(parts));
+    }
+
+    fn dep_key(&self, k: u64) {
+        self.deps.borrow_mut().push(k);
     }
 
     /// A Rust module's file, also when it or a module above it was declared with
@@ -896,6 +915,36 @@ impl<'a> Index<'a> {
         if !found.contains_key(id) {
             found.insert(id.to_string(), (fam, pkg.to_string(), qn.to_string()));
         }
+    }
+
+    /// The definitions of callables whose last name segment is `name`
+    /// (the `name` tier), in file then symbol order.
+    fn callables_named(&self, fam: Family, name: &str) -> &'a [(u32, u32)] {
+        self.dep_key(name_key(fam, name));
+        let tables: &'a Tables<'a> = self.tables;
+        let map = tables.by_name.get_or_init(|| {
+            let mut map: FxMap<Family, FxMap<&'a str, Vec<(u32, u32)>>> = FxMap::default();
+            for (fi, f) in tables.files.iter().enumerate() {
+                let fam = family(f.language);
+                if !tables.families.contains(&fam) {
+                    continue;
+                }
+                let symbols: &'a [RSymbol] = &f.symbols;
+                for (si, s) in symbols.iter().enumerate() {
+                    if matches!(s.kind, "fn" | "method") {
+                        map.entry(fam)
+                            .or_default()
+                            .entry(last_segment(&s.qualified_name))
+                            .or_default()
+                            .push((fi as u32, si as u32));
+                    }
+                }
+            }
+            map
+        });
+        map.get(&fam)
+            .and_then(|m| m.get(name))
+            .map_or(&[], Vec::as_slice)
     }
 
     /// A file's position by its id.

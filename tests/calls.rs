@@ -94,8 +94,13 @@ fn compare(lang: &str, ix: &Indexed, rel: &str) -> (Vec<String>, Vec<String>) {
         let mut tos = vec![s(&e["to"])];
         tos.extend(e["to_alt"].as_array().into_iter().flatten().map(s));
         let kind = s(&e["kind"]);
+        // The tier, where the fixture names one (`confidence_alt`: also right).
+        let mut tiers = vec![s(&e["confidence"])];
+        tiers.extend(e["confidence_alt"].as_array().into_iter().flatten().map(s));
+        let tier_ok = |t: &str| tiers[0].is_empty() || tiers.iter().any(|x| x == t);
         let hit = got.iter().enumerate().position(|(i, g)| {
             !matched[i]
+                && tier_ok(&g.4)
                 && (!with_line || g.3 == line)
                 && froms.contains(&strip(&g.1))
                 && tos.contains(&strip(&g.2))

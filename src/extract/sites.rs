@@ -164,7 +164,13 @@ pub(super) fn collect(
                         .next()
                         .map_or_else(|| vec!["?".to_string()], |(c, _)| c);
                 } else if lang.chain(inner, src, &mut chain).is_none() || chain.len() > MAX_CHAIN {
-                    continue;
+                    // A literal (`[]`, `{}`, `"…"`, a closure, `vec![]`):
+                    // a value of a type the language has, kept so that the
+                    // name stays a local and its methods are not the repo's.
+                    if !lang.is_literal(inner) {
+                        continue;
+                    }
+                    chain = vec!["?".to_string()];
                 }
                 let mut owner = owner_of(symbols, node.start_byte(), false);
                 // `self.x = …` / `this.x = …` in a method: a field of its class.
@@ -306,6 +312,37 @@ impl Lang {
                     || k == "qualified_type"
                     || k == "parameter_list"
             }
+        }
+    }
+
+    /// Whether value `n` is a literal or a closure: its type is the
+    /// language's own.
+    fn is_literal(self, n: Node<'_>) -> bool {
+        let k = n.kind();
+        match self {
+            Lang::Python => matches!(
+                k,
+                "list" | "dictionary" | "set" | "tuple" | "string" | "concatenated_string"
+                    | "integer" | "float" | "true" | "false" | "none" | "list_comprehension"
+                    | "dictionary_comprehension" | "set_comprehension" | "lambda"
+            ),
+            Lang::Ts => matches!(
+                k,
+                "array" | "object" | "string" | "template_string" | "number" | "true"
+                    | "false" | "null" | "regex" | "arrow_function" | "function_expression"
+            ),
+            Lang::Rust => matches!(
+                k,
+                "array_expression" | "string_literal" | "raw_string_literal" | "integer_literal"
+                    | "float_literal" | "boolean_literal" | "char_literal" | "closure_expression"
+                    | "tuple_expression" | "macro_invocation"
+            ),
+            Lang::Go => matches!(
+                k,
+                "interpreted_string_literal" | "raw_string_literal" | "int_literal"
+                    | "float_literal" | "rune_literal" | "func_literal" | "composite_literal"
+                    | "true" | "false"
+            ),
         }
     }
 

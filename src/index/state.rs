@@ -40,9 +40,9 @@ use crate::model::{Language, RawImport};
 use crate::resolve::{Edge, RFile, RSymbol, Rel, SiteEdge, Target, Tier};
 use crate::source::walk::FileStat;
 
-const MAGIC: &[u8; 8] = b"CRUXST13";
+const MAGIC: &[u8; 8] = b"CRUXST14";
 /// Starts each change appended after the whole state.
-const CHANGE: &[u8; 8] = b"CRUXCH13";
+const CHANGE: &[u8; 8] = b"CRUXCH14";
 
 /// Fingerprint of one file's resolved import edges.
 pub type Fingerprint = [u8; 16];

@@ -113,6 +113,44 @@ struct Sym<'a> {
     file: usize,
 }
 
+/// Whether `word` is written like a type (`Vec`, `Foo`) rather than a value.
+fn is_type_name(fam: Family, word: &str) -> bool {
+    let word = bare(word);
+    word.starts_with(|c: char| c.is_ascii_uppercase()) || builtin_type(fam, word)
+}
+
+/// The language's own types (and its standard library's most used), whose
+/// methods no repo defines: a receiver of one of them takes no `name` edge.
+fn builtin_type(fam: Family, word: &str) -> bool {
+    match fam {
+        Family::Rust => matches!(
+            word,
+            "Vec" | "String" | "str" | "HashMap" | "HashSet" | "BTreeMap" | "BTreeSet"
+                | "VecDeque" | "BinaryHeap" | "Option" | "Result" | "Box" | "Rc" | "Arc"
+                | "RefCell" | "Cell" | "Mutex" | "RwLock" | "Cow"
+        ),
+        Family::Python => matches!(
+            word,
+            "list" | "dict" | "set" | "frozenset" | "tuple" | "str" | "bytes" | "bytearray"
+                | "int" | "float" | "bool" | "object" | "List" | "Dict" | "Set" | "Tuple"
+                | "FrozenSet" | "Sequence" | "Mapping" | "Iterable" | "Iterator"
+        ),
+        Family::Ts => matches!(
+            word,
+            "Array" | "ReadonlyArray" | "Map" | "Set" | "WeakMap" | "WeakSet" | "Promise"
+                | "Record" | "String" | "Number" | "Boolean" | "Object" | "Date" | "RegExp"
+                | "Error" | "Function" | "string" | "number" | "boolean" | "object" | "any"
+                | "unknown"
+        ),
+        Family::Go => matches!(
+            word,
+            "string" | "int" | "int8" | "int16" | "int32" | "int64" | "uint" | "uint8"
+                | "uint16" | "uint32" | "uint64" | "uintptr" | "byte" | "rune" | "bool"
+                | "float32" | "float64" | "complex64" | "complex128" | "error" | "any"
+        ),
+    }
+}
+
 fn is_type_kind(kind: &str) -> bool {
     matches!(
         kind,
@@ -548,7 +586,19 @@ impl<'i, 'a> Resolver<'i, 'a> {
             }
             // A receiver of a known type that lacks the method as a symbol
             // (a class field, an inherited external method): not this tier's.
-            if self.value_type(cx, owner, receiver, 1).is_some() {
+            if self.value_type(cx, owner, receiver, 1).is_some()
+                || self.typed_outside(cx, owner, receiver)
+            {
+                return None;
+            }
+            // A value the repo defines (`const z = { ...schemas }`): what it
+            // holds is written there, not guessed from a name.
+            if receiver.len() == 1
+                && self.local_fact(cx, owner, head).is_none()
+                && self
+                    .bare_name(cx, owner, head, false)
+                    .is_some_and(|(s, _)| !is_type_kind(s.kind))
+            {
                 return None;
             }
             "method"
@@ -588,6 +638,77 @@ impl<'i, 'a> Resolver<'i, 'a> {
             kind: s.kind,
             file: fi as usize,
         })
+    }
+
+    /// Whether the receiver's type is written down yet is none of the repo's:
+    /// a literal (`items = []`), a built-in or library type (`self.lines:
+    /// Vec<String>`, `w *bytes.Buffer`), a constructor of one (`Vec::new()`,
+    /// `new Map()`), or a call on such a value (`xs.map(f)` of `xs:
+    /// number[]`). Its methods are the language's or a library's, whatever
+    /// the repo names the same. A value returned by a call of unknown type
+    /// (`x := pkg.Open()`), or of a type the repo may define but no tier
+    /// found, is not: nothing is known of it.
+    fn typed_outside(&self, cx: &FileCx<'a>, owner: u32, receiver: &[String]) -> bool {
+        let Some(head) = receiver.first() else {
+            return false;
+        };
+        if receiver.len() >= 2 && self.is_self(cx, owner, head) {
+            let Some(t) = self.enclosing_type(cx, owner) else {
+                return false;
+            };
+            let t = self.impl_target(cx, t);
+            let tcx = self.cx(t.file, None);
+            let Some(&ti) = tcx.ix.ids.get(t.id) else {
+                return false;
+            };
+            return tcx
+                .ix
+                .fields
+                .get(&(ti, receiver[1].as_str()))
+                .is_some_and(|f| self.outside_chain(&tcx, ti, &f.chain, 0));
+        }
+        match self.local_fact(cx, owner, head) {
+            Some(f) => self.outside_chain(cx, owner, &f.chain, 0),
+            None => self.outside_chain(cx, owner, receiver, 0),
+        }
+    }
+
+    /// Whether a written type or value (`chain`, as facts hold them) is of a
+    /// type the repo does not define (see `typed_outside`).
+    fn outside_chain(&self, cx: &FileCx<'a>, owner: u32, chain: &[String], depth: usize) -> bool {
+        let Some(head) = chain.first() else {
+            return false;
+        };
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        // A literal, or a type built in (`[]T`, `number[]`, a tuple, a closure).
+        if chain.iter().any(|c| c == "?") {
+            return true;
+        }
+        if chain.last().is_some_and(|c| c == "()") && chain.first().is_none_or(|c| c != "#new") {
+            // A constructor: `Vec::new()`, `Foo()` of a class no tier found.
+            let path_call = chain.iter().skip(1).any(|c| c.starts_with("::"));
+            if (path_call || chain.len() == 2) && is_type_name(cx.fam, head) {
+                return true;
+            }
+            // A call on a value: what that value is.
+            return chain.len() > 2
+                && match self.local_fact(cx, owner, head) {
+                    Some(f) => self.outside_chain(cx, owner, &f.chain, depth + 1),
+                    None => false,
+                };
+        }
+        // A type written down (or `new X()`, `X{}`): one the language has, or
+        // one from an import that resolved outside the repo.
+        let name = chain
+            .iter()
+            .find(|c| *c != "#new")
+            .map(|c| bare(c))
+            .unwrap_or_default();
+        builtin_type(cx.fam, name)
+            || (cx.namespaces.contains_key(name)
+                && cx.bindings.get(name).is_none_or(|t| t.is_empty()))
     }
 
     /// Go: for each interface this file declares, the named types of its

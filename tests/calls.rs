@@ -300,3 +300,70 @@ fn typescript_random_edits_keep_the_call_graph_equal_to_a_fresh_index() {
 fn go_random_edits_keep_the_call_graph_equal_to_a_fresh_index() {
     incremental_equals_fresh("go", "go");
 }
+
+/// The `name` tier's edge of a fixture (`from` → `to`, both qualified names)
+/// goes when a second callable of that name appears in another file, and
+/// comes back when it goes; each incremental graph equals a fresh index.
+fn name_edge_follows_definitions(lang: &str, added: &str, body: &str, from: &str, to: &str) {
+    let work = tempfile::tempdir().expect("tmp");
+    let tree = work.path().join("repo");
+    copy_tree(&calls_fixture(lang), &tree);
+    let data = cruxe::store::datadir::DataDir::new(work.path().join("data"));
+    let o = opts(lang);
+    let has_edge = |d: &BTreeSet<(String, String, String, i64, String, String)>| {
+        d.iter().any(|e| {
+            e.0 == "CALLS"
+                && e.1.split('#').next() == Some(from)
+                && e.2.split('#').next() == Some(to)
+                && e.4 == "name"
+        })
+    };
+    let mut step = |what: &str| {
+        let report =
+            cruxe::index::index_repo(&tree, &data, &o, &cruxe::index::Silent).expect("index");
+        let incremental = dump(&Indexed {
+            tmp: tempfile::tempdir().expect("tmp"),
+            data: cruxe::store::datadir::DataDir::new(work.path().join("data")),
+            report,
+        });
+        assert_eq!(
+            incremental,
+            dump(&index_path(&tree, lang)),
+            "{lang} {what}: incremental and fresh call graphs differ"
+        );
+        incremental
+    };
+    assert!(has_edge(&step("first index")), "{lang}: no name edge {from} -> {to}");
+    std::fs::write(tree.join(added), body).expect("write");
+    assert!(
+        !has_edge(&step("second definition")),
+        "{lang}: the name edge outlived a second definition"
+    );
+    std::fs::remove_file(tree.join(added)).expect("remove");
+    assert!(
+        has_edge(&step("second definition removed")),
+        "{lang}: the name edge did not come back"
+    );
+}
+
+#[test]
+fn python_name_edge_follows_a_second_definition_and_its_removal() {
+    name_edge_follows_definitions(
+        "python",
+        "geo/other.py",
+        "class Other:\n    def summary(self):\n        return 1\n",
+        "geo.report.summarize",
+        "geo.report.Report.summary",
+    );
+}
+
+#[test]
+fn go_name_edge_follows_a_second_definition_and_its_removal() {
+    name_edge_follows_definitions(
+        "go",
+        "util/ring.go",
+        "package util\n\ntype Ring struct{}\n\nfunc (Ring) Perimeter() float64 { return 0 }\n",
+        "example.com/geo/shapes.PerimeterOf",
+        "example.com/geo/shapes.Circle.Perimeter",
+    );
+}

@@ -303,6 +303,30 @@ impl Extractor {
                 layers.push((m, t));
             }
         }
+        // Calls written in macro arguments (`assert_eq!(a.f(), 1)`) are token
+        // trees too: those arguments are parsed again as expressions, at their
+        // original positions, for their call sites only.
+        let mut arg_layers: Vec<(String, Tree)> = Vec::new();
+        if language == Language::Rust && with_imports {
+            let mut pending: Vec<Option<String>> = std::iter::once(root)
+                .chain(layers.iter().map(|(_, t)| t.root_node()))
+                .zip(std::iter::once(source).chain(layers.iter().map(|(m, _)| m.as_str())))
+                .map(|(r, s)| rust::macro_args_only(r, s))
+                .collect();
+            let mut depth = 0;
+            while depth < MACRO_DEPTH && pending.iter().any(Option::is_some) {
+                let mut next = Vec::new();
+                for m in pending.into_iter().flatten() {
+                    let Some(t) = self.parse(parser, language, &m) else {
+                        continue;
+                    };
+                    next.push(rust::macro_args_only(t.root_node(), &m));
+                    arg_layers.push((m, t));
+                }
+                pending = next;
+                depth += 1;
+            }
+        }
         let (mut defs, mut imports, calls) = self.collect(language, root, source, with_imports);
         let mut layer_calls = Vec::with_capacity(layers.len());
         for (m, t) in &layers {
@@ -323,7 +347,12 @@ impl Extractor {
             for ((m, _), found) in layers.iter().zip(&layer_calls) {
                 sites::collect(language, found, m, &symbols, &mut sites);
             }
-            if !layers.is_empty() {
+            for (m, t) in &arg_layers {
+                let (_, _, found) = self.collect(language, t.root_node(), m, true);
+                let found: Vec<_> = found.into_iter().filter(|c| c.is_call_site()).collect();
+                sites::collect(language, &found, m, &symbols, &mut sites);
+            }
+            if !layers.is_empty() || !arg_layers.is_empty() {
                 sites.sites.sort_by_key(|s| (s.line, s.col));
             }
         }

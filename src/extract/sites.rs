@@ -22,6 +22,14 @@ pub(super) struct CallMatch<'t> {
     name: Option<Node<'t>>,
 }
 
+impl CallMatch<'_> {
+    /// A call, construction or value use (not a type or a fact): what a
+    /// macro's arguments, re-parsed as expressions, are read for.
+    pub(super) fn is_call_site(&self) -> bool {
+        matches!(self.what, "call" | "new" | "construct" | "value")
+    }
+}
+
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
     const NAMES: [&str; 12] = [

@@ -918,7 +918,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
         // A receiver whose type is known.
         let (t, how) = self.value_type(cx, owner, receiver, depth + 1)?;
         let m = self.member_or_base(t, last, depth + 1)?;
-        let tier = if is_abstract(m.1.kind) || is_abstract(t.kind) {
+        // A Rust trait's default method called on a concrete type is the
+        // one that runs (nothing overrides it there): not a dispatch.
+        let inherited_default = cx.fam == Family::Rust && !is_abstract(t.kind);
+        let tier = if (is_abstract(m.1.kind) && !inherited_default) || is_abstract(t.kind) {
             Tier::Dispatch
         } else if how == Tier::SelfTier {
             Tier::SelfTier

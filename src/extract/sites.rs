@@ -163,6 +163,10 @@ pub(super) fn collect(
                 let mut chain = Vec::new();
                 let is_type = lang.is_type_node(inner);
                 if is_type {
+                    let inner = match lang {
+                        Lang::Rust => rust_unwrapped(inner, src),
+                        _ => inner,
+                    };
                     let mut found = Vec::new();
                     lang.type_names(inner, src, &mut found, false);
                     // A type that names nothing (a function type): the
@@ -208,6 +212,28 @@ pub(super) fn collect(
             _ => {}
         }
     }
+}
+
+/// A Rust type with the wrappers whose methods a value is used through
+/// taken off: `Result<T, E>` and `Option<T>` (used after `?` or `.unwrap()`,
+/// which resolution passes through), `Box<T>`, `Rc<T>`, `Arc<T>` (deref) → `T`.
+fn rust_unwrapped<'t>(mut n: Node<'t>, src: &str) -> Node<'t> {
+    for _ in 0..4 {
+        if n.kind() != "generic_type" {
+            break;
+        }
+        let wrapper = n
+            .child_by_field_name("type")
+            .is_some_and(|t| matches!(text(t, src), "Result" | "Option" | "Box" | "Rc" | "Arc"));
+        let first = n
+            .child_by_field_name("type_arguments")
+            .and_then(|a| a.named_child(0));
+        match first {
+            Some(arg) if wrapper => n = arg,
+            _ => break,
+        }
+    }
+    n
 }
 
 /// The leftmost name of an expression chain.

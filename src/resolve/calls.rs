@@ -1417,6 +1417,20 @@ impl<'i, 'a> Resolver<'i, 'a> {
                         .type_target(cx, owner, &callee[1..], depth + 1)
                         .map(|(s, _)| (s, Tier::Typed));
                 }
+                // Rust: `.unwrap()`, `.expect(…)`, `.clone()` of a value give
+                // that value (its `Result`/`Option` is taken off the type
+                // where the type is written: see `rust_unwrapped`).
+                if cx.fam == Family::Rust
+                    && callee.len() >= 2
+                    && matches!(
+                        callee[callee.len() - 1].as_str(),
+                        "unwrap" | "expect" | "unwrap_or_default" | "unwrap_unchecked" | "clone"
+                    )
+                    && let Some(found) =
+                        self.value_type(cx, owner, &callee[..callee.len() - 1], depth + 1)
+                {
+                    return Some(found);
+                }
                 let (target, _) = self.call_target(cx, owner, callee, depth + 1)?;
                 if is_type_kind(target.kind) {
                     return Some((target, Tier::Typed));

@@ -28,3 +28,4 @@
 (type_parameter_declaration name: (identifier) @name type: (type_constraint . (_) @ty)) @fact.bound
 (range_clause left: (expression_list (_) . (identifier) @name) right: (_) @ty) @fact.local
 (expression_list (selector_expression) @callee) @value
+(type_alias type: (_) @ty) @fact.alias

@@ -26,3 +26,4 @@
 (function_signature_item return_type: (_) @ty) @fact.returns
 (type_parameter name: (type_identifier) @name bounds: (trait_bounds . (_) @ty)) @fact.bound
 (where_predicate left: (type_identifier) @name bounds: (trait_bounds . (_) @ty)) @fact.bound
+(type_item type: (_) @ty) @fact.alias

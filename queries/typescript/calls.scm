@@ -26,3 +26,4 @@
 (abstract_method_signature return_type: (type_annotation (_) @ty)) @fact.returns
 (required_parameter pattern: (identifier) @name @ty !type) @fact.local
 (optional_parameter pattern: (identifier) @name @ty !type) @fact.local
+(type_alias_declaration value: (_) @ty) @fact.alias

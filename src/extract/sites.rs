@@ -32,7 +32,7 @@ impl CallMatch<'_> {
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 12] = [
+    const NAMES: [&str; 13] = [
         "call",
         "new",
         "construct",
@@ -45,6 +45,7 @@ fn outer_name(n: &str) -> Option<&'static str> {
         "fact.field",
         "fact.returns",
         "fact.bound",
+        "fact.alias",
     ];
     NAMES.iter().find(|x| **x == n).copied()
 }
@@ -158,6 +159,7 @@ pub(super) fn collect(
                     "receiver" => FactKind::Receiver,
                     "field" => FactKind::Field,
                     "returns" => FactKind::Returns,
+                    "alias" => FactKind::Alias,
                     _ => FactKind::Bound,
                 };
                 let mut chain = Vec::new();
@@ -198,7 +200,7 @@ pub(super) fn collect(
                 // A fact of the file (a module-level variable) has no owner
                 // but the file; a field outside any type is not one.
                 let name = name.map(|n| text(n, src).to_string()).unwrap_or_default();
-                if kind != FactKind::Returns && name.is_empty() {
+                if !matches!(kind, FactKind::Returns | FactKind::Alias) && name.is_empty() {
                     continue;
                 }
                 out.facts.push(Fact {

@@ -91,6 +91,10 @@ pub enum FactKind {
     /// A Go method's receiver (`func (s *S) M()`): `s` names the object, as
     /// `self` does (the `self` tier).
     Receiver,
+    /// A type alias's target (`type OwnedDFA = DFA<Vec<u32>>`); the owner is
+    /// the alias, `name` is empty. Lookups through the alias reach the
+    /// target's members and fields, as through a base.
+    Alias,
 }
 
 impl FactKind {
@@ -101,6 +105,7 @@ impl FactKind {
             2 => FactKind::Returns,
             3 => FactKind::Bound,
             4 => FactKind::Receiver,
+            5 => FactKind::Alias,
             _ => return None,
         })
     }

@@ -224,6 +224,8 @@ struct FactIndex<'a> {
     fields: FxMap<(u32, &'a str), &'a Fact>,
     returns: FxMap<u32, &'a Fact>,
     bounds: FxMap<(u32, &'a str), &'a Fact>,
+    /// Type alias → its target.
+    aliases: FxMap<u32, &'a Fact>,
     /// Extends/Implements sites by owner.
     heritage: FxMap<u32, Vec<&'a RawSite>>,
     /// Symbol id → position.
@@ -254,6 +256,9 @@ impl<'a> FactIndex<'a> {
                 }
                 FactKind::Bound => {
                     ix.bounds.entry(key).or_insert(f);
+                }
+                FactKind::Alias => {
+                    ix.aliases.entry(f.owner).or_insert(f);
                 }
             }
         }
@@ -1601,6 +1606,13 @@ impl<'i, 'a> Resolver<'i, 'a> {
             .collect();
         let mut out = Vec::new();
         for owner in owners {
+            // An alias reaches its target's members as a base's.
+            if let Some(alias) = tcx.ix.aliases.get(&owner)
+                && let Some(found) = self.type_target(&tcx, owner, &alias.chain, depth + 1)
+                && found.0.id != t.id
+            {
+                out.push(found);
+            }
             for site in tcx.ix.heritage.get(&owner).into_iter().flatten() {
                 if let Some(found) = self.type_target(&tcx, site.owner, &site.chain, depth + 1)
                     && found.0.id != t.id

@@ -113,3 +113,34 @@ fn readme_example_queries_run() {
             .unwrap_or_else(|e| panic!("README query failed: {e}\n{q}"));
     }
 }
+
+#[test]
+fn calls_in_rust_macro_arguments_keep_their_lines_and_columns() {
+    // A short first line (the re-parse writes a function head over a blank
+    // stretch, never over a newline), a call in a one-line macro, calls in a
+    // multi-line one, a macro inside a macro's arguments, and a `{…}` body
+    // (items/statements, not read as an expression).
+    let src = "//!\nfn f(x: &T) {\n    assert_eq!(x.a(), 1);\n    write!(\n        out,\n        \"{}\",\n        x.b(),\n        g(vec![h(1)]),\n    );\n    m! { x.skipped() }\n}\n";
+    let ex = cruxe::extract::Extractor::new().expect("extractor");
+    let mut parser = tree_sitter::Parser::new();
+    let module = cruxe::model::ModuleInfo {
+        module: "m".into(),
+        package: "p".into(),
+    };
+    let got = ex.extract(&mut parser, cruxe::model::Language::Rust, src, &module);
+    let mut calls: Vec<(String, u32, u32)> = got
+        .sites
+        .sites
+        .iter()
+        .filter(|s| s.kind == cruxe::model::sites::SiteKind::Call)
+        .map(|s| (s.chain.join("."), s.line, s.col))
+        .collect();
+    calls.sort_by_key(|c| (c.1, c.2));
+    let expected: Vec<(String, u32, u32)> = vec![
+        ("x.a".into(), 3, 18),
+        ("x.b".into(), 7, 11),
+        ("g".into(), 8, 9),
+        ("h".into(), 8, 16),
+    ];
+    assert_eq!(calls, expected);
+}

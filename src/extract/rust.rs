@@ -222,16 +222,17 @@ const ARGS_FN: &[u8] = b"fn _m(){";
 pub(super) fn macro_args_only(root: Node<'_>, src: &str) -> Option<String> {
     let mut args = Vec::new();
     collect_macro_args(root, src, &mut args);
-    // The function's head needs the start of the file blank.
-    args.retain(|&(start, _)| start > ARGS_FN.len());
-    if args.is_empty() {
-        return None;
-    }
+    let first = args.iter().map(|&(start, _)| start).min()?;
     let mut out: Vec<u8> = src
         .bytes()
         .map(|b| if b == b'\n' { b'\n' } else { b' ' })
         .collect();
-    out[..ARGS_FN.len()].copy_from_slice(ARGS_FN);
+    // The function's head goes over a blank stretch of one line before the
+    // first argument (over no newline: lines keep their numbers).
+    let head = out[..first]
+        .windows(ARGS_FN.len())
+        .position(|w| w.iter().all(|&b| b == b' '))?;
+    out[head..head + ARGS_FN.len()].copy_from_slice(ARGS_FN);
     for (start, end) in args {
         out[start..end].copy_from_slice(&src.as_bytes()[start..end]);
         // Ends the statement (the byte after is blank: token trees hold no

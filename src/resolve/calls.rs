@@ -562,6 +562,41 @@ impl<'i, 'a> Resolver<'i, 'a> {
         out
     }
 
+    /// The method `name` of the impl block around `owner`, when several
+    /// blocks of this file define one of that qualified name (generic impls
+    /// for different parameters); `None` when the name is unique or not here.
+    fn in_own_impl(&self, cx: &FileCx<'a>, owner: u32, name: &str) -> Option<Sym<'a>> {
+        let mut cur = (owner != IN_FILE).then_some(owner as usize);
+        let mut guard = 0;
+        while let Some(i) = cur {
+            let s = cx.syms.get(i)?;
+            if s.kind == "impl" {
+                let qn = format!("{}::{name}", s.qualified_name);
+                let same: &Vec<u32> = cx.ix.by_qn.get(qn.as_str())?;
+                if same.len() < 2 {
+                    return None;
+                }
+                let &m = same
+                    .iter()
+                    .find(|&&m| parent_index(cx, m as usize) == Some(i))?;
+                let m = &cx.syms[m as usize];
+                self.ix.dep(&["q", fam_str(cx.fam), cx.pkg, &qn]);
+                return Some(Sym {
+                    id: &m.id,
+                    qn: &m.qualified_name,
+                    kind: m.kind,
+                    file: cx.fi,
+                });
+            }
+            cur = parent_index(cx, i);
+            guard += 1;
+            if guard > 16 {
+                return None;
+            }
+        }
+        None
+    }
+
     /// The `name` tier, for a call no other tier proved: the one callable of
     /// its name in the caller's package (Go/Python/TS: its directory; Rust:
     /// its crate), or else the one in the repo. A bare call can only name a
@@ -887,6 +922,15 @@ impl<'i, 'a> Resolver<'i, 'a> {
             }
             return None;
         }
+        // Rust `self.m()` where the caller's own impl block defines `m`: that
+        // one (`impl Teddy<1>` and `impl Teddy<2>` each define `find_one`).
+        if cx.fam == Family::Rust
+            && receiver.len() == 1
+            && self.is_self(cx, owner, &receiver[0])
+            && let Some(m) = self.in_own_impl(cx, owner, last)
+        {
+            return Some((m, Tier::SelfTier));
+        }
         // `self.m()`, `this.m()`, `cls.m()`, a Go receiver's method.
         if receiver.len() == 1 && self.is_self(cx, owner, &receiver[0]) {
             let class = self.impl_target(cx, self.enclosing_type(cx, owner)?);
@@ -983,8 +1027,15 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// defined twice) proves nothing: `None`.
     fn lookup(&self, fam: Family, pkg: &str, qn: &str) -> Option<Sym<'a>> {
         let (id, path, kind) = self.ix.symbol_entry(fam, pkg, qn)?;
+        // Defined apart (cfg/build-tag variants in other files), or, for a
+        // Rust method, in several impl blocks (`impl From<&[T]> for V` and
+        // `impl From<Vec<T>> for V` each define `V::from`; cfg variants):
+        // which one runs is not for a name to say.
         if let Some(defs) = self.ix.definitions(fam, pkg, qn)
-            && defs.iter().any(|d| !d.1 && d.2 != path && d.3 == kind)
+            && (defs.iter().any(|d| !d.1 && d.2 != path && d.3 == kind)
+                || (fam == Family::Rust
+                    && kind == "method"
+                    && defs.iter().filter(|d| d.3 == "method").count() > 1))
         {
             return None;
         }
@@ -1256,9 +1307,15 @@ impl<'i, 'a> Resolver<'i, 'a> {
             name => {
                 // An item of this module (or an inline module around the
                 // site), else an import binding.
+                // An `impl` block here defines no name: `impl Trait for T`
+                // of a `T` from elsewhere names the imported `T`.
                 if let Some(s) = self
                     .lookup(cx.fam, cx.pkg, &join(&cx.f.module, "::", name))
-                    .or_else(|| self.in_inline_modules(cx, owner, name))
+                    .filter(|s| s.kind != "impl")
+                    .or_else(|| {
+                        self.in_inline_modules(cx, owner, name)
+                            .filter(|s| s.kind != "impl")
+                    })
                 {
                     Self::item_namespace(s)
                 } else if self

@@ -297,9 +297,14 @@ impl<'a> Definitions<'a> {
             // Same-named definitions (`#[cfg]` variants, a type and its impls):
             // the choice must not depend on load order, or an incremental run
             // and a fresh index would pick different targets. Definitions
-            // before impls, then by path and id.
+            // before impls, then by path, then a class or function before a
+            // variable of its name (`Factory = _add_repr(Factory)` rebinds
+            // the class: the class is what a reader means), then by id.
+            let rebinding = |kind: &str| matches!(kind, "var" | "const" | "static");
             for v in table.values_mut() {
-                v.sort_by(|a, b| (a.1, a.2, a.0).cmp(&(b.1, b.2, b.0)));
+                v.sort_by(|a, b| {
+                    (a.1, a.2, rebinding(a.3), a.0).cmp(&(b.1, b.2, rebinding(b.3), b.0))
+                });
             }
             table
         })

@@ -163,12 +163,24 @@ pub(super) fn collect(
                     _ => FactKind::Bound,
                 };
                 let mut chain = Vec::new();
+                // TS `min(n): this`: the receiver's type (`returns_this`).
+                if inner.kind() == "this_type" {
+                    out.facts.push(Fact {
+                        kind,
+                        owner: owner_of(symbols, node.start_byte(), false),
+                        name: String::new(),
+                        chain: vec!["this".to_string()],
+                        byte: node.start_byte() as u32,
+                    });
+                    continue;
+                }
                 let is_type = lang.is_type_node(inner);
                 if is_type {
                     let inner = match lang {
                         Lang::Rust => rust_unwrapped(inner, src),
                         _ => inner,
                     };
+
                     let mut found = Vec::new();
                     lang.type_names(inner, src, &mut found, false);
                     // A type that names nothing (a function type): the

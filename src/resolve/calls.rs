@@ -191,7 +191,7 @@ fn bare(s: &str) -> &str {
 
 /// How deep type and base lookups go (a base of a base …): cycles in bad code
 /// stop here.
-const MAX_DEPTH: usize = 5;
+const MAX_DEPTH: usize = 12;
 
 /// One file as call resolution sees it: its imports' local names bound to
 /// what they resolved to, its symbols, its sites and facts.
@@ -597,6 +597,40 @@ impl<'i, 'a> Resolver<'i, 'a> {
         None
     }
 
+    /// TS: the module file `receiver` names, segment by segment: an import
+    /// bound to a module file, then members that are modules (`export * as
+    /// n from`, `import * as n` exported again). `None` for anything else.
+    fn ts_module_of(&self, cx: &FileCx<'a>, owner: u32, receiver: &[String]) -> Option<usize> {
+        let (first, rest) = receiver.split_first()?;
+        if self.local_fact(cx, owner, first).is_some() {
+            return None;
+        }
+        let mut fi = match cx.bindings.get(first.as_str())?.as_slice() {
+            [Target::File(id)] => self.ix.file_by_id(id)?,
+            _ => return None,
+        };
+        for seg in rest {
+            fi = match super::typescript::ts_export(self.ix, fi, seg).as_slice() {
+                [Target::File(id)] => self.ix.file_by_id(id)?,
+                _ => return None,
+            };
+        }
+        Some(fi)
+    }
+
+    /// The one symbol among `targets`, if they name exactly one.
+    fn single_symbol(&self, targets: &[Target]) -> Option<Sym<'a>> {
+        let mut ids = targets.iter().filter_map(|t| match t {
+            Target::Symbol(id) => Some(id),
+            _ => None,
+        });
+        let id = ids.next()?;
+        if ids.any(|x| x != id) {
+            return None;
+        }
+        self.by_id(id)
+    }
+
     /// The `name` tier, for a call no other tier proved: the one callable of
     /// its name in the caller's package (Go/Python/TS: its directory; Rust:
     /// its crate), or else the one in the repo. A bare call can only name a
@@ -945,6 +979,17 @@ impl<'i, 'a> Resolver<'i, 'a> {
             && let Some(found) = self.member_of_import(cx, &receiver[0], last)
         {
             return Some((found, Tier::Qualified));
+        }
+        // TS: a receiver naming a module through imports and namespace
+        // re-exports (`z.coerce.string()` with `import { z } from "./index"`,
+        // whose `z` is `import * as z`, whose `coerce` is `export * as
+        // coerce`): the member that module exports, re-exports followed.
+        if cx.fam == Family::Ts
+            && receiver.len() <= 4
+            && let Some(mf) = self.ts_module_of(cx, owner, receiver)
+        {
+            let found = self.single_symbol(&super::typescript::ts_export(self.ix, mf, last));
+            return found.map(|s| (s, Tier::Qualified));
         }
         // The receiver names a module, package, namespace import or type:
         // `pkg.F`, `module.f`, `ns.f`, `Class.static_m`.
@@ -1497,6 +1542,16 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 if is_type_kind(target.kind) {
                     return Some((target, Tier::Typed));
                 }
+                // A method declared to return `this` (TS builders:
+                // `min(n): this`) returns its receiver's type.
+                if cx.fam == Family::Ts
+                    && callee.len() >= 2
+                    && self.returns_this(target)
+                    && let Some(found) =
+                        self.value_type(cx, owner, &callee[..callee.len() - 1], depth + 1)
+                {
+                    return Some((found.0, Tier::Typed));
+                }
                 let t = self.returns(target, depth + 1)?;
                 Some((t, Tier::Typed))
             }
@@ -1578,6 +1633,16 @@ impl<'i, 'a> Resolver<'i, 'a> {
     }
 
     /// The declared return type of fn/method `f` (in its file).
+    /// Whether fn/method `f` is declared to return `this`.
+    fn returns_this(&self, f: Sym<'a>) -> bool {
+        let fcx = self.cx(f.file, None);
+        fcx.ix
+            .ids
+            .get(f.id)
+            .and_then(|fi| fcx.ix.returns.get(fi))
+            .is_some_and(|fact| fact.chain == ["this"])
+    }
+
     fn returns(&self, f: Sym<'a>, depth: usize) -> Option<Sym<'a>> {
         let fcx = self.cx(f.file, None);
         let fi = *fcx.ix.ids.get(f.id)?;

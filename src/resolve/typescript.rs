@@ -59,6 +59,13 @@ pub(super) fn ts(
     }
 }
 
+/// What module file `mf` exports as `n` (its own declaration, or one it
+/// re-exports), as an import `{ n } from` it would resolve; nothing when it
+/// has no such name.
+pub(super) fn ts_export(ix: &Index<'_>, mf: usize, n: &str) -> Vec<Target> {
+    ts_name(ix, mf, n, 1)
+}
+
 fn ts_name(ix: &Index<'_>, mf: usize, n: &str, hops: usize) -> Vec<Target> {
     let m = &ix.files[mf];
     let qn = format!("{}:{n}", m.module);
@@ -88,6 +95,28 @@ fn ts_name(ix: &Index<'_>, mf: usize, n: &str, hops: usize) -> Vec<Target> {
             } else {
                 Vec::new()
             };
+            if !t.is_empty() {
+                return t;
+            }
+        }
+    }
+    // A name the module imports and exports again (`import * as z from
+    // "./external"; export { z }`, `import { a as n } from "./x"`): what the
+    // import binds.
+    if hops < MAX_HOPS {
+        for imp in ix.imports_of(mf).iter().filter(|i| !i.reexport) {
+            let ImportSpec::Ts { specifier, name } = &imp.spec else {
+                continue;
+            };
+            let local = if imp.alias.is_empty() {
+                name.as_deref().unwrap_or("")
+            } else {
+                imp.alias.as_str()
+            };
+            if local != n || local.is_empty() || local == "*" {
+                continue;
+            }
+            let t = ts(ix, mf, specifier, name.as_deref(), hops + 1);
             if !t.is_empty() {
                 return t;
             }

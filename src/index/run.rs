@@ -171,7 +171,7 @@ pub fn index_repo_with(
     // The rows go to the graph (and to a full build's search index, written on
     // a thread from now on, beside resolution and the bulk load); the language
     // and raw imports of each file go to resolution.
-    let (rows, for_resolution): (Vec<FileRows>, Vec<ForResolution>) =
+    let (rows, mut for_resolution): (Vec<FileRows>, Vec<ForResolution>) =
         sorted.new_files.drain(..).unzip();
     let rows = std::sync::Arc::new(rows);
     let early_search = plan.fresh.then(|| {
@@ -195,7 +195,7 @@ pub fn index_repo_with(
         _ => None,
     };
     let mut next_state =
-        resolve_imports(&run, store, &mut plan, &rows, &for_resolution, &mut sorted)?;
+        resolve_imports(&run, store, &mut plan, &rows, &mut for_resolution, &mut sorted)?;
     if let Some(st) = next_state.as_mut() {
         restat(st, &sorted.restat);
     }
@@ -879,7 +879,7 @@ fn resolve_imports(
     store: Option<&GraphStore>,
     plan: &mut Plan,
     rows: &[FileRows],
-    for_resolution: &[ForResolution],
+    for_resolution: &mut [ForResolution],
     sorted: &mut Sorted,
 ) -> Result<Option<RefState>, IndexError> {
     let report = &sorted.report;
@@ -1005,7 +1005,7 @@ fn in_path_order(mut state: RefState) -> RefState {
 fn resolution_input(
     mut base: RefState,
     rows: &[FileRows],
-    for_resolution: &[ForResolution],
+    for_resolution: &mut [ForResolution],
     changes: &Changes,
     trusted: bool,
 ) -> ResolutionInput {
@@ -1031,7 +1031,7 @@ fn resolution_input(
         .map(|f| (f.language, f.package.as_str()))
         .chain(
             rows.iter()
-                .zip(for_resolution)
+                .zip(for_resolution.iter())
                 .map(|(r, p)| (p.language, r.file.package.as_str())),
         )
         .filter(|(language, _)| *language == crate::model::Language::Rust)
@@ -1044,7 +1044,7 @@ fn resolution_input(
     // The keys the new versions change, against the old ones.
     let mut parsed_now: Vec<(RFile, FileMeta)> = Vec::with_capacity(rows.len());
     let mut new_paths: HashSet<&str> = HashSet::new();
-    for (rows, parsed) in rows.iter().zip(for_resolution) {
+    for (rows, parsed) in rows.iter().zip(for_resolution.iter_mut()) {
         let (f, m) = new_entry(rows, parsed);
         let old = old_at(&f.path)
             .filter(|_| replaced.contains(f.path.as_str()))
@@ -1165,17 +1165,19 @@ fn count_in_package(packages: &mut HashMap<String, (usize, usize)>, path: &str, 
 }
 
 /// A parsed file as resolution and the state see it.
-fn new_entry(rows: &FileRows, parsed: &ForResolution) -> (RFile, FileMeta) {
-    let (language, imports) = (parsed.language, &parsed.imports);
+/// A parsed file's entry of the next state; its imports and sites move into it.
+fn new_entry(rows: &FileRows, parsed: &mut ForResolution) -> (RFile, FileMeta) {
+    let language = parsed.language;
+    let imports = std::mem::take(&mut parsed.imports);
     let f = RFile {
         id: rows.file.id.clone(),
         path: rows.file.path.clone(),
         language,
         module: rows.file.module.clone(),
         package: rows.file.package.clone(),
-        imports: Lazy::new(imports.to_vec()),
-        sites: Lazy::new(parsed.sites.clone()),
-        path_mods: resolve::declares_path_mods(imports),
+        path_mods: resolve::declares_path_mods(&imports),
+        imports: Lazy::new(imports),
+        sites: Lazy::new(std::mem::take(&mut parsed.sites)),
         symbols: Lazy::new(
             rows.symbols
                 .iter()

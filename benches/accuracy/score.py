@@ -21,11 +21,11 @@ Definitions (a "site" is one call, keyed by the callee's name token):
                   accepted symbol, with its file, qualified name and kind, also counts (overload
                   signatures, @overload stubs; the oracles name the implementation):
                   counted as correct_same_qname
-  wrong           any other cruxe edge at an oracle-edge site
+  wrong           any other cruxe edge at an oracle-edge site, and any cruxe edge at a site the
+                  oracle resolved outside the corpus (a same-named library method)
   precision       correct / (correct + wrong)
   recall          oracle-edge sites with a correct cruxe edge / oracle-edge sites in files cruxe indexed
-  unknown         cruxe edges at sites the oracle resolved outside the corpus or not at all:
-                  not scored, counted
+  unknown         cruxe edges at sites the oracle did not resolve at all: not scored, counted
   nonedge         cruxe edges at sites the oracle proved are no call of a definition (Go
                   conversions/builtins/func values, py/ts parameters and variables): counted apart
   unseen          cruxe edges at positions where the oracle has no call site at all
@@ -266,7 +266,15 @@ def score_corpus(name, lang, cdir, files, syms, calls, top):
                 tier[conf]["wrong"] += 1
                 wrong.append((e, site))
                 wrong_at[skey].append(e)
-        elif kind in ("external", "unresolved"):
+        elif kind == "external":
+            # The oracle resolved the call outside the corpus (a library's or
+            # the language's method of the same name): an edge into the
+            # corpus there is a false edge.
+            c["wrong"] += 1
+            c["wrong_external"] += 1
+            tier[conf]["wrong"] += 1
+            wrong.append((e, site))
+        elif kind == "unresolved":
             c["unknown_" + kind] += 1
             tier[conf]["unknown"] += 1
         elif kind == "nonedge":
@@ -372,7 +380,7 @@ def write_details(name, lang, src, wrong, wrong_at, missed, unseen_ex, nonedge_e
             "site": f"{s['path']}:{s['line']}:{s['col']}", "tier": e.get("confidence"),
             "to_name": e.get("to_name"), "form": form,
             "cruxe": f"{e['to_path']}:{e['to_line']}-{e['to_line_end']} {e['to_kind']} {e['to_name_sym']}",
-            "oracle": [f"{t['path']}:{t['line']} {t['name']}" for t in s["targets"]],
+            "oracle": [f"{t['path']}:{t['line']} {t['name']}" for t in s["targets"]] or ["(outside the corpus)"],
             "code": code(s["path"], s["line"])})
     missed_by_form = collections.Counter((r["form"], r["why"]) for r in missed_rows)
     wrong_by = collections.Counter((r["tier"], r["form"]) for r in wrong_rows)

@@ -665,6 +665,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
             {
                 return None;
             }
+            // A method of the language's own types by that name: most likely
+            // the library's, whatever the repo defines of that name.
+            if super::std_names::is_std_method(cx.fam, last) {
+                return None;
+            }
             // A value the repo defines (`const z = { ...schemas }`): what it
             // holds is written there, not guessed from a name.
             if receiver.len() == 1

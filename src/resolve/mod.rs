@@ -15,6 +15,7 @@ mod calls;
 mod go;
 mod python;
 mod rust;
+mod std_names;
 mod typescript;
 
 pub use calls::{Rel, SiteEdge, Tier};

@@ -318,7 +318,7 @@ fn name_edge_follows_definitions(lang: &str, added: &str, body: &str, from: &str
                 && e.4 == "name"
         })
     };
-    let mut step = |what: &str| {
+    let step = |what: &str| {
         let report =
             cruxe::index::index_repo(&tree, &data, &o, &cruxe::index::Silent).expect("index");
         let incremental = dump(&Indexed {
@@ -333,7 +333,10 @@ fn name_edge_follows_definitions(lang: &str, added: &str, body: &str, from: &str
         );
         incremental
     };
-    assert!(has_edge(&step("first index")), "{lang}: no name edge {from} -> {to}");
+    assert!(
+        has_edge(&step("first index")),
+        "{lang}: no name edge {from} -> {to}"
+    );
     std::fs::write(tree.join(added), body).expect("write");
     assert!(
         !has_edge(&step("second definition")),

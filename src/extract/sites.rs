@@ -370,26 +370,60 @@ impl Lang {
         match self {
             Lang::Python => matches!(
                 k,
-                "list" | "dictionary" | "set" | "tuple" | "string" | "concatenated_string"
-                    | "integer" | "float" | "true" | "false" | "none" | "list_comprehension"
-                    | "dictionary_comprehension" | "set_comprehension" | "lambda"
+                "list"
+                    | "dictionary"
+                    | "set"
+                    | "tuple"
+                    | "string"
+                    | "concatenated_string"
+                    | "integer"
+                    | "float"
+                    | "true"
+                    | "false"
+                    | "none"
+                    | "list_comprehension"
+                    | "dictionary_comprehension"
+                    | "set_comprehension"
+                    | "lambda"
             ),
             Lang::Ts => matches!(
                 k,
-                "array" | "object" | "string" | "template_string" | "number" | "true"
-                    | "false" | "null" | "regex" | "arrow_function" | "function_expression"
+                "array"
+                    | "object"
+                    | "string"
+                    | "template_string"
+                    | "number"
+                    | "true"
+                    | "false"
+                    | "null"
+                    | "regex"
+                    | "arrow_function"
+                    | "function_expression"
             ),
             Lang::Rust => matches!(
                 k,
-                "array_expression" | "string_literal" | "raw_string_literal" | "integer_literal"
-                    | "float_literal" | "boolean_literal" | "char_literal" | "closure_expression"
-                    | "tuple_expression" | "macro_invocation"
+                "array_expression"
+                    | "string_literal"
+                    | "raw_string_literal"
+                    | "integer_literal"
+                    | "float_literal"
+                    | "boolean_literal"
+                    | "char_literal"
+                    | "closure_expression"
+                    | "tuple_expression"
+                    | "macro_invocation"
             ),
             Lang::Go => matches!(
                 k,
-                "interpreted_string_literal" | "raw_string_literal" | "int_literal"
-                    | "float_literal" | "rune_literal" | "func_literal" | "composite_literal"
-                    | "true" | "false"
+                "interpreted_string_literal"
+                    | "raw_string_literal"
+                    | "int_literal"
+                    | "float_literal"
+                    | "rune_literal"
+                    | "func_literal"
+                    | "composite_literal"
+                    | "true"
+                    | "false"
             ),
         }
     }

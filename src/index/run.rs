@@ -194,8 +194,14 @@ pub fn index_repo_with(
         }
         _ => None,
     };
-    let mut next_state =
-        resolve_imports(&run, store, &mut plan, &rows, &mut for_resolution, &mut sorted)?;
+    let mut next_state = resolve_imports(
+        &run,
+        store,
+        &mut plan,
+        &rows,
+        &mut for_resolution,
+        &mut sorted,
+    )?;
     if let Some(st) = next_state.as_mut() {
         restat(st, &sorted.restat);
     }

@@ -151,6 +151,10 @@ pub type FxSet<T> = std::collections::HashSet<T, std::hash::BuildHasherDefault<F
 /// qualified-name tables.
 type Key<'a> = (Family, &'a str, &'a str);
 
+/// Family → a callable's last name segment → (file, symbol) of each
+/// definition (the `name` tier's table).
+type ByName<'a> = FxMap<Family, FxMap<&'a str, Vec<(u32, u32)>>>;
+
 /// Lookup tables over one ref, shared by the threads that resolve its files.
 struct Tables<'a> {
     files: &'a [RFile],
@@ -187,7 +191,7 @@ struct Tables<'a> {
     by_file_id: std::sync::OnceLock<FxMap<&'a str, usize>>,
     /// The `name` tier's table: (family, a callable's last name segment) →
     /// (file, symbol) of each definition, made on the first ask.
-    by_name: std::sync::OnceLock<FxMap<Family, FxMap<&'a str, Vec<(u32, u32)>>>>,
+    by_name: std::sync::OnceLock<ByName<'a>>,
     /// The families resolved this run (whose symbols `by_name` holds).
     families: Vec<Family>,
 }
@@ -502,7 +506,10 @@ pub fn changed_keys(
         for (s, k) in f.symbols.iter().zip(&c.definitions) {
             if kept.is_none_or(|kept| !kept.contains(&*s.id)) {
                 keys.push(*k);
-                keys.push(name_key(family(f.language), last_segment(&s.qualified_name)));
+                keys.push(name_key(
+                    family(f.language),
+                    last_segment(&s.qualified_name),
+                ));
                 any_definition = true;
             }
         }
@@ -538,7 +545,7 @@ pub fn changed_keys(
 
 /// The key of the callables named `name` in a family (the `name` tier's
 /// lookups): it changes when one appears or disappears anywhere.
-pub fn name_key(fam: Family, name: &str) -> u64 {
+fn name_key(fam: Family, name: &str) -> u64 {
     key(&["n", fam_str(fam), name])
 }
 
@@ -929,7 +936,7 @@ impl<'a> Index<'a> {
         self.dep_key(name_key(fam, name));
         let tables: &'a Tables<'a> = self.tables;
         let map = tables.by_name.get_or_init(|| {
-            let mut map: FxMap<Family, FxMap<&'a str, Vec<(u32, u32)>>> = FxMap::default();
+            let mut map: ByName<'a> = FxMap::default();
             for (fi, f) in tables.files.iter().enumerate() {
                 let fam = family(f.language);
                 if !tables.families.contains(&fam) {

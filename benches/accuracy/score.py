@@ -510,9 +510,10 @@ def markdown(results, agg):
     L += ["", "oracle edges: sites the oracle resolves into the corpus, in files cruxe indexed. "
           "reachable: leaving out oracle edges inside Rust macro arguments (in macro) and those whose target "
           "has no cruxe symbol of its name spanning its line (no symbol). Not scored, counted: cruxe edges at "
-          "sites the oracle resolved outside the corpus or not at all (unknown), at sites it proved are no call "
+          "sites the oracle did not resolve (unknown), at sites it proved are no call "
           "of a definition (nonedge: Go conversions/builtins/func values, py/ts parameters and variables), "
-          "and where it has no call site (unseen).", ""]
+          "and where it has no call site (unseen). An edge at a site the oracle resolved outside the corpus "
+          "(a library's method of the same name) counts as wrong.", ""]
     L += ["### Per tier (precision of the tier's edges; recall = share of all oracle edges the tier found)", "",
           "| language | tier | edges | at oracle edges | correct | wrong | precision % | recall % |",
           "|---|---|---|---|---|---|---|---|"]

@@ -169,16 +169,20 @@ fn is_cfg_if(body: &str) -> bool {
         .is_some_and(|rest| rest.trim_start().starts_with('#'))
 }
 
+/// The `(…)`, `[…]` or `{…}` of a macro invocation.
+fn token_tree(invocation: Node<'_>) -> Option<Node<'_>> {
+    let mut c = invocation.walk();
+    invocation
+        .named_children(&mut c)
+        .find(|n| n.kind() == "token_tree")
+}
+
 fn collect_macro_bodies(node: Node<'_>, src: &str, out: &mut Vec<(usize, usize)>) {
     let mut cursor = node.walk();
     for child in node.named_children(&mut cursor) {
         match child.kind() {
             "macro_invocation" => {
-                let mut c = child.walk();
-                let Some(tt) = child
-                    .named_children(&mut c)
-                    .find(|n| n.kind() == "token_tree")
-                else {
+                let Some(tt) = token_tree(child) else {
                     continue;
                 };
                 let body = text(tt, src);
@@ -252,11 +256,7 @@ fn collect_macro_args(node: Node<'_>, src: &str, out: &mut Vec<(usize, usize)>) 
             collect_macro_args(child, src, out);
             continue;
         }
-        let mut c = child.walk();
-        let Some(tt) = child
-            .named_children(&mut c)
-            .find(|n| n.kind() == "token_tree")
-        else {
+        let Some(tt) = token_tree(child) else {
             continue;
         };
         let body = text(tt, src);

@@ -12,12 +12,23 @@ so client overhead stays small and the figure is what the server costs), picks
 random symbols, files and directories from the graph, warms up, then times
 CALLS_PER_TOOL (default 300) `tools/call` requests per tool and prints p50/p95/max
 in milliseconds. A call that returns an error counts as a failure and is reported.
+
+    CRUXE_BENCH_DIFF=1 python3 benches/tool_latency.py CRUXE_BIN CORPUS [CALLS]
+
+times `analyze_impact` with `diff_base: HEAD` instead: CORPUS is copied into a
+temporary dir and committed there as a git repository (removed at the end), indexed
+and served like CORPUS but with `--no-watch` (the call answers the diff; no
+re-index races it), and for each of CALLS random fn/method symbols one comment
+line is written into its body on disk, `analyze_impact {"diff_base": "HEAD"}`
+is timed, and the file is restored (`git checkout`). An answer whose `changed`
+has no symbol of the edited file counts as a failure.
 """
 
 import http.client
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -28,18 +39,41 @@ import time
 def main():
     cruxe, corpus = sys.argv[1], sys.argv[2]
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 300
+    diff = os.environ.get("CRUXE_BENCH_DIFF") == "1"
     data = tempfile.mkdtemp(prefix="cruxe-bench-")
-    t = time.time()
-    subprocess.run([cruxe, "index", corpus, "--data", data, "--repo", "bench", "--ref", "bench"],
-                   check=True, stderr=subprocess.DEVNULL)
-    print(f"indexed in {time.time() - t:.1f} s", file=sys.stderr)
-    server, host, port = start_server(cruxe, [corpus, "--data", data, "--repo", "bench",
-                                              "--ref", "bench"])
+    copy = git_copy(corpus) if diff else None
+    root = copy or corpus
     try:
-        run(host, port, n)
-        print(f"server RSS after the run: {rss_mib(server.pid)} MiB")
+        t = time.time()
+        subprocess.run([cruxe, "index", root, "--data", data, "--repo", "bench", "--ref", "bench"],
+                       check=True, stderr=subprocess.DEVNULL)
+        print(f"indexed in {time.time() - t:.1f} s", file=sys.stderr)
+        server, host, port = start_server(cruxe, [root, "--data", data, "--repo", "bench",
+                                                  "--ref", "bench", *(["--no-watch"] if diff else [])])
+        try:
+            run_diff(host, port, n, root) if diff else run(host, port, n)
+            print(f"server RSS after the run: {rss_mib(server.pid)} MiB")
+        finally:
+            server.kill()
     finally:
-        server.kill()
+        if copy:
+            shutil.rmtree(os.path.dirname(copy), ignore_errors=True)
+
+
+def git_copy(corpus):
+    """CORPUS copied into a temporary dir and committed there as a git repository."""
+    t = time.time()
+    copy = os.path.join(tempfile.mkdtemp(prefix="cruxe-bench-git-"), "corpus")
+    shutil.copytree(corpus, copy, symlinks=True)
+    git = ["git", "-C", copy]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid",
+                    "commit", "-q", "--no-verify", "--no-gpg-sign", "-m", "bench"], check=True)
+    # Refreshes the index's stat data, as a user's `git status` would have.
+    subprocess.run([*git, "status", "--porcelain"], check=True, stdout=subprocess.DEVNULL)
+    print(f"git copy made in {time.time() - t:.1f} s", file=sys.stderr)
+    return copy
 
 
 def start_server(cruxe, args):
@@ -199,6 +233,67 @@ def run(host, port, n):
         p50 = statistics.median(times)
         p95 = times[int(len(times) * 0.95) - 1]
         print(f"{label:38} {p50:8.2f} {p95:8.2f} {times[-1]:8.2f} {errors:7d}")
+
+
+# A comment line's syntax by file extension (`//` for any other).
+COMMENT = {".py": b"#", ".rb": b"#", ".sh": b"#", ".toml": b"#", ".yaml": b"#", ".yml": b"#"}
+
+
+def run_diff(host, port, n, root):
+    """`analyze_impact` of the working tree's diff against HEAD, one comment line
+    inserted in one fn or method at a time."""
+    s = connect(host, port)
+    status = wait_ready(s)
+    counts = status["repos"][0]["refs"][0]
+    print(f"corpus: {counts['files']} files, {counts['symbols']} symbols", file=sys.stderr)
+    rows, _ = s.call("run_cypher", {"query": "MATCH (s:Symbol) WHERE s.repo = $repo AND s.ref = $ref "
+                                    "AND s.kind IN ['fn', 'method'] AND s.line_end > s.line_start "
+                                    "RETURN s.name, s.path, s.line_start, s.line_end", "limit": 10000})
+    rows = rows["rows"]
+    rng = random.Random(7)
+    picks = [rng.choice(rows) for _ in range(n)]
+    warm = random.Random(8)
+    warmup = [warm.choice(rows) for _ in range(min(20, n))]
+
+    def one(row):
+        """Edits row's file, times the call, restores the file: (ms, failure)."""
+        name, path, line_start, _ = row
+        full = os.path.join(root, path)
+        with open(full, "rb") as f:
+            lines = f.read().splitlines(keepends=True)
+        eol = b"\r\n" if lines[line_start - 1].endswith(b"\r\n") else b"\n"
+        comment = COMMENT.get(os.path.splitext(path)[1], b"//") + b" bench" + eol
+        with open(full, "wb") as f:
+            f.write(b"".join(lines[:line_start] + [comment] + lines[line_start:]))
+        try:
+            t0 = time.perf_counter()
+            out, is_error = s.call("analyze_impact", {"diff_base": "HEAD"})
+            ms = (time.perf_counter() - t0) * 1000
+        finally:
+            if subprocess.run(["git", "-C", root, "checkout", "-q", "--", path]).returncode:
+                with open(full, "wb") as f:  # a file git does not track
+                    f.write(b"".join(lines))
+        if is_error:
+            return ms, f"{name} in {path}: {out['error']}"
+        if not any(c["path"] == path for c in out["changed"]):
+            return ms, f"{name} in {path}: changed = {[(c['name'], c['path']) for c in out['changed']]}"
+        return ms, None
+
+    for row in warmup:
+        one(row)
+    times, errors = [], 0
+    for row in picks:
+        ms, failure = one(row)
+        times.append(ms)
+        if failure:
+            errors += 1
+            if errors <= 3:
+                print(f"  analyze_impact {failure}", file=sys.stderr)
+    times.sort()
+    p50 = statistics.median(times)
+    p95 = times[int(len(times) * 0.95) - 1]
+    print(f"{'tool':38} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'errors':>7}")
+    print(f"{'analyze_impact (diff_base, one file)':38} {p50:8.2f} {p95:8.2f} {times[-1]:8.2f} {errors:7d}")
 
 
 if __name__ == "__main__":

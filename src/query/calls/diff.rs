@@ -44,6 +44,38 @@ pub fn changes(root: &Path, base: &str) -> Result<Vec<FileChange>, ToolError> {
             "`{base}` is not a git ref; pass a branch, tag or commit"
         )));
     }
+    // The untracked files' listing walks the whole tree, the longest of the
+    // three commands (~45 of ~70 ms on 9.5k files): it runs beside the others.
+    let (checked, untracked) = std::thread::scope(|scope| {
+        let listing =
+            scope.spawn(|| git(root, &["ls-files", "--others", "--exclude-standard", "-z"]));
+        let checked = verified_diff(root, base);
+        let untracked = listing.join().unwrap_or_else(|_| {
+            Err(ToolError::invalid_input(
+                "`git ls-files` could not run".to_string(),
+            ))
+        });
+        (checked, untracked)
+    });
+    let diff = checked?;
+    let untracked = untracked?.unwrap_or_default();
+    let mut out = parse(&diff);
+    for path in untracked.split('\0').filter(|p| !p.is_empty()) {
+        if !out.iter().any(|f| f.path == path) {
+            out.push(FileChange {
+                path: path.to_string(),
+                hunks: Vec::new(),
+                added: true,
+                deleted: false,
+            });
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// `base` checked to be a commit, then the working tree's diff against it.
+fn verified_diff(root: &Path, base: &str) -> Result<String, ToolError> {
     let commit = format!("{base}^{{commit}}");
     let verified = git(
         root,
@@ -61,7 +93,7 @@ pub fn changes(root: &Path, base: &str) -> Result<Vec<FileChange>, ToolError> {
             root.display()
         )));
     }
-    let diff = git(
+    git(
         root,
         &[
             "-c",
@@ -76,22 +108,7 @@ pub fn changes(root: &Path, base: &str) -> Result<Vec<FileChange>, ToolError> {
             "--",
         ],
     )?
-    .ok_or_else(|| ToolError::invalid_input(format!("`git diff {base}` failed")))?;
-    let mut out = parse(&diff);
-    let untracked =
-        git(root, &["ls-files", "--others", "--exclude-standard", "-z"])?.unwrap_or_default();
-    for path in untracked.split('\0').filter(|p| !p.is_empty()) {
-        if !out.iter().any(|f| f.path == path) {
-            out.push(FileChange {
-                path: path.to_string(),
-                hunks: Vec::new(),
-                added: true,
-                deleted: false,
-            });
-        }
-    }
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(out)
+    .ok_or_else(|| ToolError::invalid_input(format!("`git diff {base}` failed")))
 }
 
 /// Runs git in `root`: its standard output, or `None` when it exits non-zero;

@@ -1,5 +1,6 @@
-//! Writing rows in batches (`UNWIND $rows`) and how a graph finds symbols by
-//! id (`Keyed`): shared by the writes of a run (`write`, `sites`).
+//! Writing rows in batches (`UNWIND $rows`) or row by row, and how a graph
+//! finds symbols by id (`Keyed`, which picks between the two): shared by the
+//! writes of a run (`write`, `sites`).
 
 use kuzu::{LogicalType, Value};
 
@@ -84,14 +85,38 @@ pub(super) fn write_batches(
         }
     }
     flush(&mut batch)?;
+    log_write(query, count, started, "batched write");
+    Ok(())
+}
+
+/// Runs `query` once per row, each value bound to the parameter its field
+/// names (see `Keyed`).
+pub(super) fn write_each(
+    conn: &mut Session<'_, '_>,
+    query: &'static str,
+    fields: &[&str],
+    rows: impl Iterator<Item = Vec<Value>>,
+) -> Result<()> {
+    let started = std::time::Instant::now();
+    let mut count = 0usize;
+    for row in rows {
+        conn.exec(query, fields.iter().copied().zip(row).collect())?;
+        count += 1;
+    }
+    log_write(query, count, started, "write row by row");
+    Ok(())
+}
+
+/// The debug line of a write: its rows, time and statement (its CREATE or
+/// DELETE line).
+fn log_write(query: &str, rows: usize, started: std::time::Instant, how: &'static str) {
     tracing::debug!(
-        rows = count,
+        rows,
         ms = started.elapsed().as_millis() as u64,
         query = query
             .lines()
             .find(|l| l.contains("CREATE") || l.contains("DELETE"))
             .unwrap_or(""),
-        "batched write"
+        "{how}"
     );
-    Ok(())
 }

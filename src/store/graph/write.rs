@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use kuzu::{LogicalType, Value};
 
-use super::batch::{Keyed, struct_type, write_batches};
+use super::batch::{Keyed, struct_type, write_batches, write_each};
 use super::readers::Session;
 use super::rows::{
     Changes, FileRow, FileRows, ImportChanges, ImportDiff, ImportLabel, ImportRow, PackageRow,
@@ -1361,32 +1361,6 @@ pub(super) fn file_values(c: &Changes, r: &FileRow) -> Vec<Value> {
         Value::Int64(r.size),
         s(&r.imports),
     ]
-}
-
-/// Runs `query` once per row, each value bound to the parameter its field
-/// names (see `Keyed`).
-fn write_each(
-    conn: &mut Session<'_, '_>,
-    query: &'static str,
-    fields: &[&str],
-    rows: impl Iterator<Item = Vec<Value>>,
-) -> Result<()> {
-    let started = std::time::Instant::now();
-    let mut count = 0usize;
-    for row in rows {
-        conn.exec(query, fields.iter().copied().zip(row).collect())?;
-        count += 1;
-    }
-    tracing::debug!(
-        rows = count,
-        ms = started.elapsed().as_millis() as u64,
-        query = query
-            .lines()
-            .find(|l| l.contains("CREATE") || l.contains("DELETE"))
-            .unwrap_or(""),
-        "write row by row"
-    );
-    Ok(())
 }
 
 #[cfg(test)]

@@ -725,28 +725,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
             "fn"
         } else {
             let head = receiver[0].as_str();
-            if cx.namespaces.contains_key(head) || cx.bindings.contains_key(head) {
-                return None;
-            }
-            // A receiver of a known type that lacks the method as a symbol
-            // (a class field, an inherited external method): not this tier's.
-            if self.value_type(cx, owner, receiver, 1).is_some()
-                || self.typed_outside(cx, owner, receiver)
-            {
-                return None;
-            }
-            // A method of the language's own types by that name: most likely
-            // the library's, whatever the repo defines of that name.
-            if super::std_names::is_std_method(cx.fam, last) {
-                return None;
-            }
-            // A value the repo defines (`const z = { ...schemas }`): what it
-            // holds is written there, not guessed from a name.
-            if receiver.len() == 1
-                && self.local_fact(cx, owner, head).is_none()
-                && self
-                    .bare_name(cx, owner, head, false)
-                    .is_some_and(|(s, _)| !is_type_kind(s.kind))
+            // Through an import, or a method of the language's own types by
+            // that name (most likely the library's, whatever the repo defines).
+            if cx.namespaces.contains_key(head)
+                || cx.bindings.contains_key(head)
+                || super::std_names::is_std_method(cx.fam, last)
             {
                 return None;
             }
@@ -775,11 +758,33 @@ impl<'i, 'a> Resolver<'i, 'a> {
         // A method of unknown receiver must be the only one of its name in
         // the repo: a package's own method of that name is no evidence that
         // a value from elsewhere (a client, a subscription) is of its type.
+        // Most names the tier is asked about are defined nowhere or twice:
+        // the receiver's checks below (type lookups) only for a candidate.
         let &&(fi, si) = match (in_package.as_slice(), found.as_slice()) {
             (_, [one]) => one,
             ([one], _) if kind == "fn" => *one,
             _ => return None,
         };
+        if let Some(head) = receiver.first() {
+            // A receiver of a known type that lacks the method as a symbol (a
+            // class field, an inherited external method), or whose type is
+            // written down but is not the repo's: not this tier's.
+            if self.value_type(cx, owner, receiver, 1).is_some()
+                || self.typed_outside(cx, owner, receiver)
+            {
+                return None;
+            }
+            // A value the repo defines (`const z = { ...schemas }`): what it
+            // holds is written there, not guessed from a name.
+            if receiver.len() == 1
+                && self.local_fact(cx, owner, head).is_none()
+                && self
+                    .bare_name(cx, owner, head, false)
+                    .is_some_and(|(s, _)| !is_type_kind(s.kind))
+            {
+                return None;
+            }
+        }
         let s: &'a RSymbol = &files[fi as usize].symbols[si as usize];
         Some(Sym {
             id: &s.id,

@@ -1310,8 +1310,10 @@ fn edge_changes(
         // The call graph: the same diff, edges out of and into symbols the
         // run re-creates written again, those of symbols it deletes gone
         // with them.
-        if !trusted {
-            site_rows.extend(r.sites.iter().map(|e| site_row(&f.id, e)));
+        let site_edges = if !trusted {
+            let kept = state::encoded_site_edges(&r.sites);
+            site_rows.extend(std::mem::take(&mut r.sites).into_iter().map(|e| site_row_of(&f.id, e)));
+            kept
         } else {
             let is_recreated = |id: &str| recreated.contains(id);
             let is_gone = |id: &str| input.gone_symbols.contains(id);
@@ -1328,7 +1330,8 @@ fn edge_changes(
                     site_missing.push(site_row(&f.id, e));
                 }
             }
-        }
+            Lazy::new(std::mem::take(&mut r.sites))
+        };
         if !trusted {
             all_rows.extend(r.edges.iter().map(import_row));
         } else if old.map(|o| o.fingerprint) != Some(fp) || r.edges.iter().any(into_recreated) {
@@ -1351,7 +1354,7 @@ fn edge_changes(
                 }
             }
         }
-        record_edges(m, fp, &mut r);
+        record_edges(m, fp, &mut r, site_edges);
     }
     if !trusted {
         return (ImportChanges::All(all_rows), SiteChanges::All(site_rows));
@@ -1430,6 +1433,22 @@ fn edge_changes(
 }
 
 /// A call-graph edge as the graph stores it (`from` "" is the file `file_id`).
+/// `site_row` of an edge the caller is done with: its strings move.
+fn site_row_of(file_id: &str, e: SiteEdge) -> SiteRow {
+    let from_file = e.from.is_empty();
+    SiteRow {
+        rel: e.rel.as_str(),
+        from: if from_file { file_id.to_string() } else { e.from },
+        from_file,
+        to: e.to,
+        line: i64::from(e.line),
+        col: i64::from(e.col),
+        confidence: e.tier.as_str(),
+        kind: e.kind.as_str(),
+        to_name: e.to_name,
+    }
+}
+
 fn site_row(file_id: &str, e: &SiteEdge) -> SiteRow {
     SiteRow {
         rel: e.rel.as_str(),
@@ -1449,7 +1468,12 @@ fn site_row(file_id: &str, e: &SiteEdge) -> SiteRow {
 }
 
 /// A file's resolution, as its metadata keeps it.
-fn record_edges(m: &mut FileMeta, fp: Fingerprint, r: &mut Resolved) {
+fn record_edges(
+    m: &mut FileMeta,
+    fp: Fingerprint,
+    r: &mut Resolved,
+    site_edges: Lazy<Vec<SiteEdge>>,
+) {
     // Resolved to the same edges, through lookups it already depends on: the
     // entry stays as it was read, record included, so the next save appends
     // nothing for it. Lookups it no longer makes stay among its `deps`, which
@@ -1478,7 +1502,7 @@ fn record_edges(m: &mut FileMeta, fp: Fingerprint, r: &mut Resolved) {
         })
         .collect();
     m.externals.dedup();
-    m.site_edges = Lazy::new(std::mem::take(&mut r.sites));
+    m.site_edges = site_edges;
     m.out_edges = Lazy::new(
         r.edges
             .iter()

@@ -128,8 +128,8 @@ fn copy_rows(session: &mut Session<'_, '_>, c: &Changes, abandon: &dyn Fn() -> b
         copy_imports(&mut copier, c, imports)?;
     }
     go_on()?;
-    for (statement, rows) in super::sites::copy_plan(c) {
-        copier.copy_statement(statement, &mut rows.into_iter())?;
+    for (statement, mut write) in super::sites::copy_plan(c) {
+        copier.copy_statement(statement, &mut write)?;
     }
     Ok(())
 }
@@ -141,40 +141,98 @@ struct Copier<'c, 'db> {
     files: usize,
 }
 
-impl Copier<'_, '_> {
-    /// COPY of `rows` with the statement `name` (`{csv}` is the file); nothing
-    /// when there are none.
-    fn copy(&mut self, name: &str, rows: &mut dyn Iterator<Item = Vec<String>>) -> Result<()> {
-        self.copy_statement(q(name), rows)
+/// A CSV file being written, field by field: no string per field (a whole
+/// ref is millions of them), flushed to disk every few megabytes.
+pub(super) struct Csv {
+    file: std::fs::File,
+    buf: Vec<u8>,
+    in_row: bool,
+    rows: usize,
+    failed: Option<std::io::Error>,
+}
+
+impl Csv {
+    const FLUSH_AT: usize = 4 << 20;
+
+    /// A quoted text field.
+    pub(super) fn text(&mut self, s: &str) -> &mut Self {
+        self.sep();
+        self.buf.push(b'"');
+        if s.contains('"') {
+            self.buf.extend_from_slice(s.replace('"', "\"\"").as_bytes());
+        } else {
+            self.buf.extend_from_slice(s.as_bytes());
+        }
+        self.buf.push(b'"');
+        self
     }
 
-    /// `copy` with the statement's text (`{csv}` is the file).
-    fn copy_statement(
-        &mut self,
-        statement: &str,
-        rows: &mut dyn Iterator<Item = Vec<String>>,
-    ) -> Result<()> {
+    /// An integer field.
+    pub(super) fn int(&mut self, n: i64) -> &mut Self {
+        use std::io::Write;
+        self.sep();
+        let _ = write!(self.buf, "{n}");
+        self
+    }
+
+    /// Ends the row.
+    pub(super) fn end(&mut self) {
+        self.buf.push(b'\n');
+        self.in_row = false;
+        self.rows += 1;
+        if self.buf.len() >= Self::FLUSH_AT {
+            self.flush();
+        }
+    }
+
+    fn sep(&mut self) {
+        if self.in_row {
+            self.buf.push(b',');
+        }
+        self.in_row = true;
+    }
+
+    fn flush(&mut self) {
+        use std::io::Write;
+        if self.failed.is_none()
+            && let Err(e) = self.file.write_all(&self.buf)
+        {
+            self.failed = Some(e);
+        }
+        self.buf.clear();
+    }
+}
+
+impl Copier<'_, '_> {
+    /// COPY of the rows `write` writes, with the statement `name` (`{csv}`
+    /// is the file); nothing when there are none.
+    fn copy(&mut self, name: &str, write: &mut dyn FnMut(&mut Csv)) -> Result<()> {
+        self.copy_statement(q(name), write)
+    }
+
+    /// `copy` with the statement's text.
+    fn copy_statement(&mut self, statement: &str, write: &mut dyn FnMut(&mut Csv)) -> Result<()> {
         let name = statement;
         self.files += 1;
         let path = self.scratch.path().join(format!("{}.csv", self.files));
-        let mut text = String::new();
-        let mut count = 0usize;
-        for row in rows {
-            for (i, field) in row.iter().enumerate() {
-                if i > 0 {
-                    text.push(',');
-                }
-                text.push('"');
-                text.push_str(&field.replace('"', "\"\""));
-                text.push('"');
-            }
-            text.push('\n');
-            count += 1;
+        let io = |e: std::io::Error| GraphError::Kuzu(format!("writing {}: {e}", path.display()));
+        let mut csv = Csv {
+            file: std::fs::File::create(&path).map_err(io)?,
+            buf: Vec::with_capacity(Csv::FLUSH_AT + (64 << 10)),
+            in_row: false,
+            rows: 0,
+            failed: None,
+        };
+        write(&mut csv);
+        csv.flush();
+        if let Some(e) = csv.failed.take() {
+            return Err(io(e));
         }
+        let count = csv.rows;
+        drop(csv);
         if count == 0 {
             return Ok(());
         }
-        std::fs::write(&path, text).map_err(|e| GraphError::Kuzu(e.to_string()))?;
         let started = std::time::Instant::now();
         let query = statement.replace("{csv}", &path.to_string_lossy());
         self.conn.query(&query)?;
@@ -188,85 +246,71 @@ impl Copier<'_, '_> {
     }
 }
 
-fn num(i: i64) -> String {
-    i.to_string()
-}
-
 /// Files and their HAS_FILE edges.
 fn copy_files(copier: &mut Copier<'_, '_>, c: &Changes) -> Result<()> {
     let rid = ref_id(&c.repo, &c.ref_name);
-    copier.copy(
-        "copy_files",
-        &mut c.add.iter().map(|f| {
+    copier.copy("copy_files", &mut |csv| {
+        for f in c.add.iter() {
             let r = &f.file;
-            vec![
-                r.id.clone(),
-                c.repo.clone(),
-                c.ref_name.clone(),
-                r.path.clone(),
-                r.language.clone(),
-                r.module.clone(),
-                r.package.clone(),
-                num(super::write::hash_value(&r.content_hash)),
-                num(r.line_count),
-                num(r.size),
-                r.imports.clone(),
-            ]
-        }),
-    )?;
-    copier.copy(
-        "copy_has_file",
-        &mut c.add.iter().map(|f| vec![rid.clone(), f.file.id.clone()]),
-    )
+            csv.text(&r.id)
+                .text(&c.repo)
+                .text(&c.ref_name)
+                .text(&r.path)
+                .text(&r.language)
+                .text(&r.module)
+                .text(&r.package)
+                .int(super::write::hash_value(&r.content_hash))
+                .int(r.line_count)
+                .int(r.size)
+                .text(&r.imports)
+                .end();
+        }
+    })?;
+    copier.copy("copy_has_file", &mut |csv| {
+        for f in c.add.iter() {
+            csv.text(&rid).text(&f.file.id).end();
+        }
+    })
 }
 
 /// Symbols and their CONTAINS edges (from their file, or their parent symbol).
 fn copy_symbols(copier: &mut Copier<'_, '_>, c: &Changes) -> Result<()> {
-    copier.copy(
-        "copy_symbols",
-        &mut c.add.iter().flat_map(|f| {
-            f.symbols.iter().map(|si| {
-                let r = &si.row;
-                vec![
-                    r.id.clone(),
-                    r.stable_id.clone(),
-                    c.repo.clone(),
-                    c.ref_name.clone(),
-                    r.path.clone(),
-                    r.name.clone(),
-                    r.kind.clone(),
-                    r.qualified_name.clone(),
-                    r.language.clone(),
-                    num(r.line_start),
-                    num(r.line_end),
-                    num(si.byte_start),
-                    num(si.byte_end),
-                    r.signature.clone(),
-                    r.visibility.clone(),
-                    r.doc.clone(),
-                ]
-            })
-        }),
-    )?;
-    copier.copy(
-        "copy_file_contains",
-        &mut c.add.iter().flat_map(|f| {
-            f.symbols
-                .iter()
-                .filter(|si| si.parent.is_none())
-                .map(|si| vec![f.file.id.clone(), si.row.id.clone()])
-        }),
-    )?;
-    copier.copy(
-        "copy_symbol_contains",
-        &mut c.add.iter().flat_map(|f| {
-            f.symbols.iter().filter_map(|si| {
-                si.parent
-                    .as_ref()
-                    .map(|p| vec![p.clone(), si.row.id.clone()])
-            })
-        }),
-    )
+    copier.copy("copy_symbols", &mut |csv| {
+        for si in c.add.iter().flat_map(|f| &f.symbols) {
+            let r = &si.row;
+            csv.text(&r.id)
+                .text(&r.stable_id)
+                .text(&c.repo)
+                .text(&c.ref_name)
+                .text(&r.path)
+                .text(&r.name)
+                .text(&r.kind)
+                .text(&r.qualified_name)
+                .text(&r.language)
+                .int(r.line_start)
+                .int(r.line_end)
+                .int(si.byte_start)
+                .int(si.byte_end)
+                .text(&r.signature)
+                .text(&r.visibility)
+                .text(&r.doc)
+                .end();
+        }
+    })?;
+    copier.copy("copy_file_contains", &mut |csv| {
+        for f in c.add.iter() {
+            for si in f.symbols.iter().filter(|si| si.parent.is_none()) {
+                csv.text(&f.file.id).text(&si.row.id).end();
+            }
+        }
+    })?;
+    copier.copy("copy_symbol_contains", &mut |csv| {
+        for si in c.add.iter().flat_map(|f| &f.symbols) {
+            if let Some(p) = &si.parent {
+                csv.text(p).text(&si.row.id).end();
+            }
+        }
+    })
 }
 
 /// The externals the imports name, and the import edges by target label.
@@ -278,41 +322,36 @@ fn copy_imports(copier: &mut Copier<'_, '_>, c: &Changes, imports: &[ImportRow])
         .collect();
     names.sort_unstable();
     names.dedup();
-    copier.copy(
-        "copy_externals",
-        &mut names.iter().map(|n| {
-            vec![
-                external_id(&c.repo, &c.ref_name, n),
-                c.repo.clone(),
-                c.ref_name.clone(),
-                n.to_string(),
-            ]
-        }),
-    )?;
+    copier.copy("copy_externals", &mut |csv| {
+        for n in &names {
+            csv.text(&external_id(&c.repo, &c.ref_name, n))
+                .text(&c.repo)
+                .text(&c.ref_name)
+                .text(n)
+                .end();
+        }
+    })?;
     for (label, name) in [
         (ImportLabel::Symbol, "copy_imports_symbol"),
         (ImportLabel::File, "copy_imports_file"),
         (ImportLabel::Package, "copy_imports_package"),
         (ImportLabel::External, "copy_imports_external"),
     ] {
-        copier.copy(
-            name,
-            &mut imports.iter().filter(|r| r.label == label).map(|r| {
-                let to = match label {
-                    ImportLabel::External => external_id(&c.repo, &c.ref_name, &r.to),
-                    ImportLabel::Package => package_id(&c.repo, &c.ref_name, &r.to),
-                    _ => r.to.clone(),
+        copier.copy(name, &mut |csv| {
+            for r in imports.iter().filter(|r| r.label == label) {
+                csv.text(&r.from);
+                match label {
+                    ImportLabel::External => csv.text(&external_id(&c.repo, &c.ref_name, &r.to)),
+                    ImportLabel::Package => csv.text(&package_id(&c.repo, &c.ref_name, &r.to)),
+                    _ => csv.text(&r.to),
                 };
-                vec![
-                    r.from.clone(),
-                    to,
-                    r.to_name.clone(),
-                    num(r.line),
-                    "static".to_string(),
-                    r.alias.clone(),
-                ]
-            }),
-        )?;
+                csv.text(&r.to_name)
+                    .int(r.line)
+                    .text("static")
+                    .text(&r.alias)
+                    .end();
+            }
+        })?;
     }
     Ok(())
 }

@@ -10,6 +10,7 @@ use kuzu::{LogicalType, Value};
 
 use super::Result;
 use super::batch::{Keyed, struct_type, write_batches};
+use super::load::Csv;
 use super::readers::Session;
 use super::rows::{Changes, SiteChanges, SiteRow};
 use super::schema::q;
@@ -287,9 +288,12 @@ pub(super) fn write_sites(conn: &mut Session<'_, '_>, c: &Changes, keyed: Keyed)
     Ok(())
 }
 
-/// The rows of a whole ref's call graph for bulk COPY: (statement, CSV rows),
-/// Name nodes first.
-pub(super) fn copy_plan(c: &Changes) -> Vec<(&'static str, Vec<Vec<String>>)> {
+/// How to write one table of a whole ref's call graph for bulk COPY.
+pub(super) type CopyTable<'a> = (&'static str, Box<dyn FnMut(&mut Csv) + 'a>);
+
+/// The tables of a whole ref's call graph for bulk COPY: (statement, writer of
+/// its CSV rows), Name nodes first.
+pub(super) fn copy_plan(c: &Changes) -> Vec<CopyTable<'_>> {
     let Some(SiteChanges::All(rows)) = &c.sites else {
         return Vec::new();
     };
@@ -300,39 +304,44 @@ pub(super) fn copy_plan(c: &Changes) -> Vec<(&'static str, Vec<Vec<String>>)> {
         .collect();
     names.sort_unstable();
     names.dedup();
-    let mut out = vec![(
+    let mut out: Vec<CopyTable<'_>> = vec![(
         q("copy_names"),
-        names
-            .iter()
-            .map(|n| {
-                vec![
-                    name_id(&c.repo, &c.ref_name, n),
-                    c.repo.clone(),
-                    c.ref_name.clone(),
-                    n.to_string(),
-                ]
-            })
-            .collect(),
+        Box::new(move |csv: &mut Csv| {
+            for n in &names {
+                csv.text(&name_id(&c.repo, &c.ref_name, n))
+                    .text(&c.repo)
+                    .text(&c.ref_name)
+                    .text(n)
+                    .end();
+            }
+        }),
     )];
     for spec in &RELS {
         for from in spec.from {
-            let mut fields = vec!["from", "to"];
-            fields.extend(spec.props.iter().copied());
-            let csv: Vec<Vec<String>> = rows
-                .iter()
-                .filter(|r| r.rel == spec.rel && from_label(r) == *from)
-                .map(|r| {
-                    values(c, r, &fields)
-                        .into_iter()
-                        .map(|v| match v {
-                            Value::Int64(n) => n.to_string(),
-                            Value::String(t) => t,
-                            other => other.to_string(),
-                        })
-                        .collect()
-                })
-                .collect();
-            out.push((statement("copy_site_edges", spec.rel, from), csv));
+            let write = move |csv: &mut Csv| {
+                for r in rows
+                    .iter()
+                    .filter(|r| r.rel == spec.rel && from_label(r) == *from)
+                {
+                    csv.text(&r.from);
+                    if r.rel == "UNRESOLVED" {
+                        csv.text(&name_id(&c.repo, &c.ref_name, &r.to));
+                    } else {
+                        csv.text(&r.to);
+                    }
+                    for p in spec.props {
+                        match *p {
+                            "line" => csv.int(r.line),
+                            "col" => csv.int(r.col),
+                            "confidence" => csv.text(r.confidence),
+                            "kind" => csv.text(r.kind),
+                            _ => csv.text(&r.to_name),
+                        };
+                    }
+                    csv.end();
+                }
+            };
+            out.push((statement("copy_site_edges", spec.rel, from), Box::new(write)));
         }
     }
     out

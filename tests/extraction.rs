@@ -127,13 +127,22 @@ fn typescript_symbols() {
         one(&ix, "src/router:Router.add"),
         ("method".into(), "src/router:Router".into(), 10, 12)
     );
+    // Class fields: one holding an arrow function is a method, others fields.
+    assert_eq!(
+        one(&ix, "src/router:Router.lookup"),
+        ("method".into(), "src/router:Router".into(), 19, 19)
+    );
+    assert_eq!(
+        one(&ix, "src/router:Router.routes"),
+        ("field".into(), "src/router:Router".into(), 5, 5)
+    );
     assert_eq!(
         one(&ix, "src/router:makeRouter"),
-        ("fn".into(), "src/router.ts".into(), 33, 35)
+        ("fn".into(), "src/router.ts".into(), 36, 38)
     );
     assert_eq!(
         one(&ix, "src/router:Internal.helper"),
-        ("fn".into(), "src/router:Internal".into(), 38, 40)
+        ("fn".into(), "src/router:Internal".into(), 41, 43)
     );
     assert_eq!(
         one(&ix, "src/util:Cache.get"),

@@ -11,6 +11,8 @@
 (method_definition name: (_) @name) @definition.method
 (method_signature name: (_) @name) @definition.method
 (abstract_method_signature name: (_) @name) @definition.method
+; Class fields: `json = (…) => …` is a method, `count = 0` / `get: Get` a field.
+(public_field_definition name: (_) @name) @definition.field
 (internal_module name: (_) @name) @definition.namespace
 (module name: (_) @name) @definition.namespace
 ; Top-level (or exported) variables: arrow functions become `fn`, the rest `const`/`var`.

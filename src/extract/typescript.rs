@@ -1,7 +1,8 @@
 //! TypeScript / TSX / JavaScript rules: `export` belongs to the definition's range
 //! and makes it public, JSDoc `/** */` above is the doc, member accessibility
-//! (`private`, `protected`, `#name`) sets visibility, and a top-level variable whose
-//! value is an arrow function or function expression is a `fn`.
+//! (`private`, `protected`, `#name`) sets visibility, a top-level variable whose
+//! value is an arrow function or function expression is a `fn`, and a class
+//! field holding one is a `method` (other class fields are `field`s).
 
 use tree_sitter::Node;
 
@@ -25,6 +26,20 @@ pub(super) fn refine<'t>(raw: RawDef<'t>, src: &str) -> Option<Def<'t>> {
         "type" => (SymbolKind::Type, node, None),
         "enum" => (SymbolKind::Enum, node, node.child_by_field_name("body")),
         "method" => (SymbolKind::Method, node, node.child_by_field_name("body")),
+        "field" => {
+            // A field holding a function is called like a method.
+            let value = node.child_by_field_name("value");
+            let func = value.filter(|v| {
+                matches!(
+                    v.kind(),
+                    "arrow_function" | "function_expression" | "function"
+                )
+            });
+            match func {
+                Some(f) => (SymbolKind::Method, node, f.child_by_field_name("body")),
+                None => (SymbolKind::Field, node, None),
+            }
+        }
         "namespace" => (
             SymbolKind::Namespace,
             node,
@@ -71,7 +86,7 @@ pub(super) fn refine<'t>(raw: RawDef<'t>, src: &str) -> Option<Def<'t>> {
             .and_then(|p| p.parent())
             .is_some_and(|g| g.kind() == "export_statement");
     let visibility = member_visibility(node, src).unwrap_or_else(|| {
-        if matches!(kind, SymbolKind::Method) || exported {
+        if matches!(kind, SymbolKind::Method | SymbolKind::Field) || exported {
             "public".to_string()
         } else if range_node.parent().is_some_and(|p| p.kind() == "program") {
             "private".to_string()

@@ -107,7 +107,7 @@ impl IndexOptions {
 
 /// The generation of what extraction gives (symbol kinds, names). A ref indexed
 /// by another generation is re-indexed as a whole by its next run.
-const EXTRACTION: &str = "cruxe-extraction-4 (a Rust path names the same for every file)";
+const EXTRACTION: &str = "cruxe-extraction-5 (TypeScript class fields are symbols)";
 
 /// Receives progress of a long run. The CLI draws a bar; tests and servers log.
 pub trait Progress: Sync {

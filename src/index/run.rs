@@ -1312,7 +1312,11 @@ fn edge_changes(
         // with them.
         let site_edges = if !trusted {
             let kept = state::encoded_site_edges(&r.sites);
-            site_rows.extend(std::mem::take(&mut r.sites).into_iter().map(|e| site_row_of(&f.id, e)));
+            site_rows.extend(
+                std::mem::take(&mut r.sites)
+                    .into_iter()
+                    .map(|e| site_row_of(&f.id, e)),
+            );
             kept
         } else {
             let is_recreated = |id: &str| recreated.contains(id);
@@ -1438,7 +1442,11 @@ fn site_row_of(file_id: &str, e: SiteEdge) -> SiteRow {
     let from_file = e.from.is_empty();
     SiteRow {
         rel: e.rel.as_str(),
-        from: if from_file { file_id.to_string() } else { e.from },
+        from: if from_file {
+            file_id.to_string()
+        } else {
+            e.from
+        },
         from_file,
         to: e.to,
         line: i64::from(e.line),

@@ -81,6 +81,9 @@ pub enum SymbolKind {
     Namespace,
     /// A Rust enum's variant (the contract's optional `variant`).
     Variant,
+    /// A TypeScript class field whose value is not a function (the
+    /// contract's optional `field`).
+    Field,
 }
 
 impl SymbolKind {
@@ -102,6 +105,7 @@ impl SymbolKind {
             SymbolKind::Macro => "macro",
             SymbolKind::Namespace => "namespace",
             SymbolKind::Variant => "variant",
+            SymbolKind::Field => "field",
         }
     }
 
@@ -123,6 +127,7 @@ impl SymbolKind {
             "macro" => SymbolKind::Macro,
             "namespace" => SymbolKind::Namespace,
             "variant" => SymbolKind::Variant,
+            "field" => SymbolKind::Field,
             _ => return None,
         })
     }

@@ -159,7 +159,8 @@ impl Csv {
         self.sep();
         self.buf.push(b'"');
         if s.contains('"') {
-            self.buf.extend_from_slice(s.replace('"', "\"\"").as_bytes());
+            self.buf
+                .extend_from_slice(s.replace('"', "\"\"").as_bytes());
         } else {
             self.buf.extend_from_slice(s.as_bytes());
         }

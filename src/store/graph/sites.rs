@@ -341,7 +341,10 @@ pub(super) fn copy_plan(c: &Changes) -> Vec<CopyTable<'_>> {
                     csv.end();
                 }
             };
-            out.push((statement("copy_site_edges", spec.rel, from), Box::new(write)));
+            out.push((
+                statement("copy_site_edges", spec.rel, from),
+                Box::new(write),
+            ));
         }
     }
     out

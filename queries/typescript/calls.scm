@@ -29,3 +29,5 @@
 (required_parameter pattern: (identifier) @name @ty !type) @fact.local
 (optional_parameter pattern: (identifier) @name @ty !type) @fact.local
 (type_alias_declaration value: (_) @ty) @fact.alias
+; `export { objectType as object }` (no `from`): what the module exports by that name.
+(export_statement !source (export_clause (export_specifier name: (identifier) @ty alias: (identifier) @name))) @fact.export

@@ -32,7 +32,7 @@ impl CallMatch<'_> {
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 13] = [
+    const NAMES: [&str; 14] = [
         "call",
         "new",
         "construct",
@@ -46,6 +46,7 @@ fn outer_name(n: &str) -> Option<&'static str> {
         "fact.returns",
         "fact.bound",
         "fact.alias",
+        "fact.export",
     ];
     NAMES.iter().find(|x| **x == n).copied()
 }
@@ -160,6 +161,7 @@ pub(super) fn collect(
                     "field" => FactKind::Field,
                     "returns" => FactKind::Returns,
                     "alias" => FactKind::Alias,
+                    "export" => FactKind::Export,
                     _ => FactKind::Bound,
                 };
                 let mut chain = Vec::new();

@@ -95,6 +95,9 @@ pub enum FactKind {
     /// the alias, `name` is empty. Lookups through the alias reach the
     /// target's members and fields, as through a base.
     Alias,
+    /// TS `export { local as name }` (no `from`): the module exports `name`,
+    /// which is its own `local` (`chain`). Owner: the file.
+    Export,
 }
 
 impl FactKind {
@@ -106,6 +109,7 @@ impl FactKind {
             3 => FactKind::Bound,
             4 => FactKind::Receiver,
             5 => FactKind::Alias,
+            6 => FactKind::Export,
             _ => return None,
         })
     }

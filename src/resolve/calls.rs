@@ -330,6 +330,8 @@ impl<'a> FactIndex<'a> {
                 FactKind::Alias => {
                     ix.aliases.entry(f.owner).or_insert(f);
                 }
+                // Read by module lookups (`typescript::ts_name`), not here.
+                FactKind::Export => {}
             }
         }
         for site in &sites.sites {
@@ -493,7 +495,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
             };
             let to_name = written(cx.fam, &site.chain);
             let found = match site.kind {
-                SiteKind::Call => self.call_target(&cx, site.owner, &site.chain, 0),
+                SiteKind::Call => self.called(&cx, site.owner, &site.chain, 0),
                 SiteKind::Value => {
                     self.call_target(&cx, site.owner, &site.chain, 0)
                         .filter(|(s, _)| {
@@ -978,6 +980,36 @@ impl<'i, 'a> Resolver<'i, 'a> {
         for (base, _) in self.bases(t, depth + 1) {
             self.go_method_names(base, methods, out, depth + 1);
         }
+    }
+
+    /// What a call runs: `call_target`, and through a TS constant naming a
+    /// function (`const objectType = ZodObject.create;` then `objectType(…)`,
+    /// or `z.object(…)` through `export { objectType as object }`), the
+    /// function it names, at the weaker of the two tiers.
+    fn called(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        chain: &[String],
+        depth: usize,
+    ) -> Option<(Sym<'a>, Tier)> {
+        let (sym, tier) = self.call_target(cx, owner, chain, depth)?;
+        if cx.fam != Family::Ts || !matches!(sym.kind, "const" | "var") || depth > MAX_DEPTH {
+            return Some((sym, tier));
+        }
+        let named = (|| {
+            let home = self.cx(sym.file, None);
+            let name = sym.qn.rsplit([':', '.']).next()?;
+            let fact = home.ix.locals.get(&(IN_FILE, name))?;
+            if fact.kind != FactKind::Local
+                || fact.chain.iter().any(|c| c == "()" || c == "?" || c.starts_with('#'))
+            {
+                return None;
+            }
+            let (target, t) = self.called(&home, IN_FILE, &fact.chain, depth + 1)?;
+            is_callable(target.kind).then_some((target, tier.max(t)))
+        })();
+        Some(named.unwrap_or((sym, tier)))
     }
 
     /// The target of a call (or of a function named as a value): the chain's
@@ -1618,7 +1650,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 {
                     return Some(found);
                 }
-                let (target, _) = self.call_target(cx, owner, callee, depth + 1)?;
+                let (target, _) = self.called(cx, owner, callee, depth + 1)?;
                 if is_type_kind(target.kind) {
                     return Some((target, Tier::Typed));
                 }

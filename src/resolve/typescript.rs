@@ -3,6 +3,7 @@
 
 use super::{Family, Index, MAX_HOPS, Target, dir_of, family};
 use crate::model::ImportSpec;
+use crate::model::sites::FactKind;
 use crate::source::layout::normalize_path;
 
 const TS_EXTS: &[&str] = &[
@@ -71,6 +72,20 @@ fn ts_name(ix: &Index<'_>, mf: usize, n: &str, hops: usize) -> Vec<Target> {
     let qn = format!("{}:{n}", m.module);
     if let Some(id) = ix.symbol_in(Family::Ts, "", &qn, &m.path) {
         return vec![Target::Symbol(id.to_string())];
+    }
+    // `export { local as n }`: the module's own `local` (or what it imports).
+    if hops < MAX_HOPS {
+        ix.dep_key(super::facts_key(&m.path));
+        let local = m.sites.facts.iter().find_map(|f| match f.chain.as_slice() {
+            [local] if f.kind == FactKind::Export && f.name == n && local != n => Some(local),
+            _ => None,
+        });
+        if let Some(local) = local {
+            let t = ts_name(ix, mf, local, hops + 1);
+            if !t.is_empty() {
+                return t;
+            }
+        }
     }
     if hops < MAX_HOPS {
         for imp in ix.imports_of(mf).iter().filter(|i| i.reexport) {

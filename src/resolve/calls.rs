@@ -1002,7 +1002,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
             let name = sym.qn.rsplit([':', '.']).next()?;
             let fact = home.ix.locals.get(&(IN_FILE, name))?;
             if fact.kind != FactKind::Local
-                || fact.chain.iter().any(|c| c == "()" || c == "?" || c.starts_with('#'))
+                || fact
+                    .chain
+                    .iter()
+                    .any(|c| c == "()" || c == "?" || c.starts_with('#'))
             {
                 return None;
             }

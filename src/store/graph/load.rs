@@ -4,6 +4,7 @@
 
 use kuzu::Connection;
 
+use super::csv::Csv;
 use super::readers::Session;
 use super::rows::{Changes, ImportChanges, ImportLabel, ImportRow};
 use super::schema::q;
@@ -141,69 +142,6 @@ struct Copier<'c, 'db> {
     files: usize,
 }
 
-/// A CSV file being written, field by field: no string per field (a whole
-/// ref is millions of them), flushed to disk every few megabytes.
-pub(super) struct Csv {
-    file: std::fs::File,
-    buf: Vec<u8>,
-    in_row: bool,
-    rows: usize,
-    failed: Option<std::io::Error>,
-}
-
-impl Csv {
-    const FLUSH_AT: usize = 4 << 20;
-
-    /// A quoted text field.
-    pub(super) fn text(&mut self, s: &str) -> &mut Self {
-        self.sep();
-        self.buf.push(b'"');
-        if s.contains('"') {
-            self.buf
-                .extend_from_slice(s.replace('"', "\"\"").as_bytes());
-        } else {
-            self.buf.extend_from_slice(s.as_bytes());
-        }
-        self.buf.push(b'"');
-        self
-    }
-
-    /// An integer field.
-    pub(super) fn int(&mut self, n: i64) -> &mut Self {
-        use std::io::Write;
-        self.sep();
-        let _ = write!(self.buf, "{n}");
-        self
-    }
-
-    /// Ends the row.
-    pub(super) fn end(&mut self) {
-        self.buf.push(b'\n');
-        self.in_row = false;
-        self.rows += 1;
-        if self.buf.len() >= Self::FLUSH_AT {
-            self.flush();
-        }
-    }
-
-    fn sep(&mut self) {
-        if self.in_row {
-            self.buf.push(b',');
-        }
-        self.in_row = true;
-    }
-
-    fn flush(&mut self) {
-        use std::io::Write;
-        if self.failed.is_none()
-            && let Err(e) = self.file.write_all(&self.buf)
-        {
-            self.failed = Some(e);
-        }
-        self.buf.clear();
-    }
-}
-
 impl Copier<'_, '_> {
     /// COPY of the rows `write` writes, with the statement `name` (`{csv}`
     /// is the file); nothing when there are none.
@@ -217,20 +155,9 @@ impl Copier<'_, '_> {
         self.files += 1;
         let path = self.scratch.path().join(format!("{}.csv", self.files));
         let io = |e: std::io::Error| GraphError::Kuzu(format!("writing {}: {e}", path.display()));
-        let mut csv = Csv {
-            file: std::fs::File::create(&path).map_err(io)?,
-            buf: Vec::with_capacity(Csv::FLUSH_AT + (64 << 10)),
-            in_row: false,
-            rows: 0,
-            failed: None,
-        };
+        let mut csv = Csv::create(&path).map_err(io)?;
         write(&mut csv);
-        csv.flush();
-        if let Some(e) = csv.failed.take() {
-            return Err(io(e));
-        }
-        let count = csv.rows;
-        drop(csv);
+        let count = csv.finish().map_err(io)?;
         if count == 0 {
             return Ok(());
         }

@@ -14,6 +14,7 @@ mod batch;
 mod cache;
 mod calls_read;
 mod compact;
+mod csv;
 mod load;
 mod read;
 mod readers;

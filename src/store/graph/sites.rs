@@ -10,7 +10,7 @@ use kuzu::{LogicalType, Value};
 
 use super::Result;
 use super::batch::{Keyed, struct_type, write_batches};
-use super::load::Csv;
+use super::csv::Csv;
 use super::readers::Session;
 use super::rows::{Changes, SiteChanges, SiteRow};
 use super::schema::q;

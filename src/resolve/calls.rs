@@ -1186,23 +1186,23 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// that files define apart (`#[cfg]` or build-tag variants, a module
     /// defined twice) proves nothing: `None`.
     fn lookup(&self, fam: Family, pkg: &str, qn: &str) -> Option<Sym<'a>> {
-        let (id, path, kind) = self.ix.symbol_entry(fam, pkg, qn)?;
+        let (key, defs) = self.ix.symbol_entries(fam, pkg, qn)?;
+        let &(id, _, path, kind) = defs.first()?;
         // Defined apart (cfg/build-tag variants in other files), or, for a
         // Rust method, in several impl blocks (`impl From<&[T]> for V` and
         // `impl From<Vec<T>> for V` each define `V::from`; cfg variants):
         // which one runs is not for a name to say.
-        if let Some(defs) = self.ix.definitions(fam, pkg, qn)
-            && (defs.iter().any(|d| !d.1 && d.2 != path && d.3 == kind)
-                || (fam == Family::Rust
-                    && kind == "method"
-                    && defs.iter().filter(|d| d.3 == "method").count() > 1))
+        if defs.iter().any(|d| !d.1 && d.2 != path && d.3 == kind)
+            || (fam == Family::Rust
+                && kind == "method"
+                && defs.iter().filter(|d| d.3 == "method").count() > 1)
         {
             return None;
         }
         let file = *self.ix.by_path.get(path)?;
         Some(Sym {
             id,
-            qn: self.ix.qn_key(fam, pkg, qn)?,
+            qn: key,
             kind,
             file,
         })

@@ -881,24 +881,52 @@ impl<'a> Index<'a> {
         fam: Family,
         pkg: &str,
         qn: &str,
-    ) -> Option<std::borrow::Cow<'_, [Definition<'a>]>> {
+    ) -> Option<std::borrow::Cow<'a, [Definition<'a>]>> {
+        self.definitions_keyed(fam, pkg, qn).map(|(_, defs)| defs)
+    }
+
+    /// `definitions`, with the table's own copy of `qn` (for answers that
+    /// keep it): one pass over the tables for both.
+    fn definitions_keyed(
+        &self,
+        fam: Family,
+        pkg: &str,
+        qn: &str,
+    ) -> Option<(&'a str, std::borrow::Cow<'a, [Definition<'a>]>)> {
+        let tables: &'a Tables<'a> = self.tables;
         let mut found = qn_groups(fam, qn).filter_map(|group| {
-            let at = *self.by_qn.get(&(fam, pkg, group))?;
-            self.definitions[at].table(self.files).get(qn)
+            let at = *tables.by_qn.get(&(fam, pkg, group))?;
+            tables.definitions[at].table(tables.files).get_key_value(qn)
         });
-        let first = found.next()?;
-        match found.next() {
-            None => Some(std::borrow::Cow::Borrowed(first.as_slice())),
-            // Several modules define the name (`a.b` with class `c`, and
-            // `a.b.c`): in the order one table of them all would give.
-            Some(second) => {
-                let mut all: Vec<Definition<'a>> = first.clone();
-                all.extend(second.iter().copied());
-                all.extend(found.flatten().copied());
-                all.sort_by(|a, b| (a.1, a.2, a.0).cmp(&(b.1, b.2, b.0)));
-                Some(std::borrow::Cow::Owned(all))
-            }
-        }
+        let (key, first) = found.next()?;
+        let key: &'a str = key;
+        Some((
+            key,
+            match found.next() {
+                None => std::borrow::Cow::Borrowed(first.as_slice()),
+                // Several modules define the name (`a.b` with class `c`, and
+                // `a.b.c`): in the order one table of them all would give.
+                Some(second) => {
+                    let mut all: Vec<Definition<'a>> = first.clone();
+                    all.extend(second.1.iter().copied());
+                    all.extend(found.flat_map(|(_, v)| v.iter().copied()));
+                    all.sort_by(|a, b| (a.1, a.2, a.0).cmp(&(b.1, b.2, b.0)));
+                    std::borrow::Cow::Owned(all)
+                }
+            },
+        ))
+    }
+
+    /// A symbol named `qn`, its definitions, and the table's copy of `qn`,
+    /// the lookup recorded (what `Resolver::lookup` asks, in one pass).
+    fn symbol_entries(
+        &self,
+        fam: Family,
+        pkg: &str,
+        qn: &str,
+    ) -> Option<(&'a str, std::borrow::Cow<'a, [Definition<'a>]>)> {
+        self.dep(&["q", fam_str(fam), pkg, qn]);
+        self.definitions_keyed(fam, pkg, qn)
     }
 
     fn symbol(&self, fam: Family, pkg: &str, qn: &str) -> Option<&'a str> {

@@ -1317,11 +1317,9 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 // The first parameter of a method, by convention.
                 matches!(word, "self" | "cls")
             }
-            Family::Go => cx
-                .sites
-                .facts
-                .iter()
-                .any(|f| f.kind == FactKind::Receiver && f.owner == owner && f.name == word),
+            // The method's receiver, by owner (a scan of the file's facts per
+            // site was 1.6% of a cold index of Go's tree).
+            Family::Go => cx.ix.receivers.get(&owner).is_some_and(|f| f.name == word),
         }
     }
 

@@ -229,10 +229,7 @@ def run(host, port, n):
                 errors += 1
                 if errors <= 3:
                     print(f"  {tool} {a}: {out['error']}", file=sys.stderr)
-        times.sort()
-        p50 = statistics.median(times)
-        p95 = times[int(len(times) * 0.95) - 1]
-        print(f"{label:38} {p50:8.2f} {p95:8.2f} {times[-1]:8.2f} {errors:7d}")
+        report(label, times, errors)
 
 
 # A comment line's syntax by file extension (`//` for any other).
@@ -289,11 +286,16 @@ def run_diff(host, port, n, root):
             errors += 1
             if errors <= 3:
                 print(f"  analyze_impact {failure}", file=sys.stderr)
-    times.sort()
+    print(f"{'tool':38} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'errors':>7}")
+    report("analyze_impact (diff_base, one file)", times, errors)
+
+
+def report(label, times, errors):
+    """One table row: p50, p95 and max of `times` (ms), and the error count."""
+    times = sorted(times)
     p50 = statistics.median(times)
     p95 = times[int(len(times) * 0.95) - 1]
-    print(f"{'tool':38} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'errors':>7}")
-    print(f"{'analyze_impact (diff_base, one file)':38} {p50:8.2f} {p95:8.2f} {times[-1]:8.2f} {errors:7d}")
+    print(f"{label:38} {p50:8.2f} {p95:8.2f} {times[-1]:8.2f} {errors:7d}")
 
 
 if __name__ == "__main__":

@@ -1458,21 +1458,7 @@ fn site_row_of(file_id: &str, e: SiteEdge) -> SiteRow {
 }
 
 fn site_row(file_id: &str, e: &SiteEdge) -> SiteRow {
-    SiteRow {
-        rel: e.rel.as_str(),
-        from: if e.from.is_empty() {
-            file_id.to_string()
-        } else {
-            e.from.clone()
-        },
-        from_file: e.from.is_empty(),
-        to: e.to.clone(),
-        line: i64::from(e.line),
-        col: i64::from(e.col),
-        confidence: e.tier.as_str(),
-        kind: e.kind.as_str(),
-        to_name: e.to_name.clone(),
-    }
+    site_row_of(file_id, e.clone())
 }
 
 /// A file's resolution, as its metadata keeps it.

@@ -997,22 +997,25 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if cx.fam != Family::Ts || !matches!(sym.kind, "const" | "var") || depth > MAX_DEPTH {
             return Some((sym, tier));
         }
-        let named = (|| {
-            let home = self.cx(sym.file, None);
-            let name = sym.qn.rsplit([':', '.']).next()?;
-            let fact = home.ix.locals.get(&(IN_FILE, name))?;
-            if fact.kind != FactKind::Local
-                || fact
-                    .chain
-                    .iter()
-                    .any(|c| c == "()" || c == "?" || c.starts_with('#'))
-            {
-                return None;
-            }
-            let (target, t) = self.called(&home, IN_FILE, &fact.chain, depth + 1)?;
-            is_callable(target.kind).then_some((target, tier.max(t)))
-        })();
-        Some(named.unwrap_or((sym, tier)))
+        Some(self.named_by_const(sym, tier, depth).unwrap_or((sym, tier)))
+    }
+
+    /// The function a TS constant's initialiser names (`ZodObject.create`),
+    /// at the weaker of `tier` and the tier that proved it.
+    fn named_by_const(&self, sym: Sym<'a>, tier: Tier, depth: usize) -> Option<(Sym<'a>, Tier)> {
+        let home = self.cx(sym.file, None);
+        let name = sym.qn.rsplit([':', '.']).next()?;
+        let fact = home.ix.locals.get(&(IN_FILE, name))?;
+        if fact.kind != FactKind::Local
+            || fact
+                .chain
+                .iter()
+                .any(|c| c == "()" || c == "?" || c.starts_with('#'))
+        {
+            return None;
+        }
+        let (target, t) = self.called(&home, IN_FILE, &fact.chain, depth + 1)?;
+        is_callable(target.kind).then_some((target, tier.max(t)))
     }
 
     /// The target of a call (or of a function named as a value): the chain's

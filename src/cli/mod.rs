@@ -54,9 +54,11 @@ pub enum Command {
     Index(IndexArgs),
     /// Run one read-only Cypher query and print the rows.
     ///
-    /// Node tables: Repo, Ref, File, Symbol, Package (Go), External. Relationships:
-    /// HAS_REF, HAS_FILE, CONTAINS (File→Symbol, Symbol→Symbol), IN_PACKAGE
-    /// (File→Package), IMPORTS. A query that would write is refused.
+    /// Node tables: Repo, Ref, File, Symbol, Package (Go), External, Name.
+    /// Relationships: HAS_REF, HAS_FILE, CONTAINS (File→Symbol, Symbol→Symbol),
+    /// IN_PACKAGE (File→Package), IMPORTS, CALLS and REFERENCES (Symbol or File →
+    /// Symbol; `line`, `col`, `confidence`), IMPLEMENTS, EXTENDS, UNRESOLVED (→ Name:
+    /// a call no tier could prove). A query that would write is refused.
     Cypher(CypherArgs),
     /// Show the indexed repos and refs with their counts.
     Status(StatusArgs),

@@ -87,6 +87,7 @@ pub(super) fn collect(
     out: &mut FileSites,
 ) {
     let lang = Lang::of(language);
+    let owners = Owners::new(symbols);
     for m in found {
         let (what, node, inner, name) = (m.what, m.node, m.inner, m.name);
         let site = |kind: SiteKind, chain: Vec<String>, at: Node<'_>, owner: u32| {
@@ -119,7 +120,7 @@ pub(super) fn collect(
                 if kind == SiteKind::Value && chain.len() == 1 && is_self_word(&chain[0]) {
                     continue;
                 }
-                let owner = owner_of(symbols, node.start_byte(), true);
+                let owner = owners.of(node.start_byte(), true);
                 // A receiver named by a plain name (`DEFAULT.summary()`,
                 // `report.flush()`): a use of that name as a value too, kept
                 // when it resolves to a module-level value or function.
@@ -145,8 +146,8 @@ pub(super) fn collect(
                 let owner = match kind {
                     // The declaring type (or impl): the innermost symbol
                     // around the clause.
-                    SiteKind::Type => owner_of(symbols, node.start_byte(), true),
-                    _ => owner_of(symbols, inner.start_byte(), false),
+                    SiteKind::Type => owners.of(node.start_byte(), true),
+                    _ => owners.of(inner.start_byte(), false),
                 };
                 let mut found = Vec::new();
                 lang.type_names(inner, src, &mut found, kind == SiteKind::Type);
@@ -169,7 +170,7 @@ pub(super) fn collect(
                 if inner.kind() == "this_type" {
                     out.facts.push(Fact {
                         kind,
-                        owner: owner_of(symbols, node.start_byte(), false),
+                        owner: owners.of(node.start_byte(), false),
                         name: String::new(),
                         chain: vec!["this".to_string()],
                         byte: node.start_byte() as u32,
@@ -200,7 +201,7 @@ pub(super) fn collect(
                     }
                     chain = vec!["?".to_string()];
                 }
-                let mut owner = owner_of(symbols, node.start_byte(), false);
+                let mut owner = owners.of(node.start_byte(), false);
                 // `self.x = …` / `this.x = …` in a method: a field of its class.
                 if kind == FactKind::Field
                     && owner != IN_FILE
@@ -277,50 +278,84 @@ pub fn is_self_word(s: &str) -> bool {
     matches!(s, "self" | "this" | "cls" | "super" | "Self")
 }
 
-/// The symbol a site at `byte` belongs to: the innermost fn/method around it;
-/// else (or with `callable` false, at once) the innermost symbol around it
-/// that is type-like (struct, class, interface, trait, impl, enum); else the
-/// file.
-fn owner_of(symbols: &[Symbol], byte: usize, callable: bool) -> u32 {
-    let byte = byte as u32;
-    // Symbols are in source order, outer before inner: the innermost around
-    // `byte` is the last one that contains it.
-    let mut innermost = None;
-    for (i, s) in symbols.iter().enumerate() {
-        if s.byte_start > byte {
-            break;
+/// Where sites belong: the file's symbols (in source order, outer before
+/// inner) and, for each, the nearest earlier symbol whose range holds its
+/// start, so the innermost symbol around a byte is found by a binary search
+/// and a short climb instead of a scan of every symbol per site.
+struct Owners<'s> {
+    symbols: &'s [Symbol],
+    enclosing: Vec<Option<u32>>,
+}
+
+impl<'s> Owners<'s> {
+    fn new(symbols: &'s [Symbol]) -> Owners<'s> {
+        let mut enclosing: Vec<Option<u32>> = Vec::with_capacity(symbols.len());
+        for (i, s) in symbols.iter().enumerate() {
+            let mut c = i.checked_sub(1).map(|c| c as u32);
+            while let Some(j) = c {
+                if contains(&symbols[j as usize], s.byte_start) {
+                    break;
+                }
+                c = enclosing[j as usize];
+            }
+            enclosing.push(c);
         }
-        if s.byte_start <= byte && byte < s.byte_end {
-            innermost = Some(i);
-        }
+        Owners { symbols, enclosing }
     }
-    let mut cur = innermost;
-    let mut first_type = None;
-    let mut guard = 0;
-    while let Some(i) = cur {
-        let k = symbols[i].kind;
-        if callable && k.is_callable() {
-            return i as u32;
+
+    /// The innermost symbol whose range holds `byte`: the last symbol that
+    /// starts at or before it, or the nearest one around that which holds it
+    /// (any symbol holding `byte` holds the start of every later one up to it).
+    fn innermost(&self, byte: u32) -> Option<usize> {
+        let after = self.symbols.partition_point(|s| s.byte_start <= byte);
+        let mut c = after.checked_sub(1).map(|c| c as u32);
+        while let Some(j) = c {
+            if contains(&self.symbols[j as usize], byte) {
+                return Some(j as usize);
+            }
+            c = self.enclosing[j as usize];
         }
-        if first_type.is_none()
-            && (k.holds_methods()
-                || matches!(k, SymbolKind::Struct | SymbolKind::Enum | SymbolKind::Type))
-        {
-            first_type = Some(i);
-            if !callable {
+        None
+    }
+
+    /// The symbol a site at `byte` belongs to: the innermost fn/method around
+    /// it; else (or with `callable` false, at once) the innermost symbol around
+    /// it that is type-like (struct, class, interface, trait, impl, enum); else
+    /// the file.
+    fn of(&self, byte: usize, callable: bool) -> u32 {
+        let symbols = self.symbols;
+        let mut cur = self.innermost(byte as u32);
+        let mut first_type = None;
+        let mut guard = 0;
+        while let Some(i) = cur {
+            let k = symbols[i].kind;
+            if callable && k.is_callable() {
+                return i as u32;
+            }
+            if first_type.is_none()
+                && (k.holds_methods()
+                    || matches!(k, SymbolKind::Struct | SymbolKind::Enum | SymbolKind::Type))
+            {
+                first_type = Some(i);
+                if !callable {
+                    break;
+                }
+            }
+            if !callable && k.is_callable() {
+                return i as u32;
+            }
+            cur = symbols[i].parent;
+            guard += 1;
+            if guard > 64 {
                 break;
             }
         }
-        if !callable && k.is_callable() {
-            return i as u32;
-        }
-        cur = symbols[i].parent;
-        guard += 1;
-        if guard > 64 {
-            break;
-        }
+        first_type.map_or(IN_FILE, |i| i as u32)
     }
-    first_type.map_or(IN_FILE, |i| i as u32)
+}
+
+fn contains(s: &Symbol, byte: u32) -> bool {
+    s.byte_start <= byte && byte < s.byte_end
 }
 
 /// Per-language node kinds.
@@ -661,5 +696,51 @@ impl Lang {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sym(byte_start: u32, byte_end: u32) -> Symbol {
+        Symbol {
+            name: String::new(),
+            kind: SymbolKind::Fn,
+            qualified_name: String::new(),
+            signature: String::new(),
+            doc: String::new(),
+            visibility: String::new(),
+            line_start: 1,
+            line_end: 1,
+            byte_start,
+            byte_end,
+            parent: None,
+        }
+    }
+
+    /// The innermost symbol around each byte is the last one (in source
+    /// order) whose range holds it: what a scan of every symbol finds.
+    #[test]
+    fn the_innermost_symbol_is_the_last_that_holds_the_byte() {
+        // Nested and side by side: a[0,100) holds b[10,40) (holding c[12,20)
+        // and d[25,30)) and e[50,60); f[120,130) stands alone.
+        let symbols = [
+            sym(0, 100),
+            sym(10, 40),
+            sym(12, 20),
+            sym(25, 30),
+            sym(50, 60),
+            sym(120, 130),
+        ];
+        let owners = Owners::new(&symbols);
+        let scan = |byte: u32| symbols.iter().rposition(|s| contains(s, byte));
+        for byte in 0..140 {
+            assert_eq!(owners.innermost(byte), scan(byte), "byte {byte}");
+        }
+        assert_eq!(owners.innermost(35), Some(1));
+        assert_eq!(owners.innermost(22), Some(1));
+        assert_eq!(owners.innermost(70), Some(0));
+        assert_eq!(owners.innermost(110), None);
     }
 }

@@ -18,7 +18,7 @@ use super::imports::{import_row, state_from_graph};
 use super::parse::{FileContext, Known, Outcome, Parsed, process_file};
 use super::searching::{SearchThread, search_beside, search_from_rows, update_search};
 use super::state::{self, FileMeta, Fingerprint, RefState, SavedAside};
-use super::write::open_for_write;
+use super::write::{FreshGraph, open_for_write};
 use super::{
     EXTRACTION, Held, IndexError, IndexOptions, IndexReport, Progress, git_ref, now_rfc3339,
     repo_name,
@@ -184,6 +184,11 @@ pub fn index_repo_with(
     });
     diff_symbols(&plan, &rows, &mut sorted.changes);
     sorted.changes.add = rows.clone();
+    // A full build loads the files and symbols into its new graph meanwhile
+    // too; the edges follow once resolved (`write`).
+    let early_graph = plan
+        .fresh
+        .then(|| FreshGraph::start(data, opts, sorted.changes.clone()));
     // An in-place run that resolves from its state (never reading the graph)
     // writes what went and the changed files' symbols meanwhile, in the write's
     // transaction; the import edges follow once resolved (`start_apply`).
@@ -240,7 +245,7 @@ pub fn index_repo_with(
             (shared, owned),
             &mut plan,
             &mut sorted,
-            early_search,
+            (early_search, early_graph),
             applying,
         );
         let _ = committed.send(written.is_ok());
@@ -1516,7 +1521,7 @@ fn write<'s>(
     (shared, owned): (Option<&'s GraphStore>, Option<GraphStore>),
     plan: &mut Plan,
     sorted: &mut Sorted,
-    early_search: Option<SearchThread>,
+    (early_search, early_graph): (Option<SearchThread>, Option<FreshGraph>),
     applying: Option<Applying>,
 ) -> Result<(Written<'s>, Option<Result<(), IndexError>>), IndexError> {
     let (data, opts) = (run.data, run.opts);
@@ -1573,17 +1578,20 @@ fn write<'s>(
     changes.replace_all = false;
     // A full build writes the search index from the parsed files while imports
     // are resolved and the graph is loaded (each mostly waits on its own work:
-    // Kuzu's COPY, Tantivy's indexing); its tag is written only once the graph
-    // is in place.
-    // A stop asked for during the load leaves the new database unpublished
-    // (removed by the next run).
-    let graph = data.build_aside(&opts.graph, |st| {
-        st.load_fresh(changes)?;
-        match opts.stop.requested() {
-            true => Err(GraphError::Abandoned),
-            false => Ok(()),
-        }
-    });
+    // Kuzu's COPY, Tantivy's indexing), and has loaded the files and symbols
+    // since (`FreshGraph`); the search index's tag is written only once the
+    // graph is in place. A stop asked for during the load leaves the new
+    // database unpublished (removed by the next run).
+    let graph = match early_graph {
+        Some(g) => g.finish(changes),
+        None => data.build_aside(&opts.graph, |st| {
+            st.load_fresh(changes)?;
+            match opts.stop.requested() {
+                true => Err(GraphError::Abandoned),
+                false => Ok(()),
+            }
+        }),
+    };
     let search = early_search.and_then(SearchThread::join);
     if graph.is_err() {
         opts.stop.check()?;

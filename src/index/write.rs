@@ -1,9 +1,10 @@
 //! Taking the data dir for a run: its writer lock, what a stopped writer left
-//! settled (`DataDir::settle_log`), the graph opened read-write.
+//! settled (`DataDir::settle_log`), the graph opened read-write; a full
+//! build's new graph, loaded aside beside resolution (`FreshGraph`).
 
 use super::{IndexError, IndexOptions};
-use crate::store::datadir::{DataDir, WriterLock};
-use crate::store::graph::GraphStore;
+use crate::store::datadir::{DataDir, DataDirError, WriterLock};
+use crate::store::graph::{Changes, GraphError, GraphStore};
 
 /// What `open_for_write` gives a run: the writer lock it took (none when the
 /// caller holds one) and the graph it opened.
@@ -104,6 +105,78 @@ pub(super) fn compact_if_outgrown(
         Err(e) => {
             tracing::warn!("compacting the graph failed (the next run tries again): {e}");
             Ok(st)
+        }
+    }
+}
+
+/// A full build's graph, loaded aside on a thread of its own from the moment
+/// the files are parsed: their files and symbols while resolution runs (which
+/// does not change them), then what it found (`finish`). Dropped unfinished (a
+/// failed or stopped run), the load is abandoned, its database never published,
+/// and the thread waited for: no writer outlives the run.
+pub(super) struct FreshGraph {
+    rest: Option<std::sync::mpsc::SyncSender<Changes>>,
+    thread: Option<std::thread::JoinHandle<Loaded>>,
+}
+
+/// What the loading thread gives back: how it went, and the changes it was
+/// handed (the run reports from them).
+type Loaded = (Result<(), DataDirError>, Option<Changes>);
+
+impl FreshGraph {
+    /// Starts loading `nodes` (the changes before resolution) into a new
+    /// database aside.
+    pub(super) fn start(data: &DataDir, opts: &IndexOptions, nodes: Changes) -> FreshGraph {
+        let (rest, handed) = std::sync::mpsc::sync_channel::<Changes>(1);
+        let (data, cfg, stop) = (data.clone(), opts.graph.clone(), opts.stop.clone());
+        let thread = std::thread::spawn(move || {
+            let mut back = None;
+            let built = data.build_aside(&cfg, |st| {
+                st.load_fresh_nodes(&nodes)?;
+                drop(nodes);
+                let all = handed.recv().map_err(|_| GraphError::Abandoned)?;
+                let loaded = st.load_fresh_edges(&all);
+                back = Some(all);
+                loaded?;
+                match stop.requested() {
+                    true => Err(GraphError::Abandoned),
+                    false => Ok(()),
+                }
+            });
+            (built, back)
+        });
+        FreshGraph {
+            rest: Some(rest),
+            thread: Some(thread),
+        }
+    }
+
+    /// Hands the load the whole of `changes` (with what resolution found) and
+    /// waits for the database to be published; `changes` is given back.
+    pub(super) fn finish(mut self, changes: &mut Changes) -> Result<(), DataDirError> {
+        let all = std::mem::take(changes);
+        // Not sent (the thread ended first, on an error): kept here.
+        let unsent = match self.rest.take() {
+            Some(tx) => tx.send(all).err().map(|e| e.0),
+            None => Some(all),
+        };
+        let (built, back) = match self.thread.take().map(|h| h.join()) {
+            Some(Ok(loaded)) => loaded,
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            None => unreachable!("a load is finished once"),
+        };
+        if let Some(c) = back.or(unsent) {
+            *changes = c;
+        }
+        built
+    }
+}
+
+impl Drop for FreshGraph {
+    fn drop(&mut self) {
+        drop(self.rest.take());
+        if let Some(h) = self.thread.take() {
+            let _ = h.join();
         }
     }
 }

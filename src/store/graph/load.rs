@@ -16,11 +16,28 @@ impl GraphStore {
     /// statement committing on its own: only for a database that is built aside
     /// and swapped in by the caller once this returns.
     pub fn load_fresh(&mut self, changes: &Changes) -> Result<()> {
+        self.load_fresh_nodes(changes)?;
+        self.load_fresh_edges(changes)
+    }
+
+    /// The first half of `load_fresh`: the ref, its files and their symbols,
+    /// which resolution does not change (a full build loads them while it
+    /// resolves).
+    pub fn load_fresh_nodes(&mut self, changes: &Changes) -> Result<()> {
         let conn = self.conn()?;
         let mut stmts = std::collections::HashMap::new();
         let mut session = Session::new(&conn, &mut stmts);
         upsert_repo_and_ref(&mut session, changes)?;
-        copy_rows(&mut session, changes, &|| false)
+        copy_nodes(&mut Copier::new(&conn)?, changes, &|| false)
+    }
+
+    /// The second half of `load_fresh`: what resolution found (Go packages,
+    /// imports, the call graph).
+    pub fn load_fresh_edges(&mut self, changes: &Changes) -> Result<()> {
+        let conn = self.conn()?;
+        let mut stmts = std::collections::HashMap::new();
+        let mut session = Session::new(&conn, &mut stmts);
+        copy_edges(&mut session, changes, &|| false)
     }
 
     /// Writes a whole repo/ref (`changes.add`, and its imports when it has
@@ -106,20 +123,33 @@ fn load_on(conn: &mut Session<'_, '_>, c: &Changes, abandon: &dyn Fn() -> bool) 
 /// converting wide rows across the FFI costs more than Kuzu's CSV reader.
 /// `abandon` is asked before each table.
 fn copy_rows(session: &mut Session<'_, '_>, c: &Changes, abandon: &dyn Fn() -> bool) -> Result<()> {
-    let conn = session.connection();
-    let mut copier = Copier {
-        conn,
-        scratch: tempfile::tempdir().map_err(|e| GraphError::Kuzu(e.to_string()))?,
-        files: 0,
-    };
-    let go_on = || match abandon() {
+    copy_nodes(&mut Copier::new(session.connection())?, c, abandon)?;
+    copy_edges(session, c, abandon)
+}
+
+/// Files and symbols, with their HAS_FILE and CONTAINS edges.
+fn copy_nodes(copier: &mut Copier<'_, '_>, c: &Changes, abandon: &dyn Fn() -> bool) -> Result<()> {
+    copy_files(copier, c)?;
+    go_on(abandon)?;
+    copy_symbols(copier, c)?;
+    go_on(abandon)
+}
+
+fn go_on(abandon: &dyn Fn() -> bool) -> Result<()> {
+    match abandon() {
         true => Err(GraphError::Abandoned),
         false => Ok(()),
-    };
-    copy_files(&mut copier, c)?;
-    go_on()?;
-    copy_symbols(&mut copier, c)?;
-    go_on()?;
+    }
+}
+
+/// Go packages, imports and the call graph.
+fn copy_edges(
+    session: &mut Session<'_, '_>,
+    c: &Changes,
+    abandon: &dyn Fn() -> bool,
+) -> Result<()> {
+    let mut copier = Copier::new(session.connection())?;
+    let go_on = || go_on(abandon);
     // Few rows (one per Go directory and file): written as statements.
     if let Some(packages) = &c.packages {
         super::write::sync_packages(session, c, packages)?;
@@ -142,7 +172,15 @@ struct Copier<'c, 'db> {
     files: usize,
 }
 
-impl Copier<'_, '_> {
+impl<'c, 'db> Copier<'c, 'db> {
+    fn new(conn: &'c Connection<'db>) -> Result<Copier<'c, 'db>> {
+        Ok(Copier {
+            conn,
+            scratch: tempfile::tempdir().map_err(|e| GraphError::Kuzu(e.to_string()))?,
+            files: 0,
+        })
+    }
+
     /// COPY of the rows `write` writes, with the statement `name` (`{csv}`
     /// is the file); nothing when there are none.
     fn copy(&mut self, name: &str, write: &mut dyn FnMut(&mut Csv)) -> Result<()> {

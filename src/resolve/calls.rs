@@ -482,7 +482,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
     pub(super) fn resolve_file(&self, fi: usize, own: &[(usize, Vec<Target>)]) -> Vec<SiteEdge> {
         let cx = self.cx(fi, Some(own));
         let mut out = Vec::new();
-        for site in &cx.sites.sites {
+        type Key<'k> = (u32, SiteKind, &'k [String]);
+        let mut memo: FxMap<Key<'a>, Option<(Sym<'a>, Tier)>> = FxMap::default();
+        let mut by_name: FxMap<(u32, &'a [String]), Option<Sym<'a>>> = FxMap::default();
+        let sites: &'a [RawSite] = &cx.sites.sites;
+        for site in sites {
             let from = |owner: u32| -> String {
                 if owner == IN_FILE {
                     String::new()
@@ -494,16 +498,22 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 }
             };
             let to_name = written(cx.fam, &site.chain);
-            let found = match site.kind {
-                SiteKind::Call => self.called(&cx, site.owner, &site.chain, 0),
-                SiteKind::Value => {
-                    self.call_target(&cx, site.owner, &site.chain, 0)
-                        .filter(|(s, _)| {
-                            is_callable(s.kind) || matches!(s.kind, "const" | "static" | "var")
-                        })
-                }
-                _ => self.type_target(&cx, site.owner, &site.chain, 0),
-            };
+            // A site's target depends on its owner, kind and chain only (not
+            // on where in the owner it is): a file's repeated sites (`b.Fatalf`
+            // in one test, a receiver used as a value before each call on it)
+            // are resolved once.
+            let found = *memo
+                .entry((site.owner, site.kind, site.chain.as_slice()))
+                .or_insert_with(|| match site.kind {
+                    SiteKind::Call => self.called(&cx, site.owner, &site.chain, 0),
+                    SiteKind::Value => {
+                        self.call_target(&cx, site.owner, &site.chain, 0)
+                            .filter(|(s, _)| {
+                                is_callable(s.kind) || matches!(s.kind, "const" | "static" | "var")
+                            })
+                    }
+                    _ => self.type_target(&cx, site.owner, &site.chain, 0),
+                });
             match site.kind {
                 SiteKind::Extends | SiteKind::Implements => {
                     let Some((target, tier)) = found else {
@@ -598,7 +608,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
                             .find(|c| !matches!(c.as_str(), "()" | "{}" | "?" | "#new"))
                             .map(|c| bare(c).to_string())
                             .unwrap_or_default();
-                        if let Some(target) = self.name_target(&cx, site.owner, &site.chain) {
+                        let named = *by_name
+                            .entry((site.owner, site.chain.as_slice()))
+                            .or_insert_with(|| self.name_target(&cx, site.owner, &site.chain));
+                        if let Some(target) = named {
                             out.push(SiteEdge {
                                 rel: Rel::Calls,
                                 from: from(site.owner),

@@ -40,7 +40,7 @@ use crate::model::{Language, RawImport};
 use crate::resolve::{Edge, RFile, RSymbol, Rel, SiteEdge, Target, Tier};
 use crate::source::walk::FileStat;
 
-const MAGIC: &[u8; 8] = b"CRUXST14";
+const MAGIC: &[u8; 8] = b"CRUXST15";
 /// Starts each change appended after the whole state.
 const CHANGE: &[u8; 8] = b"CRUXCH14";
 
@@ -682,6 +682,18 @@ fn put_symbols(buf: &mut Vec<u8>, f: &RFile) {
     }
 }
 
+/// A symbol id from its 12 bytes (`packed_id`).
+fn unpacked_id(raw: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut id = String::with_capacity(26);
+    id.push_str("s_");
+    for b in raw {
+        id.push(HEX[usize::from(b >> 4)] as char);
+        id.push(HEX[usize::from(b & 15)] as char);
+    }
+    id
+}
+
 fn packed_id(id: &str) -> Option<[u8; 12]> {
     let hex = id.strip_prefix("s_").filter(|h| h.len() == 24)?;
     let mut out = [0u8; 12];
@@ -1009,21 +1021,21 @@ fn put_sites(buf: &mut Vec<u8>, sites: &Lazy<FileSites>) {
         buf.extend_from_slice(raw);
         return;
     }
-    put_u32(buf, sites.sites.len() as u32);
+    put_var(buf, sites.sites.len() as u32);
     for x in &sites.sites {
         buf.push(x.kind.as_u8());
-        put_strs(buf, &x.chain);
+        put_vstrs(buf, &x.chain);
         for n in [x.line, x.col, x.owner] {
-            put_u32(buf, n);
+            put_var(buf, n);
         }
     }
-    put_u32(buf, sites.facts.len() as u32);
+    put_var(buf, sites.facts.len() as u32);
     for x in &sites.facts {
         buf.push(x.kind as u8);
-        put_u32(buf, x.owner);
-        put_str(buf, &x.name);
-        put_strs(buf, &x.chain);
-        put_u32(buf, x.byte);
+        put_var(buf, x.owner);
+        put_vstr(buf, &x.name);
+        put_vstrs(buf, &x.chain);
+        put_var(buf, x.byte);
     }
 }
 
@@ -1051,16 +1063,16 @@ pub fn encoded_site_edges(edges: &[SiteEdge]) -> Lazy<Vec<SiteEdge>> {
 }
 
 fn put_site_edge_list(buf: &mut Vec<u8>, edges: &[SiteEdge]) {
-    put_u32(buf, edges.len() as u32);
+    put_var(buf, edges.len() as u32);
     for e in edges.iter() {
         buf.push(e.rel as u8);
-        put_str(buf, &e.from);
-        put_str(buf, &e.to);
-        put_u32(buf, e.line);
-        put_u32(buf, e.col);
+        put_id(buf, &e.from);
+        put_id(buf, &e.to);
+        put_var(buf, e.line);
+        put_var(buf, e.col);
         buf.push(e.tier as u8);
         buf.push(e.kind.as_u8());
-        put_str(buf, &e.to_name);
+        put_vstr(buf, &e.to_name);
     }
 }
 
@@ -1100,6 +1112,44 @@ fn put_str(buf: &mut Vec<u8>, s: &str) {
     buf.extend_from_slice(s.as_bytes());
 }
 
+/// Sites, facts and call-graph edges (millions of small numbers and short
+/// names) are written with LEB128 numbers and lengths: the state of a large
+/// repo is mostly these.
+fn put_var(buf: &mut Vec<u8>, mut n: u32) {
+    while n >= 0x80 {
+        buf.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    buf.push(n as u8);
+}
+
+fn put_vstr(buf: &mut Vec<u8>, s: &str) {
+    put_var(buf, s.len() as u32);
+    buf.extend_from_slice(s.as_bytes());
+}
+
+fn put_vstrs(buf: &mut Vec<u8>, strs: &[String]) {
+    put_var(buf, strs.len() as u32);
+    for s in strs {
+        put_vstr(buf, s);
+    }
+}
+
+/// An edge's end: a symbol id as its 12 bytes (`packed_id`), anything else
+/// (the file's "", an unresolved name) as a string.
+fn put_id(buf: &mut Vec<u8>, id: &str) {
+    match packed_id(id) {
+        Some(raw) => {
+            buf.push(IDS_PACKED);
+            buf.extend_from_slice(&raw);
+        }
+        None => {
+            buf.push(0);
+            put_vstr(buf, id);
+        }
+    }
+}
+
 struct Reader<'a> {
     buf: &'a [u8],
     at: usize,
@@ -1128,6 +1178,37 @@ impl<'a> Reader<'a> {
     fn string(&mut self) -> Option<String> {
         self.str().map(str::to_string)
     }
+    fn var(&mut self) -> Option<u32> {
+        let mut n = 0u32;
+        for shift in [0, 7, 14, 21, 28] {
+            let b = self.byte()?;
+            n |= u32::from(b & 0x7f).checked_shl(shift)?;
+            if b & 0x80 == 0 {
+                return Some(n);
+            }
+        }
+        None
+    }
+    fn vstring(&mut self) -> Option<String> {
+        let n = self.var()? as usize;
+        std::str::from_utf8(self.bytes(n)?).ok().map(str::to_string)
+    }
+    fn vstrings(&mut self) -> Option<Vec<String>> {
+        let n = self.var()? as usize;
+        let mut out = Vec::with_capacity(n.min(self.buf.len()));
+        for _ in 0..n {
+            out.push(self.vstring()?);
+        }
+        Some(out)
+    }
+    /// An edge's end (`put_id`).
+    fn id(&mut self) -> Option<String> {
+        match self.byte()? {
+            IDS_PACKED => Some(unpacked_id(self.bytes(12)?)),
+            0 => self.vstring(),
+            _ => None,
+        }
+    }
 
     /// A count, then the strings (`put_strs`).
     fn strings(&mut self) -> Option<Vec<String>> {
@@ -1148,13 +1229,13 @@ impl<'a> Reader<'a> {
         Some(Lazy::encoded(bytes.clone(), at..at + len, decode))
     }
     fn sites(&mut self) -> Option<FileSites> {
-        let n = self.u32()? as usize;
+        let n = self.var()? as usize;
         let mut out = FileSites::default();
-        out.sites.reserve(n.min(self.buf.len() / 16));
+        out.sites.reserve(n.min(self.buf.len() / 4));
         for _ in 0..n {
             let kind = SiteKind::from_u8(self.byte()?)?;
-            let chain = self.strings()?;
-            let (line, col, owner) = (self.u32()?, self.u32()?, self.u32()?);
+            let chain = self.vstrings()?;
+            let (line, col, owner) = (self.var()?, self.var()?, self.var()?);
             out.sites.push(RawSite {
                 kind,
                 chain,
@@ -1163,14 +1244,14 @@ impl<'a> Reader<'a> {
                 owner,
             });
         }
-        let n = self.u32()? as usize;
-        out.facts.reserve(n.min(self.buf.len() / 16));
+        let n = self.var()? as usize;
+        out.facts.reserve(n.min(self.buf.len() / 4));
         for _ in 0..n {
             let kind = FactKind::from_u8(self.byte()?)?;
-            let owner = self.u32()?;
-            let name = self.string()?;
-            let chain = self.strings()?;
-            let byte = self.u32()?;
+            let owner = self.var()?;
+            let name = self.vstring()?;
+            let chain = self.vstrings()?;
+            let byte = self.var()?;
             out.facts.push(Fact {
                 kind,
                 owner,
@@ -1182,16 +1263,16 @@ impl<'a> Reader<'a> {
         (self.at == self.buf.len()).then_some(out)
     }
     fn site_edges(&mut self) -> Option<Vec<SiteEdge>> {
-        let n = self.u32()? as usize;
-        let mut out = Vec::with_capacity(n.min(self.buf.len() / 16));
+        let n = self.var()? as usize;
+        let mut out = Vec::with_capacity(n.min(self.buf.len() / 8));
         for _ in 0..n {
             let rel = Rel::from_u8(self.byte()?)?;
-            let from = self.string()?;
-            let to = self.string()?;
-            let (line, col) = (self.u32()?, self.u32()?);
+            let from = self.id()?;
+            let to = self.id()?;
+            let (line, col) = (self.var()?, self.var()?);
             let tier = Tier::from_u8(self.byte()?)?;
             let kind = SiteKind::from_u8(self.byte()?)?;
-            let to_name = self.string()?;
+            let to_name = self.vstring()?;
             out.push(SiteEdge {
                 rel,
                 from,
@@ -1238,19 +1319,12 @@ impl<'a> Reader<'a> {
         (self.at == self.buf.len()).then_some(())
     }
     fn symbols(&mut self) -> Option<Vec<RSymbol>> {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
         let flags = self.byte()?;
         let n = self.u32()? as usize;
         let mut out = Vec::with_capacity(n.min(self.buf.len()));
         for _ in 0..n {
             let id = if flags & IDS_PACKED != 0 {
-                let mut id = String::with_capacity(26);
-                id.push_str("s_");
-                for b in self.bytes(12)? {
-                    id.push(HEX[usize::from(b >> 4)] as char);
-                    id.push(HEX[usize::from(b & 15)] as char);
-                }
-                id
+                unpacked_id(self.bytes(12)?)
             } else {
                 self.string()?
             };

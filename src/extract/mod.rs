@@ -355,6 +355,7 @@ impl Extractor {
             if !layers.is_empty() || !arg_layers.is_empty() {
                 sites.sites.sort_by_key(|s| (s.line, s.col));
             }
+            sites::drop_shadowed_values(&mut sites);
         }
         Extracted {
             symbols,

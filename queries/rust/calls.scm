@@ -27,3 +27,7 @@
 (type_parameter name: (type_identifier) @name bounds: (trait_bounds . (_) @ty)) @fact.bound
 (where_predicate left: (type_identifier) @name bounds: (trait_bounds . (_) @ty)) @fact.bound
 (type_item type: (_) @ty) @fact.alias
+
+; A macro invocation's token tree: its arguments are parsed again as
+; expressions for the calls written there (src/extract/rust.rs macro_args_only).
+(macro_invocation (token_tree) @callee) @macro

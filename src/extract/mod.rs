@@ -255,6 +255,23 @@ impl Extractor {
         parser.parse(source, None)
     }
 
+    /// `parse`, reading only `ranges` of `source` (positions stay the
+    /// source's); the parser reads whole sources again afterwards.
+    fn parse_ranges(
+        &self,
+        parser: &mut Parser,
+        language: Language,
+        source: &str,
+        ranges: &[tree_sitter::Range],
+    ) -> Option<Tree> {
+        parser.set_language(&self.spec(language).grammar).ok()?;
+        parser.set_included_ranges(ranges).ok()?;
+        let tree = parser.parse(source, None);
+        // An empty list is the whole document again.
+        let _ = parser.set_included_ranges(&[]);
+        tree
+    }
+
     /// Extracts every definition of one file. Syntax errors do not stop extraction:
     /// tree-sitter recovers and what it recognised is kept.
     pub fn extract(
@@ -303,30 +320,6 @@ impl Extractor {
                 layers.push((m, t));
             }
         }
-        // Calls written in macro arguments (`assert_eq!(a.f(), 1)`) are token
-        // trees too: those arguments are parsed again as expressions, at their
-        // original positions, for their call sites only.
-        let mut arg_layers: Vec<(String, Tree)> = Vec::new();
-        if language == Language::Rust && with_imports {
-            let mut pending: Vec<Option<String>> = std::iter::once(root)
-                .chain(layers.iter().map(|(_, t)| t.root_node()))
-                .zip(std::iter::once(source).chain(layers.iter().map(|(m, _)| m.as_str())))
-                .map(|(r, s)| rust::macro_args_only(r, s))
-                .collect();
-            let mut depth = 0;
-            while depth < MACRO_DEPTH && pending.iter().any(Option::is_some) {
-                let mut next = Vec::new();
-                for m in pending.into_iter().flatten() {
-                    let Some(t) = self.parse(parser, language, &m) else {
-                        continue;
-                    };
-                    next.push(rust::macro_args_only(t.root_node(), &m));
-                    arg_layers.push((m, t));
-                }
-                pending = next;
-                depth += 1;
-            }
-        }
         let (mut defs, mut imports, calls) = self.collect(language, root, source, with_imports);
         let mut layer_calls = Vec::with_capacity(layers.len());
         for (m, t) in &layers {
@@ -347,12 +340,43 @@ impl Extractor {
             for ((m, _), found) in layers.iter().zip(&layer_calls) {
                 sites::collect(language, found, m, &symbols, &mut sites);
             }
-            for (m, t) in &arg_layers {
-                let (_, _, found) = self.collect(language, t.root_node(), m, true);
-                let found: Vec<_> = found.into_iter().filter(|c| c.is_call_site()).collect();
-                sites::collect(language, &found, m, &symbols, &mut sites);
+            // Calls written in Rust macro arguments (`assert_eq!(a.f(), 1)`)
+            // are token trees too: those arguments are parsed again as
+            // expressions, at their original positions, for their call sites
+            // only; macros in those arguments take another round.
+            let mut pending: Vec<(String, Vec<tree_sitter::Range>)> =
+                std::iter::once((&calls, source))
+                    .chain(
+                        layer_calls
+                            .iter()
+                            .zip(layers.iter().map(|(m, _)| m.as_str())),
+                    )
+                    .filter_map(|(found, src)| {
+                        rust::macro_args_only(found.iter().filter_map(|c| c.macro_args()), src)
+                    })
+                    .collect();
+            let mut parsed_again = false;
+            for _ in 0..MACRO_DEPTH {
+                if pending.is_empty() {
+                    break;
+                }
+                parsed_again = true;
+                let mut next = Vec::new();
+                for (m, ranges) in pending {
+                    let Some(t) = self.parse_ranges(parser, language, &m, &ranges) else {
+                        continue;
+                    };
+                    let (_, _, found) = self.collect(language, t.root_node(), &m, true);
+                    next.extend(rust::macro_args_only(
+                        found.iter().filter_map(|c| c.macro_args()),
+                        &m,
+                    ));
+                    let found: Vec<_> = found.into_iter().filter(|c| c.is_call_site()).collect();
+                    sites::collect(language, &found, &m, &symbols, &mut sites);
+                }
+                pending = next;
             }
-            if !layers.is_empty() || !arg_layers.is_empty() {
+            if !layers.is_empty() || parsed_again {
                 sites.sites.sort_by_key(|s| (s.line, s.col));
             }
             sites::drop_shadowed_values(&mut sites);

@@ -22,17 +22,22 @@ pub(super) struct CallMatch<'t> {
     name: Option<Node<'t>>,
 }
 
-impl CallMatch<'_> {
+impl<'t> CallMatch<'t> {
     /// A call, construction or value use (not a type or a fact): what a
     /// macro's arguments, re-parsed as expressions, are read for.
     pub(super) fn is_call_site(&self) -> bool {
         matches!(self.what, "call" | "new" | "construct" | "value")
     }
+
+    /// A Rust macro invocation's token tree (`@macro`).
+    pub(super) fn macro_args(&self) -> Option<Node<'t>> {
+        (self.what == "macro").then_some(self.inner)
+    }
 }
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 14] = [
+    const NAMES: [&str; 15] = [
         "call",
         "new",
         "construct",
@@ -47,6 +52,7 @@ fn outer_name(n: &str) -> Option<&'static str> {
         "fact.bound",
         "fact.alias",
         "fact.export",
+        "macro",
     ];
     NAMES.iter().find(|x| **x == n).copied()
 }

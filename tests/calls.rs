@@ -370,3 +370,38 @@ fn go_name_edge_follows_a_second_definition_and_its_removal() {
         "example.com/geo/shapes.Circle.Perimeter",
     );
 }
+
+/// A run that cannot trust the resolution state (deleted, damaged, or written
+/// by another cruxe) re-reads every file and replaces the call graph as a
+/// whole: it equals a fresh index's, and is not emptied.
+#[test]
+fn a_lost_resolution_state_keeps_the_call_graph() {
+    let work = tempfile::tempdir().expect("tmp");
+    let tree = work.path().join("repo");
+    copy_tree(&calls_fixture("rust"), &tree);
+    let data = cruxe::store::datadir::DataDir::new(work.path().join("data"));
+    let o = opts("rust");
+    let index = || cruxe::index::index_repo(&tree, &data, &o, &cruxe::index::Silent);
+    index().expect("first index");
+    let fresh = dump(&index_path(&tree, "rust"));
+    assert!(
+        fresh.iter().filter(|e| e.0 == "CALLS").count() > 10,
+        "the fixture has calls: {fresh:?}"
+    );
+    let mut removed = 0;
+    for entry in std::fs::read_dir(data.root().join("state")).expect("state dir") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "bin") {
+            std::fs::remove_file(&path).expect("remove");
+            removed += 1;
+        }
+    }
+    assert!(removed > 0, "the run left a state file");
+    let report = index().expect("the run without a state");
+    let again = dump(&Indexed {
+        tmp: tempfile::tempdir().expect("tmp"),
+        data: cruxe::store::datadir::DataDir::new(work.path().join("data")),
+        report,
+    });
+    assert_eq!(again, fresh, "the call graph after the state was lost");
+}

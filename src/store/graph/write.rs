@@ -30,8 +30,10 @@ impl GraphStore {
     /// this thread asks `abandon` and counts the commit.
     pub fn apply(&self, changes: &mut Changes, abandon: &dyn Fn() -> bool) -> Result<()> {
         let mut first = std::mem::take(changes);
+        // What `finish` hands over after the files and symbols: all of it.
         changes.imports = first.imports.take();
         changes.packages = first.packages.take();
+        changes.sites = first.sites.take();
         self.start_apply(first)?.finish(self, changes, abandon)
     }
 

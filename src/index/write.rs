@@ -117,6 +117,8 @@ pub(super) fn compact_if_outgrown(
 pub(super) struct FreshGraph {
     rest: Option<std::sync::mpsc::SyncSender<Changes>>,
     thread: Option<std::thread::JoinHandle<Loaded>>,
+    /// Set when the run goes without it: the load stops at its next statement.
+    dropped: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// What the loading thread gives back: how it went, and the changes it was
@@ -129,10 +131,13 @@ impl FreshGraph {
     pub(super) fn start(data: &DataDir, opts: &IndexOptions, nodes: Changes) -> FreshGraph {
         let (rest, handed) = std::sync::mpsc::sync_channel::<Changes>(1);
         let (data, cfg, stop) = (data.clone(), opts.graph.clone(), opts.stop.clone());
+        let dropped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let gone = std::sync::Arc::clone(&dropped);
         let thread = std::thread::spawn(move || {
             let mut back = None;
             let built = data.build_aside(&cfg, |st| {
-                st.load_fresh_nodes(&nodes)?;
+                let abandon = || stop.requested() || gone.load(std::sync::atomic::Ordering::SeqCst);
+                st.load_fresh_nodes(&nodes, &abandon)?;
                 drop(nodes);
                 let all = handed.recv().map_err(|_| GraphError::Abandoned)?;
                 let loaded = st.load_fresh_edges(&all);
@@ -148,6 +153,7 @@ impl FreshGraph {
         FreshGraph {
             rest: Some(rest),
             thread: Some(thread),
+            dropped,
         }
     }
 
@@ -174,6 +180,8 @@ impl FreshGraph {
 
 impl Drop for FreshGraph {
     fn drop(&mut self) {
+        self.dropped
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         drop(self.rest.take());
         if let Some(h) = self.thread.take() {
             let _ = h.join();

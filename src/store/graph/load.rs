@@ -16,19 +16,23 @@ impl GraphStore {
     /// statement committing on its own: only for a database that is built aside
     /// and swapped in by the caller once this returns.
     pub fn load_fresh(&mut self, changes: &Changes) -> Result<()> {
-        self.load_fresh_nodes(changes)?;
+        self.load_fresh_nodes(changes, &|| false)?;
         self.load_fresh_edges(changes)
     }
 
     /// The first half of `load_fresh`: the ref, its files and their symbols,
     /// which resolution does not change (a full build loads them while it
-    /// resolves).
-    pub fn load_fresh_nodes(&mut self, changes: &Changes) -> Result<()> {
+    /// resolves). `abandon` is asked between statements.
+    pub fn load_fresh_nodes(
+        &mut self,
+        changes: &Changes,
+        abandon: &dyn Fn() -> bool,
+    ) -> Result<()> {
         let conn = self.conn()?;
         let mut stmts = std::collections::HashMap::new();
         let mut session = Session::new(&conn, &mut stmts);
         upsert_repo_and_ref(&mut session, changes)?;
-        copy_nodes(&mut Copier::new(&conn)?, changes, &|| false)
+        copy_nodes(&mut Copier::new(&conn)?, changes, abandon)
     }
 
     /// The second half of `load_fresh`: what resolution found (Go packages,

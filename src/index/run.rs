@@ -31,8 +31,8 @@ use crate::source::rewalk::{DirMemo, rewalk};
 use crate::source::walk::{self, Diagnostic, FileStat, WalkOptions, WalkResult};
 use crate::store::datadir::{DataDir, WriterLock};
 use crate::store::graph::{
-    Applying, Changes, FileRows, GraphError, GraphStore, ImportChanges, ImportDiff, ImportLabel,
-    ImportRow, PackageRow, SiteChanges, SiteRow, SymbolDiff, file_id, unfinished_tag,
+    Applying, Changes, FileRows, GraphStore, ImportChanges, ImportDiff, ImportLabel, ImportRow,
+    PackageRow, SiteChanges, SiteRow, SymbolDiff, file_id, unfinished_tag,
 };
 use crate::store::search;
 
@@ -1528,8 +1528,9 @@ fn write<'s>(
     run.progress.phase("writing", 0);
     let t_write = Instant::now();
     let changes = &mut sorted.changes;
-    let in_place = !plan.fresh && (shared.is_some() || owned.is_some());
-    if in_place {
+    // A full build started its new graph after parsing (`FreshGraph`); any
+    // other run writes in place (it has a graph: with none, the build is full).
+    let Some(fresh_graph) = early_graph else {
         let t = Instant::now();
         // The whole ref, beside others: too big for one transaction.
         let write_to = |st: &GraphStore, changes: &mut Changes| match (plan.whole, applying) {
@@ -1573,7 +1574,7 @@ fn write<'s>(
         tracing::debug!(applied_ms, checkpoint_ms, "in-place write");
         tracing::debug!(ms = t_write.elapsed().as_millis() as u64, "wrote the graph");
         return Ok((written, None));
-    }
+    };
     drop(owned);
     changes.replace_all = false;
     // A full build writes the search index from the parsed files while imports
@@ -1582,16 +1583,7 @@ fn write<'s>(
     // since (`FreshGraph`); the search index's tag is written only once the
     // graph is in place. A stop asked for during the load leaves the new
     // database unpublished (removed by the next run).
-    let graph = match early_graph {
-        Some(g) => g.finish(changes),
-        None => data.build_aside(&opts.graph, |st| {
-            st.load_fresh(changes)?;
-            match opts.stop.requested() {
-                true => Err(GraphError::Abandoned),
-                false => Ok(()),
-            }
-        }),
-    };
+    let graph = fresh_graph.finish(changes);
     let search = early_search.and_then(SearchThread::join);
     if graph.is_err() {
         opts.stop.check()?;

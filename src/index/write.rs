@@ -140,7 +140,7 @@ impl FreshGraph {
                 st.load_fresh_nodes(&nodes, &abandon)?;
                 drop(nodes);
                 let all = handed.recv().map_err(|_| GraphError::Abandoned)?;
-                let loaded = st.load_fresh_edges(&all);
+                let loaded = st.load_fresh_edges(&all, &abandon);
                 back = Some(all);
                 loaded?;
                 match stop.requested() {

@@ -15,14 +15,10 @@ impl GraphStore {
     /// Writes a whole repo/ref into this (new, empty) database with bulk COPY, each
     /// statement committing on its own: only for a database that is built aside
     /// and swapped in by the caller once this returns.
-    pub fn load_fresh(&mut self, changes: &Changes) -> Result<()> {
-        self.load_fresh_nodes(changes, &|| false)?;
-        self.load_fresh_edges(changes)
-    }
-
-    /// The first half of `load_fresh`: the ref, its files and their symbols,
-    /// which resolution does not change (a full build loads them while it
-    /// resolves). `abandon` is asked between statements.
+    ///
+    /// This half: the ref, its files and their symbols, which resolution does
+    /// not change (a full build loads them while it resolves); then
+    /// `load_fresh_edges`. `abandon` is asked between statements.
     pub fn load_fresh_nodes(
         &mut self,
         changes: &Changes,
@@ -35,13 +31,17 @@ impl GraphStore {
         copy_nodes(&mut Copier::new(&conn)?, changes, abandon)
     }
 
-    /// The second half of `load_fresh`: what resolution found (Go packages,
-    /// imports, the call graph).
-    pub fn load_fresh_edges(&mut self, changes: &Changes) -> Result<()> {
+    /// The second half of a fresh load (`load_fresh_nodes` first): what
+    /// resolution found (Go packages, imports, the call graph).
+    pub fn load_fresh_edges(
+        &mut self,
+        changes: &Changes,
+        abandon: &dyn Fn() -> bool,
+    ) -> Result<()> {
         let conn = self.conn()?;
         let mut stmts = std::collections::HashMap::new();
         let mut session = Session::new(&conn, &mut stmts);
-        copy_edges(&mut session, changes, &|| false)
+        copy_edges(&mut session, changes, abandon)
     }
 
     /// Writes a whole repo/ref (`changes.add`, and its imports when it has

@@ -3,7 +3,9 @@
 // names the resolution tier that proved the target (scope, import, self,
 // qualified, typed, dispatch, name).
 CREATE REL TABLE IF NOT EXISTS CALLS(FROM Symbol TO Symbol, FROM File TO Symbol, line INT64, col INT64, confidence STRING, to_name STRING);
-CREATE REL TABLE IF NOT EXISTS REFERENCES(FROM Symbol TO Symbol, FROM File TO Symbol, line INT64, col INT64, kind STRING, confidence STRING, to_name STRING);
+// A reference keeps no `to_name`: what it names is the target's name, `kind` says
+// how it is used.
+CREATE REL TABLE IF NOT EXISTS REFERENCES(FROM Symbol TO Symbol, FROM File TO Symbol, line INT64, col INT64, kind STRING, confidence STRING);
 // Type relations, written by the file holding the `impl`, the class header or
 // the embedding; `line` is that site's.
 CREATE REL TABLE IF NOT EXISTS IMPLEMENTS(FROM Symbol TO Symbol, line INT64, confidence STRING);

@@ -232,7 +232,7 @@ pub(super) fn symbol_id(
         h.update(&[0]);
     }
     h.update(&ordinal.to_le_bytes());
-    format!("s_{}", &h.finalize().to_hex()[..24])
+    model::ids::symbol_id(h.finalize().as_bytes())
 }
 
 /// A file's raw imports as stored on its `File` node (compact JSON arrays), so an

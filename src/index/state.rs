@@ -36,13 +36,13 @@ use std::path::Path;
 
 use crate::model::lazy::{Lazy, Shared};
 use crate::model::sites::{Fact, FactKind, FileSites, RawSite, SiteKind};
-use crate::model::{Language, RawImport};
+use crate::model::{Language, RawImport, ids};
 use crate::resolve::{Edge, RFile, RSymbol, Rel, SiteEdge, Target, Tier};
 use crate::source::walk::FileStat;
 
-const MAGIC: &[u8; 8] = b"CRUXST15";
+const MAGIC: &[u8; 8] = b"CRUXST16";
 /// Starts each change appended after the whole state.
-const CHANGE: &[u8; 8] = b"CRUXCH14";
+const CHANGE: &[u8; 8] = b"CRUXCH16";
 
 /// Fingerprint of one file's resolved import edges.
 pub type Fingerprint = [u8; 16];
@@ -657,8 +657,7 @@ impl std::fmt::Debug for Record {
     }
 }
 
-/// Symbol ids are `s_` + 24 hex digits (`index::symbol_id`): kept as their 12
-/// bytes. Every file's names are kept (calls look Go's definitions up by name
+/// Symbol ids are kept as their 9 bytes (`model::ids`). Every file's names are kept (calls look Go's definitions up by name
 /// too); a record without them (`NAMES_LEFT_OUT`) is still read.
 const IDS_PACKED: u8 = 1;
 const NAMES_LEFT_OUT: u8 = 2;
@@ -682,28 +681,13 @@ fn put_symbols(buf: &mut Vec<u8>, f: &RFile) {
     }
 }
 
-/// A symbol id from its 12 bytes (`packed_id`).
+/// A symbol id from its bytes (`packed_id`).
 fn unpacked_id(raw: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut id = String::with_capacity(26);
-    id.push_str("s_");
-    for b in raw {
-        id.push(HEX[usize::from(b >> 4)] as char);
-        id.push(HEX[usize::from(b & 15)] as char);
-    }
-    id
+    ids::unpack(raw)
 }
 
-fn packed_id(id: &str) -> Option<[u8; 12]> {
-    let hex = id.strip_prefix("s_").filter(|h| h.len() == 24)?;
-    let mut out = [0u8; 12];
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    // Only lower-case digits round-trip.
-    (hex.bytes()
-        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)))
-    .then_some(out)
+fn packed_id(id: &str) -> Option<[u8; ids::PACKED]> {
+    ids::pack(id)
 }
 
 /// One file's record: its length, then what is read at every load, then its
@@ -1135,7 +1119,7 @@ fn put_vstrs(buf: &mut Vec<u8>, strs: &[String]) {
     }
 }
 
-/// An edge's end: a symbol id as its 12 bytes (`packed_id`), anything else
+/// An edge's end: a symbol id as its bytes (`packed_id`), anything else
 /// (the file's "", an unresolved name) as a string.
 fn put_id(buf: &mut Vec<u8>, id: &str) {
     match packed_id(id) {
@@ -1204,7 +1188,7 @@ impl<'a> Reader<'a> {
     /// An edge's end (`put_id`).
     fn id(&mut self) -> Option<String> {
         match self.byte()? {
-            IDS_PACKED => Some(unpacked_id(self.bytes(12)?)),
+            IDS_PACKED => Some(unpacked_id(self.bytes(ids::PACKED)?)),
             0 => self.vstring(),
             _ => None,
         }
@@ -1324,7 +1308,7 @@ impl<'a> Reader<'a> {
         let mut out = Vec::with_capacity(n.min(self.buf.len()));
         for _ in 0..n {
             let id = if flags & IDS_PACKED != 0 {
-                unpacked_id(self.bytes(12)?)
+                unpacked_id(self.bytes(ids::PACKED)?)
             } else {
                 self.string()?
             };
@@ -1406,12 +1390,12 @@ mod tests {
                     sites: Lazy::new(Default::default()),
                     symbols: Lazy::new(vec![
                         RSymbol {
-                            id: "s_0123456789abcdef01234567".into(),
+                            id: "sABCDEFGHIJ9".into(),
                             qualified_name: "p.T".into(),
                             kind: "struct",
                         },
                         RSymbol {
-                            id: "s_fedcba987654321000000000".into(),
+                            id: "s-_zyxwvuts0".into(),
                             qualified_name: "p.T.M".into(),
                             kind: "method",
                         },
@@ -1501,7 +1485,7 @@ mod tests {
             back.meta[1].tree(&back.files[1]).expect("tree")[1]
                 .1
                 .as_deref(),
-            Some("s_0123456789abcdef01234567")
+            Some("sABCDEFGHIJ9")
         );
         // Saved again unchanged, the records are copied: the same bytes.
         let again = dir.path().join("again.bin");

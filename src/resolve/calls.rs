@@ -100,7 +100,8 @@ pub struct SiteEdge {
     pub tier: Tier,
     /// The REFERENCES/UNRESOLVED kind (`SiteKind::as_str`).
     pub kind: SiteKind,
-    /// The callee as written.
+    /// The callee as written (CALLS and UNRESOLVED; empty for the others,
+    /// whose tables keep no `to_name`).
     pub to_name: String,
 }
 
@@ -497,7 +498,6 @@ impl<'i, 'a> Resolver<'i, 'a> {
                         .unwrap_or_default()
                 }
             };
-            let to_name = written(cx.fam, &site.chain);
             // A site's target depends on its owner, kind and chain only (not
             // on where in the owner it is): a file's repeated sites (`b.Fatalf`
             // in one test, a receiver used as a value before each call on it)
@@ -558,7 +558,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                         col: site.col,
                         tier,
                         kind: site.kind,
-                        to_name: to_name.clone(),
+                        to_name: String::new(),
                     });
                     out.push(SiteEdge {
                         rel: Rel::References,
@@ -568,7 +568,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                         col: site.col,
                         tier,
                         kind: site.kind,
-                        to_name,
+                        to_name: String::new(),
                     });
                 }
                 _ => match found {
@@ -588,6 +588,13 @@ impl<'i, 'a> Resolver<'i, 'a> {
                             (Rel::References, SiteKind::Construct)
                         } else {
                             (rel, kind)
+                        };
+                        // Only a call keeps the callee as written (a
+                        // reference names its target's name).
+                        let to_name = if rel == Rel::Calls {
+                            written(cx.fam, &site.chain)
+                        } else {
+                            String::new()
                         };
                         out.push(SiteEdge {
                             rel,
@@ -620,7 +627,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                                 col: site.col,
                                 tier: Tier::Name,
                                 kind: SiteKind::Call,
-                                to_name,
+                                to_name: written(cx.fam, &site.chain),
                             });
                         } else if !name.is_empty() {
                             out.push(SiteEdge {
@@ -631,7 +638,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                                 col: site.col,
                                 tier: Tier::Name,
                                 kind: SiteKind::Call,
-                                to_name,
+                                to_name: written(cx.fam, &site.chain),
                             });
                         }
                     }
@@ -954,7 +961,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                         col: 0,
                         tier: Tier::Scope,
                         kind: SiteKind::Implements,
-                        to_name: iface.qualified_name.to_string(),
+                        to_name: String::new(),
                     });
                 }
             }

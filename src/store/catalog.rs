@@ -27,6 +27,7 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+use crate::model::ids;
 use crate::store::graph;
 use crate::store::graph::{
     Changes, FileInfo, GraphError, GraphState, GraphStore, NameRow, SymbolRow,
@@ -44,7 +45,7 @@ const SHARDS: usize = 64;
 #[derive(Debug, Clone, Default)]
 struct Row {
     /// `s_` + 24 hex digits as 12 bytes (see `Packed`), else in the text.
-    id: [u8; 12],
+    id: [u8; ids::PACKED],
     /// `b3:` + 64 hex digits as 32 bytes, else in the text.
     stable: [u8; 32],
     line_start: u32,
@@ -102,11 +103,11 @@ impl Chunk {
         // Ids and stable ids are cruxe's own hashes; another form (older data,
         // tests) is kept as text.
         let (mut id_len, mut stable_len) = (0, 0);
-        let id = pack_hex::<12>(&r.id, "s_").unwrap_or_else(|| {
+        let id = ids::pack(&r.id).unwrap_or_else(|| {
             flags |= ID_TEXT;
             id_len = cut(&r.id).len() as u16;
             self.text.push_str(cut(&r.id));
-            [0; 12]
+            [0; ids::PACKED]
         });
         let stable = pack_hex::<32>(&r.stable_id, "b3:").unwrap_or_else(|| {
             flags |= STABLE_TEXT;
@@ -247,7 +248,7 @@ pub struct Catalog {
     alive: Vec<bool>,
     dead: usize,
     /// By id: packed ids (all of cruxe's own), and the rest by text.
-    by_id: Shards<[u8; 12], u32>,
+    by_id: Shards<[u8; ids::PACKED], u32>,
     by_text_id: Arc<HashMap<Box<str>, u32>>,
     /// By lower-cased name, in (path, line) order.
     by_lower: Shards<Arc<str>, Postings>,
@@ -328,7 +329,7 @@ impl<'a> Entry<'a> {
                 .at(self.doc_end(), u32::from(self.row.id_len))
                 .to_string();
         }
-        unpack_hex("s_", &self.row.id)
+        ids::unpack(&self.row.id)
     }
 
     pub fn stable_id(&self) -> String {
@@ -566,7 +567,7 @@ impl Catalog {
         let i = self.len as u32;
         self.len += 1;
         self.alive.push(true);
-        match pack_hex::<12>(&r.id, "s_") {
+        match ids::pack(&r.id) {
             Some(key) => {
                 Arc::make_mut(&mut self.by_id[shard_of(&key)]).insert(key, i);
             }
@@ -726,7 +727,7 @@ impl Catalog {
     }
 
     pub fn by_id(&self, id: &str) -> Option<usize> {
-        let found = match pack_hex::<12>(id, "s_") {
+        let found = match ids::pack(id) {
             Some(key) => self.by_id[shard_of(&key)].get(&key),
             None => self.by_text_id.get(id),
         };
@@ -944,7 +945,7 @@ impl Catalog {
                     (e.id(), Arc::<str>::from(e.name().to_lowercase()))
                 };
                 if self.by_id(&id) == Some(i as usize) {
-                    match pack_hex::<12>(&id, "s_") {
+                    match ids::pack(&id) {
                         Some(key) => {
                             Arc::make_mut(&mut self.by_id[shard_of(&key)]).remove(&key);
                         }
@@ -1062,7 +1063,7 @@ mod tests {
 
     #[test]
     fn rows_read_back_as_given_in_both_forms() {
-        let packed = "s_0123456789abcdef01234567";
+        let packed = "sABCDEFGHIJ-";
         let c = Catalog::build(
             vec![
                 row(packed, "run", "app::run", "src/a.rs", 3),

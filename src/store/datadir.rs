@@ -16,8 +16,9 @@ use crate::store::graph::{GraphConfig, GraphError, GraphStore, checkpoint_marker
 /// graph that in-place runs wrote with Kuzu unpatched may have lost edges at a
 /// checkpoint (`patches/README.md`); only a rebuild is sure to have them all.
 /// 5: the call graph (`CALLS`, `REFERENCES`, `IMPLEMENTS`, `EXTENDS`,
-/// `UNRESOLVED`), which an older graph does not hold.
-pub const SCHEMA_VERSION: u32 = 5;
+/// `UNRESOLVED`), which an older graph does not hold. 6: symbol ids of 12
+/// bytes (`model::ids`), and `REFERENCES` without `to_name`.
+pub const SCHEMA_VERSION: u32 = 6;
 
 const MANIFEST: &str = "manifest.json";
 const LOCK: &str = "writer.lock";

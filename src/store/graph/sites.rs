@@ -33,7 +33,7 @@ const RELS: [RelSpec; 5] = [
     },
     RelSpec {
         rel: "REFERENCES",
-        props: &["line", "col", "kind", "confidence", "to_name"],
+        props: &["line", "col", "kind", "confidence"],
         from: &["Symbol", "File"],
         to: "Symbol",
     },

@@ -1,0 +1,80 @@
+//! Symbol ids: `s` and 11 base64url digits of a blake3 hash (66 bits), so an
+//! id is 12 bytes. Kuzu keeps a string of up to 12 bytes inside its value
+//! (longer ones live in an overflow buffer), so every primary-key lookup of a
+//! COPY or a query on ids compares them in place; and every CALLS/REFERENCES row,
+//! the search index and the resolution state carry two of them per edge. Ids are
+//! packed to 9 bytes in memory and in the state (`pack`, `unpack`).
+
+const DIGITS: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// Bytes of a packed id.
+pub const PACKED: usize = 9;
+
+/// The id of the symbol whose identity hashes to `hash` (at least 9 bytes).
+pub fn symbol_id(hash: &[u8]) -> String {
+    let mut n = 0u128;
+    for &b in &hash[..PACKED] {
+        n = (n << 8) | u128::from(b);
+    }
+    // The top 66 of the 72 bits, as 11 digits.
+    n >>= 6;
+    let mut id = String::with_capacity(12);
+    id.push('s');
+    for i in (0..11).rev() {
+        id.push(DIGITS[((n >> (6 * i)) & 63) as usize] as char);
+    }
+    id
+}
+
+fn digit(b: u8) -> Option<u128> {
+    let v = match b {
+        b'A'..=b'Z' => b - b'A',
+        b'a'..=b'z' => b - b'a' + 26,
+        b'0'..=b'9' => b - b'0' + 52,
+        b'-' => 62,
+        b'_' => 63,
+        _ => return None,
+    };
+    Some(u128::from(v))
+}
+
+/// The 9 bytes of an id `symbol_id` made; `None` for another form (older
+/// data, tests), which callers keep as text.
+pub fn pack(id: &str) -> Option<[u8; PACKED]> {
+    let digits = id.strip_prefix('s').filter(|d| d.len() == 11)?;
+    let mut n = 0u128;
+    for b in digits.bytes() {
+        n = (n << 6) | digit(b)?;
+    }
+    let bytes = (n << 6).to_be_bytes();
+    let mut out = [0u8; PACKED];
+    out.copy_from_slice(&bytes[16 - PACKED..]);
+    Some(out)
+}
+
+/// The id `pack` packed.
+pub fn unpack(raw: &[u8]) -> String {
+    symbol_id(raw)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_twelve_bytes_and_round_trip_through_packing() {
+        for seed in 0u32..2000 {
+            let h = blake3::hash(&seed.to_le_bytes());
+            let id = symbol_id(h.as_bytes());
+            assert_eq!(id.len(), 12, "{id}");
+            assert!(id.starts_with('s'));
+            let packed = pack(&id).expect("packs");
+            assert_eq!(unpack(&packed), id);
+        }
+        // Other forms are not packed (kept as text by callers).
+        assert_eq!(pack("s_0123456789abcdef01234567"), None);
+        assert_eq!(pack("sABC"), None);
+        assert_eq!(pack("xAAAAAAAAAAA"), None);
+        assert_eq!(pack("sAAAAAAAAA.A"), None);
+    }
+}

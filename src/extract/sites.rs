@@ -94,8 +94,24 @@ pub(super) fn collect(
 ) {
     let lang = Lang::of(language);
     let owners = Owners::new(symbols);
-    for m in found {
+    // Facts first: a value site naming a local or receiver of its owner is
+    // then left out before its chain is built (`drop_shadowed_values` drops
+    // the same, once every tree of the file is in).
+    let (facts, sites): (Vec<&CallMatch<'_>>, Vec<&CallMatch<'_>>) =
+        found.iter().partition(|m| m.what.starts_with("fact."));
+    let mut locals: Option<Locals> = None;
+    for m in facts.into_iter().chain(sites) {
         let (what, node, inner, name) = (m.what, m.node, m.inner, m.name);
+        if !what.starts_with("fact.") && locals.is_none() {
+            locals = Some(Locals::of(&out.facts));
+        }
+        let shadowed = |owner: u32, name: &str| locals.as_ref().is_some_and(|l| l.has(owner, name));
+        if what == "value"
+            && inner.kind() == "identifier"
+            && shadowed(owners.of(node.start_byte(), true), text(inner, src))
+        {
+            continue;
+        }
         let site = |kind: SiteKind, chain: Vec<String>, at: Node<'_>, owner: u32| {
             let pos = at.start_position();
             RawSite {
@@ -137,6 +153,7 @@ pub(super) fn collect(
                 if kind == SiteKind::Call
                     && head_named
                     && let Some(h) = head(inner)
+                    && !shadowed(owner, &chain[0])
                 {
                     out.sites
                         .push(site(SiteKind::Value, vec![chain[0].clone()], h, owner));
@@ -234,6 +251,32 @@ pub(super) fn collect(
             }
             _ => {}
         }
+    }
+}
+
+/// The locals, parameters and Go receivers of each owner among the facts
+/// found so far: a value site naming one names no symbol
+/// (`drop_shadowed_values`).
+struct Locals(std::collections::HashMap<String, Vec<u32>>);
+
+impl Locals {
+    fn of(facts: &[Fact]) -> Locals {
+        let mut by_name: std::collections::HashMap<String, Vec<u32>> = Default::default();
+        for f in facts {
+            if matches!(f.kind, FactKind::Local | FactKind::Receiver) {
+                by_name.entry(f.name.clone()).or_default().push(f.owner);
+            }
+        }
+        Locals(by_name)
+    }
+
+    fn has(&self, owner: u32, name: &str) -> bool {
+        !name.starts_with("::")
+            && !is_self_word(name)
+            && self
+                .0
+                .get(name)
+                .is_some_and(|owners| owners.contains(&owner))
     }
 }
 

@@ -143,14 +143,25 @@ type Placed = Vec<(usize, std::ops::Range<usize>)>;
 
 /// A state made ready beside its place (`RefState::save_aside`): a whole
 /// state written to a temp file, or the changes to append.
-#[derive(Debug)]
 pub struct SavedAside {
     path: std::path::PathBuf,
     how: Saving,
-    bytes: std::sync::Arc<Vec<u8>>,
+    bytes: Shared,
     encoded: Placed,
     /// Entries appended as patches of their records.
     patched: Vec<usize>,
+}
+
+impl std::fmt::Debug for SavedAside {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SavedAside")
+            .field("path", &self.path)
+            .field("how", &self.how)
+            .field("bytes", &(*self.bytes).as_ref().len())
+            .field("encoded", &self.encoded.len())
+            .field("patched", &self.patched)
+            .finish()
+    }
 }
 
 #[derive(Debug)]
@@ -186,8 +197,9 @@ impl SavedAside {
                         "the state file changed since it was read",
                     ));
                 }
-                f.write_all(&self.bytes)?;
-                Ok((*dev, *ino, len + self.bytes.len() as u64))
+                let bytes = (*self.bytes).as_ref();
+                f.write_all(bytes)?;
+                Ok((*dev, *ino, len + bytes.len() as u64))
             }
         }
     }
@@ -318,7 +330,7 @@ impl RefState {
             None => self.whole(path)?,
         };
         tracing::debug!(
-            bytes = saved.bytes.len(),
+            bytes = (*saved.bytes).as_ref().len(),
             append = matches!(saved.how, Saving::Append { .. }),
             ms = t.elapsed().as_millis() as u64,
             "wrote the resolution state aside"
@@ -399,19 +411,22 @@ impl RefState {
     /// The whole state, written to a temp file beside `path`.
     fn whole(&self, path: &Path) -> std::io::Result<SavedAside> {
         use rayon::prelude::*;
-        let mut buf = Vec::with_capacity(1 << 20);
-        buf.extend_from_slice(MAGIC);
-        buf.extend_from_slice(&0u64.to_le_bytes());
-        put_str(&mut buf, &self.tag);
-        put_u32(&mut buf, self.files.len() as u32);
-        // Changed files encoded side by side, then everything joined in order.
+        let mut head = Vec::with_capacity(64);
+        head.extend_from_slice(MAGIC);
+        head.extend_from_slice(&0u64.to_le_bytes());
+        put_str(&mut head, &self.tag);
+        put_u32(&mut head, self.files.len() as u32);
+        // Changed files encoded side by side, then written in order: the
+        // parts go to the file as they are (a large repo's state is hundreds
+        // of megabytes; joining them first cost a copy and its page faults)
+        // and the file is mapped back for the records that point into it.
         let parts: Vec<(Vec<u8>, Placed)> = self
             .files
             .par_chunks(512)
             .zip(self.meta.par_chunks(512))
             .enumerate()
             .map(|(chunk, (files, meta))| {
-                let mut buf = Vec::with_capacity(64 << 10);
+                let mut buf = Vec::with_capacity(256 << 10);
                 let mut encoded = Vec::new();
                 for (j, (f, m)) in files.iter().zip(meta).enumerate() {
                     match &m.record {
@@ -428,32 +443,45 @@ impl RefState {
                 (buf, encoded)
             })
             .collect();
-        buf.reserve(parts.iter().map(|p| p.0.len()).sum::<usize>() + 4);
-        let mut encoded = Vec::new();
-        for (part, at) in parts {
-            let base = buf.len();
-            encoded.extend(
-                at.into_iter()
-                    .map(|(i, r)| (i, base + r.start..base + r.end)),
-            );
-            buf.extend_from_slice(&part);
-        }
-        let whole = (buf.len() + 4) as u64;
-        buf[MAGIC.len()..MAGIC.len() + 8].copy_from_slice(&whole.to_le_bytes());
-        let sum = crc32fast::hash(&buf);
-        buf.extend_from_slice(&sum.to_le_bytes());
+        let whole = (head.len() + parts.iter().map(|p| p.0.len()).sum::<usize>() + 4) as u64;
+        head[MAGIC.len()..MAGIC.len() + 8].copy_from_slice(&whole.to_le_bytes());
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
         let tmp = path.with_extension("tmp");
-        {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(&buf)?;
-        }
+        let mut sum = crc32fast::Hasher::new();
+        let mut encoded = Vec::new();
+        let file = {
+            // Read too: it is mapped once written.
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&tmp)?;
+            let mut f = std::io::BufWriter::with_capacity(1 << 20, file);
+            sum.update(&head);
+            f.write_all(&head)?;
+            let mut base = head.len();
+            for (part, at) in parts {
+                encoded.extend(
+                    at.into_iter()
+                        .map(|(i, r)| (i, base + r.start..base + r.end)),
+                );
+                sum.update(&part);
+                f.write_all(&part)?;
+                base += part.len();
+            }
+            f.write_all(&sum.finalize().to_le_bytes())?;
+            f.into_inner().map_err(|e| e.into_error())?
+        };
+        // SAFETY: the temp file is cruxe's own, renamed into place or
+        // dropped, never written again (as `load` maps a state).
+        let map = unsafe { memmap2::Mmap::map(&file) }?;
         Ok(SavedAside {
             path: path.to_path_buf(),
             how: Saving::Whole { tmp },
-            bytes: std::sync::Arc::new(buf),
+            bytes: std::sync::Arc::new(map),
             encoded,
             patched: Vec::new(),
         })

@@ -312,18 +312,43 @@ fn rust_unwrapped<'t>(mut n: Node<'t>, src: &str) -> Node<'t> {
         if n.kind() != "generic_type" {
             break;
         }
-        let wrapper = n
-            .child_by_field_name("type")
+        let wrapper = child(n, "type")
             .is_some_and(|t| matches!(text(t, src), "Result" | "Option" | "Box" | "Rc" | "Arc"));
-        let first = n
-            .child_by_field_name("type_arguments")
-            .and_then(|a| a.named_child(0));
+        let first = child(n, "type_arguments").and_then(|a| a.named_child(0));
         match first {
             Some(arg) if wrapper => n = arg,
             _ => break,
         }
     }
     n
+}
+
+/// `n`'s child in field `name`. `Node::child_by_field_name` looks the name up
+/// among the grammar's field names on every call (a quarter of placing a
+/// file's sites); the ids of each grammar's fields are looked up once here.
+fn child<'t>(n: Node<'t>, name: &str) -> Option<Node<'t>> {
+    type Fields = crate::resolve::FxMap<String, u16>;
+    static GRAMMARS: std::sync::OnceLock<Vec<(tree_sitter::Language, Fields)>> =
+        std::sync::OnceLock::new();
+    let grammars = GRAMMARS.get_or_init(|| {
+        let mut all: Vec<(tree_sitter::Language, Fields)> = Vec::new();
+        for language in super::LANGUAGES {
+            let (grammar, _) = super::grammar_of(language);
+            if all.iter().any(|(g, _)| *g == grammar) {
+                continue;
+            }
+            let fields = (1..=grammar.field_count() as u16)
+                .filter_map(|id| Some((grammar.field_name_for_id(id)?.to_string(), id)))
+                .collect();
+            all.push((grammar, fields));
+        }
+        all
+    });
+    let grammar = n.language();
+    match grammars.iter().find(|(g, _)| *g == *grammar) {
+        Some((_, fields)) => n.child_by_field_id(*fields.get(name)?),
+        None => n.child_by_field_name(name),
+    }
 }
 
 /// The leftmost name of an expression chain.
@@ -337,7 +362,7 @@ fn head(mut n: Node<'_>) -> Option<Node<'_>> {
         }
         n = ["function", "object", "operand", "value", "constructor"]
             .iter()
-            .find_map(|f| n.child_by_field_name(f))?;
+            .find_map(|f| child(n, f))?;
     }
     None
 }
@@ -545,7 +570,7 @@ impl Lang {
             return None;
         }
         let k = n.kind();
-        let field = |f: &str| n.child_by_field_name(f);
+        let field = |f: &'static str| child(n, f);
         let name = |out: &mut Vec<String>, s: &str| out.push(s.to_string());
         match (self, k) {
             (
@@ -720,18 +745,16 @@ impl Lang {
             }
             // One result of a Go result list: its type, not its name.
             (Lang::Go, "parameter_declaration") => {
-                if let Some(t) = n.child_by_field_name("type") {
+                if let Some(t) = child(n, "type") {
                     self.type_names(t, src, found, all);
                 }
             }
             (_, "generic_type") => {
-                if let Some(t) = n.child_by_field_name("type").or_else(|| n.named_child(0)) {
+                if let Some(t) = child(n, "type").or_else(|| n.named_child(0)) {
                     self.type_names(t, src, found, all);
                 }
                 if all {
-                    let args = n
-                        .child_by_field_name("type_arguments")
-                        .or_else(|| n.named_child(1));
+                    let args = child(n, "type_arguments").or_else(|| n.named_child(1));
                     if let Some(args) = args {
                         let mut c = args.walk();
                         for a in args.named_children(&mut c) {
@@ -741,7 +764,7 @@ impl Lang {
                 }
             }
             (Lang::Python, "subscript") => {
-                if let Some(v) = n.child_by_field_name("value") {
+                if let Some(v) = child(n, "value") {
                     self.type_names(v, src, found, all);
                 }
                 if all {

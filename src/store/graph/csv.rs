@@ -16,13 +16,21 @@ impl Csv {
 
     /// A quoted text field.
     pub(super) fn text(&mut self, s: &str) -> &mut Self {
+        self.joined(&[s])
+    }
+
+    /// A quoted text field of `parts` one after another (an id made of
+    /// names, with no string made for it).
+    pub(super) fn joined(&mut self, parts: &[&str]) -> &mut Self {
         self.sep();
         self.buf.push(b'"');
-        if s.contains('"') {
-            self.buf
-                .extend_from_slice(s.replace('"', "\"\"").as_bytes());
-        } else {
-            self.buf.extend_from_slice(s.as_bytes());
+        for s in parts {
+            if s.contains('"') {
+                self.buf
+                    .extend_from_slice(s.replace('"', "\"\"").as_bytes());
+            } else {
+                self.buf.extend_from_slice(s.as_bytes());
+            }
         }
         self.buf.push(b'"');
         self
@@ -30,9 +38,22 @@ impl Csv {
 
     /// An integer field.
     pub(super) fn int(&mut self, n: i64) -> &mut Self {
-        use std::io::Write;
         self.sep();
-        let _ = write!(self.buf, "{n}");
+        if n < 0 {
+            self.buf.push(b'-');
+        }
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut v = n.unsigned_abs();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        self.buf.extend_from_slice(&digits[at..]);
         self
     }
 
@@ -81,5 +102,35 @@ impl Csv {
             self.failed = Some(e);
         }
         self.buf.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Csv;
+
+    #[test]
+    fn fields_are_written_as_kuzu_reads_them() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("t.csv");
+        let mut csv = Csv::create(&path).expect("create");
+        for n in [0, 7, 10, -1, 1234567890, i64::MAX, i64::MIN] {
+            csv.int(n);
+        }
+        csv.end();
+        csv.text("plain")
+            .text("say \"hi\"")
+            .joined(&["r", "@", "main", "#", "a\"b"])
+            .end();
+        assert_eq!(csv.finish().expect("finish"), 2);
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert_eq!(
+            text,
+            format!(
+                "0,7,10,-1,1234567890,{},{}\n\"plain\",\"say \"\"hi\"\"\",\"r@main#a\"\"b\"\n",
+                i64::MAX,
+                i64::MIN
+            )
+        );
     }
 }

@@ -325,7 +325,8 @@ pub(super) fn copy_plan(c: &Changes) -> Vec<CopyTable<'_>> {
                 {
                     csv.text(&r.from);
                     if r.rel == "UNRESOLVED" {
-                        csv.text(&name_id(&c.repo, &c.ref_name, &r.to));
+                        // `name_id`, written in place.
+                        csv.joined(&[&c.repo, "@", &c.ref_name, "#", &r.to]);
                     } else {
                         csv.text(&r.to);
                     }

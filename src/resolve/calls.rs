@@ -649,7 +649,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if cx.fam == Family::Go {
             self.go_implements(&cx, &mut out);
         }
-        out.sort();
+        out.sort_unstable();
         out.dedup();
         out
     }

@@ -1,4 +1,4 @@
-//! Symbol ids: `s` and 11 base64url digits of a blake3 hash (66 bits), so an
+//! Symbol ids (and `Name` ids, `name_id`): `s` and 11 base64url digits of a blake3 hash (66 bits), so an
 //! id is 12 bytes. Kuzu keeps a string of up to 12 bytes inside its value
 //! (longer ones live in an overflow buffer), so every primary-key lookup of a
 //! COPY or a query on ids compares them in place; and every CALLS/REFERENCES row,
@@ -36,6 +36,21 @@ fn digit(b: u8) -> Option<u128> {
         _ => return None,
     };
     Some(u128::from(v))
+}
+
+/// The id of the `Name` node of an unresolved `name` in a repo/ref: `n` and 11
+/// base64url digits of blake3 over the three, 12 bytes as a symbol id is (the
+/// repo, ref and name are the node's properties). Every UNRESOLVED row looks
+/// one up.
+pub fn name_id(repo: &str, ref_name: &str, name: &str) -> String {
+    let mut h = blake3::Hasher::new();
+    for part in [repo, ref_name, name] {
+        h.update(part.as_bytes());
+        h.update(&[0]);
+    }
+    let mut id = symbol_id(h.finalize().as_bytes());
+    id.replace_range(..1, "n");
+    id
 }
 
 /// The 9 bytes of an id `symbol_id` made; `None` for another form (older
@@ -76,5 +91,17 @@ mod tests {
         assert_eq!(pack("sABC"), None);
         assert_eq!(pack("xAAAAAAAAAAA"), None);
         assert_eq!(pack("sAAAAAAAAA.A"), None);
+    }
+
+    #[test]
+    fn name_ids_are_twelve_bytes_and_tell_names_apart() {
+        let a = name_id("r", "main", "run");
+        assert_eq!(a.len(), 12);
+        assert!(a.starts_with('n'));
+        assert_eq!(a, name_id("r", "main", "run"));
+        assert_ne!(a, name_id("r", "main", "runs"));
+        assert_ne!(a, name_id("r", "dev", "run"));
+        // The parts are delimited: ("ab", "c") is not ("a", "bc").
+        assert_ne!(name_id("ab", "c", "x"), name_id("a", "bc", "x"));
     }
 }

@@ -21,6 +21,7 @@ use super::readers::Reader;
 use super::schema::CALL_READ_QUERIES;
 use super::values::{int, s, string};
 use super::{GraphError, GraphStore, Result};
+use crate::model::ids::name_id;
 
 /// The resolution tiers, most certain first (CONTRACT section 2): a walk that
 /// follows `n` tiers follows the first `n` (`GraphStore::CALL_TIERS`).
@@ -429,11 +430,6 @@ impl GraphStore {
             .map(|v| v.ok_or_else(|| GraphError::Kuzu("a graph reader gave no answer".into())))
             .collect()
     }
-}
-
-/// The `Name` node of a name no tier could prove, in a repo/ref.
-fn name_id(repo: &str, ref_name: &str, name: &str) -> String {
-    format!("{repo}@{ref_name}#{name}")
 }
 
 /// A struct value's fields by name.

@@ -16,21 +16,13 @@ impl Csv {
 
     /// A quoted text field.
     pub(super) fn text(&mut self, s: &str) -> &mut Self {
-        self.joined(&[s])
-    }
-
-    /// A quoted text field of `parts` one after another (an id made of
-    /// names, with no string made for it).
-    pub(super) fn joined(&mut self, parts: &[&str]) -> &mut Self {
         self.sep();
         self.buf.push(b'"');
-        for s in parts {
-            if s.contains('"') {
-                self.buf
-                    .extend_from_slice(s.replace('"', "\"\"").as_bytes());
-            } else {
-                self.buf.extend_from_slice(s.as_bytes());
-            }
+        if s.contains('"') {
+            self.buf
+                .extend_from_slice(s.replace('"', "\"\"").as_bytes());
+        } else {
+            self.buf.extend_from_slice(s.as_bytes());
         }
         self.buf.push(b'"');
         self
@@ -118,16 +110,13 @@ mod tests {
             csv.int(n);
         }
         csv.end();
-        csv.text("plain")
-            .text("say \"hi\"")
-            .joined(&["r", "@", "main", "#", "a\"b"])
-            .end();
+        csv.text("plain").text("say \"hi\"").end();
         assert_eq!(csv.finish().expect("finish"), 2);
         let text = std::fs::read_to_string(&path).expect("read");
         assert_eq!(
             text,
             format!(
-                "0,7,10,-1,1234567890,{},{}\n\"plain\",\"say \"\"hi\"\"\",\"r@main#a\"\"b\"\n",
+                "0,7,10,-1,1234567890,{},{}\n\"plain\",\"say \"\"hi\"\"\"\n",
                 i64::MAX,
                 i64::MIN
             )

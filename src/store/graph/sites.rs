@@ -138,7 +138,7 @@ fn name_text(name: &str) -> &'static str {
 
 /// The id of the Name node of `name` in a repo/ref.
 pub fn name_id(repo: &str, ref_name: &str, name: &str) -> String {
-    format!("{repo}@{ref_name}#{name}")
+    crate::model::ids::name_id(repo, ref_name, name)
 }
 
 fn from_label(r: &SiteRow) -> &'static str {
@@ -304,11 +304,19 @@ pub(super) fn copy_plan(c: &Changes) -> Vec<CopyTable<'_>> {
         .collect();
     names.sort_unstable();
     names.dedup();
+    // Each name's id hashed once, for its node and every site naming it.
+    let ids: std::rc::Rc<crate::resolve::FxMap<&str, String>> = std::rc::Rc::new(
+        names
+            .iter()
+            .map(|n| (*n, name_id(&c.repo, &c.ref_name, n)))
+            .collect(),
+    );
+    let node_ids = ids.clone();
     let mut out: Vec<CopyTable<'_>> = vec![(
         q("copy_names"),
         Box::new(move |csv: &mut Csv| {
             for n in &names {
-                csv.text(&name_id(&c.repo, &c.ref_name, n))
+                csv.text(&node_ids[n])
                     .text(&c.repo)
                     .text(&c.ref_name)
                     .text(n)
@@ -318,6 +326,7 @@ pub(super) fn copy_plan(c: &Changes) -> Vec<CopyTable<'_>> {
     )];
     for spec in &RELS {
         for from in spec.from {
+            let ids = ids.clone();
             let write = move |csv: &mut Csv| {
                 for r in rows
                     .iter()
@@ -325,8 +334,7 @@ pub(super) fn copy_plan(c: &Changes) -> Vec<CopyTable<'_>> {
                 {
                     csv.text(&r.from);
                     if r.rel == "UNRESOLVED" {
-                        // `name_id`, written in place.
-                        csv.joined(&[&c.repo, "@", &c.ref_name, "#", &r.to]);
+                        csv.text(&ids[r.to.as_str()]);
                     } else {
                         csv.text(&r.to);
                     }

@@ -107,7 +107,7 @@ pub(super) fn collect(
         }
         let shadowed = |owner: u32, name: &str| locals.as_ref().is_some_and(|l| l.has(owner, name));
         if what == "value"
-            && inner.kind() == "identifier"
+            && kind_of(inner) == "identifier"
             && shadowed(owners.of(node.start_byte(), true), text(inner, src))
         {
             continue;
@@ -190,7 +190,7 @@ pub(super) fn collect(
                 };
                 let mut chain = Vec::new();
                 // TS `min(n): this`: the receiver's type (`returns_this`).
-                if inner.kind() == "this_type" {
+                if kind_of(inner) == "this_type" {
                     out.facts.push(Fact {
                         kind,
                         owner: owners.of(node.start_byte(), false),
@@ -309,7 +309,7 @@ pub(super) fn drop_shadowed_values(out: &mut FileSites) {
 /// which resolution passes through), `Box<T>`, `Rc<T>`, `Arc<T>` (deref) → `T`.
 fn rust_unwrapped<'t>(mut n: Node<'t>, src: &str) -> Node<'t> {
     for _ in 0..4 {
-        if n.kind() != "generic_type" {
+        if kind_of(n) != "generic_type" {
             break;
         }
         let wrapper = child(n, "type")
@@ -323,31 +323,61 @@ fn rust_unwrapped<'t>(mut n: Node<'t>, src: &str) -> Node<'t> {
     n
 }
 
-/// `n`'s child in field `name`. `Node::child_by_field_name` looks the name up
-/// among the grammar's field names on every call (a quarter of placing a
-/// file's sites); the ids of each grammar's fields are looked up once here.
-fn child<'t>(n: Node<'t>, name: &str) -> Option<Node<'t>> {
-    type Fields = crate::resolve::FxMap<String, u16>;
-    static GRAMMARS: std::sync::OnceLock<Vec<(tree_sitter::Language, Fields)>> =
-        std::sync::OnceLock::new();
+/// A grammar's field ids by name and kind names by id, looked up once:
+/// `Node::child_by_field_name` scans the grammar's field names on every call
+/// (a quarter of placing a file's sites), and `Node::kind` measures and checks
+/// the kind's C string on every call.
+struct Grammar {
+    language: tree_sitter::Language,
+    fields: crate::resolve::FxMap<String, u16>,
+    kinds: Vec<String>,
+}
+
+fn grammar(n: Node<'_>) -> Option<&'static Grammar> {
+    static GRAMMARS: std::sync::OnceLock<Vec<Grammar>> = std::sync::OnceLock::new();
     let grammars = GRAMMARS.get_or_init(|| {
-        let mut all: Vec<(tree_sitter::Language, Fields)> = Vec::new();
+        let mut all: Vec<Grammar> = Vec::new();
         for language in super::LANGUAGES {
-            let (grammar, _) = super::grammar_of(language);
-            if all.iter().any(|(g, _)| *g == grammar) {
+            let (language, _) = super::grammar_of(language);
+            if all.iter().any(|g| g.language == language) {
                 continue;
             }
-            let fields = (1..=grammar.field_count() as u16)
-                .filter_map(|id| Some((grammar.field_name_for_id(id)?.to_string(), id)))
+            let fields = (1..=language.field_count() as u16)
+                .filter_map(|id| Some((language.field_name_for_id(id)?.to_string(), id)))
                 .collect();
-            all.push((grammar, fields));
+            let kinds = (0..language.node_kind_count() as u16)
+                .map(|id| {
+                    language
+                        .node_kind_for_id(id)
+                        .unwrap_or_default()
+                        .to_string()
+                })
+                .collect();
+            all.push(Grammar {
+                language,
+                fields,
+                kinds,
+            });
         }
         all
     });
-    let grammar = n.language();
-    match grammars.iter().find(|(g, _)| *g == *grammar) {
-        Some((_, fields)) => n.child_by_field_id(*fields.get(name)?),
+    let language = n.language();
+    grammars.iter().find(|g| g.language == *language)
+}
+
+/// `n`'s child in field `name`.
+fn child<'t>(n: Node<'t>, name: &str) -> Option<Node<'t>> {
+    match grammar(n) {
+        Some(g) => n.child_by_field_id(*g.fields.get(name)?),
         None => n.child_by_field_name(name),
+    }
+}
+
+/// `n`'s kind, as `Node::kind` names it.
+fn kind_of<'t>(n: Node<'t>) -> &'t str {
+    match grammar(n).and_then(|g| g.kinds.get(usize::from(n.kind_id()))) {
+        Some(k) => k,
+        None => n.kind(),
     }
 }
 
@@ -355,7 +385,7 @@ fn child<'t>(n: Node<'t>, name: &str) -> Option<Node<'t>> {
 fn head(mut n: Node<'_>) -> Option<Node<'_>> {
     for _ in 0..=MAX_CHAIN {
         if matches!(
-            n.kind(),
+            kind_of(n),
             "identifier" | "type_identifier" | "package_identifier"
         ) {
             return Some(n);
@@ -476,7 +506,7 @@ impl Lang {
     }
 
     fn is_type_node(self, n: Node<'_>) -> bool {
-        let k = n.kind();
+        let k = kind_of(n);
         match self {
             Lang::Rust => {
                 k.ends_with("_type") || k == "type_identifier" || k == "scoped_type_identifier"
@@ -501,7 +531,7 @@ impl Lang {
     /// Whether value `n` is a literal or a closure: its type is the
     /// language's own.
     fn is_literal(self, n: Node<'_>) -> bool {
-        let k = n.kind();
+        let k = kind_of(n);
         match self {
             Lang::Python => matches!(
                 k,
@@ -569,7 +599,7 @@ impl Lang {
         if out.len() > MAX_CHAIN {
             return None;
         }
-        let k = n.kind();
+        let k = kind_of(n);
         let field = |f: &'static str| child(n, f);
         let name = |out: &mut Vec<String>, s: &str| out.push(s.to_string());
         match (self, k) {
@@ -712,7 +742,7 @@ impl Lang {
         if found.len() > 32 {
             return;
         }
-        let k = n.kind();
+        let k = kind_of(n);
         match (self, k) {
             (
                 _,
@@ -782,7 +812,7 @@ impl Lang {
                 // first, which is the value's type (`&dyn Shape` → `Shape`).
                 let mut c = n.walk();
                 for child in n.named_children(&mut c) {
-                    if matches!(child.kind(), "lifetime" | "mutable_specifier") {
+                    if matches!(kind_of(child), "lifetime" | "mutable_specifier") {
                         continue;
                     }
                     self.type_names(child, src, found, all);

@@ -811,6 +811,7 @@ fn explore_tree_and_get_node() {
         .iter()
         .map(|(_, a)| ("get_node", a.clone()))
         .collect();
+    let mut by_symbol_id: Vec<(Value, (&str, Value))> = Vec::new();
     for ((id, _), (node, err)) in symbol_ids.iter().zip(call_all(&server, &calls)) {
         assert!(!err, "get_node {id}: {node}");
         assert_eq!(&node["node_id"], id);
@@ -823,7 +824,19 @@ fn explore_tree_and_get_node() {
             );
             assert!(node["metadata"]["signature"].is_string());
             assert_eq!(node["metadata"]["language"], "typescript");
+            let symbol_id = node["metadata"]["symbol_id"].clone();
+            let args = json!({"repo": "typescript", "node_id": symbol_id});
+            by_symbol_id.push((node, ("get_node", args)));
         }
+    }
+    // The same nodes by the symbol_id the other tools give: the same answer.
+    assert!(by_symbol_id.len() > 3, "{by_symbol_id:?}");
+    let calls: Vec<(&str, Value)> = by_symbol_id.iter().map(|(_, c)| c.clone()).collect();
+    for ((want, _), (got, err)) in by_symbol_id.iter().zip(call_all(&server, &calls)) {
+        assert!(!err, "get_node by symbol_id: {got}");
+        assert_eq!(got["node_id"], want["node_id"]);
+        assert_eq!(got["content"], want["content"]);
+        assert_eq!(got["line_start"], want["line_start"]);
     }
 
     // A name search: the type with its members, under its file; min detail.

@@ -229,7 +229,7 @@ impl CruxeMcp {
     }
 
     #[tool(
-        description = "The full source of a node found with explore_tree (a file, or a symbol's definition) with its metadata."
+        description = "The full source of a node found with explore_tree (a file, or a symbol's definition) with its metadata. `node_id` also takes a `symbol_id` from locate_symbol, search_code or the call-graph tools."
     )]
     async fn get_node(
         &self,

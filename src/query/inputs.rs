@@ -179,7 +179,7 @@ pub struct ExploreInput {
 tool_input! {
 
 pub struct NodeInput {
-    /// A node id from `explore_tree`: `file:src/a.rs`, `dir:src`, `fn:src/a.rs:auth::validate`.
+    /// A node id from `explore_tree` (`file:src/a.rs`, `dir:src`, `fn:src/a.rs:auth::validate`), or a `symbol_id` as `locate_symbol`, `search_code` and the call-graph tools give it.
     pub node_id: String,
 }
 }

@@ -372,8 +372,19 @@ fn search_tree(build: &mut TreeBuild<'_>, files: &[Arc<FileInfo>], needle: &str)
 pub fn get_node(c: &View, input: NodeInput) -> Result<(NodeAnswer, &'static str), ToolError> {
     let node_id = non_empty("node_id", &input.node_id)?;
     let Some((kind, rest)) = node_id.split_once(':') else {
+        // A symbol id (`locate_symbol`, `search_code`, the call graph's
+        // nodes): answered as the node id explore_tree gives that symbol.
+        if let Some(id) = symbol_node_id(c, node_id)? {
+            return get_node(
+                c,
+                NodeInput {
+                    node_id: id,
+                    ..input
+                },
+            );
+        }
         return Err(ToolError::invalid_input(format!(
-            "`{node_id}` is not a node id; expected `{{type}}:{{path}}[:{{symbol}}]` as explore_tree gives"
+            "`{node_id}` is neither a node id (`{{type}}:{{path}}[:{{symbol}}]`, as explore_tree gives) nor a symbol_id of this repo and ref"
         )));
     };
     let files = c.files()?;
@@ -508,6 +519,32 @@ pub fn get_node(c: &View, input: NodeInput) -> Result<(NodeAnswer, &'static str)
             ))
         }
     }
+}
+
+/// The explore_tree node id of the symbol whose id is `symbol_id`:
+/// `{kind}:{path}:{qualified name}`, with `#n` for the n-th of that kind and
+/// name in its file.
+fn symbol_node_id(c: &View, symbol_id: &str) -> Result<Option<String>, ToolError> {
+    let cat = c.catalog()?;
+    let Some(i) = cat.by_id(symbol_id) else {
+        return Ok(None);
+    };
+    let e = cat.entry(i);
+    let nth = cat
+        .in_file(e.path())
+        .into_iter()
+        .filter(|&j| {
+            let o = cat.entry(j);
+            o.kind() == e.kind() && o.qualified_name() == e.qualified_name()
+        })
+        .position(|j| j == i)
+        .map_or(1, |p| p + 1);
+    let base = format!("{}:{}:{}", e.kind(), e.path(), e.qualified_name());
+    Ok(Some(if nth > 1 {
+        format!("{base}#{nth}")
+    } else {
+        base
+    }))
 }
 
 /// A node read from a file that changed since it was indexed says so.

@@ -285,21 +285,12 @@ impl Locals {
 /// they name no symbol (`resolve::calls`), and in Go they are most value
 /// sites. Kept out, they cost neither the state nor a lookup.
 pub(super) fn drop_shadowed_values(out: &mut FileSites) {
-    let locals: std::collections::HashSet<(u32, &str)> = out
-        .facts
-        .iter()
-        .filter(|f| matches!(f.kind, FactKind::Local | FactKind::Receiver))
-        .map(|f| (f.owner, f.name.as_str()))
-        .collect();
-    if locals.is_empty() {
+    let locals = Locals::of(&out.facts);
+    if locals.0.is_empty() {
         return;
     }
     out.sites.retain(|s| match (s.kind, s.chain.as_slice()) {
-        (SiteKind::Value, [name]) => {
-            name.starts_with("::")
-                || is_self_word(name)
-                || !locals.contains(&(s.owner, name.as_str()))
-        }
+        (SiteKind::Value, [name]) => !locals.has(s.owner, name),
         _ => true,
     });
 }

@@ -696,26 +696,17 @@ fn put_symbols(buf: &mut Vec<u8>, f: &RFile) {
         buf.extend_from_slice(raw);
         return;
     }
-    let packed = f.symbols.iter().all(|s| packed_id(&s.id).is_some());
+    let packed = f.symbols.iter().all(|s| ids::pack(&s.id).is_some());
     buf.push(if packed { IDS_PACKED } else { 0 });
     put_u32(buf, f.symbols.len() as u32);
     for s in f.symbols.iter() {
-        match packed_id(&s.id) {
+        match ids::pack(&s.id) {
             Some(raw) if packed => buf.extend_from_slice(&raw),
             _ => put_str(buf, &s.id),
         }
         put_str(buf, &s.qualified_name);
         put_str(buf, s.kind);
     }
-}
-
-/// A symbol id from its bytes (`packed_id`).
-fn unpacked_id(raw: &[u8]) -> String {
-    ids::unpack(raw)
-}
-
-fn packed_id(id: &str) -> Option<[u8; ids::PACKED]> {
-    ids::pack(id)
 }
 
 /// One file's record: its length, then what is read at every load, then its
@@ -1147,10 +1138,10 @@ fn put_vstrs(buf: &mut Vec<u8>, strs: &[String]) {
     }
 }
 
-/// An edge's end: a symbol id as its bytes (`packed_id`), anything else
+/// An edge's end: a symbol id as its bytes (`ids::pack`), anything else
 /// (the file's "", an unresolved name) as a string.
 fn put_id(buf: &mut Vec<u8>, id: &str) {
-    match packed_id(id) {
+    match ids::pack(id) {
         Some(raw) => {
             buf.push(IDS_PACKED);
             buf.extend_from_slice(&raw);
@@ -1216,7 +1207,7 @@ impl<'a> Reader<'a> {
     /// An edge's end (`put_id`).
     fn id(&mut self) -> Option<String> {
         match self.byte()? {
-            IDS_PACKED => Some(unpacked_id(self.bytes(ids::PACKED)?)),
+            IDS_PACKED => Some(ids::unpack(self.bytes(ids::PACKED)?)),
             0 => self.vstring(),
             _ => None,
         }
@@ -1336,7 +1327,7 @@ impl<'a> Reader<'a> {
         let mut out = Vec::with_capacity(n.min(self.buf.len()));
         for _ in 0..n {
             let id = if flags & IDS_PACKED != 0 {
-                unpacked_id(self.bytes(ids::PACKED)?)
+                ids::unpack(self.bytes(ids::PACKED)?)
             } else {
                 self.string()?
             };

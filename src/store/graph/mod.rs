@@ -26,7 +26,7 @@ mod write;
 
 pub use rows::*;
 pub use schema::{CALL_READ_QUERIES, QUERY_FILES, SCHEMA_FILES};
-pub use sites::{name_id, site_statement_variants};
+pub use sites::site_statement_variants;
 pub use write::{Applying, IMPORTS_GROUP, grouped_statement};
 
 use std::path::{Path, PathBuf};

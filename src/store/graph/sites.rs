@@ -15,6 +15,7 @@ use super::readers::Session;
 use super::rows::{Changes, SiteChanges, SiteRow};
 use super::schema::q;
 use super::values::s;
+use crate::model::ids::name_id;
 
 /// The relationships, their properties in table order, and their end labels.
 struct RelSpec {
@@ -134,11 +135,6 @@ pub fn site_statement_variants(name: &str) -> Vec<String> {
 
 fn name_text(name: &str) -> &'static str {
     q(name)
-}
-
-/// The id of the Name node of `name` in a repo/ref.
-pub fn name_id(repo: &str, ref_name: &str, name: &str) -> String {
-    crate::model::ids::name_id(repo, ref_name, name)
 }
 
 fn from_label(r: &SiteRow) -> &'static str {

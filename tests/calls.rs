@@ -175,6 +175,27 @@ fn go_trap_fixture_edges_are_exactly_the_expected_ones() {
     trap_fixture("go");
 }
 
+/// Go builtins and conversions (`append`, `len(s)`, `uintptr(n)`) are the
+/// universe's whatever package `builtin` declares: no edge of any kind, not
+/// even UNRESOLVED (the trap test does not look at those).
+#[test]
+fn go_builtins_and_conversions_make_no_edge_not_even_unresolved() {
+    let ix = index_path(&calls_fixture("go"), "go");
+    let all = dump(&ix);
+    let from_words: Vec<_> = all
+        .iter()
+        .filter(|e| e.1 == "example.com/geo/util.Words#fn")
+        .collect();
+    assert!(from_words.is_empty(), "{from_words:?}");
+    // The same calls elsewhere are still counted as unresolved when the
+    // repo's own definitions make them ambiguous (`Checksum`).
+    assert!(
+        all.iter()
+            .any(|e| e.0 == "UNRESOLVED" && e.2 == "?Checksum"),
+        "{all:?}"
+    );
+}
+
 /// A small deterministic generator (the sequence is the same on every run).
 struct Lcg(u64);
 

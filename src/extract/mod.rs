@@ -336,9 +336,10 @@ impl Extractor {
         // Sites with imports: a run that skips imports resolves neither.
         let mut sites = FileSites::default();
         if with_imports {
-            sites::collect(language, &calls, source, &symbols, &mut sites);
+            let packages: Vec<&str> = imports.iter().filter_map(RawImport::go_name).collect();
+            sites::collect(language, &calls, source, &symbols, &packages, &mut sites);
             for ((m, _), found) in layers.iter().zip(&layer_calls) {
-                sites::collect(language, found, m, &symbols, &mut sites);
+                sites::collect(language, found, m, &symbols, &packages, &mut sites);
             }
             // Calls written in Rust macro arguments (`assert_eq!(a.f(), 1)`)
             // are token trees too: those arguments are parsed again as
@@ -372,7 +373,7 @@ impl Extractor {
                         &m,
                     ));
                     let found: Vec<_> = found.into_iter().filter(|c| c.is_call_site()).collect();
-                    sites::collect(language, &found, &m, &symbols, &mut sites);
+                    sites::collect(language, &found, &m, &symbols, &packages, &mut sites);
                 }
                 pending = next;
             }

@@ -4,7 +4,7 @@
 
 use tree_sitter::Node;
 
-use crate::model::sites::{Fact, FactKind, FileSites, IN_FILE, RawSite, SiteKind};
+use crate::model::sites::{Fact, FactKind, FileSites, IN_FILE, RawSite, SiteKind, Step};
 use crate::model::{Language, Symbol, SymbolKind};
 
 use super::text;
@@ -84,12 +84,13 @@ pub(super) fn call_match<'t>(
 
 /// The sites and facts of one tree's matches (the file's, or a re-parsed
 /// macro body's, which keeps the file's byte positions), placed in the
-/// symbols around them.
+/// symbols around them. `packages`: the names the file's Go imports bind.
 pub(super) fn collect(
     language: Language,
     found: &[CallMatch<'_>],
     src: &str,
     symbols: &[Symbol],
+    packages: &[&str],
     out: &mut FileSites,
 ) {
     let lang = Lang::of(language);
@@ -99,6 +100,10 @@ pub(super) fn collect(
     // the same, once every tree of the file is in).
     let (facts, sites): (Vec<&CallMatch<'_>>, Vec<&CallMatch<'_>>) =
         found.iter().partition(|m| m.what.starts_with("fact."));
+    // About one record per match (a call whose receiver is named makes two):
+    // growing the lists as they fill was a fifth of placing sites.
+    out.facts.reserve(facts.len());
+    out.sites.reserve(sites.len() + sites.len() / 4);
     let mut locals: Option<Locals> = None;
     for m in facts.into_iter().chain(sites) {
         let (what, node, inner, name) = (m.what, m.node, m.inner, m.name);
@@ -112,7 +117,7 @@ pub(super) fn collect(
         {
             continue;
         }
-        let site = |kind: SiteKind, chain: Vec<String>, at: Node<'_>, owner: u32| {
+        let site = |kind: SiteKind, chain: Vec<Step>, at: Node<'_>, owner: u32| {
             let pos = at.start_position();
             RawSite {
                 kind,
@@ -126,7 +131,7 @@ pub(super) fn collect(
             "call" | "new" | "construct" | "value" => {
                 let mut chain = Vec::new();
                 if what == "new" {
-                    chain.push("#new".to_string());
+                    chain.push(Step::const_new("#new"));
                 }
                 let Some(token) = lang.chain(inner, src, &mut chain) else {
                     continue;
@@ -145,11 +150,14 @@ pub(super) fn collect(
                 let owner = owners.of(node.start_byte(), true);
                 // A receiver named by a plain name (`DEFAULT.summary()`,
                 // `report.flush()`): a use of that name as a value too, kept
-                // when it resolves to a module-level value or function.
+                // when it resolves to a module-level value or function. A Go
+                // package name is never a value (nothing in the package may
+                // share an imported name), and it heads most Go calls.
                 let head_named = chain.len() > 1
                     && !is_marker(&chain[0])
                     && !is_self_word(&chain[0])
-                    && !chain[1].starts_with("::");
+                    && !chain[1].starts_with("::")
+                    && !packages.contains(&chain[0].as_str());
                 if kind == SiteKind::Call
                     && head_named
                     && let Some(h) = head(inner)
@@ -195,7 +203,7 @@ pub(super) fn collect(
                         kind,
                         owner: owners.of(node.start_byte(), false),
                         name: String::new(),
-                        chain: vec!["this".to_string()],
+                        chain: vec![Step::const_new("this")],
                         byte: node.start_byte() as u32,
                     });
                     continue;
@@ -214,7 +222,7 @@ pub(super) fn collect(
                     chain = found
                         .into_iter()
                         .next()
-                        .map_or_else(|| vec!["?".to_string()], |(c, _)| c);
+                        .map_or_else(|| vec![Step::const_new("?")], |(c, _)| c);
                 } else if lang.chain(inner, src, &mut chain).is_none() || chain.len() > MAX_CHAIN {
                     // A literal (`[]`, `{}`, `"…"`, a closure, `vec![]`):
                     // a value of a type the language has, kept so that the
@@ -222,7 +230,7 @@ pub(super) fn collect(
                     if !lang.is_literal(inner) {
                         continue;
                     }
-                    chain = vec!["?".to_string()];
+                    chain = vec![Step::const_new("?")];
                 }
                 let mut owner = owners.of(node.start_byte(), false);
                 // `self.x = …` / `this.x = …` in a method: a field of its class.
@@ -586,13 +594,13 @@ impl Lang {
 
     /// Appends the chain of expression `n` to `out`; the node of its last
     /// name (the site's position), or `None` when it has no name at all.
-    fn chain<'t>(self, n: Node<'t>, src: &str, out: &mut Vec<String>) -> Option<Node<'t>> {
+    fn chain<'t>(self, n: Node<'t>, src: &str, out: &mut Vec<Step>) -> Option<Node<'t>> {
         if out.len() > MAX_CHAIN {
             return None;
         }
         let k = kind_of(n);
         let field = |f: &'static str| child(n, f);
-        let name = |out: &mut Vec<String>, s: &str| out.push(s.to_string());
+        let name = |out: &mut Vec<Step>, s: &str| out.push(Step::from(s));
         match (self, k) {
             (
                 _,
@@ -616,7 +624,7 @@ impl Lang {
                     self.chain(p, src, out)?;
                 }
                 let last = field("name")?;
-                out.push(format!("::{}", text(last, src)));
+                out.push(compact_str::format_compact!("::{}", text(last, src)));
                 // `<T as Trait>::f` and other qualified paths start with "?".
                 if out.len() == at + 1 && field("path").is_some() {
                     return None;
@@ -727,7 +735,7 @@ impl Lang {
         self,
         n: Node<'t>,
         src: &str,
-        found: &mut Vec<(Vec<String>, Node<'t>)>,
+        found: &mut Vec<(Vec<Step>, Node<'t>)>,
         all: bool,
     ) {
         if found.len() > 32 {
@@ -761,7 +769,7 @@ impl Lang {
                         !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '_')
                     })
                 {
-                    found.push((inner.split('.').map(str::to_string).collect(), n));
+                    found.push((inner.split('.').map(Step::from).collect(), n));
                 }
             }
             // One result of a Go result list: its type, not its name.

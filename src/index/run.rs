@@ -1447,11 +1447,7 @@ fn site_row_of(file_id: &str, e: SiteEdge) -> SiteRow {
     let from_file = e.from.is_empty();
     SiteRow {
         rel: e.rel.as_str(),
-        from: if from_file {
-            file_id.to_string()
-        } else {
-            e.from
-        },
+        from: if from_file { file_id.into() } else { e.from },
         from_file,
         to: e.to,
         line: i64::from(e.line),

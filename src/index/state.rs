@@ -35,14 +35,17 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::model::lazy::{Lazy, Shared};
-use crate::model::sites::{Fact, FactKind, FileSites, RawSite, SiteKind};
+use crate::model::sites::{Fact, FactKind, FileSites, RawSite, SiteKind, Step};
 use crate::model::{Language, RawImport, ids};
-use crate::resolve::{Edge, RFile, RSymbol, Rel, SiteEdge, Target, Tier};
+use crate::resolve::{Edge, Id, RFile, RSymbol, Rel, SiteEdge, Target, Tier};
 use crate::source::walk::FileStat;
 
-const MAGIC: &[u8; 8] = b"CRUXST16";
+/// The format, and the resolution rules its edges were made by: 17 leaves Go
+/// builtins and conversions out of the call graph, so an older state is not
+/// trusted and its files are resolved again.
+const MAGIC: &[u8; 8] = b"CRUXST17";
 /// Starts each change appended after the whole state.
-const CHANGE: &[u8; 8] = b"CRUXCH16";
+const CHANGE: &[u8; 8] = b"CRUXCH17";
 
 /// Fingerprint of one file's resolved import edges.
 pub type Fingerprint = [u8; 16];
@@ -1131,7 +1134,7 @@ fn put_vstr(buf: &mut Vec<u8>, s: &str) {
     buf.extend_from_slice(s.as_bytes());
 }
 
-fn put_vstrs(buf: &mut Vec<u8>, strs: &[String]) {
+fn put_vstrs(buf: &mut Vec<u8>, strs: &[Step]) {
     put_var(buf, strs.len() as u32);
     for s in strs {
         put_vstr(buf, s);
@@ -1196,21 +1199,27 @@ impl<'a> Reader<'a> {
         let n = self.var()? as usize;
         std::str::from_utf8(self.bytes(n)?).ok().map(str::to_string)
     }
-    fn vstrings(&mut self) -> Option<Vec<String>> {
+    /// A chain (`put_vstrs`).
+    fn steps(&mut self) -> Option<Vec<Step>> {
         let n = self.var()? as usize;
         let mut out = Vec::with_capacity(n.min(self.buf.len()));
         for _ in 0..n {
-            out.push(self.vstring()?);
+            let len = self.var()? as usize;
+            out.push(Step::from(std::str::from_utf8(self.bytes(len)?).ok()?));
         }
         Some(out)
     }
-    /// An edge's end (`put_id`).
-    fn id(&mut self) -> Option<String> {
+    /// A call-graph edge's end (`put_id`), kept inline.
+    fn site_id(&mut self) -> Option<Id> {
         match self.byte()? {
-            IDS_PACKED => Some(ids::unpack(self.bytes(ids::PACKED)?)),
-            0 => self.vstring(),
+            IDS_PACKED => Some(ids::unpack_inline(self.bytes(ids::PACKED)?)),
+            0 => self.inline_string(),
             _ => None,
         }
+    }
+    fn inline_string(&mut self) -> Option<Id> {
+        let n = self.var()? as usize;
+        std::str::from_utf8(self.bytes(n)?).ok().map(Id::from)
     }
 
     /// A count, then the strings (`put_strs`).
@@ -1237,7 +1246,7 @@ impl<'a> Reader<'a> {
         out.sites.reserve(n.min(self.buf.len() / 4));
         for _ in 0..n {
             let kind = SiteKind::from_u8(self.byte()?)?;
-            let chain = self.vstrings()?;
+            let chain = self.steps()?;
             let (line, col, owner) = (self.var()?, self.var()?, self.var()?);
             out.sites.push(RawSite {
                 kind,
@@ -1253,7 +1262,7 @@ impl<'a> Reader<'a> {
             let kind = FactKind::from_u8(self.byte()?)?;
             let owner = self.var()?;
             let name = self.vstring()?;
-            let chain = self.vstrings()?;
+            let chain = self.steps()?;
             let byte = self.var()?;
             out.facts.push(Fact {
                 kind,
@@ -1270,12 +1279,12 @@ impl<'a> Reader<'a> {
         let mut out = Vec::with_capacity(n.min(self.buf.len() / 8));
         for _ in 0..n {
             let rel = Rel::from_u8(self.byte()?)?;
-            let from = self.id()?;
-            let to = self.id()?;
+            let from = self.site_id()?;
+            let to = self.site_id()?;
             let (line, col) = (self.var()?, self.var()?);
             let tier = Tier::from_u8(self.byte()?)?;
             let kind = SiteKind::from_u8(self.byte()?)?;
-            let to_name = self.vstring()?;
+            let to_name = self.inline_string()?;
             out.push(SiteEdge {
                 rel,
                 from,

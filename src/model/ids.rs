@@ -12,18 +12,26 @@ pub const PACKED: usize = 9;
 
 /// The id of the symbol whose identity hashes to `hash` (at least 9 bytes).
 pub fn symbol_id(hash: &[u8]) -> String {
+    id_text(&id_bytes(hash)).to_string()
+}
+
+/// `symbol_id`'s 12 bytes.
+fn id_bytes(hash: &[u8]) -> [u8; 12] {
     let mut n = 0u128;
     for &b in &hash[..PACKED] {
         n = (n << 8) | u128::from(b);
     }
     // The top 66 of the 72 bits, as 11 digits.
     n >>= 6;
-    let mut id = String::with_capacity(12);
-    id.push('s');
-    for i in (0..11).rev() {
-        id.push(DIGITS[((n >> (6 * i)) & 63) as usize] as char);
+    let mut id = [b's'; 12];
+    for (i, d) in id[1..].iter_mut().enumerate() {
+        *d = DIGITS[((n >> (6 * (10 - i))) & 63) as usize];
     }
     id
+}
+
+fn id_text(id: &[u8; 12]) -> &str {
+    std::str::from_utf8(id).expect("base64url digits are ASCII")
 }
 
 fn digit(b: u8) -> Option<u128> {
@@ -72,6 +80,11 @@ pub fn unpack(raw: &[u8]) -> String {
     symbol_id(raw)
 }
 
+/// The id `pack` packed, kept inline (12 bytes: no allocation).
+pub fn unpack_inline(raw: &[u8]) -> compact_str::CompactString {
+    compact_str::CompactString::from(id_text(&id_bytes(raw)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,6 +98,7 @@ mod tests {
             assert!(id.starts_with('s'));
             let packed = pack(&id).expect("packs");
             assert_eq!(unpack(&packed), id);
+            assert_eq!(unpack_inline(&packed), id);
         }
         // Other forms are not packed (kept as text by callers).
         assert_eq!(pack("s_0123456789abcdef01234567"), None);

@@ -241,6 +241,21 @@ pub struct RawImport {
     pub spec: ImportSpec,
 }
 
+impl RawImport {
+    /// The package name a Go import binds in its file: the alias, else the
+    /// path's last segment (`_` and `.` bind none).
+    pub fn go_name(&self) -> Option<&str> {
+        let ImportSpec::Go { path } = &self.spec else {
+            return None;
+        };
+        match self.alias.as_str() {
+            "_" | "." => None,
+            "" => path.rsplit('/').next(),
+            a => Some(a),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ImportSpec {
     /// A leaf of a Rust `use` tree: segments as written (`crate`, `self`, `super`,

@@ -9,6 +9,10 @@
 //! Rust a step joined by `::` carries it as a prefix (`Circle::new()` is
 //! `["Circle", "::new"]`, `self.r.m()` is `["self", "r", "m"]`).
 
+/// One step of a chain. Most names fit in its 24 bytes, so a chain costs one
+/// allocation rather than one per name (millions of sites on a big repo).
+pub type Step = compact_str::CompactString;
+
 /// What a site is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SiteKind {
@@ -65,7 +69,7 @@ pub const IN_FILE: u32 = u32::MAX;
 pub struct RawSite {
     pub kind: SiteKind,
     /// The callee, referenced name or type as a chain (module doc).
-    pub chain: Vec<String>,
+    pub chain: Vec<Step>,
     /// 1-based line and byte column of the name token (the chain's last name).
     pub line: u32,
     pub col: u32,
@@ -121,7 +125,7 @@ pub struct Fact {
     pub kind: FactKind,
     pub owner: u32,
     pub name: String,
-    pub chain: Vec<String>,
+    pub chain: Vec<Step>,
     /// Where the binding is made (a local is used after it).
     pub byte: u32,
 }

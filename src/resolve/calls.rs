@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 
 use super::{Family, FxMap, Index, RFile, RSymbol, Target, fam_str, family};
-use crate::model::sites::{FactKind, FileSites, IN_FILE, RawSite, SiteKind};
+use crate::model::sites::{FactKind, FileSites, IN_FILE, RawSite, SiteKind, Step};
 
 /// How a target was proved, in the CONTRACT's order (most certain first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -85,6 +85,10 @@ impl Rel {
     }
 }
 
+/// An edge end or callee text: a symbol id (12 bytes) or a short name is kept
+/// inline, so a million edges are not two or three million allocations.
+pub type Id = compact_str::CompactString;
+
 /// One resolved site: an edge of the call graph, from the file's own symbol
 /// (`from`: its index, or `IN_FILE`) or, for IMPLEMENTS/EXTENDS, from the
 /// type the clause is about (`from_id`, which another file may define).
@@ -92,9 +96,9 @@ impl Rel {
 pub struct SiteEdge {
     pub rel: Rel,
     /// Symbol id of the source, or "" for the file itself.
-    pub from: String,
+    pub from: Id,
     /// Symbol id of the target, or the name (UNRESOLVED).
-    pub to: String,
+    pub to: Id,
     pub line: u32,
     pub col: u32,
     pub tier: Tier,
@@ -102,7 +106,7 @@ pub struct SiteEdge {
     pub kind: SiteKind,
     /// The callee as written (CALLS and UNRESOLVED; empty for the others,
     /// whose tables keep no `to_name`).
-    pub to_name: String,
+    pub to_name: Id,
 }
 
 /// A symbol found by a lookup: id, qualified name, kind, file.
@@ -308,6 +312,16 @@ struct FactIndex<'a> {
 impl<'a> FactIndex<'a> {
     fn new(sites: &'a FileSites, syms: &'a [RSymbol]) -> FactIndex<'a> {
         let mut ix = FactIndex::default();
+        // Sized up front: growing them was a tenth of resolving a Go file.
+        let locals = sites
+            .facts
+            .iter()
+            .filter(|f| matches!(f.kind, FactKind::Local | FactKind::Receiver))
+            .count();
+        ix.locals.reserve(locals);
+        ix.plain_locals.reserve(locals);
+        ix.ids.reserve(syms.len());
+        ix.by_qn.reserve(syms.len());
         for f in &sites.facts {
             let key = (f.owner, f.name.as_str());
             match f.kind {
@@ -483,18 +497,18 @@ impl<'i, 'a> Resolver<'i, 'a> {
     pub(super) fn resolve_file(&self, fi: usize, own: &[(usize, Vec<Target>)]) -> Vec<SiteEdge> {
         let cx = self.cx(fi, Some(own));
         let mut out = Vec::new();
-        type Key<'k> = (u32, SiteKind, &'k [String]);
+        type Key<'k> = (u32, SiteKind, &'k [Step]);
         let mut memo: FxMap<Key<'a>, Option<(Sym<'a>, Tier)>> = FxMap::default();
-        let mut by_name: FxMap<(u32, &'a [String]), Option<Sym<'a>>> = FxMap::default();
+        let mut by_name: FxMap<(u32, &'a [Step]), Option<Sym<'a>>> = FxMap::default();
         let sites: &'a [RawSite] = &cx.sites.sites;
         for site in sites {
-            let from = |owner: u32| -> String {
+            let from = |owner: u32| -> Id {
                 if owner == IN_FILE {
-                    String::new()
+                    Id::default()
                 } else {
                     cx.syms
                         .get(owner as usize)
-                        .map(|s| s.id.to_string())
+                        .map(|s| Id::from(&*s.id))
                         .unwrap_or_default()
                 }
             };
@@ -528,11 +542,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     };
                     let from_id = if owner.kind == "impl" {
                         match self.type_of_impl(&cx, owner) {
-                            Some(s) => s.id.to_string(),
+                            Some(s) => Id::from(s.id),
                             None => continue,
                         }
                     } else {
-                        owner.id.to_string()
+                        Id::from(&*owner.id)
                     };
                     let rel = if site.kind == SiteKind::Extends
                         || (cx.fam != Family::Rust && !is_abstract(target.kind))
@@ -553,22 +567,22 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     out.push(SiteEdge {
                         rel,
                         from: from_id.clone(),
-                        to: target.id.to_string(),
+                        to: Id::from(target.id),
                         line: site.line,
                         col: site.col,
                         tier,
                         kind: site.kind,
-                        to_name: String::new(),
+                        to_name: Id::default(),
                     });
                     out.push(SiteEdge {
                         rel: Rel::References,
-                        from: owner.id.to_string(),
-                        to: target.id.to_string(),
+                        from: Id::from(&*owner.id),
+                        to: Id::from(target.id),
                         line: site.line,
                         col: site.col,
                         tier,
                         kind: site.kind,
-                        to_name: String::new(),
+                        to_name: Id::default(),
                     });
                 }
                 _ => match found {
@@ -594,12 +608,12 @@ impl<'i, 'a> Resolver<'i, 'a> {
                         let to_name = if rel == Rel::Calls {
                             written(cx.fam, &site.chain)
                         } else {
-                            String::new()
+                            Id::default()
                         };
                         out.push(SiteEdge {
                             rel,
                             from: from(site.owner),
-                            to: target.id.to_string(),
+                            to: Id::from(target.id),
                             line: site.line,
                             col: site.col,
                             tier,
@@ -607,13 +621,20 @@ impl<'i, 'a> Resolver<'i, 'a> {
                             to_name,
                         });
                     }
+                    // A Go builtin or conversion (`len(x)`, `uintptr(p)`):
+                    // no tier found a definition in the package, so it is the
+                    // universe's: neither a `name` edge nor unresolved.
+                    None if cx.fam == Family::Go
+                        && site.kind == SiteKind::Call
+                        && matches!(&*site.chain, [one] if super::std_names::is_go_predeclared(one)) =>
+                        {}
                     None if site.kind == SiteKind::Call => {
                         let name = site
                             .chain
                             .iter()
                             .rev()
                             .find(|c| !matches!(c.as_str(), "()" | "{}" | "?" | "#new"))
-                            .map(|c| bare(c).to_string())
+                            .map(|c| Id::from(bare(c)))
                             .unwrap_or_default();
                         let named = *by_name
                             .entry((site.owner, site.chain.as_slice()))
@@ -622,7 +643,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                             out.push(SiteEdge {
                                 rel: Rel::Calls,
                                 from: from(site.owner),
-                                to: target.id.to_string(),
+                                to: Id::from(target.id),
                                 line: site.line,
                                 col: site.col,
                                 tier: Tier::Name,
@@ -692,7 +713,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// TS: the module file `receiver` names, segment by segment: an import
     /// bound to a module file, then members that are modules (`export * as
     /// n from`, `import * as n` exported again). `None` for anything else.
-    fn ts_module_of(&self, cx: &FileCx<'a>, owner: u32, receiver: &[String]) -> Option<usize> {
+    fn ts_module_of(&self, cx: &FileCx<'a>, owner: u32, receiver: &[Step]) -> Option<usize> {
         let (first, rest) = receiver.split_first()?;
         if self.local_fact(cx, owner, first).is_some() {
             return None;
@@ -729,7 +750,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// function, `x.m()` only a method. A call through an import (an external
     /// module, a type from elsewhere), a Rust path, `new X` or a chain of
     /// calls is left alone: those name things the repo may not define.
-    fn name_target(&self, cx: &FileCx<'a>, owner: u32, chain: &[String]) -> Option<Sym<'a>> {
+    fn name_target(&self, cx: &FileCx<'a>, owner: u32, chain: &[Step]) -> Option<Sym<'a>> {
         let (last, receiver) = chain.split_last()?;
         if last.starts_with("::")
             || matches!(last.as_str(), "()" | "{}" | "?" | "#new")
@@ -824,7 +845,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// the repo names the same. A value returned by a call of unknown type
     /// (`x := pkg.Open()`), or of a type the repo may define but no tier
     /// found, is not: nothing is known of it.
-    fn typed_outside(&self, cx: &FileCx<'a>, owner: u32, receiver: &[String]) -> bool {
+    fn typed_outside(&self, cx: &FileCx<'a>, owner: u32, receiver: &[Step]) -> bool {
         let Some(head) = receiver.first() else {
             return false;
         };
@@ -851,7 +872,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
 
     /// Whether a written type or value (`chain`, as facts hold them) is of a
     /// type the repo does not define (see `typed_outside`).
-    fn outside_chain(&self, cx: &FileCx<'a>, owner: u32, chain: &[String], depth: usize) -> bool {
+    fn outside_chain(&self, cx: &FileCx<'a>, owner: u32, chain: &[Step], depth: usize) -> bool {
         let Some(head) = chain.first() else {
             return false;
         };
@@ -926,12 +947,12 @@ impl<'i, 'a> Resolver<'i, 'a> {
         }
         types.sort_unstable();
         // Each type's method names, made on the first interface.
-        let mut type_methods: Option<Vec<(Sym<'a>, Vec<String>)>> = None;
+        let mut type_methods: Option<Vec<(Sym<'a>, Vec<&'a str>)>> = None;
         for iface in interfaces {
             let Some(isym) = self.here(cx, iface) else {
                 continue;
             };
-            let mut wanted: Vec<String> = Vec::new();
+            let mut wanted: Vec<&'a str> = Vec::new();
             self.go_method_names(isym, &methods, &mut wanted, 0);
             wanted.sort();
             wanted.dedup();
@@ -943,7 +964,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     .iter()
                     .filter_map(|&t| self.lookup(Family::Go, "", t))
                     .map(|tsym| {
-                        let mut has: Vec<String> = Vec::new();
+                        let mut has: Vec<&'a str> = Vec::new();
                         self.go_method_names(tsym, &methods, &mut has, 0);
                         has.sort();
                         has.dedup();
@@ -955,13 +976,13 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 if wanted.iter().all(|w| has.binary_search(w).is_ok()) {
                     out.push(SiteEdge {
                         rel: Rel::Implements,
-                        from: tsym.id.to_string(),
-                        to: iface.id.to_string(),
+                        from: Id::from(tsym.id),
+                        to: Id::from(&*iface.id),
                         line: 0,
                         col: 0,
                         tier: Tier::Scope,
                         kind: SiteKind::Implements,
-                        to_name: String::new(),
+                        to_name: Id::default(),
                     });
                 }
             }
@@ -974,7 +995,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         &self,
         t: Sym<'a>,
         methods: &FxMap<&'a str, Vec<&'a str>>,
-        out: &mut Vec<String>,
+        out: &mut Vec<&'a str>,
         depth: usize,
     ) {
         if depth > MAX_DEPTH {
@@ -983,18 +1004,17 @@ impl<'i, 'a> Resolver<'i, 'a> {
         // Methods of the package's types (an embedded type of another
         // package contributes none: within the package only).
         if let Some(own) = methods.get(t.qn) {
-            out.extend(own.iter().map(|m| m.to_string()));
+            out.extend(own.iter().copied());
         }
         if t.kind == "interface" {
             // Interface methods are its nested method symbols.
-            let f = &self.ix.files[t.file];
-            let prefix = format!("{}.", t.qn);
+            let files: &'a [RFile] = self.ix.files;
             out.extend(
-                f.symbols
+                files[t.file]
+                    .symbols
                     .iter()
-                    .filter_map(|s| s.qualified_name.strip_prefix(prefix.as_str()))
-                    .filter(|m| !m.contains('.'))
-                    .map(str::to_string),
+                    .filter_map(|s| s.qualified_name.strip_prefix(t.qn)?.strip_prefix('.'))
+                    .filter(|m| !m.contains('.')),
             );
         }
         for (base, _) in self.bases(t, depth + 1) {
@@ -1010,7 +1030,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         &self,
         cx: &FileCx<'a>,
         owner: u32,
-        chain: &[String],
+        chain: &[Step],
         depth: usize,
     ) -> Option<(Sym<'a>, Tier)> {
         let (sym, tier) = self.call_target(cx, owner, chain, depth)?;
@@ -1044,7 +1064,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         &self,
         cx: &FileCx<'a>,
         owner: u32,
-        chain: &[String],
+        chain: &[Step],
         depth: usize,
     ) -> Option<(Sym<'a>, Tier)> {
         if depth > MAX_DEPTH || chain.is_empty() {
@@ -1439,7 +1459,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         &self,
         cx: &FileCx<'a>,
         owner: u32,
-        chain: &[String],
+        chain: &[Step],
         depth: usize,
     ) -> Option<(Sym<'a>, Tier)> {
         // Only a pure path (`a::b::c`); `x.y::<T>` shapes are not calls by path.
@@ -1577,7 +1597,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         &self,
         cx: &FileCx<'a>,
         owner: u32,
-        chain: &[String],
+        chain: &[Step],
         depth: usize,
     ) -> Option<(Sym<'a>, Tier)> {
         if depth > MAX_DEPTH || chain.is_empty() {
@@ -1644,7 +1664,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         &self,
         cx: &FileCx<'a>,
         owner: u32,
-        chain: &[String],
+        chain: &[Step],
         depth: usize,
     ) -> Option<(Sym<'a>, Tier)> {
         if depth > MAX_DEPTH || chain.is_empty() {
@@ -1727,7 +1747,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         &self,
         cx: &FileCx<'a>,
         owner: u32,
-        chain: &[String],
+        chain: &[Step],
         depth: usize,
     ) -> Option<(Sym<'a>, Tier)> {
         let marked = chain
@@ -1950,20 +1970,16 @@ fn local_name(fam: Family, imp: &crate::model::RawImport) -> Option<String> {
                 Some(n) => Some(n.to_string()),
             }
         }
-        ImportSpec::Go { path } => {
+        ImportSpec::Go { .. } => {
             let _ = fam;
-            match alias {
-                "_" | "." => None,
-                "" => Some(path.rsplit('/').next()?.to_string()),
-                a => Some(a.to_string()),
-            }
+            imp.go_name().map(str::to_string)
         }
     }
 }
 
 /// The callee as written: `self.store.get`, `util::fact`, `new Circle`.
-fn written(fam: Family, chain: &[String]) -> String {
-    let mut out = String::new();
+fn written(fam: Family, chain: &[Step]) -> Id {
+    let mut out = Id::default();
     for c in chain {
         match c.as_str() {
             "#new" => out.push_str("new "),

@@ -18,7 +18,7 @@ mod rust;
 mod std_names;
 mod typescript;
 
-pub use calls::{Rel, SiteEdge, Tier};
+pub use calls::{Id, Rel, SiteEdge, Tier};
 use go::go;
 use python::{python, python_absolute};
 use rust::{rust_mod, rust_use};

@@ -18,6 +18,23 @@ pub(super) fn is_std_method(fam: Family, name: &str) -> bool {
     list.contains(&name)
 }
 
+/// Go's predeclared functions and types (the universe block): a bare call of
+/// one that no package-level definition took is the builtin or a conversion,
+/// never a repo's symbol. (Package `builtin` declares them for documentation:
+/// the `name` tier would otherwise send every `len(x)` there.)
+pub(super) fn is_go_predeclared(name: &str) -> bool {
+    GO_UNIVERSE.contains(&name)
+}
+
+#[rustfmt::skip]
+const GO_UNIVERSE: &[&str] = &[
+    "append", "cap", "clear", "close", "complex", "copy", "delete", "imag", "len", "make",
+    "max", "min", "new", "panic", "print", "println", "real", "recover",
+    "any", "bool", "byte", "comparable", "complex64", "complex128", "error", "float32",
+    "float64", "int", "int8", "int16", "int32", "int64", "rune", "string", "uint", "uint8",
+    "uint16", "uint32", "uint64", "uintptr",
+];
+
 #[rustfmt::skip]
 const RUST: &[&str] = &[
     // Clone, Default, conversions, comparison, formatting, hashing, Drop.

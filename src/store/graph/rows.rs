@@ -1,6 +1,7 @@
 //! The values the graph stores and answers, as plain Rust types: what an index
 //! run writes (`Changes` and its rows) and what reads give back.
 
+use compact_str::CompactString;
 use std::collections::{HashMap, HashSet};
 
 /// A node's properties as the store returns them.
@@ -400,14 +401,14 @@ impl NameRow {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SiteRow {
     pub rel: &'static str,
-    pub from: String,
+    pub from: CompactString,
     pub from_file: bool,
-    pub to: String,
+    pub to: CompactString,
     pub line: i64,
     pub col: i64,
     pub confidence: &'static str,
     pub kind: &'static str,
-    pub to_name: String,
+    pub to_name: CompactString,
 }
 
 /// The call-graph edges a run writes.

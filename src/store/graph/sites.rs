@@ -146,7 +146,7 @@ fn values(c: &Changes, r: &SiteRow, fields: &[&str]) -> Vec<Value> {
     let to = if r.rel == "UNRESOLVED" {
         name_id(&c.repo, &c.ref_name, &r.to)
     } else {
-        r.to.clone()
+        r.to.to_string()
     };
     fields
         .iter()
@@ -189,7 +189,7 @@ pub(super) fn write_sites(conn: &mut Session<'_, '_>, c: &Changes, keyed: Keyed)
                 s(&if r.rel == "UNRESOLVED" {
                     name_id(&c.repo, &c.ref_name, &r.to)
                 } else {
-                    r.to.clone()
+                    r.to.to_string()
                 }),
             ),
             ("line", Value::Int64(r.line)),

@@ -551,6 +551,14 @@ fn plan(
             }
         }
     }
+    // Without a trusted state (lost, or written by an older cruxe) every file
+    // is parsed again and every edge resolved again: a rebuild, as `--force`,
+    // whose bulk load is what a big ref needs (rewriting 9.5k files' edges in
+    // place ran Kuzu's buffer pool out, and the run failed again each time).
+    if store.is_some() && prior.is_none() && sites_from.is_none() && !force {
+        tracing::info!("no resolution state to trust: rebuilding this ref");
+        force = true;
+    }
     // A full build: nothing indexed yet, or a rebuild (--force, another
     // extraction, a layout without a state to compare) of the only repo/ref here.
     let fresh = match store {

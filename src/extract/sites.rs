@@ -100,10 +100,6 @@ pub(super) fn collect(
     // the same, once every tree of the file is in).
     let (facts, sites): (Vec<&CallMatch<'_>>, Vec<&CallMatch<'_>>) =
         found.iter().partition(|m| m.what.starts_with("fact."));
-    // About one record per match (a call whose receiver is named makes two):
-    // growing the lists as they fill was a fifth of placing sites.
-    out.facts.reserve(facts.len());
-    out.sites.reserve(sites.len() + sites.len() / 4);
     let mut locals: Option<Locals> = None;
     for m in facts.into_iter().chain(sites) {
         let (what, node, inner, name) = (m.what, m.node, m.inner, m.name);

@@ -312,16 +312,6 @@ struct FactIndex<'a> {
 impl<'a> FactIndex<'a> {
     fn new(sites: &'a FileSites, syms: &'a [RSymbol]) -> FactIndex<'a> {
         let mut ix = FactIndex::default();
-        // Sized up front: growing them was a tenth of resolving a Go file.
-        let locals = sites
-            .facts
-            .iter()
-            .filter(|f| matches!(f.kind, FactKind::Local | FactKind::Receiver))
-            .count();
-        ix.locals.reserve(locals);
-        ix.plain_locals.reserve(locals);
-        ix.ids.reserve(syms.len());
-        ix.by_qn.reserve(syms.len());
         for f in &sites.facts {
             let key = (f.owner, f.name.as_str());
             match f.kind {

@@ -84,6 +84,7 @@ pub(super) fn state_from_graph(
             path_mods: crate::resolve::declares_path_mods(&imports),
             imports: Lazy::new(imports),
             sites: Lazy::new(Default::default()),
+            callables: Lazy::new(crate::resolve::Callables::of(&symbols)),
             symbols: Lazy::new(symbols),
             id: f.id,
             path: f.path,

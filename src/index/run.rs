@@ -1188,6 +1188,15 @@ fn count_in_package(packages: &mut HashMap<String, (usize, usize)>, path: &str, 
 fn new_entry(rows: &FileRows, parsed: &mut ForResolution) -> (RFile, FileMeta) {
     let language = parsed.language;
     let imports = std::mem::take(&mut parsed.imports);
+    let symbols: Vec<RSymbol> = rows
+        .symbols
+        .iter()
+        .map(|si| RSymbol {
+            id: si.row.id.as_str().into(),
+            qualified_name: si.row.qualified_name.as_str().into(),
+            kind: crate::model::SymbolKind::word(&si.row.kind),
+        })
+        .collect();
     let f = RFile {
         id: rows.file.id.clone(),
         path: rows.file.path.clone(),
@@ -1197,16 +1206,8 @@ fn new_entry(rows: &FileRows, parsed: &mut ForResolution) -> (RFile, FileMeta) {
         path_mods: resolve::declares_path_mods(&imports),
         imports: Lazy::new(imports),
         sites: Lazy::new(std::mem::take(&mut parsed.sites)),
-        symbols: Lazy::new(
-            rows.symbols
-                .iter()
-                .map(|si| RSymbol {
-                    id: si.row.id.as_str().into(),
-                    qualified_name: si.row.qualified_name.as_str().into(),
-                    kind: crate::model::SymbolKind::word(&si.row.kind),
-                })
-                .collect(),
-        ),
+        callables: Lazy::new(resolve::Callables::of(&symbols)),
+        symbols: Lazy::new(symbols),
     };
     let position: HashMap<&str, u32> = rows
         .symbols

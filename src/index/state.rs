@@ -37,15 +37,15 @@ use std::path::Path;
 use crate::model::lazy::{Lazy, Shared};
 use crate::model::sites::{Fact, FactKind, FileSites, RawSite, SiteKind, Step};
 use crate::model::{Language, RawImport, ids};
-use crate::resolve::{Edge, Id, RFile, RSymbol, Rel, SiteEdge, Target, Tier};
+use crate::resolve::{Callables, Edge, Id, RFile, RSymbol, Rel, SiteEdge, Target, Tier};
 use crate::source::walk::FileStat;
 
 /// The format, and the resolution rules its edges were made by: 17 leaves Go
 /// builtins and conversions out of the call graph, so an older state is not
 /// trusted and its files are resolved again.
-const MAGIC: &[u8; 8] = b"CRUXST17";
+const MAGIC: &[u8; 8] = b"CRUXST18";
 /// Starts each change appended after the whole state.
-const CHANGE: &[u8; 8] = b"CRUXCH17";
+const CHANGE: &[u8; 8] = b"CRUXCH18";
 
 /// Fingerprint of one file's resolved import edges.
 pub type Fingerprint = [u8; 16];
@@ -756,6 +756,7 @@ fn encode_record(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
             }
         }
     }
+    put_section(buf, |buf| put_callables(buf, &f.callables));
     put_edges_section(buf, &m.out_edges);
     put_section(buf, |buf| put_sites(buf, &f.sites));
     put_section(buf, |buf| put_site_edges(buf, &m.site_edges));
@@ -810,6 +811,7 @@ fn decode_record(r: &mut Reader<'_>, bytes: &Shared) -> Option<(RFile, FileMeta)
             ino: r.u64()?,
         }),
     };
+    let callables = r.section(bytes, decode_callables)?;
     let out_edges = r.edges_section(bytes)?;
     let sites = r.section(bytes, decode_sites)?;
     let site_edges = r.section(bytes, decode_site_edges)?;
@@ -822,6 +824,7 @@ fn decode_record(r: &mut Reader<'_>, bytes: &Shared) -> Option<(RFile, FileMeta)
         imports: Lazy::encoded(bytes.clone(), imports_range, decode_imports),
         path_mods,
         symbols: Lazy::encoded(bytes.clone(), sym_at..sym_at + sym_len, decode_symbols),
+        callables,
         sites,
     };
     let meta = FileMeta {
@@ -1019,6 +1022,26 @@ fn put_section(buf: &mut Vec<u8>, put: impl FnOnce(&mut Vec<u8>)) {
     put(buf);
     let len = (buf.len() - at - 4) as u32;
     buf[at..at + 4].copy_from_slice(&len.to_le_bytes());
+}
+
+/// A file's functions and methods by name (`Callables`).
+fn put_callables(buf: &mut Vec<u8>, callables: &Lazy<Callables>) {
+    if let Some(raw) = callables.raw() {
+        buf.extend_from_slice(raw);
+        return;
+    }
+    let n = callables.iter().count();
+    put_var(buf, n as u32);
+    for (symbol, method, name) in callables.iter() {
+        put_var(buf, symbol);
+        buf.push(u8::from(method));
+        put_vstr(buf, name);
+    }
+}
+
+fn decode_callables(b: &[u8]) -> Callables {
+    let mut r = Reader { buf: b, at: 0 };
+    r.callables().unwrap_or_default()
 }
 
 /// A file's call and reference sites and type facts.
@@ -1240,6 +1263,17 @@ impl<'a> Reader<'a> {
         self.bytes(len)?;
         Some(Lazy::encoded(bytes.clone(), at..at + len, decode))
     }
+    fn callables(&mut self) -> Option<Callables> {
+        let n = self.var()? as usize;
+        let mut out = Callables::default();
+        for _ in 0..n {
+            let symbol = self.var()?;
+            let method = self.byte()? != 0;
+            let len = self.var()? as usize;
+            out.push(symbol, method, std::str::from_utf8(self.bytes(len)?).ok()?);
+        }
+        Some(out)
+    }
     fn sites(&mut self) -> Option<FileSites> {
         let n = self.var()? as usize;
         let mut out = FileSites::default();
@@ -1406,6 +1440,11 @@ mod tests {
                         qualified_name: "a::f".into(),
                         kind: "fn",
                     }]),
+                    callables: Lazy::new({
+                        let mut c = Callables::default();
+                        c.push(0, false, "f");
+                        c
+                    }),
                 },
                 RFile {
                     id: "r@m:p/x.go".into(),
@@ -1428,6 +1467,11 @@ mod tests {
                             kind: "method",
                         },
                     ]),
+                    callables: Lazy::new({
+                        let mut c = Callables::default();
+                        c.push(1, true, "M");
+                        c
+                    }),
                 },
             ],
             meta: vec![
@@ -1509,6 +1553,19 @@ mod tests {
         let ids = |f: &RFile| f.symbols.iter().map(|s| s.id.clone()).collect::<Vec<_>>();
         assert_eq!(ids(&back.files[1]), ids(&state.files[1]));
         assert_eq!(*back.files[1].symbols, *state.files[1].symbols);
+        // Callables come back without the definitions being decoded.
+        assert!(!back.files[1].callables.is_decoded());
+        let named = |f: &RFile| {
+            f.callables
+                .iter()
+                .map(|(i, m, n)| (i, m, n.to_string()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(named(&back.files[1]), vec![(1, true, "M".to_string())]);
+        assert_eq!(
+            *back.files[1].callables,
+            Callables::of(&back.files[1].symbols)
+        );
         assert_eq!(
             back.meta[1].tree(&back.files[1]).expect("tree")[1]
                 .1

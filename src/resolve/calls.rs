@@ -9,7 +9,7 @@
 
 use std::cell::RefCell;
 
-use super::{Family, FxMap, Index, RFile, RSymbol, Target, fam_str, family};
+use super::{Family, FxMap, FxSet, Index, RFile, RSymbol, Target, fam_str, family, key};
 use crate::model::sites::{FactKind, FileSites, IN_FILE, RawSite, SiteKind, Step};
 
 /// How a target was proved, in the CONTRACT's order (most certain first).
@@ -277,13 +277,39 @@ struct FileCx<'a> {
     pkg: &'a str,
     syms: &'a [RSymbol],
     sites: &'a FileSites,
-    /// Local name → what the import binding it resolved to.
-    bindings: FxMap<String, Vec<Target>>,
-    /// Local name → the import that binds it (its position in the file's).
-    namespaces: FxMap<String, usize>,
+    /// Local name → the imports that bind it (their positions in the
+    /// file's), in file order.
+    binders: FxMap<String, Vec<usize>>,
+    /// Per import, what it resolved to (`Resolver::bindings`).
+    bound: Vec<std::sync::OnceLock<Bound>>,
     /// The facts and heritage sites by what they are looked up by (a
     /// file's lookups are per site: scans would make them quadratic).
     ix: FactIndex<'a>,
+}
+
+/// What one import resolved to (external targets left out), with the keys and
+/// finds of the lookups that resolved it. The file being resolved has its
+/// imports resolved already; another file's are resolved when a lookup
+/// needs them (a callee's return type needs one import of its file, and
+/// resolving them all, through libc's glob fans, was most of re-indexing ten
+/// files).
+#[derive(Default)]
+struct Bound {
+    targets: Vec<Target>,
+    deps: Vec<u64>,
+    found: FxMap<String, (Family, String, String)>,
+}
+
+impl FileCx<'_> {
+    /// Whether an import binds `name`.
+    fn binds(&self, name: &str) -> bool {
+        self.binders.contains_key(name)
+    }
+
+    /// The import that binds `name` (the last one, when several do).
+    fn binder(&self, name: &str) -> Option<usize> {
+        self.binders.get(name).and_then(|v| v.last().copied())
+    }
 }
 
 type Fact = crate::model::sites::Fact;
@@ -362,6 +388,9 @@ pub(super) struct Resolver<'i, 'a> {
     /// The file being resolved.
     own: RefCell<Option<std::sync::Arc<FileCx<'a>>>>,
     shared: &'i CxCache<'a>,
+    /// The (file, import) of other files whose lookups' keys and finds this
+    /// file has taken on already.
+    taken: RefCell<FxSet<(usize, usize)>>,
 }
 
 /// Other files' contexts, made once a run for every file that looks into
@@ -391,6 +420,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
             ix,
             own: RefCell::new(None),
             shared,
+            taken: RefCell::new(FxSet::default()),
         }
     }
 
@@ -399,14 +429,50 @@ impl<'i, 'a> Resolver<'i, 'a> {
             return c.clone();
         }
         if let Some(own) = own {
-            let c = std::sync::Arc::new(Self::make(self.ix.tables, fi, own.to_vec()));
+            let c = std::sync::Arc::new(Self::make(self.ix.tables, fi, Some(own)));
             *self.own.borrow_mut() = Some(c.clone());
             return c;
         }
-        // Another file: its imports resolved from where it is, once a run.
-        let (c, deps, found) = self.shared.slots[fi].get_or_init(|| {
-            let files: &'a [RFile] = self.ix.files;
-            let f = &files[fi];
+        // Another file: made once a run, its imports resolved when asked.
+        let (c, deps, _) = self.shared.slots[fi].get_or_init(|| {
+            let path = &self.ix.files[fi].path;
+            let c = std::sync::Arc::new(Self::make(self.ix.tables, fi, None));
+            (
+                c,
+                vec![key(&["i", path]), super::facts_key(path)],
+                FxMap::default(),
+            )
+        });
+        self.ix.deps.borrow_mut().extend(deps.iter().copied());
+        c.clone()
+    }
+
+    /// What the imports binding `name` in `cx`'s file resolved to (several
+    /// imports may bind one name), resolving another file's on first ask.
+    fn bindings<'c>(
+        &self,
+        cx: &'c FileCx<'a>,
+        name: &str,
+    ) -> Option<std::borrow::Cow<'c, [Target]>> {
+        let binders = cx.binders.get(name)?;
+        let mut each = binders.iter().map(|&i| self.import_bound(cx, i));
+        let first = each.next()?;
+        Some(match each.next() {
+            None => std::borrow::Cow::Borrowed(first.as_slice()),
+            Some(second) => {
+                let mut all = first.clone();
+                all.extend(second.iter().cloned());
+                all.extend(each.flat_map(|t| t.iter().cloned()));
+                std::borrow::Cow::Owned(all)
+            }
+        })
+    }
+
+    /// Import `i` of `cx`'s file resolved, its lookups' keys and finds taken
+    /// on by the file being resolved.
+    fn import_bound<'c>(&self, cx: &'c FileCx<'a>, i: usize) -> &'c Vec<Target> {
+        let b = cx.bound[i].get_or_init(|| {
+            let f = cx.f;
             let probe = Index {
                 tables: self.ix.tables,
                 deps: RefCell::new(Vec::new()),
@@ -415,53 +481,61 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 rust_cache: self.ix.rust_cache,
                 found: Default::default(),
             };
-            probe.dep(&["i", &f.path]);
-            probe.deps.borrow_mut().push(super::facts_key(&f.path));
-            let resolved = f
-                .imports
-                .iter()
-                .enumerate()
-                .map(|(i, imp)| (i, super::resolve_one(&probe, fi, imp, 0)))
+            let targets = super::resolve_one(&probe, cx.fi, &f.imports[i], 0)
+                .into_iter()
+                .filter(|t| !matches!(t, Target::External(_)))
                 .collect();
-            let c = std::sync::Arc::new(Self::make(self.ix.tables, fi, resolved));
-            (c, probe.deps.into_inner(), probe.found.into_inner())
+            Bound {
+                targets,
+                deps: probe.deps.into_inner(),
+                found: probe.found.into_inner(),
+            }
         });
-        self.ix.deps.borrow_mut().extend(deps.iter().copied());
-        let mut mine = self.ix.found.borrow_mut();
-        for (k, v) in found {
-            if !mine.contains_key(k) {
-                mine.insert(k.clone(), v.clone());
+        if !(b.deps.is_empty() && b.found.is_empty()) && self.taken.borrow_mut().insert((cx.fi, i))
+        {
+            self.ix.deps.borrow_mut().extend(b.deps.iter().copied());
+            let mut mine = self.ix.found.borrow_mut();
+            for (k, v) in &b.found {
+                if !mine.contains_key(k) {
+                    mine.insert(k.clone(), v.clone());
+                }
             }
         }
-        c.clone()
+        &b.targets
     }
 
-    /// A file's context from its resolved imports.
+    /// A file's context, with its imports' targets when they are resolved
+    /// already (the file being resolved).
     fn make(
         tables: &'a super::Tables<'a>,
         fi: usize,
-        resolved: Vec<(usize, Vec<Target>)>,
+        resolved: Option<&[(usize, Vec<Target>)]>,
     ) -> FileCx<'a> {
         let files: &'a [RFile] = tables.files;
         let f = &files[fi];
         let fam = family(f.language);
         let imports = &f.imports;
-        let mut bindings: FxMap<String, Vec<Target>> = FxMap::default();
-        let mut namespaces: FxMap<String, usize> = FxMap::default();
-        for (i, targets) in resolved {
-            let imp = &imports[i];
+        let mut binders: FxMap<String, Vec<usize>> = FxMap::default();
+        for (i, imp) in imports.iter().enumerate() {
             if imp.reexport && fam == Family::Ts {
                 continue;
             }
-            let Some(local) = local_name(fam, imp) else {
-                continue;
-            };
-            let kept: Vec<Target> = targets
-                .into_iter()
+            if let Some(local) = local_name(fam, imp) {
+                binders.entry(local).or_default().push(i);
+            }
+        }
+        let bound: Vec<std::sync::OnceLock<Bound>> =
+            imports.iter().map(|_| std::sync::OnceLock::new()).collect();
+        for (i, targets) in resolved.into_iter().flatten() {
+            let targets = targets
+                .iter()
                 .filter(|t| !matches!(t, Target::External(_)))
+                .cloned()
                 .collect();
-            namespaces.insert(local.clone(), i);
-            bindings.entry(local).or_default().extend(kept);
+            let _ = bound[*i].set(Bound {
+                targets,
+                ..Bound::default()
+            });
         }
         let pkg = if fam == Family::Rust {
             f.package.as_str()
@@ -477,8 +551,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
             pkg,
             syms,
             sites,
-            bindings,
-            namespaces,
+            binders,
+            bound,
             ix: FactIndex::new(sites, syms),
         }
     }
@@ -708,7 +782,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if self.local_fact(cx, owner, first).is_some() {
             return None;
         }
-        let mut fi = match cx.bindings.get(first.as_str())?.as_slice() {
+        let mut fi = match &*self.bindings(cx, first)? {
             [Target::File(id)] => self.ix.file_by_id(id)?,
             _ => return None,
         };
@@ -750,9 +824,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         }
         let kind = if receiver.is_empty() {
             // A local, parameter or import of that name is what is called.
-            if cx.ix.locals.contains_key(&(owner, last.as_str()))
-                || cx.namespaces.contains_key(last.as_str())
-            {
+            if cx.ix.locals.contains_key(&(owner, last.as_str())) || cx.binds(last) {
                 return None;
             }
             "fn"
@@ -760,10 +832,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
             let head = receiver[0].as_str();
             // Through an import, or a method of the language's own types by
             // that name (most likely the library's, whatever the repo defines).
-            if cx.namespaces.contains_key(head)
-                || cx.bindings.contains_key(head)
-                || super::std_names::is_std_method(cx.fam, last)
-            {
+            if cx.binds(head) || super::std_names::is_std_method(cx.fam, last) {
                 return None;
             }
             "method"
@@ -780,9 +849,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let files: &'a [RFile] = self.ix.files;
         let found: Vec<&(u32, u32)> = self
             .ix
-            .callables_named(cx.fam, last)
+            .callables_named(cx.fam, last, kind == "method")
             .iter()
-            .filter(|(fi, si)| files[*fi as usize].symbols[*si as usize].kind == kind)
             .collect();
         let in_package: Vec<&&(u32, u32)> = found
             .iter()
@@ -894,8 +962,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
             .map(|c| bare(c))
             .unwrap_or_default();
         builtin_type(cx.fam, name)
-            || (cx.namespaces.contains_key(name)
-                && cx.bindings.get(name).is_none_or(|t| t.is_empty()))
+            || (cx.binds(name) && self.bindings(cx, name).is_none_or(|t| t.is_empty()))
     }
 
     /// Go: for each interface this file declares, the named types of its
@@ -1178,7 +1245,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// `{ name } from` the same module would be.
     fn member_of_import(&self, cx: &FileCx<'a>, word: &str, name: &str) -> Option<Sym<'a>> {
         use crate::model::ImportSpec;
-        let &i = cx.namespaces.get(word)?;
+        let i = cx.binder(word)?;
         let imp = cx.f.imports.get(i)?;
         let targets = match &imp.spec {
             ImportSpec::Ts {
@@ -1287,7 +1354,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         {
             return Some((s, Tier::Scope));
         }
-        if let Some(targets) = cx.bindings.get(name) {
+        if let Some(targets) = self.bindings(cx, name) {
             let mut found = targets.iter().filter_map(|t| match t {
                 Target::Symbol(id) => self.by_id(id),
                 _ => None,
@@ -1392,7 +1459,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if self.local_fact(cx, owner, word).is_some() {
             return None;
         }
-        if let Some(targets) = cx.bindings.get(word) {
+        if let Some(targets) = self.bindings(cx, word) {
             let mut it = targets.iter();
             let first = it.next()?;
             if it.any(|t| t != first) {
@@ -1515,7 +1582,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     .is_some()
                 {
                     Namespace::Module(join(&cx.f.module, "::", name), None)
-                } else if let Some(targets) = cx.bindings.get(name) {
+                } else if let Some(targets) = self.bindings(cx, name) {
                     let mut it = targets.iter();
                     let t = it.next()?;
                     if it.any(|x| x != t) {

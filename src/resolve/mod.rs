@@ -49,6 +49,8 @@ pub struct RFile {
     pub path_mods: bool,
     /// The file's definitions.
     pub symbols: Lazy<Vec<RSymbol>>,
+    /// Its functions and methods by last name (`Callables::of(symbols)`).
+    pub callables: Lazy<Callables>,
     /// Its call and reference sites, and type facts.
     pub sites: Lazy<crate::model::sites::FileSites>,
 }
@@ -58,6 +60,61 @@ pub fn declares_path_mods(imports: &[RawImport]) -> bool {
     imports
         .iter()
         .any(|i| matches!(&i.spec, ImportSpec::RustMod { paths, .. } if !paths.is_empty()))
+}
+
+/// A file's functions and methods by their last name segment, kept beside its
+/// definitions: the `name` tier looks names up across the whole ref, and
+/// decoding every file's definitions for that was a third of re-indexing ten
+/// files of a 600k-symbol ref.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Callables {
+    /// The names, one after another.
+    names: String,
+    entries: Vec<Callable>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Callable {
+    /// The symbol's position in its file's `symbols`.
+    symbol: u32,
+    /// Where its name ends in `names`.
+    end: u32,
+    method: bool,
+}
+
+impl Callables {
+    pub fn of(symbols: &[RSymbol]) -> Callables {
+        let mut out = Callables::default();
+        for (i, s) in symbols.iter().enumerate() {
+            if matches!(s.kind, "fn" | "method") {
+                out.push(
+                    i as u32,
+                    s.kind == "method",
+                    last_segment(&s.qualified_name),
+                );
+            }
+        }
+        out
+    }
+
+    pub fn push(&mut self, symbol: u32, method: bool, name: &str) {
+        self.names.push_str(name);
+        self.entries.push(Callable {
+            symbol,
+            end: self.names.len() as u32,
+            method,
+        });
+    }
+
+    /// Each callable's symbol position, whether it is a method, and its name.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, bool, &str)> {
+        let mut start = 0;
+        self.entries.iter().map(move |c| {
+            let name = &self.names[start..c.end as usize];
+            start = c.end as usize;
+            (c.symbol, c.method, name)
+        })
+    }
 }
 
 /// A symbol as the resolver sees it (its file is the `RFile` holding it).
@@ -153,7 +210,7 @@ type Key<'a> = (Family, &'a str, &'a str);
 
 /// Family → a callable's last name segment → (file, symbol) of each
 /// definition (the `name` tier's table).
-type ByName<'a> = FxMap<Family, FxMap<&'a str, Vec<(u32, u32)>>>;
+type ByName<'a> = FxMap<(Family, bool), FxMap<&'a str, Vec<(u32, u32)>>>;
 
 /// Lookup tables over one ref, shared by the threads that resolve its files.
 struct Tables<'a> {
@@ -192,6 +249,10 @@ struct Tables<'a> {
     /// The `name` tier's table: (family, a callable's last name segment) →
     /// (file, symbol) of each definition, made on the first ask.
     by_name: std::sync::OnceLock<ByName<'a>>,
+    /// When a run resolves some files only: every name the `name` tier can be
+    /// asked (the last step of each of their sites), the only ones `by_name`
+    /// then holds. `None`: every name.
+    asked: Option<FxSet<&'a str>>,
     /// The families resolved this run (whose symbols `by_name` holds).
     families: Vec<Family>,
 }
@@ -640,6 +701,7 @@ impl<'a> Tables<'a> {
             layout,
             by_file_id: std::sync::OnceLock::new(),
             by_name: std::sync::OnceLock::new(),
+            asked: None,
             families: families.to_vec(),
         };
         for (i, f) in files.iter().enumerate() {
@@ -958,9 +1020,9 @@ impl<'a> Index<'a> {
         }
     }
 
-    /// The definitions of callables whose last name segment is `name`
-    /// (the `name` tier), in file then symbol order.
-    fn callables_named(&self, fam: Family, name: &str) -> &'a [(u32, u32)] {
+    /// The definitions of functions (`method` false) or methods whose last
+    /// name segment is `name` (the `name` tier), in file then symbol order.
+    fn callables_named(&self, fam: Family, name: &str, method: bool) -> &'a [(u32, u32)] {
         self.dep_key(name_key(fam, name));
         let tables: &'a Tables<'a> = self.tables;
         let map = tables.by_name.get_or_init(|| {
@@ -970,20 +1032,21 @@ impl<'a> Index<'a> {
                 if !tables.families.contains(&fam) {
                     continue;
                 }
-                let symbols: &'a [RSymbol] = &f.symbols;
-                for (si, s) in symbols.iter().enumerate() {
-                    if matches!(s.kind, "fn" | "method") {
-                        map.entry(fam)
-                            .or_default()
-                            .entry(last_segment(&s.qualified_name))
-                            .or_default()
-                            .push((fi as u32, si as u32));
+                let callables: &'a Callables = &f.callables;
+                for (si, method, name) in callables.iter() {
+                    if tables.asked.as_ref().is_some_and(|a| !a.contains(name)) {
+                        continue;
                     }
+                    map.entry((fam, method))
+                        .or_default()
+                        .entry(name)
+                        .or_default()
+                        .push((fi as u32, si));
                 }
             }
             map
         });
-        map.get(&fam)
+        map.get(&(fam, method))
             .and_then(|m| m.get(name))
             .map_or(&[], Vec::as_slice)
     }
@@ -1075,7 +1138,20 @@ pub fn resolve_files(
             families.push(fam);
         }
     }
-    let tables = Tables::new(files, layout, &families);
+    let mut tables = Tables::new(files, layout, &families);
+    // Ten changed files ask the `name` tier about a few hundred names; a
+    // table of all 300k callables of a large ref was a fifth of such a run.
+    if let Some(only) = only {
+        tables.asked = Some(
+            files
+                .iter()
+                .zip(only)
+                .filter(|(_, resolve)| **resolve)
+                .flat_map(|(f, _)| &f.sites.sites)
+                .filter_map(|s| s.chain.last().map(|c| c.as_str()))
+                .collect(),
+        );
+    }
     let rust_cache = rust::Cache::default();
     let contexts = calls::CxCache::new(files.len());
     files
@@ -1200,6 +1276,7 @@ mod tests {
             imports: Lazy::new(vec![]),
             path_mods: false,
             symbols: Lazy::new(vec![]),
+            callables: Lazy::new(Callables::default()),
             sites: Lazy::new(Default::default()),
         };
         assert_eq!(python_absolute(&f, ".").as_deref(), Some("a.b"));

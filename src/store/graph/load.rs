@@ -6,7 +6,7 @@ use kuzu::Connection;
 
 use super::csv::Csv;
 use super::readers::Session;
-use super::rows::{Changes, ImportChanges, ImportLabel, ImportRow};
+use super::rows::{Changes, ImportChanges, ImportLabel, ImportRow, PackageRow};
 use super::schema::q;
 use super::write::{delete_ref, upsert_repo_and_ref, upsert_repo_and_ref_tagged};
 use super::{GraphError, GraphStore, Result, external_id, package_id, ref_id};
@@ -154,9 +154,8 @@ fn copy_edges(
 ) -> Result<()> {
     let mut copier = Copier::new(session.connection())?;
     let go_on = || go_on(abandon);
-    // Few rows (one per Go directory and file): written as statements.
     if let Some(packages) = &c.packages {
-        super::write::sync_packages(session, c, packages)?;
+        copy_packages(&mut copier, session, c, packages)?;
     }
     if let Some(ImportChanges::All(imports)) = &c.imports {
         go_on()?;
@@ -167,6 +166,53 @@ fn copy_edges(
         copier.copy_statement(statement, &mut write)?;
     }
     Ok(())
+}
+
+/// Go packages and their files' IN_PACKAGE edges: by COPY when the ref has
+/// none yet (Go's `src/`: 6k edges took 0.7 s as statements, each matching
+/// both its ends), else as the diff `sync_packages` writes.
+fn copy_packages(
+    copier: &mut Copier<'_, '_>,
+    session: &mut Session<'_, '_>,
+    c: &Changes,
+    packages: &[PackageRow],
+) -> Result<()> {
+    if super::write::ref_has_packages(session, c)? {
+        return super::write::sync_packages(session, c, packages);
+    }
+    let mut rows: Vec<(String, &str, &[String])> = packages
+        .iter()
+        .map(|p| {
+            (
+                package_id(&c.repo, &c.ref_name, &p.path),
+                p.path.as_str(),
+                p.files.as_slice(),
+            )
+        })
+        .collect();
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    rows.dedup_by(|a, b| a.0 == b.0);
+    copier.copy("copy_packages", &mut |csv| {
+        for (id, path, _) in &rows {
+            csv.text(id)
+                .text(&c.repo)
+                .text(&c.ref_name)
+                .text(path)
+                .text("go")
+                .end();
+        }
+    })?;
+    let mut members: Vec<(&str, &str)> = rows
+        .iter()
+        .flat_map(|(id, _, files)| files.iter().map(move |f| (f.as_str(), id.as_str())))
+        .collect();
+    members.sort_unstable();
+    members.dedup();
+    copier.copy("copy_package_files", &mut |csv| {
+        for (file, package) in &members {
+            csv.text(file).text(package).end();
+        }
+    })
 }
 
 /// Writes rows to CSV files in a scratch directory and COPYs each into Kuzu.

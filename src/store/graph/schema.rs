@@ -380,6 +380,14 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/copy_names.cypher"),
     ),
     (
+        "copy_packages",
+        include_str!("../../../queries/copy_packages.cypher"),
+    ),
+    (
+        "copy_package_files",
+        include_str!("../../../queries/copy_package_files.cypher"),
+    ),
+    (
         "delete_ref_names",
         include_str!("../../../queries/delete_ref_names.cypher"),
     ),

@@ -689,6 +689,15 @@ pub(super) fn sync_externals<'x>(
     )
 }
 
+/// Whether the ref has a Go package in the graph.
+pub(super) fn ref_has_packages(conn: &mut Session<'_, '_>, c: &Changes) -> Result<bool> {
+    let rows = conn.exec(
+        q("ref_packages"),
+        vec![("repo", s(&c.repo)), ("ref", s(&c.ref_name))],
+    )?;
+    Ok(rows.into_iter().next().is_some())
+}
+
 /// Brings the ref's Package nodes and their IN_PACKAGE edges to exactly
 /// `wanted`, touching only what differs (a file added to a package is one
 /// edge, whatever its fan-in). Runs after the files are written and before

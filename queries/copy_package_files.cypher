@@ -1,0 +1,1 @@
+COPY IN_PACKAGE FROM '{csv}' (HEADER=false, AUTO_DETECT=false, DELIM=',', QUOTE='"', ESCAPE='"', NULL_STRINGS=['\\N'])

@@ -33,8 +33,10 @@ struct LangSpec {
     /// Patterns below this (and from `symbol_patterns`) are imports; the rest
     /// are `calls.scm`'s: call and reference sites, type facts.
     import_patterns_end: usize,
-    /// `symbols.scm` alone, for runs that skip imports.
-    symbols_only: Query,
+    /// `symbols.scm` alone, for runs that skip imports (compiled when first
+    /// used: a re-index of a few files would pay for it on every run).
+    symbols_only: OnceLock<Query>,
+    lang: &'static str,
 }
 
 /// Grammars and queries for every language, each compiled when first needed
@@ -165,13 +167,22 @@ fn spec(grammar: tree_sitter::Language, lang: &'static str) -> Result<LangSpec, 
             });
         }
     };
-    let symbols = compile(&grammar, lang, "symbols.scm")?;
-    let imports = compile(&grammar, lang, "imports.scm")?;
+    // Which file a pattern came from, by where it starts in the combined text
+    // (compiling each file again only to count its patterns cost a third of
+    // compiling the queries).
+    let imports_at = query_text(lang, "symbols.scm").len() + 1;
+    let calls_at = imports_at + query_text(lang, "imports.scm").len() + 1;
+    let starting_before = |at: usize| {
+        (0..query.pattern_count())
+            .filter(|&i| query.start_byte_for_pattern(i) < at)
+            .count()
+    };
     Ok(LangSpec {
-        symbol_patterns: symbols.pattern_count(),
-        import_patterns_end: symbols.pattern_count() + imports.pattern_count(),
+        symbol_patterns: starting_before(imports_at),
+        import_patterns_end: starting_before(calls_at),
         query,
-        symbols_only: symbols,
+        symbols_only: OnceLock::new(),
+        lang,
         grammar,
     })
 }
@@ -404,7 +415,10 @@ impl Extractor {
         let query = if with_imports {
             &spec.query
         } else {
-            &spec.symbols_only
+            spec.symbols_only.get_or_init(|| {
+                compile(&spec.grammar, spec.lang, "symbols.scm")
+                    .expect("the shipped queries compile (tests/queries.rs)")
+            })
         };
         let names = query.capture_names();
         let mut cursor = QueryCursor::new();
@@ -727,5 +741,34 @@ pub fn qualify(language: Language, module: &str, chain: &[&str]) -> String {
         inner
     } else {
         format!("{module}{module_sep}{inner}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pattern boundaries read off the combined query are those of the
+    /// files compiled on their own.
+    #[test]
+    fn combined_query_splits_where_its_files_do() {
+        for language in LANGUAGES {
+            let (grammar, lang) = grammar_of(language);
+            let spec = spec(grammar.clone(), lang).expect("compiles");
+            let symbols = compile(&grammar, lang, "symbols.scm").expect("symbols");
+            let imports = compile(&grammar, lang, "imports.scm").expect("imports");
+            let calls = compile(&grammar, lang, "calls.scm").expect("calls");
+            assert_eq!(spec.symbol_patterns, symbols.pattern_count(), "{lang}");
+            assert_eq!(
+                spec.import_patterns_end,
+                symbols.pattern_count() + imports.pattern_count(),
+                "{lang}"
+            );
+            assert_eq!(
+                spec.query.pattern_count(),
+                spec.import_patterns_end + calls.pattern_count(),
+                "{lang}"
+            );
+        }
     }
 }

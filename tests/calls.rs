@@ -426,3 +426,73 @@ fn a_lost_resolution_state_keeps_the_call_graph() {
     });
     assert_eq!(again, fresh, "the call graph after the state was lost");
 }
+
+/// A callee's return type is looked up through its own file's import
+/// (`use crate::c::Widget` in `b.rs`), which a run resolves only when asked.
+/// When what that import names changes without `b.rs` changing (`c.rs` comes
+/// to re-export `d`'s `Widget`, then defines its own), the caller in a third
+/// file is resolved again: the keys of the import's lookups are the caller's
+/// too.
+#[test]
+fn a_callees_import_moving_re_resolves_its_callers() {
+    let work = tempfile::tempdir().expect("tmp");
+    let tree = work.path().join("repo");
+    let write = |path: &str, text: &str| {
+        let p = tree.join(path);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    };
+    write(
+        "Cargo.toml",
+        "[package]\nname = \"shop\"\nversion = \"0.1.0\"\n",
+    );
+    write(
+        "src/lib.rs",
+        "pub mod a;\npub mod b;\npub mod c;\npub mod d;\n",
+    );
+    write(
+        "src/a.rs",
+        "pub fn go() {\n    crate::b::make().run();\n}\n",
+    );
+    write(
+        "src/b.rs",
+        "use crate::c::Widget;\n\npub fn make() -> Widget {\n    Widget\n}\n",
+    );
+    let widget = "pub struct Widget;\n\nimpl Widget {\n    pub fn run(&self) {}\n}\n";
+    write("src/c.rs", "pub struct Gadget;\n");
+    write("src/d.rs", widget);
+    let data = cruxe::store::datadir::DataDir::new(work.path().join("data"));
+    let o = opts("shop");
+    let step = |what: &str| {
+        let report =
+            cruxe::index::index_repo(&tree, &data, &o, &cruxe::index::Silent).expect("index");
+        let incremental = dump(&Indexed {
+            tmp: tempfile::tempdir().expect("tmp"),
+            data: cruxe::store::datadir::DataDir::new(work.path().join("data")),
+            report,
+        });
+        assert_eq!(
+            incremental,
+            dump(&index_path(&tree, "shop")),
+            "{what}: incremental and fresh call graphs differ"
+        );
+        incremental
+    };
+    let run_of = |d: &BTreeSet<(String, String, String, i64, String, String)>| {
+        d.iter()
+            .filter(|e| {
+                e.0 == "CALLS" && e.1.starts_with("a::go#") && e.2.ends_with("Widget::run#method")
+            })
+            .map(|e| (e.2.clone(), e.4.clone()))
+            .collect::<Vec<_>>()
+    };
+    let typed = |to: &str| vec![(format!("{to}::Widget::run#method"), "typed".to_string())];
+    let first = step("first index");
+    assert_ne!(run_of(&first), typed("d"), "b's import names nothing yet");
+    write("src/c.rs", "pub use crate::d::Widget;\n");
+    let moved = step("c re-exports d's Widget");
+    assert_eq!(run_of(&moved), typed("d"), "{moved:?}");
+    write("src/c.rs", widget);
+    let own = step("c defines its own Widget");
+    assert_eq!(run_of(&own), typed("c"), "{own:?}");
+}

@@ -18,7 +18,9 @@ fn calls_fixture(lang: &str) -> std::path::PathBuf {
 /// Every call-graph edge of the graph as `(rel, from, to, line, confidence,
 /// kind)`: `from` a qualified name or `file:PATH`, `to` a qualified name or,
 /// for UNRESOLVED, `?name`.
-fn dump(ix: &Indexed) -> BTreeSet<(String, String, String, i64, String, String)> {
+type Dump = BTreeSet<(String, String, String, i64, String, String)>;
+
+fn dump(ix: &Indexed) -> Dump {
     let mut out = BTreeSet::new();
     for rel in ["CALLS", "REFERENCES", "IMPLEMENTS", "EXTENDS"] {
         let props = match rel {
@@ -322,6 +324,25 @@ fn go_random_edits_keep_the_call_graph_equal_to_a_fresh_index() {
     incremental_equals_fresh("go", "go");
 }
 
+/// Indexes `tree` again into the data dir under `work`, checks the call graph
+/// against a fresh index of the same tree, and returns it.
+fn reindex_equals_fresh(work: &Path, tree: &Path, lang: &str, what: &str) -> Dump {
+    let data = cruxe::store::datadir::DataDir::new(work.join("data"));
+    let report =
+        cruxe::index::index_repo(tree, &data, &opts(lang), &cruxe::index::Silent).expect("index");
+    let incremental = dump(&Indexed {
+        tmp: tempfile::tempdir().expect("tmp"),
+        data,
+        report,
+    });
+    assert_eq!(
+        incremental,
+        dump(&index_path(tree, lang)),
+        "{lang} {what}: incremental and fresh call graphs differ"
+    );
+    incremental
+}
+
 /// The `name` tier's edge of a fixture (`from` → `to`, both qualified names)
 /// goes when a second callable of that name appears in another file, and
 /// comes back when it goes; each incremental graph equals a fresh index.
@@ -329,9 +350,7 @@ fn name_edge_follows_definitions(lang: &str, added: &str, body: &str, from: &str
     let work = tempfile::tempdir().expect("tmp");
     let tree = work.path().join("repo");
     copy_tree(&calls_fixture(lang), &tree);
-    let data = cruxe::store::datadir::DataDir::new(work.path().join("data"));
-    let o = opts(lang);
-    let has_edge = |d: &BTreeSet<(String, String, String, i64, String, String)>| {
+    let has_edge = |d: &Dump| {
         d.iter().any(|e| {
             e.0 == "CALLS"
                 && e.1.split('#').next() == Some(from)
@@ -339,21 +358,7 @@ fn name_edge_follows_definitions(lang: &str, added: &str, body: &str, from: &str
                 && e.4 == "name"
         })
     };
-    let step = |what: &str| {
-        let report =
-            cruxe::index::index_repo(&tree, &data, &o, &cruxe::index::Silent).expect("index");
-        let incremental = dump(&Indexed {
-            tmp: tempfile::tempdir().expect("tmp"),
-            data: cruxe::store::datadir::DataDir::new(work.path().join("data")),
-            report,
-        });
-        assert_eq!(
-            incremental,
-            dump(&index_path(&tree, lang)),
-            "{lang} {what}: incremental and fresh call graphs differ"
-        );
-        incremental
-    };
+    let step = |what: &str| reindex_equals_fresh(work.path(), &tree, lang, what);
     assert!(
         has_edge(&step("first index")),
         "{lang}: no name edge {from} -> {to}"
@@ -461,24 +466,8 @@ fn a_callees_import_moving_re_resolves_its_callers() {
     let widget = "pub struct Widget;\n\nimpl Widget {\n    pub fn run(&self) {}\n}\n";
     write("src/c.rs", "pub struct Gadget;\n");
     write("src/d.rs", widget);
-    let data = cruxe::store::datadir::DataDir::new(work.path().join("data"));
-    let o = opts("shop");
-    let step = |what: &str| {
-        let report =
-            cruxe::index::index_repo(&tree, &data, &o, &cruxe::index::Silent).expect("index");
-        let incremental = dump(&Indexed {
-            tmp: tempfile::tempdir().expect("tmp"),
-            data: cruxe::store::datadir::DataDir::new(work.path().join("data")),
-            report,
-        });
-        assert_eq!(
-            incremental,
-            dump(&index_path(&tree, "shop")),
-            "{what}: incremental and fresh call graphs differ"
-        );
-        incremental
-    };
-    let run_of = |d: &BTreeSet<(String, String, String, i64, String, String)>| {
+    let step = |what: &str| reindex_equals_fresh(work.path(), &tree, "shop", what);
+    let run_of = |d: &Dump| {
         d.iter()
             .filter(|e| {
                 e.0 == "CALLS" && e.1.starts_with("a::go#") && e.2.ends_with("Widget::run#method")

@@ -1,7 +1,7 @@
 //! The real `cruxe` binary as an engineer uses it: index, status, cypher (table and
 //! JSON, writes refused), hierarchy, help, and clear errors.
 
-use crate::common::{cruxe, fixture, s, stderr, stdout};
+use crate::common::{cruxe, cruxe_bin, fixture, s, stderr, stdout};
 
 fn indexed(lang: &str) -> (tempfile::TempDir, String) {
     let tmp = tempfile::tempdir().expect("tmp");
@@ -59,6 +59,38 @@ fn index_prints_the_summary_line() {
         "{}",
         stdout(&again)
     );
+}
+
+/// A closed standard error (`cruxe index … 2>&1 | head -1`, after its first
+/// line) does not stop a run: the progress lines are dropped, the run saves
+/// its state, and the next run re-parses nothing.
+#[test]
+fn index_finishes_when_stderr_is_closed() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let data = tmp.path().join("data");
+    let fx = fixture("rust");
+    let args = [
+        "index",
+        fx.to_str().expect("utf8"),
+        "--data",
+        data.to_str().expect("utf8"),
+        "--repo",
+        "rust",
+        "--ref",
+        "test",
+    ];
+    let mut child = std::process::Command::new(cruxe_bin())
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stderr.take());
+    let out = child.wait_with_output().expect("wait");
+    assert!(out.status.success(), "exit {:?}", out.status);
+    let again = cruxe(&args);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(stdout(&again).contains("(0 parsed,"), "{}", stdout(&again));
 }
 
 #[test]

@@ -571,6 +571,11 @@ impl Bar {
     }
 }
 
+/// A line on standard error, dropped when it cannot be written.
+fn note(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
 impl Progress for Bar {
     fn phase(&self, name: &str, total: u64) {
         if let Ok(mut p) = self.phase.lock() {
@@ -584,8 +589,12 @@ impl Progress for Bar {
                     b.set_position(0);
                 }
             }
-            None if total > 0 => eprintln!("cruxe: {name} {total} files"),
-            None => eprintln!("cruxe: {name}"),
+            // A progress line never stops a run: `eprintln!` panics when
+            // standard error is closed (`2>&1 | head -1`), and a run stopped
+            // after its commit leaves no state to trust (the next run
+            // re-parses everything).
+            None if total > 0 => note(&format!("cruxe: {name} {total} files")),
+            None => note(&format!("cruxe: {name}")),
         }
     }
     fn advance(&self, n: u64) {

@@ -394,17 +394,11 @@ pub(super) struct Resolver<'i, 'a> {
 }
 
 /// Other files' contexts, made once a run for every file that looks into
-/// them (a type's file, a callee's), with the keys and finds of the
-/// lookups that made them, which each user takes on as its own.
+/// them (a type's file, a callee's); their imports are resolved when asked
+/// (`Resolver::bindings`).
 pub(super) struct CxCache<'a> {
-    slots: Vec<std::sync::OnceLock<Made<'a>>>,
+    slots: Vec<std::sync::OnceLock<std::sync::Arc<FileCx<'a>>>>,
 }
-
-type Made<'a> = (
-    std::sync::Arc<FileCx<'a>>,
-    Vec<u64>,
-    FxMap<String, (Family, String, String)>,
-);
 
 impl CxCache<'_> {
     pub(super) fn new(files: usize) -> Self {
@@ -433,18 +427,17 @@ impl<'i, 'a> Resolver<'i, 'a> {
             *self.own.borrow_mut() = Some(c.clone());
             return c;
         }
-        // Another file: made once a run, its imports resolved when asked.
-        let (c, deps, _) = self.shared.slots[fi].get_or_init(|| {
-            let path = &self.ix.files[fi].path;
-            let c = std::sync::Arc::new(Self::make(self.ix.tables, fi, None));
-            (
-                c,
-                vec![key(&["i", path]), super::facts_key(path)],
-                FxMap::default(),
-            )
-        });
-        self.ix.deps.borrow_mut().extend(deps.iter().copied());
-        c.clone()
+        // Another file: made once a run, its imports resolved when asked. A
+        // user depends on the file's imports and facts (its import list and
+        // facts are what the context is made of).
+        let path = &self.ix.files[fi].path;
+        self.ix
+            .deps
+            .borrow_mut()
+            .extend([key(&["i", path]), super::facts_key(path)]);
+        self.shared.slots[fi]
+            .get_or_init(|| std::sync::Arc::new(Self::make(self.ix.tables, fi, None)))
+            .clone()
     }
 
     /// What the imports binding `name` in `cx`'s file resolved to (several

@@ -512,13 +512,14 @@ fn symbol_hierarchy_user_story() {
             "line_start",
             "line_end",
             "symbol_id",
-            "symbol_stable_id",
             "qualified_name",
             "path",
             "depth",
         ] {
             assert!(!n[k].is_null(), "{k} missing in {n}");
         }
+        // Trimmed from list items (issue 19): get_node shows it.
+        assert!(n.get("symbol_stable_id").is_none(), "{n}");
     }
     assert_eq!(
         (h[0]["line_start"].as_i64(), h[0]["line_end"].as_i64()),
@@ -1306,21 +1307,73 @@ fn snapshots_of_every_tool() {
     }
 }
 
-/// The token estimate of one context item, recomputed from the JSON the client got.
-fn estimate(item: &Value) -> u64 {
-    let words = item.to_string().split_whitespace().count() as u64;
-    (words * 13).div_ceil(10)
+/// The contract's token estimate of one context item, recomputed from the JSON
+/// the client got: the larger of `ceil(words × 1.3)` and o200k_base's count.
+fn estimate(bpe: &tiktoken_rs::CoreBPE, item: &Value) -> u64 {
+    let json = item.to_string();
+    let words = json.split_whitespace().count() as u64;
+    ((words * 13).div_ceil(10)).max(bpe.encode_ordinary(&json).len() as u64)
 }
 
-/// get_code_context never goes over its budget, and the reported estimate is the
-/// sum of the items' estimates: random queries × budgets 1..10000 × both strategies.
+/// A TypeScript module as a bundler leaves it: declarations side by side on
+/// a few very long lines, no indentation, short names.
+fn minified_ts(dir: &Path) {
+    std::fs::create_dir_all(dir.join("dist")).expect("mkdir");
+    let words = ["auth", "token", "user", "config", "handler", "claims"];
+    let mut text = String::new();
+    for (i, w) in words.iter().cycle().take(48).enumerate() {
+        text.push_str(&format!(
+            "export function {w}Step{i}(a,b){{const c=a.map(d=>d*{i}).filter(e=>e>b);if(c.length>{i}){{return c.reduce((f,g)=>f+g,0)}}return validate{w}(c,\"{w}-{i}\")}}"
+        ));
+        if i % 8 == 7 {
+            text.push('\n');
+        }
+    }
+    for w in words {
+        text.push_str(&format!(
+            "export const validate{w}=(x,y)=>x.length>0&&y!==\"\";"
+        ));
+    }
+    std::fs::write(dir.join("dist/bundle.ts"), text).expect("write");
+    std::fs::write(dir.join("package.json"), "{\"name\":\"mini\"}").expect("write");
+}
+
+/// get_code_context never goes over its budget, in the tokens a model would
+/// pay: random queries × budgets 1..10000 × both strategies, on Go (tabs),
+/// Python and minified TypeScript. The whole `content[0].text`, counted by
+/// o200k_base, stays within `max_tokens` plus what the answer costs with no
+/// items (its metadata block) and a separator per item; `estimated_tokens` is
+/// the sum of the items' estimates.
 #[test]
 fn code_context_fits_every_budget() {
-    let server = serve(&["rust", "python"], &[], &[]);
+    let tmp = tempfile::tempdir().expect("tmp");
+    let mut paths = Vec::new();
+    for f in ["go", "python"] {
+        let dest = tmp.path().join(f);
+        copy_tree(&fixture(f), &dest);
+        paths.push(dest);
+    }
+    // A long tab-indented Go function: a depth answer's body is cut to fit.
+    let mut big = String::from(
+        "package auth\n\n// ValidateTokenChain checks each token of a chain.\nfunc ValidateTokenChain(tokens []string) error {\n",
+    );
+    for i in 0..120 {
+        big.push_str(&format!(
+            "\tif len(tokens) > {i} {{\n\t\tif tokens[{i}] == \"\" {{\n\t\t\treturn errEmpty\n\t\t}}\n\t}}\n"
+        ));
+    }
+    big.push_str("\treturn nil\n}\n");
+    std::fs::write(tmp.path().join("go/auth/chain.go"), big).expect("write");
+    let mini = tmp.path().join("mini");
+    minified_ts(&mini);
+    paths.push(mini);
+    let server = serve_paths(tmp, &paths, &[], &[]);
     wait_ready(&server);
+    let bpe = tiktoken_rs::o200k_base().expect("o200k_base");
     let words = [
         "auth", "token", "validate", "user", "service", "handler", "claims", "create", "find",
-        "config", "error", "jwt", "start", "delete", "describe", "key", "name", "main",
+        "config", "error", "jwt", "start", "delete", "describe", "key", "name", "main", "step",
+        "issuer",
     ];
     // A small deterministic generator (no extra dependency): xorshift.
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -1331,7 +1384,7 @@ fn code_context_fits_every_budget() {
         x % n
     };
     let mut calls = Vec::new();
-    for i in 0..160 {
+    for i in 0..180 {
         let q: Vec<&str> = (0..1 + next(3))
             .map(|_| words[next(words.len() as u64) as usize])
             .collect();
@@ -1342,21 +1395,52 @@ fn code_context_fits_every_budget() {
             _ => 1 + next(10_000),
         };
         let strategy = if (i / 4) % 2 == 0 { "breadth" } else { "depth" };
-        let repo = if i % 3 == 0 { "python" } else { "rust" };
+        let repo = ["go", "python", "mini"][i % 3];
         calls.push((
             "get_code_context",
             json!({"repo": repo, "query": q.join(" "), "max_tokens": budget, "strategy": strategy}),
         ));
     }
+    let report = client(json!({
+        "transport": "http",
+        "url": server.url(),
+        "calls": calls.iter().map(|(n, a)| json!([n, a])).collect::<Vec<_>>(),
+    }));
+    let texts: Vec<String> = report["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| r["text"].as_str().expect("text").to_string())
+        .collect();
     let mut saw_cut = false;
     let mut saw_empty = false;
-    for ((_, args), (v, err)) in calls.iter().zip(call_all(&server, &calls)) {
+    let mut saw_tabs_over_words = false;
+    for (((_, args), (v, err)), text) in calls.iter().zip(results(&report)).zip(&texts) {
         assert!(!err, "{args}: {v}");
         let budget = args["max_tokens"].as_u64().expect("budget");
         let items = v["context_items"].as_array().expect("items");
         let reported = v["estimated_tokens"].as_u64().expect("estimate");
         assert!(reported <= budget, "{args}: {reported} > {budget}");
-        assert_eq!(reported, items.iter().map(estimate).sum::<u64>(), "{args}");
+        assert_eq!(
+            reported,
+            items.iter().map(|i| estimate(&bpe, i)).sum::<u64>(),
+            "{args}"
+        );
+        // The text as the client got it, against the same answer without items
+        // (key order is kept: serde_json's preserve_order is on).
+        let mut bare = v.clone();
+        bare["context_items"] = json!([]);
+        let overhead = bpe.encode_ordinary(&bare.to_string()).len() as u64;
+        let real = bpe.encode_ordinary(text).len() as u64;
+        assert!(
+            real <= budget + overhead + items.len() as u64,
+            "{args}: the text is {real} tokens, over {budget} + {overhead} (no items) + {}",
+            items.len()
+        );
+        saw_tabs_over_words |= items.iter().any(|i| {
+            let j = i.to_string();
+            j.contains("\\t") && bpe.encode_ordinary(&j).len() > 2 * j.split_whitespace().count()
+        });
         let meta = &v["metadata"];
         assert_eq!(meta["returned"], items.len());
         assert_eq!(meta["strategy"], args["strategy"]);
@@ -1384,6 +1468,10 @@ fn code_context_fits_every_budget() {
     assert!(
         saw_empty,
         "no budget was too small for every candidate: the test did not test"
+    );
+    assert!(
+        saw_tabs_over_words,
+        "no item was tab-indented code the word formula undercounts: the test did not test"
     );
 }
 
@@ -1641,7 +1729,12 @@ fn code_context_user_story() {
     let small = &r[3].0;
     assert_eq!(small["truncated"], true);
     assert!(!items(small).is_empty());
-    let smallest = breadth.iter().map(estimate).min().expect("an item");
+    let bpe = tiktoken_rs::o200k_base().expect("o200k_base");
+    let smallest = breadth
+        .iter()
+        .map(|i| estimate(&bpe, i))
+        .min()
+        .expect("an item");
     assert!(
         tokens(small) <= 100 && tokens(small) + smallest > 100 - smallest,
         "{small}"
@@ -1652,9 +1745,13 @@ fn code_context_user_story() {
     // 5: the default budget is 4000.
     assert_eq!(r[5].0["metadata"]["max_tokens"], 4000);
     assert!(tokens(&r[5].0) <= 4000);
-    // 8: the estimate is ceil(words × 1.3) of each item's compact JSON, summed.
+    // 8: the estimate is the larger of ceil(words × 1.3) and o200k_base's count
+    // of each item's compact JSON, summed.
     for (v, _) in &r[..6] {
-        assert_eq!(tokens(v), items(v).iter().map(estimate).sum::<u64>());
+        assert_eq!(
+            tokens(v),
+            items(v).iter().map(|i| estimate(&bpe, i)).sum::<u64>()
+        );
     }
 }
 

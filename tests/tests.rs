@@ -3,6 +3,7 @@
 mod common;
 
 mod bad_input;
+mod budgets;
 mod call_tools;
 mod calls;
 mod cli;

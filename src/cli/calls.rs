@@ -39,6 +39,7 @@ fn answer<T: Answer>(
         repo.clone(),
         ref_name.clone(),
         graph,
+        Default::default(),
         root,
         Box::new(move || Ok(cat.clone())),
         Box::new(|| Err(ToolError::internal("no search index on the command line"))),

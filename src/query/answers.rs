@@ -105,11 +105,12 @@ pub struct ErrorBody {
     pub data: Value,
 }
 
-/// A symbol as most answers show it.
+/// A symbol as most answers show it. Its `symbol_id` is what the other tools
+/// take (`get_node`, the call graph); the long content-hash id is left out of
+/// lists (it cost an agent ~40 tokens an item) and shown by `get_node`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SymbolRef {
     pub symbol_id: String,
-    pub symbol_stable_id: String,
     pub name: String,
     pub kind: String,
     pub qualified_name: String,
@@ -124,7 +125,6 @@ impl From<&SymbolRow> for SymbolRef {
     fn from(s: &SymbolRow) -> SymbolRef {
         SymbolRef {
             symbol_id: s.id.clone(),
-            symbol_stable_id: s.stable_id.clone(),
             name: s.name.clone(),
             kind: s.kind.clone(),
             qualified_name: s.qualified_name.clone(),
@@ -141,7 +141,6 @@ impl From<crate::store::catalog::Entry<'_>> for SymbolRef {
     fn from(e: crate::store::catalog::Entry<'_>) -> SymbolRef {
         SymbolRef {
             symbol_id: e.id(),
-            symbol_stable_id: e.stable_id(),
             name: e.name().to_string(),
             kind: e.kind().to_string(),
             qualified_name: e.qualified_name().to_string(),
@@ -199,7 +198,6 @@ pub struct RelatedAnswer {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Anchor {
     pub symbol_id: String,
-    pub symbol_stable_id: String,
     pub name: String,
     pub kind: String,
     pub qualified_name: String,
@@ -250,23 +248,50 @@ pub struct OutlineAnswer {
     pub module: String,
     pub package: String,
     pub line_count: i64,
+    /// Symbols in the file; `returned` of them are on this page.
     pub symbol_count: usize,
+    pub returned: usize,
+    /// Symbols in source order (nested); a page holds what fits `max_tokens`.
     pub symbols: Vec<OutlineNode>,
+    pub truncated: bool,
+    /// Pass as `cursor` for the next page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
     pub metadata: Metadata,
 }
 
+/// A symbol of an outline. Its qualified name is left out: the nesting and
+/// the file's module give it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct OutlineNode {
     pub symbol_id: String,
     pub name: String,
     pub kind: String,
-    pub qualified_name: String,
     pub signature: String,
     pub visibility: String,
     pub line_start: i64,
     pub line_end: i64,
+    /// On a page after the first, a symbol whose parent was on an earlier
+    /// page: the parent's `symbol_id`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<OutlineNode>,
+}
+
+impl crate::query::budget::Paged for OutlineNode {
+    fn take_children(&mut self) -> Vec<Self> {
+        std::mem::take(&mut self.children)
+    }
+    fn push_child(&mut self, child: Self) {
+        self.children.push(child);
+    }
+    fn page_id(&self) -> String {
+        self.symbol_id.clone()
+    }
+    fn set_parent(&mut self, parent: String) {
+        self.parent = Some(parent);
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -283,13 +308,21 @@ pub struct TreeAnswer {
 /// What the tree answer says about itself besides its nodes.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct TreeMeta {
+    /// Nodes in the whole tree (`total_exact: false`: at least this many; the
+    /// tree is built only as far as the cursor plus `limit`).
     pub total_nodes: usize,
+    pub total_exact: bool,
+    /// Nodes on this page.
+    pub returned: usize,
     pub total_files: usize,
     pub pattern: String,
     /// `path` or `search`.
     pub mode: String,
     pub depth: usize,
     pub truncated: bool,
+    /// Pass as `cursor` for the next page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
 }
 
 /// A directory, file or symbol node (`node_id` reads it with `get_node`).
@@ -314,8 +347,27 @@ pub struct TreeNode {
     pub line: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line_end: Option<i64>,
+    /// On a page after the first, a node whose parent was on an earlier page:
+    /// the parent's `node_id`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<TreeNode>,
+}
+
+impl crate::query::budget::Paged for TreeNode {
+    fn take_children(&mut self) -> Vec<Self> {
+        std::mem::take(&mut self.children)
+    }
+    fn push_child(&mut self, child: Self) {
+        self.children.push(child);
+    }
+    fn page_id(&self) -> String {
+        self.node_id.clone()
+    }
+    fn set_parent(&mut self, parent: String) {
+        self.parent = Some(parent);
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -334,8 +386,18 @@ pub struct NodeAnswer {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line_end: Option<i64>,
     /// The source of a file or symbol; a directory's entries, one a line.
+    /// Long content comes in pages of whole lines (`max_tokens`).
     pub content: String,
-    /// A directory's entries (node ids).
+    /// The lines `content` holds (a directory's: entry numbers), 1-based.
+    pub content_line_start: i64,
+    pub content_line_end: i64,
+    /// Content was left out: from `next_line` on (or a line longer than the
+    /// budget, cut).
+    pub truncated: bool,
+    /// Pass as `line_start` to read on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_line: Option<i64>,
+    /// A directory's entries on this page (node ids).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub children: Option<Vec<String>>,
     pub metadata: Metadata<NodeMeta>,

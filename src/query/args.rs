@@ -54,6 +54,30 @@ pub fn limit(v: Option<i64>, default: usize, max: usize) -> Result<usize, ToolEr
     }
 }
 
+/// The default token budget of a list-like answer (CONTRACT section 3).
+pub const LIST_TOKENS: usize = 4000;
+
+/// A `max_tokens` argument: at least 1.
+pub fn max_tokens(v: Option<i64>, default: usize) -> Result<usize, ToolError> {
+    match v {
+        None => Ok(default),
+        Some(n) if n >= 1 => Ok(n as usize),
+        Some(n) => Err(ToolError::invalid_max_tokens(n)),
+    }
+}
+
+/// A page's start: the `next_cursor` of the page before (none: the first).
+pub fn cursor(tool: &str, c: Option<&str>) -> Result<usize, ToolError> {
+    match c.map(str::trim).filter(|c| !c.is_empty()) {
+        None => Ok(0),
+        Some(c) => c.parse().map_err(|_| {
+            ToolError::invalid_input(format!(
+                "`{c}` is not a cursor of {tool}; pass the `next_cursor` of the previous page"
+            ))
+        }),
+    }
+}
+
 pub fn non_empty<'a>(field: &str, v: &'a str) -> Result<&'a str, ToolError> {
     let t = v.trim();
     if t.is_empty() {

@@ -5,93 +5,13 @@ use std::collections::{HashMap, HashSet};
 
 use super::answers::*;
 use super::args::{non_empty, parents, read_text, round3};
+use super::budget::Tokenizer;
 use super::error::ToolError;
 use super::inputs::ContextInput;
 use super::view::View;
 use crate::store::catalog::{Catalog, Entry};
 use crate::store::graph::FileInfo;
 use crate::store::search::{Filters, Hit};
-
-/// The contract's token estimate of one item: `ceil(words × 1.3)` over the
-/// whitespace-separated pieces of its compact JSON.
-pub fn estimate_tokens(item: &impl serde::Serialize) -> usize {
-    let mut counter = WordCounter::default();
-    // Writing into the counter cannot fail; the JSON is never built as a string.
-    let _ = serde_json::to_writer(&mut counter, item);
-    counter.flush_pending();
-    (counter.words * 13).div_ceil(10)
-}
-
-/// Counts what `str::split_whitespace` would yield over the bytes written to it.
-#[derive(Default)]
-struct WordCounter {
-    words: usize,
-    in_word: bool,
-    /// The start of a character split between two writes.
-    pending: Vec<u8>,
-}
-
-impl WordCounter {
-    fn take_char(&mut self, c: char) {
-        if c.is_whitespace() {
-            self.in_word = false;
-        } else if !self.in_word {
-            self.words += 1;
-            self.in_word = true;
-        }
-    }
-
-    fn flush_pending(&mut self) {
-        if !self.pending.is_empty() {
-            self.pending.clear();
-            self.take_char(char::REPLACEMENT_CHARACTER);
-        }
-    }
-}
-
-impl std::io::Write for WordCounter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let joined;
-        let mut bytes: &[u8] = if self.pending.is_empty() {
-            buf
-        } else {
-            self.pending.extend_from_slice(buf);
-            joined = std::mem::take(&mut self.pending);
-            &joined
-        };
-        loop {
-            match std::str::from_utf8(bytes) {
-                Ok(text) => {
-                    text.chars().for_each(|c| self.take_char(c));
-                    break;
-                }
-                Err(e) => {
-                    let (valid, rest) = bytes.split_at(e.valid_up_to());
-                    // `valid` is the part just checked to be UTF-8.
-                    std::str::from_utf8(valid)
-                        .unwrap_or_default()
-                        .chars()
-                        .for_each(|c| self.take_char(c));
-                    match e.error_len() {
-                        None => {
-                            self.pending.extend_from_slice(rest);
-                            break;
-                        }
-                        Some(n) => {
-                            self.take_char(char::REPLACEMENT_CHARACTER);
-                            bytes = &rest[n..];
-                        }
-                    }
-                }
-            }
-        }
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 pub fn get_code_context(
     c: &View,
@@ -122,7 +42,14 @@ pub fn get_code_context(
     let mut sources = Sources::new(c);
     let candidates = expand(c, cat, &hits, &filters, &mut sources)?;
     let budget = max_tokens as usize;
-    let (items, used) = fill(cat, &candidates, budget, with_bodies, &mut sources);
+    let (items, used) = fill(
+        &c.tokens,
+        cat,
+        &candidates,
+        budget,
+        with_bodies,
+        &mut sources,
+    );
     let returned = items.len();
     let total = candidates.len();
     let truncated = returned < total;
@@ -263,6 +190,7 @@ fn calls_of(
 /// not fit is skipped and the next tried; with bodies, the best candidate's
 /// body is cut to fit rather than dropped), and the tokens they use.
 fn fill(
+    tokens: &Tokenizer,
     cat: &Catalog,
     candidates: &[Candidate],
     budget: usize,
@@ -289,14 +217,14 @@ fn fill(
             body: body.clone(),
             body_truncated: None,
         };
-        let cost = estimate_tokens(&item);
+        let cost = tokens.estimate(&item);
         if used + cost <= budget {
             used += cost;
             items.push(item);
             continue;
         }
         if let (Some(b), true) = (&body, items.is_empty())
-            && let Some((cut, cost)) = cut_to_fit(&item, b, budget - used)
+            && let Some((cut, cost)) = cut_to_fit(tokens, &item, b, budget - used)
         {
             used += cost;
             items.push(cut);
@@ -402,7 +330,12 @@ fn mentions(code: &str, name: &str) -> bool {
 
 /// `base` with the longest head of `body` (whole lines) that keeps the item within
 /// `room` tokens, marked as cut; `None` if not even the first line fits.
-fn cut_to_fit(base: &ContextItem, body: &str, room: usize) -> Option<(ContextItem, usize)> {
+fn cut_to_fit(
+    tokens: &Tokenizer,
+    base: &ContextItem,
+    body: &str,
+    room: usize,
+) -> Option<(ContextItem, usize)> {
     let lines: Vec<&str> = body.lines().collect();
     let make = |n: usize| {
         let mut text = lines[..n].join("\n");
@@ -416,7 +349,7 @@ fn cut_to_fit(base: &ContextItem, body: &str, room: usize) -> Option<(ContextIte
     let (mut lo, mut hi) = (0usize, lines.len());
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
-        if estimate_tokens(&make(mid)) <= room {
+        if tokens.estimate(&make(mid)) <= room {
             lo = mid;
         } else {
             hi = mid - 1;
@@ -426,40 +359,6 @@ fn cut_to_fit(base: &ContextItem, body: &str, room: usize) -> Option<(ContextIte
         return None;
     }
     let item = make(lo);
-    let cost = estimate_tokens(&item);
+    let cost = tokens.estimate(&item);
     Some((item, cost))
-}
-
-// run_cypher and index_status
-
-#[cfg(test)]
-mod tests {
-    use super::{WordCounter, estimate_tokens};
-    use serde_json::json;
-    use std::io::Write;
-
-    #[test]
-    fn the_token_estimate_counts_the_words_of_the_compact_json() {
-        let items = [
-            json!({"name": "validate", "signature": "fn validate(&self, token: &str) -> bool"}),
-            json!({"body": "def f():\n\treturn  1\u{a0}+\u{3000}2 # é ü 中文", "n": 3}),
-            json!({"s": " leading and trailing ", "empty": "", "list": [1, 2, "a b"]}),
-        ];
-        for item in &items {
-            let words = item.to_string().split_whitespace().count();
-            assert_eq!(estimate_tokens(item), (words * 13).div_ceil(10), "{item}");
-        }
-    }
-
-    #[test]
-    fn a_character_split_between_writes_is_counted_once() {
-        // "a\u{3000}b": the ideographic space (3 bytes) arrives in two writes.
-        let text = "a\u{3000}b";
-        let (head, tail) = text.as_bytes().split_at(2);
-        let mut counter = WordCounter::default();
-        counter.write_all(head).expect("write");
-        counter.write_all(tail).expect("write");
-        counter.flush_pending();
-        assert_eq!(counter.words, 2);
-    }
 }

@@ -155,6 +155,12 @@ tool_input! {
 pub struct OutlineInput {
     /// Repo-relative file path.
     pub path: String,
+    /// Token budget of the answer's symbols (default 4000): a longer outline is cut, in source order, and `next_cursor` gives the rest.
+    #[serde(default)]
+    pub max_tokens: Option<i64>,
+    /// The `next_cursor` of the page before.
+    #[serde(default)]
+    pub cursor: Option<String>,
 }
 }
 
@@ -173,6 +179,12 @@ pub struct ExploreInput {
     /// Max nodes in the answer (default 500, at most 5000); more sets `result_completeness: truncated`.
     #[serde(default)]
     pub limit: Option<i64>,
+    /// Token budget of the nodes (default 4000): a bigger tree is cut in pre-order and `meta.next_cursor` gives the rest.
+    #[serde(default)]
+    pub max_tokens: Option<i64>,
+    /// The `meta.next_cursor` of the page before.
+    #[serde(default)]
+    pub cursor: Option<String>,
 }
 }
 
@@ -181,6 +193,15 @@ tool_input! {
 pub struct NodeInput {
     /// A node id from `explore_tree` (`file:src/a.rs`, `dir:src`, `fn:src/a.rs:auth::validate`), or a `symbol_id` as `locate_symbol`, `search_code` and the call-graph tools give it.
     pub node_id: String,
+    /// First line of the content to return (a file's or symbol's line number; a directory's entry number). Default: the node's first; pass a previous answer's `next_line` to read on.
+    #[serde(default)]
+    pub line_start: Option<i64>,
+    /// Last line of the content to return. Default: the node's last.
+    #[serde(default)]
+    pub line_end: Option<i64>,
+    /// Token budget of `content` (default 4000): longer content is cut at a whole line and `next_line` says where to go on.
+    #[serde(default)]
+    pub max_tokens: Option<i64>,
 }
 }
 

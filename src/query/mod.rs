@@ -7,6 +7,7 @@
 
 pub mod answers;
 pub mod args;
+pub mod budget;
 pub mod calls;
 pub mod context;
 pub mod cypher;

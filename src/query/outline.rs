@@ -1,7 +1,8 @@
 //! `get_file_outline`: a file's symbols as a nested tree.
 
 use super::answers::*;
-use super::args::{clean_path, non_empty};
+use super::args::{LIST_TOKENS, clean_path, cursor, max_tokens, non_empty};
+use super::budget::page;
 use super::error::ToolError;
 use super::forest::{Forest, MAX_DEPTH};
 use super::inputs::OutlineInput;
@@ -13,6 +14,8 @@ pub fn get_file_outline(
     input: OutlineInput,
 ) -> Result<(OutlineAnswer, &'static str), ToolError> {
     let path = clean_path(non_empty("path", &input.path)?)?;
+    let budget = max_tokens(input.max_tokens, LIST_TOKENS)?;
+    let from = cursor("get_file_outline", input.cursor.as_deref())?;
     let files = c.files()?;
     let Some(file) = files
         .binary_search_by(|f| f.path.as_str().cmp(&path))
@@ -31,6 +34,8 @@ pub fn get_file_outline(
         .iter()
         .map(|&i| outline_node(&cat, &forest, i, 1))
         .collect();
+    let page = page(&c.tokens, tree, from, budget, usize::MAX);
+    let truncated = page.next.is_some();
     Ok((
         OutlineAnswer {
             path: file.path.clone(),
@@ -39,10 +44,13 @@ pub fn get_file_outline(
             package: file.package.clone(),
             line_count: file.line_count,
             symbol_count: count,
-            symbols: tree,
+            returned: page.returned,
+            symbols: page.roots,
+            truncated,
+            next_cursor: page.next.map(|n| n.to_string()),
             metadata: Metadata::default(),
         },
-        "complete",
+        if truncated { "truncated" } else { "complete" },
     ))
 }
 
@@ -53,11 +61,11 @@ fn outline_node(cat: &Catalog, forest: &Forest, i: usize, depth: usize) -> Outli
         symbol_id: e.id(),
         name: e.name().to_string(),
         kind: e.kind().to_string(),
-        qualified_name: e.qualified_name().to_string(),
         signature: e.signature().to_string(),
         visibility: e.visibility().to_string(),
         line_start: e.line_start(),
         line_end: e.line_end(),
+        parent: None,
         // A forest's nodes have one parent each; the bound only guards a
         // damaged graph's depth.
         children: if depth < MAX_DEPTH {

@@ -76,7 +76,6 @@ pub fn find_related_symbols(
     let body = RelatedAnswer {
         anchor: Anchor {
             symbol_id: a.id(),
-            symbol_stable_id: a.stable_id(),
             name: a.name().to_string(),
             kind: a.kind().to_string(),
             qualified_name: a.qualified_name().to_string(),

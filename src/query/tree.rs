@@ -5,7 +5,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use super::answers::*;
-use super::args::{clean_path, limit, non_empty, read_source};
+use super::args::{LIST_TOKENS, clean_path, cursor, limit, max_tokens, non_empty, read_source};
+use super::budget::{Tokenizer, lines_that_fit, page};
 use super::error::ToolError;
 use super::forest::{Forest, MAX_DEPTH};
 use super::inputs::{Detail, ExploreInput, NodeInput};
@@ -239,6 +240,8 @@ pub fn explore_tree(
         }
     };
     let limit = limit(input.limit, 500, 5000)?;
+    let budget = max_tokens(input.max_tokens, LIST_TOKENS)?;
+    let from = cursor("explore_tree", input.cursor.as_deref())?;
     let files = c.files()?;
     let is_file = files
         .binary_search_by(|f| f.path.as_str().cmp(&pattern))
@@ -257,7 +260,8 @@ pub fn explore_tree(
         failed: None,
         detail: input.detail,
         max_depth,
-        limit,
+        // Built as far as this page's end (and one more, to know if there is more).
+        limit: from.saturating_add(limit).saturating_add(1),
         nodes: 0,
         truncated: false,
         files_shown: 0,
@@ -284,26 +288,25 @@ pub fn explore_tree(
     if let Some(e) = build.failed {
         return Err(ToolError::internal(e));
     }
+    let built_all = !build.truncated;
+    let page = page(&c.tokens, tree, from, budget, limit);
+    let more = page.next.is_some() || !built_all;
     let body = TreeAnswer {
-        tree,
+        tree: page.roots,
         meta: TreeMeta {
-            total_nodes: build.nodes,
+            total_nodes: page.total,
+            total_exact: built_all,
+            returned: page.returned,
             total_files: build.files_shown,
             pattern: raw,
             mode: mode.into(),
             depth: max_depth,
-            truncated: build.truncated,
+            truncated: more,
+            next_cursor: more.then(|| (from + page.returned).to_string()),
         },
         metadata: Metadata::default(),
     };
-    Ok((
-        body,
-        if build.truncated {
-            "truncated"
-        } else {
-            "complete"
-        },
-    ))
+    Ok((body, if more { "truncated" } else { "complete" }))
 }
 
 /// A name search: each file whose name matches, whole; otherwise, per file, the
@@ -369,13 +372,88 @@ fn search_tree(build: &mut TreeBuild<'_>, files: &[Arc<FileInfo>], needle: &str)
     out
 }
 
+/// A node's content, a page of whole lines at a time: the lines asked for
+/// (default: all of them) that fit `max_tokens`.
 pub fn get_node(c: &View, input: NodeInput) -> Result<(NodeAnswer, &'static str), ToolError> {
+    let budget = max_tokens(input.max_tokens, LIST_TOKENS)?;
+    let (from, to) = (input.line_start, input.line_end);
+    let (mut node, completeness) = whole_node(c, input)?;
+    let first = node.line_start.unwrap_or(1);
+    let text = std::mem::take(&mut node.content);
+    let lines: Vec<&str> = text.lines().collect();
+    let last = first + lines.len().max(1) as i64 - 1;
+    let from = from.unwrap_or(first);
+    let to = to.unwrap_or(last).min(last);
+    if from < first || from > last || to < from {
+        return Err(ToolError::invalid_input(format!(
+            "line_start..line_end must lie within this node's lines {first}..{last} (got {from}..{to})"
+        )));
+    }
+    let wanted = &lines
+        [(from - first) as usize..=((to - first) as usize).min(lines.len().saturating_sub(1))];
+    let wanted = if lines.is_empty() { &[][..] } else { wanted };
+    let n = lines_that_fit(&c.tokens, wanted, budget);
+    let (content, end, cut_line) = if n == 0 && !wanted.is_empty() {
+        // One line longer than the whole budget (a minified file): its head.
+        (head_that_fits(&c.tokens, wanted[0], budget), from, true)
+    } else {
+        (wanted[..n].join("\n"), from + n as i64 - 1, false)
+    };
+    let next = (end < to).then_some(end + 1);
+    node.truncated = cut_line || next.is_some() || to < last;
+    if let Some(children) = node.children.as_mut() {
+        // A directory's entries are its lines.
+        let keep = (from - 1) as usize..end.max(from - 1) as usize;
+        *children = children
+            .get(keep)
+            .map(<[String]>::to_vec)
+            .unwrap_or_default();
+    }
+    node.content = content;
+    node.content_line_start = from;
+    node.content_line_end = end;
+    node.next_line = next;
+    let completeness = if node.truncated {
+        "truncated"
+    } else {
+        completeness
+    };
+    Ok((node, completeness))
+}
+
+/// The longest head of `line` (whole characters) that fits `budget` tokens
+/// as a JSON string.
+fn head_that_fits(tokens: &Tokenizer, line: &str, budget: usize) -> String {
+    let ends: Vec<usize> = line
+        .char_indices()
+        .map(|(i, _)| i)
+        .skip(1)
+        .chain([line.len()])
+        .collect();
+    let (mut lo, mut hi) = (0usize, ends.len());
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if tokens.estimate(&line[..ends[mid - 1]]) <= budget {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    if lo == 0 {
+        String::new()
+    } else {
+        line[..ends[lo - 1]].to_string()
+    }
+}
+
+/// A node with all of its content.
+fn whole_node(c: &View, input: NodeInput) -> Result<(NodeAnswer, &'static str), ToolError> {
     let node_id = non_empty("node_id", &input.node_id)?;
     let Some((kind, rest)) = node_id.split_once(':') else {
         // A symbol id (`locate_symbol`, `search_code`, the call graph's
         // nodes): answered as the node id explore_tree gives that symbol.
         if let Some(id) = symbol_node_id(c, node_id)? {
-            return get_node(
+            return whole_node(
                 c,
                 NodeInput {
                     node_id: id,
@@ -413,6 +491,11 @@ pub fn get_node(c: &View, input: NodeInput) -> Result<(NodeAnswer, &'static str)
                     node_type: "dir".into(),
                     content: children.join("\n"),
                     children: Some(children),
+                    // Set when the content is paged (`get_node`).
+                    content_line_start: 0,
+                    content_line_end: 0,
+                    truncated: false,
+                    next_line: None,
                     path: dir,
                     line_start: None,
                     line_end: None,
@@ -443,6 +526,11 @@ pub fn get_node(c: &View, input: NodeInput) -> Result<(NodeAnswer, &'static str)
                     line_end: Some(f.line_count),
                     content: text,
                     children: None,
+                    // Set when the content is paged (`get_node`).
+                    content_line_start: 0,
+                    content_line_end: 0,
+                    truncated: false,
+                    next_line: None,
                     metadata: stale_if(Metadata::with(meta), stale),
                 },
                 "complete",
@@ -513,6 +601,11 @@ pub fn get_node(c: &View, input: NodeInput) -> Result<(NodeAnswer, &'static str)
                     line_end: Some(e.line_end()),
                     content,
                     children: None,
+                    // Set when the content is paged (`get_node`).
+                    content_line_start: 0,
+                    content_line_end: 0,
+                    truncated: false,
+                    next_line: None,
                     metadata: stale_if(Metadata::with(meta), stale),
                 },
                 "complete",

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
+use super::budget::Tokenizer;
 use super::error::ToolError;
 use super::nav::Scope;
 use crate::store::catalog::{Catalog, Files};
@@ -18,6 +19,8 @@ pub struct View<'a> {
     pub repo: String,
     pub ref_name: String,
     pub graph: Arc<GraphStore>,
+    /// Counts the tokens of what an answer returns (its budget).
+    pub tokens: Arc<Tokenizer>,
     /// Where this ref's files are read from (the working tree, or a git ref's
     /// snapshot).
     root: PathBuf,
@@ -36,6 +39,7 @@ impl<'a> View<'a> {
         repo: String,
         ref_name: String,
         graph: Arc<GraphStore>,
+        tokens: Arc<Tokenizer>,
         root: PathBuf,
         load_catalog: Loader<'a, Catalog>,
         load_search: Loader<'a, RefSearch>,
@@ -44,6 +48,7 @@ impl<'a> View<'a> {
             repo,
             ref_name,
             graph,
+            tokens,
             root,
             load_catalog,
             load_search,

@@ -796,6 +796,8 @@ struct ChangedPaths {
 pub struct Service {
     pub repos: Vec<Arc<Served>>,
     pub cfg: ServiceConfig,
+    /// Counts what answers cost in tokens; loaded once, on first use or by `start`.
+    pub tokens: Arc<crate::query::budget::Tokenizer>,
     /// Work for the indexer thread; dropped by `close`, which ends the thread.
     jobs: Mutex<Option<Sender<Job>>>,
     watchers: Mutex<Vec<notify::RecommendedWatcher>>,
@@ -1048,6 +1050,7 @@ impl Service {
         Ok(Arc::new(Service {
             repos,
             cfg,
+            tokens: Default::default(),
             jobs: Mutex::new(None),
             watchers: Mutex::new(Vec::new()),
             stopped: Mutex::new(None),
@@ -1057,6 +1060,9 @@ impl Service {
     /// Opens what is indexed already (so queries are answered at once), then
     /// brings every repo up to date in the background, one run at a time.
     pub fn start(self: &Arc<Self>) -> std::thread::JoinHandle<()> {
+        // The tokenizer's ranks are decoded off the request path.
+        let tokens = self.tokens.clone();
+        std::thread::spawn(move || tokens.warm());
         for served in &self.repos {
             served.set(IndexingStatus::Indexing, None, None);
             let store = &served.store;

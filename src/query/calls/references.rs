@@ -30,7 +30,7 @@ pub fn find_references(
     let name = non_empty("symbol_name", &input.symbol_name)?;
     let path = clean_opt_path(input.path.as_deref())?;
     let limit = limit(input.limit, 100, 1000)?;
-    let offset = cursor(input.cursor.as_deref())?;
+    let offset = super::super::args::cursor("find_references", input.cursor.as_deref())?;
     let cat = c.catalog()?;
     let target = resolve_one(c, &cat, name, path.as_deref())?;
     let t = cat.entry(target);
@@ -131,18 +131,6 @@ fn wanted(asked: RefKind, kind: &str) -> bool {
         RefKind::Type => matches!(kind, "type" | "construct" | "extends" | "implements"),
         RefKind::Import => kind == "import",
         RefKind::Value => kind == "value",
-    }
-}
-
-/// A page's start: the `next_cursor` of the page before.
-fn cursor(c: Option<&str>) -> Result<usize, ToolError> {
-    match c.map(str::trim).filter(|c| !c.is_empty()) {
-        None => Ok(0),
-        Some(c) => c.parse().map_err(|_| {
-            ToolError::invalid_input(format!(
-                "`{c}` is not a cursor of find_references; pass the `next_cursor` of the previous page"
-            ))
-        }),
     }
 }
 

@@ -1,0 +1,332 @@
+//! Bounded answers (issue 19): the tools whose answers can be long keep to a
+//! token budget, counted as a model would (o200k_base over the text the
+//! client gets), say when they are cut, and page through the rest with a
+//! cursor, losing nothing and repeating nothing. Through a real `cruxe serve`
+//! and the MCP Python SDK, on a repository built here.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use serde_json::{Value, json};
+use tiktoken_rs::CoreBPE;
+
+use crate::mcp::{Server, client, results, serve_paths, wait_ready};
+
+/// Results of tool calls with the text each came as (`content[0].text`).
+fn call_texts(server: &Server, calls: &[(&str, Value)]) -> Vec<(Value, String)> {
+    let report = client(json!({
+        "transport": "http",
+        "url": server.url(),
+        "calls": calls.iter().map(|(n, a)| json!([n, a])).collect::<Vec<_>>(),
+    }));
+    let texts = report["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|r| r["text"].as_str().expect("text").to_string());
+    results(&report)
+        .into_iter()
+        .zip(texts)
+        .map(|((v, err), text)| {
+            assert!(!err, "{v}");
+            (v, text)
+        })
+        .collect()
+}
+
+fn one(server: &Server, tool: &str, args: Value) -> (Value, String) {
+    call_texts(server, &[(tool, args)]).remove(0)
+}
+
+fn tokens(bpe: &CoreBPE, text: &str) -> usize {
+    bpe.encode_ordinary(text).len()
+}
+
+/// A Go repository with one long file (a type with 300 tab-indented methods,
+/// ~1.8k lines), sixty packages of small files, and a minified bundle whose
+/// one line is 60 KB.
+fn repo(root: &Path) -> String {
+    let mut big = String::from(
+        "package server\n\n// Server serves.\ntype Server struct {\n\tname string\n}\n\n",
+    );
+    for i in 0..300 {
+        big.push_str(&format!(
+            "// Handle{i} handles route {i}.\nfunc (s *Server) Handle{i}(w Writer, r *Request) error {{\n\tif r.Path != \"/r{i}\" {{\n\t\treturn errNotFound\n\t}}\n\treturn w.Write(s.name)\n}}\n\n"
+        ));
+    }
+    std::fs::create_dir_all(root.join("server")).expect("mkdir");
+    std::fs::write(root.join("server/handlers.go"), &big).expect("write");
+    for p in 0..60 {
+        let dir = root.join(format!("pkg/p{p:02}"));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        for f in 0..5 {
+            std::fs::write(
+                dir.join(format!("f{f}.go")),
+                format!("package p{p:02}\n\nfunc Alpha{f}() int {{\n\treturn {f}\n}}\n\nfunc Beta{f}() int {{\n\treturn Alpha{f}()\n}}\n"),
+            )
+            .expect("write");
+        }
+    }
+    std::fs::create_dir_all(root.join("web")).expect("mkdir");
+    let bundle: String = (0..400)
+        .map(|i| format!("export const k{i}=(a)=>a+{i};"))
+        .collect();
+    std::fs::write(root.join("web/bundle.ts"), bundle).expect("write");
+    std::fs::write(root.join("go.mod"), "module example.com/big\n\ngo 1.22\n").expect("write");
+    big
+}
+
+/// The server, and the long file's text.
+fn serve_repo() -> (Server, String) {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = tmp.path().join("big");
+    let big = repo(&root);
+    let server = serve_paths(tmp, &[root], &[], &[]);
+    wait_ready(&server);
+    (server, big)
+}
+
+/// Symbol ids of an outline page in pre-order, each with the id its parent has
+/// (from the nesting, or `parent` for a node whose parent was on an earlier page).
+fn flatten(
+    nodes: &[Value],
+    parent: Option<&str>,
+    id: &str,
+    out: &mut Vec<(String, Option<String>)>,
+) {
+    for n in nodes {
+        let me = n[id].as_str().expect("id").to_string();
+        let p = n["parent"]
+            .as_str()
+            .map(str::to_string)
+            .or(parent.map(str::to_string));
+        out.push((me.clone(), p));
+        flatten(
+            n["children"].as_array().map_or(&[][..], Vec::as_slice),
+            Some(&me),
+            id,
+            out,
+        );
+    }
+}
+
+#[test]
+fn long_answers_keep_to_their_budget_and_page_through_the_rest() {
+    let (server, source) = serve_repo();
+    let bpe = tiktoken_rs::o200k_base().expect("o200k_base");
+
+    // get_file_outline: the default page stays within 4,000 tokens plus what
+    // the answer costs with no symbols.
+    let (first, text) = one(
+        &server,
+        "get_file_outline",
+        json!({"path": "server/handlers.go"}),
+    );
+    let total = first["symbol_count"].as_u64().expect("count") as usize;
+    assert!(total > 300, "{total}");
+    assert_eq!(first["truncated"], true);
+    assert_eq!(first["metadata"]["result_completeness"], "truncated");
+    let mut bare = first.clone();
+    bare["symbols"] = json!([]);
+    let overhead = tokens(&bpe, &bare.to_string());
+    assert!(
+        tokens(&bpe, &text) <= 4000 + overhead,
+        "{}",
+        tokens(&bpe, &text)
+    );
+    assert!(first.get("qualified_name").is_none());
+    // Paged at 1,500 tokens: every symbol once, in source order, under its parent.
+    let mut seen: Vec<(String, Option<String>)> = Vec::new();
+    let mut lines = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let mut args = json!({"path": "server/handlers.go", "max_tokens": 1500});
+        if let Some(c) = &cursor {
+            args["cursor"] = json!(c);
+        }
+        let (v, text) = one(&server, "get_file_outline", args);
+        let mut bare = v.clone();
+        bare["symbols"] = json!([]);
+        assert!(tokens(&bpe, &text) <= 1500 + tokens(&bpe, &bare.to_string()));
+        let mut page = Vec::new();
+        flatten(
+            v["symbols"].as_array().expect("symbols"),
+            None,
+            "symbol_id",
+            &mut page,
+        );
+        assert_eq!(
+            page.len(),
+            v["returned"].as_u64().expect("returned") as usize
+        );
+        assert!(!page.is_empty());
+        fn starts(nodes: &[Value], out: &mut Vec<i64>) {
+            for n in nodes {
+                out.push(n["line_start"].as_i64().expect("line"));
+                starts(n["children"].as_array().map_or(&[][..], Vec::as_slice), out);
+            }
+        }
+        starts(v["symbols"].as_array().expect("symbols"), &mut lines);
+        seen.extend(page);
+        pages += 1;
+        match v["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => {
+                assert_eq!(v["truncated"], false);
+                break;
+            }
+        }
+    }
+    assert!(pages > 3, "{pages}");
+    assert_eq!(seen.len(), total);
+    let ids: HashSet<&str> = seen.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids.len(), total, "a symbol came twice");
+    assert!(
+        lines.windows(2).all(|w| w[0] <= w[1]),
+        "not in source order"
+    );
+    // The methods of `Server` hang under it (Go methods are top-level, so a
+    // parent must be a symbol seen before, when there is one).
+    let mut before = HashSet::new();
+    for (id, parent) in &seen {
+        if let Some(p) = parent {
+            assert!(
+                before.contains(p.as_str()),
+                "{id}'s parent {p} not seen first"
+            );
+        }
+        before.insert(id.as_str());
+    }
+
+    // get_node pages a long file by whole lines; the pages put together are the file.
+    let (v, text) = one(
+        &server,
+        "get_node",
+        json!({"node_id": "file:server/handlers.go"}),
+    );
+    assert_eq!(v["truncated"], true);
+    let mut bare = v.clone();
+    bare["content"] = json!("");
+    assert!(tokens(&bpe, &text) <= 4000 + tokens(&bpe, &bare.to_string()) + 2);
+    let mut got: Vec<String> = Vec::new();
+    let mut line = 1;
+    loop {
+        let (v, _) = one(
+            &server,
+            "get_node",
+            json!({"node_id": "file:server/handlers.go", "line_start": line, "max_tokens": 3000}),
+        );
+        assert_eq!(v["content_line_start"], line);
+        let content = v["content"].as_str().expect("content");
+        assert!(tokens(&bpe, &json!(content).to_string()) <= 3000);
+        got.extend(content.split('\n').map(str::to_string));
+        assert_eq!(
+            got.len() as i64,
+            v["content_line_end"].as_i64().expect("end")
+        );
+        match v["next_line"].as_i64() {
+            Some(n) => line = n,
+            None => break,
+        }
+    }
+    assert_eq!(got, source.lines().collect::<Vec<_>>());
+    // A range asked for, and one outside the node.
+    let (v, _) = one(
+        &server,
+        "get_node",
+        json!({"node_id": "file:server/handlers.go", "line_start": 9, "line_end": 11}),
+    );
+    assert_eq!(
+        v["content"],
+        source
+            .lines()
+            .skip(8)
+            .take(3)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert_eq!(v["next_line"], Value::Null);
+    let r = crate::mcp::call_all(
+        &server,
+        &[(
+            "get_node",
+            json!({"node_id": "file:server/handlers.go", "line_start": 99999}),
+        )],
+    );
+    assert!(r[0].1, "{}", r[0].0);
+    assert_eq!(r[0].0["error"]["code"], "invalid_input");
+    // A 60 KB line is cut, and says so.
+    let (v, _) = one(
+        &server,
+        "get_node",
+        json!({"node_id": "file:web/bundle.ts", "max_tokens": 300}),
+    );
+    assert_eq!(v["truncated"], true);
+    let content = v["content"].as_str().expect("content");
+    assert!(
+        !content.is_empty() && content.len() < 5000,
+        "{}",
+        content.len()
+    );
+    assert!(tokens(&bpe, &json!(content).to_string()) <= 300);
+    // A directory's entries page like lines; `children` follows `content`.
+    let (v, _) = one(
+        &server,
+        "get_node",
+        json!({"node_id": "dir:pkg", "max_tokens": 60}),
+    );
+    assert_eq!(v["truncated"], true);
+    let entries: Vec<&str> = v["content"].as_str().expect("c").lines().collect();
+    assert_eq!(v["children"], json!(entries));
+    assert!(!entries.is_empty() && entries.len() < 60, "{entries:?}");
+
+    // explore_tree, everything at full detail: pages within budget, every node once.
+    let mut seen: Vec<(String, Option<String>)> = Vec::new();
+    let mut cursor: Option<String> = None;
+    let last = loop {
+        let mut args = json!({"pattern": ".", "max_depth": 0, "detail": "max", "limit": 300, "max_tokens": 8000});
+        if let Some(c) = &cursor {
+            args["cursor"] = json!(c);
+        }
+        let (v, text) = one(&server, "explore_tree", args);
+        let mut bare = v.clone();
+        bare["tree"] = json!([]);
+        assert!(tokens(&bpe, &text) <= 8000 + tokens(&bpe, &bare.to_string()));
+        let mut page = Vec::new();
+        flatten(
+            v["tree"].as_array().expect("tree"),
+            None,
+            "node_id",
+            &mut page,
+        );
+        assert_eq!(
+            page.len(),
+            v["meta"]["returned"].as_u64().expect("n") as usize
+        );
+        assert!(page.len() <= 300);
+        seen.extend(page);
+        match v["meta"]["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_string()),
+            None => break v,
+        }
+    };
+    assert_eq!(last["meta"]["total_exact"], true);
+    assert_eq!(last["meta"]["truncated"], false);
+    let total = last["meta"]["total_nodes"].as_u64().expect("total") as usize;
+    // 3 top directories, 60 packages, 302 files, 600 + 302 + 400 symbols.
+    assert!(total > 1300, "{total}");
+    let ids: HashSet<&str> = seen.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(seen.len(), total);
+    assert_eq!(ids.len(), total, "a node came twice");
+    let mut before = HashSet::new();
+    for (id, parent) in &seen {
+        if let Some(p) = parent {
+            assert!(
+                before.contains(p.as_str()),
+                "{id}'s parent {p} not seen first"
+            );
+        }
+        before.insert(id.as_str());
+    }
+}

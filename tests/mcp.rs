@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::common::{copy_tree, cruxe_bin, fixture};
+use crate::common::{copy_tree, cruxe_bin, fixture, s};
 
 pub const TOOLS: &[&str] = &[
     "analyze_impact",
@@ -629,29 +629,47 @@ fn related_symbols_user_story() {
             })
             .collect()
     };
-    // 1: every other symbol of the file (the file holds 9 symbols), then imports.
+    // 1 (issue 19's ranking): what relates comes first: the impl enclosing the
+    // method and its other member, what it calls, what its file imports; then
+    // the rest of the file (10 symbols), its field last.
     let (v, err) = &r[0];
     assert!(!err, "{v}");
-    let file: Vec<_> = rel(v)
-        .into_iter()
-        .filter(|(r, _)| r == "same_file")
+    let all = rel(v);
+    assert_eq!(
+        all[..3],
+        [
+            (
+                "parent".to_string(),
+                "auth::handler::AuthHandler".to_string()
+            ),
+            (
+                "same_type".to_string(),
+                "auth::handler::AuthHandler::new".to_string()
+            ),
+            (
+                "callee".to_string(),
+                "auth::jwt::validate_token".to_string()
+            ),
+        ],
+        "{v}"
+    );
+    assert_eq!(v["related"][0]["kind"], "impl");
+    let imported: Vec<String> = all
+        .iter()
+        .filter(|(r, _)| r == "imported")
+        .map(|(_, q)| q.clone())
         .collect();
-    assert_eq!(file.len(), 8, "{v}");
+    // validate_token came as a callee, closer than an import.
+    assert_eq!(imported, ["auth::jwt::Claims"]);
+    let file: Vec<_> = all.iter().filter(|(r, _)| r == "same_file").collect();
+    assert_eq!(file.len(), 6, "{v}");
     assert!(
-        !file
-            .iter()
+        !all.iter()
             .any(|(_, q)| q == "auth::handler::AuthHandler::validate")
     );
     assert_eq!(v["scope_used"], "file");
-    let imported: Vec<String> = rel(v)
-        .into_iter()
-        .filter(|(r, _)| r == "imported")
-        .map(|(_, q)| q)
-        .collect();
-    assert_eq!(imported, ["auth::jwt::Claims", "auth::jwt::validate_token"]);
 
-    // 2 and 3: sibling files of the auth module (jwt, error, mod), with the imported
-    // symbols of the module among them.
+    // 2 and 3: sibling files of the auth module (jwt, error, mod).
     let (v, err) = &r[1];
     assert!(!err, "{v}");
     let module: Vec<String> = rel(v)
@@ -663,28 +681,34 @@ fn related_symbols_user_story() {
         module.contains(&"auth::error::TokenError".to_string()),
         "{module:?}"
     );
-    assert!(
-        module.contains(&"auth::jwt::validate_token".to_string()),
-        "{module:?}"
-    );
-    assert!(
-        module.contains(&"auth::jwt::Claims".to_string()),
-        "{module:?}"
-    );
-    let order: Vec<String> = rel(v).into_iter().map(|(r, _)| r).collect();
-    let mut sorted = order.clone();
-    sorted.sort_by_key(|r| {
-        ["same_file", "same_module", "same_package", "imported"]
-            .iter()
-            .position(|x| x == r)
-    });
-    assert_eq!(order, sorted, "same_file > same_module > imported");
+    // In rank order.
+    let ranked: Vec<(String, String)> = v["related"]
+        .as_array()
+        .expect("related")
+        .iter()
+        .map(|x| (s(&x["relation"]), s(&x["kind"])))
+        .collect();
+    let rank = [
+        "parent",
+        "same_type",
+        "callee",
+        "caller",
+        "imported",
+        "same_file",
+        "same_module",
+        "same_package",
+    ];
+    let order: Vec<usize> = ranked
+        .iter()
+        .map(|(r, _)| rank.iter().position(|x| x == r).expect("a known relation"))
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] <= w[1]), "{ranked:?}");
 
     // 4: a limit keeps the best ones.
     let (v, err) = &r[2];
     assert!(!err, "{v}");
     assert_eq!(v["related"].as_array().expect("r").len(), 5);
-    assert!(rel(v).iter().all(|(r, _)| r == "same_file"));
+    assert_eq!(rel(v)[..], rel(&r[1].0)[..5]);
     assert_eq!(v["metadata"]["result_completeness"], "truncated");
 
     // 5: a symbol whose file holds only it and its variants, and imports nothing.
@@ -694,11 +718,11 @@ fn related_symbols_user_story() {
         rel(v),
         vec![
             (
-                "same_file".to_string(),
+                "same_type".to_string(),
                 "auth::error::TokenError::Expired".to_string()
             ),
             (
-                "same_file".to_string(),
+                "same_type".to_string(),
                 "auth::error::TokenError::Malformed".to_string()
             ),
         ]
@@ -718,6 +742,46 @@ fn related_symbols_user_story() {
     assert!(pkg.contains(&"start".to_string()), "{pkg:?}");
 
     assert_eq!(err_code(&r[5].0), "invalid_input");
+}
+
+/// A file's constants, variables and other types' fields relate least: they
+/// come after everything else, other files of the module included.
+#[test]
+fn related_symbols_put_a_files_values_last() {
+    let server = serve(&["go"], &[], &[]);
+    wait_ready(&server);
+    let v = call(
+        &server,
+        "find_related_symbols",
+        json!({"symbol_name": "Issuer", "path": "auth/claims.go", "scope": "module", "limit": 100}),
+    );
+    let kinds: Vec<(String, String, String)> = v["related"]
+        .as_array()
+        .expect("related")
+        .iter()
+        .map(|x| (s(&x["relation"]), s(&x["kind"]), s(&x["name"])))
+        .collect();
+    let value = |k: &str| matches!(k, "const" | "var" | "field");
+    let first_value = kinds
+        .iter()
+        .position(|(r, k, _)| r == "same_file" && value(k))
+        .expect("a value of the file");
+    assert!(
+        kinds[first_value..]
+            .iter()
+            .all(|(r, k, _)| r == "same_file" && value(k)),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds[..first_value]
+            .iter()
+            .any(|(r, _, _)| r == "same_module"),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.iter().any(|(_, k, n)| k == "const" && n == "MaxAge"),
+        "{kinds:?}"
+    );
 }
 
 /// tree-explorer.md's acceptance criteria.
@@ -868,10 +932,14 @@ fn explore_tree_and_get_node() {
         assert!(c.get("children").is_none(), "{c}");
     }
 
-    // A node limit truncates, and says so.
+    // A node limit truncates, and says so: the tree is built one node past
+    // the page, so its total is a lower bound.
     let (v, err) = &r[4];
     assert!(!err, "{v}");
-    assert_eq!(v["meta"]["total_nodes"], 3);
+    assert_eq!(v["meta"]["returned"], 3);
+    assert_eq!(v["meta"]["total_nodes"], 4);
+    assert_eq!(v["meta"]["total_exact"], false);
+    assert_eq!(v["meta"]["next_cursor"], "3");
     assert_eq!(v["meta"]["truncated"], true);
     assert_eq!(v["metadata"]["result_completeness"], "truncated");
 

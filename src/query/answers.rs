@@ -209,7 +209,10 @@ pub struct Anchor {
 pub struct RelatedSymbol {
     #[serde(flatten)]
     pub symbol: SymbolRef,
-    /// `same_file`, `same_module`, `same_package` or `imported`.
+    /// How it relates, closest first: `parent` (the symbol enclosing the
+    /// anchor), `same_type` (a member of that parent, or of the anchor),
+    /// `callee`, `caller`, `imported` (by the anchor's file), `same_file`,
+    /// `same_module`, `same_package`.
     pub relation: String,
 }
 

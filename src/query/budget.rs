@@ -46,6 +46,17 @@ impl Tokenizer {
         words_estimate(json).max(self.count(json))
     }
 
+    /// The estimate of an item's compact JSON when it may fit `room`; `None`
+    /// when it certainly does not: a lower bound, found in one scan, exceeds
+    /// `room`, and the BPE is not run. An answer filling its budget tries
+    /// many items that do not fit; this keeps them cheap.
+    pub fn estimate_within(&self, json: &str, room: usize) -> Option<usize> {
+        if words_estimate(json).max(pieces_at_least(json)) > room {
+            return None;
+        }
+        Some(self.estimate_json(json))
+    }
+
     /// How many tokens `o200k_base` makes of `text`. Never fewer than it makes:
     /// if the tokenizer is missing or fails on the text (its regex has a
     /// backtracking limit), the byte count, which no BPE exceeds.
@@ -58,6 +69,45 @@ impl Tokenizer {
         }))
         .unwrap_or(text.len())
     }
+}
+
+/// A lower bound of the tokens `o200k_base` makes of `text`: its
+/// pre-tokenizer never puts two runs of ASCII letters that a character other
+/// than a letter separates into one piece (save an English contraction's
+/// `'s`, `'re`…: a run after an apostrophe is not counted), nor letters and
+/// digits, and it cuts digits into pieces of at most three; every piece is at
+/// least one token. Other characters join the run they touch, which can only
+/// count fewer.
+pub fn pieces_at_least(text: &str) -> usize {
+    #[derive(PartialEq, Clone, Copy)]
+    enum Run {
+        None,
+        Letters,
+        Digits(usize),
+    }
+    let mut pieces = 0;
+    let mut run = Run::None;
+    let mut after_apostrophe = false;
+    for &b in text.as_bytes() {
+        let next = if b.is_ascii_alphabetic() || b >= 0x80 {
+            Run::Letters
+        } else if b.is_ascii_digit() {
+            match run {
+                Run::Digits(n) => Run::Digits(n + 1),
+                _ => Run::Digits(1),
+            }
+        } else {
+            Run::None
+        };
+        match next {
+            Run::Letters if run != Run::Letters && !(after_apostrophe && b < 0x80) => pieces += 1,
+            Run::Digits(n) if n % 3 == 1 => pieces += 1,
+            _ => {}
+        }
+        after_apostrophe = b == b'\'';
+        run = next;
+    }
+    pieces
 }
 
 /// The spec's formula: `ceil(words × 1.3)`, words being the whitespace-separated
@@ -324,6 +374,29 @@ mod tests {
         let bpe = t.count(&text);
         assert!(bpe > 10, "{bpe}");
         assert_eq!(t.estimate(&code), bpe);
+    }
+
+    #[test]
+    fn the_piece_count_never_exceeds_the_bpe_count() {
+        let t = Tokenizer::default();
+        let texts = [
+            r#"{"kind":"fn","name":"validate_token","signature":"pub fn validate_token(token: &str) -> bool"}"#,
+            r#"{"body":"func f() {\n\tif x[12345] != nil {\n\t\treturn y\n\t}\n}"}"#,
+            "it's they're we've I'm you'll he'd IT'S O'Neil don't",
+            "naïve café 中文 résumé über straße 1234567 3.14159 0x1F",
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa bbbbbbbbbbbbbbbbbbbbbbbbb",
+            "a1b2c3 ABCdef GHI_jkl mno-pqr ''' '' 's 't",
+        ];
+        for (k, text) in texts.into_iter().enumerate() {
+            let (lb, real) = (super::pieces_at_least(text), t.count(text));
+            assert!(lb <= real, "{lb} > {real}: {text}");
+            // On code and JSON (not on long runs of one letter) it is useful.
+            assert!(k > 1 || lb * 3 >= real, "too loose: {lb} of {real}: {text}");
+        }
+        // An item that cannot fit is refused without the BPE; one that may, counted.
+        let json = texts[0];
+        assert_eq!(t.estimate_within(json, 3), None);
+        assert_eq!(t.estimate_within(json, 1000), Some(t.estimate_json(json)));
     }
 
     #[test]

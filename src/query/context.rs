@@ -143,7 +143,7 @@ type Neighbours = HashMap<usize, Vec<usize>>;
 /// What each of the `entries` (functions and methods) calls, in the order of
 /// its call sites, and what calls it, in position order: catalog entries, by
 /// entry, itself left out.
-fn calls_of(
+pub(super) fn calls_of(
     c: &View,
     cat: &Catalog,
     entries: &[usize],
@@ -217,8 +217,10 @@ fn fill(
             body: body.clone(),
             body_truncated: None,
         };
-        let cost = tokens.estimate(&item);
-        if used + cost <= budget {
+        let json = serde_json::to_string(&item).unwrap_or_default();
+        if let Some(cost) = tokens.estimate_within(&json, budget - used)
+            && used + cost <= budget
+        {
             used += cost;
             items.push(item);
             continue;
@@ -349,7 +351,11 @@ fn cut_to_fit(
     let (mut lo, mut hi) = (0usize, lines.len());
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
-        if tokens.estimate(&make(mid)) <= room {
+        let json = serde_json::to_string(&make(mid)).unwrap_or_default();
+        if tokens
+            .estimate_within(&json, room)
+            .is_some_and(|cost| cost <= room)
+        {
             lo = mid;
         } else {
             hi = mid - 1;

@@ -127,6 +127,9 @@ pub struct RelatedInput {
     /// Max results (default 20, at most 500).
     #[serde(default)]
     pub limit: Option<i64>,
+    /// Token budget of the results (default 4000).
+    #[serde(default)]
+    pub max_tokens: Option<i64>,
 }
 }
 

@@ -1,11 +1,15 @@
-//! `find_related_symbols`: what sits beside a symbol (its file, module,
-//! package) and what its file imports, in that order.
+//! `find_related_symbols`: what relates to a symbol, closest first: its
+//! enclosing type and that type's other members, what it calls and what calls
+//! it, the definitions its file imports, then what merely sits beside it (its
+//! file, module, package). Its file's constants and variables come last.
 
 use std::collections::HashSet;
 
 use super::answers::*;
-use super::args::{clean_opt_path, dir_of, limit, non_empty, resolve_one};
+use super::args::{LIST_TOKENS, clean_opt_path, dir_of, limit, max_tokens, non_empty, resolve_one};
+use super::budget::Tokenizer;
 use super::error::ToolError;
+use super::forest::Forest;
 use super::inputs::{RelatedInput, RelatedScope};
 use super::view::View;
 use crate::store::catalog::Catalog;
@@ -29,15 +33,54 @@ pub fn find_related_symbols(
 
     let mut out = Related {
         cat: &cat,
+        tokens: &c.tokens,
         seen: HashSet::from([anchor]),
         items: Vec::new(),
         limit,
+        budget: max_tokens(input.max_tokens, LIST_TOKENS)?,
+        used: 0,
         more: false,
     };
     if let Some(af) = anchor_file {
-        // Its file's symbols (a property of each symbol: no walk), then each
-        // wider scope, read only while the answer has room.
-        for i in cat.in_file(&af.path) {
+        // Its type: the enclosing symbol and its other members, or a type's
+        // own members (the file's tree, one walk).
+        let forest =
+            Forest::load(&c.graph, &cat, vec![af.id.clone()]).map_err(ToolError::internal)?;
+        if let Some(node) = forest.of_entry(anchor) {
+            let own = &forest.node(node).children;
+            let parent = forest.ancestors(node).first().copied();
+            let members: Vec<usize> = match parent {
+                Some(p) => std::iter::once(p)
+                    .chain(forest.node(p).children.iter().copied())
+                    .collect(),
+                None => own.clone(),
+            };
+            for (k, n) in members.into_iter().enumerate() {
+                let relation = if parent.is_some() && k == 0 {
+                    "parent"
+                } else {
+                    "same_type"
+                };
+                out.push(forest.node(n).entry, relation);
+            }
+        }
+        // What it calls, in call order, and what calls it (every resolution
+        // tier but the name guess).
+        let (callees, callers) = super::context::calls_of(c, &cat, &[anchor])?;
+        for (relation, found) in [("callee", &callees), ("caller", &callers)] {
+            for &i in found.get(&anchor).map_or(&[][..], Vec::as_slice) {
+                out.push(i, relation);
+            }
+        }
+        imported(c, &mut out, &af.id)?;
+        // Its file's other symbols (a property of each symbol: no walk), then
+        // each wider scope, read only while the answer has room; the file's
+        // constants and variables after all of them.
+        let (values, others): (Vec<usize>, Vec<usize>) = cat
+            .in_file(&af.path)
+            .into_iter()
+            .partition(|&i| is_value(cat.entry(i).kind()));
+        for i in others {
             if !out.push(i, "same_file") {
                 break;
             }
@@ -62,8 +105,10 @@ pub fn find_related_symbols(
                 break;
             }
         }
-        if !out.more {
-            imported(c, &mut out, &af.id)?;
+        for i in values {
+            if !out.push(i, "same_file") {
+                break;
+            }
         }
     }
     let (related, more) = (out.items, out.more);
@@ -145,6 +190,15 @@ fn imported(c: &View, out: &mut Related<'_>, file_id: &str) -> Result<(), ToolEr
     Ok(())
 }
 
+/// Kinds that hold a value rather than define behaviour or a type: the least
+/// related of a file's symbols.
+fn is_value(kind: &str) -> bool {
+    matches!(
+        kind,
+        "const" | "static" | "var" | "variable" | "field" | "property"
+    )
+}
+
 /// Files read per statement: most answers fill from the first few.
 const FILES_PER_READ: usize = 8;
 
@@ -153,27 +207,37 @@ type FileFilter<'a> = &'a dyn Fn(&FileInfo) -> bool;
 /// Related symbols in priority order, each once, up to a limit.
 struct Related<'a> {
     cat: &'a Catalog,
+    tokens: &'a Tokenizer,
     seen: HashSet<usize>,
     items: Vec<RelatedSymbol>,
     limit: usize,
+    /// The answer's token budget, and what its items use of it.
+    budget: usize,
+    used: usize,
     more: bool,
 }
 
 impl Related<'_> {
-    /// Adds entry `i` unless seen; false once the limit is reached (and more
-    /// exist).
+    /// Adds entry `i` unless seen; false once the limit or the token budget
+    /// is reached (and more exist).
     fn push(&mut self, i: usize, relation: &str) -> bool {
+        if self.more {
+            return false;
+        }
         if !self.seen.insert(i) {
             return true;
         }
-        if self.items.len() >= self.limit {
+        let item = RelatedSymbol {
+            symbol: SymbolRef::from(self.cat.entry(i)),
+            relation: relation.into(),
+        };
+        let cost = self.tokens.estimate(&item);
+        if self.items.len() >= self.limit || self.used + cost > self.budget {
             self.more = true;
             return false;
         }
-        self.items.push(RelatedSymbol {
-            symbol: SymbolRef::from(self.cat.entry(i)),
-            relation: relation.into(),
-        });
+        self.used += cost;
+        self.items.push(item);
         true
     }
 }

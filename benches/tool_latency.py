@@ -12,6 +12,8 @@ so client overhead stays small and the figure is what the server costs), picks
 random symbols, files and directories from the graph, warms up, then times
 CALLS_PER_TOOL (default 300) `tools/call` requests per tool and prints p50/p95/max
 in milliseconds. A call that returns an error counts as a failure and is reported.
+`CRUXE_BENCH_TOOLS=get_node,get_code_context` times only the tools whose labels
+start so.
 
     CRUXE_BENCH_DIFF=1 python3 benches/tool_latency.py CRUXE_BIN CORPUS [CALLS]
 
@@ -212,7 +214,11 @@ def run(host, port, n):
     s.call("search_code", {"query": "x"})
     print(f"search index built on first use in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     print(f"{'tool':38} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'errors':>7}")
+    # CRUXE_BENCH_TOOLS=get_node,get_code_context: only the tools named (by prefix).
+    only = [t for t in os.environ.get("CRUXE_BENCH_TOOLS", "").split(",") if t]
     for label, args in tools.items():
+        if only and not any(label.startswith(t) for t in only):
+            continue
         tool = label.split(" ")[0]
         # Warm-up on other arguments than the timed calls: the server keeps
         # answers for repeated calls, and the figure is the first call's cost.

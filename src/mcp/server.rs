@@ -168,7 +168,7 @@ impl CruxeMcp {
     }
 
     #[tool(
-        description = "Find symbols in the same file, module (sibling files) or package as a symbol, then the definitions its file imports; ordered same_file > same_module > same_package > imported."
+        description = "What relates to a symbol, closest first: its enclosing type and that type's members, what it calls and what calls it, what its file imports, then the rest of its file, module (`scope: module`) or package. Use it to see a symbol's neighbourhood before changing it."
     )]
     async fn find_related_symbols(
         &self,

@@ -10,7 +10,7 @@ use super::error::ToolError;
 use super::inputs::ContextInput;
 use super::view::View;
 use crate::store::catalog::{Catalog, Entry};
-use crate::store::graph::FileInfo;
+use crate::store::graph::{FileInfo, GraphStore};
 use crate::store::search::{Filters, Hit};
 
 pub fn get_code_context(
@@ -99,7 +99,7 @@ fn expand(
     let best_entries: Vec<usize> = best.iter().map(|h| h.entry).collect();
     let parents = parents(c, cat, &best_entries)?;
     let imports = imports_of(c, cat, best)?;
-    let (callees, callers) = calls_of(c, cat, &best_entries)?;
+    let (callees, callers) = calls_of(&c.graph, cat, &best_entries)?;
     let mut candidates: Vec<Candidate> = hits.iter().map(|h| (h.entry, h.score, None)).collect();
     let mut seen: HashSet<usize> = hits.iter().map(|h| h.entry).collect();
     for h in best {
@@ -144,7 +144,7 @@ type Neighbours = HashMap<usize, Vec<usize>>;
 /// its call sites, and what calls it, in position order: catalog entries, by
 /// entry, itself left out.
 pub(super) fn calls_of(
-    c: &View,
+    graph: &GraphStore,
     cat: &Catalog,
     entries: &[usize],
 ) -> Result<(Neighbours, Neighbours), ToolError> {
@@ -156,12 +156,10 @@ pub(super) fn calls_of(
     let ids: Vec<String> = callable.iter().map(|&i| cat.entry(i).id()).collect();
     // Every tier but the last (`name`): a guess is no context.
     let tiers = crate::store::graph::GraphStore::CALL_TIERS.len() - 1;
-    let out = c
-        .graph
+    let out = graph
         .calls_out(ids.clone(), tiers)
         .map_err(ToolError::internal)?;
-    let into = c
-        .graph
+    let into = graph
         .direct_callers(ids, tiers)
         .map_err(ToolError::internal)?;
     let mut callees = HashMap::new();

@@ -9,11 +9,10 @@ use super::answers::*;
 use super::args::{LIST_TOKENS, clean_opt_path, dir_of, limit, max_tokens, non_empty, resolve_one};
 use super::budget::Tokenizer;
 use super::error::ToolError;
-use super::forest::Forest;
 use super::inputs::{RelatedInput, RelatedScope};
 use super::view::View;
 use crate::store::catalog::Catalog;
-use crate::store::graph::FileInfo;
+use crate::store::graph::{FileInfo, GraphStore};
 
 pub fn find_related_symbols(
     c: &View,
@@ -42,37 +41,37 @@ pub fn find_related_symbols(
         more: false,
     };
     if let Some(af) = anchor_file {
-        // Its type: the enclosing symbol and its other members, or a type's
-        // own members (the file's tree, one walk).
-        let forest =
-            Forest::load(&c.graph, &cat, vec![af.id.clone()]).map_err(ToolError::internal)?;
-        if let Some(node) = forest.of_entry(anchor) {
-            let own = &forest.node(node).children;
-            let parent = forest.ancestors(node).first().copied();
-            let members: Vec<usize> = match parent {
-                Some(p) => std::iter::once(p)
-                    .chain(forest.node(p).children.iter().copied())
-                    .collect(),
-                None => own.clone(),
-            };
-            for (k, n) in members.into_iter().enumerate() {
-                let relation = if parent.is_some() && k == 0 {
-                    "parent"
-                } else {
-                    "same_type"
-                };
-                out.push(forest.node(n).entry, relation);
-            }
+        // The closest relations come from three reads of the graph, made side
+        // by side (each on its own reader): the symbol's type (a lookup of its
+        // parent by key, then a walk under that one symbol), what it calls and
+        // what calls it (every resolution tier but the name guess), and what its
+        // file imports.
+        let graph = &*c.graph;
+        let cat_ref = &*cat;
+        let (typed, called, imports) = std::thread::scope(|s| {
+            let typed = s.spawn(|| type_of(graph, cat_ref, anchor));
+            let called = s.spawn(|| super::context::calls_of(graph, cat_ref, &[anchor]));
+            let imports = imported(graph, cat_ref, &af.id);
+            (joined(typed.join()), joined(called.join()), imports)
+        });
+        let (parent, members) = typed?;
+        if let Some(p) = parent {
+            out.push(p, "parent");
         }
-        // What it calls, in call order, and what calls it (every resolution
-        // tier but the name guess).
-        let (callees, callers) = super::context::calls_of(c, &cat, &[anchor])?;
+        for m in members {
+            out.push(m, "same_type");
+        }
+        let (callees, callers) = called?;
         for (relation, found) in [("callee", &callees), ("caller", &callers)] {
             for &i in found.get(&anchor).map_or(&[][..], Vec::as_slice) {
                 out.push(i, relation);
             }
         }
-        imported(c, &mut out, &af.id)?;
+        for i in imports? {
+            if !out.push(i, "imported") {
+                break;
+            }
+        }
         // Its file's other symbols (a property of each symbol: no walk), then
         // each wider scope, read only while the answer has room; the file's
         // constants and variables after all of them.
@@ -168,11 +167,14 @@ fn tops_of_files(
     Ok(!out.more)
 }
 
-/// The definitions the anchor's file imports, in the order of the imports.
-fn imported(c: &View, out: &mut Related<'_>, file_id: &str) -> Result<(), ToolError> {
-    let cat = out.cat;
-    let mut found: Vec<(i64, usize)> = c
-        .graph
+/// A read made on a scoped thread; one that panicked is an internal error.
+fn joined<T>(r: std::thread::Result<Result<T, ToolError>>) -> Result<T, ToolError> {
+    r.unwrap_or_else(|_| Err(ToolError::internal("a read of the graph panicked")))
+}
+
+/// The definitions a file imports, in the order of the imports.
+fn imported(graph: &GraphStore, cat: &Catalog, file_id: &str) -> Result<Vec<usize>, ToolError> {
+    let mut found: Vec<(i64, usize)> = graph
         .imported_symbols(file_id)
         .map_err(ToolError::internal)?
         .into_iter()
@@ -182,12 +184,36 @@ fn imported(c: &View, out: &mut Related<'_>, file_id: &str) -> Result<(), ToolEr
         let (x, y) = (cat.entry(a.1), cat.entry(b.1));
         (a.0, x.path(), x.line_start()).cmp(&(b.0, y.path(), y.line_start()))
     });
-    for (_, i) in found {
-        if !out.push(i, "imported") {
-            break;
-        }
+    Ok(found.into_iter().map(|(_, i)| i).collect())
+}
+
+/// The symbol enclosing `anchor`, and the members of that parent, or (with no
+/// parent) of `anchor` itself when it is a type; members in position order
+/// (`queries/symbol_parent.cypher`, `queries/descendants.cypher`).
+fn type_of(
+    graph: &GraphStore,
+    cat: &Catalog,
+    anchor: usize,
+) -> Result<(Option<usize>, Vec<usize>), ToolError> {
+    let a = cat.entry(anchor);
+    let parent = graph
+        .parents(vec![a.id()])
+        .map_err(ToolError::internal)?
+        .into_iter()
+        .find_map(|(_, p)| cat.by_id(&p));
+    let kind = a.kind();
+    if parent.is_none() && (matches!(kind, "fn" | "method") || is_value(kind)) {
+        return Ok((None, Vec::new()));
     }
-    Ok(())
+    let owner = cat.entry(parent.unwrap_or(anchor)).id();
+    let trees = super::nav::subtrees(graph, vec![owner]).map_err(ToolError::internal)?;
+    let mut members: Vec<usize> = trees
+        .iter()
+        .flat_map(|t| &t.children)
+        .filter_map(|n| cat.by_id(&n.symbol))
+        .collect();
+    cat.sort_by_position(&mut members);
+    Ok((parent, members))
 }
 
 /// Kinds that hold a value rather than define behaviour or a type: the least

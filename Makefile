@@ -54,8 +54,13 @@ venv:
 	  echo "cruxe: installing the MCP Python SDK ($(MCP_SDK)) into $(VENV) for the end-to-end tests"; \
 	  python3 -m venv $(VENV) && $(VENV)/bin/pip install -q "$(MCP_SDK)"; }
 
+# Said only when Kuzu's C++ library is not built yet in the build cache (the
+# first build of a checkout path may still rebuild it: cmake keeps the path).
+KUZU_BANNER = @ls $(CARGO_TARGET_DIR)/debug/build/kuzu-*/out/build/src/libkuzu.a >/dev/null 2>&1 || \
+	echo "cruxe: the first build compiles Kuzu's C++ sources (~1,060 files): 15-30 min on 2 cores"
+
 build: deps
-	@echo "cruxe: building (the first build compiles Kuzu's C++ sources: 15-30 min on 2 cores)"
+	$(KUZU_BANNER)
 	cargo build --bin cruxe
 
 # Index this checkout and serve it over MCP (Ctrl-C stops). The index is built in
@@ -73,6 +78,7 @@ index: build
 	$(CRUXE) cypher "MATCH (s:Symbol) RETURN s.kind AS kind, count(*) AS symbols ORDER BY symbols DESC"
 
 lint: deps
+	$(KUZU_BANNER)
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 

@@ -90,7 +90,7 @@ def start_server(cruxe, args):
     # CRUXE_BENCH_SERVER_LOG=file keeps the server's log (with CRUXE_LOG=cruxe=debug:
     # where each change's time went).
     log_path = os.environ.get("CRUXE_BENCH_SERVER_LOG")
-    log = open(log_path, "a") if log_path else None
+    log = open(log_path, "a", buffering=1) if log_path else None  # line-buffered: the run ends with a kill
     threading.Thread(target=lambda: [log and log.write(l) for l in server.stderr], daemon=True).start()
     host, port = addr.rsplit(":", 1)
     return server, host, int(port)

@@ -142,7 +142,7 @@ type Neighbours = HashMap<usize, Vec<usize>>;
 
 /// What each of the `entries` (functions and methods) calls, in the order of
 /// its call sites, and what calls it, in position order: catalog entries, by
-/// entry, itself left out.
+/// entry, itself left out. The two walks run side by side, on two readers.
 pub(super) fn calls_of(
     graph: &GraphStore,
     cat: &Catalog,
@@ -153,18 +153,34 @@ pub(super) fn calls_of(
         .copied()
         .filter(|&i| matches!(cat.entry(i).kind(), "fn" | "method"))
         .collect();
+    if callable.is_empty() {
+        return Ok((HashMap::new(), HashMap::new()));
+    }
+    let callable = &callable;
+    std::thread::scope(|s| {
+        let callers = s.spawn(move || callers_of(graph, cat, callable));
+        let callees = callees_of(graph, cat, callable);
+        let callers = callers
+            .join()
+            .unwrap_or_else(|_| Err(ToolError::internal("a read of the graph panicked")));
+        Ok((callees?, callers?))
+    })
+}
+
+/// Every tier but the last (`name`): a guess is no context.
+fn tiers() -> usize {
+    GraphStore::CALL_TIERS.len() - 1
+}
+
+fn callees_of(
+    graph: &GraphStore,
+    cat: &Catalog,
+    callable: &[usize],
+) -> Result<Neighbours, ToolError> {
     let ids: Vec<String> = callable.iter().map(|&i| cat.entry(i).id()).collect();
-    // Every tier but the last (`name`): a guess is no context.
-    let tiers = crate::store::graph::GraphStore::CALL_TIERS.len() - 1;
-    let out = graph
-        .calls_out(ids.clone(), tiers)
-        .map_err(ToolError::internal)?;
-    let into = graph
-        .direct_callers(ids, tiers)
-        .map_err(ToolError::internal)?;
+    let out = graph.calls_out(ids, tiers()).map_err(ToolError::internal)?;
     let mut callees = HashMap::new();
-    let mut callers = HashMap::new();
-    for ((&i, mut sites), found) in callable.iter().zip(out).zip(into) {
+    for (&i, mut sites) in callable.iter().zip(out) {
         sites.sort_by_key(|(_, line, col, _)| (*line, *col));
         let mut list: Vec<usize> = Vec::new();
         for j in sites.iter().filter_map(|(id, _, _, _)| cat.by_id(id)) {
@@ -173,6 +189,21 @@ pub(super) fn calls_of(
             }
         }
         callees.insert(i, list);
+    }
+    Ok(callees)
+}
+
+fn callers_of(
+    graph: &GraphStore,
+    cat: &Catalog,
+    callable: &[usize],
+) -> Result<Neighbours, ToolError> {
+    let ids: Vec<String> = callable.iter().map(|&i| cat.entry(i).id()).collect();
+    let into = graph
+        .direct_callers(ids, tiers())
+        .map_err(ToolError::internal)?;
+    let mut callers = HashMap::new();
+    for (&i, found) in callable.iter().zip(into) {
         let mut list: Vec<usize> = found
             .iter()
             .filter_map(|id| cat.by_id(id))
@@ -181,7 +212,7 @@ pub(super) fn calls_of(
         cat.sort_by_position(&mut list);
         callers.insert(i, list);
     }
-    Ok((callees, callers))
+    Ok(callers)
 }
 
 /// The candidates that fit `budget` tokens, in rank order (an item that does

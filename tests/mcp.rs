@@ -1974,3 +1974,50 @@ fn shop(dir: &Path, cart: &str) -> (PathBuf, PathBuf) {
     std::fs::write(repo.join("shop/__init__.py"), "").expect("write");
     (repo, file)
 }
+
+/// One argument name across tools: `symbol_name` and `name` are both taken;
+/// integers may come as strings (some clients send every argument so); a
+/// string that is no integer is `invalid_input`.
+#[test]
+fn arguments_take_aliases_and_integers_as_strings() {
+    let server = serve(&["rust"], &[], &[]);
+    wait_ready(&server);
+    let r = call_all(
+        &server,
+        &[
+            ("locate_symbol", json!({"symbol_name": "validate_token"})),
+            ("locate_symbol", json!({"name": "validate_token"})),
+            (
+                "get_symbol_hierarchy",
+                json!({"name": "validate", "path": "src/auth/handler.rs"}),
+            ),
+            (
+                "find_related_symbols",
+                json!({"symbol_name": "validate", "path": "src/auth/handler.rs", "limit": "2"}),
+            ),
+            (
+                "find_related_symbols",
+                json!({"symbol_name": "validate", "path": "src/auth/handler.rs", "limit": "two"}),
+            ),
+            ("explore_tree", json!({"max_depth": " 1 ", "limit": 3.5})),
+        ],
+    );
+    for (v, err) in &r[..4] {
+        assert!(!err, "{v}");
+    }
+    assert_eq!(r[0].0["results"], r[1].0["results"]);
+    assert_eq!(r[0].0["results"][0]["name"], "validate_token");
+    assert_eq!(r[2].0["hierarchy"][0]["name"], "validate");
+    assert_eq!(r[3].0["related"].as_array().expect("related").len(), 2);
+    for (v, err) in &r[4..] {
+        assert!(err, "{v}");
+        assert_eq!(v["error"]["code"], "invalid_input", "{v}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .expect("message")
+                .contains("integer"),
+            "{v}"
+        );
+    }
+}

@@ -82,6 +82,28 @@ pub enum RefKind {
 /// A tool's input: its own fields, then `repo` and `ref`, which every tool takes.
 /// Unknown fields are refused (`invalid_input`), so a misspelt argument is not
 /// silently ignored.
+/// An integer argument: a JSON number, or a string holding one (`"limit": "20"`,
+/// as some clients send every argument). Anything else is `invalid_input`. The
+/// schema advertises an integer; the string is only tolerated.
+fn int_or_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    use serde::de::Error;
+    match Option::<Value>::deserialize(d)? {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_i64()
+            .map(Some)
+            .ok_or_else(|| D::Error::custom(format!("expected an integer, not {n}"))),
+        Some(Value::String(t)) => t
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| D::Error::custom(format!("expected an integer, not \"{t}\""))),
+        Some(other) => Err(D::Error::custom(format!(
+            "expected an integer, not {other}"
+        ))),
+    }
+}
+
 macro_rules! tool_input {
     ($(#[$m:meta])* pub struct $name:ident { $($body:tt)* }) => {
         $(#[$m])*
@@ -103,6 +125,7 @@ tool_input! {
 
 pub struct HierarchyInput {
     /// Symbol name to start from: a plain name (`validate`) or a qualified one (`auth::handler::AuthHandler::validate`).
+    #[serde(alias = "name")]
     pub symbol_name: String,
     /// File path (repo-relative) to disambiguate; without it a name defined in several places gives `ambiguous_symbol`.
     #[serde(default)]
@@ -117,6 +140,7 @@ tool_input! {
 
 pub struct RelatedInput {
     /// Anchor symbol name (plain or qualified).
+    #[serde(alias = "name")]
     pub symbol_name: String,
     /// File path to disambiguate; without it a name defined in several places gives `ambiguous_symbol`.
     #[serde(default)]
@@ -125,10 +149,10 @@ pub struct RelatedInput {
     #[serde(default)]
     pub scope: RelatedScope,
     /// Max results (default 20, at most 500).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int_or_text")]
     pub limit: Option<i64>,
     /// Token budget of the results (default 4000).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int_or_text")]
     pub max_tokens: Option<i64>,
 }
 }
@@ -136,7 +160,8 @@ pub struct RelatedInput {
 tool_input! {
 
 pub struct LocateInput {
-    /// Symbol name (exact, else ignoring case) or qualified name.
+    /// Symbol name (exact, else ignoring case) or qualified name. `symbol_name`, as the other tools call it, is accepted too.
+    #[serde(alias = "symbol_name")]
     pub name: String,
     /// Only this kind (`fn`, `method`, `struct`, `class`, `interface`, …).
     #[serde(default)]
@@ -148,7 +173,7 @@ pub struct LocateInput {
     #[serde(default)]
     pub language: Option<String>,
     /// Max results (default 10, at most 500).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int_or_text")]
     pub limit: Option<i64>,
 }
 }
@@ -159,7 +184,7 @@ pub struct OutlineInput {
     /// Repo-relative file path.
     pub path: String,
     /// Token budget of the answer's symbols (default 4000): a longer outline is cut, in source order, and `next_cursor` gives the rest.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int_or_text")]
     pub max_tokens: Option<i64>,
     /// The `next_cursor` of the page before.
     #[serde(default)]
@@ -174,16 +199,16 @@ pub struct ExploreInput {
     #[serde(default)]
     pub pattern: Option<String>,
     /// Levels below the pattern's node to show: 0 = unlimited, 1 = direct children only. Default 2.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int_or_text")]
     pub max_depth: Option<i64>,
     /// `min` (name and type) or `max` (plus signature, qualified name and lines).
     #[serde(default)]
     pub detail: Detail,
     /// Max nodes in the answer (default 500, at most 5000); more sets `result_completeness: truncated`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int_or_text")]
     pub limit: Option<i64>,
     /// Token budget of the nodes (default 4000): a bigger tree is cut in pre-order and `meta.next_cursor` gives the rest.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int_or_text")]
     pub max_tokens: Option<i64>,
     /// The `meta.next_cursor` of the page before.
     #[serde(default)]
@@ -197,13 +222,13 @@ pub struct NodeInput {
     /// A node id from `explore_tree` (`file:src/a.rs`, `dir:src`, `fn:src/a.rs:auth::validate`), or a `symbol_id` as `locate_symbol`, `search_code` and the call-graph tools give it.
     pub node_id: String,
     /// First line of the content to return (a file's or symbol's line number; a directory's entry number). Default: the node's first; pass a previous answer's `next_line` to read on.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int_or_text")]
     pub line_start: Option<i64>,
     /// Last line of the content to return. Default: the node's last.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int_or_text")]
     pub line_end: Option<i64>,
     /// Token budget of `content` (default 4000): longer content is cut at a whole line and `next_line` says where to go on.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int_or_text")]
     pub max_tokens: Option<i64>,
 }
 }
@@ -217,7 +242,7 @@ pub struct CypherInput {
     #[serde(default)]
     pub params: Option<Map<String, Value>>,
     /// Max rows returned (default 100).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int_or_text")]
     pub limit: Option<i64>,
 }
 }
@@ -237,7 +262,7 @@ pub struct SearchInput {
     #[serde(default)]
     pub path_prefix: Option<String>,
     /// Max results (default 10, at most 200).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int_or_text")]
     pub limit: Option<i64>,
 }
 }
@@ -248,7 +273,7 @@ pub struct ContextInput {
     /// Search query (as for search_code).
     pub query: String,
     /// Token budget of the answer's items (default 4000, at least 1).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int_or_text")]
     pub max_tokens: Option<i64>,
     /// `breadth` (many symbols, signatures only; the default) or `depth` (fewer symbols with their bodies).
     #[serde(default)]
@@ -263,6 +288,7 @@ tool_input! {
 
 pub struct ReferencesInput {
     /// The symbol whose uses to list: a plain or qualified name.
+    #[serde(alias = "name")]
     pub symbol_name: String,
     /// File path to disambiguate; without it a name defined in several places gives `ambiguous_symbol`.
     #[serde(default)]
@@ -271,7 +297,7 @@ pub struct ReferencesInput {
     #[serde(default)]
     pub kind: RefKind,
     /// Max references in this page (default 100, at most 1000).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int_or_text")]
     pub limit: Option<i64>,
     /// `next_cursor` of the previous page.
     #[serde(default)]
@@ -283,6 +309,7 @@ tool_input! {
 
 pub struct CallGraphInput {
     /// The function or method to start from: a plain or qualified name.
+    #[serde(alias = "name")]
     pub symbol_name: String,
     /// File path to disambiguate; without it a name defined in several places gives `ambiguous_symbol`.
     #[serde(default)]
@@ -291,10 +318,10 @@ pub struct CallGraphInput {
     #[serde(default)]
     pub direction: CallDirection,
     /// Calls to follow, 1 to 5 (default 2).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int_or_text")]
     pub depth: Option<i64>,
     /// Max edges returned (default 200, at most 2000); nearest first.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int_or_text")]
     pub limit: Option<i64>,
     /// Weakest resolution tier followed: `scope`, `import`, `self`, `qualified`, `typed`, `dispatch` (the default) or `name` (adds edges guessed from a unique name).
     #[serde(default)]
@@ -306,6 +333,7 @@ tool_input! {
 
 pub struct ImplementationsInput {
     /// A trait, interface or class (or one of its methods): a plain or qualified name.
+    #[serde(alias = "name")]
     pub symbol_name: String,
     /// File path to disambiguate; without it a name defined in several places gives `ambiguous_symbol`.
     #[serde(default)]
@@ -314,7 +342,7 @@ pub struct ImplementationsInput {
     #[serde(default)]
     pub direction: ImplDirection,
     /// Max types returned (default 100, at most 1000).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int_or_text")]
     pub limit: Option<i64>,
 }
 }
@@ -324,7 +352,7 @@ tool_input! {
 /// Exactly one of `symbol_name`, `paths` and `diff_base`.
 pub struct ImpactInput {
     /// A symbol about to change: a plain or qualified name.
-    #[serde(default)]
+    #[serde(default, alias = "name")]
     pub symbol_name: Option<String>,
     /// With `symbol_name`: the file that holds it.
     #[serde(default)]
@@ -336,13 +364,13 @@ pub struct ImpactInput {
     #[serde(default)]
     pub diff_base: Option<String>,
     /// Steps to follow from a change, 1 to 5 (default 3).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int_or_text")]
     pub depth: Option<i64>,
     /// Weakest resolution tier followed (default `dispatch`: `name`-tier edges are left out, and the answer says `lower_bound` when one was).
     #[serde(default)]
     pub min_confidence: Option<Tier>,
     /// Max affected symbols returned (default 200, at most 2000), ranked.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int_or_text")]
     pub limit: Option<i64>,
 }
 }

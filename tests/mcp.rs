@@ -357,6 +357,12 @@ fn the_python_sdk_lists_and_calls_every_tool_over_http() {
     listed.sort();
     assert_eq!(listed, TOOLS);
     for t in report["tools"].as_array().expect("tools") {
+        // A title for people, and hints for clients: every tool only reads.
+        assert!(t["title"].as_str().is_some_and(|s| !s.is_empty()), "{t}");
+        let hints = &t["annotations"];
+        assert_eq!(hints["readOnlyHint"], true, "{t}");
+        assert_eq!(hints["openWorldHint"], false, "{t}");
+        assert_eq!(hints["destructiveHint"], false, "{t}");
         // Every answer has a schema (the SDK checks each result against it);
         // every answer carries its metadata.
         let out = &t["output_schema"];

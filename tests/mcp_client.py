@@ -17,7 +17,8 @@ every session, in no particular order, and "clients" = N.
 
 and prints one JSON object on stdout:
 
-    {"protocol_version", "server_name", "tools": [{"name", "input_schema", "output_schema"}],
+    {"protocol_version", "server_name", "tools": [{"name", "input_schema", "output_schema",
+    "title", "description", "annotations"}],
      "results": [{"is_error", "structured", "text"}]}
 
 Any failure of the client or the protocol is an exception and a non-zero exit.
@@ -55,7 +56,10 @@ async def drive(streams, script):
             "protocol_version": str(init.protocol_version),
             "server_name": init.server_info.name,
             "tools": [
-                {"name": t.name, "input_schema": t.input_schema, "output_schema": t.output_schema}
+                {"name": t.name, "input_schema": t.input_schema, "output_schema": t.output_schema,
+                 "title": t.title, "description": t.description,
+                 "annotations": t.annotations.model_dump(by_alias=True, exclude_none=True)
+                 if t.annotations else None}
                 for t in listed.tools
             ],
             "results": results,

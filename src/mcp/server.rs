@@ -391,8 +391,40 @@ fn with_output_schemas(mut router: ToolRouter<CruxeMcp>) -> ToolRouter<CruxeMcp>
     set::<CallGraphAnswer>(&mut router, "get_call_graph");
     set::<ImplementationsAnswer>(&mut router, "find_implementations");
     set::<ImpactAnswer>(&mut router, "analyze_impact");
+    // Every tool reads the index and nothing else: a client may call any of
+    // them without asking its user first.
+    for (name, title) in TITLES {
+        if let Some(route) = router.map.get_mut(*name) {
+            route.attr.title = Some(title.to_string());
+            route.attr.annotations = Some(
+                rmcp::model::ToolAnnotations::with_title(*title)
+                    .read_only(true)
+                    .destructive(false)
+                    .idempotent(true)
+                    .open_world(false),
+            );
+        }
+    }
     router
 }
+
+/// Each tool's title, for people picking tools in a client.
+const TITLES: &[(&str, &str)] = &[
+    ("get_symbol_hierarchy", "Symbol hierarchy"),
+    ("find_related_symbols", "Related symbols"),
+    ("locate_symbol", "Locate a definition"),
+    ("search_code", "Search code"),
+    ("get_code_context", "Code context within a token budget"),
+    ("get_file_outline", "File outline"),
+    ("explore_tree", "Explore the repository tree"),
+    ("get_node", "Read a node's source"),
+    ("run_cypher", "Run a read-only Cypher query"),
+    ("index_status", "Index status"),
+    ("find_references", "Find references"),
+    ("get_call_graph", "Call graph"),
+    ("find_implementations", "Find implementations"),
+    ("analyze_impact", "Impact of a change"),
+];
 
 /// How the HTTP server is exposed.
 #[derive(Debug, Clone)]

@@ -108,5 +108,13 @@ fn a_missing_repository_is_an_error() {
     let data = DataDir::new(tmp.path().join("data"));
     let err =
         index_repo(&tmp.path().join("nope"), &data, &opts("x"), &Silent).expect_err("must fail");
-    assert!(err.to_string().contains("not a directory"), "{err}");
+    assert!(err.to_string().ends_with("nope does not exist"), "{err}");
+    // A file where the repository should be.
+    let file = tmp.path().join("file.rs");
+    std::fs::write(&file, "fn main() {}\n").expect("write");
+    let err = index_repo(&file, &data, &opts("x"), &Silent).expect_err("must fail");
+    assert!(
+        err.to_string().contains("file.rs is not a directory"),
+        "{err}"
+    );
 }

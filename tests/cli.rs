@@ -215,7 +215,36 @@ fn errors_are_clear() {
     assert!(stderr(&out).contains("no index at"), "{}", stderr(&out));
     let out = cruxe(&["index", "/definitely/not/here"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("not a directory"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("/definitely/not/here does not exist"),
+        "{}",
+        stderr(&out)
+    );
+    let out = cruxe(&["serve", "/definitely/not/here", "--listen", "127.0.0.1:0"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("/definitely/not/here does not exist"),
+        "{}",
+        stderr(&out)
+    );
+    // A port in use: said once, not once per link of the error's chain.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = taken.local_addr().expect("addr").to_string();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(&repo).expect("mkdir");
+    std::fs::write(repo.join("main.rs"), "fn main() {}\n").expect("write");
+    let out = cruxe(&[
+        "serve",
+        repo.to_str().expect("utf8"),
+        "--listen",
+        &addr,
+        "--data",
+        data.to_str().expect("utf8"),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains(&format!("cannot listen on {addr}")), "{err}");
+    assert_eq!(err.matches("in use").count(), 1, "{err}");
     let out = cruxe(&["frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
 }

@@ -122,7 +122,9 @@ impl Progress for Silent {}
 
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
-    #[error("{0} is not a directory")]
+    #[error("{0} does not exist")]
+    NotFound(PathBuf),
+    #[error("{0} is not a directory: give the repository's root directory")]
     NotADirectory(PathBuf),
     #[error(transparent)]
     DataDir(#[from] DataDirError),

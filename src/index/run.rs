@@ -286,6 +286,9 @@ fn start<'a>(
 ) -> Result<Run<'a>, IndexError> {
     let started = Instant::now();
     let started_at = std::time::SystemTime::now();
+    if !root.exists() {
+        return Err(IndexError::NotFound(root.to_path_buf()));
+    }
     if !root.is_dir() {
         return Err(IndexError::NotADirectory(root.to_path_buf()));
     }

@@ -444,10 +444,12 @@ pub enum ServerError {
         "listening on {0} (not loopback) needs a bearer token: pass --token-file FILE or set CRUXE_TOKEN"
     )]
     TokenRequired(SocketAddr),
-    #[error("cannot listen on {addr}: {source}")]
+    /// The reason is in the message and not a `source`: an error chain
+    /// printed whole would say it twice.
+    #[error("cannot listen on {addr}: {reason}")]
     Bind {
         addr: SocketAddr,
-        source: std::io::Error,
+        reason: std::io::Error,
     },
     #[error("server error: {0}")]
     Io(#[from] std::io::Error),
@@ -767,9 +769,9 @@ pub async fn serve_http(
     }
     let listener = tokio::net::TcpListener::bind(opts.listen)
         .await
-        .map_err(|source| ServerError::Bind {
+        .map_err(|reason| ServerError::Bind {
             addr: opts.listen,
-            source,
+            reason,
         })?;
     let addr = listener.local_addr()?;
     let listener = NoDelay(listener);

@@ -663,7 +663,9 @@ pub enum ServiceError {
     Graph(#[from] crate::store::graph::GraphError),
     #[error(transparent)]
     Search(#[from] crate::store::search::SearchError),
-    #[error("{0} is not a directory")]
+    #[error("{0} does not exist")]
+    NotFound(PathBuf),
+    #[error("{0} is not a directory: give the repository's root directory")]
     NotADirectory(PathBuf),
     #[error(
         "two served repositories are both named `{0}`; give them different names (`--repo` or `name` in cruxe.toml)"
@@ -965,6 +967,9 @@ impl Service {
         let mut stores: Vec<Arc<Store>> = Vec::new();
         let mut repos: Vec<Arc<Served>> = Vec::new();
         for spec in specs {
+            if !spec.root.exists() {
+                return Err(ServiceError::NotFound(spec.root.clone()));
+            }
             if !spec.root.is_dir() {
                 return Err(ServiceError::NotADirectory(spec.root.clone()));
             }

@@ -259,3 +259,61 @@ fn help_teaches() {
     let out = cruxe(&["index", "--help"]);
     assert!(stdout(&out).contains("--force"));
 }
+
+/// `cruxe serve` says when its first index is ready, with counts and seconds,
+/// whatever the log level: the line a person waits for before asking.
+#[test]
+fn serve_says_when_the_first_index_is_ready() {
+    use std::io::BufRead;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("rust");
+    crate::common::copy_tree(&fixture("rust"), &repo);
+    let mut child = std::process::Command::new(cruxe_bin())
+        .args([
+            "serve",
+            repo.to_str().expect("utf8"),
+            "--listen",
+            "127.0.0.1:0",
+            "--data",
+        ])
+        .arg(tmp.path().join("data"))
+        .env_remove("CRUXE_LOG")
+        .env_remove("RUST_LOG")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let ready = loop {
+        match rx.recv_timeout(std::time::Duration::from_secs(120)) {
+            Ok(line) if line.contains("is ready") => break line,
+            Ok(_) => continue,
+            Err(e) => panic!("no ready line: {e}"),
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(ready.starts_with("cruxe: rust@"), "{ready}");
+    let count = |what: &str| -> u64 {
+        ready
+            .split(", ")
+            .flat_map(|p| p.split(": "))
+            .find_map(|p| p.strip_suffix(what)?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {what} in {ready}"))
+    };
+    assert!(count(" files") >= 5, "{ready}");
+    assert!(count(" symbols") >= 20, "{ready}");
+    assert!(
+        ready.contains("indexed in ") && ready.ends_with(" s)"),
+        "{ready}"
+    );
+}

@@ -1334,6 +1334,19 @@ impl Service {
         match result {
             Ok(report) => {
                 log_report(&report);
+                if first && rev.is_none() {
+                    // Said whatever the log level: a person who ran `cruxe serve`
+                    // waits for this line before the first question.
+                    eprintln!(
+                        "cruxe: {}@{} is ready: {} files, {} symbols, {} import edges (indexed in {:.1} s)",
+                        report.repo,
+                        report.ref_name,
+                        report.files,
+                        report.symbols,
+                        report.import_edges,
+                        report.seconds
+                    );
+                }
                 if report.finish_pending || report.republished || !had_graph {
                     store.version.fetch_add(1, Ordering::SeqCst);
                 }

@@ -1060,16 +1060,21 @@ fn bad_requests_get_clean_errors_and_the_server_keeps_serving() {
         http(&a, "POST", "/mcp", &h, body)
     };
     // Malformed JSON and a non-JSON-RPC body: JSON-RPC parse / invalid request errors.
-    let (status, _, body) = post(b"{not json", &[]);
-    assert!(
-        (400..500).contains(&status) || body.contains("-32700"),
-        "{status} {body}"
-    );
-    let (status, _, body) = post(br#"{"hello": "world"}"#, &[]);
-    assert!(
-        (400..500).contains(&status) || body.contains("\"error\""),
-        "{status} {body}"
-    );
+    for (body, code) in [
+        (&b"{not json"[..], -32700),
+        (b"", -32700),
+        (br#"{"hello": "world"}"#, -32600),
+        (br#"{"jsonrpc": "1.0", "method": "ping", "id": 1}"#, -32600),
+        (b"[1, 2]", -32600),
+        (b"42", -32600),
+    ] {
+        let (status, _, text) = post(body, &[]);
+        assert_eq!(status, 400, "{text}");
+        let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+        assert_eq!(v["jsonrpc"], "2.0", "{text}");
+        assert_eq!(v["id"], Value::Null, "{text}");
+        assert_eq!(v["error"]["code"], code, "{text}");
+    }
     // An oversized body is refused before it is read.
     let big = vec![b' '; 5 * 1024 * 1024];
     let (status, _, _) = post(&big, &[]);

@@ -625,9 +625,10 @@ async fn guard(State(state): State<HttpState>, req: Request, next: Next) -> Resp
     next.run(req).await
 }
 
-/// `tools/call` whose `arguments` is not an object is a JSON-RPC "invalid
-/// params" (-32602); rmcp would take it for an unknown method. The body is read
-/// here (within the size limit) and handed on unchanged otherwise.
+/// A body that is no JSON-RPC message is a JSON-RPC error (-32700, -32600);
+/// `tools/call` whose `arguments` is not an object is "invalid params"
+/// (-32602; rmcp would take it for an unknown method). The body is read here
+/// (within the size limit) and handed on unchanged otherwise.
 async fn check_call_arguments(req: Request, next: Next) -> Response {
     let (parts, body) = req.into_parts();
     let bytes = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
@@ -640,8 +641,31 @@ async fn check_call_arguments(req: Request, next: Next) -> Response {
                 .into_response();
         }
     };
-    if let Ok(msg) = serde_json::from_slice::<serde_json::Value>(&bytes)
-        && msg["method"] == "tools/call"
+    // Protocol faults are JSON-RPC errors (rmcp answers them with 415 and a
+    // line of text): a body that is no JSON is a parse error, JSON that is no
+    // JSON-RPC message an invalid request. Both have no id to answer to.
+    let fault = |code: i64, message: String| {
+        let body =
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+        (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
+    };
+    let msg = match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Ok(msg) => msg,
+        Err(e) => return fault(-32700, format!("Parse error: the body is not JSON ({e})")),
+    };
+    let is_message = msg.as_object().is_some_and(|m| {
+        m.get("jsonrpc").and_then(|v| v.as_str()) == Some("2.0")
+            && (m.get("method").is_some_and(|v| v.is_string())
+                || m.contains_key("result")
+                || m.contains_key("error"))
+    });
+    if !is_message {
+        return fault(
+            -32600,
+            "Invalid Request: the body must be one JSON-RPC 2.0 message (an object with \"jsonrpc\": \"2.0\" and a method, result or error)".into(),
+        );
+    }
+    if msg["method"] == "tools/call"
         && msg["params"]
             .get("arguments")
             .is_some_and(|a| !a.is_object() && !a.is_null())

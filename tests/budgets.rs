@@ -110,6 +110,63 @@ fn flatten(
     }
 }
 
+/// Every page of a paged tool, the first called with `args`: each within
+/// `budget` tokens plus what it costs with no items (`items` emptied), its
+/// `returned` (under `meta`, the JSON pointer prefix) true. Returns the pages
+/// and their nodes in order, each once, each parent before its children.
+#[allow(clippy::too_many_arguments)]
+fn page_through(
+    server: &Server,
+    bpe: &CoreBPE,
+    tool: &str,
+    args: Value,
+    meta: &str,
+    items: &str,
+    id: &str,
+    budget: usize,
+) -> (Vec<Value>, Vec<(String, Option<String>)>) {
+    let mut pages = Vec::new();
+    let mut seen: Vec<(String, Option<String>)> = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut args = args.clone();
+        if let Some(c) = &cursor {
+            args["cursor"] = json!(c);
+        }
+        let (v, text) = one(server, tool, args);
+        let mut bare = v.clone();
+        bare[items] = json!([]);
+        assert!(tokens(bpe, &text) <= budget + tokens(bpe, &bare.to_string()));
+        let mut page = Vec::new();
+        flatten(v[items].as_array().expect("items"), None, id, &mut page);
+        let returned = v
+            .pointer(&format!("{meta}/returned"))
+            .and_then(Value::as_u64);
+        assert_eq!(Some(page.len() as u64), returned, "{v}");
+        assert!(!page.is_empty());
+        seen.extend(page);
+        cursor = v
+            .pointer(&format!("{meta}/next_cursor"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        pages.push(v);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    let mut before = HashSet::new();
+    for (node, parent) in &seen {
+        if let Some(p) = parent {
+            assert!(
+                before.contains(p.as_str()),
+                "{node}'s parent {p} not seen first"
+            );
+        }
+        assert!(before.insert(node.as_str()), "{node} came twice");
+    }
+    (pages, seen)
+}
+
 #[test]
 fn long_answers_keep_to_their_budget_and_page_through_the_rest() {
     let (server, source) = serve_repo();
@@ -136,68 +193,34 @@ fn long_answers_keep_to_their_budget_and_page_through_the_rest() {
     );
     assert!(first.get("qualified_name").is_none());
     // Paged at 1,500 tokens: every symbol once, in source order, under its parent.
-    let mut seen: Vec<(String, Option<String>)> = Vec::new();
-    let mut lines = Vec::new();
-    let mut cursor: Option<String> = None;
-    let mut pages = 0;
-    loop {
-        let mut args = json!({"path": "server/handlers.go", "max_tokens": 1500});
-        if let Some(c) = &cursor {
-            args["cursor"] = json!(c);
-        }
-        let (v, text) = one(&server, "get_file_outline", args);
-        let mut bare = v.clone();
-        bare["symbols"] = json!([]);
-        assert!(tokens(&bpe, &text) <= 1500 + tokens(&bpe, &bare.to_string()));
-        let mut page = Vec::new();
-        flatten(
-            v["symbols"].as_array().expect("symbols"),
-            None,
-            "symbol_id",
-            &mut page,
-        );
-        assert_eq!(
-            page.len(),
-            v["returned"].as_u64().expect("returned") as usize
-        );
-        assert!(!page.is_empty());
-        fn starts(nodes: &[Value], out: &mut Vec<i64>) {
-            for n in nodes {
-                out.push(n["line_start"].as_i64().expect("line"));
-                starts(n["children"].as_array().map_or(&[][..], Vec::as_slice), out);
-            }
-        }
-        starts(v["symbols"].as_array().expect("symbols"), &mut lines);
-        seen.extend(page);
-        pages += 1;
-        match v["next_cursor"].as_str() {
-            Some(c) => cursor = Some(c.to_string()),
-            None => {
-                assert_eq!(v["truncated"], false);
-                break;
-            }
+    let args = json!({"path": "server/handlers.go", "max_tokens": 1500});
+    let (pages, seen) = page_through(
+        &server,
+        &bpe,
+        "get_file_outline",
+        args,
+        "",
+        "symbols",
+        "symbol_id",
+        1500,
+    );
+    assert!(pages.len() > 3, "{}", pages.len());
+    assert_eq!(pages.last().expect("a page")["truncated"], false);
+    assert_eq!(seen.len(), total);
+    fn starts(nodes: &[Value], out: &mut Vec<i64>) {
+        for n in nodes {
+            out.push(n["line_start"].as_i64().expect("line"));
+            starts(n["children"].as_array().map_or(&[][..], Vec::as_slice), out);
         }
     }
-    assert!(pages > 3, "{pages}");
-    assert_eq!(seen.len(), total);
-    let ids: HashSet<&str> = seen.iter().map(|(id, _)| id.as_str()).collect();
-    assert_eq!(ids.len(), total, "a symbol came twice");
+    let mut lines = Vec::new();
+    for v in &pages {
+        starts(v["symbols"].as_array().expect("symbols"), &mut lines);
+    }
     assert!(
         lines.windows(2).all(|w| w[0] <= w[1]),
         "not in source order"
     );
-    // The methods of `Server` hang under it (Go methods are top-level, so a
-    // parent must be a symbol seen before, when there is one).
-    let mut before = HashSet::new();
-    for (id, parent) in &seen {
-        if let Some(p) = parent {
-            assert!(
-                before.contains(p.as_str()),
-                "{id}'s parent {p} not seen first"
-            );
-        }
-        before.insert(id.as_str());
-    }
 
     // get_node pages a long file by whole lines; the pages put together are the file.
     let (v, text) = one(
@@ -282,51 +305,28 @@ fn long_answers_keep_to_their_budget_and_page_through_the_rest() {
     assert!(!entries.is_empty() && entries.len() < 60, "{entries:?}");
 
     // explore_tree, everything at full detail: pages within budget, every node once.
-    let mut seen: Vec<(String, Option<String>)> = Vec::new();
-    let mut cursor: Option<String> = None;
-    let last = loop {
-        let mut args = json!({"pattern": ".", "max_depth": 0, "detail": "max", "limit": 300, "max_tokens": 8000});
-        if let Some(c) = &cursor {
-            args["cursor"] = json!(c);
-        }
-        let (v, text) = one(&server, "explore_tree", args);
-        let mut bare = v.clone();
-        bare["tree"] = json!([]);
-        assert!(tokens(&bpe, &text) <= 8000 + tokens(&bpe, &bare.to_string()));
-        let mut page = Vec::new();
-        flatten(
-            v["tree"].as_array().expect("tree"),
-            None,
-            "node_id",
-            &mut page,
-        );
-        assert_eq!(
-            page.len(),
-            v["meta"]["returned"].as_u64().expect("n") as usize
-        );
-        assert!(page.len() <= 300);
-        seen.extend(page);
-        match v["meta"]["next_cursor"].as_str() {
-            Some(c) => cursor = Some(c.to_string()),
-            None => break v,
-        }
-    };
+    let args =
+        json!({"pattern": ".", "max_depth": 0, "detail": "max", "limit": 300, "max_tokens": 8000});
+    let (pages, seen) = page_through(
+        &server,
+        &bpe,
+        "explore_tree",
+        args,
+        "/meta",
+        "tree",
+        "node_id",
+        8000,
+    );
+    assert!(
+        pages
+            .iter()
+            .all(|v| v["meta"]["returned"].as_u64() <= Some(300))
+    );
+    let last = pages.last().expect("a page");
     assert_eq!(last["meta"]["total_exact"], true);
     assert_eq!(last["meta"]["truncated"], false);
     let total = last["meta"]["total_nodes"].as_u64().expect("total") as usize;
     // 3 top directories, 60 packages, 302 files, 600 + 302 + 400 symbols.
     assert!(total > 1300, "{total}");
-    let ids: HashSet<&str> = seen.iter().map(|(id, _)| id.as_str()).collect();
     assert_eq!(seen.len(), total);
-    assert_eq!(ids.len(), total, "a node came twice");
-    let mut before = HashSet::new();
-    for (id, parent) in &seen {
-        if let Some(p) = parent {
-            assert!(
-                before.contains(p.as_str()),
-                "{id}'s parent {p} not seen first"
-            );
-        }
-        before.insert(id.as_str());
-    }
 }

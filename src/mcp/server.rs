@@ -157,7 +157,7 @@ impl CruxeMcp {
 #[tool_router]
 impl CruxeMcp {
     #[tool(
-        description = "Traverse the parent chain (ancestors: method -> class/impl -> ..., leaf to root) or the child tree (descendants) of a symbol. Pass `path` when the name is defined in several files."
+        description = "Traverse the parent chain (ancestors: method -> class/impl -> ..., leaf to root) or the child tree (descendants) of a symbol. Pass `path` when the name is defined in several files. Use it to see what encloses a symbol, or what a type or module holds."
     )]
     async fn get_symbol_hierarchy(
         &self,
@@ -179,7 +179,7 @@ impl CruxeMcp {
     }
 
     #[tool(
-        description = "Find where a symbol is defined: path, lines and signature of each definition with that name (exact, else ignoring case, or a qualified name), best first."
+        description = "Find where a symbol is defined: path, lines and signature of each definition with that name (exact, else ignoring case, or a qualified name), best first. Use it first when you know a name and want its code."
     )]
     async fn locate_symbol(
         &self,
@@ -189,7 +189,7 @@ impl CruxeMcp {
     }
 
     #[tool(
-        description = "Ranked search over symbol names, qualified names, signatures and docs (identifier-aware: `http request` finds parseHTTPRequest); filters by language, kind and path prefix."
+        description = "Ranked search over symbol names, qualified names, signatures and docs (identifier-aware: `http request` finds parseHTTPRequest); filters by language, kind and path prefix. Use it when you know roughly what something is called or does, not its exact name."
     )]
     async fn search_code(
         &self,
@@ -199,7 +199,7 @@ impl CruxeMcp {
     }
 
     #[tool(
-        description = "Code context for a question, fitted to a token budget: `breadth` gives many symbols with signatures, `depth` fewer with full bodies. estimated_tokens never exceeds max_tokens."
+        description = "Code context for a question, fitted to a token budget: `breadth` gives many symbols with signatures, `depth` fewer with full bodies. estimated_tokens never exceeds max_tokens. Use it to gather the code relevant to a task in one call within your token budget."
     )]
     async fn get_code_context(
         &self,
@@ -209,7 +209,7 @@ impl CruxeMcp {
     }
 
     #[tool(
-        description = "A file's symbols as a nested tree (types -> members), with signatures and lines."
+        description = "A file's symbols as a nested tree (types -> members), with signatures and lines. Use it to see what a file holds before reading it; long outlines come in pages (`cursor`)."
     )]
     async fn get_file_outline(
         &self,
@@ -219,7 +219,7 @@ impl CruxeMcp {
     }
 
     #[tool(
-        description = "Explore the repository as a tree: directories -> files -> types -> members. `pattern` is a path (`.` = root) or a name to search for; then read a node with get_node."
+        description = "Explore the repository as a tree: directories -> files -> types -> members. `pattern` is a path (`.` = root) or a name to search for; then read a node with get_node. Use it to find your way around an unfamiliar repository; big trees come in pages (`cursor`)."
     )]
     async fn explore_tree(
         &self,
@@ -229,7 +229,7 @@ impl CruxeMcp {
     }
 
     #[tool(
-        description = "The full source of a node found with explore_tree (a file, or a symbol's definition) with its metadata. `node_id` also takes a `symbol_id` from locate_symbol, search_code or the call-graph tools."
+        description = "The full source of a node found with explore_tree (a file, or a symbol's definition) with its metadata. `node_id` also takes a `symbol_id` from locate_symbol, search_code or the call-graph tools. Use it to read code; long sources come in pages of whole lines (`line_start`, `next_line`)."
     )]
     async fn get_node(
         &self,
@@ -239,7 +239,7 @@ impl CruxeMcp {
     }
 
     #[tool(
-        description = "Every use of a symbol: calls, type and value references, imports, grouped by file with the enclosing symbol, the resolution tier (confidence) and the source line; `unresolved` counts sites that name it without proof. Paged with `cursor`."
+        description = "Every use of a symbol: calls, type and value references, imports, grouped by file with the enclosing symbol, the resolution tier (confidence) and the source line; `unresolved` counts sites that name it without proof. Paged with `cursor`. Use it before renaming or changing a signature."
     )]
     async fn find_references(
         &self,
@@ -249,7 +249,7 @@ impl CruxeMcp {
     }
 
     #[tool(
-        description = "Who calls a function or method (callers), what it calls (callees), or both, up to 5 calls deep: nodes with their depth, call-site edges with their resolution tier, `cycles` when recursion was met. Callers of a trait/interface method it implements come with via: dispatch."
+        description = "Who calls a function or method (callers), what it calls (callees), or both, up to 5 calls deep: nodes with their depth, call-site edges with their resolution tier, `cycles` when recursion was met. Callers of a trait/interface method it implements come with via: dispatch. Use it to follow control flow or to see how a function is reached."
     )]
     async fn get_call_graph(
         &self,
@@ -259,7 +259,7 @@ impl CruxeMcp {
     }
 
     #[tool(
-        description = "The types implementing or extending a trait, interface or class (transitively), or with direction supertypes what a type implements/extends, each with its matching methods. Asked of a method: the same-named methods of those types."
+        description = "The types implementing or extending a trait, interface or class (transitively), or with direction supertypes what a type implements/extends, each with its matching methods. Asked of a method: the same-named methods of those types. Use it when changing a trait, interface or base class, or to find where an interface method is really implemented."
     )]
     async fn find_implementations(
         &self,
@@ -270,7 +270,7 @@ impl CruxeMcp {
     }
 
     #[tool(
-        description = "What a change can break: from a symbol, changed files (`paths`) or the working tree's git diff against `diff_base`, everything that calls, references, implements or extends it up to `depth` (3), ranked by distance, with the files and the tests among them. completeness says exact or lower_bound."
+        description = "What a change can break: from a symbol, changed files (`paths`) or the working tree's git diff against `diff_base`, everything that calls, references, implements or extends it up to `depth` (3), ranked by distance, with the files and the tests among them. completeness says exact or lower_bound. Use it before and after editing, to know what to re-check and which tests to run."
     )]
     async fn analyze_impact(
         &self,
@@ -280,7 +280,7 @@ impl CruxeMcp {
     }
 
     #[tool(
-        description = "Run one read-only Cypher query on the code graph. Nodes: Repo, Ref, File, Symbol, Package (a Go package), External, Name; relationships: HAS_FILE, CONTAINS (File->Symbol, Symbol->Symbol), IN_PACKAGE (File->Package), IMPORTS (File->Symbol|File|Package|External), CALLS and REFERENCES (Symbol|File->Symbol; line, col, confidence), IMPLEMENTS and EXTENDS (Symbol->Symbol), UNRESOLVED (Symbol|File->Name). Writes are refused."
+        description = "Run one read-only Cypher query on the code graph. Nodes: Repo, Ref, File, Symbol, Package (a Go package), External, Name; relationships: HAS_FILE, CONTAINS (File->Symbol, Symbol->Symbol), IN_PACKAGE (File->Package), IMPORTS (File->Symbol|File|Package|External), CALLS and REFERENCES (Symbol|File->Symbol; line, col, confidence), IMPLEMENTS and EXTENDS (Symbol->Symbol), UNRESOLVED (Symbol|File->Name). Writes are refused. Use it for questions the other tools do not answer."
     )]
     async fn run_cypher(
         &self,
@@ -294,7 +294,7 @@ impl CruxeMcp {
     }
 
     #[tool(
-        description = "What is indexed: repositories, refs, counts of files, symbols, import edges and unresolved imports, last indexed time, and the progress of a running index job."
+        description = "What is indexed: repositories, refs, counts of files, symbols, import edges and unresolved imports, last indexed time, and the progress of a running index job. Use it when answers look incomplete or to check that indexing finished."
     )]
     async fn index_status(
         &self,

@@ -165,18 +165,19 @@ pub fn page<T: Paged>(
         flatten(r, None, &mut flat);
     }
     let total = flat.len();
-    let earlier: Vec<Option<String>> = (from..total)
-        .map(|i| flat[i].1.filter(|&p| p < from).map(|p| flat[p].0.page_id()))
-        .collect();
     let mut nodes: Vec<(T, Option<usize>)> = flat.drain(from.min(total)..).collect();
+    // `flat` now holds the earlier pages' nodes: the parents a node may name.
     let mut used = 0;
     let mut end = 0;
-    for ((n, _), parent) in nodes.iter_mut().zip(earlier) {
-        if let Some(p) = parent {
-            n.set_parent(p);
+    for (n, parent) in nodes.iter_mut() {
+        if end == max_nodes {
+            break;
+        }
+        if let Some(p) = parent.filter(|&p| p < from) {
+            n.set_parent(flat[p].0.page_id());
         }
         let cost = tokens.estimate(n) + NESTING_TOKENS;
-        if end == max_nodes || used + cost > max_tokens {
+        if used + cost > max_tokens {
             break;
         }
         used += cost;

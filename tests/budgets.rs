@@ -51,9 +51,10 @@ fn repo(root: &Path) -> String {
     );
     for i in 0..300 {
         big.push_str(&format!(
-            "// Handle{i} handles route {i}.\nfunc (s *Server) Handle{i}(w Writer, r *Request) error {{\n\tif r.Path != \"/r{i}\" {{\n\t\treturn errNotFound\n\t}}\n\treturn w.Write(s.name)\n}}\n\n"
+            "// Handle{i} handles route {i}.\nfunc (s *Server) Handle{i}(w Writer, r *Request) error {{\n\tif r.Path != \"/r{i}\" {{\n\t\treturn errNotFound\n\t}}\n\ts.Log(\"r{i}\")\n\treturn w.Write(s.name)\n}}\n\n"
         ));
     }
+    big.push_str("// Log logs.\nfunc (s *Server) Log(msg string) {}\n");
     std::fs::create_dir_all(root.join("server")).expect("mkdir");
     std::fs::write(root.join("server/handlers.go"), &big).expect("write");
     for p in 0..60 {
@@ -72,6 +73,13 @@ fn repo(root: &Path) -> String {
         .map(|i| format!("export const k{i}=(a)=>a+{i};"))
         .collect();
     std::fs::write(root.join("web/bundle.ts"), bundle).expect("write");
+    let mut shapes = String::from("export interface Shape {\n  area(): number;\n}\n");
+    for i in 0..40 {
+        shapes.push_str(&format!(
+            "export class Shape{i} implements Shape {{\n  area(): number {{\n    return {i};\n  }}\n}}\n"
+        ));
+    }
+    std::fs::write(root.join("web/shapes.ts"), shapes).expect("write");
     std::fs::write(root.join("go.mod"), "module example.com/big\n\ngo 1.22\n").expect("write");
     big
 }
@@ -329,4 +337,159 @@ fn long_answers_keep_to_their_budget_and_page_through_the_rest() {
     // 3 top directories, 60 packages, 302 files, 600 + 302 + 400 symbols.
     assert!(total > 1300, "{total}");
     assert_eq!(seen.len(), total);
+}
+
+/// One answer cut to `budget`: within it (as a model counts the text) plus
+/// what the answer costs with `items` emptied, not empty, and `truncated`.
+fn cut_to(bpe: &CoreBPE, v: &Value, text: &str, items: &str, budget: usize) -> usize {
+    let mut bare = v.clone();
+    bare[items] = json!([]);
+    let (used, fixed) = (tokens(bpe, text), tokens(bpe, &bare.to_string()));
+    assert!(used <= budget + fixed, "{used} > {budget} + {fixed}: {v}");
+    assert_eq!(v["truncated"], true, "{v}");
+    assert_eq!(v["metadata"]["result_completeness"], "truncated");
+    let n = v[items].as_array().expect("items").len();
+    assert!(n > 0, "{v}");
+    n
+}
+
+#[test]
+fn list_tools_take_max_tokens_and_say_truncated_with_the_exact_total() {
+    let (server, _) = serve_repo();
+    let bpe = tiktoken_rs::o200k_base().expect("o200k_base");
+    let calls = [
+        (
+            "search_code",
+            json!({"query": "handles route", "limit": 200, "max_tokens": 600}),
+        ),
+        (
+            "locate_symbol",
+            json!({"name": "Alpha0", "limit": 100, "max_tokens": 400}),
+        ),
+        (
+            "get_call_graph",
+            json!({"symbol_name": "Log", "depth": 1, "max_tokens": 700}),
+        ),
+        (
+            "analyze_impact",
+            json!({"symbol_name": "Log", "depth": 1, "max_tokens": 700}),
+        ),
+        (
+            "find_implementations",
+            json!({"symbol_name": "Shape", "path": "web/shapes.ts", "max_tokens": 500}),
+        ),
+        (
+            "run_cypher",
+            json!({"query": "MATCH (s:Symbol) RETURN s.name AS name, s.signature AS sig", "limit": 1000, "max_tokens": 300}),
+        ),
+        (
+            "search_code",
+            json!({"query": "handles route", "limit": 200}),
+        ),
+    ];
+    let got = call_texts(&server, &calls);
+    let (v, t) = &got[0];
+    let n = cut_to(&bpe, v, t, "results", 600);
+    assert_eq!(v["total_found"], 200, "{v}");
+    assert!(n < 200);
+    let (v, t) = &got[1];
+    let n = cut_to(&bpe, v, t, "results", 400);
+    assert_eq!(v["total_found"], 60, "every package defines Alpha0: {v}");
+    assert!(n < 60);
+    // The call graph keeps the nearest edges and only the nodes they reach.
+    let (v, t) = &got[2];
+    let mut bare = v.clone();
+    bare["edges"] = json!([]);
+    bare["nodes"] = json!([]);
+    assert!(tokens(&bpe, t) <= 700 + tokens(&bpe, &bare.to_string()));
+    assert_eq!(v["truncated"], true);
+    assert_eq!(v["total_edges"], 300, "{v}");
+    let edges = v["edges"].as_array().expect("edges");
+    assert!(!edges.is_empty() && edges.len() < 300);
+    let ends: HashSet<&str> = edges
+        .iter()
+        .flat_map(|e| {
+            [
+                e["from"].as_str().expect("from"),
+                e["to"].as_str().expect("to"),
+            ]
+        })
+        .collect();
+    let nodes: HashSet<&str> = v["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .map(|n| n["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(
+        ends, nodes,
+        "nodes are the root and the ends of the edges kept"
+    );
+    let (v, t) = &got[3];
+    let n = cut_to(&bpe, v, t, "affected", 700);
+    assert_eq!(v["total_affected"], 300, "{v}");
+    assert!(n < 300);
+    let (v, t) = &got[4];
+    let n = cut_to(&bpe, v, t, "types", 500);
+    assert_eq!(v["total"], 40, "{v}");
+    assert!(n < 40);
+    let (v, t) = &got[5];
+    let n = cut_to(&bpe, v, t, "rows", 300);
+    assert_eq!(v["row_count"], n);
+    // The default budget is 4,000 tokens.
+    let (v, t) = &got[6];
+    cut_to(&bpe, v, t, "results", 4000);
+
+    // find_references pages within the budget, every reference once.
+    let mut seen = HashSet::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let mut args = json!({"symbol_name": "Log", "max_tokens": 800});
+        if let Some(c) = &cursor {
+            args["cursor"] = json!(c);
+        }
+        let (v, t) = one(&server, "find_references", args);
+        let mut bare = v.clone();
+        bare["references"] = json!([]);
+        assert!(tokens(&bpe, &t) <= 800 + tokens(&bpe, &bare.to_string()));
+        assert_eq!(v["total"], 300);
+        for r in v["references"].as_array().expect("refs") {
+            assert!(
+                seen.insert((r["path"].to_string(), r["line"].to_string())),
+                "{r} twice"
+            );
+        }
+        pages += 1;
+        cursor = v["next_cursor"].as_str().map(str::to_string);
+        if cursor.is_none() {
+            assert_eq!(v["truncated"], false);
+            break;
+        }
+    }
+    assert_eq!(seen.len(), 300);
+    assert!(pages > 2, "{pages}");
+
+    // get_symbol_hierarchy pages a type's descendants.
+    let args = json!({"symbol_name": "Server", "direction": "descendants", "max_tokens": 1500});
+    let (pages, seen) = page_through(
+        &server,
+        &bpe,
+        "get_symbol_hierarchy",
+        args,
+        "",
+        "hierarchy",
+        "symbol_id",
+        1500,
+    );
+    assert!(pages.len() > 2, "{}", pages.len());
+    assert_eq!(
+        seen.len() as u64,
+        pages[0]["chain_length"].as_u64().expect("total")
+    );
+    assert!(
+        seen.len() > 300,
+        "the type and its 301 methods: {}",
+        seen.len()
+    );
 }

@@ -317,3 +317,118 @@ fn serve_says_when_the_first_index_is_ready() {
         "{ready}"
     );
 }
+
+/// Issue 19: while a server holds a data dir, `status`, `cypher` and
+/// `hierarchy` go through it (its address is in the data dir) and print what
+/// they print without it; each takes the repository's PATH like `index`; and
+/// `serve --data DIR` with no PATH serves the repositories DIR holds.
+#[test]
+fn read_commands_go_through_a_running_server_and_print_the_same() {
+    use std::io::BufRead;
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("app");
+    crate::common::copy_tree(&fixture("rust"), &repo);
+    let path = repo.to_str().expect("utf8");
+    let out = cruxe(&["index", path]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let query = "MATCH (f:File)-[:CONTAINS]->(s:Symbol) RETURN f.path AS path, s.name AS name ORDER BY path, name";
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["status", path],
+        vec!["status", path, "--json"],
+        vec!["cypher", query, path],
+        vec!["cypher", "--json", query, path],
+        vec![
+            "hierarchy",
+            "validate",
+            "--path",
+            "src/auth/handler.rs",
+            path,
+        ],
+        vec![
+            "hierarchy",
+            "AuthHandler",
+            "--path",
+            "src/auth/handler.rs",
+            "--direction",
+            "descendants",
+            path,
+        ],
+    ];
+    let run_all = || -> Vec<String> {
+        commands
+            .iter()
+            .map(|c| {
+                let out = crate::common::cruxe_in(tmp.path(), c);
+                assert!(out.status.success(), "{c:?}: {}", stderr(&out));
+                stdout(&out)
+            })
+            .collect()
+    };
+    let alone = run_all();
+    assert!(alone[2].lines().count() > 10, "{}", alone[2]);
+
+    // Served from elsewhere, named by its data dir alone.
+    let mut child = std::process::Command::new(cruxe_bin())
+        .current_dir(tmp.path())
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(repo.join(".cruxe"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stderr_pipe = child.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr_pipe)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let ready = loop {
+        match rx.recv_timeout(std::time::Duration::from_secs(120)) {
+            Ok(line) if line.contains("is ready") => break line,
+            Ok(_) => continue,
+            Err(e) => panic!("no ready line: {e}"),
+        }
+    };
+    assert!(
+        ready.starts_with("cruxe: app@"),
+        "the recorded repo is served: {ready}"
+    );
+    assert!(repo.join(".cruxe/server.json").is_file());
+    let through = run_all();
+    for (i, (a, b)) in alone.iter().zip(&through).enumerate() {
+        assert_eq!(a, b, "{:?} differs through the server", commands[i]);
+    }
+    // A data dir holding the server's record and no graph answers the same:
+    // the answer came from the server.
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir_all(elsewhere.join(".cruxe")).expect("mkdir");
+    std::fs::copy(
+        repo.join(".cruxe/server.json"),
+        elsewhere.join(".cruxe/server.json"),
+    )
+    .expect("copy");
+    let out = crate::common::cruxe_in(
+        tmp.path(),
+        &["cypher", query, elsewhere.to_str().expect("utf8")],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), alone[2]);
+    let refused =
+        crate::common::cruxe_in(tmp.path(), &["cypher", "MATCH (s:Symbol) DELETE s", path]);
+    assert!(!refused.status.success());
+    assert!(stderr(&refused).contains("refused"), "{}", stderr(&refused));
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let _ = child.wait();
+    assert!(
+        !repo.join(".cruxe/server.json").exists(),
+        "a stopped server takes its record away"
+    );
+    // And the graph was not touched by the detour.
+    assert_eq!(run_all()[2], alone[2]);
+}

@@ -1245,3 +1245,52 @@ fn nested_symbols_written_by_key_sit_under_their_own_parents() {
         );
     }
 }
+
+/// A binary whose root a Cargo.toml sets by path (`[[bin]] path =
+/// "crates/core/main.rs"`, as ripgrep does): its `crate::` and `mod` paths
+/// resolve to the files under that root; before, they all stayed External.
+#[test]
+fn a_binary_rooted_by_path_resolves_its_crate_imports() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("rgish");
+    write_repo(
+        &repo,
+        [
+            (
+                "Cargo.toml",
+                "[package]\nname = \"rgish\"\n\n[[bin]]\nname = \"rg\"\npath = \"crates/core/main.rs\"\n",
+            ),
+            (
+                "crates/core/main.rs",
+                "mod flags;\nmod search;\nuse crate::flags::Args;\nuse crate::search::{run, Searcher};\n",
+            ),
+            (
+                "crates/core/flags/mod.rs",
+                "mod parse;\npub use self::parse::Args;\n",
+            ),
+            (
+                "crates/core/flags/parse.rs",
+                "pub struct Args;\nuse super::super::search::run;\n",
+            ),
+            (
+                "crates/core/search.rs",
+                "pub fn run() {}\npub struct Searcher;\n",
+            ),
+        ],
+    );
+    let data = DataDir::new(tmp.path().join("data"));
+    index_into(&repo, &data);
+    assert_eq!(
+        edges(&data),
+        sorted(&[
+            "crates/core/flags/mod.rs:1 parse -> File(crates/core/flags/parse.rs)",
+            "crates/core/flags/mod.rs:2 self::parse::Args -> Symbol(flags::parse::Args)",
+            "crates/core/flags/parse.rs:2 super::super::search::run -> Symbol(search::run)",
+            "crates/core/main.rs:1 flags -> File(crates/core/flags/mod.rs)",
+            "crates/core/main.rs:2 search -> File(crates/core/search.rs)",
+            "crates/core/main.rs:3 crate::flags::Args -> Symbol(flags::parse::Args)",
+            "crates/core/main.rs:4 crate::search::Searcher -> Symbol(search::Searcher)",
+            "crates/core/main.rs:4 crate::search::run -> Symbol(search::run)",
+        ])
+    );
+}

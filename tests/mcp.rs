@@ -232,6 +232,12 @@ pub fn results(report: &Value) -> Vec<(Value, bool)> {
         .expect("results")
         .iter()
         .map(|r| {
+            assert_eq!(
+                r.get("schema_errors").cloned().unwrap_or(json!([])),
+                json!([]),
+                "the result breaks its tool's outputSchema: {}",
+                r["structured"]
+            );
             let structured = r["structured"].clone();
             let text: Value = serde_json::from_str(r["text"].as_str().expect("text content"))
                 .expect("text is JSON");
@@ -345,6 +351,12 @@ fn the_python_sdk_lists_and_calls_every_tool_over_http() {
             "get_code_context",
             json!({"query": "authentication handler", "max_tokens": 500}),
         ),
+        // Errors, checked against the schemas like the answers (`results`).
+        ("run_cypher", json!({"query": "MATCH (n) DELETE n"})),
+        (
+            "get_symbol_hierarchy",
+            json!({"symbol_name": "nothing_is_named_so"}),
+        ),
     ];
     let report = client(json!({
         "transport": "http",
@@ -365,14 +377,38 @@ fn the_python_sdk_lists_and_calls_every_tool_over_http() {
         assert_eq!(hints["destructiveHint"], false, "{t}");
         // Every answer has a schema (the SDK checks each result against it);
         // every answer carries its metadata.
+        // It admits the error envelope too (`anyOf`: the answer's fields, or
+        // `error`), so that a client checking an error result keeps the error.
         let out = &t["output_schema"];
         assert_eq!(out["type"], "object", "{t}");
         assert!(
-            out["required"]
+            out["anyOf"][0]["required"]
                 .as_array()
                 .is_some_and(|r| r.contains(&json!("metadata"))),
             "{t}"
         );
+        assert_eq!(
+            out["anyOf"][1]["required"],
+            json!(["error", "metadata"]),
+            "{t}"
+        );
+        // Portable schemas (what the Inspector's --strict checks): one `type`
+        // per schema, no bare `true`, only JSON Schema's own formats.
+        for schema in [&t["input_schema"], out] {
+            // (`additionalProperties: true` is a map's value, not a schema position.)
+            let text = schema
+                .to_string()
+                .replace("\"additionalProperties\":true", "");
+            for bad in [
+                "\"type\":[",
+                ":true",
+                "\"format\":\"uint",
+                "\"format\":\"int",
+                "\"format\":\"double",
+            ] {
+                assert!(!text.contains(bad), "{bad} in {}: {text}", t["name"]);
+            }
+        }
         let schema = &t["input_schema"];
         assert_eq!(schema["type"], "object", "{t}");
         let props = schema["properties"].as_object().expect("properties");
@@ -392,7 +428,11 @@ fn the_python_sdk_lists_and_calls_every_tool_over_http() {
     assert_eq!(hier["input_schema"]["required"], json!(["symbol_name"]));
     let res = results(&report);
     assert_eq!(res.len(), calls.len());
-    for ((name, _), (v, err)) in calls.iter().zip(&res) {
+    let (answers, errors) = res.split_at(calls.len() - 2);
+    assert_eq!(errors[0].0["error"]["code"], "query_not_read_only");
+    assert_eq!(errors[1].0["error"]["code"], "symbol_not_found");
+    assert!(errors.iter().all(|(_, err)| *err));
+    for ((name, _), (v, err)) in calls.iter().zip(answers) {
         assert!(!err, "{name}: {v}");
         assert_eq!(v["metadata"]["indexing_status"], "ready");
         assert_eq!(v["metadata"]["ref"], "live");

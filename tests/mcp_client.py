@@ -19,7 +19,10 @@ and prints one JSON object on stdout:
 
     {"protocol_version", "server_name", "tools": [{"name", "input_schema", "output_schema",
     "title", "description", "annotations"}],
-     "results": [{"is_error", "structured", "text"}]}
+     "results": [{"is_error", "structured", "text", "schema_errors"}]}
+
+"schema_errors" lists what in a result's structuredContent breaks its tool's
+outputSchema (JSON Schema 2020-12), errors included: a client may check both.
 
 Any failure of the client or the protocol is an exception and a non-zero exit.
 """
@@ -28,6 +31,8 @@ import asyncio
 import json
 import sys
 import time
+
+import jsonschema
 
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -48,10 +53,16 @@ async def drive(streams, script):
                 await asyncio.sleep(0.1)
             else:
                 raise RuntimeError("the server never finished indexing")
+        schemas = {t.name: t.output_schema for t in listed.tools}
         results = []
         for _ in range(script.get("rounds", 1)):
             for call in script.get("calls", []):
-                results.append(await one_call(session, call))
+                out = await one_call(session, call)
+                schema = schemas.get(call[0])
+                if schema and out["structured"] is not None:
+                    validator = jsonschema.Draft202012Validator(schema)
+                    out["schema_errors"] = [e.message for e in validator.iter_errors(out["structured"])]
+                results.append(out)
         return {
             "protocol_version": str(init.protocol_version),
             "server_name": init.server_info.name,

@@ -27,7 +27,7 @@ fn answer<T: Answer>(
     query: impl FnOnce(&View) -> Result<(T, &'static str), ToolError>,
     show: impl FnOnce(&T) -> i32,
 ) -> Result<i32> {
-    let data = DataDir::new(&t.data);
+    let data = super::data_dir(t.repo_path.as_deref(), t.data.as_deref());
     let graph = Arc::new(data.open_graph_read_only(&t.resources.graph_config())?);
     let (repo, ref_name) = pick_ref(&graph, &data, t.repo.as_deref(), t.ref_name.as_deref())?;
     let cat = Arc::new(

@@ -2,7 +2,7 @@
 //! printing to stdout. Errors become exit codes in `main`, in one place.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::{Context, Result, bail};
@@ -10,6 +10,7 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 mod calls;
+mod remote;
 
 use crate::index::{self, IndexOptions, IndexReport, Progress};
 use crate::mcp::server::{self, HttpOptions};
@@ -18,8 +19,8 @@ use crate::query::nav::{self, Scope};
 use crate::service::config::{Config, ServerSection};
 use crate::service::{RepoSpec, Service, ServiceConfig};
 use crate::source::walk::WalkOptions;
-use crate::store::datadir::DataDir;
-use crate::store::graph::{GraphConfig, QueryRows};
+use crate::store::datadir::{DataDir, DataDirError};
+use crate::store::graph::{GraphConfig, QueryRows, RefStatus};
 
 const ABOUT: &str = "Code navigation for AI coding agents: symbols and imports of a repository \
 in a Kuzu graph, queried with Cypher and served over MCP.";
@@ -29,6 +30,7 @@ Examples:
   cruxe index                       index the current directory into ./.cruxe
   cruxe index ~/src/app --force     rebuild the index of ~/src/app from scratch
   cruxe status                      repos, refs and counts in ./.cruxe
+  cruxe status ~/src/app            the same for ~/src/app/.cruxe
   cruxe hierarchy validate --path src/auth/handler.rs
   cruxe refs validate src/auth/handler.rs   every use of validate, by file
   cruxe calls validate --callers --depth 3  what calls validate, 3 calls deep
@@ -108,7 +110,9 @@ pub struct ServeArgs {
     /// flags given here win over it.
     #[arg(long, conflicts_with = "paths")]
     pub config: Option<PathBuf>,
-    /// Data dir [default: PATH/.cruxe for each PATH].
+    /// Data dir [default: PATH/.cruxe for each PATH]. Given without PATH, the
+    /// repositories it already holds are served (each from the root it was
+    /// indexed from, and watched there); an empty one gets the current directory.
     #[arg(long)]
     pub data: Option<PathBuf>,
     /// Address to listen on [default: 127.0.0.1:7411].
@@ -305,9 +309,12 @@ pub struct IndexArgs {
 pub struct CypherArgs {
     /// The query, e.g. "MATCH (s:Symbol {kind:'struct'}) RETURN s.name, s.path LIMIT 5".
     pub query: String,
-    /// Data dir holding the index.
-    #[arg(long, default_value = ".cruxe")]
-    pub data: PathBuf,
+    /// The repository whose index (PATH/.cruxe) to query [default: .].
+    #[arg(value_name = "PATH")]
+    pub repo_path: Option<PathBuf>,
+    /// Data dir holding the index [default: PATH/.cruxe].
+    #[arg(long)]
+    pub data: Option<PathBuf>,
     /// Print a JSON array of objects keyed by the RETURN aliases.
     #[arg(long)]
     pub json: bool,
@@ -326,9 +333,12 @@ pub struct CypherArgs {
 
 #[derive(Args, Debug)]
 pub struct StatusArgs {
-    /// Data dir holding the index.
-    #[arg(long, default_value = ".cruxe")]
-    pub data: PathBuf,
+    /// The repository whose index (PATH/.cruxe) to show [default: .].
+    #[arg(value_name = "PATH")]
+    pub repo_path: Option<PathBuf>,
+    /// Data dir holding the index [default: PATH/.cruxe].
+    #[arg(long)]
+    pub data: Option<PathBuf>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -346,9 +356,12 @@ pub struct HierarchyArgs {
     /// `ancestors` (where it lives) or `descendants` (what it contains).
     #[arg(long, default_value = "ancestors", value_parser = ["ancestors", "descendants"])]
     pub direction: String,
-    /// Data dir holding the index.
-    #[arg(long, default_value = ".cruxe")]
-    pub data: PathBuf,
+    /// The repository whose index (PATH/.cruxe) to read [default: .].
+    #[arg(value_name = "PATH")]
+    pub repo_path: Option<PathBuf>,
+    /// Data dir holding the index [default: PATH/.cruxe].
+    #[arg(long)]
+    pub data: Option<PathBuf>,
     /// Repository name (needed when the data dir holds several).
     #[arg(long)]
     pub repo: Option<String>,
@@ -362,9 +375,12 @@ pub struct HierarchyArgs {
 /// Which repo and ref of a data dir a query reads.
 #[derive(Args, Debug)]
 pub struct Target {
-    /// Data dir holding the index.
-    #[arg(long, default_value = ".cruxe")]
-    pub data: PathBuf,
+    /// The repository whose index (PATH/.cruxe) to read [default: .].
+    #[arg(short = 'C', long = "repo-dir", value_name = "PATH")]
+    pub repo_path: Option<PathBuf>,
+    /// Data dir holding the index [default: PATH/.cruxe].
+    #[arg(long)]
+    pub data: Option<PathBuf>,
     /// Repository name (needed when the data dir holds several).
     #[arg(long)]
     pub repo: Option<String>,
@@ -496,8 +512,14 @@ fn cmd_serve(a: ServeArgs) -> Result<i32> {
         (None, None) => None,
     }
     .filter(|t| !t.is_empty());
+    let recorded = match (&a.data, a.paths.is_empty() && config_path.is_none()) {
+        (Some(dir), true) => recorded_repos(dir)?,
+        _ => Vec::new(),
+    };
     let specs: Vec<RepoSpec> = if config_path.is_some() {
         file.specs()
+    } else if !recorded.is_empty() {
+        recorded
     } else {
         let paths = if a.paths.is_empty() {
             vec![PathBuf::from(".")]
@@ -532,6 +554,36 @@ fn cmd_serve(a: ServeArgs) -> Result<i32> {
     // Closing the graphs checkpoints them, so the next open has no log to replay.
     svc.close();
     Ok(0)
+}
+
+/// `serve --data DIR` with no PATH: the repositories DIR holds, each at the
+/// root it was indexed from (one that is gone is left out, and said). None
+/// when DIR holds no index yet: then the current directory is served into it.
+fn recorded_repos(dir: &Path) -> Result<Vec<RepoSpec>> {
+    let data = DataDir::new(dir);
+    let store = match data.open_graph_read_only(&GraphConfig::default()) {
+        Ok(store) => store,
+        Err(DataDirError::NotIndexed(_)) => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
+    };
+    let mut names: Vec<String> = store.status()?.into_iter().map(|s| s.repo).collect();
+    names.dedup();
+    let mut specs = Vec::new();
+    for name in names {
+        match store.repo_root(&name)?.map(PathBuf::from) {
+            Some(root) if root.is_dir() => specs.push(RepoSpec {
+                root,
+                data: Some(dir.to_path_buf()),
+                name: Some(name),
+                ..RepoSpec::default()
+            }),
+            root => eprintln!(
+                "cruxe: not serving {name}: its root {} is gone",
+                root.map_or("(unrecorded)".into(), |r| r.display().to_string())
+            ),
+        }
+    }
+    Ok(specs)
 }
 
 fn cmd_mcp(a: McpArgs) -> Result<i32> {
@@ -671,9 +723,38 @@ fn print_report(r: &IndexReport, verbose: bool) {
     }
 }
 
+/// The data dir a read command opens: `--data`, else the repository PATH's
+/// `.cruxe`, else `./.cruxe`.
+pub fn data_dir(repo_path: Option<&Path>, data: Option<&Path>) -> DataDir {
+    DataDir::new(match (data, repo_path) {
+        (Some(d), _) => d.to_path_buf(),
+        (None, Some(p)) => p.join(".cruxe"),
+        (None, None) => PathBuf::from(".cruxe"),
+    })
+}
+
+/// The server that holds `data`, if one is running (see `remote`): it holds
+/// the graph, may be writing it, and answers from its freshest state.
+fn through_server(data: &DataDir) -> Option<remote::Remote> {
+    remote::Remote::connect(data)
+}
+
+/// A tool's error answer as the CLI says it.
+fn tool_failed(answer: &serde_json::Value) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{}",
+        answer["error"]["message"]
+            .as_str()
+            .unwrap_or("the server refused the call")
+    )
+}
+
 fn cmd_cypher(a: CypherArgs) -> Result<i32> {
-    let data = DataDir::new(&a.data);
+    let data = data_dir(a.repo_path.as_deref(), a.data.as_deref());
     let graph = a.resources.graph_config();
+    if let Some(server) = through_server(&data) {
+        return cypher_through(server, &a);
+    }
     let path = data.readable_graph(&graph)?;
     let exe = std::env::current_exe().context("cannot find this program's own binary")?;
     let pool = cypher::CypherPool::new(
@@ -716,6 +797,34 @@ fn cmd_cypher(a: CypherArgs) -> Result<i32> {
         print_table(&rows);
     }
     if answer.truncated {
+        eprintln!("cruxe: stopped after {} rows (--limit)", a.limit);
+    }
+    Ok(0)
+}
+
+fn cypher_through(mut server: remote::Remote, a: &CypherArgs) -> Result<i32> {
+    // Every row the limit lets through: no token budget on a terminal.
+    let args = serde_json::json!({"query": a.query, "limit": a.limit, "max_tokens": i64::MAX});
+    let (answer, failed) = server.call("run_cypher", args)?;
+    if failed {
+        if answer["error"]["code"] == "query_not_read_only" {
+            bail!(
+                "refused: {}; `cruxe cypher` only reads the graph",
+                answer["error"]["message"].as_str().unwrap_or("a write")
+            );
+        }
+        return Err(tool_failed(&answer));
+    }
+    let rows = QueryRows {
+        columns: serde_json::from_value(answer["columns"].clone()).unwrap_or_default(),
+        rows: serde_json::from_value(answer["rows"].clone()).unwrap_or_default(),
+    };
+    if a.json {
+        print_json_rows(&rows);
+    } else {
+        print_table(&rows);
+    }
+    if answer["truncated"] == true {
         eprintln!("cruxe: stopped after {} rows (--limit)", a.limit);
     }
     Ok(0)
@@ -793,9 +902,13 @@ fn print_table(rows: &QueryRows) {
 }
 
 fn cmd_status(a: StatusArgs) -> Result<i32> {
-    let data = DataDir::new(&a.data);
-    let store = data.open_graph_read_only(&a.resources.graph_config())?;
-    let status = store.status()?;
+    let data = data_dir(a.repo_path.as_deref(), a.data.as_deref());
+    let status = match through_server(&data) {
+        Some(server) => status_through(server)?,
+        None => data
+            .open_graph_read_only(&a.resources.graph_config())?
+            .status()?,
+    };
     if a.json {
         let v: Vec<serde_json::Value> = status
             .iter()
@@ -848,6 +961,33 @@ fn cmd_status(a: StatusArgs) -> Result<i32> {
     Ok(0)
 }
 
+/// Every repo's refs, as the server holding the data dir counts them.
+fn status_through(mut server: remote::Remote) -> Result<Vec<RefStatus>> {
+    let (answer, failed) = server.call("index_status", serde_json::json!({}))?;
+    if failed {
+        return Err(tool_failed(&answer));
+    }
+    let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    let mut out = Vec::new();
+    for repo in answer["repos"].as_array().into_iter().flatten() {
+        for r in repo["refs"].as_array().into_iter().flatten() {
+            out.push(RefStatus {
+                repo: text(&repo["repo"]),
+                ref_name: text(&r["ref"]),
+                commit: text(&r["commit"]),
+                indexed_at: text(&r["last_indexed"]),
+                files: r["files"].as_i64().unwrap_or(0),
+                symbols: r["symbols"].as_i64().unwrap_or(0),
+                import_edges: r["import_edges"].as_i64().unwrap_or(0),
+                unresolved_imports: r["unresolved_imports"].as_i64().unwrap_or(0),
+            });
+        }
+    }
+    // In the graph's order (`queries/ref_counts.cypher`).
+    out.sort_by(|x, y| (&x.repo, &x.ref_name).cmp(&(&y.repo, &y.ref_name)));
+    Ok(out)
+}
+
 /// The repo and ref a query of the data dir is about: the ones given, else
 /// the only repo and its most recently indexed ref.
 fn pick_ref(
@@ -885,7 +1025,10 @@ fn pick_ref(
 }
 
 fn cmd_hierarchy(a: HierarchyArgs) -> Result<i32> {
-    let data = DataDir::new(&a.data);
+    let data = data_dir(a.repo_path.as_deref(), a.data.as_deref());
+    if let Some(server) = through_server(&data) {
+        return hierarchy_through(server, &a);
+    }
     let store = data.open_graph_read_only(&a.resources.graph_config())?;
     let (repo, ref_name) = pick_ref(&store, &data, a.repo.as_deref(), a.ref_name.as_deref())?;
     let scope = Scope {
@@ -947,6 +1090,78 @@ fn cmd_hierarchy(a: HierarchyArgs) -> Result<i32> {
             }
         }
         show(&mut out, &tree);
+    }
+    Ok(0)
+}
+
+/// `cruxe hierarchy` through the server holding the data dir: the same lines.
+fn hierarchy_through(mut server: remote::Remote, a: &HierarchyArgs) -> Result<i32> {
+    let args = serde_json::json!({
+        "symbol_name": a.symbol, "path": a.path, "direction": a.direction,
+        "repo": a.repo, "ref": a.ref_name, "max_tokens": i64::MAX,
+    });
+    let (answer, failed) = server.call("get_symbol_hierarchy", args)?;
+    if failed {
+        if answer["error"]["code"] == "ambiguous_symbol" {
+            eprintln!("`{}` is ambiguous; candidates:", a.symbol);
+            for c in answer["error"]["data"]["candidates"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                eprintln!(
+                    "  {} {} ({}:{})",
+                    c["kind"].as_str().unwrap_or(""),
+                    c["qualified_name"].as_str().unwrap_or(""),
+                    c["path"].as_str().unwrap_or(""),
+                    c["line_start"]
+                );
+            }
+            return Ok(1);
+        }
+        return Err(tool_failed(&answer));
+    }
+    let text = |v: &serde_json::Value, k: &str| v[k].as_str().unwrap_or("").to_string();
+    let mut out = std::io::stdout().lock();
+    let nodes = answer["hierarchy"].as_array().cloned().unwrap_or_default();
+    if a.direction == "ancestors" {
+        for n in &nodes {
+            let depth = n["depth"].as_u64().unwrap_or(0) as usize;
+            let _ = writeln!(
+                out,
+                "{}{} {} ({}:{}-{})",
+                "  ".repeat(depth),
+                text(n, "kind"),
+                text(n, "qualified_name"),
+                text(n, "path"),
+                n["line_start"],
+                n["line_end"]
+            );
+        }
+        let _ = writeln!(
+            out,
+            "{}file {}",
+            "  ".repeat(nodes.len()),
+            text(&answer, "file")
+        );
+    } else {
+        fn show(out: &mut std::io::StdoutLock<'_>, n: &serde_json::Value) {
+            let _ = writeln!(
+                out,
+                "{}{} {} ({}-{})",
+                "  ".repeat(n["depth"].as_u64().unwrap_or(0) as usize),
+                n["kind"].as_str().unwrap_or(""),
+                n["name"].as_str().unwrap_or(""),
+                n["line_start"],
+                n["line_end"]
+            );
+            for c in n["children"].as_array().into_iter().flatten() {
+                show(out, c);
+            }
+        }
+        for n in &nodes {
+            show(&mut out, n);
+        }
     }
     Ok(0)
 }

@@ -1,5 +1,6 @@
 //! The MCP surface: the tools as functions over a service ([`tools`]) and the
 //! transports, Streamable HTTP and stdio ([`server`]).
 
+pub mod schema;
 pub mod server;
 pub mod tools;

@@ -30,6 +30,7 @@ use serde_json::json;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use crate::mcp::schema;
 use crate::mcp::tools::{self, Reply};
 use crate::service::Service;
 
@@ -131,7 +132,7 @@ impl CruxeMcp {
             match tokio::time::timeout(CALL_DEADLINE, work).await {
                 Ok(joined) => joined.map_err(|e| e.to_string()),
                 Err(_) => {
-                    return Ok(CallToolResult::structured_error(json!({"error": {
+                    return Ok(tool_error(json!({"error": {
                         "code": "query_timeout",
                         "message": format!("the call took longer than {} s and was abandoned; the server is busy or the request too large", CALL_DEADLINE.as_secs()),
                         "data": {"timeout_ms": CALL_DEADLINE.as_millis() as u64}}})));
@@ -147,7 +148,7 @@ impl CruxeMcp {
             },
         };
         Ok(if reply.is_error {
-            CallToolResult::structured_error(reply.body)
+            tool_error(reply.body)
         } else {
             CallToolResult::structured(reply.body)
         })
@@ -317,7 +318,7 @@ impl ServerHandler for CruxeMcp {
     ) -> Result<CallToolResponse, ErrorData> {
         if let Some(why) = oversized_argument(&request) {
             let body = tools::invalid_arguments(&self.svc, &why);
-            return Ok(CallToolResult::structured_error(body).into());
+            return Ok(tool_error(body).into());
         }
         let tcc = ToolCallContext::new(self, request, context);
         match self.tool_router.call(tcc).await? {
@@ -329,7 +330,7 @@ impl ServerHandler for CruxeMcp {
                     .and_then(|c| c[0]["text"].as_str().map(str::to_string))
                     .unwrap_or_else(|| "invalid arguments".to_string());
                 let body = tools::invalid_arguments(&self.svc, &text);
-                Ok(CallToolResult::structured_error(body).into())
+                Ok(tool_error(body).into())
             }
             other => Ok(other),
         }
@@ -340,6 +341,12 @@ impl ServerHandler for CruxeMcp {
             .with_server_info(Implementation::new("cruxe", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
     }
+}
+
+/// A tool error: the contract's `{"error": …}` envelope, structured and as
+/// text, like an answer (every output schema admits it: `schema::or_error`).
+fn tool_error(body: serde_json::Value) -> CallToolResult {
+    CallToolResult::structured_error(body)
 }
 
 /// The first string argument over its size limit, described.
@@ -391,6 +398,17 @@ fn with_output_schemas(mut router: ToolRouter<CruxeMcp>) -> ToolRouter<CruxeMcp>
     set::<CallGraphAnswer>(&mut router, "get_call_graph");
     set::<ImplementationsAnswer>(&mut router, "find_implementations");
     set::<ImpactAnswer>(&mut router, "analyze_impact");
+    for route in router.map.values_mut() {
+        let mut input = (*route.attr.input_schema).clone();
+        schema::make_portable(&mut input);
+        route.attr.input_schema = Arc::new(input);
+        if let Some(output) = &route.attr.output_schema {
+            let mut output = (**output).clone();
+            schema::or_error::<crate::query::answers::ErrorAnswer>(&mut output);
+            schema::make_portable(&mut output);
+            route.attr.output_schema = Some(Arc::new(output));
+        }
+    }
     // Every tool reads the index and nothing else: a client may call any of
     // them without asking its user first.
     for (name, title) in TITLES {
@@ -799,6 +817,13 @@ pub async fn serve_http(
         })?;
     let addr = listener.local_addr()?;
     let listener = NoDelay(listener);
+    // The CLI's read commands find the server here (the graph is its alone).
+    let reach = if addr.ip().is_unspecified() {
+        SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), addr.port())
+    } else {
+        addr
+    };
+    svc.announce(&format!("http://{reach}/mcp"));
     let ct = CancellationToken::new();
     let router = app(svc, &opts, ct.child_token());
     // One line on stderr that scripts (and tests) wait for.

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::query::answers::*;
-use crate::query::args::{limit, non_empty};
+use crate::query::args::{LIST_TOKENS, limit, max_tokens, non_empty};
+use crate::query::budget::fitting;
 use crate::query::cypher;
 use crate::query::error::ToolError;
 pub use crate::query::inputs::*;
@@ -321,13 +322,17 @@ pub fn run_cypher(svc: &Service, input: CypherInput) -> Reply {
             max_bytes: store.cypher.limits().max_answer_bytes,
         };
         let (answer, source) = store.cypher.run(&request).map_err(ToolError::adhoc)?;
-        let n = answer.rows.len();
+        let budget = max_tokens(input.max_tokens, LIST_TOKENS)?;
+        let mut rows = answer.rows;
+        let cut = fitting(&c.tokens, &rows, budget);
+        let truncated = answer.truncated || cut < rows.len();
+        rows.truncate(cut);
         let behind = source.version != store.version();
         let mut body = CypherAnswer {
             columns: answer.columns,
-            rows: answer.rows,
-            row_count: n,
-            truncated: answer.truncated,
+            row_count: rows.len(),
+            rows,
+            truncated,
             snapshot_behind: behind,
             metadata: Metadata::default(),
         };
@@ -335,14 +340,7 @@ pub fn run_cypher(svc: &Service, input: CypherInput) -> Reply {
         if behind {
             body.metadata.protocol.freshness_override = Some("syncing");
         }
-        Ok((
-            body,
-            if answer.truncated {
-                "truncated"
-            } else {
-                "complete"
-            },
-        ))
+        Ok((body, if truncated { "truncated" } else { "complete" }))
     })();
     finish(svc, repo.as_deref(), rf.as_deref(), out)
 }

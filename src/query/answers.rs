@@ -163,8 +163,15 @@ pub struct HierarchyAnswer {
     pub hierarchy: Vec<HierarchyNode>,
     /// `ancestors` or `descendants`.
     pub direction: String,
-    /// Symbols in `hierarchy` (all levels).
+    /// Symbols in the whole answer (all levels, all pages).
     pub chain_length: usize,
+    /// Symbols on this page.
+    pub returned: usize,
+    /// Descendants: the tree did not fit `max_tokens`; `next_cursor` gives the rest.
+    pub truncated: bool,
+    /// Pass as `cursor` for the next page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
     /// The file holding the chain (ancestors only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
@@ -176,8 +183,27 @@ pub struct HierarchyNode {
     #[serde(flatten)]
     pub symbol: SymbolRef,
     pub depth: usize,
+    /// On a page after the first, a symbol whose parent was on an earlier
+    /// page: the parent's `symbol_id`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<HierarchyNode>,
+}
+
+impl crate::query::budget::Paged for HierarchyNode {
+    fn take_children(&mut self) -> Vec<Self> {
+        std::mem::take(&mut self.children)
+    }
+    fn push_child(&mut self, child: Self) {
+        self.children.push(child);
+    }
+    fn page_id(&self) -> String {
+        self.symbol.symbol_id.clone()
+    }
+    fn set_parent(&mut self, parent: String) {
+        self.parent = Some(parent);
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -222,7 +248,9 @@ pub struct RelatedSymbol {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct LocateAnswer {
     pub results: Vec<LocatedSymbol>,
+    /// Definitions found; `results` holds the best that fit `limit` and `max_tokens`.
     pub total_found: usize,
+    pub truncated: bool,
     pub exact: bool,
     /// How the name matched: `exact`, `ignoring_case`, or `search` (no
     /// definition has that name: the best search hits).
@@ -437,7 +465,9 @@ pub struct NodeMeta {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SearchAnswer {
     pub results: Vec<SearchHit>,
+    /// Hits found (at most `limit`); `results` holds those that fit `max_tokens`.
     pub total_found: usize,
+    pub truncated: bool,
     pub query: String,
     pub metadata: Metadata,
 }

@@ -128,6 +128,21 @@ pub trait Paged: serde::Serialize + Sized {
     fn set_parent(&mut self, parent: String);
 }
 
+/// How many of the leading `items` of a list answer fit `max_tokens`: each
+/// costs its estimate and a comma. A list tool cuts its answer there and says
+/// `truncated`, keeping its exact total.
+pub fn fitting<T: serde::Serialize>(tokens: &Tokenizer, items: &[T], max_tokens: usize) -> usize {
+    let mut used = 0;
+    for (n, item) in items.iter().enumerate() {
+        let json = serde_json::to_string(item).unwrap_or_default();
+        match tokens.estimate_within(&json, max_tokens.saturating_sub(used)) {
+            Some(cost) if used + cost < max_tokens => used += cost + 1,
+            _ => return n,
+        }
+    }
+    items.len()
+}
+
 /// One page of a nested answer.
 pub struct Page<T> {
     pub roots: Vec<T>,

@@ -4,7 +4,8 @@
 //! supplies the rows.
 
 use super::answers::*;
-use super::args::{clean_opt_path, non_empty, resolve_one};
+use super::args::{LIST_TOKENS, clean_opt_path, cursor, max_tokens, non_empty, resolve_one};
+use super::budget::page;
 use super::error::ToolError;
 use super::forest::{Forest, MAX_DEPTH};
 use super::inputs::{Direction, HierarchyInput};
@@ -18,6 +19,8 @@ pub fn get_symbol_hierarchy(
 ) -> Result<(HierarchyAnswer, &'static str), ToolError> {
     let name = non_empty("symbol_name", &input.symbol_name)?;
     let path = clean_opt_path(input.path.as_deref())?;
+    let budget = max_tokens(input.max_tokens, LIST_TOKENS)?;
+    let from = cursor("get_symbol_hierarchy", input.cursor.as_deref())?;
     let cat = c.catalog()?;
     let start = resolve_one(c, &cat, name, path.as_deref())?;
     let body = match input.direction {
@@ -39,11 +42,16 @@ pub fn get_symbol_hierarchy(
                 .map(|(depth, i)| HierarchyNode {
                     symbol: SymbolRef::from(cat.entry(i)),
                     depth,
+                    parent: None,
                     children: Vec::new(),
                 })
                 .collect();
+            // A chain is as deep as the code's nesting: never long.
             HierarchyAnswer {
                 chain_length: hierarchy.len(),
+                returned: hierarchy.len(),
+                truncated: false,
+                next_cursor: None,
                 hierarchy,
                 direction: "ancestors".into(),
                 file: Some(cat.entry(start).path().to_string()),
@@ -52,16 +60,31 @@ pub fn get_symbol_hierarchy(
         }
         Direction::Descendants => {
             let tree = descendants(c, &cat, start)?;
+            let page = page(
+                &c.tokens,
+                vec![tree_node(&cat, &tree)],
+                from,
+                budget,
+                usize::MAX,
+            );
             HierarchyAnswer {
-                chain_length: tree.size(),
-                hierarchy: vec![tree_node(&cat, &tree)],
+                chain_length: page.total,
+                returned: page.returned,
+                truncated: page.next.is_some(),
+                next_cursor: page.next.map(|n| n.to_string()),
+                hierarchy: page.roots,
                 direction: "descendants".into(),
                 file: None,
                 metadata: Metadata::default(),
             }
         }
     };
-    Ok((body, "complete"))
+    let completeness = if body.truncated {
+        "truncated"
+    } else {
+        "complete"
+    };
+    Ok((body, completeness))
 }
 
 /// The tree under entry `start`, children in position order. A Rust type's tree
@@ -132,6 +155,7 @@ fn tree_node(cat: &Catalog, n: &TreeNode<usize>) -> HierarchyNode {
     HierarchyNode {
         symbol: SymbolRef::from(cat.entry(n.symbol)),
         depth: n.depth as usize,
+        parent: None,
         children: n.children.iter().map(|c| tree_node(cat, c)).collect(),
     }
 }

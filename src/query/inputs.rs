@@ -133,6 +133,12 @@ pub struct HierarchyInput {
     /// `ancestors` (leaf to root, the default) or `descendants` (the tree below).
     #[serde(default)]
     pub direction: Direction,
+    /// Token budget of the symbols (default 4000): a bigger tree of descendants is cut in pre-order and `next_cursor` gives the rest.
+    #[serde(default, deserialize_with = "int_or_text")]
+    pub max_tokens: Option<i64>,
+    /// The `next_cursor` of the page before (descendants).
+    #[serde(default)]
+    pub cursor: Option<String>,
 }
 }
 
@@ -175,6 +181,9 @@ pub struct LocateInput {
     /// Max results (default 10, at most 500).
     #[serde(default, deserialize_with = "int_or_text")]
     pub limit: Option<i64>,
+    /// Token budget of the results (default 4000): more are cut, and `truncated` says so with the exact total.
+    #[serde(default, deserialize_with = "int_or_text")]
+    pub max_tokens: Option<i64>,
 }
 }
 
@@ -244,6 +253,9 @@ pub struct CypherInput {
     /// Max rows returned (default 100).
     #[serde(default, deserialize_with = "int_or_text")]
     pub limit: Option<i64>,
+    /// Token budget of the rows (default 4000): more are cut, and `truncated` says so.
+    #[serde(default, deserialize_with = "int_or_text")]
+    pub max_tokens: Option<i64>,
 }
 }
 
@@ -264,6 +276,9 @@ pub struct SearchInput {
     /// Max results (default 10, at most 200).
     #[serde(default, deserialize_with = "int_or_text")]
     pub limit: Option<i64>,
+    /// Token budget of the results (default 4000): more are cut, and `truncated` says so with the exact total.
+    #[serde(default, deserialize_with = "int_or_text")]
+    pub max_tokens: Option<i64>,
 }
 }
 
@@ -299,6 +314,9 @@ pub struct ReferencesInput {
     /// Max references in this page (default 100, at most 1000).
     #[serde(default, deserialize_with = "int_or_text")]
     pub limit: Option<i64>,
+    /// Token budget of this page's references (default 4000): a page is cut shorter to fit, and `next_cursor` goes on from there.
+    #[serde(default, deserialize_with = "int_or_text")]
+    pub max_tokens: Option<i64>,
     /// `next_cursor` of the previous page.
     #[serde(default)]
     pub cursor: Option<String>,
@@ -323,6 +341,9 @@ pub struct CallGraphInput {
     /// Max edges returned (default 200, at most 2000); nearest first.
     #[serde(default, deserialize_with = "int_or_text")]
     pub limit: Option<i64>,
+    /// Token budget of the edges and their nodes (default 4000): farther edges are cut, and `truncated` says so with the exact total.
+    #[serde(default, deserialize_with = "int_or_text")]
+    pub max_tokens: Option<i64>,
     /// Weakest resolution tier followed: `scope`, `import`, `self`, `qualified`, `typed`, `dispatch` (the default) or `name` (adds edges guessed from a unique name).
     #[serde(default)]
     pub min_confidence: Option<Tier>,
@@ -344,6 +365,9 @@ pub struct ImplementationsInput {
     /// Max types returned (default 100, at most 1000).
     #[serde(default, deserialize_with = "int_or_text")]
     pub limit: Option<i64>,
+    /// Token budget of the types (default 4000): more are cut, and `truncated` says so with the exact total.
+    #[serde(default, deserialize_with = "int_or_text")]
+    pub max_tokens: Option<i64>,
 }
 }
 
@@ -372,6 +396,9 @@ pub struct ImpactInput {
     /// Max affected symbols returned (default 200, at most 2000), ranked.
     #[serde(default, deserialize_with = "int_or_text")]
     pub limit: Option<i64>,
+    /// Token budget of the affected symbols (default 4000): the lower-ranked are cut, and `truncated` says so with the exact total.
+    #[serde(default, deserialize_with = "int_or_text")]
+    pub max_tokens: Option<i64>,
 }
 }
 

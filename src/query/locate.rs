@@ -1,7 +1,8 @@
 //! `locate_symbol`: where a name is defined, best first.
 
 use super::answers::*;
-use super::args::{clean_opt_path, limit, non_empty};
+use super::args::{LIST_TOKENS, clean_opt_path, limit, max_tokens, non_empty};
+use super::budget::fitting;
 use super::error::ToolError;
 use super::inputs::LocateInput;
 use super::view::View;
@@ -15,6 +16,7 @@ pub fn locate_symbol(
     let name = non_empty("name", &input.name)?;
     let under = clean_opt_path(input.path.as_deref())?;
     let limit = limit(input.limit, 10, 500)?;
+    let budget = max_tokens(input.max_tokens, LIST_TOKENS)?;
     let cat = c.catalog()?;
     let mut found = cat.find(name, None);
     let mut exact = true;
@@ -73,7 +75,7 @@ pub fn locate_symbol(
     let total = scored.len();
     scored.truncate(limit);
     // Ranked and shown from the catalog alone.
-    let results: Vec<LocatedSymbol> = scored
+    let mut results: Vec<LocatedSymbol> = scored
         .iter()
         .map(|&(score, i)| {
             let e = cat.entry(i);
@@ -85,15 +87,14 @@ pub fn locate_symbol(
             }
         })
         .collect();
-    let completeness = if total > limit {
-        "truncated"
-    } else {
-        "complete"
-    };
+    results.truncate(fitting(&c.tokens, &results, budget));
+    let truncated = results.len() < total;
+    let completeness = if truncated { "truncated" } else { "complete" };
     Ok((
         LocateAnswer {
             results,
             total_found: total,
+            truncated,
             exact,
             how: how.into(),
             metadata: Metadata::default(),

@@ -3,7 +3,8 @@
 //! symbols from the graph).
 
 use super::answers::*;
-use super::args::{clean_opt_path, limit, non_empty, parents, round3};
+use super::args::{LIST_TOKENS, clean_opt_path, limit, max_tokens, non_empty, parents, round3};
+use super::budget::fitting;
 use super::error::ToolError;
 use super::inputs::SearchInput;
 use super::view::View;
@@ -16,6 +17,7 @@ pub fn search_code(
     let query = non_empty("query", &input.query)?;
     crate::store::search::check_query(query).map_err(ToolError::invalid_input)?;
     let limit = limit(input.limit, 10, 200)?;
+    let budget = max_tokens(input.max_tokens, LIST_TOKENS)?;
     let prefix = clean_opt_path(input.path_prefix.as_deref())?;
     let s = c.search()?;
     let filters = Filters {
@@ -32,7 +34,7 @@ pub fn search_code(
     let cat = &s.catalog;
     let entries: Vec<usize> = hits.iter().map(|h| h.entry).collect();
     let parents = parents(c, cat, &entries)?;
-    let results: Vec<SearchHit> = hits
+    let mut results: Vec<SearchHit> = hits
         .iter()
         .map(|h| {
             let e = cat.entry(h.entry);
@@ -52,13 +54,17 @@ pub fn search_code(
             }
         })
         .collect();
+    let total_found = results.len();
+    results.truncate(fitting(&c.tokens, &results, budget));
+    let truncated = results.len() < total_found;
     Ok((
         SearchAnswer {
-            total_found: results.len(),
+            total_found,
+            truncated,
             results,
             query: query.to_string(),
             metadata: Metadata::default(),
         },
-        "complete",
+        if truncated { "truncated" } else { "complete" },
     ))
 }

@@ -1493,6 +1493,21 @@ impl Service {
         }
         for served in &self.repos {
             served.store.data.clear_query_snapshots();
+            served.store.data.forget_server();
+        }
+    }
+
+    /// Records in every data dir served that this server answers at `url`
+    /// (`close` takes it away).
+    pub fn announce(&self, url: &str) {
+        let record = crate::store::datadir::ServerRecord {
+            url: url.to_string(),
+            pid: std::process::id(),
+        };
+        for served in &self.repos {
+            if let Err(e) = served.store.data.record_server(&record) {
+                tracing::warn!("cannot record the server's address in its data dir: {e}");
+            }
         }
     }
 

@@ -39,6 +39,11 @@ struct TsPaths {
 pub struct Layout {
     /// Directory (repo-relative, "" for the root) → crate name.
     rust_crates: BTreeMap<String, String>,
+    /// A crate root a Cargo.toml sets outside `src/` (`[lib] path`, `[[bin]]
+    /// path`): its directory → (crate name, the root file's stem). Files under
+    /// it are that crate's modules, named from there (`crates/core/flags.rs`
+    /// of ripgrep's `path = "crates/core/main.rs"` is `flags`).
+    rust_roots: BTreeMap<String, (String, String)>,
     /// Directory of a Cargo.toml → its renamed dependencies (the name the code
     /// uses → the crate's name, `-` as `_`): `common = { package = "tantivy-common" }`.
     rust_renames: BTreeMap<String, Vec<(String, String)>>,
@@ -102,6 +107,22 @@ impl Layout {
                         layout.rust_renames.insert(dir.clone(), renames);
                     }
                     if let Some(name) = cargo_package_name(&table) {
+                        for target in cargo_target_paths(&table) {
+                            let target = normalize_path(&if dir.is_empty() {
+                                target
+                            } else {
+                                format!("{dir}/{target}")
+                            });
+                            let (root, file) = target.rsplit_once('/').unwrap_or(("", &target));
+                            let in_src =
+                                root == "src" || root.ends_with("/src") || root.contains("src/bin");
+                            if !in_src {
+                                let stem = strip_ext(file).to_string();
+                                layout
+                                    .rust_roots
+                                    .insert(root.to_string(), (name.clone(), stem));
+                            }
+                        }
                         layout.rust_crates.insert(dir, name);
                     }
                 }
@@ -161,6 +182,9 @@ impl Layout {
         put(&["salt", salt, "repo", &self.repo_name]);
         for (dir, name) in &self.rust_crates {
             put(&["crate", dir, name]);
+        }
+        for (dir, (name, stem)) in &self.rust_roots {
+            put(&["crate-root", dir, name, stem]);
         }
         for (dir, renames) in &self.rust_renames {
             for (local, real) in renames {
@@ -280,6 +304,38 @@ impl Layout {
     fn rust(&self, path: &str) -> ModuleInfo {
         let (crate_dir, crate_name) =
             nearest(&self.rust_crates, path).unwrap_or(("", self.repo_name.as_str()));
+        // Under a crate root set by path, below the nearest Cargo.toml (the
+        // crate's tests, benches and examples stay crates of their own).
+        let in_crate = path
+            .get(crate_dir.len()..)
+            .unwrap_or("")
+            .trim_start_matches('/');
+        let side = ["tests/", "benches/", "examples/"]
+            .iter()
+            .any(|p| in_crate.starts_with(p));
+        if let Some((root_dir, (name, stem))) = self
+            .rust_roots
+            .iter()
+            .filter(|(dir, _)| !side && is_under(path, dir) && dir.len() >= crate_dir.len())
+            .max_by_key(|(dir, _)| dir.len())
+        {
+            let rel = strip_ext(if root_dir.is_empty() {
+                path
+            } else {
+                &path[root_dir.len() + 1..]
+            });
+            let mut parts: Vec<&str> = rel.split('/').collect();
+            if matches!(parts.last(), Some(&"mod")) {
+                parts.pop();
+            }
+            if parts.len() == 1 && parts[0] == stem.as_str() {
+                parts.clear();
+            }
+            return ModuleInfo {
+                module: parts.join("::"),
+                package: name.replace('-', "_"),
+            };
+        }
         let rel = if crate_dir.is_empty() {
             path
         } else {
@@ -492,6 +548,20 @@ fn strip_json_comments(text: &str) -> String {
     cleaned
 }
 
+/// The `path`s of a Cargo.toml's `[lib]` and `[[bin]]` targets, as written
+/// (relative to the manifest's directory).
+fn cargo_target_paths(table: &toml::Table) -> Vec<String> {
+    let mut out = Vec::new();
+    let path_of = |t: &toml::Value| t.get("path")?.as_str().map(str::to_string);
+    if let Some(p) = table.get("lib").and_then(path_of) {
+        out.push(p);
+    }
+    if let Some(bins) = table.get("bin").and_then(|b| b.as_array()) {
+        out.extend(bins.iter().filter_map(path_of));
+    }
+    out
+}
+
 fn cargo_package_name(table: &toml::Table) -> Option<String> {
     table
         .get("package")?
@@ -562,6 +632,43 @@ mod tests {
             ],
             true,
         )
+    }
+
+    #[test]
+    fn a_crate_root_set_by_path_names_the_modules_under_it() {
+        let l = Layout::new(
+            "rg",
+            &[
+                Manifest {
+                    path: "Cargo.toml".into(),
+                    text: "[package]\nname = \"ripgrep\"\n\n[[bin]]\nname = \"rg\"\npath = \"crates/core/main.rs\"\n".into(),
+                },
+                Manifest {
+                    path: "tools/gen/Cargo.toml".into(),
+                    text: "[package]\nname = \"gen-x\"\n[lib]\npath = \"gen.rs\"\n".into(),
+                },
+            ],
+            false,
+        );
+        let m = |p: &str| {
+            let m = l.module_info(p, Language::Rust);
+            (m.module, m.package)
+        };
+        assert_eq!(m("crates/core/main.rs"), ("".into(), "ripgrep".into()));
+        assert_eq!(
+            m("crates/core/flags/mod.rs"),
+            ("flags".into(), "ripgrep".into())
+        );
+        assert_eq!(
+            m("crates/core/flags/parse.rs"),
+            ("flags::parse".into(), "ripgrep".into())
+        );
+        assert_eq!(m("tools/gen/gen.rs"), ("".into(), "gen_x".into()));
+        assert_eq!(m("tools/gen/emit.rs"), ("emit".into(), "gen_x".into()));
+        // The crate's tests are crates of their own, as before.
+        assert_eq!(m("tools/gen/tests/it.rs").0, "it");
+        // Untouched: a src/ tree.
+        assert_eq!(m("src/lib.rs").0, "");
     }
 
     #[test]

@@ -25,7 +25,9 @@ const LOCK: &str = "writer.lock";
 
 #[derive(Debug, thiserror::Error)]
 pub enum DataDirError {
-    #[error("no index at {0}: run `cruxe index` first")]
+    #[error(
+        "no index at {0}: index the repository with `cruxe index PATH`, then give this command the same PATH (or `--data DIR`)"
+    )]
     NotIndexed(PathBuf),
     #[error(
         "the index at {path} has schema version {found}, this cruxe needs {expected}: rebuild it with `cruxe index --force`"
@@ -76,6 +78,18 @@ pub struct WriterLock {
 /// workers (see `DataDir::link_query_snapshot`).
 const SNAPSHOTS: &str = "snapshots";
 
+/// Where a server that holds this data dir answers (`server.json`): the read
+/// commands of the CLI, which cannot open a graph a server holds, ask it.
+const SERVER: &str = "server.json";
+
+/// A running server, as it recorded itself in its data dir.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ServerRecord {
+    /// Its MCP endpoint, `http://127.0.0.1:7411/mcp`.
+    pub url: String,
+    pub pid: u32,
+}
+
 impl DataDir {
     pub fn new(root: impl Into<PathBuf>) -> DataDir {
         let root = root.into();
@@ -86,6 +100,26 @@ impl DataDir {
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Records the server that holds this data dir (written whole, then renamed).
+    pub fn record_server(&self, record: &ServerRecord) -> Result<(), DataDirError> {
+        let tmp = self.root.join(format!("{SERVER}.tmp"));
+        let text = serde_json::to_string(record).unwrap_or_default();
+        std::fs::write(&tmp, text).map_err(self.io())?;
+        std::fs::rename(&tmp, self.root.join(SERVER)).map_err(self.io())
+    }
+
+    /// The server recorded here, if one is (it may have died since: the caller
+    /// finds out when it connects).
+    pub fn recorded_server(&self) -> Option<ServerRecord> {
+        let text = std::fs::read_to_string(self.root.join(SERVER)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// A stopping server takes its record away.
+    pub fn forget_server(&self) {
+        let _ = std::fs::remove_file(self.root.join(SERVER));
     }
 
     fn manifest_path(&self) -> PathBuf {

@@ -116,6 +116,17 @@ pub fn cruxe(args: &[&str]) -> Output {
         .expect("run cruxe")
 }
 
+/// `cruxe` run in the folder `dir`.
+pub fn cruxe_in(dir: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(cruxe_bin())
+        .current_dir(dir)
+        .args(args)
+        .env("CRUXE_BUFFER_POOL_MB", "128")
+        .env("CRUXE_THREADS", "1")
+        .output()
+        .expect("run cruxe")
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

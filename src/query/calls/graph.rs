@@ -13,7 +13,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::super::answers::*;
-use super::super::args::{clean_opt_path, limit, non_empty, resolve_one};
+use super::super::args::{LIST_TOKENS, clean_opt_path, limit, max_tokens, non_empty, resolve_one};
 use super::super::error::ToolError;
 use super::super::inputs::{CallDirection, CallGraphInput};
 use super::super::view::View;
@@ -50,6 +50,7 @@ pub fn get_call_graph(
     let path = clean_opt_path(input.path.as_deref())?;
     let depth = depth(input.depth, 2)?;
     let limit = limit(input.limit, 200, 2000)?;
+    let budget = max_tokens(input.max_tokens, LIST_TOKENS)?;
     let (tiers, tier) = tiers(input.min_confidence);
     let cat = c.catalog()?;
     let root = resolve_one(c, &cat, name, path.as_deref())?;
@@ -179,7 +180,7 @@ pub fn get_call_graph(
     });
     let cycles = has_cycle(&edges);
     let total_edges = edges.len();
-    let truncated = cut || total_edges > limit;
+    let mut truncated = cut || total_edges > limit;
     edges.truncate(limit);
 
     // The root, the declarations it implements, and every end of an edge kept.
@@ -201,6 +202,9 @@ pub fn get_call_graph(
     nodes.sort_by(|a, b| {
         (a.depth, &a.path, a.line_start, &a.id).cmp(&(b.depth, &b.path, b.line_start, &b.id))
     });
+    if within_budget(c, &root_id, &mut nodes, &mut edges, budget) {
+        truncated = true;
+    }
     let root_node = node(c, &cat, &root_id, &seen[&root_id], false)
         .ok_or_else(|| ToolError::internal("the root left the catalog"))?;
     let body = CallGraphAnswer {
@@ -296,4 +300,49 @@ fn has_cycle(edges: &[GraphEdge]) -> bool {
         }
     }
     removed < incoming.len()
+}
+
+/// Cuts `edges` (nearest first) to what fits `budget` together with the nodes
+/// they reach: an edge costs itself and each node it shows first. The root and
+/// the declarations it implements are always shown. True when it cut.
+fn within_budget(
+    c: &View,
+    root_id: &str,
+    nodes: &mut Vec<GraphNode>,
+    edges: &mut Vec<GraphEdge>,
+    budget: usize,
+) -> bool {
+    let cost: HashMap<&str, usize> = nodes
+        .iter()
+        .map(|n| (n.id.as_str(), c.tokens.estimate(n) + 1))
+        .collect();
+    let mut placed: HashSet<&str> = nodes
+        .iter()
+        .filter(|n| n.id == root_id || n.via.as_deref() == Some("declaration"))
+        .map(|n| n.id.as_str())
+        .collect();
+    let mut used: usize = placed.iter().map(|id| cost[id]).sum();
+    let mut kept = 0;
+    for e in edges.iter() {
+        let mut more = c.tokens.estimate(e) + 1;
+        for end in [e.from.as_str(), e.to.as_str()] {
+            if !placed.contains(end) {
+                more += cost.get(end).copied().unwrap_or(0);
+            }
+        }
+        if used + more > budget {
+            break;
+        }
+        used += more;
+        placed.insert(e.from.as_str());
+        placed.insert(e.to.as_str());
+        kept += 1;
+    }
+    if kept == edges.len() {
+        return false;
+    }
+    let placed: HashSet<String> = placed.into_iter().map(str::to_string).collect();
+    edges.truncate(kept);
+    nodes.retain(|n| placed.contains(&n.id));
+    true
 }

@@ -14,7 +14,8 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::super::answers::*;
-use super::super::args::{clean_path, limit, non_empty, resolve_one};
+use super::super::args::{LIST_TOKENS, clean_path, limit, max_tokens, non_empty, resolve_one};
+use super::super::budget::fitting;
 use super::super::error::ToolError;
 use super::super::inputs::ImpactInput;
 use super::super::view::View;
@@ -50,6 +51,7 @@ pub fn analyze_impact(
 ) -> Result<(ImpactAnswer, &'static str), ToolError> {
     let depth = depth(input.depth, 3)?;
     let limit = limit(input.limit, 200, 2000)?;
+    let budget = max_tokens(input.max_tokens, LIST_TOKENS)?;
     let (tiers, tier) = tiers(input.min_confidence);
     let cat = c.catalog()?;
     let mut notes: Vec<String> = Vec::new();
@@ -242,9 +244,10 @@ pub fn analyze_impact(
     let files = files_of(&changed_rows, &affected);
     let tests = tests_of(&changed_rows, &affected, &files);
     let total_affected = affected.len();
-    let truncated = cut || total_affected > limit;
     let mut affected = affected;
     affected.truncate(limit);
+    affected.truncate(fitting(&c.tokens, &affected, budget));
+    let truncated = cut || affected.len() < total_affected;
     notes.splice(0..0, lower);
     let body = ImpactAnswer {
         changed: changed_rows,

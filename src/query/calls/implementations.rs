@@ -6,7 +6,10 @@
 use std::collections::HashSet;
 
 use super::super::answers::*;
-use super::super::args::{clean_opt_path, dir_of, limit, non_empty, resolve_one};
+use super::super::args::{
+    LIST_TOKENS, clean_opt_path, dir_of, limit, max_tokens, non_empty, resolve_one,
+};
+use super::super::budget::fitting;
 use super::super::error::ToolError;
 use super::super::inputs::{ImplDirection, ImplementationsInput};
 use super::super::view::View;
@@ -20,6 +23,7 @@ pub fn find_implementations(
     let name = non_empty("symbol_name", &input.symbol_name)?;
     let path = clean_opt_path(input.path.as_deref())?;
     let limit = limit(input.limit, 100, 1000)?;
+    let budget = max_tokens(input.max_tokens, LIST_TOKENS)?;
     let cat = c.catalog()?;
     let asked = resolve_one(c, &cat, name, path.as_deref())?;
     let a = cat.entry(asked);
@@ -86,8 +90,9 @@ pub fn find_implementations(
         });
     }
     let total = out.len();
-    let truncated = total > limit;
     out.truncate(limit);
+    out.truncate(fitting(&c.tokens, &out, budget));
+    let truncated = out.len() < total;
     let body = ImplementationsAnswer {
         symbol: SymbolRef::from(a),
         direction: match input.direction {

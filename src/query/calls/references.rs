@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 
 use super::super::answers::*;
-use super::super::args::{clean_opt_path, limit, non_empty, resolve_one};
+use super::super::args::{LIST_TOKENS, clean_opt_path, limit, max_tokens, non_empty, resolve_one};
+use super::super::budget::fitting;
 use super::super::error::ToolError;
 use super::super::inputs::{RefKind, ReferencesInput};
 use super::super::view::View;
@@ -30,6 +31,7 @@ pub fn find_references(
     let name = non_empty("symbol_name", &input.symbol_name)?;
     let path = clean_opt_path(input.path.as_deref())?;
     let limit = limit(input.limit, 100, 1000)?;
+    let budget = max_tokens(input.max_tokens, LIST_TOKENS)?;
     let offset = super::super::args::cursor("find_references", input.cursor.as_deref())?;
     let cat = c.catalog()?;
     let target = resolve_one(c, &cat, name, path.as_deref())?;
@@ -103,12 +105,16 @@ pub fn find_references(
     let total = sites.len();
     let end = (offset + limit).min(total);
     let mut lines = Lines::new(c);
-    let references: Vec<Reference> = sites
+    let mut references: Vec<Reference> = sites
         .get(offset.min(total)..end)
         .unwrap_or_default()
         .iter()
         .map(|s| render(&cat, &mut lines, t.name(), s))
         .collect();
+    // A page cut to fit the budget goes on where it stopped; it always holds
+    // one reference, so paging gets through.
+    references.truncate(fitting(&c.tokens, &references, budget).max(1));
+    let end = (offset + references.len()).min(total);
     let more = end < total;
     let body = ReferencesAnswer {
         symbol: SymbolRef::from(t),

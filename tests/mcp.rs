@@ -494,6 +494,45 @@ fn stdio_serves_the_same_tools() {
     assert_eq!(chain, ["describe", "Config", "UserService"]);
 }
 
+/// Over stdio, a line that is not JSON gets a JSON-RPC parse error (id null)
+/// on stdout, and the session goes on: the next request is answered.
+#[test]
+fn stdio_answers_a_line_that_is_not_json_with_a_parse_error() {
+    use std::io::{BufRead, Write};
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("python");
+    copy_tree(&fixture("python"), &repo);
+    let mut child = std::process::Command::new(cruxe_bin())
+        .arg("mcp")
+        .arg(&repo)
+        .arg("--data")
+        .arg(tmp.path().join("data"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    writeln!(stdin, "this is not json {{").expect("write");
+    writeln!(stdin, "{init}").expect("write");
+    stdin.flush().expect("flush");
+    let mut lines = std::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let first: Value =
+        serde_json::from_str(&lines.next().expect("a line").expect("read")).expect("JSON");
+    assert_eq!(first["error"]["code"], -32700, "{first}");
+    assert_eq!(first["id"], Value::Null);
+    let second: Value =
+        serde_json::from_str(&lines.next().expect("a line").expect("read")).expect("JSON");
+    assert_eq!(second["id"], 1, "{second}");
+    assert_eq!(second["result"]["serverInfo"]["name"], "cruxe");
+    drop(stdin);
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "{status}");
+}
+
 /// structure-nav-spec.md, User Story 2, scenarios 1-5.
 #[test]
 fn symbol_hierarchy_user_story() {

@@ -865,13 +865,62 @@ pub async fn shutdown_signal() {
 
 /// Serves MCP over stdin/stdout until the client closes the stream.
 pub async fn serve_stdio(svc: Arc<Service>) -> Result<(), ServerError> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    // rmcp skips a line that is no JSON without a word; the client then
+    // waits for an answer that never comes. Lines are checked on the way in:
+    // JSON goes on to rmcp, anything else gets a JSON-RPC parse error. Both
+    // rmcp's messages and those errors reach stdout through one writer, a
+    // whole line at a time, so they never interleave.
+    let (to_rmcp, rmcp_in) = tokio::io::duplex(1 << 16);
+    let (rmcp_out, from_rmcp) = tokio::io::duplex(1 << 16);
+    let (lines_tx, mut lines_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        while let Some(line) = lines_rx.recv().await {
+            if stdout.write_all(line.as_bytes()).await.is_err()
+                || stdout.write_all(b"\n").await.is_err()
+                || stdout.flush().await.is_err()
+            {
+                break;
+            }
+        }
+    });
+    let answers = lines_tx.clone();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(from_rmcp).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if answers.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    tokio::spawn(async move {
+        let mut to_rmcp = to_rmcp;
+        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.trim().is_empty() || serde_json::from_str::<serde_json::Value>(&line).is_ok() {
+                if to_rmcp.write_all(line.as_bytes()).await.is_err()
+                    || to_rmcp.write_all(b"\n").await.is_err()
+                {
+                    break;
+                }
+            } else {
+                let error = json!({"jsonrpc": "2.0", "id": null, "error": {
+                    "code": -32700, "message": "Parse error: the line is not JSON"}});
+                let _ = lines_tx.send(error.to_string());
+            }
+        }
+        // End of input: rmcp sees it and the session ends.
+    });
     let running = CruxeMcp::new(svc)
-        .serve(rmcp::transport::stdio())
+        .serve((rmcp_in, rmcp_out))
         .await
         .map_err(|e| ServerError::Stdio(e.to_string()))?;
     running
         .waiting()
         .await
         .map_err(|e| ServerError::Stdio(e.to_string()))?;
+    // rmcp's writer is gone: what it wrote reaches stdout, then the writer ends.
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), writer).await;
     Ok(())
 }

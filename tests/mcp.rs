@@ -357,6 +357,8 @@ fn the_python_sdk_lists_and_calls_every_tool_over_http() {
             "get_symbol_hierarchy",
             json!({"symbol_name": "nothing_is_named_so"}),
         ),
+        // A typo: "did you mean", from the search index.
+        ("get_call_graph", json!({"symbol_name": "validat"})),
     ];
     let report = client(json!({
         "transport": "http",
@@ -428,9 +430,19 @@ fn the_python_sdk_lists_and_calls_every_tool_over_http() {
     assert_eq!(hier["input_schema"]["required"], json!(["symbol_name"]));
     let res = results(&report);
     assert_eq!(res.len(), calls.len());
-    let (answers, errors) = res.split_at(calls.len() - 2);
+    let (answers, errors) = res.split_at(calls.len() - 3);
     assert_eq!(errors[0].0["error"]["code"], "query_not_read_only");
     assert_eq!(errors[1].0["error"]["code"], "symbol_not_found");
+    assert_eq!(errors[1].0["error"]["data"]["suggestions"], json!([]));
+    let typo = &errors[2].0["error"];
+    assert_eq!(typo["code"], "symbol_not_found");
+    assert_eq!(typo["data"]["suggestions"][0]["name"], "validate", "{typo}");
+    assert!(
+        typo["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("did you mean `auth::")),
+        "{typo}"
+    );
     assert!(errors.iter().all(|(_, err)| *err));
     for ((name, _), (v, err)) in calls.iter().zip(answers) {
         assert!(!err, "{name}: {v}");

@@ -19,6 +19,7 @@ use crate::query::inputs::{
 use crate::query::view::View;
 use crate::store::catalog;
 use crate::store::datadir::DataDir;
+use crate::store::search::{self, RefSearch, SearchIndex};
 
 /// Runs `query` on a view of the target's repo/ref; prints `--json` or hands
 /// the answer to `show`. An ambiguous name lists its candidates (exit 1).
@@ -35,6 +36,15 @@ fn answer<T: Answer>(
             .with_context(|| format!("cannot read {repo}@{ref_name}"))?,
     );
     let root = source_root(&data, &graph, &repo, &ref_name)?;
+    // The search index as the last run left it, when it is that run's (the
+    // tag matches); the CLI never rebuilds one. Used for "did you mean".
+    let indexed_at = graph
+        .status()?
+        .into_iter()
+        .find(|r| r.repo == repo && r.ref_name == ref_name)
+        .map(|r| r.indexed_at);
+    let search_dir = data.search_dir(&repo, &ref_name);
+    let search_cat = cat.clone();
     let view = View::new(
         repo.clone(),
         ref_name.clone(),
@@ -42,7 +52,22 @@ fn answer<T: Answer>(
         Default::default(),
         root,
         Box::new(move || Ok(cat.clone())),
-        Box::new(|| Err(ToolError::internal("no search index on the command line"))),
+        Box::new(move || {
+            let index = (indexed_at.is_some() && search::read_tag(&search_dir) == indexed_at)
+                .then(|| SearchIndex::open_dir(&search_dir).ok())
+                .flatten();
+            match index {
+                Some(index) => Ok(Arc::new(RefSearch {
+                    catalog: search_cat.clone(),
+                    index,
+                })),
+                None => Err(ToolError::new(
+                    "index_not_ready",
+                    "the search index is not up to date with the graph",
+                    serde_json::json!({}),
+                )),
+            }
+        }),
     );
     let (mut body, completeness) = match query(&view) {
         Ok(found) => found,

@@ -692,7 +692,7 @@ fn cmd_index(a: IndexArgs) -> Result<i32> {
 
 fn print_report(r: &IndexReport, verbose: bool) {
     let mut out = std::io::stdout().lock();
-    let skipped = r.diagnostics.len() - r.syntax_error_files;
+    let skipped = r.diagnostics.len() - r.syntax_error_files - r.recovered_files;
     let _ = writeln!(
         out,
         "indexed {}@{}: {} files ({} parsed, {} unchanged, {} removed), {} symbols, {} import edges, {} unresolved imports, {} skipped, {} with syntax errors, {:.2} s",

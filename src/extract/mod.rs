@@ -8,6 +8,7 @@
 mod go;
 mod imports;
 mod python;
+pub mod recover;
 mod rust;
 mod sites;
 mod typescript;
@@ -304,14 +305,31 @@ impl Extractor {
         module: &ModuleInfo,
         with_imports: bool,
     ) -> Extracted {
-        let Some(tree) = self.parse(parser, language, source) else {
+        let Some(mut tree) = self.parse(parser, language, source) else {
             return Extracted {
                 symbols: Vec::new(),
                 imports: Vec::new(),
                 sites: FileSites::default(),
                 has_syntax_errors: true,
+                error_lines: 0,
+                recovered: 0,
             };
         };
+        // TypeScript the grammar misreads: read again with the patches of
+        // `recover` (positions unchanged), kept when fewer lines are in error.
+        let mut error_lines = recover::error_lines(tree.root_node());
+        let mut unpatched: Option<Tree> = None;
+        if error_lines > 0
+            && matches!(language, Language::TypeScript | Language::Tsx)
+            && let Some(p) = recover::patched(source)
+            && let Some(again) = self.parse(parser, language, &p)
+        {
+            let lines = recover::error_lines(again.root_node());
+            if lines < error_lines {
+                error_lines = lines;
+                unpatched = Some(std::mem::replace(&mut tree, again));
+            }
+        }
         let root = tree.root_node();
         // Rust items written inside item-level macro invocations (`cfg_io! { pub
         // use …; mod x; }`) are token trees to the grammar: the bodies are parsed
@@ -343,6 +361,11 @@ impl Extractor {
         if !layers.is_empty() {
             imports.sort_by_key(|i| i.line);
         }
+        // What the patches recovered: definitions the first tree lost.
+        let recovered = unpatched.map_or(0, |t| {
+            let (before, _, _) = self.collect(language, t.root_node(), source, false);
+            defs.len().saturating_sub(before.len())
+        });
         let symbols = build_symbols(language, defs, module);
         // Sites with imports: a run that skips imports resolves neither.
         let mut sites = FileSites::default();
@@ -398,6 +421,8 @@ impl Extractor {
             imports,
             sites,
             has_syntax_errors: root.has_error(),
+            error_lines,
+            recovered,
         }
     }
 
@@ -500,6 +525,10 @@ pub struct Extracted {
     pub imports: Vec<RawImport>,
     pub sites: FileSites,
     pub has_syntax_errors: bool,
+    /// Lines under syntax errors (and one per missing token), after recovery.
+    pub error_lines: usize,
+    /// Definitions found only because `recover` read the file again.
+    pub recovered: usize,
 }
 
 /// A query match before language rules: the definition node, its name node, the tag

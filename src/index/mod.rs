@@ -165,6 +165,11 @@ pub struct IndexReport {
     pub import_edges: i64,
     pub unresolved_imports: i64,
     pub syntax_error_files: usize,
+    /// Declarations found in parsed files only by reading them again past a
+    /// misparse of valid code (`extract::recover`).
+    pub recovered_declarations: usize,
+    /// Parsed files read again past a misparse and then free of errors.
+    pub recovered_files: usize,
     /// Files whose imports were resolved this run: all of them without a usable
     /// resolution state, else the changed ones and those whose lookups they touch.
     pub imports_resolved: usize,

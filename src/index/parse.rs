@@ -26,6 +26,9 @@ pub(super) struct Parsed {
     pub(super) imports: Vec<RawImport>,
     pub(super) sites: model::sites::FileSites,
     pub(super) syntax_errors: bool,
+    /// Lines under syntax errors, and declarations recovered from them.
+    pub(super) error_lines: usize,
+    pub(super) recovered: usize,
     /// The stat of what was read, when it can be trusted next time.
     pub(super) stat: Option<FileStat>,
 }
@@ -121,6 +124,8 @@ pub(super) fn process_file(
         imports: extracted.imports,
         sites: extracted.sites,
         syntax_errors: extracted.has_syntax_errors,
+        error_lines: extracted.error_lines,
+        recovered: extracted.recovered,
         stat,
     }))
 }

@@ -726,14 +726,35 @@ fn sort_parsed(
         imports,
         sites,
         syntax_errors,
+        error_lines,
+        recovered,
         stat,
     } = parsed;
     sorted.report.parsed += 1;
+    sorted.report.recovered_declarations += recovered;
+    let again = if recovered > 0 {
+        format!(
+            " ({recovered} declaration{} recovered by reading it again past a misparse)",
+            if recovered == 1 { "" } else { "s" }
+        )
+    } else {
+        String::new()
+    };
     if syntax_errors {
         sorted.report.syntax_error_files += 1;
         diagnostics.push(Diagnostic {
             path: path.to_string(),
-            problem: "syntax errors; indexed what could be parsed".into(),
+            problem: format!(
+                "syntax errors on {error_lines} line{}; indexed what could be parsed{again}",
+                if error_lines == 1 { "" } else { "s" }
+            ),
+        });
+    } else if recovered > 0 {
+        // Valid code the grammar misread (`extract::recover`): said, not an error.
+        sorted.report.recovered_files += 1;
+        diagnostics.push(Diagnostic {
+            path: path.to_string(),
+            problem: format!("valid code the grammar misread{again}"),
         });
     }
     if plan.known().contains(path) {

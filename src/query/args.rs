@@ -106,6 +106,7 @@ pub fn resolve_one(
             path,
             &c.repo,
             &c.ref_name,
+            &similar(c, cat, name),
         )),
         1 => Ok(found[0]),
         _ => {
@@ -127,6 +128,69 @@ pub fn resolve_one(
             }
         }
     }
+}
+
+/// How many names "did you mean" offers.
+const SUGGESTIONS: usize = 3;
+
+/// Definitions whose names are close to `name`, which names none: the same
+/// name in another case first, then the search index's nearest (a typo, a
+/// word left out), each qualified name once.
+fn similar(c: &View<'_>, cat: &Catalog, name: &str) -> Vec<Candidate> {
+    let mut entries = cat.named_ignoring_case(crate::model::names::last_segment(name));
+    if let Ok(s) = c.search()
+        && let Ok(hits) = s
+            .index
+            .similar(&s.catalog, crate::model::names::last_segment(name), 10)
+    {
+        // The search may hold an older catalog: its entries, by id, in this one.
+        let near: Vec<usize> = hits
+            .iter()
+            .filter_map(|h| cat.by_id(&s.catalog.entry(h.entry).id()))
+            .collect();
+        // Nearest spelling first, the search's order among equals; a name
+        // that shares a word but not the spelling is no suggestion.
+        let asked = crate::model::names::last_segment(name).to_lowercase();
+        let within = 2.max(asked.chars().count() / 2);
+        let mut near: Vec<(usize, usize)> = near
+            .into_iter()
+            .map(|i| {
+                (
+                    edit_distance(&cat.entry(i).name().to_lowercase(), &asked),
+                    i,
+                )
+            })
+            .filter(|&(d, _)| d <= within)
+            .collect();
+        near.sort_by_key(|&(d, _)| d);
+        entries.extend(near.into_iter().map(|(_, i)| i));
+    }
+    let mut seen = std::collections::HashSet::new();
+    entries
+        .into_iter()
+        .map(|i| cat.entry(i))
+        .filter(|e| e.kind() != "impl" && seen.insert(e.qualified_name().to_string()))
+        .take(SUGGESTIONS)
+        .map(Candidate::from)
+        .collect()
+}
+
+/// Levenshtein distance of two short names, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
 }
 
 /// The enclosing symbol of each catalog entry that has one, walked in the

@@ -76,19 +76,33 @@ impl ToolError {
             json!({"max_tokens": max_tokens}),
         )
     }
+    /// `similar`: the names the search index finds closest, best first.
     pub fn symbol_not_found(
         name: &str,
         path: Option<&str>,
         repo: &str,
         ref_name: &str,
+        similar: &[Candidate],
     ) -> ToolError {
         let place = path.map(|p| format!(" in {p}")).unwrap_or_default();
+        let hint = if similar.is_empty() {
+            "try locate_symbol or explore_tree".to_string()
+        } else {
+            let names: Vec<String> = similar
+                .iter()
+                .map(|c| format!("`{}` ({}:{})", c.qualified_name, c.path, c.line_start))
+                .collect();
+            format!("did you mean {}?", names.join(", "))
+        };
+        let suggestions: Vec<Value> = similar
+            .iter()
+            .map(|c| serde_json::to_value(c).unwrap_or(Value::Null))
+            .collect();
         Self::new(
             "symbol_not_found",
-            format!(
-                "no symbol named `{name}`{place} in {repo}@{ref_name}; try locate_symbol or explore_tree"
-            ),
-            json!({"symbol_name": name, "path": path, "repo": repo, "ref": ref_name}),
+            format!("no symbol named `{name}`{place} in {repo}@{ref_name}; {hint}"),
+            json!({"symbol_name": name, "path": path, "repo": repo, "ref": ref_name,
+                   "suggestions": suggestions}),
         )
     }
     pub fn ambiguous_symbol(name: &str, candidates: &[Candidate]) -> ToolError {

@@ -22,7 +22,7 @@ use tantivy::collector::TopDocs;
 use tantivy::directory::MmapDirectory;
 use tantivy::index::{SegmentId, SegmentMeta};
 use tantivy::indexer::NoMergePolicy;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, FuzzyTermQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
     FAST, Field, IndexRecordOption, STRING, Schema, TextFieldIndexing, TextOptions,
 };
@@ -853,10 +853,51 @@ impl SearchIndex {
             must.insert(0, (Occur::Must, Box::new(BooleanQuery::new(should))));
             BooleanQuery::new(must)
         };
+        self.ranked(cat, &q, query, filters, limit)
+    }
+
+    /// Names close to `name`, for "did you mean": each of its words matched
+    /// within one edit (two for a word of six letters or more) against the
+    /// names' words, ranked as `search` ranks.
+    pub fn similar(
+        &self,
+        cat: &Catalog,
+        name: &str,
+        limit: usize,
+    ) -> Result<Vec<Hit>, SearchError> {
+        let Some(&(field, _)) = self.text.first() else {
+            return Ok(Vec::new());
+        };
+        let mut should: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for w in terms(name) {
+            let distance = if w.chars().count() >= 6 { 2 } else { 1 };
+            let term = Term::from_field_text(field, &w);
+            should.push((
+                Occur::Should,
+                Box::new(FuzzyTermQuery::new(term, distance, true)),
+            ));
+        }
+        if should.is_empty() {
+            return Ok(Vec::new());
+        }
+        let filters = Filters::default();
+        self.ranked(cat, &BooleanQuery::new(should), name, &filters, limit)
+    }
+
+    /// The top hits of `q` as catalog entries, adjusted with what the catalog
+    /// knows (an exact name, a test or vendored path, imports).
+    fn ranked(
+        &self,
+        cat: &Catalog,
+        q: &dyn Query,
+        query: &str,
+        filters: &Filters<'_>,
+        limit: usize,
+    ) -> Result<Vec<Hit>, SearchError> {
         let searcher = self.reader.searcher();
         // Rank more than asked for: the graph adjustments below reorder the head.
         let fetch = (limit * 2).max(50);
-        let top = searcher.search(&q, &TopDocs::with_limit(fetch).order_by_score())?;
+        let top = searcher.search(q, &TopDocs::with_limit(fetch).order_by_score())?;
         let query_lower = query.trim().to_lowercase();
         let mut hits = Vec::with_capacity(top.len());
         let mut columns: HashMap<u32, _> = HashMap::new();

@@ -18,7 +18,7 @@ CORPUS ?= .
 CLIENTS ?= 32
 SECONDS ?= 60
 
-.PHONY: run test deps venv build lint bench bench-tools bench-load bench-fresh bench-accuracy index status
+.PHONY: run test deps venv build install lint bench bench-tools bench-load bench-fresh bench-accuracy index status
 
 # Kuzu 0.11.3 with one fix of ours (patches/README.md): its crate, checked
 # against Cargo.lock's old checksum, unpacked under vendor/ and patched.
@@ -62,6 +62,15 @@ KUZU_BANNER = @ls $(CARGO_TARGET_DIR)/debug/build/kuzu-*/out/build/src/libkuzu.a
 build: deps
 	$(KUZU_BANNER)
 	cargo build --bin cruxe
+
+# Puts `cruxe` on PATH: the binary `make build` made, copied to $(BINDIR)
+# (~/.cargo/bin, which rustup puts on PATH). `cargo install --path .` works
+# too, but builds Kuzu again in a release profile of its own.
+BINDIR ?= $(HOME)/.cargo/bin
+install: build
+	install -d $(BINDIR)
+	install -m 755 $(CRUXE) $(BINDIR)/cruxe
+	@echo "cruxe: installed $(BINDIR)/cruxe"
 
 # Index this checkout and serve it over MCP (Ctrl-C stops). The index is built in
 # the background; tools answer meanwhile (index_status shows progress).

@@ -425,10 +425,20 @@ fn list_tools_take_max_tokens_and_say_truncated_with_the_exact_total() {
         ends, nodes,
         "nodes are the root and the ends of the edges kept"
     );
+    // Impact: the tests, the affected symbols and their files share the budget.
     let (v, t) = &got[3];
-    let n = cut_to(&bpe, v, t, "affected", 700);
+    let mut bare = v.clone();
+    for list in ["affected", "files", "tests"] {
+        bare[list] = json!([]);
+    }
+    assert!(
+        tokens(&bpe, t) <= 700 + tokens(&bpe, &bare.to_string()),
+        "{v}"
+    );
+    assert_eq!(v["truncated"], true);
     assert_eq!(v["total_affected"], 300, "{v}");
-    assert!(n < 300);
+    let n = v["affected"].as_array().expect("affected").len();
+    assert!(n > 0 && n < 300, "{n}");
     let (v, t) = &got[4];
     let n = cut_to(&bpe, v, t, "types", 500);
     assert_eq!(v["total"], 40, "{v}");

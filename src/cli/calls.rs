@@ -21,6 +21,10 @@ use crate::store::catalog;
 use crate::store::datadir::DataDir;
 use crate::store::search::{self, RefSearch, SearchIndex};
 
+/// A terminal pays no tokens: the command line's answers are cut by their
+/// limits only.
+const NO_BUDGET: i64 = i64::MAX;
+
 /// Runs `query` on a view of the target's repo/ref; prints `--json` or hands
 /// the answer to `show`. An ambiguous name lists its candidates (exit 1).
 fn answer<T: Answer>(
@@ -147,6 +151,7 @@ pub fn cmd_refs(a: RefsArgs) -> Result<i32> {
         path: a.path.clone(),
         kind,
         limit: Some(a.limit),
+        max_tokens: Some(NO_BUDGET),
         ..ReferencesInput::default()
     };
     answer(
@@ -212,6 +217,7 @@ pub fn cmd_calls(a: CallsArgs) -> Result<i32> {
         depth: Some(a.depth),
         limit: Some(a.limit),
         min_confidence: Some(tier(&a.min_confidence)?),
+        max_tokens: Some(NO_BUDGET),
         ..CallGraphInput::default()
     };
     answer(
@@ -303,6 +309,7 @@ pub fn cmd_impact(a: ImpactArgs) -> Result<i32> {
         depth: Some(a.depth),
         min_confidence: Some(tier(&a.min_confidence)?),
         limit: Some(2000),
+        max_tokens: Some(NO_BUDGET),
         ..ImpactInput::default()
     };
     answer(

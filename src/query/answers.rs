@@ -788,6 +788,10 @@ pub struct ImpactAnswer {
     /// Why the answer is a lower bound, and anything else to know.
     pub notes: Vec<String>,
     pub total_affected: usize,
+    /// `files` and `tests` in all (the answer holds what fits `max_tokens`:
+    /// the tests first, then the affected symbols, then the files).
+    pub total_files: usize,
+    pub total_tests: usize,
     pub truncated: bool,
     pub depth: usize,
     pub min_confidence: String,

@@ -143,6 +143,27 @@ pub fn fitting<T: serde::Serialize>(tokens: &Tokenizer, items: &[T], max_tokens:
     items.len()
 }
 
+/// Keeps the leading `items` that fit `room` (as [`fitting`] counts them);
+/// what they use of it.
+pub fn keep_within<T: serde::Serialize>(
+    tokens: &Tokenizer,
+    items: &mut Vec<T>,
+    room: usize,
+) -> usize {
+    let mut used = 0;
+    let mut kept = 0;
+    for item in items.iter() {
+        let json = serde_json::to_string(item).unwrap_or_default();
+        match tokens.estimate_within(&json, room.saturating_sub(used)) {
+            Some(cost) if used + cost < room => used += cost + 1,
+            _ => break,
+        }
+        kept += 1;
+    }
+    items.truncate(kept);
+    used
+}
+
 /// One page of a nested answer.
 pub struct Page<T> {
     pub roots: Vec<T>,

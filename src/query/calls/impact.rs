@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::super::answers::*;
 use super::super::args::{LIST_TOKENS, clean_path, limit, max_tokens, non_empty, resolve_one};
-use super::super::budget::fitting;
+use super::super::budget::keep_within;
 use super::super::error::ToolError;
 use super::super::inputs::ImpactInput;
 use super::super::view::View;
@@ -241,13 +241,20 @@ pub fn analyze_impact(
             }
         })
         .collect();
-    let files = files_of(&changed_rows, &affected);
-    let tests = tests_of(&changed_rows, &affected, &files);
-    let total_affected = affected.len();
+    let mut files = files_of(&changed_rows, &affected);
+    let mut tests = tests_of(&changed_rows, &affected, &files);
+    let (total_affected, total_files, total_tests) = (affected.len(), files.len(), tests.len());
     let mut affected = affected;
     affected.truncate(limit);
-    affected.truncate(fitting(&c.tokens, &affected, budget));
-    let truncated = cut || affected.len() < total_affected;
+    // The budget goes first to the tests to run (at most half of it), then to
+    // the affected symbols, then to their files.
+    let mut used = keep_within(&c.tokens, &mut tests, budget / 2);
+    used += keep_within(&c.tokens, &mut affected, budget.saturating_sub(used));
+    keep_within(&c.tokens, &mut files, budget.saturating_sub(used));
+    let truncated = cut
+        || affected.len() < total_affected
+        || files.len() < total_files
+        || tests.len() < total_tests;
     notes.splice(0..0, lower);
     let body = ImpactAnswer {
         changed: changed_rows,
@@ -261,6 +268,8 @@ pub fn analyze_impact(
         completeness: completeness.into(),
         notes,
         total_affected,
+        total_files,
+        total_tests,
         truncated,
         depth,
         min_confidence: tier.into(),

@@ -261,4 +261,22 @@ fn typescript_the_grammar_misreads_keeps_every_declaration() {
         "{:?}",
         r.diagnostics
     );
+    // A re-run parses nothing and reports the same: it is stored per file.
+    let again = cruxe::index::index_repo(
+        &crate::common::fixture("typescript-misparse"),
+        &ix.data,
+        &crate::common::opts("typescript-misparse"),
+        &cruxe::index::Silent,
+    )
+    .expect("re-index");
+    assert_eq!(again.parsed, 0);
+    assert_eq!(again.recovered_declarations, 4);
+    assert_eq!(again.recovered_files, 2);
+    let problems = |r: &cruxe::index::IndexReport| -> Vec<(String, String)> {
+        r.diagnostics
+            .iter()
+            .map(|d| (d.path.clone(), d.problem.clone()))
+            .collect()
+    };
+    assert_eq!(problems(&again), problems(r));
 }

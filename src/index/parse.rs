@@ -25,10 +25,6 @@ pub(super) struct Parsed {
     pub(super) language: Language,
     pub(super) imports: Vec<RawImport>,
     pub(super) sites: model::sites::FileSites,
-    pub(super) syntax_errors: bool,
-    /// Lines under syntax errors, and declarations recovered from them.
-    pub(super) error_lines: usize,
-    pub(super) recovered: usize,
     /// The stat of what was read, when it can be trusted next time.
     pub(super) stat: Option<FileStat>,
 }
@@ -118,14 +114,13 @@ pub(super) fn process_file(
             .extract_with(parser, src.language, &text, &module, !ctx.skip_imports);
     let mut rows = file_rows(ctx, src, &text, hash, &module, extracted.symbols);
     rows.file.imports = encode_imports(&extracted.imports);
+    rows.file.error_lines = extracted.error_lines as i64;
+    rows.file.recovered = extracted.recovered as i64;
     Outcome::Parsed(Box::new(Parsed {
         rows,
         language: src.language,
         imports: extracted.imports,
         sites: extracted.sites,
-        syntax_errors: extracted.has_syntax_errors,
-        error_lines: extracted.error_lines,
-        recovered: extracted.recovered,
         stat,
     }))
 }
@@ -192,6 +187,7 @@ pub(super) fn file_rows(
             line_count: text.lines().count() as i64,
             size: text.len() as i64,
             imports: String::new(),
+            ..FileRow::default()
         },
         symbols: inserts,
         existing: false,

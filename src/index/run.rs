@@ -165,8 +165,10 @@ pub fn index_repo_with(
     let mut plan = plan(&run, store, &mut opened)?;
     let mut sorted = parse(&run, &plan, &mut opened)?;
     stop.check()?;
-    if nothing_to_write(&run, store, &plan, &sorted)? {
-        return Ok(unchanged(&run, plan, sorted, opened));
+    if let Some(st) = store
+        && nothing_to_write(&run, store, &plan, &sorted)?
+    {
+        return unchanged(&run, st, plan, sorted, opened);
     }
     // The rows go to the graph (and to a full build's search index, written on
     // a thread from now on, beside resolution and the bulk load); the language
@@ -692,7 +694,7 @@ fn parse(run: &Run<'_>, plan: &Plan, opened: &mut Opened) -> Result<Sorted, Inde
                 present.insert(path);
             }
             Outcome::Parsed(parsed) => {
-                sort_parsed(plan, &mut sorted, &mut opened.diagnostics, path, *parsed);
+                sort_parsed(plan, &mut sorted, path, *parsed);
                 present.insert(path);
             }
             Outcome::Skipped(d) => opened.diagnostics.push(d),
@@ -713,50 +715,18 @@ fn parse(run: &Run<'_>, plan: &Plan, opened: &mut Opened) -> Result<Sorted, Inde
 
 /// One parsed file into the changes: a changed file replaces its old version
 /// (and is marked when its names and imports stay the same).
-fn sort_parsed(
-    plan: &Plan,
-    sorted: &mut Sorted,
-    diagnostics: &mut Vec<Diagnostic>,
-    path: &str,
-    parsed: Parsed,
-) {
+fn sort_parsed(plan: &Plan, sorted: &mut Sorted, path: &str, parsed: Parsed) {
     let Parsed {
         mut rows,
         language,
         imports,
         sites,
-        syntax_errors,
-        error_lines,
-        recovered,
         stat,
     } = parsed;
     sorted.report.parsed += 1;
-    sorted.report.recovered_declarations += recovered;
-    let again = if recovered > 0 {
-        format!(
-            " ({recovered} declaration{} recovered by reading it again past a misparse)",
-            if recovered == 1 { "" } else { "s" }
-        )
-    } else {
-        String::new()
-    };
-    if syntax_errors {
-        sorted.report.syntax_error_files += 1;
-        diagnostics.push(Diagnostic {
-            path: path.to_string(),
-            problem: format!(
-                "syntax errors on {error_lines} line{}; indexed what could be parsed{again}",
-                if error_lines == 1 { "" } else { "s" }
-            ),
-        });
-    } else if recovered > 0 {
-        // Valid code the grammar misread (`extract::recover`): said, not an error.
-        sorted.report.recovered_files += 1;
-        diagnostics.push(Diagnostic {
-            path: path.to_string(),
-            problem: format!("valid code the grammar misread{again}"),
-        });
-    }
+    // Lines in error and recovered declarations are stored with the file
+    // (`rows.file`); the report lists every file of the ref that has either
+    // once the run committed (`in_error`).
     if plan.known().contains(path) {
         sorted.changes.remove_paths.push(path.to_string());
         rows.existing = true;
@@ -805,7 +775,13 @@ fn nothing_to_write(
 }
 
 /// The report of a run that wrote nothing.
-fn unchanged(run: &Run<'_>, mut plan: Plan, sorted: Sorted, opened: Opened) -> IndexReport {
+fn unchanged(
+    run: &Run<'_>,
+    store: &GraphStore,
+    mut plan: Plan,
+    sorted: Sorted,
+    opened: Opened,
+) -> Result<IndexReport, IndexError> {
     let Sorted {
         mut report,
         restat: stats,
@@ -825,6 +801,13 @@ fn unchanged(run: &Run<'_>, mut plan: Plan, sorted: Sorted, opened: Opened) -> I
             }
         }
     }
+    in_error(
+        store,
+        &run.repo,
+        &run.ref_name,
+        &mut report,
+        &mut diagnostics,
+    )?;
     diagnostics.sort_by(|a, b| a.path.cmp(&b.path));
     if run.opts.defer_finish
         && let Some(p) = plan.prior
@@ -842,7 +825,7 @@ fn unchanged(run: &Run<'_>, mut plan: Plan, sorted: Sorted, opened: Opened) -> I
     report.seconds = run.started.elapsed().as_secs_f64();
     run.progress.done();
     tracing::debug!("nothing changed: nothing written");
-    report
+    Ok(report)
 }
 
 /// Records the stats of files found unchanged by reading them (see `FileStat`).
@@ -1706,6 +1689,13 @@ fn publish(
         }
     }
     let mut diagnostics = opened.diagnostics;
+    in_error(
+        &store,
+        &run.repo,
+        &run.ref_name,
+        &mut report,
+        &mut diagnostics,
+    )?;
     diagnostics.sort_by(|a, b| a.path.cmp(&b.path));
     match next_state {
         Some(st) if run.opts.defer_finish => remember(
@@ -1778,4 +1768,43 @@ fn save_state(
             let _ = std::fs::remove_file(&run.state_path);
         }
     }
+}
+
+/// Every file of the ref whose parse left lines in error, or that was read
+/// again past a misparse (`extract::recover`), parsed in this run or before:
+/// counted and listed, so a re-run reports what the first run did.
+fn in_error(
+    store: &GraphStore,
+    repo: &str,
+    ref_name: &str,
+    report: &mut IndexReport,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<(), IndexError> {
+    let plural = |n: i64| if n == 1 { "" } else { "s" };
+    for (path, lines, recovered) in store
+        .files_in_error(repo, ref_name)
+        .map_err(IndexError::Graph)?
+    {
+        report.recovered_declarations += recovered as usize;
+        let again = if recovered > 0 {
+            format!(
+                " ({recovered} declaration{} recovered by reading it again past a misparse)",
+                plural(recovered)
+            )
+        } else {
+            String::new()
+        };
+        let problem = if lines > 0 {
+            report.syntax_error_files += 1;
+            format!(
+                "syntax errors on {lines} line{}; indexed what could be parsed{again}",
+                plural(lines)
+            )
+        } else {
+            report.recovered_files += 1;
+            format!("valid code the grammar misread{again}")
+        };
+        diagnostics.push(Diagnostic { path, problem });
+    }
+    Ok(())
 }

@@ -17,8 +17,10 @@ use crate::store::graph::{GraphConfig, GraphError, GraphStore, checkpoint_marker
 /// checkpoint (`patches/README.md`); only a rebuild is sure to have them all.
 /// 5: the call graph (`CALLS`, `REFERENCES`, `IMPLEMENTS`, `EXTENDS`,
 /// `UNRESOLVED`), which an older graph does not hold. 6: symbol ids of 12
-/// bytes (`model::ids`), and `REFERENCES` without `to_name`.
-pub const SCHEMA_VERSION: u32 = 6;
+/// bytes (`model::ids`), and `REFERENCES` without `to_name`. 7: a file's
+/// `error_lines` and `recovered` (what its parse could not read, and what was
+/// read again), so that a run reports every file, parsed this time or not.
+pub const SCHEMA_VERSION: u32 = 7;
 
 const MANIFEST: &str = "manifest.json";
 const LOCK: &str = "writer.lock";

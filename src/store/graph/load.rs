@@ -279,6 +279,8 @@ fn copy_files(copier: &mut Copier<'_, '_>, c: &Changes) -> Result<()> {
                 .int(r.line_count)
                 .int(r.size)
                 .text(&r.imports)
+                .int(r.error_lines)
+                .int(r.recovered)
                 .end();
         }
     })?;

@@ -199,6 +199,17 @@ impl GraphStore {
         Ok(rows.map(|r| file_info(&r)).collect())
     }
 
+    /// (path, lines in error, declarations recovered) of each file of a
+    /// repo/ref that has either, by path.
+    pub fn files_in_error(&self, repo: &str, ref_name: &str) -> Result<Vec<(String, i64, i64)>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(q("ref_files_in_error"))?;
+        let rows = conn.execute(&mut stmt, vec![("repo", s(repo)), ("ref", s(ref_name))])?;
+        Ok(rows
+            .map(|r| (string(&r[0]), int(&r[1]), int(&r[2])))
+            .collect())
+    }
+
     /// When a repo/ref was last indexed (`None` if it is not in this graph).
     pub fn ref_indexed_at(&self, repo: &str, ref_name: &str) -> Result<Option<String>> {
         Ok(self.ref_version(repo, ref_name)?.map(|(at, _)| at))

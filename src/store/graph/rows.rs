@@ -64,6 +64,9 @@ pub struct FileRow {
     pub size: i64,
     /// The file's raw imports, encoded by the indexer (opaque here).
     pub imports: String,
+    /// Lines under syntax errors after recovery, and declarations recovered.
+    pub error_lines: i64,
+    pub recovered: i64,
 }
 
 #[derive(Debug, Clone, Default)]

@@ -312,6 +312,10 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/ref_file_list.cypher"),
     ),
     (
+        "ref_files_in_error",
+        include_str!("../../../queries/ref_files_in_error.cypher"),
+    ),
+    (
         "insert_imports_package",
         include_str!("../../../queries/insert_imports_package.cypher"),
     ),

@@ -1340,8 +1340,10 @@ pub(super) fn file_layout() -> (Vec<&'static str>, LogicalType) {
         "line_count",
         "size",
         "imports",
+        "error_lines",
+        "recovered",
     ];
-    let ty = struct_type(&fields, &[7, 8, 9]);
+    let ty = struct_type(&fields, &[7, 8, 9, 11, 12]);
     (fields, ty)
 }
 
@@ -1371,6 +1373,8 @@ pub(super) fn file_values(c: &Changes, r: &FileRow) -> Vec<Value> {
         Value::Int64(r.line_count),
         Value::Int64(r.size),
         s(&r.imports),
+        Value::Int64(r.error_lines),
+        Value::Int64(r.recovered),
     ]
 }
 

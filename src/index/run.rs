@@ -1690,7 +1690,7 @@ fn publish(
     }
     let mut diagnostics = opened.diagnostics;
     in_error(
-        &store,
+        store,
         &run.repo,
         &run.ref_name,
         &mut report,

@@ -264,11 +264,11 @@ fn help_teaches() {
 /// whatever the log level: the line a person waits for before asking.
 #[test]
 fn serve_says_when_the_first_index_is_ready() {
-    use std::io::BufRead;
     let tmp = tempfile::tempdir().expect("tmp");
     let repo = tmp.path().join("rust");
     crate::common::copy_tree(&fixture("rust"), &repo);
-    let mut child = std::process::Command::new(cruxe_bin())
+    let mut command = std::process::Command::new(cruxe_bin());
+    command
         .args([
             "serve",
             repo.to_str().expect("utf8"),
@@ -278,28 +278,8 @@ fn serve_says_when_the_first_index_is_ready() {
         ])
         .arg(tmp.path().join("data"))
         .env_remove("CRUXE_LOG")
-        .env_remove("RUST_LOG")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let stderr = child.stderr.take().expect("stderr");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            let _ = tx.send(line);
-        }
-    });
-    let ready = loop {
-        match rx.recv_timeout(std::time::Duration::from_secs(120)) {
-            Ok(line) if line.contains("is ready") => break line,
-            Ok(_) => continue,
-            Err(e) => panic!("no ready line: {e}"),
-        }
-    };
+        .env_remove("RUST_LOG");
+    let (mut child, ready) = serve_until_ready(&mut command);
     let _ = child.kill();
     let _ = child.wait();
     assert!(ready.starts_with("cruxe: rust@"), "{ready}");
@@ -324,7 +304,6 @@ fn serve_says_when_the_first_index_is_ready() {
 /// `serve --data DIR` with no PATH serves the repositories DIR holds.
 #[test]
 fn read_commands_go_through_a_running_server_and_print_the_same() {
-    use std::io::BufRead;
     let tmp = tempfile::tempdir().expect("tmp");
     let repo = tmp.path().join("app");
     crate::common::copy_tree(&fixture("rust"), &repo);
@@ -368,31 +347,12 @@ fn read_commands_go_through_a_running_server_and_print_the_same() {
     assert!(alone[2].lines().count() > 10, "{}", alone[2]);
 
     // Served from elsewhere, named by its data dir alone.
-    let mut child = std::process::Command::new(cruxe_bin())
+    let mut command = std::process::Command::new(cruxe_bin());
+    command
         .current_dir(tmp.path())
         .args(["serve", "--listen", "127.0.0.1:0", "--data"])
-        .arg(repo.join(".cruxe"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let stderr_pipe = child.stderr.take().expect("stderr");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr_pipe)
-            .lines()
-            .map_while(Result::ok)
-        {
-            let _ = tx.send(line);
-        }
-    });
-    let ready = loop {
-        match rx.recv_timeout(std::time::Duration::from_secs(120)) {
-            Ok(line) if line.contains("is ready") => break line,
-            Ok(_) => continue,
-            Err(e) => panic!("no ready line: {e}"),
-        }
-    };
+        .arg(repo.join(".cruxe"));
+    let (mut child, ready) = serve_until_ready(&mut command);
     assert!(
         ready.starts_with("cruxe: app@"),
         "the recorded repo is served: {ready}"
@@ -431,4 +391,32 @@ fn read_commands_go_through_a_running_server_and_print_the_same() {
     );
     // And the graph was not touched by the detour.
     assert_eq!(run_all()[2], alone[2]);
+}
+
+/// Starts `command` (a `cruxe serve`) with stderr piped, and waits for the
+/// line that says its first index is ready.
+fn serve_until_ready(command: &mut std::process::Command) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut child = command
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_secs(120)) {
+            Ok(line) if line.contains("is ready") => return (child, line),
+            Ok(_) => continue,
+            Err(e) => panic!("no ready line: {e}"),
+        }
+    }
 }

@@ -77,15 +77,7 @@ fn answer<T: Answer>(
         Ok(found) => found,
         Err(e) if e.code == "ambiguous_symbol" => {
             eprintln!("cruxe: {}; candidates:", e.message);
-            for c in e.data["candidates"].as_array().into_iter().flatten() {
-                eprintln!(
-                    "  {} {} ({}:{})",
-                    c["kind"].as_str().unwrap_or(""),
-                    c["qualified_name"].as_str().unwrap_or(""),
-                    c["path"].as_str().unwrap_or(""),
-                    c["line_start"]
-                );
-            }
+            super::print_candidates(&e.data);
             return Ok(1);
         }
         Err(e) => bail!("{}", e.message),

@@ -739,6 +739,19 @@ fn through_server(data: &DataDir) -> Option<remote::Remote> {
     remote::Remote::connect(data)
 }
 
+/// The candidates of an `ambiguous_symbol` error's data, one a line on stderr.
+pub(crate) fn print_candidates(data: &serde_json::Value) {
+    for c in data["candidates"].as_array().into_iter().flatten() {
+        eprintln!(
+            "  {} {} ({}:{})",
+            c["kind"].as_str().unwrap_or(""),
+            c["qualified_name"].as_str().unwrap_or(""),
+            c["path"].as_str().unwrap_or(""),
+            c["line_start"]
+        );
+    }
+}
+
 /// A tool's error answer as the CLI says it.
 fn tool_failed(answer: &serde_json::Value) -> anyhow::Error {
     anyhow::anyhow!(
@@ -1104,19 +1117,7 @@ fn hierarchy_through(mut server: remote::Remote, a: &HierarchyArgs) -> Result<i3
     if failed {
         if answer["error"]["code"] == "ambiguous_symbol" {
             eprintln!("`{}` is ambiguous; candidates:", a.symbol);
-            for c in answer["error"]["data"]["candidates"]
-                .as_array()
-                .into_iter()
-                .flatten()
-            {
-                eprintln!(
-                    "  {} {} ({}:{})",
-                    c["kind"].as_str().unwrap_or(""),
-                    c["qualified_name"].as_str().unwrap_or(""),
-                    c["path"].as_str().unwrap_or(""),
-                    c["line_start"]
-                );
-            }
+            print_candidates(&answer["error"]["data"]);
             return Ok(1);
         }
         return Err(tool_failed(&answer));

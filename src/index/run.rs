@@ -801,14 +801,7 @@ fn unchanged(
             }
         }
     }
-    in_error(
-        store,
-        &run.repo,
-        &run.ref_name,
-        &mut report,
-        &mut diagnostics,
-    )?;
-    diagnostics.sort_by(|a, b| a.path.cmp(&b.path));
+    finish_diagnostics(store, run, &mut report, &mut diagnostics)?;
     if run.opts.defer_finish
         && let Some(p) = plan.prior
     {
@@ -1689,14 +1682,7 @@ fn publish(
         }
     }
     let mut diagnostics = opened.diagnostics;
-    in_error(
-        store,
-        &run.repo,
-        &run.ref_name,
-        &mut report,
-        &mut diagnostics,
-    )?;
-    diagnostics.sort_by(|a, b| a.path.cmp(&b.path));
+    finish_diagnostics(store, run, &mut report, &mut diagnostics)?;
     match next_state {
         Some(st) if run.opts.defer_finish => remember(
             run.states,
@@ -1770,16 +1756,17 @@ fn save_state(
     }
 }
 
-/// Every file of the ref whose parse left lines in error, or that was read
-/// again past a misparse (`extract::recover`), parsed in this run or before:
-/// counted and listed, so a re-run reports what the first run did.
-fn in_error(
+/// The run's diagnostics, by path, with every file of the ref whose parse
+/// left lines in error or that was read again past a misparse
+/// (`extract::recover`), parsed in this run or before: counted and listed, so
+/// a re-run reports what the first run did.
+fn finish_diagnostics(
     store: &GraphStore,
-    repo: &str,
-    ref_name: &str,
+    run: &Run<'_>,
     report: &mut IndexReport,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<(), IndexError> {
+    let (repo, ref_name) = (&run.repo, &run.ref_name);
     let plural = |n: i64| if n == 1 { "" } else { "s" };
     for (path, lines, recovered) in store
         .files_in_error(repo, ref_name)
@@ -1806,5 +1793,6 @@ fn in_error(
         };
         diagnostics.push(Diagnostic { path, problem });
     }
+    diagnostics.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(())
 }

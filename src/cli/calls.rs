@@ -27,7 +27,7 @@ const NO_BUDGET: i64 = i64::MAX;
 
 /// Runs `query` on a view of the target's repo/ref; prints `--json` or hands
 /// the answer to `show`. An ambiguous name lists its candidates (exit 1).
-fn answer<T: Answer>(
+pub(super) fn answer<T: Answer>(
     t: &Target,
     query: impl FnOnce(&View) -> Result<(T, &'static str), ToolError>,
     show: impl FnOnce(&T) -> i32,

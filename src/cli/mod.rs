@@ -15,7 +15,6 @@ mod remote;
 use crate::index::{self, IndexOptions, IndexReport, Progress};
 use crate::mcp::server::{self, HttpOptions};
 use crate::query::cypher;
-use crate::query::nav::{self, Scope};
 use crate::service::config::{Config, ServerSection};
 use crate::service::{RepoSpec, Service, ServiceConfig};
 use crate::source::walk::WalkOptions;
@@ -1042,69 +1041,35 @@ fn cmd_hierarchy(a: HierarchyArgs) -> Result<i32> {
     if let Some(server) = through_server(&data) {
         return hierarchy_through(server, &a);
     }
-    let store = data.open_graph_read_only(&a.resources.graph_config())?;
-    let (repo, ref_name) = pick_ref(&store, &data, a.repo.as_deref(), a.ref_name.as_deref())?;
-    let scope = Scope {
-        repo: &repo,
-        ref_name: &ref_name,
+    // The tool's answer, made here (as `refs` and `calls` make theirs), and
+    // printed as the server's would be.
+    let input = crate::query::inputs::HierarchyInput {
+        symbol_name: a.symbol.clone(),
+        path: a.path.clone(),
+        direction: if a.direction == "descendants" {
+            crate::query::inputs::Direction::Descendants
+        } else {
+            crate::query::inputs::Direction::Ancestors
+        },
+        max_tokens: Some(i64::MAX),
+        ..Default::default()
     };
-    let symbol = match nav::resolve(&store, &scope, &a.symbol, a.path.as_deref()) {
-        Ok(s) => s,
-        Err(nav::NavError::Ambiguous { name, candidates }) => {
-            eprintln!("`{name}` is ambiguous; candidates:");
-            for c in &candidates {
-                eprintln!(
-                    "  {} {} ({}:{})",
-                    c.kind, c.qualified_name, c.path, c.line_start
-                );
-            }
-            return Ok(1);
-        }
-        Err(e) => return Err(e.into()),
+    let target = Target {
+        repo_path: a.repo_path.clone(),
+        data: a.data.clone(),
+        repo: a.repo.clone(),
+        ref_name: a.ref_name.clone(),
+        json: false,
+        resources: a.resources.clone(),
     };
-    let mut out = std::io::stdout().lock();
-    if a.direction == "ancestors" {
-        let anc = nav::ancestors(&store, &symbol)?;
-        for (row, depth) in &anc.chain {
-            let _ = writeln!(
-                out,
-                "{}{} {} ({}:{}-{})",
-                "  ".repeat(*depth as usize),
-                row.kind,
-                row.qualified_name,
-                row.path,
-                row.line_start,
-                row.line_end
-            );
-        }
-        let _ = writeln!(
-            out,
-            "{}file {}",
-            "  ".repeat(anc.chain.len()),
-            anc.file_path
-        );
-    } else {
-        let tree = nav::descendants(&store, &scope, &symbol)?;
-        fn show(
-            out: &mut std::io::StdoutLock<'_>,
-            n: &nav::TreeNode<crate::store::graph::SymbolRow>,
-        ) {
-            let _ = writeln!(
-                out,
-                "{}{} {} ({}-{})",
-                "  ".repeat(n.depth as usize),
-                n.symbol.kind,
-                n.symbol.name,
-                n.symbol.line_start,
-                n.symbol.line_end
-            );
-            for c in &n.children {
-                show(out, c);
-            }
-        }
-        show(&mut out, &tree);
-    }
-    Ok(0)
+    calls::answer(
+        &target,
+        |v| crate::query::hierarchy::get_symbol_hierarchy(v, input),
+        |h| {
+            print_hierarchy(&serde_json::to_value(h).unwrap_or_default(), &a.direction);
+            0
+        },
+    )
 }
 
 /// `cruxe hierarchy` through the server holding the data dir: the same lines.
@@ -1116,16 +1081,26 @@ fn hierarchy_through(mut server: remote::Remote, a: &HierarchyArgs) -> Result<i3
     let (answer, failed) = server.call("get_symbol_hierarchy", args)?;
     if failed {
         if answer["error"]["code"] == "ambiguous_symbol" {
-            eprintln!("`{}` is ambiguous; candidates:", a.symbol);
+            eprintln!(
+                "cruxe: {}; candidates:",
+                answer["error"]["message"].as_str().unwrap_or("")
+            );
             print_candidates(&answer["error"]["data"]);
             return Ok(1);
         }
         return Err(tool_failed(&answer));
     }
+    print_hierarchy(&answer, &a.direction);
+    Ok(0)
+}
+
+/// A hierarchy answer as lines: ancestors leaf first, each with its place,
+/// then the file; descendants as an indented tree.
+fn print_hierarchy(answer: &serde_json::Value, direction: &str) {
     let text = |v: &serde_json::Value, k: &str| v[k].as_str().unwrap_or("").to_string();
     let mut out = std::io::stdout().lock();
     let nodes = answer["hierarchy"].as_array().cloned().unwrap_or_default();
-    if a.direction == "ancestors" {
+    if direction == "ancestors" {
         for n in &nodes {
             let depth = n["depth"].as_u64().unwrap_or(0) as usize;
             let _ = writeln!(
@@ -1143,7 +1118,7 @@ fn hierarchy_through(mut server: remote::Remote, a: &HierarchyArgs) -> Result<i3
             out,
             "{}file {}",
             "  ".repeat(nodes.len()),
-            text(&answer, "file")
+            text(answer, "file")
         );
     } else {
         fn show(out: &mut std::io::StdoutLock<'_>, n: &serde_json::Value) {
@@ -1164,5 +1139,4 @@ fn hierarchy_through(mut server: remote::Remote, a: &HierarchyArgs) -> Result<i3
             show(&mut out, n);
         }
     }
-    Ok(0)
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 
-use super::{CallsArgs, ImpactArgs, RefsArgs, Target, pick_ref};
+use super::{CallsArgs, ImpactArgs, NO_BUDGET, RefsArgs, Target, pick_ref};
 use crate::query::answers::{Answer, ProtocolMeta};
 use crate::query::calls;
 use crate::query::error::ToolError;
@@ -20,10 +20,6 @@ use crate::query::view::View;
 use crate::store::catalog;
 use crate::store::datadir::DataDir;
 use crate::store::search::{self, RefSearch, SearchIndex};
-
-/// A terminal pays no tokens: the command line's answers are cut by their
-/// limits only.
-const NO_BUDGET: i64 = i64::MAX;
 
 /// Runs `query` on a view of the target's repo/ref; prints `--json` or hands
 /// the answer to `show`. An ambiguous name lists its candidates (exit 1).

@@ -722,6 +722,11 @@ fn print_report(r: &IndexReport, verbose: bool) {
     }
 }
 
+/// The `max_tokens` the command line asks for: a terminal pays no tokens, so
+/// its answers are cut by their limits only (`budget::UNBOUNDED`: nothing is
+/// counted).
+pub(crate) const NO_BUDGET: i64 = i64::MAX;
+
 /// The data dir a read command opens: `--data`, else the repository PATH's
 /// `.cruxe`, else `./.cruxe`.
 pub fn data_dir(repo_path: Option<&Path>, data: Option<&Path>) -> DataDir {
@@ -816,7 +821,7 @@ fn cmd_cypher(a: CypherArgs) -> Result<i32> {
 
 fn cypher_through(mut server: remote::Remote, a: &CypherArgs) -> Result<i32> {
     // Every row the limit lets through: no token budget on a terminal.
-    let args = serde_json::json!({"query": a.query, "limit": a.limit, "max_tokens": i64::MAX});
+    let args = serde_json::json!({"query": a.query, "limit": a.limit, "max_tokens": NO_BUDGET});
     let (answer, failed) = server.call("run_cypher", args)?;
     if failed {
         if answer["error"]["code"] == "query_not_read_only" {
@@ -1051,7 +1056,7 @@ fn cmd_hierarchy(a: HierarchyArgs) -> Result<i32> {
         } else {
             crate::query::inputs::Direction::Ancestors
         },
-        max_tokens: Some(i64::MAX),
+        max_tokens: Some(NO_BUDGET),
         ..Default::default()
     };
     let target = Target {
@@ -1076,7 +1081,7 @@ fn cmd_hierarchy(a: HierarchyArgs) -> Result<i32> {
 fn hierarchy_through(mut server: remote::Remote, a: &HierarchyArgs) -> Result<i32> {
     let args = serde_json::json!({
         "symbol_name": a.symbol, "path": a.path, "direction": a.direction,
-        "repo": a.repo, "ref": a.ref_name, "max_tokens": i64::MAX,
+        "repo": a.repo, "ref": a.ref_name, "max_tokens": NO_BUDGET,
     });
     let (answer, failed) = server.call("get_symbol_hierarchy", args)?;
     if failed {

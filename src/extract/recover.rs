@@ -18,7 +18,8 @@ use tree_sitter::Node;
 pub fn patched(source: &str) -> Option<String> {
     let mut bytes = source.as_bytes().to_vec();
     let mut changed = false;
-    let mut prev_end: Option<u8> = None;
+    // How the last line of code ended (comments say nothing of it).
+    let mut prev_end: Option<&str> = None;
     let mut at = 0;
     for line in source.split_inclusive('\n') {
         let text = line.trim_end();
@@ -62,10 +63,8 @@ pub fn patched(source: &str) -> Option<String> {
         }
         // Comments say nothing of how the member before them ended.
         let comment = body.starts_with("//") || body.starts_with("/*") || body.starts_with('*');
-        if let Some(&last) = body.as_bytes().last()
-            && !comment
-        {
-            prev_end = Some(last);
+        if !body.is_empty() && !comment {
+            prev_end = Some(body);
         }
         at += line.len();
     }
@@ -98,10 +97,13 @@ fn call_signature_at(text: &str) -> bool {
 /// A member's type can end a line with a name, a closing bracket or a quote;
 /// a line that ends with `;`, `,`, `{`, `(`, `=`, `|`, `&` or `=>` already
 /// separates or continues, and needs nothing.
-fn ends_a_member(c: u8) -> bool {
+fn ends_a_member(line: &str) -> bool {
+    let Some(&c) = line.as_bytes().last() else {
+        return false;
+    };
     c.is_ascii_alphanumeric()
         || matches!(c, b'_' | b'$' | b')' | b']' | b'}' | b'\'' | b'"' | b'`')
-        || c == b'>' // `Promise<T>`, but not `=>`: checked by the caller's line
+        || (c == b'>' && !line.ends_with("=>")) // `Promise<T>`, not an arrow
 }
 
 /// Lines under ERROR nodes, and one for each MISSING node: how much of a file
@@ -158,6 +160,7 @@ mod tests {
     fn leaves_other_code_alone() {
         for src in [
             "const f =\n  <T>(x: T) => x\n",
+            "type F = (x: number) =>\n  <T>(y: T) => T\n",
             "return (\n  <div>\n    <span/>\n  </div>\n)\n",
             "class A { override p = 1; abstract overrideMe(): void }\n",
         ] {

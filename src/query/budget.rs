@@ -128,38 +128,40 @@ pub trait Paged: serde::Serialize + Sized {
     fn set_parent(&mut self, parent: String);
 }
 
-/// How many of the leading `items` of a list answer fit `max_tokens`: each
-/// costs its estimate and a comma. A list tool cuts its answer there and says
-/// `truncated`, keeping its exact total.
-pub fn fitting<T: serde::Serialize>(tokens: &Tokenizer, items: &[T], max_tokens: usize) -> usize {
+/// A budget no answer comes near (the command line's: a terminal pays no
+/// tokens). Its items are not counted at all.
+pub const UNBOUNDED: usize = 1 << 48;
+
+/// How many of the leading `items` of a list answer fit `max_tokens`, each
+/// costing its estimate and a comma, and what they use of it. A list tool
+/// cuts its answer there and says `truncated`, keeping its exact total.
+fn fit<T: serde::Serialize>(tokens: &Tokenizer, items: &[T], max_tokens: usize) -> (usize, usize) {
+    if max_tokens >= UNBOUNDED {
+        return (items.len(), 0);
+    }
     let mut used = 0;
     for (n, item) in items.iter().enumerate() {
         let json = serde_json::to_string(item).unwrap_or_default();
         match tokens.estimate_within(&json, max_tokens.saturating_sub(used)) {
             Some(cost) if used + cost < max_tokens => used += cost + 1,
-            _ => return n,
+            _ => return (n, used),
         }
     }
-    items.len()
+    (items.len(), used)
 }
 
-/// Keeps the leading `items` that fit `room` (as [`fitting`] counts them);
-/// what they use of it.
+/// How many of the leading `items` fit `max_tokens` (see [`fit`]).
+pub fn fitting<T: serde::Serialize>(tokens: &Tokenizer, items: &[T], max_tokens: usize) -> usize {
+    fit(tokens, items, max_tokens).0
+}
+
+/// Keeps the leading `items` that fit `room` (see [`fit`]); what they use of it.
 pub fn keep_within<T: serde::Serialize>(
     tokens: &Tokenizer,
     items: &mut Vec<T>,
     room: usize,
 ) -> usize {
-    let mut used = 0;
-    let mut kept = 0;
-    for item in items.iter() {
-        let json = serde_json::to_string(item).unwrap_or_default();
-        match tokens.estimate_within(&json, room.saturating_sub(used)) {
-            Some(cost) if used + cost < room => used += cost + 1,
-            _ => break,
-        }
-        kept += 1;
-    }
+    let (kept, used) = fit(tokens, items, room);
     items.truncate(kept);
     used
 }
@@ -212,7 +214,11 @@ pub fn page<T: Paged>(
         if let Some(p) = parent.filter(|&p| p < from) {
             n.set_parent(flat[p].0.page_id());
         }
-        let cost = tokens.estimate(n) + NESTING_TOKENS;
+        let cost = if max_tokens >= UNBOUNDED {
+            0
+        } else {
+            tokens.estimate(n) + NESTING_TOKENS
+        };
         if used + cost > max_tokens {
             break;
         }

@@ -120,6 +120,16 @@ fn edits_deletes_and_additions_match_a_fresh_index() {
     let loaded = cruxe::store::catalog::load(&store, "inc", "test").expect("catalog");
     assert_eq!(patched.digest(), loaded.digest());
     assert_eq!(patched.observable(), loaded.observable());
+    // Each keeps a symbol's enclosing symbol and a type's members (what
+    // `observable` compares), the added file's too.
+    for c in [&patched, &loaded] {
+        let total = c.find("total", Some("billing/invoice.py"));
+        assert_eq!(total.len(), 1);
+        let invoice = c.parent(total[0]).expect("a method's parent is its class");
+        assert_eq!(c.entry(invoice).name(), "Invoice");
+        assert_eq!(c.members(invoice), total);
+        assert_eq!(c.parent(invoice), None);
+    }
     // The import counts came along: the patched one counts what the graph does.
     assert!(loaded.digest().iter().any(|(_, _, _, n)| *n > 0));
     assert_ne!(catalog_before.digest(), loaded.digest());

@@ -88,7 +88,7 @@ fn view<'a>(
         served.name.clone(),
         ref_name,
         graph,
-        svc.tokens.clone(),
+        svc.shared.clone(),
         root,
         Box::new(move || Ok(s1.store.catalog(&g1, &s1.name, &r1)?)),
         Box::new(move || {

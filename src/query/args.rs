@@ -1,7 +1,6 @@
 //! Checks and helpers the queries share: repo-relative paths, limits, names
 //! resolved to one symbol, source files read from the tree (never outside it).
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use super::error::{Candidate, ToolError};
@@ -193,21 +192,6 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-/// The enclosing symbol of each catalog entry that has one, walked in the
-/// graph (`queries/symbol_parent.cypher`, one step up by key each), by entry.
-pub fn parents(
-    c: &View<'_>,
-    cat: &Catalog,
-    entries: &[usize],
-) -> Result<HashMap<usize, usize>, ToolError> {
-    let ids: Vec<String> = entries.iter().map(|&i| cat.entry(i).id()).collect();
-    let found = c.graph.parents(ids).map_err(ToolError::internal)?;
-    Ok(found
-        .into_iter()
-        .filter_map(|(child, parent)| Some((cat.by_id(&child)?, cat.by_id(&parent)?)))
-        .collect())
-}
-
 pub fn dir_of(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(d, _)| d)
 }
@@ -238,13 +222,25 @@ pub fn read_source(root: &Path, f: &FileInfo) -> Result<(String, bool), ToolErro
 
 /// An indexed file's text for context bodies: as `read_source` but without the
 /// staleness hash (the answer's budget matters more than that check here).
+/// `root` is the repository's canonical path ([`canonical_root`]), found once
+/// for all the files an answer reads.
 pub fn read_text(root: &Path, path: &str) -> Option<String> {
-    let root = root.canonicalize().ok()?;
+    String::from_utf8(read_bytes(root, path)?).ok()
+}
+
+/// `read_text`'s bytes, before they are checked to be UTF-8.
+pub fn read_bytes(root: &Path, path: &str) -> Option<Vec<u8>> {
     let real = root.join(path).canonicalize().ok()?;
-    if !real.starts_with(&root) {
+    if !real.starts_with(root) {
         return None;
     }
-    std::fs::read_to_string(real).ok()
+    std::fs::read(real).ok()
+}
+
+/// `root` as `read_text` takes it: canonical, or as given if it cannot be
+/// resolved (then every read under it fails the same way).
+pub fn canonical_root(root: std::path::PathBuf) -> std::path::PathBuf {
+    root.canonicalize().unwrap_or(root)
 }
 
 pub fn round3(x: f32) -> f64 {

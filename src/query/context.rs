@@ -2,12 +2,14 @@
 //! expanded through the graph, fitted to a token budget.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use super::answers::*;
-use super::args::{non_empty, parents, read_text, round3};
+use super::args::{canonical_root, non_empty, round3};
 use super::budget::Tokenizer;
 use super::error::ToolError;
 use super::inputs::ContextInput;
+use super::texts::SourceTexts;
 use super::view::View;
 use crate::store::catalog::{Catalog, Entry};
 use crate::store::graph::{FileInfo, GraphStore};
@@ -40,18 +42,37 @@ pub fn get_code_context(
         .search(cat, query, &filters, 100)
         .map_err(ToolError::internal)?;
     let mut sources = Sources::new(c);
-    let candidates = expand(c, cat, &hits, &filters, &mut sources)?;
     let budget = max_tokens as usize;
-    let (items, used) = fill(
+    let mut filled = Filled::default();
+    let ranked: Vec<Candidate> = hits.iter().map(|h| (h.entry, h.score, None)).collect();
+    fill(
         &c.tokens,
         cat,
-        &candidates,
+        &ranked,
         budget,
         with_bodies,
         &mut sources,
+        &mut filled,
     );
+    let mut total = ranked.len();
+    // The graph's candidates rank after every hit, so they are read only when
+    // the hits leave room, or all fit (then the total counts them too): most
+    // queries fill the budget with hits and skip ~20 graph reads.
+    if filled.used < budget || filled.items.len() == ranked.len() {
+        let more = expand(c, cat, &hits, &filters, &mut sources)?;
+        total += more.len();
+        fill(
+            &c.tokens,
+            cat,
+            &more,
+            budget,
+            with_bodies,
+            &mut sources,
+            &mut filled,
+        );
+    }
+    let Filled { items, used } = filled;
     let returned = items.len();
-    let total = candidates.len();
     let truncated = returned < total;
     let meta = ContextMeta {
         total_candidates: total,
@@ -83,8 +104,8 @@ pub fn get_code_context(
 /// graph (`None` for a search hit).
 type Candidate = (usize, f32, Option<Via>);
 
-/// The hits, then (graph expansion) for the best ones: the symbol enclosing
-/// each (`queries/symbol_parent.cypher`), the definitions its file imports
+/// The graph's candidates (expansion) for the best hits: the symbol enclosing
+/// each (kept in the catalog), the definitions its file imports
 /// that its code mentions (`queries/file_imported_symbols.cypher`), and what
 /// it calls and what calls it (`queries/calls/calls_out.cypher`,
 /// `callers_of.cypher`; every tier but `name`).
@@ -97,13 +118,12 @@ fn expand(
 ) -> Result<Vec<Candidate>, ToolError> {
     let best = &hits[..hits.len().min(EXPAND_HITS)];
     let best_entries: Vec<usize> = best.iter().map(|h| h.entry).collect();
-    let parents = parents(c, cat, &best_entries)?;
     let imports = imports_of(c, cat, best)?;
     let (callees, callers) = calls_of(&c.graph, cat, &best_entries)?;
-    let mut candidates: Vec<Candidate> = hits.iter().map(|h| (h.entry, h.score, None)).collect();
+    let mut candidates: Vec<Candidate> = Vec::new();
     let mut seen: HashSet<usize> = hits.iter().map(|h| h.entry).collect();
     for h in best {
-        if let Some(&p) = parents.get(&h.entry)
+        if let Some(p) = cat.parent(h.entry)
             && seen.insert(p)
         {
             candidates.push((p, h.score * 0.5, Some(("parent", h.entry))));
@@ -215,9 +235,16 @@ fn callers_of(
     Ok(callers)
 }
 
-/// The candidates that fit `budget` tokens, in rank order (an item that does
-/// not fit is skipped and the next tried; with bodies, the best candidate's
-/// body is cut to fit rather than dropped), and the tokens they use.
+/// The items an answer holds so far, and the tokens they use.
+#[derive(Default)]
+struct Filled {
+    items: Vec<ContextItem>,
+    used: usize,
+}
+
+/// Adds the candidates that fit `budget` tokens, in rank order (an item that
+/// does not fit is skipped and the next tried; with bodies, the best
+/// candidate's body is cut to fit rather than dropped).
 fn fill(
     tokens: &Tokenizer,
     cat: &Catalog,
@@ -225,11 +252,11 @@ fn fill(
     budget: usize,
     with_bodies: bool,
     sources: &mut Sources,
-) -> (Vec<ContextItem>, usize) {
-    let mut used = 0usize;
-    let mut items: Vec<ContextItem> = Vec::new();
+    filled: &mut Filled,
+) {
+    let Filled { items, used } = filled;
     for &(i, score, via) in candidates {
-        if used >= budget {
+        if *used >= budget {
             break;
         }
         let e = cat.entry(i);
@@ -247,35 +274,37 @@ fn fill(
             body_truncated: None,
         };
         let json = serde_json::to_string(&item).unwrap_or_default();
-        if let Some(cost) = tokens.estimate_within(&json, budget - used)
-            && used + cost <= budget
+        if let Some(cost) = tokens.estimate_within(&json, budget - *used)
+            && *used + cost <= budget
         {
-            used += cost;
+            *used += cost;
             items.push(item);
             continue;
         }
         if let (Some(b), true) = (&body, items.is_empty())
-            && let Some((cut, cost)) = cut_to_fit(tokens, &item, b, budget - used)
+            && let Some((cut, cost)) = cut_to_fit(tokens, &item, b, budget - *used)
         {
-            used += cost;
+            *used += cost;
             items.push(cut);
         }
     }
-    (items, used)
 }
 
-/// The source files one answer reads, each read once.
+/// The source files one answer reads, each read once (or kept from an
+/// earlier answer: [`SourceTexts`]).
 struct Sources {
     root: std::path::PathBuf,
     files: crate::store::catalog::Files,
-    texts: HashMap<String, Option<std::rc::Rc<str>>>,
+    kept: Arc<SourceTexts>,
+    texts: HashMap<String, Option<Arc<str>>>,
 }
 
 impl Sources {
     fn new(c: &View) -> Sources {
         Sources {
-            root: c.root(),
+            root: canonical_root(c.root()),
             files: c.files().unwrap_or_default(),
+            kept: c.texts.clone(),
             texts: HashMap::new(),
         }
     }
@@ -283,7 +312,7 @@ impl Sources {
     /// A symbol's source text, when its file can be read.
     fn text_of(&mut self, e: Entry<'_>) -> Option<String> {
         let path = e.path();
-        let (root, files) = (&self.root, &self.files);
+        let (root, files, kept) = (&self.root, &self.files, &self.kept);
         let text = self
             .texts
             .entry(path.to_string())
@@ -291,8 +320,7 @@ impl Sources {
                 files
                     .binary_search_by(|f| f.path.as_str().cmp(path))
                     .ok()
-                    .and_then(|k| read_text(root, &files[k].path))
-                    .map(std::rc::Rc::from)
+                    .and_then(|k| kept.text(root, &files[k]))
             })
             .clone()?;
         let (start, end) = e.bytes();

@@ -20,5 +20,6 @@ pub mod nav;
 pub mod outline;
 pub mod related;
 pub mod search;
+pub mod texts;
 pub mod tree;
 pub mod view;

@@ -41,20 +41,18 @@ pub fn find_related_symbols(
         more: false,
     };
     if let Some(af) = anchor_file {
-        // The closest relations come from three reads of the graph, made side
-        // by side (each on its own reader): the symbol's type (a lookup of its
-        // parent by key, then a walk under that one symbol), what it calls and
-        // what calls it (every resolution tier but the name guess), and what its
-        // file imports.
+        // The closest relations: the symbol's type and its members (from the
+        // catalog), then two reads of the graph side by side (each on its own
+        // reader): what it calls and what calls it (every resolution tier but
+        // the name guess), and what its file imports.
         let graph = &*c.graph;
         let cat_ref = &*cat;
-        let (typed, called, imports) = std::thread::scope(|s| {
-            let typed = s.spawn(|| type_of(graph, cat_ref, anchor));
+        let (called, imports) = std::thread::scope(|s| {
             let called = s.spawn(|| super::context::calls_of(graph, cat_ref, &[anchor]));
             let imports = imported(graph, cat_ref, &af.id);
-            (joined(typed.join()), joined(called.join()), imports)
+            (joined(called.join()), imports)
         });
-        let (parent, members) = typed?;
+        let (parent, members) = type_of(cat_ref, anchor);
         if let Some(p) = parent {
             out.push(p, "parent");
         }
@@ -189,31 +187,14 @@ fn imported(graph: &GraphStore, cat: &Catalog, file_id: &str) -> Result<Vec<usiz
 
 /// The symbol enclosing `anchor`, and the members of that parent, or (with no
 /// parent) of `anchor` itself when it is a type; members in position order
-/// (`queries/symbol_parent.cypher`, `queries/descendants.cypher`).
-fn type_of(
-    graph: &GraphStore,
-    cat: &Catalog,
-    anchor: usize,
-) -> Result<(Option<usize>, Vec<usize>), ToolError> {
-    let a = cat.entry(anchor);
-    let parent = graph
-        .parents(vec![a.id()])
-        .map_err(ToolError::internal)?
-        .into_iter()
-        .find_map(|(_, p)| cat.by_id(&p));
-    let kind = a.kind();
+/// (the catalog keeps the CONTAINS parent of each symbol).
+fn type_of(cat: &Catalog, anchor: usize) -> (Option<usize>, Vec<usize>) {
+    let parent = cat.parent(anchor);
+    let kind = cat.entry(anchor).kind();
     if parent.is_none() && (matches!(kind, "fn" | "method") || is_value(kind)) {
-        return Ok((None, Vec::new()));
+        return (None, Vec::new());
     }
-    let owner = cat.entry(parent.unwrap_or(anchor)).id();
-    let trees = super::nav::subtrees(graph, vec![owner]).map_err(ToolError::internal)?;
-    let mut members: Vec<usize> = trees
-        .iter()
-        .flat_map(|t| &t.children)
-        .filter_map(|n| cat.by_id(&n.symbol))
-        .collect();
-    cat.sort_by_position(&mut members);
-    Ok((parent, members))
+    (parent, cat.members(parent.unwrap_or(anchor)))
 }
 
 /// Kinds that hold a value rather than define behaviour or a type: the least

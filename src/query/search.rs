@@ -3,7 +3,7 @@
 //! symbols from the graph).
 
 use super::answers::*;
-use super::args::{LIST_TOKENS, clean_opt_path, limit, max_tokens, non_empty, parents, round3};
+use super::args::{LIST_TOKENS, clean_opt_path, limit, max_tokens, non_empty, round3};
 use super::budget::fitting;
 use super::error::ToolError;
 use super::inputs::SearchInput;
@@ -29,11 +29,8 @@ pub fn search_code(
         .index
         .search(&s.catalog, query, &filters, limit)
         .map_err(ToolError::internal)?;
-    // Ranked and shown from the catalog; each hit's enclosing symbol is one
-    // step up in the graph, the steps side by side.
+    // Ranked and shown from the catalog, each hit's enclosing symbol too.
     let cat = &s.catalog;
-    let entries: Vec<usize> = hits.iter().map(|h| h.entry).collect();
-    let parents = parents(c, cat, &entries)?;
     let mut results: Vec<SearchHit> = hits
         .iter()
         .map(|h| {
@@ -43,7 +40,7 @@ pub fn search_code(
                 doc: e.doc_summary().to_string(),
                 score: round3(h.score),
                 // A member comes with its enclosing type's header.
-                parent: parents.get(&h.entry).map(|&p| {
+                parent: cat.parent(h.entry).map(|p| {
                     let p = cat.entry(p);
                     ParentHeader {
                         name: p.name().to_string(),

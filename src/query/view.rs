@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 use super::budget::Tokenizer;
 use super::error::ToolError;
 use super::nav::Scope;
+use super::texts::SourceTexts;
 use crate::store::catalog::{Catalog, Files};
 use crate::store::graph::{FileInfo, GraphState, GraphStore};
 use crate::store::search::RefSearch;
@@ -15,12 +16,22 @@ use crate::store::search::RefSearch;
 /// Loads a catalog or a search index for the view (from the service's caches).
 pub type Loader<'a, T> = Box<dyn Fn() -> Result<Arc<T>, ToolError> + 'a>;
 
+/// What answers share from one call to the next: the tokenizer and the
+/// source texts kept.
+#[derive(Clone, Default)]
+pub struct Shared {
+    pub tokens: Arc<Tokenizer>,
+    pub texts: Arc<SourceTexts>,
+}
+
 pub struct View<'a> {
     pub repo: String,
     pub ref_name: String,
     pub graph: Arc<GraphStore>,
     /// Counts the tokens of what an answer returns (its budget).
     pub tokens: Arc<Tokenizer>,
+    /// Source texts kept between answers.
+    pub texts: Arc<SourceTexts>,
     /// Where this ref's files are read from (the working tree, or a git ref's
     /// snapshot).
     root: PathBuf,
@@ -39,7 +50,7 @@ impl<'a> View<'a> {
         repo: String,
         ref_name: String,
         graph: Arc<GraphStore>,
-        tokens: Arc<Tokenizer>,
+        shared: Shared,
         root: PathBuf,
         load_catalog: Loader<'a, Catalog>,
         load_search: Loader<'a, RefSearch>,
@@ -48,7 +59,8 @@ impl<'a> View<'a> {
             repo,
             ref_name,
             graph,
-            tokens,
+            tokens: shared.tokens,
+            texts: shared.texts,
             root,
             load_catalog,
             load_search,

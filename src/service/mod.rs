@@ -798,8 +798,9 @@ struct ChangedPaths {
 pub struct Service {
     pub repos: Vec<Arc<Served>>,
     pub cfg: ServiceConfig,
-    /// Counts what answers cost in tokens; loaded once, on first use or by `start`.
-    pub tokens: Arc<crate::query::budget::Tokenizer>,
+    /// What answers share: the tokenizer (loaded once, on first use or by
+    /// `start`) and the source texts kept between answers.
+    pub shared: crate::query::view::Shared,
     /// Work for the indexer thread; dropped by `close`, which ends the thread.
     jobs: Mutex<Option<Sender<Job>>>,
     watchers: Mutex<Vec<notify::RecommendedWatcher>>,
@@ -1055,7 +1056,7 @@ impl Service {
         Ok(Arc::new(Service {
             repos,
             cfg,
-            tokens: Default::default(),
+            shared: Default::default(),
             jobs: Mutex::new(None),
             watchers: Mutex::new(Vec::new()),
             stopped: Mutex::new(None),
@@ -1066,7 +1067,7 @@ impl Service {
     /// brings every repo up to date in the background, one run at a time.
     pub fn start(self: &Arc<Self>) -> std::thread::JoinHandle<()> {
         // The tokenizer's ranks are decoded off the request path.
-        let tokens = self.tokens.clone();
+        let tokens = self.shared.tokens.clone();
         std::thread::spawn(move || tokens.warm());
         for served in &self.repos {
             served.set(IndexingStatus::Indexing, None, None);

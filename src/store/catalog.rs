@@ -41,6 +41,26 @@ const CHUNK: usize = 4096;
 /// understood yet; kept at 64 until it is.
 const SHARDS: usize = 64;
 
+/// A symbol's id as a catalog key: packed when it is one of cruxe's own.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum IdKey {
+    Packed([u8; ids::PACKED]),
+    Text(Arc<str>),
+}
+
+impl IdKey {
+    fn of(id: &str) -> IdKey {
+        ids::pack(id).map_or_else(|| IdKey::Text(id.into()), IdKey::Packed)
+    }
+
+    fn id(&self) -> String {
+        match self {
+            IdKey::Packed(k) => ids::unpack(k),
+            IdKey::Text(t) => t.to_string(),
+        }
+    }
+}
+
 /// One symbol, fixed-size; its strings live in its chunk's `text`.
 #[derive(Debug, Clone, Default)]
 struct Row {
@@ -260,6 +280,13 @@ pub struct Catalog {
     vocab: Arc<Vocab>,
     /// How many import edges point at each entry.
     imported_by: Arc<Vec<u32>>,
+    /// The symbol directly enclosing each nested entry (its CONTAINS parent,
+    /// always in the same file), by id: a patch that re-indexes the parent's
+    /// file leaves its children's keys valid.
+    parent_of: Arc<HashMap<u32, IdKey>>,
+    /// The entries directly inside each symbol, by the symbol's id, in no
+    /// particular order (sorted when asked).
+    members_of: Arc<HashMap<IdKey, Vec<u32>>>,
     /// Names this catalog's entries (a hash of their ids in order, or of the
     /// catalog it was patched from and the patch): caches derived from one (the
     /// search index's term-to-entry maps) are keyed by it.
@@ -286,6 +313,8 @@ impl Default for Catalog {
             path_index: Arc::default(),
             vocab: Arc::default(),
             imported_by: Arc::default(),
+            parent_of: Arc::default(),
+            members_of: Arc::default(),
             generation: 0,
             files: Arc::default(),
             state: GraphState::default(),
@@ -412,7 +441,7 @@ impl<'a> Entry<'a> {
         }
     }
 
-    /// The row this entry was made from.
+    /// The row this entry was made from, but for its parent (the catalog's).
     fn name_row(&self) -> NameRow {
         let (byte_start, byte_end) = self.bytes();
         NameRow {
@@ -430,6 +459,7 @@ impl<'a> Entry<'a> {
             line_end: self.line_end(),
             byte_start: byte_start as i64,
             byte_end: byte_end as i64,
+            parent: None,
         }
     }
 
@@ -513,7 +543,12 @@ impl Builder {
         if !self.in_order {
             // Batches split by a path order the graph compares differently:
             // numbered again in position order (every list follows it).
-            let mut rows: Vec<NameRow> = (0..c.len).map(|i| c.entry(i).name_row()).collect();
+            let mut rows: Vec<NameRow> = (0..c.len)
+                .map(|i| NameRow {
+                    parent: c.parent_key(i).map(IdKey::id),
+                    ..c.entry(i).name_row()
+                })
+                .collect();
             rows.sort_by(row_order);
             return Catalog::build(rows, c.files.iter().map(|f| (**f).clone()).collect());
         }
@@ -588,6 +623,14 @@ impl Catalog {
         }
         let files = Arc::make_mut(&mut self.by_file);
         Arc::make_mut(files.entry(path).or_default()).push(i);
+        if let Some(p) = &r.parent {
+            let key = IdKey::of(p);
+            Arc::make_mut(&mut self.members_of)
+                .entry(key.clone())
+                .or_default()
+                .push(i);
+            Arc::make_mut(&mut self.parent_of).insert(i, key);
+        }
     }
 
     fn path_code(&mut self, path: &str) -> u32 {
@@ -651,7 +694,7 @@ impl Catalog {
     }
 
     /// Everything a tool can observe, in the order it observes it: the files,
-    /// per symbol its row and import in-degree, the name lookups and
+    /// per symbol its row, import in-degree, parent and members, the name lookups and
     /// `matching`. A patched catalog must equal a fresh load in this (tests
     /// compare them).
     pub fn observable(&self) -> Vec<String> {
@@ -668,7 +711,12 @@ impl Catalog {
         let mut names = std::collections::BTreeSet::new();
         for &i in &order {
             let e = self.entry(i);
-            out.push(format!("{e:?} imported_by {}", self.imported_by(i)));
+            out.push(format!(
+                "{e:?} imported_by {} parent {:?} members {}",
+                self.imported_by(i),
+                self.parent(i).map(|p| self.entry(p).id()),
+                ids(&self.members(i))
+            ));
             names.insert(e.name().to_string());
         }
         for name in &names {
@@ -727,11 +775,36 @@ impl Catalog {
     }
 
     pub fn by_id(&self, id: &str) -> Option<usize> {
-        let found = match ids::pack(id) {
-            Some(key) => self.by_id[shard_of(&key)].get(&key),
-            None => self.by_text_id.get(id),
+        self.by_key(&IdKey::of(id))
+    }
+
+    fn by_key(&self, key: &IdKey) -> Option<usize> {
+        let found = match key {
+            IdKey::Packed(k) => self.by_id[shard_of(k)].get(k),
+            IdKey::Text(t) => self.by_text_id.get(&**t),
         };
         found.map(|&i| i as usize)
+    }
+
+    fn parent_key(&self, i: usize) -> Option<&IdKey> {
+        self.parent_of.get(&(i as u32))
+    }
+
+    /// The symbol directly enclosing entry `i` (where the CONTAINS edge into
+    /// it comes from), if it has one.
+    pub fn parent(&self, i: usize) -> Option<usize> {
+        self.parent_key(i).and_then(|k| self.by_key(k))
+    }
+
+    /// The entries directly inside entry `i` (its CONTAINS children), in
+    /// position order.
+    pub fn members(&self, i: usize) -> Vec<usize> {
+        let mut list: Vec<usize> = self
+            .members_of
+            .get(&IdKey::of(&self.entry(i).id()))
+            .map_or_else(Vec::new, |l| l.iter().map(|&m| m as usize).collect());
+        self.sort_by_position(&mut list);
+        list
     }
 
     /// Symbols whose name equals `name` ignoring case, in (path, line) order.
@@ -961,6 +1034,15 @@ impl Catalog {
                     names.remove(&lower);
                 }
                 touched.insert(lower);
+                if let Some(key) = Arc::make_mut(&mut self.parent_of).remove(&i) {
+                    let members = Arc::make_mut(&mut self.members_of);
+                    if let Some(list) = members.get_mut(&key) {
+                        list.retain(|&m| m != i);
+                        if list.is_empty() {
+                            members.remove(&key);
+                        }
+                    }
+                }
                 self.alive[i as usize] = false;
                 self.dead += 1;
             }
@@ -973,7 +1055,7 @@ impl Catalog {
         let mut rows: Vec<NameRow> = f
             .symbols
             .iter()
-            .map(|s| NameRow::of(&s.row, s.byte_start, s.byte_end))
+            .map(|s| NameRow::of(&s.row, s.byte_start, s.byte_end, s.parent.clone()))
             .collect();
         rows.sort_by(|a, b| row_key(a).cmp(&row_key(b)).then(a.id.cmp(&b.id)));
         for row in &rows {
@@ -1058,6 +1140,7 @@ mod tests {
             signature: format!("fn {name}()"),
             doc_summary: format!("Runs {name}."),
             stable_id: format!("b3:{}", "ab".repeat(32)),
+            parent: None,
         }
     }
 

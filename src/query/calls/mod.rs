@@ -181,7 +181,7 @@ const MAX_LINE_CHARS: usize = 240;
 impl Lines {
     fn new(c: &View) -> Lines {
         Lines {
-            root: c.root(),
+            root: super::args::canonical_root(c.root()),
             files: HashMap::new(),
         }
     }

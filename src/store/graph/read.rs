@@ -334,21 +334,6 @@ impl GraphStore {
         })
     }
 
-    /// The enclosing symbol of each of `ids` that has one, as (symbol id,
-    /// parent id), in the order given.
-    pub fn parents(&self, ids: Vec<String>) -> Result<Vec<(String, String)>> {
-        let walked = self.walk_each("symbol_parent", ids.clone(), |r, id| {
-            Ok(r.execute("symbol_parent", vec![("id", s(id))])?
-                .next()
-                .map(|row| string(&row[0])))
-        })?;
-        Ok(ids
-            .into_iter()
-            .zip(walked)
-            .filter_map(|(id, parent)| Some((id, parent?)))
-            .collect())
-    }
-
     /// Runs `one` for each item, the items split over the reader threads, and
     /// returns everything in the order of the items (nothing kept).
     fn each_on_readers<T: Send + 'static>(
@@ -460,7 +445,8 @@ impl GraphStore {
         Ok(rows
             .map(|r| {
                 let (row, byte_start, byte_end) = with_range(&r);
-                NameRow::of(&row, byte_start as i64, byte_end as i64)
+                let parent = Some(string(&r[14])).filter(|p| !p.is_empty());
+                NameRow::of(&row, byte_start as i64, byte_end as i64, parent)
             })
             .collect())
     }

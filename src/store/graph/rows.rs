@@ -374,10 +374,12 @@ pub struct NameRow {
     pub line_end: i64,
     pub byte_start: i64,
     pub byte_end: i64,
+    /// The id of the symbol directly enclosing it (its CONTAINS parent).
+    pub parent: Option<String>,
 }
 
 impl NameRow {
-    pub fn of(s: &SymbolRow, byte_start: i64, byte_end: i64) -> NameRow {
+    pub fn of(s: &SymbolRow, byte_start: i64, byte_end: i64, parent: Option<String>) -> NameRow {
         NameRow {
             id: s.id.clone(),
             stable_id: s.stable_id.clone(),
@@ -393,6 +395,7 @@ impl NameRow {
             line_end: s.line_end,
             byte_start,
             byte_end,
+            parent,
         }
     }
 }

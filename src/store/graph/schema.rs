@@ -276,10 +276,6 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/symbol_by_id.cypher"),
     ),
     (
-        "symbol_parent",
-        include_str!("../../../queries/symbol_parent.cypher"),
-    ),
-    (
         "ref_symbol_names",
         include_str!("../../../queries/ref_symbol_names.cypher"),
     ),

@@ -906,4 +906,25 @@ fn code_context_adds_callers_and_callees_of_the_best_hits() {
         .filter(|i| i["qualified_name"] == "report::numbers::helper")
         .count();
     assert_eq!(helper, 1, "{v}");
+    // The graph's candidates rank after every hit: with the budget filled by
+    // hits, none is read, and the total is the hits'.
+    let hits = call(
+        &server,
+        "search_code",
+        json!({"query": "report numbers", "limit": 100, "max_tokens": 100000}),
+    );
+    let hits = hits["total_found"].as_u64().expect("total");
+    assert!(hits > 2, "{hits}");
+    let small = call(
+        &server,
+        "get_code_context",
+        json!({"query": "report numbers", "max_tokens": 60}),
+    );
+    let items = small["context_items"].as_array().expect("items");
+    assert!(!items.is_empty() && small["truncated"] == true, "{small}");
+    assert!(items.iter().all(|i| i.get("relation").is_none()), "{small}");
+    assert_eq!(small["metadata"]["total_candidates"], hits, "{small}");
+    // With room, the expanded candidates count too.
+    let all = v["metadata"]["total_candidates"].as_u64().expect("total");
+    assert!(all >= hits + related.len() as u64, "{v}");
 }

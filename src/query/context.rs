@@ -56,9 +56,10 @@ pub fn get_code_context(
     );
     let mut total = ranked.len();
     // The graph's candidates rank after every hit, so they are read only when
-    // the hits leave room, or all fit (then the total counts them too): most
-    // queries fill the budget with hits and skip ~20 graph reads.
-    if filled.used < budget || filled.items.len() == ranked.len() {
+    // the hits leave room for one, or all fit (then the total counts them
+    // too): most queries fill the budget with hits and skip ~20 graph reads.
+    if budget - filled.used >= smallest_expanded(with_bodies) || filled.items.len() == ranked.len()
+    {
         let more = expand(c, cat, &hits, &filters, &mut sources)?;
         total += more.len();
         fill(
@@ -233,6 +234,33 @@ fn callers_of(
         callers.insert(i, list);
     }
     Ok(callers)
+}
+
+/// Fewer tokens than any candidate the graph adds can cost: its keys and
+/// numbers, and a letter in each string that is never empty (the pieces no
+/// longer text can merge away: [`super::budget::pieces_at_least`]).
+fn smallest_expanded(with_bodies: bool) -> usize {
+    let x = || "x".to_string();
+    let item = ContextItem {
+        symbol: SymbolRef {
+            symbol_id: x(),
+            name: x(),
+            kind: x(),
+            qualified_name: x(),
+            path: x(),
+            line_start: 1,
+            line_end: 1,
+            signature: String::new(),
+            language: x(),
+        },
+        score: 0.0,
+        context_of: Some(x()),
+        relation: Some("parent".into()),
+        body: with_bodies.then(String::new),
+        body_truncated: None,
+    };
+    let json = serde_json::to_string(&item).unwrap_or_default();
+    super::budget::words_estimate(&json).max(super::budget::pieces_at_least(&json))
 }
 
 /// The items an answer holds so far, and the tokens they use.
@@ -424,4 +452,48 @@ fn cut_to_fit(
     let item = make(lo);
     let cost = tokens.estimate(&item);
     Some((item, cost))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// No candidate the graph adds costs less than the floor that decides
+    /// whether the graph is read: short, odd and non-ASCII names alike.
+    #[test]
+    fn no_expanded_item_costs_less_than_the_floor() {
+        let tokens = Tokenizer::default();
+        let names = [
+            "a", "é", "中", "_", "$x", "a1", "ÄÖÜ", "x'y", "123", "A_B_C",
+        ];
+        for with_bodies in [false, true] {
+            let floor = smallest_expanded(with_bodies);
+            assert!(floor > 20, "{floor}");
+            for (k, name) in names.iter().enumerate() {
+                for relation in ["parent", "imported", "callee", "caller"] {
+                    let item = ContextItem {
+                        symbol: SymbolRef {
+                            symbol_id: ["s0000000000-", "sAbCdEfGhIjK", "s_-_-_-_-_-_"][k % 3]
+                                .into(),
+                            name: name.to_string(),
+                            kind: "fn".into(),
+                            qualified_name: name.to_string(),
+                            path: name.to_string(),
+                            line_start: 1,
+                            line_end: 1,
+                            signature: String::new(),
+                            language: "go".into(),
+                        },
+                        score: 0.0,
+                        context_of: Some(name.to_string()),
+                        relation: Some(relation.into()),
+                        body: with_bodies.then(|| name.to_string()),
+                        body_truncated: None,
+                    };
+                    let cost = tokens.estimate(&item);
+                    assert!(cost >= floor, "{cost} < {floor}: {item:?}");
+                }
+            }
+        }
+    }
 }

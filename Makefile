@@ -1,5 +1,6 @@
 # cruxe — `make run` indexes this checkout and shows what is in the graph;
-# `make test` runs everything CI runs. Both install what is missing (cmake).
+# `make test` runs everything CI runs. Both install what is missing (cmake;
+# for the tests also Chromium and chromedriver).
 #
 # One cargo profile (dev, with optimised dependencies: see Cargo.toml) serves the
 # binary, the tests, clippy and the benchmarks, so the Kuzu C++ library is built
@@ -18,7 +19,7 @@ CORPUS ?= .
 CLIENTS ?= 32
 SECONDS ?= 60
 
-.PHONY: run test deps venv build install lint bench bench-tools bench-load bench-fresh bench-accuracy index status
+.PHONY: run test deps venv browser build install lint bench bench-tools bench-load bench-fresh bench-accuracy index status
 
 # Kuzu 0.11.3 with one fix of ours (patches/README.md): its crate, checked
 # against Cargo.lock's old checksum, unpacked under vendor/ and patched.
@@ -48,6 +49,13 @@ deps: $(KUZU)/.cruxe-patched
 	@command -v cc >/dev/null 2>&1 && command -v c++ >/dev/null 2>&1 || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq build-essential >/dev/null; }
+
+# The web console's tests drive Debian's Chromium through chromedriver.
+browser:
+	@[ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || { \
+	  echo "cruxe: installing chromium and chromium-driver (for the console's browser tests)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null; }
 
 venv:
 	@$(VENV)/bin/python -c "import mcp" 2>/dev/null || { \
@@ -91,7 +99,7 @@ lint: deps
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 
-test: lint venv
+test: lint venv browser
 	cargo test
 
 bench: deps

@@ -1,6 +1,7 @@
 //! The MCP surface: the tools as functions over a service ([`tools`]) and the
 //! transports, Streamable HTTP and stdio ([`server`]).
 
+pub mod console;
 pub mod schema;
 pub mod server;
 pub mod tools;

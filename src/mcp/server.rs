@@ -494,8 +494,8 @@ struct Peers {
     origins: Vec<String>,
 }
 
-/// The whole HTTP app: `/mcp` and `/health`, behind the Host/Origin and token
-/// checks. Kept apart from the socket so tests and embedders can drive it
+/// The whole HTTP app: `/mcp`, `/health` and the console (`/`), behind the
+/// Host/Origin and token checks (the console's files need no token). Kept apart from the socket so tests and embedders can drive it
 /// directly.
 pub fn app(svc: Arc<Service>, opts: &HttpOptions, ct: CancellationToken) -> Router {
     let mut hosts: Vec<(String, Option<u16>)> = ["localhost", "127.0.0.1", "::1"]
@@ -543,6 +543,7 @@ pub fn app(svc: Arc<Service>, opts: &HttpOptions, ct: CancellationToken) -> Rout
     Router::new()
         .nest_service("/mcp", mcp)
         .route("/health", get(health))
+        .merge(super::console::routes())
         .layer(middleware::from_fn_with_state(state.clone(), guard))
         .with_state(state)
 }
@@ -599,6 +600,7 @@ async fn guard(State(state): State<HttpState>, req: Request, next: Next) -> Resp
             .into_response();
     }
     if let Some(token) = &state.token
+        && !super::console::is_console_file(req.method(), req.uri().path())
         && !bearer_matches(req.headers(), token)
     {
         return (

@@ -158,6 +158,10 @@ pub(super) fn json_to_value(v: &serde_json::Value) -> Result<Value> {
     })
 }
 
+fn internal_id(id: &kuzu::InternalID) -> String {
+    format!("{}:{}", id.table_id, id.offset)
+}
+
 /// A Kuzu value as JSON for ad hoc query output.
 fn value_to_json(v: &Value) -> serde_json::Value {
     use serde_json::{Value as J, json};
@@ -185,8 +189,12 @@ fn value_to_json(v: &Value) -> serde_json::Value {
                 .map(|(k, v)| (k.clone(), value_to_json(v)))
                 .collect(),
         ),
+        // Nodes and relationships carry Kuzu's internal ids (`table:offset`),
+        // so a client can draw them as a graph: a node's `_id`, a
+        // relationship's `_src` and `_dst`.
         Value::Node(n) => {
             let mut m = serde_json::Map::new();
+            m.insert("_id".into(), J::String(internal_id(n.get_node_id())));
             m.insert("_label".into(), J::String(n.get_label_name().clone()));
             for (k, v) in n.get_properties() {
                 m.insert(k.clone(), value_to_json(v));
@@ -196,11 +204,19 @@ fn value_to_json(v: &Value) -> serde_json::Value {
         Value::Rel(r) => {
             let mut m = serde_json::Map::new();
             m.insert("_label".into(), J::String(r.get_label_name().clone()));
+            m.insert("_src".into(), J::String(internal_id(r.get_src_node())));
+            m.insert("_dst".into(), J::String(internal_id(r.get_dst_node())));
             for (k, v) in r.get_properties() {
                 m.insert(k.clone(), value_to_json(v));
             }
             J::Object(m)
         }
+        // A path of a variable-length pattern: its inner nodes (not its ends)
+        // and its relationships, in order.
+        Value::RecursiveRel { nodes, rels } => json!({
+            "_nodes": nodes.iter().map(|n| value_to_json(&Value::Node(n.clone()))).collect::<Vec<_>>(),
+            "_rels": rels.iter().map(|r| value_to_json(&Value::Rel(r.clone()))).collect::<Vec<_>>(),
+        }),
         other => J::String(other.to_string()),
     }
 }

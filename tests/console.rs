@@ -1,0 +1,477 @@
+//! The web console (`GET /`) in a real browser: Debian's headless Chromium,
+//! driven over WebDriver (chromedriver, `fantoccini`), against a real
+//! `cruxe serve` on repositories the tests build. `make test` installs the
+//! browser and its driver (`make deps`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::actions::{InputSource, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{Value, json};
+
+use crate::mcp::{Server, call, serve, serve_paths, wait_ready};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// chromedriver on a port of its own, stopped with the test.
+struct Driver {
+    child: Child,
+    url: String,
+    _profile: tempfile::TempDir,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn driver() -> Driver {
+    for bin in [CHROMIUM, CHROMEDRIVER] {
+        assert!(
+            Path::new(bin).exists(),
+            "{bin} is missing: `make deps` installs Debian's chromium and chromium-driver"
+        );
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let child = Command::new(CHROMEDRIVER)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start chromedriver");
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "chromedriver did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Driver {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+        _profile: tempfile::tempdir().expect("profile"),
+    }
+}
+
+async fn browser(d: &Driver) -> Client {
+    // The flags a closed network needs (no background connections), as root.
+    let caps = json!({
+        "goog:chromeOptions": {
+            "binary": CHROMIUM,
+            "args": [
+                "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--window-size=1280,860",
+                format!("--user-data-dir={}", d._profile.path().display()),
+            ]
+        }
+    });
+    let Value::Object(caps) = caps else {
+        unreachable!()
+    };
+    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(caps)
+        .connect(&d.url)
+        .await
+        .expect("a Chromium session")
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+        .block_on(f)
+}
+
+fn console_url(server: &Server, query: &str) -> String {
+    let mut q = String::new();
+    for b in query.bytes() {
+        if b.is_ascii_alphanumeric() {
+            q.push(b as char);
+        } else {
+            q.push_str(&format!("%{b:02X}"));
+        }
+    }
+    format!("http://{}/?q={q}", server.addr)
+}
+
+/// Waits until the page has finished what it started (its `body[data-ready]`)
+/// and no query is running.
+async fn settled(c: &Client) {
+    let started = Instant::now();
+    loop {
+        let done = c
+            .execute(
+                "return document.body.dataset.ready === 'true' && document.getElementById('summary').textContent !== 'running…'",
+                vec![],
+            )
+            .await
+            .expect("script");
+        if done == Value::Bool(true) {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the console did not settle"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits for `script` (a JS expression) to be true.
+async fn until(c: &Client, what: &str, script: &str) {
+    let started = Instant::now();
+    loop {
+        let v = c
+            .execute(&format!("return {script}"), vec![])
+            .await
+            .expect("script");
+        if v == Value::Bool(true) {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn js(c: &Client, script: &str) -> Value {
+    c.execute(&format!("return {script}"), vec![])
+        .await
+        .expect("script")
+}
+
+async fn text(c: &Client, css: &str) -> String {
+    c.find(Locator::Css(css))
+        .await
+        .expect(css)
+        .text()
+        .await
+        .expect("text")
+}
+
+/// Types `query` into the editor and runs it with Ctrl-Enter (keys only).
+async fn run_by_keyboard(c: &Client, query: &str) {
+    let editor = c.find(Locator::Css("#editor")).await.expect("editor");
+    c.execute(
+        "document.getElementById('editor').value = ''; document.getElementById('editor').focus();",
+        vec![],
+    )
+    .await
+    .expect("focus");
+    editor.send_keys(query).await.expect("type");
+    // Control down, Enter, then every modifier up (WebDriver's NULL key).
+    editor
+        .send_keys("\u{E009}\u{E007}\u{E000}")
+        .await
+        .expect("ctrl-enter");
+    settled(c).await;
+}
+
+/// A repo of `files` Python files with `per_file` functions each.
+fn generated_repo(root: &Path, files: usize, per_file: usize) {
+    for f in 0..files {
+        let mut src = String::new();
+        for g in 0..per_file {
+            src.push_str(&format!("def f{f}_{g}(x):\n    return x + {g}\n\n"));
+        }
+        std::fs::write(root.join(format!("m{f}.py")), src).expect("write");
+    }
+}
+
+#[test]
+fn the_console_runs_queries_draws_graphs_and_refuses_writes() {
+    let server = serve(&["calls/rust"], &[], &[]);
+    wait_ready(&server);
+    let d = driver();
+    block_on(async {
+        let c = browser(&d).await;
+
+        // A table query opened from a link: its rows, as the MCP tool gives them.
+        let table = "MATCH (s:Symbol) WHERE s.repo = $repo RETURN s.name AS name, s.kind AS kind ORDER BY name, kind";
+        c.goto(&console_url(&server, table)).await.expect("open");
+        settled(&c).await;
+        let expected = call(
+            &server,
+            "run_cypher",
+            json!({"query": table, "limit": 1000}),
+        );
+        let rows = js(
+            &c,
+            "[...document.querySelectorAll('#table-view tbody tr')].map(r => [...r.cells].map(td => td.textContent))",
+        )
+        .await;
+        assert_eq!(rows, expected["rows"], "the table shows the tool's rows");
+        assert!(rows.as_array().expect("rows").len() > 20, "{rows}");
+        assert_eq!(
+            js(&c, "document.getElementById('tab-graph').disabled").await,
+            Value::Bool(true),
+            "no nodes: no graph"
+        );
+
+        // Nothing but the cruxe server was asked for anything.
+        let origins = js(
+            &c,
+            "performance.getEntriesByType('resource').map(e => new URL(e.name).origin)",
+        )
+        .await;
+        let own = format!("http://{}", server.addr);
+        assert!(
+            origins.as_array().expect("list").iter().all(|o| *o == own),
+            "{origins}"
+        );
+
+        // The schema panel, from the graph itself, with counts.
+        let tables = js(
+            &c,
+            "[...document.querySelectorAll('#schema details')].map(d => d.dataset.table)",
+        )
+        .await;
+        for t in ["Symbol", "File", "IMPORTS", "CONTAINS", "CALLS"] {
+            assert!(
+                tables.as_array().expect("tables").contains(&json!(t)),
+                "{t} missing: {tables}"
+            );
+        }
+        let symbols = call(
+            &server,
+            "run_cypher",
+            json!({"query": "MATCH (s:Symbol) RETURN count(s)"}),
+        );
+        let shown = text(&c, "#schema details[data-table=Symbol] .count").await;
+        assert_eq!(shown.replace(',', ""), symbols["rows"][0][0].to_string());
+
+        // A path query, typed and run from the keyboard: a graph on a canvas.
+        run_by_keyboard(
+            &c,
+            "MATCH p = (f:File)-[:CONTAINS*1..3]->(s:Symbol) WHERE f.repo = $repo AND s.name = 'helper' RETURN p",
+        )
+        .await;
+        assert_eq!(
+            js(
+                &c,
+                "document.getElementById('tab-graph').getAttribute('aria-selected')"
+            )
+            .await,
+            json!("true")
+        );
+        assert!(
+            js(&c, "document.querySelectorAll('#graph canvas').length > 0").await
+                == Value::Bool(true)
+        );
+        let nodes: usize = js(&c, "document.getElementById('graph-view').dataset.nodes")
+            .await
+            .as_str()
+            .expect("nodes")
+            .parse()
+            .expect("a count");
+        assert!(nodes >= 3, "file, function, helper: {nodes}");
+
+        // Keyboard in the graph: move to a node, show it, expand it.
+        c.execute("document.getElementById('graph-view').focus()", vec![])
+            .await
+            .expect("focus graph");
+        let view = c.find(Locator::Css("#graph-view")).await.expect("view");
+        view.send_keys("\u{E014}").await.expect("arrow right");
+        view.send_keys("\u{E007}").await.expect("enter");
+        until(&c, "details", "!document.getElementById('details').hidden").await;
+        let title = text(&c, "#details-title").await;
+        assert!(!title.is_empty());
+        view.send_keys("e").await.expect("expand");
+        until(
+            &c,
+            "more nodes",
+            &format!("Number(document.getElementById('graph-view').dataset.nodes) > {nodes}"),
+        )
+        .await;
+
+        // A click on a drawn node shows its properties and its source lines.
+        let at = js(
+            &c,
+            "(() => { const n = state.cy.nodes().filter(n => n.data('props').name === 'helper')[0]; \
+               const r = document.getElementById('graph').getBoundingClientRect(); \
+               const p = n.renderedPosition(); return [r.left + p.x, r.top + p.y]; })()",
+        )
+        .await;
+        let (x, y) = (at[0].as_f64().expect("x"), at[1].as_f64().expect("y"));
+        let click = MouseActions::new("mouse".into())
+            .then(PointerAction::MoveTo {
+                duration: None,
+                x: x.round(),
+                y: y.round(),
+            })
+            .then(PointerAction::Down {
+                button: MOUSE_BUTTON_LEFT,
+            })
+            .then(PointerAction::Up {
+                button: MOUSE_BUTTON_LEFT,
+            });
+        c.perform_actions(click).await.expect("click");
+        until(
+            &c,
+            "the helper's details",
+            "document.getElementById('details-title').textContent.endsWith('helper') && document.getElementById('details-source').textContent.includes('helper')",
+        )
+        .await;
+
+        // The screenshot in docs/ (checked in once) comes from here.
+        let png = c.screenshot().await.expect("screenshot");
+        let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("console-graph.png");
+        std::fs::write(&shot, &png).expect("write screenshot");
+        assert!(png.starts_with(b"\x89PNG"));
+
+        // A write: the read-only error, and nothing changed.
+        let before = call(
+            &server,
+            "run_cypher",
+            json!({"query": "MATCH (r:Repo) RETURN count(r)"}),
+        );
+        run_by_keyboard(&c, "CREATE (:Repo {name: 'evil', root: '/'})").await;
+        let error = text(&c, "#error").await;
+        assert!(error.contains("query_not_read_only"), "{error}");
+        let after = call(
+            &server,
+            "run_cypher",
+            json!({"query": "MATCH (r:Repo) RETURN count(r)"}),
+        );
+        assert_eq!(before["rows"], after["rows"]);
+
+        // A syntax error says where.
+        run_by_keyboard(&c, "MATCH (s:Symbol RETURN s").await;
+        let error = text(&c, "#error").await;
+        assert!(
+            error.contains("query_invalid") && error.contains("offset"),
+            "{error}"
+        );
+
+        // 1,000 rows render in under a second; the row cap shows as truncation.
+        run_by_keyboard(
+            &c,
+            "UNWIND range(1, 1500) AS i RETURN i, 'row ' + string(i) AS label",
+        )
+        .await;
+        let summary = text(&c, "#summary").await;
+        assert!(
+            summary.contains("truncated at the row cap (1000)"),
+            "{summary}"
+        );
+        let rows = js(
+            &c,
+            "document.querySelectorAll('#table-view tbody tr').length",
+        )
+        .await;
+        assert_eq!(rows, json!(1000));
+        let ms: f64 = js(&c, "document.getElementById('summary').dataset.renderMs")
+            .await
+            .as_str()
+            .expect("ms")
+            .parse()
+            .expect("a number");
+        eprintln!("console: 1,000 rows drawn in {ms:.1} ms");
+        assert!(ms < 1000.0, "{ms} ms");
+
+        c.close().await.expect("close");
+    });
+}
+
+#[test]
+fn a_300_node_graph_lays_out_and_the_page_stays_responsive() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("many");
+    std::fs::create_dir_all(&repo).expect("mkdir");
+    generated_repo(&repo, 30, 10);
+    let server = serve_paths(tmp, &[repo], &[], &[]);
+    wait_ready(&server);
+    let d = driver();
+    block_on(async {
+        let c = browser(&d).await;
+        c.goto(&console_url(
+            &server,
+            "MATCH (f:File)-[c:CONTAINS]->(s:Symbol) WHERE f.repo = $repo RETURN f, c, s",
+        ))
+        .await
+        .expect("open");
+        settled(&c).await;
+        let nodes = js(
+            &c,
+            "Number(document.getElementById('graph-view').dataset.nodes)",
+        )
+        .await;
+        assert_eq!(nodes, json!(330), "30 files and their 300 functions");
+        let ms: f64 = js(&c, "document.getElementById('graph-view').dataset.layoutMs")
+            .await
+            .as_str()
+            .expect("ms")
+            .parse()
+            .expect("a number");
+        // Responsive: a script runs at once after the layout.
+        let t = Instant::now();
+        js(&c, "1").await;
+        let answer = t.elapsed();
+        eprintln!(
+            "console: 330 nodes laid out in {ms:.0} ms; the page answered a script {} ms later",
+            answer.as_millis()
+        );
+        assert!(ms < 3000.0, "{ms} ms");
+        assert!(answer < Duration::from_millis(500), "{answer:?}");
+        c.close().await.expect("close");
+    });
+}
+
+#[test]
+fn with_a_token_the_console_shows_nothing_until_it_is_given() {
+    let server = serve(&["python"], &[], &[("CRUXE_TOKEN", "c0ns0le-t0ken")]);
+    let d = driver();
+    block_on(async {
+        let c = browser(&d).await;
+        let query = "MATCH (f:File) WHERE f.repo = $repo RETURN f.path ORDER BY f.path";
+        c.goto(&console_url(&server, query)).await.expect("open");
+        settled(&c).await;
+        let form = c.find(Locator::Css("#token-form")).await.expect("form");
+        assert!(form.is_displayed().await.expect("shown"));
+        assert_eq!(
+            js(
+                &c,
+                "document.querySelectorAll('#table-view tr, #schema details').length"
+            )
+            .await,
+            json!(0),
+            "no data without the token"
+        );
+        // A wrong token is refused like none.
+        let input = c.find(Locator::Css("#token-input")).await.expect("input");
+        input.send_keys("wrong\u{E007}").await.expect("type");
+        settled(&c).await;
+        assert!(form.is_displayed().await.expect("asked again"));
+        assert_eq!(
+            js(&c, "document.querySelectorAll('#table-view tr').length").await,
+            json!(0)
+        );
+        // The right one: the query runs, the schema fills.
+        let input = c.find(Locator::Css("#token-input")).await.expect("input");
+        input
+            .send_keys("c0ns0le-t0ken\u{E007}")
+            .await
+            .expect("type");
+        until(
+            &c,
+            "rows",
+            "document.querySelectorAll('#table-view tbody tr').length > 0 && document.querySelectorAll('#schema details').length > 0",
+        )
+        .await;
+        assert!(!form.is_displayed().await.expect("hidden"));
+        c.close().await.expect("close");
+    });
+}

@@ -356,6 +356,41 @@ fn the_console_runs_queries_draws_graphs_and_refuses_writes() {
             "{error}"
         );
 
+        // Every example runs (on this repo) without an error.
+        let examples = c
+            .find_all(Locator::Css("#examples button"))
+            .await
+            .expect("examples");
+        assert!(examples.len() >= 6);
+        for b in examples {
+            let title = b.text().await.expect("title");
+            b.click().await.expect("click");
+            settled(&c).await;
+            assert_eq!(
+                js(&c, "document.getElementById('error').hidden").await,
+                Value::Bool(true),
+                "{title}: {}",
+                text(&c, "#error").await
+            );
+        }
+
+        // Copy link gives the address that opens the console with the query.
+        run_by_keyboard(&c, "RETURN 1 + 1 AS two").await;
+        c.find(Locator::Css("#copy-link"))
+            .await
+            .expect("button")
+            .click()
+            .await
+            .expect("click");
+        let link = js(&c, "document.getElementById('link').value").await;
+        assert_eq!(
+            link,
+            json!(format!(
+                "http://{}/?q=RETURN%201%20%2B%201%20AS%20two",
+                server.addr
+            ))
+        );
+
         // 1,000 rows render in under a second; the row cap shows as truncation.
         run_by_keyboard(
             &c,

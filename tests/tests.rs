@@ -21,4 +21,5 @@ mod recovery;
 mod relevance;
 mod search;
 mod security;
+mod shell;
 mod team;

@@ -4,6 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand};
@@ -11,6 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 mod calls;
 mod remote;
+mod shell;
 
 use crate::index::{self, IndexOptions, IndexReport, Progress};
 use crate::mcp::server::{self, HttpOptions};
@@ -53,7 +55,8 @@ pub enum Command {
     /// index intact. Files that cannot be indexed (binary, too large, invalid UTF-8,
     /// unreadable, symlink loops) are listed, never fatal.
     Index(IndexArgs),
-    /// Run one read-only Cypher query and print the rows.
+    /// Run a read-only Cypher query and print the rows; without QUERY, a shell
+    /// on a terminal (`:help` inside), else the `;`-ended queries of stdin.
     ///
     /// Node tables: Repo, Ref, File, Symbol, Package (Go), External, Name.
     /// Relationships: HAS_REF, HAS_FILE, CONTAINS (File→Symbol, Symbol→Symbol),
@@ -307,10 +310,21 @@ pub struct IndexArgs {
 #[derive(Args, Debug)]
 pub struct CypherArgs {
     /// The query, e.g. "MATCH (s:Symbol {kind:'struct'}) RETURN s.name, s.path LIMIT 5".
-    pub query: String,
+    /// Without it: an interactive shell on a terminal, else the queries read
+    /// from stdin, each ended by `;`.
+    pub query: Option<String>,
     /// The repository whose index (PATH/.cruxe) to query [default: .].
     #[arg(value_name = "PATH")]
     pub repo_path: Option<PathBuf>,
+    /// The repository, given without a query (`cruxe cypher -C PATH` opens the
+    /// shell on PATH/.cruxe).
+    #[arg(
+        short = 'C',
+        long = "repo-dir",
+        value_name = "PATH",
+        conflicts_with = "repo_path"
+    )]
+    pub repo_dir: Option<PathBuf>,
     /// Data dir holding the index [default: PATH/.cruxe].
     #[arg(long)]
     pub data: Option<PathBuf>,
@@ -766,85 +780,253 @@ fn tool_failed(answer: &serde_json::Value) -> anyhow::Error {
     )
 }
 
-fn cmd_cypher(a: CypherArgs) -> Result<i32> {
-    let data = data_dir(a.repo_path.as_deref(), a.data.as_deref());
-    let graph = a.resources.graph_config();
-    if let Some(server) = through_server(&data) {
-        return cypher_through(server, &a);
+impl CypherArgs {
+    /// `--data`, else the `.cruxe` of PATH (`-C PATH` or the one after QUERY).
+    pub(crate) fn data_dir(&self) -> DataDir {
+        data_dir(
+            self.repo_dir.as_deref().or(self.repo_path.as_deref()),
+            self.data.as_deref(),
+        )
     }
-    let path = data.readable_graph(&graph)?;
-    let exe = std::env::current_exe().context("cannot find this program's own binary")?;
-    let pool = cypher::CypherPool::new(
-        exe,
-        cypher::Limits {
-            memory_bytes: a.memory_mb.max(64) << 20,
-            timeout_ms: a.timeout_ms,
-            workers: 1,
-            buffer_pool_bytes: graph.buffer_pool_bytes.min(a.memory_mb.max(64) << 19),
-            threads: graph.threads,
-            ..cypher::Limits::default()
-        },
-    );
-    pool.set_source(cypher::Source {
-        path,
-        version: 0,
-        owned: false,
-    });
-    let request = cypher::Request {
-        query: a.query.clone(),
-        params: Vec::new(),
-        max_rows: a.limit,
-        timeout_ms: a.timeout_ms,
-        max_bytes: usize::MAX,
-    };
-    let answer = match pool.run(&request) {
-        Ok((answer, _)) => answer,
-        Err(cypher::AdhocError::NotReadOnly(why)) => {
-            bail!("refused: {why}; `cruxe cypher` only reads the graph")
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let rows = QueryRows {
-        columns: answer.columns,
-        rows: answer.rows,
-    };
-    if a.json {
-        print_json_rows(&rows);
-    } else {
-        print_table(&rows);
-    }
-    if answer.truncated {
-        eprintln!("cruxe: stopped after {} rows (--limit)", a.limit);
-    }
-    Ok(0)
 }
 
-fn cypher_through(mut server: remote::Remote, a: &CypherArgs) -> Result<i32> {
+/// `cruxe cypher`: one query, or without one a shell (`shell`).
+fn cmd_cypher(a: CypherArgs) -> Result<i32> {
+    let mut session = CypherSession::open(&a)?;
+    let Some(query) = a.query.as_deref() else {
+        return if std::io::stdin().is_terminal() {
+            shell::interactive(&a, session)
+        } else {
+            shell::piped(&a, session)
+        };
+    };
+    // Nothing sets this flag: Ctrl-C ends a one-shot run the default way.
+    match session.run(query, &AtomicBool::new(false))? {
+        Ran::Rows(rows) => {
+            print_rows(&rows, a.json);
+            Ok(0)
+        }
+        Ran::Cancelled => Ok(130),
+    }
+}
+
+/// Where `cruxe cypher` runs its queries, for one query or a whole shell
+/// session: through the server holding the data dir (it holds the graph, may
+/// be writing it, and answers from its freshest state), else in a sandboxed
+/// worker reading the graph file, kept between queries.
+pub(crate) struct CypherSession {
+    data: DataDir,
+    backend: Backend,
+    limit: usize,
+}
+
+enum Backend {
+    /// None once a call was left to finish unread (Ctrl-C): its thread took
+    /// the MCP session along, so the next query connects anew.
+    Server(Option<remote::Remote>),
+    Local {
+        pool: cypher::CypherPool,
+        timeout_ms: u64,
+    },
+}
+
+/// The rows of a query that ran.
+pub(crate) struct Rows {
+    pub rows: QueryRows,
+    /// The row limit, when it cut the answer.
+    pub stopped_at: Option<usize>,
+}
+
+/// How a query that did not fail ended.
+pub(crate) enum Ran {
+    Rows(Rows),
+    /// The `interrupted` flag was set while it ran (Ctrl-C in the shell).
+    Cancelled,
+}
+
+/// How often a query's caller looks at its `interrupted` flag.
+const INTERRUPT_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
+impl CypherSession {
+    pub(crate) fn open(a: &CypherArgs) -> Result<CypherSession> {
+        let data = a.data_dir();
+        if let Some(remote) = through_server(&data) {
+            return Ok(CypherSession {
+                data,
+                backend: Backend::Server(Some(remote)),
+                limit: a.limit,
+            });
+        }
+        let graph = a.resources.graph_config();
+        let path = data.readable_graph(&graph)?;
+        let exe = std::env::current_exe().context("cannot find this program's own binary")?;
+        let pool = cypher::CypherPool::new(
+            exe,
+            cypher::Limits {
+                memory_bytes: a.memory_mb.max(64) << 20,
+                timeout_ms: a.timeout_ms,
+                workers: 1,
+                buffer_pool_bytes: graph.buffer_pool_bytes.min(a.memory_mb.max(64) << 19),
+                threads: graph.threads,
+                ..cypher::Limits::default()
+            },
+        );
+        pool.set_source(cypher::Source {
+            path,
+            version: 0,
+            owned: false,
+        });
+        Ok(CypherSession {
+            data,
+            backend: Backend::Local {
+                pool,
+                timeout_ms: a.timeout_ms,
+            },
+            limit: a.limit,
+        })
+    }
+
+    /// What the queries read, said once when a shell starts.
+    pub(crate) fn describe(&self) -> String {
+        let root = self.data.root().display();
+        match &self.backend {
+            Backend::Server(_) => format!("{root}, through the server holding it"),
+            Backend::Local { .. } => root.to_string(),
+        }
+    }
+
+    /// Runs one read-only query. `interrupted` is looked at while it runs: once
+    /// set, the query is given up and `Ran::Cancelled` returned.
+    pub(crate) fn run(&mut self, query: &str, interrupted: &AtomicBool) -> Result<Ran> {
+        let limit = self.limit;
+        let rows = match &mut self.backend {
+            Backend::Server(remote) => {
+                match run_through(&self.data, remote, query, limit, interrupted)? {
+                    Some(rows) => rows,
+                    None => return Ok(Ran::Cancelled),
+                }
+            }
+            Backend::Local { pool, timeout_ms } => {
+                let request = cypher::Request {
+                    query: query.to_string(),
+                    params: Vec::new(),
+                    max_rows: limit,
+                    timeout_ms: *timeout_ms,
+                    max_bytes: usize::MAX,
+                };
+                match pool.run(&request) {
+                    Ok((answer, _)) => Rows {
+                        rows: QueryRows {
+                            columns: answer.columns,
+                            rows: answer.rows,
+                        },
+                        stopped_at: answer.truncated.then_some(limit),
+                    },
+                    Err(e) if ended_by_interrupt(&e, interrupted) => return Ok(Ran::Cancelled),
+                    Err(cypher::AdhocError::NotReadOnly(why)) => return Err(refused(&why)),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+        };
+        Ok(Ran::Rows(rows))
+    }
+}
+
+/// Whether a failed local query failed because of Ctrl-C. The worker is in
+/// the terminal's foreground process group, so the same SIGINT ended it; the
+/// pool may see it gone a moment before this process's handler has run.
+fn ended_by_interrupt(e: &cypher::AdhocError, interrupted: &AtomicBool) -> bool {
+    if interrupted.load(Ordering::SeqCst) {
+        return true;
+    }
+    if !matches!(e, cypher::AdhocError::Worker(_)) {
+        return false;
+    }
+    let until = std::time::Instant::now() + std::time::Duration::from_millis(100);
+    while std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        if interrupted.load(Ordering::SeqCst) {
+            return true;
+        }
+    }
+    false
+}
+
+fn refused(why: &str) -> anyhow::Error {
+    anyhow::anyhow!("refused: {why}; `cruxe cypher` only reads the graph")
+}
+
+/// One query through the server; None when `interrupted` was set first.
+fn run_through(
+    data: &DataDir,
+    slot: &mut Option<remote::Remote>,
+    query: &str,
+    limit: usize,
+    interrupted: &AtomicBool,
+) -> Result<Option<Rows>> {
+    let mut server = match slot.take() {
+        Some(server) => server,
+        None => through_server(data).with_context(|| {
+            format!(
+                "the server holding {} no longer answers",
+                data.root().display()
+            )
+        })?,
+    };
     // Every row the limit lets through: no token budget on a terminal.
-    let args = serde_json::json!({"query": a.query, "limit": a.limit, "max_tokens": NO_BUDGET});
-    let (answer, failed) = server.call("run_cypher", args)?;
+    let args = serde_json::json!({"query": query, "limit": limit, "max_tokens": NO_BUDGET});
+    // On its own thread, so that Ctrl-C can leave the call unread: the
+    // server stops the query at its own time limit.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("cruxe-cypher-call".into())
+        .spawn(move || {
+            let answer = server.call("run_cypher", args);
+            let _ = tx.send((server, answer));
+        })
+        .context("cannot start a thread")?;
+    let (server, answer) = loop {
+        match rx.recv_timeout(INTERRUPT_POLL) {
+            Ok(done) => break done,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if interrupted.load(Ordering::SeqCst) {
+                    return Ok(None);
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                bail!("the call to the server ended without an answer")
+            }
+        }
+    };
+    *slot = Some(server);
+    let (answer, failed) = answer?;
     if failed {
         if answer["error"]["code"] == "query_not_read_only" {
-            bail!(
-                "refused: {}; `cruxe cypher` only reads the graph",
-                answer["error"]["message"].as_str().unwrap_or("a write")
-            );
+            return Err(refused(
+                answer["error"]["message"].as_str().unwrap_or("a write"),
+            ));
         }
         return Err(tool_failed(&answer));
     }
-    let rows = QueryRows {
-        columns: serde_json::from_value(answer["columns"].clone()).unwrap_or_default(),
-        rows: serde_json::from_value(answer["rows"].clone()).unwrap_or_default(),
-    };
-    if a.json {
-        print_json_rows(&rows);
+    Ok(Some(Rows {
+        rows: QueryRows {
+            columns: serde_json::from_value(answer["columns"].clone()).unwrap_or_default(),
+            rows: serde_json::from_value(answer["rows"].clone()).unwrap_or_default(),
+        },
+        stopped_at: (answer["truncated"] == true).then_some(limit),
+    }))
+}
+
+/// A query's rows as `cruxe cypher` prints them: an aligned table, or JSON.
+pub(crate) fn print_rows(rows: &Rows, json: bool) {
+    if json {
+        print_json_rows(&rows.rows);
     } else {
-        print_table(&rows);
+        print_table(&rows.rows);
     }
-    if answer["truncated"] == true {
-        eprintln!("cruxe: stopped after {} rows (--limit)", a.limit);
+    if let Some(limit) = rows.stopped_at {
+        eprintln!("cruxe: stopped after {limit} rows (--limit)");
     }
-    Ok(0)
 }
 
 fn print_json_rows(rows: &QueryRows) {

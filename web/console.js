@@ -389,11 +389,15 @@ function drawGraph(graph) {
   state.cy.on('dbltap', 'node', (ev) => expand(ev.target));
 }
 
-/** A force-directed layout while it stays quick; a grid past a few hundred nodes. */
+/**
+ * A force-directed layout while it stays quick (it runs on the page's only
+ * thread: ~0.7 s for 330 nodes here); past 150 nodes, rings by degree, the
+ * best-connected in the middle, in a few milliseconds.
+ */
 function layoutFor(n) {
-  return n <= 400
-    ? { name: 'cose', animate: false, numIter: n > 150 ? 300 : 1000, randomize: true }
-    : { name: 'grid', animate: false };
+  return n <= 150
+    ? { name: 'cose', animate: false, numIter: 1000, randomize: true }
+    : { name: 'concentric', animate: false, concentric: (node) => node.degree(), levelWidth: () => 2, minNodeSpacing: 4 };
 }
 
 async function showNode(node) {

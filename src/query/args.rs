@@ -225,16 +225,7 @@ pub fn read_source(root: &Path, f: &FileInfo) -> Result<(String, bool), ToolErro
 /// `root` is the repository's canonical path ([`canonical_root`]), found once
 /// for all the files an answer reads.
 pub fn read_text(root: &Path, path: &str) -> Option<String> {
-    String::from_utf8(read_bytes(root, path)?).ok()
-}
-
-/// `read_text`'s bytes, before they are checked to be UTF-8.
-pub fn read_bytes(root: &Path, path: &str) -> Option<Vec<u8>> {
-    let real = root.join(path).canonicalize().ok()?;
-    if !real.starts_with(root) {
-        return None;
-    }
-    std::fs::read(real).ok()
+    String::from_utf8(super::texts::read_bytes(root, path)?).ok()
 }
 
 /// `root` as `read_text` takes it: canonical, or as given if it cannot be

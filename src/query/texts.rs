@@ -49,7 +49,7 @@ impl SourceTexts {
     }
 
     /// The text of the indexed file `f` under `root` (canonical, see
-    /// [`super::args::canonical_root`]): the one kept, if its hash is still
+    /// `args::canonical_root`): the one kept, if its hash is still
     /// `f`'s, else read now (and kept when it is what was indexed). `None`
     /// when the file cannot be read, is not UTF-8, or now resolves outside
     /// the repository.
@@ -60,7 +60,7 @@ impl SourceTexts {
         {
             return Some(text.clone());
         }
-        let bytes = super::args::read_bytes(root, &f.path)?;
+        let bytes = read_bytes(root, &f.path)?;
         let hash = crate::model::content_hash(&bytes);
         let text: Arc<str> = String::from_utf8(bytes).ok()?.into();
         if hash == f.content_hash && text.len() <= self.budget / 8 {
@@ -86,6 +86,16 @@ impl SourceTexts {
             }
         }
     }
+}
+
+/// A repository file's bytes, refusing a path that now resolves outside
+/// `root` (canonical): a file replaced by a symlink since it was indexed.
+pub fn read_bytes(root: &Path, path: &str) -> Option<Vec<u8>> {
+    let real = root.join(path).canonicalize().ok()?;
+    if !real.starts_with(root) {
+        return None;
+    }
+    std::fs::read(real).ok()
 }
 
 #[cfg(test)]

@@ -498,3 +498,38 @@ fn with_a_token_the_console_shows_nothing_until_it_is_given() {
         c.close().await.expect("close");
     });
 }
+
+#[test]
+fn several_repositories_get_a_picker_and_queries_follow_it() {
+    let server = serve(&["python", "go"], &[], &[]);
+    wait_ready(&server);
+    let d = driver();
+    block_on(async {
+        let c = browser(&d).await;
+        let query = "MATCH (f:File) WHERE f.repo = $repo RETURN DISTINCT f.language AS language";
+        c.goto(&console_url(&server, query)).await.expect("open");
+        settled(&c).await;
+        let picker = c.find(Locator::Css("#target-label")).await.expect("picker");
+        assert!(picker.is_displayed().await.expect("shown"));
+        let options = js(
+            &c,
+            "[...document.querySelectorAll('#target option')].map(o => o.textContent)",
+        )
+        .await;
+        assert_eq!(options.as_array().expect("options").len(), 2, "{options}");
+        let first = text(&c, "#table-view tbody").await;
+        // Choose the other repository with the keyboard, run again.
+        c.execute("document.getElementById('target').focus()", vec![])
+            .await
+            .expect("focus");
+        let select = c.find(Locator::Css("#target")).await.expect("select");
+        select.send_keys("\u{E015}").await.expect("arrow down");
+        settled(&c).await;
+        run_by_keyboard(&c, query).await;
+        let second = text(&c, "#table-view tbody").await;
+        let mut both = [first.trim().to_string(), second.trim().to_string()];
+        both.sort();
+        assert_eq!(both, ["go".to_string(), "python".to_string()]);
+        c.close().await.expect("close");
+    });
+}

@@ -5,26 +5,17 @@
 //! the one indexed, and served only while the index still has that hash: what
 //! comes back always matches the byte ranges the answer cuts it with.
 
-use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::model::fifo::ByteFifo;
 use crate::store::graph::FileInfo;
 
-type Key = (PathBuf, String);
+/// Each file's text and the content hash it has, by root and path.
+type Texts = ByteFifo<(PathBuf, String), (String, Arc<str>)>;
 
 pub struct SourceTexts {
-    inner: Mutex<Inner>,
-    budget: usize,
-}
-
-#[derive(Default)]
-struct Inner {
-    /// Each file's text and the content hash it has.
-    texts: HashMap<Key, (String, Arc<str>)>,
-    /// Oldest first.
-    order: VecDeque<Key>,
-    bytes: usize,
+    texts: Mutex<Texts>,
 }
 
 /// What a server keeps by default: the sources of a few hundred typical files.
@@ -39,13 +30,12 @@ impl Default for SourceTexts {
 impl SourceTexts {
     pub fn new(budget: usize) -> SourceTexts {
         SourceTexts {
-            inner: Mutex::new(Inner::default()),
-            budget,
+            texts: Mutex::new(ByteFifo::new(budget)),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, Texts> {
+        self.texts.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The text of the indexed file `f` under `root` (canonical, see
@@ -55,7 +45,7 @@ impl SourceTexts {
     /// the repository.
     pub fn text(&self, root: &Path, f: &FileInfo) -> Option<Arc<str>> {
         let key = (root.to_path_buf(), f.path.clone());
-        if let Some((hash, text)) = self.lock().texts.get(&key)
+        if let Some((hash, text)) = self.lock().get(&key)
             && *hash == f.content_hash
         {
             return Some(text.clone());
@@ -63,28 +53,11 @@ impl SourceTexts {
         let bytes = read_bytes(root, &f.path)?;
         let hash = crate::model::content_hash(&bytes);
         let text: Arc<str> = String::from_utf8(bytes).ok()?.into();
-        if hash == f.content_hash && text.len() <= self.budget / 8 {
-            self.keep(key, hash, text.clone());
+        if hash == f.content_hash {
+            let bytes = text.len() + key.1.len() + 64;
+            self.lock().insert(key, (hash, text.clone()), bytes);
         }
         Some(text)
-    }
-
-    fn keep(&self, key: Key, hash: String, text: Arc<str>) {
-        let mut inner = self.lock();
-        let bytes = text.len() + key.1.len() + 64;
-        match inner.texts.insert(key.clone(), (hash, text)) {
-            Some((_, old)) => inner.bytes -= old.len() + key.1.len() + 64,
-            None => inner.order.push_back(key),
-        }
-        inner.bytes += bytes;
-        while inner.bytes > self.budget {
-            let Some(oldest) = inner.order.pop_front() else {
-                break;
-            };
-            if let Some((_, t)) = inner.texts.remove(&oldest) {
-                inner.bytes -= t.len() + oldest.1.len() + 64;
-            }
-        }
     }
 }
 
@@ -141,7 +114,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tmp");
         let root = dir.path().canonicalize().expect("root");
         let body = "x".repeat(100);
-        let texts = SourceTexts::new(1000);
+        let texts = SourceTexts::new(2000);
         let mut files = Vec::new();
         for i in 0..12 {
             let path = format!("f{i}.py");
@@ -149,9 +122,9 @@ mod tests {
             files.push(info(&path, &body));
             texts.text(&root, &files[i]).expect("read");
         }
-        let kept = texts.lock().texts.len();
+        let kept = texts.lock().len();
         assert!(kept < 12 && kept > 0, "{kept} kept");
-        assert!(texts.lock().bytes <= 1000);
+        assert!(texts.lock().bytes() <= 2000);
         // The newest is still kept: served with its file gone.
         for f in &files {
             std::fs::remove_file(root.join(&f.path)).expect("rm");

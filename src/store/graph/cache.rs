@@ -7,31 +7,29 @@
 //! byte budget of results, the oldest going first.
 
 use std::any::Any;
-use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
+
+use crate::model::fifo::ByteFifo;
 
 type Key = (&'static str, Box<str>);
 
 pub struct WalkCache {
     inner: Mutex<Inner>,
-    budget: usize,
 }
 
-#[derive(Default)]
 struct Inner {
     /// The write count the entries are of.
     writes: u64,
-    entries: HashMap<Key, (Arc<dyn Any + Send + Sync>, usize)>,
-    /// Oldest first.
-    order: VecDeque<Key>,
-    bytes: usize,
+    entries: ByteFifo<Key, Arc<dyn Any + Send + Sync>>,
 }
 
 impl WalkCache {
     pub fn new(budget: usize) -> WalkCache {
         WalkCache {
-            inner: Mutex::new(Inner::default()),
-            budget,
+            inner: Mutex::new(Inner {
+                writes: 0,
+                entries: ByteFifo::new(budget),
+            }),
         }
     }
 
@@ -50,7 +48,7 @@ impl WalkCache {
         if inner.writes != writes {
             return None;
         }
-        let (value, _) = inner.entries.get(&(statement, Box::from(arg)))?;
+        let value = inner.entries.get(&(statement, Box::from(arg)))?;
         value.downcast_ref::<T>().cloned()
     }
 
@@ -67,33 +65,19 @@ impl WalkCache {
     ) {
         // A count that moved, or is odd (a commit under way: Kuzu may have
         // shown the old rows under the new count), marks a result of no one state.
-        if writes != now || !writes.is_multiple_of(2) || bytes > self.budget / 8 {
+        if writes != now || !writes.is_multiple_of(2) {
             return;
         }
         let mut inner = self.lock();
         if inner.writes != writes {
             // The graph changed: everything kept is of an older state.
-            *inner = Inner {
-                writes,
-                ..Inner::default()
-            };
+            inner.writes = writes;
+            inner.entries.clear();
         }
         let key: Key = (statement, Box::from(arg));
-        let bytes = bytes + arg.len() + 64;
-        if let Some((_, old)) = inner.entries.insert(key.clone(), (Arc::new(value), bytes)) {
-            inner.bytes -= old;
-        } else {
-            inner.order.push_back(key);
-        }
-        inner.bytes += bytes;
-        while inner.bytes > self.budget {
-            let Some(oldest) = inner.order.pop_front() else {
-                break;
-            };
-            if let Some((_, b)) = inner.entries.remove(&oldest) {
-                inner.bytes -= b;
-            }
-        }
+        inner
+            .entries
+            .insert(key, Arc::new(value), bytes + arg.len() + 64);
     }
 }
 
@@ -131,7 +115,7 @@ mod tests {
         for k in 0..100 {
             cache.put(4, 4, "parents", &k.to_string(), k, 900);
         }
-        assert!(cache.lock().bytes <= 8 * 1024);
+        assert!(cache.lock().entries.bytes() <= 8 * 1024);
         assert_eq!(
             cache.get::<i32>(4, "parents", "99"),
             Some(99),

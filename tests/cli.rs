@@ -316,6 +316,9 @@ fn read_commands_go_through_a_running_server_and_print_the_same() {
         vec!["status", path, "--json"],
         vec!["cypher", query, path],
         vec!["cypher", "--json", query, path],
+        // The scope parameters stand for the same repository and ref both ways.
+        vec!["cypher", "RETURN $repo AS repo, $ref AS ref", path],
+        vec!["cypher", "--repo", "app", "RETURN $repo AS repo", path],
         vec![
             "hierarchy",
             "validate",
@@ -345,6 +348,7 @@ fn read_commands_go_through_a_running_server_and_print_the_same() {
     };
     let alone = run_all();
     assert!(alone[2].lines().count() > 10, "{}", alone[2]);
+    assert!(alone[4].contains("\napp  | live\n"), "{}", alone[4]);
 
     // Served from elsewhere, named by its data dir alone.
     let mut command = std::process::Command::new(cruxe_bin());

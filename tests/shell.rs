@@ -258,3 +258,56 @@ fn piped_queries_run_one_per_semicolon() {
     assert!(out.contains("before\n(1 row)"), "{out}");
     assert!(out.contains("after\n(1 row)"), "{out}");
 }
+
+#[test]
+fn repo_and_ref_stand_for_the_repository_queried() {
+    let ix = Indexed::new();
+    let scope = "RETURN $repo AS repo, $ref AS ref;";
+    let (code, out, err) = ix.piped(scope);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("app  | test\n"), "{out}");
+    // A query scoped by them reads that repository's rows.
+    let (code, out, err) =
+        ix.piped("MATCH (f:File) WHERE f.repo = $repo AND f.ref = $ref RETURN count(*) AS n;");
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!out.contains("\n0\n"), "{out}");
+
+    // A second ref: the newest is the default, `--ref` picks another.
+    let app = path(&ix.app()).to_string();
+    let out = cruxe(&["index", &app, "--ref", "newer"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, out, _) = ix.piped(scope);
+    assert!(out.contains("app  | newer\n"), "{out}");
+    let run = |extra: &[&str]| {
+        let out = ix.command().args(extra).arg(scope).output().expect("run");
+        (out.status.code(), stdout(&out), stderr(&out))
+    };
+    let (code, out, err) = run(&["--ref", "test"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("app  | test\n"), "{out}");
+    let (code, _, err) = run(&["--ref", "nope"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("app@nope is not indexed"), "{err}");
+
+    // A second repository in the same data dir: which one must be said.
+    let other = ix.tmp.path().join("lib");
+    copy_tree(&fixture("python"), &other);
+    let data = ix.app().join(".cruxe");
+    let out = cruxe(&["index", path(&other), "--data", path(&data)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (code, out, err) = ix.piped(scope);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        err.contains("several are indexed here (app, lib): pass --repo"),
+        "{err}"
+    );
+    // Queries that do not use them still run.
+    let (code, _, err) = ix.piped("MATCH (r:Repo) RETURN count(*) AS n;");
+    assert_eq!(code, Some(0), "{err}");
+    let (code, out, err) = run(&["--repo", "lib"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("lib  | live\n"), "{out}");
+    let (code, _, err) = run(&["--repo", "nope"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("repository nope is not indexed here"), "{err}");
+}

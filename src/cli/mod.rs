@@ -328,6 +328,14 @@ pub struct CypherArgs {
     /// Data dir holding the index [default: PATH/.cruxe].
     #[arg(long)]
     pub data: Option<PathBuf>,
+    /// The repository `$repo` stands for (needed when the data dir holds
+    /// several) [default: the one indexed].
+    #[arg(long)]
+    pub repo: Option<String>,
+    /// The ref `$ref` stands for [default: the repository's most recently
+    /// indexed ref, or the one a server serves].
+    #[arg(long = "ref")]
+    pub ref_name: Option<String>,
     /// Print a JSON array of objects keyed by the RETURN aliases.
     #[arg(long)]
     pub json: bool,
@@ -818,6 +826,9 @@ pub(crate) struct CypherSession {
     data: DataDir,
     backend: Backend,
     limit: usize,
+    /// `--repo` and `--ref`.
+    repo: Option<String>,
+    ref_name: Option<String>,
 }
 
 enum Backend {
@@ -827,6 +838,9 @@ enum Backend {
     Local {
         pool: cypher::CypherPool,
         timeout_ms: u64,
+        /// What `$repo` and `$ref` stand for, read at the first query that
+        /// uses them (or why they stand for nothing).
+        scope: Option<Result<(String, String), String>>,
     },
 }
 
@@ -855,6 +869,8 @@ impl CypherSession {
                 data,
                 backend: Backend::Server(Some(remote)),
                 limit: a.limit,
+                repo: a.repo.clone(),
+                ref_name: a.ref_name.clone(),
             });
         }
         let graph = a.resources.graph_config();
@@ -881,8 +897,11 @@ impl CypherSession {
             backend: Backend::Local {
                 pool,
                 timeout_ms: a.timeout_ms,
+                scope: None,
             },
             limit: a.limit,
+            repo: a.repo.clone(),
+            ref_name: a.ref_name.clone(),
         })
     }
 
@@ -901,15 +920,36 @@ impl CypherSession {
         let limit = self.limit;
         let rows = match &mut self.backend {
             Backend::Server(remote) => {
-                match run_through(&self.data, remote, query, limit, interrupted)? {
+                let args = serde_json::json!({
+                    "query": query, "limit": limit, "repo": self.repo, "ref": self.ref_name,
+                    // Every row the limit lets through: no token budget on a terminal.
+                    "max_tokens": NO_BUDGET,
+                });
+                match run_through(&self.data, remote, args, limit, interrupted)? {
                     Some(rows) => rows,
                     None => return Ok(Ran::Cancelled),
                 }
             }
-            Backend::Local { pool, timeout_ms } => {
+            Backend::Local {
+                pool,
+                timeout_ms,
+                scope,
+            } => {
+                // As in `run_cypher`, so that a query copied from the
+                // console or the README runs the same here.
+                let mut params = Vec::new();
+                if cypher::uses_param(query, "repo") || cypher::uses_param(query, "ref") {
+                    let wanted = (self.repo.as_deref(), self.ref_name.as_deref());
+                    match scope.get_or_insert_with(|| local_scope(pool, *timeout_ms, wanted)) {
+                        Ok((repo, ref_name)) => {
+                            cypher::bind_scope(query, &mut params, repo, ref_name)
+                        }
+                        Err(why) => bail!("{why}"),
+                    }
+                }
                 let request = cypher::Request {
                     query: query.to_string(),
-                    params: Vec::new(),
+                    params,
                     max_rows: limit,
                     timeout_ms: *timeout_ms,
                     max_bytes: usize::MAX,
@@ -930,6 +970,67 @@ impl CypherSession {
         };
         Ok(Ran::Rows(rows))
     }
+}
+
+/// What `$repo` and `$ref` stand for on the command line: `--repo` (else the
+/// one repository the data dir holds) at `--ref` (else its most recently
+/// indexed ref), as `cruxe refs` picks them.
+fn local_scope(
+    pool: &cypher::CypherPool,
+    timeout_ms: u64,
+    (repo, ref_name): (Option<&str>, Option<&str>),
+) -> Result<(String, String), String> {
+    let request = cypher::Request {
+        query: "MATCH (r:Ref) RETURN r.repo, r.name ORDER BY r.indexed_at DESC".into(),
+        params: Vec::new(),
+        max_rows: 100_000,
+        timeout_ms,
+        max_bytes: usize::MAX,
+    };
+    let (answer, _) = pool
+        .run(&request)
+        .map_err(|e| format!("cannot read which refs are indexed: {e}"))?;
+    let refs: Vec<(&str, &str)> = answer
+        .rows
+        .iter()
+        .filter_map(|r| Some((r.first()?.as_str()?, r.get(1)?.as_str()?)))
+        .collect();
+    let mut repos: Vec<&str> = refs.iter().map(|(repo, _)| *repo).collect();
+    repos.sort_unstable();
+    repos.dedup();
+    let repo = match (repo, repos.as_slice()) {
+        (Some(r), _) if repos.contains(&r) => r,
+        (Some(r), _) => {
+            return Err(format!(
+                "repository {r} is not indexed here (indexed: {})",
+                repos.join(", ")
+            ));
+        }
+        (None, [one]) => one,
+        (None, []) => {
+            return Err(
+                "`$repo` and `$ref` stand for the indexed repository, and nothing is indexed here"
+                    .into(),
+            );
+        }
+        (None, many) => {
+            return Err(format!(
+                "`$repo` and `$ref` stand for one repository, and several are indexed here ({}): pass --repo",
+                many.join(", ")
+            ));
+        }
+    };
+    // Newest first: the first of the repository's refs is its latest.
+    let mut of_repo = refs
+        .iter()
+        .filter(|(r, _)| *r == repo)
+        .map(|(_, name)| *name);
+    let ref_name = match ref_name {
+        Some(want) if of_repo.any(|name| name == want) => want,
+        Some(want) => return Err(format!("{repo}@{want} is not indexed here")),
+        None => of_repo.next().unwrap_or_default(),
+    };
+    Ok((repo.to_string(), ref_name.to_string()))
 }
 
 /// Whether a failed local query failed because of Ctrl-C. The worker is in
@@ -960,7 +1061,7 @@ fn refused(why: &str) -> anyhow::Error {
 fn run_through(
     data: &DataDir,
     slot: &mut Option<remote::Remote>,
-    query: &str,
+    args: serde_json::Value,
     limit: usize,
     interrupted: &AtomicBool,
 ) -> Result<Option<Rows>> {
@@ -973,8 +1074,6 @@ fn run_through(
             )
         })?,
     };
-    // Every row the limit lets through: no token budget on a terminal.
-    let args = serde_json::json!({"query": query, "limit": limit, "max_tokens": NO_BUDGET});
     // On its own thread, so that Ctrl-C can leave the call unread: the
     // server stops the query at its own time limit.
     let (tx, rx) = std::sync::mpsc::channel();

@@ -25,7 +25,8 @@ const PROMPT: &str = "cypher> ";
 const MORE: &str = "   ...> ";
 
 const HELP: &str = "\
-End a statement with `;`; it may span lines. Commands (no `;` needed):
+End a statement with `;`; it may span lines. `$repo` and `$ref` stand for
+the repository and ref queried (`--repo`, `--ref`). Commands (no `;` needed):
   :schema   node and relationship tables, their properties and row counts
   :json     switch the output between tables and JSON
   :help     this text

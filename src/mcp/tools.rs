@@ -308,11 +308,7 @@ pub fn run_cypher(svc: &Service, input: CypherInput) -> Reply {
             .unwrap_or_default()
             .into_iter()
             .collect();
-        for (name, value) in [("repo", &c.repo), ("ref", &c.ref_name)] {
-            if query.contains(&format!("${name}")) && !params.iter().any(|(k, _)| k == name) {
-                params.push((name.to_string(), json!(value)));
-            }
-        }
+        cypher::bind_scope(query, &mut params, &c.repo, &c.ref_name);
         let store = &served.store;
         let request = cypher::Request {
             query: query.to_string(),

@@ -33,6 +33,33 @@ pub use worker::{WorkerArgs, worker_main};
 
 use serde::{Deserialize, Serialize};
 
+/// Binds `$repo` and `$ref` to the repository and ref a query is asked of,
+/// when the query uses them and the caller did not bind them itself: the
+/// example queries scope themselves with them.
+pub fn bind_scope(
+    query: &str,
+    params: &mut Vec<(String, serde_json::Value)>,
+    repo: &str,
+    ref_name: &str,
+) {
+    for (name, value) in [("repo", repo), ("ref", ref_name)] {
+        if uses_param(query, name) && !params.iter().any(|(k, _)| k == name) {
+            params.push((name.to_string(), value.into()));
+        }
+    }
+}
+
+/// Whether `query` names the parameter `$name` (not merely one it begins).
+pub fn uses_param(query: &str, name: &str) -> bool {
+    let needle = format!("${name}");
+    query.match_indices(&needle).any(|(at, _)| {
+        !query[at + needle.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
 /// One query for a worker (one JSON line on its stdin).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Request {
@@ -102,4 +129,35 @@ pub enum AdhocError {
     Busy { waited_ms: u64, workers: usize },
     #[error("the query worker failed: {0}")]
     Worker(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scope_parameters_are_bound_only_where_used_and_not_given() {
+        let mut params = Vec::new();
+        bind_scope(
+            "MATCH (f:File {repo: $repo}) RETURN f",
+            &mut params,
+            "r",
+            "main",
+        );
+        assert_eq!(params, vec![("repo".to_string(), "r".into())]);
+        let mut params = vec![("ref".to_string(), "dev".into())];
+        bind_scope("RETURN $ref, $repo", &mut params, "r", "main");
+        assert_eq!(
+            params,
+            vec![
+                ("ref".to_string(), "dev".into()),
+                ("repo".to_string(), "r".into())
+            ]
+        );
+        let mut params = Vec::new();
+        bind_scope("RETURN $repository, $refs", &mut params, "r", "main");
+        assert!(params.is_empty(), "{params:?}");
+        assert!(uses_param("RETURN $repo", "repo"));
+        assert!(!uses_param("RETURN $repo_name", "repo"));
+    }
 }

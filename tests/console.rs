@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use fantoccini::actions::{InputSource, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
@@ -16,11 +17,17 @@ use crate::mcp::{Server, call, serve, serve_paths, wait_ready};
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
-/// chromedriver on a port of its own, stopped with the test.
+/// One browser at a time: four Chromiums on two cores would time each other
+/// rather than the page (the 330-node layout took 0.2-0.3 s alone, 0.86 s so).
+static ONE_BROWSER: Mutex<()> = Mutex::new(());
+
+/// chromedriver on a port of its own, stopped with the test; the next test's
+/// browser starts then.
 struct Driver {
     child: Child,
     url: String,
     _profile: tempfile::TempDir,
+    _turn: MutexGuard<'static, ()>,
 }
 
 impl Drop for Driver {
@@ -31,6 +38,7 @@ impl Drop for Driver {
 }
 
 fn driver() -> Driver {
+    let turn = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     for bin in [CHROMIUM, CHROMEDRIVER] {
         assert!(
             Path::new(bin).exists(),
@@ -59,6 +67,7 @@ fn driver() -> Driver {
         child,
         url: format!("http://127.0.0.1:{port}"),
         _profile: tempfile::tempdir().expect("profile"),
+        _turn: turn,
     }
 }
 

@@ -839,8 +839,8 @@ enum Backend {
         pool: cypher::CypherPool,
         timeout_ms: u64,
         /// What `$repo` and `$ref` stand for, read at the first query that
-        /// uses them (or why they stand for nothing).
-        scope: Option<Result<(String, String), String>>,
+        /// uses them (a failure is not kept: the next such query asks again).
+        scope: Option<(String, String)>,
     },
 }
 
@@ -939,12 +939,15 @@ impl CypherSession {
                 // console or the README runs the same here.
                 let mut params = Vec::new();
                 if cypher::uses_param(query, "repo") || cypher::uses_param(query, "ref") {
-                    let wanted = (self.repo.as_deref(), self.ref_name.as_deref());
-                    match scope.get_or_insert_with(|| local_scope(pool, *timeout_ms, wanted)) {
-                        Ok((repo, ref_name)) => {
-                            cypher::bind_scope(query, &mut params, repo, ref_name)
-                        }
-                        Err(why) => bail!("{why}"),
+                    if scope.is_none() {
+                        let wanted = (self.repo.as_deref(), self.ref_name.as_deref());
+                        *scope = Some(
+                            local_scope(pool, *timeout_ms, wanted)
+                                .map_err(|why| anyhow::anyhow!(why))?,
+                        );
+                    }
+                    if let Some((repo, ref_name)) = scope {
+                        cypher::bind_scope(query, &mut params, repo, ref_name);
                     }
                 }
                 let request = cypher::Request {

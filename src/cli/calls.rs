@@ -30,7 +30,7 @@ pub(super) fn answer<T: Answer>(
 ) -> Result<i32> {
     let data = super::data_dir(t.repo_path.as_deref(), t.data.as_deref());
     let graph = Arc::new(data.open_graph_read_only(&t.resources.graph_config())?);
-    let (repo, ref_name) = pick_ref(&graph, &data, t.repo.as_deref(), t.ref_name.as_deref())?;
+    let (repo, ref_name) = pick_ref(&graph, t.repo.as_deref(), t.ref_name.as_deref())?;
     let cat = Arc::new(
         catalog::load(&graph, &repo, &ref_name)
             .with_context(|| format!("cannot read {repo}@{ref_name}"))?,

@@ -941,10 +941,7 @@ impl CypherSession {
                 if cypher::uses_param(query, "repo") || cypher::uses_param(query, "ref") {
                     if scope.is_none() {
                         let wanted = (self.repo.as_deref(), self.ref_name.as_deref());
-                        *scope = Some(
-                            local_scope(pool, *timeout_ms, wanted)
-                                .map_err(|why| anyhow::anyhow!(why))?,
-                        );
+                        *scope = Some(local_scope(pool, *timeout_ms, wanted)?);
                     }
                     if let Some((repo, ref_name)) = scope {
                         cypher::bind_scope(query, &mut params, repo, ref_name);
@@ -975,16 +972,15 @@ impl CypherSession {
     }
 }
 
-/// What `$repo` and `$ref` stand for on the command line: `--repo` (else the
-/// one repository the data dir holds) at `--ref` (else its most recently
-/// indexed ref), as `cruxe refs` picks them.
+/// What `$repo` and `$ref` stand for on the command line: the ref
+/// `choose_ref` picks, as for `cruxe refs`.
 fn local_scope(
     pool: &cypher::CypherPool,
     timeout_ms: u64,
     (repo, ref_name): (Option<&str>, Option<&str>),
-) -> Result<(String, String), String> {
+) -> Result<(String, String)> {
     let request = cypher::Request {
-        query: "MATCH (r:Ref) RETURN r.repo, r.name ORDER BY r.indexed_at DESC".into(),
+        query: "MATCH (r:Ref) RETURN r.repo, r.name, r.indexed_at".into(),
         params: Vec::new(),
         max_rows: 100_000,
         timeout_ms,
@@ -992,48 +988,14 @@ fn local_scope(
     };
     let (answer, _) = pool
         .run(&request)
-        .map_err(|e| format!("cannot read which refs are indexed: {e}"))?;
-    let refs: Vec<(&str, &str)> = answer
+        .context("cannot read which refs are indexed")?;
+    let text = |v: Option<&serde_json::Value>| v.and_then(|v| v.as_str()).unwrap_or("").to_string();
+    let indexed: Vec<(String, String, String)> = answer
         .rows
         .iter()
-        .filter_map(|r| Some((r.first()?.as_str()?, r.get(1)?.as_str()?)))
+        .map(|r| (text(r.first()), text(r.get(1)), text(r.get(2))))
         .collect();
-    let mut repos: Vec<&str> = refs.iter().map(|(repo, _)| *repo).collect();
-    repos.sort_unstable();
-    repos.dedup();
-    let repo = match (repo, repos.as_slice()) {
-        (Some(r), _) if repos.contains(&r) => r,
-        (Some(r), _) => {
-            return Err(format!(
-                "repository {r} is not indexed here (indexed: {})",
-                repos.join(", ")
-            ));
-        }
-        (None, [one]) => one,
-        (None, []) => {
-            return Err(
-                "`$repo` and `$ref` stand for the indexed repository, and nothing is indexed here"
-                    .into(),
-            );
-        }
-        (None, many) => {
-            return Err(format!(
-                "`$repo` and `$ref` stand for one repository, and several are indexed here ({}): pass --repo",
-                many.join(", ")
-            ));
-        }
-    };
-    // Newest first: the first of the repository's refs is its latest.
-    let mut of_repo = refs
-        .iter()
-        .filter(|(r, _)| *r == repo)
-        .map(|(_, name)| *name);
-    let ref_name = match ref_name {
-        Some(want) if of_repo.any(|name| name == want) => want,
-        Some(want) => return Err(format!("{repo}@{want} is not indexed here")),
-        None => of_repo.next().unwrap_or_default(),
-    };
-    Ok((repo.to_string(), ref_name.to_string()))
+    choose_ref(&indexed, repo, ref_name).context("`$repo` and `$ref` stand for one indexed ref")
 }
 
 /// Whether a failed local query failed because of Ctrl-C. The worker is in
@@ -1293,36 +1255,51 @@ fn status_through(mut server: remote::Remote) -> Result<Vec<RefStatus>> {
 /// the only repo and its most recently indexed ref.
 fn pick_ref(
     store: &crate::store::graph::GraphStore,
-    data: &DataDir,
     repo: Option<&str>,
     ref_name: Option<&str>,
 ) -> Result<(String, String)> {
-    let status = store.status()?;
-    let repo = match repo {
-        Some(r) => r.to_string(),
-        None => {
-            let mut repos: Vec<&str> = status.iter().map(|s| s.repo.as_str()).collect();
-            repos.dedup();
-            match repos.as_slice() {
-                [one] => one.to_string(),
-                [] => bail!("nothing indexed in {}", data.root().display()),
-                many => bail!(
-                    "several repos are indexed ({}); pass --repo",
-                    many.join(", ")
-                ),
-            }
-        }
+    let indexed: Vec<(String, String, String)> = store
+        .status()?
+        .into_iter()
+        .map(|s| (s.repo, s.ref_name, s.indexed_at))
+        .collect();
+    choose_ref(&indexed, repo, ref_name)
+}
+
+/// Which of the `indexed` refs (repo, ref, indexed_at) a command reads: of
+/// `repo`, else of the only repository, `ref_name`, else the most recently
+/// indexed.
+fn choose_ref(
+    indexed: &[(String, String, String)],
+    repo: Option<&str>,
+    ref_name: Option<&str>,
+) -> Result<(String, String)> {
+    let mut repos: Vec<&str> = indexed.iter().map(|(r, _, _)| r.as_str()).collect();
+    repos.sort_unstable();
+    repos.dedup();
+    let repo = match (repo, repos.as_slice()) {
+        (Some(r), _) if repos.contains(&r) => r,
+        (_, []) => bail!("nothing is indexed in this data dir"),
+        (Some(r), _) => bail!(
+            "repository {r} is not indexed here (indexed: {})",
+            repos.join(", ")
+        ),
+        (None, [one]) => one,
+        (None, many) => bail!(
+            "which repository? several are indexed here ({}): pass --repo",
+            many.join(", ")
+        ),
     };
+    let of_repo = || indexed.iter().filter(|(r, _, _)| r == repo);
     let ref_name = match ref_name {
-        Some(r) => r.to_string(),
-        None => status
-            .iter()
-            .filter(|s| s.repo == repo)
-            .max_by(|x, y| x.indexed_at.cmp(&y.indexed_at))
-            .map(|s| s.ref_name.clone())
-            .with_context(|| format!("repo {repo} is not indexed"))?,
+        Some(want) if of_repo().any(|(_, name, _)| name == want) => want,
+        Some(want) => bail!("{repo}@{want} is not indexed here"),
+        None => of_repo()
+            .max_by(|a, b| a.2.cmp(&b.2))
+            .map(|(_, name, _)| name.as_str())
+            .unwrap_or_default(),
     };
-    Ok((repo, ref_name))
+    Ok((repo.to_string(), ref_name.to_string()))
 }
 
 fn cmd_hierarchy(a: HierarchyArgs) -> Result<i32> {

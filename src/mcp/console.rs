@@ -20,33 +20,33 @@ const CYTOSCAPE: &str = include_str!("../../web/vendor/cytoscape-3.35.0.min.js")
 const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
                       img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
+/// Each file's path, content type and body.
+const FILES: [(&str, &str, &str); 4] = [
+    ("/", "text/html; charset=utf-8", PAGE),
+    (
+        "/console/console.js",
+        "text/javascript; charset=utf-8",
+        SCRIPT,
+    ),
+    ("/console/console.css", "text/css; charset=utf-8", STYLE),
+    (
+        "/console/cytoscape.min.js",
+        "text/javascript; charset=utf-8",
+        CYTOSCAPE,
+    ),
+];
+
 pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
-    Router::new()
-        .route(
-            "/",
-            get(|| async { file("text/html; charset=utf-8", PAGE) }),
-        )
-        .route(
-            "/console/console.js",
-            get(|| async { file("text/javascript; charset=utf-8", SCRIPT) }),
-        )
-        .route(
-            "/console/console.css",
-            get(|| async { file("text/css; charset=utf-8", STYLE) }),
-        )
-        .route(
-            "/console/cytoscape.min.js",
-            get(|| async { file("text/javascript; charset=utf-8", CYTOSCAPE) }),
-        )
+    FILES
+        .iter()
+        .fold(Router::new(), |router, &(path, kind, body)| {
+            router.route(path, get(move || async move { file(kind, body) }))
+        })
 }
 
 /// Whether a request is for one of the console's files (served without the token).
 pub fn is_console_file(method: &axum::http::Method, path: &str) -> bool {
-    method == axum::http::Method::GET
-        && matches!(
-            path,
-            "/" | "/console/console.js" | "/console/console.css" | "/console/cytoscape.min.js"
-        )
+    method == axum::http::Method::GET && FILES.iter().any(|(p, _, _)| *p == path)
 }
 
 fn file(kind: &'static str, body: &'static str) -> Response {

@@ -495,8 +495,8 @@ struct Peers {
 }
 
 /// The whole HTTP app: `/mcp`, `/health` and the console (`/`), behind the
-/// Host/Origin and token checks (the console's files need no token). Kept apart from the socket so tests and embedders can drive it
-/// directly.
+/// Host/Origin and token checks (the console's files need no token). Kept
+/// apart from the socket so tests and embedders can drive it directly.
 pub fn app(svc: Arc<Service>, opts: &HttpOptions, ct: CancellationToken) -> Router {
     let mut hosts: Vec<(String, Option<u16>)> = ["localhost", "127.0.0.1", "::1"]
         .iter()

@@ -58,7 +58,8 @@ pub fn get_code_context(
     // The graph's candidates rank after every hit, so they are read only when
     // the hits leave room for one, or all fit (then the total counts them
     // too): most queries fill the budget with hits and skip ~20 graph reads.
-    if budget - filled.used >= smallest_expanded(with_bodies) || filled.items.len() == ranked.len()
+    if budget.saturating_sub(filled.used) >= smallest_expanded(with_bodies)
+        || filled.items.len() == ranked.len()
     {
         let more = expand(c, cat, &hits, &filters, &mut sources)?;
         total += more.len();
@@ -240,6 +241,12 @@ fn callers_of(
 /// numbers, and a letter in each string that is never empty (the pieces no
 /// longer text can merge away: [`super::budget::pieces_at_least`]).
 fn smallest_expanded(with_bodies: bool) -> usize {
+    // A constant of the answer's shape, found once rather than per answer.
+    static FLOORS: std::sync::OnceLock<[usize; 2]> = std::sync::OnceLock::new();
+    FLOORS.get_or_init(|| [floor_of(false), floor_of(true)])[usize::from(with_bodies)]
+}
+
+fn floor_of(with_bodies: bool) -> usize {
     let x = || "x".to_string();
     let item = ContextItem {
         symbol: SymbolRef {

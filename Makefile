@@ -19,9 +19,9 @@ CORPUS ?= .
 CLIENTS ?= 32
 SECONDS ?= 60
 
-.PHONY: run test deps venv browser build install lint bench bench-tools bench-load bench-fresh bench-accuracy index status
+.PHONY: run test deps venv browser build install lint bench bench-tools bench-load bench-fresh bench-accuracy bench-hostile index status
 
-# Kuzu 0.11.3 with one fix of ours (patches/README.md): its crate, checked
+# Kuzu 0.11.3 with our fixes (patches/README.md): its crate, checked
 # against Cargo.lock's old checksum, unpacked under vendor/ and patched.
 # Cargo.toml's [patch.crates-io] builds it in place of the registry's.
 KUZU := vendor/kuzu-0.11.3
@@ -123,6 +123,11 @@ bench-fresh: build venv
 bench-accuracy: build
 	benches/accuracy/setup.sh
 	python3 benches/accuracy/score.py $(CRUXE)
+
+# A server under hostile load: a flood of 50,000 sessions (RSS, /health), 8 deep
+# impacts beside lookups (locate_symbol p95, RSS), SIGTERM with work in flight.
+bench-hostile: build
+	python3 benches/hostile.py $(CRUXE)
 
 # 32 concurrent MCP sessions for 60 s over a mix of every tool (a std-only Rust
 # client: benches/load.rs).

@@ -503,3 +503,180 @@ fn list_tools_take_max_tokens_and_say_truncated_with_the_exact_total() {
         seen.len()
     );
 }
+
+/// A Go module of 3,000 files: `Hub` and 3,000 callers of it, each in a file of
+/// its own; an interface `Shape` that 300 of them also implement. Committed,
+/// then every file edited (a diff of 3,000 files against HEAD).
+fn diffed_repo(root: &Path) {
+    std::fs::create_dir_all(root).expect("mkdir");
+    std::fs::write(root.join("go.mod"), "module big\n\ngo 1.21\n").expect("go.mod");
+    std::fs::write(
+        root.join("hub.go"),
+        "package big\n\n// Shape has an area.\ntype Shape interface {\n\tArea() int\n}\n\n// Hub is called by everyone.\nfunc Hub() int {\n\treturn 1\n}\n",
+    )
+    .expect("hub");
+    let file = |i: usize, extra: &str| {
+        let mut text = format!(
+            "package big\n\n// Caller{i} calls the hub.\nfunc Caller{i}() int {{\n\t{extra}return Hub()\n}}\n"
+        );
+        if i.is_multiple_of(10) {
+            text.push_str(&format!(
+                "\n// T{i} is a shape.\ntype T{i} struct{{}}\n\n// Area of T{i}.\nfunc (t T{i}) Area() int {{\n\treturn Caller{i}()\n}}\n"
+            ));
+        }
+        text
+    };
+    for i in 0..3000 {
+        std::fs::write(root.join(format!("c{i:04}.go")), file(i, "")).expect("write");
+    }
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .expect("git");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "base"]);
+    for i in 0..3000 {
+        std::fs::write(root.join(format!("c{i:04}.go")), file(i, "_ = Hub()\n\t")).expect("edit");
+    }
+}
+
+/// Lists that are summaries of a fixed size, not results: an impact's count
+/// per distance (at most `depth` entries), a query's column names.
+const SUMMARIES: [&str; 2] = ["by_distance", "columns"];
+
+/// The answer's top-level lists of results emptied: what it costs besides
+/// its items.
+fn bare(v: &Value) -> Value {
+    let mut b = v.clone();
+    if let Some(map) = b.as_object_mut() {
+        for (key, field) in map.iter_mut() {
+            if field.is_array() && !SUMMARIES.contains(&key.as_str()) {
+                *field = json!([]);
+            }
+        }
+    }
+    b
+}
+
+fn items(v: &Value) -> usize {
+    v.as_object()
+        .map(|m| {
+            m.iter()
+                .filter(|(k, _)| !SUMMARIES.contains(&k.as_str()))
+                .filter_map(|(_, v)| v.as_array())
+                .map(Vec::len)
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// Every answer of every tool that takes `max_tokens`, on a repository with a
+/// 3,000-file diff, at budgets from tiny to the default: its items (every
+/// top-level list, `changed` and `files` and `notes` included) fit the
+/// budget, and what is left besides them is small. get_node's content is
+/// counted whole.
+#[test]
+fn every_answer_of_every_tool_stays_within_max_tokens_on_a_3000_file_diff() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = tmp.path().join("big");
+    diffed_repo(&root);
+    // As many paths as an argument holds (8 KiB).
+    let paths: Vec<String> = (0..700).map(|i| format!("c{i:04}.go")).collect();
+    let server = serve_paths(tmp, &[root], &[], &[]);
+    wait_ready(&server);
+    let bpe = tiktoken_rs::o200k_base().expect("o200k_base");
+    let tools: Vec<(&str, Value)> = vec![
+        ("analyze_impact", json!({"diff_base": "HEAD"})),
+        ("analyze_impact", json!({"paths": paths})),
+        ("analyze_impact", json!({"symbol_name": "Hub", "depth": 2})),
+        ("find_references", json!({"symbol_name": "Hub"})),
+        (
+            "get_call_graph",
+            json!({"symbol_name": "Hub", "direction": "both", "depth": 3}),
+        ),
+        ("find_implementations", json!({"symbol_name": "Shape"})),
+        (
+            "find_related_symbols",
+            json!({"symbol_name": "Hub", "scope": "package"}),
+        ),
+        ("get_code_context", json!({"query": "caller calls the hub"})),
+        (
+            "get_code_context",
+            json!({"query": "shape area", "strategy": "depth"}),
+        ),
+        ("search_code", json!({"query": "caller", "limit": 200})),
+        ("locate_symbol", json!({"name": "Area", "limit": 500})),
+        ("get_file_outline", json!({"path": "c0010.go"})),
+        (
+            "get_symbol_hierarchy",
+            json!({"symbol_name": "T10", "direction": "descendants"}),
+        ),
+        (
+            "explore_tree",
+            json!({"pattern": ".", "max_depth": 3, "detail": "max"}),
+        ),
+        ("get_node", json!({"node_id": "file:hub.go"})),
+        (
+            "run_cypher",
+            json!({"query": "MATCH (s:Symbol) RETURN s.name AS n, s.signature AS sig", "limit": 5000}),
+        ),
+    ];
+    for budget in [60usize, 500, 4000] {
+        let calls: Vec<(&str, Value)> = tools
+            .iter()
+            .map(|(t, a)| {
+                let mut a = a.clone();
+                a["max_tokens"] = json!(budget);
+                (*t, a)
+            })
+            .collect();
+        let report = client(json!({
+            "transport": "http",
+            "url": server.url(),
+            "calls": calls.iter().map(|(n, a)| json!([n, a])).collect::<Vec<_>>(),
+        }));
+        let texts: Vec<String> = report["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .map(|r| r["text"].as_str().expect("text").to_string())
+            .collect();
+        for (((tool, args), (v, err)), text) in calls.iter().zip(results(&report)).zip(texts) {
+            if err {
+                // A page that could hold nothing is refused, saying what would.
+                assert_eq!(
+                    v["error"]["code"], "invalid_max_tokens",
+                    "{tool} {args}: {v}"
+                );
+                let needed = v["error"]["data"]["needed"].as_u64().expect("needed");
+                assert!(needed as usize > budget, "{v}");
+                continue;
+            }
+            let used = tokens(&bpe, &text);
+            if *tool == "get_node" {
+                assert!(used <= budget + 400, "{tool} at {budget}: {used} tokens");
+                continue;
+            }
+            let fixed = tokens(&bpe, &bare(&v).to_string());
+            let n = items(&v);
+            assert!(
+                used <= budget + fixed + n,
+                "{tool} {args} at {budget}: {used} tokens > {budget} + {fixed} + {n}"
+            );
+            assert!(
+                fixed <= 700,
+                "{tool} {args}: {fixed} tokens outside its lists: {}",
+                bare(&v)
+            );
+        }
+    }
+}

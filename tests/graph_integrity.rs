@@ -403,3 +403,68 @@ fn string_properties_rewritten_in_place_read_back_exactly() {
     let conn = Connection::new(&db).expect("conn");
     check(&conn, &mut want, "reopened");
 }
+
+/// `DETACH DELETE` of a node some of whose edges were deleted before it
+/// (in the same statement, transaction, or since the last checkpoint) takes
+/// every edge it still has, in both directions. Unpatched Kuzu 0.11.3 visited
+/// the first positions of the node's scanned list, not the live ones: as many
+/// of its last edges as were already deleted stayed, pointing at the deleted
+/// node (`patches/kuzu-0.11.3-detach-delete-selected.patch`).
+#[test]
+fn detach_delete_takes_every_edge_of_a_node_whose_list_holds_deleted_rows() {
+    for (variant, checkpointed) in [
+        ("statement", true),
+        ("transaction", true),
+        ("same statement", true),
+        ("not checkpointed", false),
+    ] {
+        let dir = tempfile::tempdir().expect("tmp");
+        let db = Database::new(dir.path().join("g.kuzu"), manual_checkpoints()).expect("db");
+        let conn = Connection::new(&db).expect("conn");
+        run_all(
+            &conn,
+            &[
+                "CREATE NODE TABLE N(id STRING, grp STRING, PRIMARY KEY(id))",
+                "CREATE REL TABLE R(FROM N TO N, line INT64)",
+                "UNWIND range(0, 4) AS i CREATE (:N {id: 't' + CAST(i AS STRING), grp: CASE WHEN i = 0 THEN 'g' ELSE 'other' END})",
+                // Created last: a scan meets t0 before X.
+                "CREATE (:N {id: 'X', grp: 'g'})",
+                "UNWIND range(0, 4) AS i MATCH (a:N {id: 'X'}), (b:N {id: 't' + CAST(i AS STRING)}) CREATE (a)-[:R {line: i}]->(b)",
+            ],
+        );
+        if checkpointed {
+            conn.query("CHECKPOINT").expect("checkpoint");
+        }
+        match variant {
+            "transaction" => run_all(
+                &conn,
+                &[
+                    "BEGIN TRANSACTION",
+                    "MATCH (:N {id: 'X'})-[e:R {line: 0}]->() DELETE e",
+                    "MATCH (x:N {id: 'X'}) DETACH DELETE x",
+                    "COMMIT",
+                ],
+            ),
+            // t0 is deleted first: X's list then holds a deleted row.
+            "same statement" => run_all(&conn, &["MATCH (n:N) WHERE n.grp = 'g' DETACH DELETE n"]),
+            _ => run_all(
+                &conn,
+                &[
+                    "MATCH (:N {id: 'X'})-[e:R {line: 0}]->() DELETE e",
+                    "MATCH (x:N {id: 'X'}) DETACH DELETE x",
+                ],
+            ),
+        }
+        conn.query("CHECKPOINT").expect("checkpoint");
+        assert_eq!(
+            count(&conn, "MATCH ()-[e:R]->() RETURN count(e)"),
+            0,
+            "{variant}: edges of the deleted node remain"
+        );
+        assert_eq!(
+            count(&conn, "MATCH (b:N)<-[e:R]-() RETURN count(e)"),
+            0,
+            "{variant}: read backward"
+        );
+    }
+}

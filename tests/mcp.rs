@@ -178,8 +178,8 @@ fn python() -> String {
     p
 }
 
-/// Runs a client script through the Python SDK and returns its JSON report.
-pub fn client(script: Value) -> Value {
+/// Starts a client script through the Python SDK; its report comes on stdout.
+pub fn spawn_client(script: Value) -> Child {
     let mut child = Command::new(python())
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py"))
         .stdin(Stdio::piped())
@@ -193,6 +193,34 @@ pub fn client(script: Value) -> Value {
         .expect("stdin")
         .write_all(script.to_string().as_bytes())
         .expect("write script");
+    child
+}
+
+/// The pids of the query workers of the server `parent`.
+pub fn worker_pids(parent: u32) -> Vec<u32> {
+    let parent = parent.to_string();
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("proc").flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // The fields after the command's closing parenthesis: state, ppid, …
+        let ppid = stat
+            .rsplit(')')
+            .next()
+            .and_then(|r| r.split_whitespace().nth(1));
+        let cmd = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if ppid == Some(parent.as_str()) && cmd.contains("cypher-worker") {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Runs a client script through the Python SDK and returns its JSON report.
+pub fn client(script: Value) -> Value {
+    let child = spawn_client(script);
     let out = child.wait_with_output().expect("client output");
     assert!(
         out.status.success(),

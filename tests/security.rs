@@ -921,14 +921,14 @@ fn answers_on_own_address(any: &str) {
             "--data",
         ])
         .arg(tmp.path().join("data"))
-        .env("CRUXE_TOKEN", "t0k3n")
+        .env("CRUXE_TOKEN", "t0k3n-t0k3n-t0k3n")
         .env("CRUXE_BUFFER_POOL_MB", "128")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .expect("serve");
     let _server = Reaped(child);
-    let auth = ("Authorization", "Bearer t0k3n");
+    let auth = ("Authorization", "Bearer t0k3n-t0k3n-t0k3n");
     // 127.0.0.2 is another address of this machine (all of 127/8 is loopback),
     // but not one the server was told about.
     let addr = format!("127.0.0.2:{port}");
@@ -1018,24 +1018,7 @@ fn run_cypher_reads_a_snapshot_that_catches_up_and_says_when_it_is_behind() {
 
 /// The pids of `server`'s query workers.
 fn workers_of(server: &Server) -> Vec<u32> {
-    let parent = server.pid().to_string();
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("proc").flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        // The fields after the command's closing parenthesis: state, ppid, …
-        let ppid = stat
-            .rsplit(')')
-            .next()
-            .and_then(|r| r.split_whitespace().nth(1));
-        let cmd = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        if ppid == Some(parent.as_str()) && cmd.contains("cypher-worker") {
-            out.push(pid);
-        }
-    }
-    out
+    crate::mcp::worker_pids(server.pid())
 }
 
 #[test]

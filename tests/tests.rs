@@ -13,6 +13,7 @@ mod crash;
 mod extraction;
 mod graph_integrity;
 mod hierarchy;
+mod hostile;
 mod imports;
 mod incremental;
 mod mcp;

@@ -15,7 +15,9 @@ mod remote;
 mod shell;
 
 use crate::index::{self, IndexOptions, IndexReport, Progress};
+use crate::mcp::listen::ConnLimits;
 use crate::mcp::server::{self, HttpOptions};
+use crate::mcp::sessions::SessionLimits;
 use crate::query::cypher;
 use crate::service::config::{Config, ServerSection};
 use crate::service::{RepoSpec, Service, ServiceConfig};
@@ -129,6 +131,20 @@ pub struct ServeArgs {
     /// Extra browser origins to accept, e.g. https://app.example.com:443.
     #[arg(long = "allow-origin")]
     pub allow_origins: Vec<String>,
+    /// MCP sessions held at once; past it a new session replaces the one idle
+    /// longest, or is refused when all are in use [default: 1000].
+    #[arg(long)]
+    pub max_sessions: Option<usize>,
+    /// Close a session after this many seconds without a request [default: 300].
+    #[arg(long)]
+    pub session_idle_secs: Option<u64>,
+    /// HTTP connections open at once [default: 2048].
+    #[arg(long)]
+    pub max_connections: Option<usize>,
+    /// Close a connection that takes longer than this to send a request's
+    /// head, or sits idle this long between requests [default: 20].
+    #[arg(long)]
+    pub connection_idle_secs: Option<u64>,
     #[command(flatten)]
     pub serving: Serving,
 }
@@ -156,6 +172,10 @@ pub struct Serving {
     /// Stop a run_cypher query after this many milliseconds [default: 5000].
     #[arg(long)]
     pub query_timeout_ms: Option<u64>,
+    /// Stop any other tool call after this many milliseconds, where it runs
+    /// [default: 30000].
+    #[arg(long)]
+    pub call_timeout_ms: Option<u64>,
     /// Stop a run_cypher query whose worker process passes this much memory, in
     /// MiB [default: 1024].
     #[arg(long, env = "CRUXE_CYPHER_MEMORY_MB")]
@@ -214,6 +234,12 @@ impl Serving {
                 .query_timeout_ms
                 .or(file.query_timeout_ms)
                 .unwrap_or(defaults.query_timeout_ms),
+            call_timeout: self
+                .call_timeout_ms
+                .or(file.call_timeout_ms)
+                .map_or(defaults.call_timeout, |ms| {
+                    std::time::Duration::from_millis(ms.max(1))
+                }),
             watch: !self.no_watch && file.watch.unwrap_or(true),
             checkpoint_after: self
                 .checkpoint_after_ms
@@ -563,15 +589,46 @@ fn cmd_serve(a: ServeArgs) -> Result<i32> {
         token,
         allowed_hosts: [a.allow_hosts, file.server.allow_hosts].concat(),
         allowed_origins: [a.allow_origins, file.server.allow_origins].concat(),
+        sessions: SessionLimits {
+            max: a
+                .max_sessions
+                .or(file.server.max_sessions)
+                .unwrap_or(SessionLimits::DEFAULT.max)
+                .max(1),
+            idle: a
+                .session_idle_secs
+                .or(file.server.session_idle_secs)
+                .map_or(SessionLimits::DEFAULT.idle, |s| {
+                    std::time::Duration::from_secs(s.max(1))
+                }),
+        },
+        connections: ConnLimits {
+            max: a
+                .max_connections
+                .or(file.server.max_connections)
+                .unwrap_or(ConnLimits::DEFAULT.max)
+                .max(16),
+            head_timeout: a
+                .connection_idle_secs
+                .or(file.server.connection_idle_secs)
+                .map_or(ConnLimits::DEFAULT.head_timeout, |s| {
+                    std::time::Duration::from_secs(s.max(1))
+                }),
+            ..ConnLimits::DEFAULT
+        },
     };
-    if !opts.listen.ip().is_loopback() && opts.token.is_none() {
-        bail!(crate::mcp::server::ServerError::TokenRequired(opts.listen));
-    }
+    server::check_exposure(&opts)?;
     svc.start();
     let serving = svc.clone();
-    runtime()?.block_on(async move {
-        server::serve_http(serving, opts, server::shutdown_signal()).await
-    })?;
+    let rt = runtime()?;
+    let served =
+        rt.block_on(
+            async move { server::serve_http(serving, opts, server::shutdown_signal()).await },
+        );
+    // Calls still running were cancelled at shutdown and end at their next
+    // check; the runtime does not wait for their threads.
+    rt.shutdown_timeout(std::time::Duration::from_millis(300));
+    served?;
     // Closing the graphs checkpoints them, so the next open has no log to replay.
     svc.close();
     Ok(0)
@@ -954,7 +1011,7 @@ impl CypherSession {
                     timeout_ms: *timeout_ms,
                     max_bytes: usize::MAX,
                 };
-                match pool.run(&request) {
+                match pool.run(&request, &crate::model::cancel::Cancel::never()) {
                     Ok((answer, _)) => Rows {
                         rows: QueryRows {
                             columns: answer.columns,
@@ -987,7 +1044,7 @@ fn local_scope(
         max_bytes: usize::MAX,
     };
     let (answer, _) = pool
-        .run(&request)
+        .run(&request, &crate::model::cancel::Cancel::never())
         .context("cannot read which refs are indexed")?;
     let text = |v: Option<&serde_json::Value>| v.and_then(|v| v.as_str()).unwrap_or("").to_string();
     let indexed: Vec<(String, String, String)> = answer

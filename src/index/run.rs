@@ -1301,6 +1301,7 @@ fn edge_changes(
     let mut diff = ImportDiff::default();
     let mut site_rows: Vec<SiteRow> = Vec::new();
     let (mut site_stale, mut site_missing): (Vec<SiteRow>, Vec<SiteRow>) = Default::default();
+    let mut names_gone: Vec<String> = Vec::new();
     let touches = |e: &SiteEdge, set: &dyn Fn(&str) -> bool| {
         set(&e.from) || (e.rel != resolve::Rel::Unresolved && set(&e.to))
     };
@@ -1339,7 +1340,12 @@ fn edge_changes(
                 old.map_or(Default::default(), |o| o.site_edges.iter().collect());
             let now: HashSet<&SiteEdge> = r.sites.iter().collect();
             for e in old.into_iter().flat_map(|o| o.site_edges.iter()) {
-                if !now.contains(e) && !touches(e, &is_gone) {
+                if touches(e, &is_gone) {
+                    // Goes with its deleted source: its name may be left unused.
+                    if e.rel == resolve::Rel::Unresolved {
+                        names_gone.push(e.to.to_string());
+                    }
+                } else if !now.contains(e) {
                     site_stale.push(site_row(&f.id, e));
                 }
             }
@@ -1377,10 +1383,23 @@ fn edge_changes(
     if !trusted {
         return (ImportChanges::All(all_rows), SiteChanges::All(site_rows));
     }
-    // A removed file's edges go with its nodes (DETACH DELETE).
+    // A removed file's edges go with its nodes (DETACH DELETE); the names of
+    // its unresolved sites may be left unused.
+    names_gone.extend(
+        changes
+            .drop_files
+            .iter()
+            .filter_map(|p| input.old_meta.get(p))
+            .flat_map(|m| m.site_edges.iter())
+            .filter(|e| e.rel == resolve::Rel::Unresolved)
+            .map(|e| e.to.to_string()),
+    );
+    names_gone.sort_unstable();
+    names_gone.dedup();
     let sites = SiteChanges::Diff {
         stale: site_stale,
         missing: site_missing,
+        names_gone,
     };
     // A removed file's edges go with it: the symbols it imported count fewer.
     let removed = changes

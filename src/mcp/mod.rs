@@ -2,6 +2,9 @@
 //! transports, Streamable HTTP and stdio ([`server`]).
 
 pub mod console;
+pub mod jsonrpc;
+pub mod listen;
 pub mod schema;
 pub mod server;
+pub mod sessions;
 pub mod tools;

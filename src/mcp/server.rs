@@ -2,12 +2,14 @@
 //! and over stdio, both through rmcp and one tool router. Every tool call runs on
 //! a blocking thread (Kuzu is synchronous), at most `READERS` at a time.
 //!
-//! Architecture invariant: this is the only module that knows rmcp or axum; tool
+//! Architecture invariant: this module (with `sessions`, `listen` and
+//! `jsonrpc` beside it) is the only one that knows rmcp or axum; tool
 //! logic lives in `tools.rs` and never sees a request.
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -30,12 +32,19 @@ use serde_json::json;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use crate::mcp::jsonrpc;
+use crate::mcp::listen::{self, ConnLimits};
 use crate::mcp::schema;
+use crate::mcp::sessions::{SessionLimits, Sessions};
 use crate::mcp::tools::{self, Reply};
+use crate::model::cancel::Cancel;
+use crate::query::error::ToolError;
 use crate::service::Service;
 
 /// Concurrent tool calls on blocking threads.
 const READERS: usize = 8;
+/// Concurrent walks of the call graph (their own permits, besides `READERS`).
+const WALKS: usize = 4;
 /// Largest accepted request body.
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Longest string argument of a tool call (`run_cypher`'s query and parameters
@@ -43,9 +52,6 @@ pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// bounding them bounds the work.
 const MAX_ARG_BYTES: usize = 8 * 1024;
 const MAX_CYPHER_ARG_BYTES: usize = 64 * 1024;
-/// A tool call that has not answered after this long gets a timeout error (its
-/// thread finishes in the background, still holding its `READERS` permit).
-const CALL_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
 
 const INSTRUCTIONS: &str = "cruxe answers questions about the code it indexed: \
 ranked search (search_code), context fitted to a token budget (get_code_context), \
@@ -60,82 +66,128 @@ interface or class (find_implementations), what a change can break and which tes
 #[derive(Clone)]
 pub struct CruxeMcp {
     svc: Arc<Service>,
+    /// Tool calls at once (`READERS`).
     permits: Arc<Semaphore>,
-    tool_router: ToolRouter<CruxeMcp>,
+    /// Call-graph walks at once (`WALKS`), within `permits`' count: a flood of
+    /// deep walks leaves room for the lookups.
+    walk_permits: Arc<Semaphore>,
+    /// Cancelled when the server stops: every call's work stops with it.
+    stop: Cancel,
+    /// Shared: every session holds a handler, and a copy of the router each
+    /// (fourteen tools' schemas and titles) made sessions cost more.
+    tool_router: Arc<ToolRouter<CruxeMcp>>,
+}
+
+/// What bounds a tool call, and where it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    /// Counts and progress held in memory (`index_status`): in place.
+    Inline,
+    /// Lookups and ranked reads: a `READERS` permit, on a blocking thread.
+    Read,
+    /// Walks of the call graph: a `WALKS` permit, on a blocking thread.
+    Walk,
+    /// `run_cypher`: bounded by its own workers, and by the query timeout
+    /// rather than `ServiceConfig::call_timeout`.
+    Cypher,
+}
+
+/// Raises a call's `Cancel` when the call's future is dropped (rmcp drops it
+/// when the client cancels the request or its session ends): the work on its
+/// blocking thread stops too.
+struct CancelOnDrop(Cancel);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
 }
 
 impl CruxeMcp {
-    pub fn new(svc: Arc<Service>) -> CruxeMcp {
+    pub fn new(svc: Arc<Service>, stop: Cancel) -> CruxeMcp {
         CruxeMcp {
             svc,
             permits: Arc::new(Semaphore::new(READERS)),
-            tool_router: with_output_schemas(Self::tool_router()),
+            walk_permits: Arc::new(Semaphore::new(WALKS)),
+            stop,
+            tool_router: Arc::new(with_output_schemas(Self::tool_router())),
         }
     }
 
-    /// Runs a tool on a blocking thread: every tool but `index_status` reads the
-    /// graph (through its reader threads), which must not hold up the runtime.
-    async fn run<F>(&self, f: F) -> Result<CallToolResult, ErrorData>
-    where
-        F: FnOnce(&Service) -> Reply + Send + 'static,
-    {
-        self.run_where(false, f).await
+    /// How long a call of `class` may take, from its arrival (none: as long
+    /// as its query timeout of 0 says).
+    fn deadline(&self, class: Class) -> Option<Duration> {
+        match class {
+            // The pool waits up to the timeout for a worker, runs the query
+            // up to the timeout and kills the worker a second after.
+            Class::Cypher => match self.svc.cfg.query_timeout_ms {
+                0 => None,
+                ms => Some(Duration::from_millis(ms.saturating_mul(2)) + Duration::from_secs(3)),
+            },
+            _ => Some(self.svc.cfg.call_timeout),
+        }
     }
 
-    /// Runs a tool in place when `inline` (memory reads only: handing them to a
-    /// blocking thread and back costs more than the call), else on a blocking
-    /// thread.
-    async fn run_where<F>(&self, inline: bool, f: F) -> Result<CallToolResult, ErrorData>
-    where
-        F: FnOnce(&Service) -> Reply + Send + 'static,
-    {
-        let permit = self
-            .permits
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        self.run_with(inline, Some(permit), f).await
-    }
-
-    /// A call bounded by something other than `READERS` (run_cypher's workers).
-    async fn run_unpermitted<F>(&self, f: F) -> Result<CallToolResult, ErrorData>
-    where
-        F: FnOnce(&Service) -> Reply + Send + 'static,
-    {
-        self.run_with(false, None, f).await
-    }
-
-    async fn run_with<F>(
+    /// Runs a tool call: waits for its permit, runs it (on a blocking thread
+    /// but for `Inline`), and answers `query_timeout` at its deadline. Its
+    /// `Cancel` is raised then, when the client cancels the request, when
+    /// this future is dropped and when the server stops: its graph reads stop
+    /// where they run, and its permit is back at once.
+    async fn run<F>(
         &self,
-        inline: bool,
-        permit: Option<tokio::sync::OwnedSemaphorePermit>,
+        class: Class,
+        ct: CancellationToken,
         f: F,
     ) -> Result<CallToolResult, ErrorData>
     where
-        F: FnOnce(&Service) -> Reply + Send + 'static,
+        F: FnOnce(&Service, &Cancel) -> Reply + Send + 'static,
     {
+        let limit = self.deadline(class);
+        let deadline = limit.map(|d| tokio::time::Instant::now() + d);
+        let cancel = Cancel::child(&self.stop, deadline.map(|d| d.into_std()));
+        let _on_drop = CancelOnDrop(cancel.clone());
+        let timed_out = || {
+            cancel.cancel();
+            let ms = limit.map_or(0, |d| d.as_millis() as u64);
+            Ok(tool_error(tools::stopped(
+                &self.svc,
+                ToolError::deadline(ms),
+            )))
+        };
+        let cancelled = || tool_error(tools::stopped(&self.svc, ToolError::cancelled()));
+        let until = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(until);
+        let permits = match class {
+            Class::Read | Class::Inline => Some(&self.permits),
+            Class::Walk => Some(&self.walk_permits),
+            Class::Cypher => None,
+        };
+        let _permit = match permits {
+            None => None,
+            Some(p) => tokio::select! {
+                p = p.clone().acquire_owned() => Some(p.map_err(|e| ErrorData::internal_error(e.to_string(), None))?),
+                _ = &mut until => return timed_out(),
+                _ = ct.cancelled() => return Ok(cancelled()),
+            },
+        };
         let svc = self.svc.clone();
-        let outcome = if inline {
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&svc)))
-                .map_err(|_| "panicked".to_string());
-            drop(permit);
-            r
+        let outcome = if class == Class::Inline {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&svc, &cancel)))
+                .map_err(|_| "panicked".to_string())
         } else {
-            // The permit goes with the work: a call that outlives its deadline
-            // still counts against `READERS` until it ends.
-            let work = tokio::task::spawn_blocking(move || {
-                let r = f(&svc);
-                drop(permit);
-                r
-            });
-            match tokio::time::timeout(CALL_DEADLINE, work).await {
-                Ok(joined) => joined.map_err(|e| e.to_string()),
-                Err(_) => {
-                    return Ok(tool_error(json!({"error": {
-                        "code": "query_timeout",
-                        "message": format!("the call took longer than {} s and was abandoned; the server is busy or the request too large", CALL_DEADLINE.as_secs()),
-                        "data": {"timeout_ms": CALL_DEADLINE.as_millis() as u64}}})));
+            let work_cancel = cancel.clone();
+            let work = tokio::task::spawn_blocking(move || f(&svc, &work_cancel));
+            tokio::select! {
+                joined = work => joined.map_err(|e| e.to_string()),
+                _ = &mut until => return timed_out(),
+                _ = ct.cancelled() => {
+                    cancel.cancel();
+                    return Ok(cancelled());
                 }
             }
         };
@@ -162,10 +214,13 @@ impl CruxeMcp {
     )]
     async fn get_symbol_hierarchy(
         &self,
+        ct: CancellationToken,
         Parameters(input): Parameters<tools::HierarchyInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::get_symbol_hierarchy(s, input))
-            .await
+        self.run(Class::Read, ct, move |s, c| {
+            tools::get_symbol_hierarchy(s, input, c)
+        })
+        .await
     }
 
     #[tool(
@@ -173,10 +228,13 @@ impl CruxeMcp {
     )]
     async fn find_related_symbols(
         &self,
+        ct: CancellationToken,
         Parameters(input): Parameters<tools::RelatedInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::find_related_symbols(s, input))
-            .await
+        self.run(Class::Walk, ct, move |s, c| {
+            tools::find_related_symbols(s, input, c)
+        })
+        .await
     }
 
     #[tool(
@@ -184,9 +242,13 @@ impl CruxeMcp {
     )]
     async fn locate_symbol(
         &self,
+        ct: CancellationToken,
         Parameters(input): Parameters<tools::LocateInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::locate_symbol(s, input)).await
+        self.run(Class::Read, ct, move |s, c| {
+            tools::locate_symbol(s, input, c)
+        })
+        .await
     }
 
     #[tool(
@@ -194,9 +256,11 @@ impl CruxeMcp {
     )]
     async fn search_code(
         &self,
+        ct: CancellationToken,
         Parameters(input): Parameters<tools::SearchInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::search_code(s, input)).await
+        self.run(Class::Read, ct, move |s, c| tools::search_code(s, input, c))
+            .await
     }
 
     #[tool(
@@ -204,9 +268,13 @@ impl CruxeMcp {
     )]
     async fn get_code_context(
         &self,
+        ct: CancellationToken,
         Parameters(input): Parameters<tools::ContextInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::get_code_context(s, input)).await
+        self.run(Class::Walk, ct, move |s, c| {
+            tools::get_code_context(s, input, c)
+        })
+        .await
     }
 
     #[tool(
@@ -214,9 +282,13 @@ impl CruxeMcp {
     )]
     async fn get_file_outline(
         &self,
+        ct: CancellationToken,
         Parameters(input): Parameters<tools::OutlineInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::get_file_outline(s, input)).await
+        self.run(Class::Read, ct, move |s, c| {
+            tools::get_file_outline(s, input, c)
+        })
+        .await
     }
 
     #[tool(
@@ -224,9 +296,13 @@ impl CruxeMcp {
     )]
     async fn explore_tree(
         &self,
+        ct: CancellationToken,
         Parameters(input): Parameters<tools::ExploreInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::explore_tree(s, input)).await
+        self.run(Class::Read, ct, move |s, c| {
+            tools::explore_tree(s, input, c)
+        })
+        .await
     }
 
     #[tool(
@@ -234,9 +310,11 @@ impl CruxeMcp {
     )]
     async fn get_node(
         &self,
+        ct: CancellationToken,
         Parameters(input): Parameters<tools::NodeInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::get_node(s, input)).await
+        self.run(Class::Read, ct, move |s, c| tools::get_node(s, input, c))
+            .await
     }
 
     #[tool(
@@ -244,9 +322,13 @@ impl CruxeMcp {
     )]
     async fn find_references(
         &self,
+        ct: CancellationToken,
         Parameters(input): Parameters<tools::ReferencesInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::find_references(s, input)).await
+        self.run(Class::Walk, ct, move |s, c| {
+            tools::find_references(s, input, c)
+        })
+        .await
     }
 
     #[tool(
@@ -254,9 +336,13 @@ impl CruxeMcp {
     )]
     async fn get_call_graph(
         &self,
+        ct: CancellationToken,
         Parameters(input): Parameters<tools::CallGraphInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::get_call_graph(s, input)).await
+        self.run(Class::Walk, ct, move |s, c| {
+            tools::get_call_graph(s, input, c)
+        })
+        .await
     }
 
     #[tool(
@@ -264,10 +350,13 @@ impl CruxeMcp {
     )]
     async fn find_implementations(
         &self,
+        ct: CancellationToken,
         Parameters(input): Parameters<tools::ImplementationsInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::find_implementations(s, input))
-            .await
+        self.run(Class::Walk, ct, move |s, c| {
+            tools::find_implementations(s, input, c)
+        })
+        .await
     }
 
     #[tool(
@@ -275,9 +364,13 @@ impl CruxeMcp {
     )]
     async fn analyze_impact(
         &self,
+        ct: CancellationToken,
         Parameters(input): Parameters<tools::ImpactInput>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.run(move |s| tools::analyze_impact(s, input)).await
+        self.run(Class::Walk, ct, move |s, c| {
+            tools::analyze_impact(s, input, c)
+        })
+        .await
     }
 
     #[tool(
@@ -285,13 +378,16 @@ impl CruxeMcp {
     )]
     async fn run_cypher(
         &self,
+        ct: CancellationToken,
         Parameters(input): Parameters<tools::CypherInput>,
     ) -> Result<CallToolResult, ErrorData> {
         // No `READERS` permit: the query waits for one of its own workers (a
         // bound of its own, `cypher_workers`), and a queue of them must not
         // hold back the other tools.
-        self.run_unpermitted(move |s| tools::run_cypher(s, input))
-            .await
+        self.run(Class::Cypher, ct, move |s, c| {
+            tools::run_cypher(s, input, c)
+        })
+        .await
     }
 
     #[tool(
@@ -299,11 +395,14 @@ impl CruxeMcp {
     )]
     async fn index_status(
         &self,
+        ct: CancellationToken,
         Parameters(input): Parameters<tools::StatusInput>,
     ) -> Result<CallToolResult, ErrorData> {
         // Counts and progress held in memory: in place.
-        self.run_where(true, move |s| tools::index_status(s, input))
-            .await
+        self.run(Class::Inline, ct, move |s, c| {
+            tools::index_status(s, input, c)
+        })
+        .await
     }
 }
 
@@ -454,6 +553,10 @@ pub struct HttpOptions {
     pub allowed_hosts: Vec<String>,
     /// Browser origins accepted (loopback origins always are).
     pub allowed_origins: Vec<String>,
+    /// How many MCP sessions are held, and for how long idle.
+    pub sessions: SessionLimits,
+    /// How many connections are open at once, and their timeouts.
+    pub connections: ConnLimits,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -462,6 +565,10 @@ pub enum ServerError {
         "listening on {0} (not loopback) needs a bearer token: pass --token-file FILE or set CRUXE_TOKEN"
     )]
     TokenRequired(SocketAddr),
+    #[error(
+        "listening on {addr} (not loopback) needs a bearer token of at least 16 characters; the one given has {chars} (make one with `head -c 24 /dev/urandom | base64`)"
+    )]
+    TokenTooShort { addr: SocketAddr, chars: usize },
     /// The reason is in the message and not a `source`: an error chain
     /// printed whole would say it twice.
     #[error("cannot listen on {addr}: {reason}")]
@@ -480,7 +587,7 @@ struct HttpState {
     svc: Arc<Service>,
     token: Option<Arc<String>>,
     peers: Arc<Peers>,
-    sessions: Arc<LocalSessionManager>,
+    sessions: Arc<Sessions>,
 }
 
 /// Who may talk to the server: the `Host` names it answers to and the browser
@@ -497,7 +604,13 @@ struct Peers {
 /// The whole HTTP app: `/mcp`, `/health` and the console (`/`), behind the
 /// Host/Origin and token checks (the console's files need no token). Kept
 /// apart from the socket so tests and embedders can drive it directly.
-pub fn app(svc: Arc<Service>, opts: &HttpOptions, ct: CancellationToken) -> Router {
+pub fn app(
+    svc: Arc<Service>,
+    opts: &HttpOptions,
+    sessions: Arc<Sessions>,
+    stop: &Cancel,
+    ct: CancellationToken,
+) -> Router {
     let mut hosts: Vec<(String, Option<u16>)> = ["localhost", "127.0.0.1", "::1"]
         .iter()
         .map(|h| (h.to_string(), None))
@@ -530,10 +643,12 @@ pub fn app(svc: Arc<Service>, opts: &HttpOptions, ct: CancellationToken) -> Rout
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .with_sse_keep_alive(Some(std::time::Duration::from_secs(15)))
         .with_cancellation_token(ct);
-    let handler = CruxeMcp::new(svc.clone());
-    let sessions = Arc::new(LocalSessionManager::default());
-    let mcp: StreamableHttpService<CruxeMcp, LocalSessionManager> =
-        StreamableHttpService::new(move || Ok(handler.clone()), sessions.clone(), config);
+    let handler = CruxeMcp::new(svc.clone(), stop.clone());
+    let mcp: StreamableHttpService<CruxeMcp, LocalSessionManager> = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        sessions.manager.clone(),
+        config,
+    );
     let state = HttpState {
         svc,
         token: opts.token.clone().map(Arc::new),
@@ -548,48 +663,13 @@ pub fn app(svc: Arc<Service>, opts: &HttpOptions, ct: CancellationToken) -> Rout
         .with_state(state)
 }
 
-/// The local address a connection arrived on (and its peer), for the Host check
-/// of a server bound to every address.
-#[derive(Debug, Clone, Copy)]
-pub struct Conn {
-    pub local: Option<SocketAddr>,
-}
-
-/// The listener `serve_http` uses: TCP with `TCP_NODELAY` on each connection.
-/// Answers go out as several small SSE writes; without it, Nagle's algorithm and
-/// the client's delayed ACK add ~40 ms to every call.
-pub struct NoDelay(tokio::net::TcpListener);
-
-impl axum::serve::Listener for NoDelay {
-    type Io = tokio::net::TcpStream;
-    type Addr = SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        let (tcp, addr) = axum::serve::Listener::accept(&mut self.0).await;
-        let _ = tcp.set_nodelay(true);
-        (tcp, addr)
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        self.0.local_addr()
-    }
-}
-
-impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, NoDelay>> for Conn {
-    fn connect_info(stream: axum::serve::IncomingStream<'_, NoDelay>) -> Self {
-        Conn {
-            local: stream.io().local_addr().ok(),
-        }
-    }
-}
-
 /// Every request: Host and Origin, then the token, then two JSON-RPC details
 /// rmcp answers otherwise (a DELETE of an unknown session, `tools/call` with
 /// arguments that are not an object).
 async fn guard(State(state): State<HttpState>, req: Request, next: Next) -> Response {
     let local = req
         .extensions()
-        .get::<axum::extract::ConnectInfo<Conn>>()
+        .get::<axum::extract::ConnectInfo<listen::Conn>>()
         .and_then(|c| c.0.local);
     if let Err(why) = state.peers.check(req.headers(), req.uri(), local) {
         tracing::warn!("refused a request: {why}");
@@ -620,7 +700,13 @@ async fn guard(State(state): State<HttpState>, req: Request, next: Next) -> Resp
                 .map(|s| std::sync::Arc::<str>::from(s.to_string()));
             if let Some(id) = id {
                 use rmcp::transport::streamable_http_server::session::SessionManager;
-                if !state.sessions.has_session(&id).await.unwrap_or(false) {
+                if !state
+                    .sessions
+                    .manager
+                    .has_session(&id)
+                    .await
+                    .unwrap_or(false)
+                {
                     return (
                         StatusCode::NOT_FOUND,
                         axum::Json(json!({"error": "no such session"})),
@@ -630,7 +716,7 @@ async fn guard(State(state): State<HttpState>, req: Request, next: Next) -> Resp
             }
         }
         if req.method() == axum::http::Method::POST {
-            return check_call_arguments(req, next).await;
+            return post_message(&state, req, next).await;
         }
         if delete {
             // rmcp answers an ended session 202; clients (the Python SDK among
@@ -645,11 +731,14 @@ async fn guard(State(state): State<HttpState>, req: Request, next: Next) -> Resp
     next.run(req).await
 }
 
-/// A body that is no JSON-RPC message is a JSON-RPC error (-32700, -32600);
-/// `tools/call` whose `arguments` is not an object is "invalid params"
-/// (-32602; rmcp would take it for an unknown method). The body is read here
-/// (within the size limit) and handed on unchanged otherwise.
-async fn check_call_arguments(req: Request, next: Next) -> Response {
+/// A POST to `/mcp`. A body that is no well-formed JSON-RPC message gets a
+/// JSON-RPC error with status 400 (`jsonrpc::check`); `tools/call` whose
+/// `arguments` is not an object is "invalid params" (-32602; rmcp would take
+/// it for an unknown method). An `initialize` is admitted only when the
+/// server has room for its session (`Sessions::admit`); a request on a
+/// session marks it in use. The body is read here (within the size limit) and
+/// handed on unchanged.
+async fn post_message(state: &HttpState, req: Request, next: Next) -> Response {
     let (parts, body) = req.into_parts();
     let bytes = match axum::body::to_bytes(body, MAX_BODY_BYTES).await {
         Ok(b) => b,
@@ -661,33 +750,15 @@ async fn check_call_arguments(req: Request, next: Next) -> Response {
                 .into_response();
         }
     };
-    // Protocol faults are JSON-RPC errors (rmcp answers them with 415 and a
-    // line of text): a body that is no JSON is a parse error, JSON that is no
-    // JSON-RPC message an invalid request. Both have no id to answer to.
-    let fault = |code: i64, message: String| {
-        let body =
-            json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
-        (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
-    };
-    let msg = match serde_json::from_slice::<serde_json::Value>(&bytes) {
+    let msg = match jsonrpc::check(&bytes) {
         Ok(msg) => msg,
-        Err(e) => return fault(-32700, format!("Parse error: the body is not JSON ({e})")),
+        Err(fault) => return (StatusCode::BAD_REQUEST, axum::Json(fault.body())).into_response(),
     };
-    let is_message = msg.as_object().is_some_and(|m| {
-        m.get("jsonrpc").and_then(|v| v.as_str()) == Some("2.0")
-            && (m.get("method").is_some_and(|v| v.is_string())
-                || m.contains_key("result")
-                || m.contains_key("error"))
-    });
-    if !is_message {
-        return fault(
-            -32600,
-            "Invalid Request: the body must be one JSON-RPC 2.0 message (an object with \"jsonrpc\": \"2.0\" and a method, result or error)".into(),
-        );
-    }
-    if msg["method"] == "tools/call"
-        && msg["params"]
-            .get("arguments")
+    let method = msg.get("method").and_then(|m| m.as_str()).unwrap_or("");
+    if method == "tools/call"
+        && msg
+            .get("params")
+            .and_then(|p| p.get("arguments"))
             .is_some_and(|a| !a.is_object() && !a.is_null())
     {
         let body = json!({
@@ -697,8 +768,47 @@ async fn check_call_arguments(req: Request, next: Next) -> Response {
         });
         return (StatusCode::OK, axum::Json(body)).into_response();
     }
-    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
-        .await
+    let session = parts
+        .headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let req = Request::from_parts(parts, axum::body::Body::from(bytes));
+    if let Some(id) = session {
+        let used = msg.contains_key("id") && !matches!(method, "ping" | "initialize");
+        state.sessions.touched(&id, used);
+        return next.run(req).await;
+    }
+    if method != "initialize" {
+        return next.run(req).await;
+    }
+    let _admitted = match state.sessions.admit().await {
+        Ok(guard) => guard,
+        Err(full) => {
+            let body = json!({
+                "jsonrpc": "2.0",
+                "id": msg.get("id").cloned().unwrap_or(serde_json::Value::Null),
+                "error": {"code": -32000, "message": format!(
+                    "the server holds its maximum of {} sessions, all in use; try again later (or end an unused session with DELETE /mcp)",
+                    full.max)},
+            });
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::RETRY_AFTER, "5")],
+                axum::Json(body),
+            )
+                .into_response();
+        }
+    };
+    let response = next.run(req).await;
+    if let Some(id) = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+    {
+        state.sessions.opened(id);
+    }
+    response
 }
 
 impl Peers {
@@ -779,7 +889,11 @@ async fn health(State(state): State<HttpState>) -> impl IntoResponse {
         .iter()
         .map(|r| json!({"repo": r.name, "ref": r.ref_name, "indexing_status": r.status().as_str()}))
         .collect();
-    axum::Json(json!({"status": "ok", "version": env!("CARGO_PKG_VERSION"), "repos": repos}))
+    let sessions =
+        json!({"open": state.sessions.count().await, "max": state.sessions.limits().max});
+    axum::Json(
+        json!({"status": "ok", "version": env!("CARGO_PKG_VERSION"), "repos": repos, "sessions": sessions}),
+    )
 }
 
 /// Constant-time comparison of the request's bearer token with ours (the scheme
@@ -802,15 +916,14 @@ fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
     diff == 0
 }
 
-/// Serves HTTP until `shutdown` resolves. Refuses a non-loopback address without a token.
+/// Serves HTTP until `shutdown` resolves. Refuses a non-loopback address
+/// without a token of at least `MIN_TOKEN_CHARS` characters.
 pub async fn serve_http(
     svc: Arc<Service>,
     opts: HttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
-    if !opts.listen.ip().is_loopback() && opts.token.is_none() {
-        return Err(ServerError::TokenRequired(opts.listen));
-    }
+    check_exposure(&opts)?;
     let listener = tokio::net::TcpListener::bind(opts.listen)
         .await
         .map_err(|reason| ServerError::Bind {
@@ -818,7 +931,6 @@ pub async fn serve_http(
             reason,
         })?;
     let addr = listener.local_addr()?;
-    let listener = NoDelay(listener);
     // The CLI's read commands find the server here (the graph is its alone).
     let reach = if addr.ip().is_unspecified() {
         SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), addr.port())
@@ -827,19 +939,41 @@ pub async fn serve_http(
     };
     svc.announce(&format!("http://{reach}/mcp"));
     let ct = CancellationToken::new();
-    let router = app(svc, &opts, ct.child_token());
+    let sessions = Arc::new(Sessions::new(opts.sessions));
+    let sweeper = tokio::spawn(sessions.clone().sweep(crate::service::release_freed_memory));
+    // Raised at shutdown: calls running stop where they run (graph reads
+    // interrupted, Cypher workers killed), so the server exits at once.
+    let stop = Cancel::new();
+    let router = app(svc, &opts, sessions, &stop, ct.child_token());
     // One line on stderr that scripts (and tests) wait for.
     eprintln!("cruxe: serving MCP at http://{addr}/mcp");
-    axum::serve(
-        listener,
-        router.into_make_service_with_connect_info::<Conn>(),
-    )
-    .with_graceful_shutdown(async move {
+    listen::serve(listener, router, opts.connections, async move {
         shutdown.await;
+        stop.cancel();
         ct.cancel();
     })
-    .await?;
+    .await;
+    sweeper.abort();
     Ok(())
+}
+
+/// Shortest bearer token accepted on a public bind: a guessable one would
+/// only look like protection.
+pub const MIN_TOKEN_CHARS: usize = 16;
+
+/// A server off loopback needs a token, and one that is not short.
+pub fn check_exposure(opts: &HttpOptions) -> Result<(), ServerError> {
+    if opts.listen.ip().is_loopback() {
+        return Ok(());
+    }
+    match &opts.token {
+        None => Err(ServerError::TokenRequired(opts.listen)),
+        Some(t) if t.chars().count() < MIN_TOKEN_CHARS => Err(ServerError::TokenTooShort {
+            addr: opts.listen,
+            chars: t.chars().count(),
+        }),
+        Some(_) => Ok(()),
+    }
 }
 
 /// Resolves on Ctrl-C or SIGTERM (what `kill` and service managers send).
@@ -914,7 +1048,7 @@ pub async fn serve_stdio(svc: Arc<Service>) -> Result<(), ServerError> {
         }
         // End of input: rmcp sees it and the session ends.
     });
-    let running = CruxeMcp::new(svc)
+    let running = CruxeMcp::new(svc, Cancel::new())
         .serve((rmcp_in, rmcp_out))
         .await
         .map_err(|e| ServerError::Stdio(e.to_string()))?;

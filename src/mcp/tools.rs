@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::model::cancel::Cancel;
 use crate::query::answers::*;
 use crate::query::args::{LIST_TOKENS, limit, max_tokens, non_empty};
 use crate::query::budget::fitting;
@@ -44,9 +45,16 @@ pub fn invalid_arguments(svc: &Service, message: &str) -> Value {
     .body
 }
 
+/// The answer to a call that did not run to its end (its deadline passed, its
+/// client cancelled it): the error envelope with its metadata.
+pub fn stopped(svc: &Service, e: ToolError) -> Value {
+    finish::<ErrorAnswer>(svc, None, None, Err(e)).body
+}
+
 /// The view a call on `repo`/`ref_name` reads, or why there is none.
 fn view<'a>(
     svc: &'a Service,
+    cancel: &Cancel,
     repo: Option<&str>,
     ref_name: Option<&str>,
 ) -> Result<View<'a>, ToolError> {
@@ -84,10 +92,12 @@ fn view<'a>(
         ref_name.clone(),
         root.clone(),
     );
+    // The catalog and search loads above use the graph as it is: one call's
+    // deadline must not cut a load other calls wait for too.
     Ok(View::new(
         served.name.clone(),
         ref_name,
-        graph,
+        Arc::new(graph.with_cancel(cancel.clone())),
         svc.shared.clone(),
         root,
         Box::new(move || Ok(s1.store.catalog(&g1, &s1.name, &r1)?)),
@@ -110,13 +120,14 @@ const CATCH_UP: Duration = Duration::from_secs(5);
 /// it is partial.
 fn answer<T: Answer>(
     svc: &Service,
+    cancel: &Cancel,
     repo: &Option<String>,
     ref_name: &Option<String>,
     query: impl Fn(&View) -> Result<(T, &'static str), ToolError>,
 ) -> Reply {
     let deadline = Instant::now() + CATCH_UP;
     let out = loop {
-        let v = match view(svc, repo.as_deref(), ref_name.as_deref()) {
+        let v = match view(svc, cancel, repo.as_deref(), ref_name.as_deref()) {
             Ok(v) => v,
             Err(e) => break Err(e),
         };
@@ -128,87 +139,100 @@ fn answer<T: Answer>(
         // again every few milliseconds starved the run they waited for.
         let served = svc.repo(repo.as_deref());
         while Instant::now() < deadline
+            && !cancel.is_cancelled()
             && !served.is_some_and(|s| s.store.caught_up(&v.repo, &v.ref_name))
         {
             std::thread::sleep(Duration::from_millis(5));
         }
-        if Instant::now() >= deadline {
+        if Instant::now() >= deadline || cancel.is_cancelled() {
             break out.map(|(answer, _)| (answer, "partial"));
         }
     };
     finish(svc, repo.as_deref(), ref_name.as_deref(), out)
 }
 
-pub fn get_symbol_hierarchy(svc: &Service, input: HierarchyInput) -> Reply {
+pub fn get_symbol_hierarchy(svc: &Service, input: HierarchyInput, cancel: &Cancel) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    answer(svc, &repo, &rf, |v| {
+    answer(svc, cancel, &repo, &rf, |v| {
         hierarchy::get_symbol_hierarchy(v, input.clone())
     })
 }
 
-pub fn find_related_symbols(svc: &Service, input: RelatedInput) -> Reply {
+pub fn find_related_symbols(svc: &Service, input: RelatedInput, cancel: &Cancel) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    answer(svc, &repo, &rf, |v| {
+    answer(svc, cancel, &repo, &rf, |v| {
         related::find_related_symbols(v, input.clone())
     })
 }
 
-pub fn locate_symbol(svc: &Service, input: LocateInput) -> Reply {
+pub fn locate_symbol(svc: &Service, input: LocateInput, cancel: &Cancel) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    answer(svc, &repo, &rf, |v| locate::locate_symbol(v, input.clone()))
+    answer(svc, cancel, &repo, &rf, |v| {
+        locate::locate_symbol(v, input.clone())
+    })
 }
 
-pub fn get_file_outline(svc: &Service, input: OutlineInput) -> Reply {
+pub fn get_file_outline(svc: &Service, input: OutlineInput, cancel: &Cancel) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    answer(svc, &repo, &rf, |v| {
+    answer(svc, cancel, &repo, &rf, |v| {
         outline::get_file_outline(v, input.clone())
     })
 }
 
-pub fn explore_tree(svc: &Service, input: ExploreInput) -> Reply {
+pub fn explore_tree(svc: &Service, input: ExploreInput, cancel: &Cancel) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    answer(svc, &repo, &rf, |v| tree::explore_tree(v, input.clone()))
+    answer(svc, cancel, &repo, &rf, |v| {
+        tree::explore_tree(v, input.clone())
+    })
 }
 
-pub fn get_node(svc: &Service, input: NodeInput) -> Reply {
+pub fn get_node(svc: &Service, input: NodeInput, cancel: &Cancel) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    answer(svc, &repo, &rf, |v| tree::get_node(v, input.clone()))
+    answer(svc, cancel, &repo, &rf, |v| {
+        tree::get_node(v, input.clone())
+    })
 }
 
-pub fn search_code(svc: &Service, input: SearchInput) -> Reply {
+pub fn search_code(svc: &Service, input: SearchInput, cancel: &Cancel) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    answer(svc, &repo, &rf, |v| search::search_code(v, input.clone()))
+    answer(svc, cancel, &repo, &rf, |v| {
+        search::search_code(v, input.clone())
+    })
 }
 
-pub fn get_code_context(svc: &Service, input: ContextInput) -> Reply {
+pub fn get_code_context(svc: &Service, input: ContextInput, cancel: &Cancel) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    answer(svc, &repo, &rf, |v| {
+    answer(svc, cancel, &repo, &rf, |v| {
         context::get_code_context(v, input.clone())
     })
 }
 
-pub fn find_references(svc: &Service, input: ReferencesInput) -> Reply {
+pub fn find_references(svc: &Service, input: ReferencesInput, cancel: &Cancel) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    answer(svc, &repo, &rf, |v| {
+    answer(svc, cancel, &repo, &rf, |v| {
         calls::find_references(v, input.clone())
     })
 }
 
-pub fn get_call_graph(svc: &Service, input: CallGraphInput) -> Reply {
+pub fn get_call_graph(svc: &Service, input: CallGraphInput, cancel: &Cancel) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    answer(svc, &repo, &rf, |v| calls::get_call_graph(v, input.clone()))
+    answer(svc, cancel, &repo, &rf, |v| {
+        calls::get_call_graph(v, input.clone())
+    })
 }
 
-pub fn find_implementations(svc: &Service, input: ImplementationsInput) -> Reply {
+pub fn find_implementations(svc: &Service, input: ImplementationsInput, cancel: &Cancel) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    answer(svc, &repo, &rf, |v| {
+    answer(svc, cancel, &repo, &rf, |v| {
         calls::find_implementations(v, input.clone())
     })
 }
 
-pub fn analyze_impact(svc: &Service, input: ImpactInput) -> Reply {
+pub fn analyze_impact(svc: &Service, input: ImpactInput, cancel: &Cancel) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
-    answer(svc, &repo, &rf, |v| calls::analyze_impact(v, input.clone()))
+    answer(svc, cancel, &repo, &rf, |v| {
+        calls::analyze_impact(v, input.clone())
+    })
 }
 
 /// Fills protocol v1 metadata for an answer about `repo`/`ref`: the one place it
@@ -287,10 +311,10 @@ fn to_json(answer: &impl serde::Serialize) -> Value {
 
 // Shared shapes and input checks
 
-pub fn run_cypher(svc: &Service, input: CypherInput) -> Reply {
+pub fn run_cypher(svc: &Service, input: CypherInput, cancel: &Cancel) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
     let out = (|| {
-        let c = view(svc, repo.as_deref(), rf.as_deref())?;
+        let c = view(svc, cancel, repo.as_deref(), rf.as_deref())?;
         let served = svc
             .repo(repo.as_deref())
             .ok_or_else(|| ToolError::repo_not_found(repo.as_deref(), svc.repo_names()))?;
@@ -308,6 +332,9 @@ pub fn run_cypher(svc: &Service, input: CypherInput) -> Reply {
             .unwrap_or_default()
             .into_iter()
             .collect();
+        if let Some(why) = cypher::param_error(&params) {
+            return Err(ToolError::invalid_input(why));
+        }
         cypher::bind_scope(query, &mut params, &c.repo, &c.ref_name);
         let store = &served.store;
         let request = cypher::Request {
@@ -317,7 +344,10 @@ pub fn run_cypher(svc: &Service, input: CypherInput) -> Reply {
             timeout_ms: svc.cfg.query_timeout_ms,
             max_bytes: store.cypher.limits().max_answer_bytes,
         };
-        let (answer, source) = store.cypher.run(&request).map_err(ToolError::adhoc)?;
+        let (answer, source) = store
+            .cypher
+            .run(&request, cancel)
+            .map_err(ToolError::adhoc)?;
         let budget = max_tokens(input.max_tokens, LIST_TOKENS)?;
         let mut rows = answer.rows;
         let cut = fitting(&c.tokens, &rows, budget);
@@ -344,7 +374,7 @@ pub fn run_cypher(svc: &Service, input: CypherInput) -> Reply {
 /// Longest `run_cypher` query accepted.
 const MAX_CYPHER_BYTES: usize = 64 * 1024;
 
-pub fn index_status(svc: &Service, input: StatusInput) -> Reply {
+pub fn index_status(svc: &Service, input: StatusInput, _cancel: &Cancel) -> Reply {
     let (repo, rf) = (input.repo.clone(), input.ref_name.clone());
     let out = (|| {
         let repos: Vec<&Arc<Served>> = match repo.as_deref() {

@@ -1,6 +1,7 @@
 //! The indexer's vocabulary: languages, symbol kinds, and the records that flow from
 //! extraction into the graph store. Plain data, no I/O, no wire format.
 
+pub mod cancel;
 pub mod fifo;
 pub mod ids;
 pub mod lazy;

@@ -617,8 +617,11 @@ pub struct ReferencesAnswer {
     pub symbol: SymbolRef,
     /// This page of the uses, by file (path order), then line and column.
     pub references: Vec<Reference>,
-    /// Every file with a use, with how many (all pages).
+    /// The files with a use, with how many (all pages; as many as fit a
+    /// quarter of `max_tokens`, in path order).
     pub files: Vec<FileCount>,
+    /// Files with a use, in all.
+    pub total_files: usize,
     /// Uses of the asked kind, all pages.
     pub total: usize,
     /// Sites that name the symbol but that no resolution tier could prove (an
@@ -677,10 +680,14 @@ pub struct CallGraphAnswer {
     /// The walk met a cycle (recursion, mutual recursion): each node is still
     /// listed once, at its shortest distance.
     pub cycles: bool,
-    /// Call sites among every node within `depth` (all of them, not only those returned).
+    /// Call sites among every node within `depth` (all of them, not only
+    /// those returned); a lower bound when `totals_exact` is false.
     pub total_edges: usize,
-    /// Nodes within `depth`, the root excluded.
+    /// Nodes within `depth`, the root excluded (exact).
     pub total_nodes: usize,
+    /// False when the walks were cut (the node cap, the work budget): then
+    /// `total_edges` counts only the edges among the nodes walked.
+    pub totals_exact: bool,
     pub truncated: bool,
     /// `callers`, `callees` or `both`.
     pub direction: String,
@@ -787,11 +794,16 @@ pub struct ImpactAnswer {
     pub completeness: String,
     /// Why the answer is a lower bound, and anything else to know.
     pub notes: Vec<String>,
+    /// `changed` in all.
+    pub total_changed: usize,
     pub total_affected: usize,
     /// `files` and `tests` in all (the answer holds what fits `max_tokens`:
     /// the tests first, then the affected symbols, then the files).
     pub total_files: usize,
     pub total_tests: usize,
+    /// False when a walk was cut (by its node cap or the work budget): every
+    /// `total_*` is then a lower bound.
+    pub totals_exact: bool,
     pub truncated: bool,
     pub depth: usize,
     pub min_confidence: String,

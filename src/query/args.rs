@@ -77,6 +77,30 @@ pub fn cursor(tool: &str, c: Option<&str>) -> Result<usize, ToolError> {
     }
 }
 
+/// A cursor must point into the answer it pages (at most at its end): one
+/// past it was not made by the tool.
+pub fn cursor_in(tool: &str, from: usize, total: usize) -> Result<(), ToolError> {
+    if from > total {
+        return Err(ToolError::invalid_input(format!(
+            "cursor {from} is past the end of {tool}'s answer ({total} items); pass the `next_cursor` of the previous page"
+        )));
+    }
+    Ok(())
+}
+
+/// A page that holds nothing though nodes were left is refused (a client
+/// paging through it would never get past it): the next node alone does not
+/// fit `max_tokens`.
+pub fn page_holds_something<T>(
+    page: &super::budget::Page<T>,
+    max_tokens: usize,
+) -> Result<(), ToolError> {
+    match page.needed {
+        Some(needed) => Err(ToolError::max_tokens_too_small(max_tokens, needed)),
+        None => Ok(()),
+    }
+}
+
 pub fn non_empty<'a>(field: &str, v: &'a str) -> Result<&'a str, ToolError> {
     let t = v.trim();
     if t.is_empty() {

@@ -174,6 +174,9 @@ pub struct Page<T> {
     pub total: usize,
     /// The cursor of the next page: the pre-order position of its first node.
     pub next: Option<usize>,
+    /// When the page holds no node though some were left: what the first of
+    /// them costs alone (the budget that would hold it).
+    pub needed: Option<usize>,
 }
 
 /// What a node costs beside its own fields: its place in its parent's
@@ -207,6 +210,7 @@ pub fn page<T: Paged>(
     // `flat` now holds the earlier pages' nodes: the parents a node may name.
     let mut used = 0;
     let mut end = 0;
+    let mut needed = None;
     for (n, parent) in nodes.iter_mut() {
         if end == max_nodes {
             break;
@@ -220,6 +224,9 @@ pub fn page<T: Paged>(
             tokens.estimate(n) + NESTING_TOKENS
         };
         if used + cost > max_tokens {
+            if end == 0 {
+                needed = Some(cost);
+            }
             break;
         }
         used += cost;
@@ -253,6 +260,7 @@ pub fn page<T: Paged>(
         returned: end,
         total,
         next: (from + end < total).then_some(from + end),
+        needed,
     }
 }
 

@@ -76,6 +76,16 @@ impl ToolError {
             json!({"max_tokens": max_tokens}),
         )
     }
+    /// A page that could hold nothing: the next item alone costs `needed`.
+    pub fn max_tokens_too_small(given: usize, needed: usize) -> ToolError {
+        Self::new(
+            "invalid_max_tokens",
+            format!(
+                "max_tokens {given} holds none of this answer's items: the next one alone takes {needed} tokens; ask for at least {needed}"
+            ),
+            json!({"max_tokens": given, "needed": needed}),
+        )
+    }
     /// `similar`: the names the search index finds closest, best first.
     pub fn symbol_not_found(
         name: &str,
@@ -218,11 +228,41 @@ impl ToolError {
                 json!({"timeout_ms": waited_ms, "ran": false}),
             ),
             AdhocError::Worker(m) => Self::internal(m),
+            AdhocError::Cancelled => Self::cancelled(),
         }
     }
     pub fn internal(e: impl std::fmt::Display) -> ToolError {
-        tracing::error!("internal error in a tool: {e}");
-        Self::new("internal_error", format!("internal error: {e}"), json!({}))
+        let message = e.to_string();
+        // A graph read of a call that was cancelled fails with this: the
+        // call's deadline, not a fault.
+        if message == GraphError::Cancelled.to_string() {
+            return Self::cancelled();
+        }
+        tracing::error!("internal error in a tool: {message}");
+        Self::new(
+            "internal_error",
+            format!("internal error: {message}"),
+            json!({}),
+        )
+    }
+    /// A call stopped at its deadline, `ms` after it came.
+    pub fn deadline(ms: u64) -> ToolError {
+        Self::new(
+            "query_timeout",
+            format!(
+                "the call took longer than {ms} ms and was stopped; the server is busy or the request too large (a smaller depth, fewer paths)"
+            ),
+            json!({"timeout_ms": ms}),
+        )
+    }
+    /// The call ran out of time (or the server stops) and its work was
+    /// stopped where it ran.
+    pub fn cancelled() -> ToolError {
+        Self::new(
+            "query_timeout",
+            "the call was stopped: it ran past its deadline or the server is stopping; narrow it (a smaller depth, fewer paths) or try again",
+            json!({"cancelled": true}),
+        )
     }
 }
 

@@ -67,6 +67,8 @@ pub fn get_symbol_hierarchy(
                 budget,
                 usize::MAX,
             );
+            super::args::cursor_in("get_symbol_hierarchy", from, page.total)?;
+            super::args::page_holds_something(&page, budget)?;
             HierarchyAnswer {
                 chain_length: page.total,
                 returned: page.returned,

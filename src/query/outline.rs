@@ -35,6 +35,8 @@ pub fn get_file_outline(
         .map(|&i| outline_node(&cat, &forest, i, 1))
         .collect();
     let page = page(&c.tokens, tree, from, budget, usize::MAX);
+    super::args::cursor_in("get_file_outline", from, page.total)?;
+    super::args::page_holds_something(&page, budget)?;
     let truncated = page.next.is_some();
     Ok((
         OutlineAnswer {

@@ -290,6 +290,10 @@ pub fn explore_tree(
     }
     let built_all = !build.truncated;
     let page = page(&c.tokens, tree, from, budget, limit);
+    if built_all {
+        super::args::cursor_in("explore_tree", from, page.total)?;
+    }
+    super::args::page_holds_something(&page, budget)?;
     let more = page.next.is_some() || !built_all;
     let body = TreeAnswer {
         tree: page.roots,
@@ -302,7 +306,7 @@ pub fn explore_tree(
             mode: mode.into(),
             depth: max_depth,
             truncated: more,
-            next_cursor: more.then(|| (from + page.returned).to_string()),
+            next_cursor: more.then(|| from.saturating_add(page.returned).to_string()),
         },
         metadata: Metadata::default(),
     };

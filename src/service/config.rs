@@ -45,6 +45,8 @@ pub struct ServerSection {
     #[serde(default)]
     pub allow_origins: Vec<String>,
     pub query_timeout_ms: Option<u64>,
+    /// Longest time of any other tool call, in milliseconds.
+    pub call_timeout_ms: Option<u64>,
     /// Memory of one run_cypher query's worker process, in MiB.
     pub cypher_memory_mb: Option<u64>,
     /// Worker processes for run_cypher.
@@ -55,6 +57,15 @@ pub struct ServerSection {
     pub max_file_size: Option<u64>,
     /// Watch the working trees and re-index changes (default true).
     pub watch: Option<bool>,
+    /// MCP sessions held at once.
+    pub max_sessions: Option<usize>,
+    /// Seconds without a request after which a session is closed.
+    pub session_idle_secs: Option<u64>,
+    /// HTTP connections open at once.
+    pub max_connections: Option<usize>,
+    /// Seconds a connection may take to send a request's head, or sit idle
+    /// between requests.
+    pub connection_idle_secs: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]

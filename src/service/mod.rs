@@ -47,6 +47,9 @@ pub struct ServiceConfig {
     pub serving_buffer_pool_bytes: u64,
     /// Per-query limit for `run_cypher`.
     pub query_timeout_ms: u64,
+    /// How long any other tool call may take before it is stopped where it
+    /// runs and answered `query_timeout`.
+    pub call_timeout: Duration,
     /// Largest `limit` a `run_cypher` call may ask for.
     pub max_rows: usize,
     /// Watch the working trees and re-index what changes.
@@ -72,6 +75,7 @@ impl Default for ServiceConfig {
             index: IndexOptions::default(),
             serving_buffer_pool_bytes: SERVING_BUFFER_POOL_MB << 20,
             query_timeout_ms: 5_000,
+            call_timeout: Duration::from_secs(30),
             max_rows: 10_000,
             watch: true,
             debounce: Duration::from_millis(30),
@@ -495,7 +499,7 @@ const SMALL_RUN_FILES: usize = 200;
 /// load) back to the system: glibc keeps freed memory in its arenas, so a
 /// server's resident size would otherwise stay at its peak (~280 MiB more
 /// after loading the catalog of a 600k-symbol ref).
-fn release_freed_memory() {
+pub fn release_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free pages of the allocator's arenas.
     unsafe {

@@ -20,7 +20,10 @@ use crate::store::graph::{GraphConfig, GraphError, GraphStore, checkpoint_marker
 /// bytes (`model::ids`), and `REFERENCES` without `to_name`. 7: a file's
 /// `error_lines` and `recovered` (what its parse could not read, and what was
 /// read again), so that a run reports every file, parsed this time or not.
-pub const SCHEMA_VERSION: u32 = 7;
+/// 8: Kuzu unpatched left edges of a deleted node behind when some of its
+/// edges were deleted before it (`patches/README.md`): a graph that in-place
+/// runs wrote may hold edges into deleted symbols.
+pub const SCHEMA_VERSION: u32 = 8;
 
 const MANIFEST: &str = "manifest.json";
 const LOCK: &str = "writer.lock";

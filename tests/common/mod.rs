@@ -103,8 +103,10 @@ fn walk_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-pub fn cruxe_bin() -> &'static str {
-    env!("CARGO_BIN_EXE_cruxe")
+/// The binary under test: this build's, or `CRUXE_TEST_BIN` (to run a test
+/// against another build, e.g. to see it fail before a fix).
+pub fn cruxe_bin() -> String {
+    std::env::var("CRUXE_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_cruxe").to_string())
 }
 
 pub fn cruxe(args: &[&str]) -> Output {

@@ -19,6 +19,7 @@ use super::super::inputs::{CallDirection, CallGraphInput};
 use super::super::view::View;
 use super::{declarations, depth, dispatches, file_path_of, tiers};
 use crate::store::catalog::Catalog;
+use crate::store::graph::WalkBudget;
 
 /// A call site out of a node: (target id, line, col, confidence).
 type Hop = (String, i64, i64, String);
@@ -41,6 +42,8 @@ struct Seen {
 /// exact totals of any answer that is not cut, bounded for a hub.
 const NODES_PER_EDGE: usize = 5;
 const MAX_NODES: usize = 10_000;
+/// Nodes and edges the walks of one answer may return in all (`WalkBudget`).
+const WORK: usize = 200_000;
 
 pub fn get_call_graph(
     c: &View,
@@ -81,6 +84,7 @@ pub fn get_call_graph(
             hops: root_hops,
         },
     );
+    let work = WalkBudget::new(WORK);
     let mut cut = false;
     let mut totals = 0usize;
     let add = |seen: &mut HashMap<String, Seen>,
@@ -108,10 +112,10 @@ pub fn get_call_graph(
         }
     };
     if callers {
-        let walked = graph
-            .callers_within(&root_id, depth, tiers, cap)
+        let (walked, short) = graph
+            .callers_within(&root_id, (depth, tiers, cap), &work)
             .map_err(internal)?;
-        cut |= walked.len() >= cap;
+        cut |= walked.len() >= cap || short;
         add(&mut seen, walked, true, None);
         let declared = if dispatches(tiers) {
             declarations(c, &cat, root)?
@@ -120,10 +124,10 @@ pub fn get_call_graph(
         };
         for d in declared {
             let id = cat.entry(d).id();
-            let walked = graph
-                .callers_within(&id, depth, tiers, cap)
+            let (walked, short) = graph
+                .callers_within(&id, (depth, tiers, cap), &work)
                 .map_err(internal)?;
-            cut |= walked.len() >= cap;
+            cut |= walked.len() >= cap || short;
             seen.entry(id).or_insert(Seen {
                 depth: 0,
                 is_file: false,
@@ -136,10 +140,10 @@ pub fn get_call_graph(
         }
     }
     if callees {
-        let walked = graph
-            .callees_within(&root_id, depth, tiers, cap)
+        let (walked, short) = graph
+            .callees_within(&root_id, (depth, tiers, cap), &work)
             .map_err(internal)?;
-        cut |= walked.len() >= cap;
+        cut |= walked.len() >= cap || short;
         add(&mut seen, walked, false, None);
     }
     if cut {
@@ -214,6 +218,7 @@ pub fn get_call_graph(
         cycles,
         total_edges,
         total_nodes: totals,
+        totals_exact: !cut,
         truncated,
         direction: match input.direction {
             CallDirection::Callers => "callers",

@@ -23,9 +23,14 @@ use super::diff::{self, FileChange};
 use super::tests::{is_test_file, is_test_symbol};
 use super::{declarations_of, depth, dispatches, file_path_of, tiers};
 use crate::store::catalog::Catalog;
+use crate::store::graph::WalkBudget;
 
 /// Nodes one walk may return: the answer's totals are exact below it.
 const WALK_CAP: usize = 5_000;
+/// Nodes and edges the walks of one answer may return in all
+/// (`WalkBudget`): the largest real impacts measured (a 10k-file Rust
+/// corpus) stay well below it; a hostile one stops here, `truncated`.
+const WORK: usize = 200_000;
 
 /// How a dependent is reached, strongest first (the `via` picked when several
 /// edges lead one step closer to the change).
@@ -83,15 +88,18 @@ pub fn analyze_impact(
     // cost a quarter more.
     let all_tiers = crate::store::graph::GraphStore::CALL_TIERS.len();
     let allowed = &crate::store::graph::GraphStore::CALL_TIERS[..tiers];
+    let work = WalkBudget::new(WORK);
     let walks = c
         .graph
-        .impact_walks(starts.clone(), depth, all_tiers, WALK_CAP)
+        .impact_walks(starts.clone(), (depth, all_tiers, WALK_CAP), &work)
         .map_err(ToolError::internal)?;
     let mut cut = false;
+    let mut unwalked = 0;
     let mut only_by_name: HashSet<String> = HashSet::new();
     let mut reached: HashMap<String, Reach> = HashMap::new();
-    for (start, walk) in starts.iter().zip(walks) {
-        cut |= walk.len() >= WALK_CAP;
+    for (start, (walk, walk_cut)) in starts.iter().zip(walks) {
+        cut |= walk.len() >= WALK_CAP || walk_cut;
+        unwalked += usize::from(walk_cut);
         let distances = within(start, &walk, allowed, depth);
         for (id, is_file, _, edges) in walk {
             if changed_ids.contains(&id) || declared.contains(&id) {
@@ -154,7 +162,12 @@ pub fn analyze_impact(
             "{unresolved} site(s) name a changed symbol but no tier could prove their target"
         ));
     }
-    if cut {
+    if work.ran_out() {
+        lower.push(format!(
+            "the walks reached this answer's work budget ({WORK} nodes and edges): {unwalked} of {} walks were cut or not run; ask for fewer paths or a smaller depth",
+            starts.len()
+        ));
+    } else if cut {
         lower.push(format!(
             "a walk reached more than {WALK_CAP} nodes and was cut"
         ));
@@ -244,18 +257,31 @@ pub fn analyze_impact(
     let mut files = files_of(&changed_rows, &affected);
     let mut tests = tests_of(&changed_rows, &affected, &files);
     let (total_affected, total_files, total_tests) = (affected.len(), files.len(), tests.len());
+    let total_changed = changed_rows.len();
+    let mut changed_rows = changed_rows;
     let mut affected = affected;
     affected.truncate(limit);
-    // The budget goes first to the tests to run (at most half of it), then to
-    // the affected symbols, then to their files.
-    let mut used = keep_within(&c.tokens, &mut tests, budget / 2);
+    // Every list shares the budget: the notes first (why the answer is a
+    // lower bound leads them; at most an eighth), then the tests to run (at
+    // most half of what is left), the changed symbols (a third of the rest),
+    // the affected symbols, and their files.
+    notes.splice(0..0, lower);
+    let total_notes = notes.len();
+    let mut used = keep_within(&c.tokens, &mut notes, budget / 8);
+    used += keep_within(&c.tokens, &mut tests, budget.saturating_sub(used) / 2);
+    used += keep_within(
+        &c.tokens,
+        &mut changed_rows,
+        budget.saturating_sub(used) / 3,
+    );
     used += keep_within(&c.tokens, &mut affected, budget.saturating_sub(used));
     keep_within(&c.tokens, &mut files, budget.saturating_sub(used));
     let truncated = cut
         || affected.len() < total_affected
         || files.len() < total_files
-        || tests.len() < total_tests;
-    notes.splice(0..0, lower);
+        || tests.len() < total_tests
+        || changed_rows.len() < total_changed
+        || notes.len() < total_notes;
     let body = ImpactAnswer {
         changed: changed_rows,
         affected,
@@ -267,9 +293,11 @@ pub fn analyze_impact(
         tests,
         completeness: completeness.into(),
         notes,
+        total_changed,
         total_affected,
         total_files,
         total_tests,
+        totals_exact: !cut,
         truncated,
         depth,
         min_confidence: tier.into(),
@@ -401,10 +429,11 @@ fn changed_symbols(
             return Err(ToolError::invalid_input("`paths` is empty"));
         }
         let mut indexed = 0;
+        let mut unindexed: Vec<String> = Vec::new();
         for p in paths {
             let p = clean_path(p)?;
             if c.file(&p)?.is_none() {
-                notes.push(format!("{p} is not an indexed file"));
+                unindexed.push(p);
                 continue;
             }
             indexed += 1;
@@ -417,6 +446,20 @@ fn changed_symbols(
         if indexed == 0 {
             let first = clean_path(&paths[0])?;
             return Err(ToolError::file_not_found(&first, &c.repo, &c.ref_name));
+        }
+        if !unindexed.is_empty() {
+            let shown: Vec<&str> = unindexed.iter().take(5).map(String::as_str).collect();
+            let more = unindexed.len() - shown.len();
+            notes.push(format!(
+                "{} of the paths are not indexed files: {}{}",
+                unindexed.len(),
+                shown.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ));
         }
     } else if let Some(base) = &input.diff_base {
         let base = non_empty("diff_base", base)?;

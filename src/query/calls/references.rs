@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::super::answers::*;
 use super::super::args::{LIST_TOKENS, clean_opt_path, limit, max_tokens, non_empty, resolve_one};
-use super::super::budget::fitting;
+use super::super::budget::{fitting, keep_within};
 use super::super::error::ToolError;
 use super::super::inputs::{RefKind, ReferencesInput};
 use super::super::view::View;
@@ -84,13 +84,14 @@ pub fn find_references(
     for s in &sites {
         *per_file.entry(s.path.as_str()).or_default() += 1;
     }
-    let files = per_file
+    let mut files: Vec<FileCount> = per_file
         .into_iter()
         .map(|(path, count)| FileCount {
             path: path.to_string(),
             count,
         })
         .collect();
+    let total_files = files.len();
 
     let unresolved: i64 = c
         .graph
@@ -103,7 +104,8 @@ pub fn find_references(
         .sum();
 
     let total = sites.len();
-    let end = (offset + limit).min(total);
+    super::super::args::cursor_in("find_references", offset, total)?;
+    let end = offset.saturating_add(limit).min(total);
     let mut lines = Lines::new(c);
     let mut references: Vec<Reference> = sites
         .get(offset.min(total)..end)
@@ -111,22 +113,38 @@ pub fn find_references(
         .iter()
         .map(|s| render(&cat, &mut lines, t.name(), s))
         .collect();
-    // A page cut to fit the budget goes on where it stopped; it always holds
-    // one reference, so paging gets through.
-    references.truncate(fitting(&c.tokens, &references, budget).max(1));
-    let end = (offset + references.len()).min(total);
+    // The files with uses take at most a quarter of the budget; the page of
+    // references the rest. A page cut to fit goes on where it stopped. A
+    // budget that holds no reference at all is refused: a page of none would
+    // never get through.
+    let used = keep_within(&c.tokens, &mut files, budget / 4);
+    let mut fit = fitting(&c.tokens, &references, budget - used);
+    if fit == 0 && !references.is_empty() {
+        files.clear();
+        fit = fitting(&c.tokens, &references, budget);
+    }
+    if fit == 0 && !references.is_empty() {
+        return Err(ToolError::max_tokens_too_small(
+            budget,
+            c.tokens.estimate(&references[0]) + 1,
+        ));
+    }
+    references.truncate(fit);
+    let end = offset.saturating_add(references.len()).min(total);
     let more = end < total;
+    let cut = more || files.len() < total_files;
     let body = ReferencesAnswer {
         symbol: SymbolRef::from(t),
         references,
         files,
+        total_files,
         total,
         unresolved,
-        truncated: more,
+        truncated: cut,
         next_cursor: more.then(|| end.to_string()),
         metadata: Metadata::default(),
     };
-    Ok((body, if more { "truncated" } else { "complete" }))
+    Ok((body, if cut { "truncated" } else { "complete" }))
 }
 
 /// Whether a use of `kind` is asked for.

@@ -49,6 +49,50 @@ pub fn bind_scope(
     }
 }
 
+/// Why a parameter cannot be bound as given, if it cannot: a list must hold
+/// values of one kind (numbers, strings, booleans, or lists of one kind;
+/// nulls anywhere), and maps are not taken. Kuzu reads every element of a
+/// list as the list's one type: a string among integers came back as the
+/// address of its bytes.
+pub fn param_error(params: &[(String, serde_json::Value)]) -> Option<String> {
+    fn kind(v: &serde_json::Value) -> Result<Option<String>, String> {
+        use serde_json::Value as J;
+        Ok(match v {
+            J::Null => None,
+            J::Bool(_) => Some("booleans".into()),
+            J::Number(_) => Some("numbers".into()),
+            J::String(_) => Some("strings".into()),
+            J::Object(_) => {
+                return Err("maps are not taken as parameters; pass scalars or lists".into());
+            }
+            J::Array(items) => {
+                let mut inner: Option<String> = None;
+                for item in items {
+                    match (kind(item)?, &inner) {
+                        (None, _) => {}
+                        (Some(k), None) => inner = Some(k),
+                        (Some(k), Some(i)) if &k == i => {}
+                        (Some(k), Some(i)) => {
+                            return Err(format!(
+                                "a list holds values of one kind (numbers, strings, booleans, or lists of one kind); this one mixes {i} and {k}"
+                            ));
+                        }
+                    }
+                }
+                Some(format!(
+                    "lists of {}",
+                    inner.unwrap_or_else(|| "anything".into())
+                ))
+            }
+        })
+    }
+    params.iter().find_map(|(name, v)| {
+        kind(v)
+            .err()
+            .map(|why| format!("parameter `{name}`: {why}"))
+    })
+}
+
 /// Whether `query` names the parameter `$name` (not merely one it begins).
 pub fn uses_param(query: &str, name: &str) -> bool {
     let needle = format!("${name}");
@@ -129,6 +173,10 @@ pub enum AdhocError {
     Busy { waited_ms: u64, workers: usize },
     #[error("the query worker failed: {0}")]
     Worker(String),
+    /// The call was abandoned (its deadline passed, the server stops): the
+    /// query did not run, or its worker was killed.
+    #[error("the query was cancelled: its call was abandoned or the server is stopping")]
+    Cancelled,
 }
 
 #[cfg(test)]

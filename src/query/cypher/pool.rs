@@ -10,6 +10,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{AdhocError, Answer, RefusalKind, Reply, Request};
+use crate::model::cancel::Cancel;
 
 /// How much one ad hoc query may use.
 #[derive(Debug, Clone)]
@@ -140,26 +141,32 @@ impl CypherPool {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Runs one query on a worker; with the source it read.
-    pub fn run(&self, req: &Request) -> Result<(Answer, Arc<Source>), AdhocError> {
+    /// Runs one query on a worker; with the source it read. Once `cancel` is
+    /// cancelled (the call was abandoned, the server stops) the query stops
+    /// waiting for a worker, and a worker running it is killed.
+    pub fn run(&self, req: &Request, cancel: &Cancel) -> Result<(Answer, Arc<Source>), AdhocError> {
         // 0: no limit (the CLI's `--timeout-ms 0`); the memory bound still holds.
         let timeout = match self.limits.timeout_ms {
             0 => Duration::from_secs(365 * 24 * 3600),
             ms => Duration::from_millis(ms),
         };
         let started = Instant::now();
-        let (idle, source) = self.take(started + timeout, started + timeout.max(SOURCE_WAIT))?;
+        let (idle, source) = self.take(
+            started + timeout,
+            started + timeout.max(SOURCE_WAIT),
+            cancel,
+        )?;
         let slot = Slot(self);
         let deadline = started + timeout + GRACE;
         let (mut worker, result) = match idle {
             Some(mut w) => {
-                let r = w.ask(req, deadline, &self.limits);
+                let r = w.ask(req, deadline, &self.limits, cancel);
                 match r {
                     // An idle worker that died meanwhile never saw the query:
                     // a new one gets it.
                     Err(AdhocError::Worker(_)) if !w.got_request => {
                         let mut fresh = self.start(&source)?;
-                        let r = fresh.ask(req, deadline, &self.limits);
+                        let r = fresh.ask(req, deadline, &self.limits, cancel);
                         (fresh, r)
                     }
                     r => (w, r),
@@ -167,7 +174,7 @@ impl CypherPool {
             }
             None => {
                 let mut w = self.start(&source)?;
-                let r = w.ask(req, deadline, &self.limits);
+                let r = w.ask(req, deadline, &self.limits, cancel);
                 (w, r)
             }
         };
@@ -208,9 +215,13 @@ impl CypherPool {
         &self,
         until: Instant,
         source_until: Instant,
+        cancel: &Cancel,
     ) -> Result<(Option<Worker>, Arc<Source>), AdhocError> {
         let mut st = self.lock();
         loop {
+            if cancel.is_cancelled() {
+                return Err(AdhocError::Cancelled);
+            }
             if let Some(source) = st.source.clone()
                 && st.running < self.limits.workers.max(1)
             {
@@ -236,9 +247,11 @@ impl CypherPool {
                     }
                 });
             }
+            // Woken by a freed slot; looks at `cancel` at least this often.
+            let wait = (until - now).min(Duration::from_millis(50));
             st = self
                 .changed
-                .wait_timeout(st, until - now)
+                .wait_timeout(st, wait)
                 .unwrap_or_else(|e| e.into_inner())
                 .0;
         }
@@ -362,6 +375,7 @@ impl Worker {
         req: &Request,
         deadline: Instant,
         limits: &Limits,
+        cancel: &Cancel,
     ) -> Result<Answer, AdhocError> {
         let line = serde_json::to_string(req).map_err(|e| AdhocError::Worker(e.to_string()))?;
         // An idle worker that ended meanwhile shows here, or as an answer
@@ -387,6 +401,10 @@ impl Worker {
                     if Instant::now() >= deadline {
                         self.kill();
                         return Err(AdhocError::Timeout(limits.timeout_ms));
+                    }
+                    if cancel.is_cancelled() {
+                        self.kill();
+                        return Err(AdhocError::Cancelled);
                     }
                 }
                 Err(RecvTimeoutError::Disconnected) => {

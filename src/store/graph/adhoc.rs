@@ -137,25 +137,62 @@ pub(super) fn json_to_value(v: &serde_json::Value) -> Result<Value> {
             None => Value::Double(n.as_f64().unwrap_or(0.0)),
         },
         J::String(s) => Value::String(s.clone()),
-        J::Array(items) => {
-            let values = items
-                .iter()
-                .map(json_to_value)
-                .collect::<Result<Vec<_>>>()?;
-            let elem = match values.first() {
-                Some(Value::Int64(_)) => LogicalType::Int64,
-                Some(Value::Double(_)) => LogicalType::Double,
-                Some(Value::Bool(_)) => LogicalType::Bool,
-                _ => LogicalType::String,
-            };
-            Value::List(elem, values)
-        }
+        J::Array(items) => json_list(items)?,
         J::Object(_) => {
             return Err(GraphError::Invalid(
                 "map parameters are not supported; pass scalars or lists".into(),
             ));
         }
     })
+}
+
+/// A JSON array as a Kuzu list of one element type: the type its items share,
+/// integers widened to doubles beside doubles, nulls of that type. Items of
+/// other mixes are refused: Kuzu reads every element as the list's type, so a
+/// string in a list of integers was read as the address of its bytes.
+fn json_list(items: &[serde_json::Value]) -> Result<Value> {
+    let values = items
+        .iter()
+        .map(json_to_value)
+        .collect::<Result<Vec<_>>>()?;
+    let mut elem: Option<LogicalType> = None;
+    for v in values.iter().filter(|v| !matches!(v, Value::Null(_))) {
+        let t = LogicalType::from(v);
+        elem = Some(match elem {
+            None => t,
+            Some(e) if e == t => e,
+            Some(LogicalType::Int64) if t == LogicalType::Double => LogicalType::Double,
+            Some(LogicalType::Double) if t == LogicalType::Int64 => LogicalType::Double,
+            Some(e) => {
+                return Err(GraphError::Invalid(format!(
+                    "a list parameter holds values of one type (numbers, strings, booleans, or lists of one type); this one mixes {} and {}",
+                    type_word(&e),
+                    type_word(&t)
+                )));
+            }
+        });
+    }
+    let elem = elem.unwrap_or(LogicalType::String);
+    let values = values
+        .into_iter()
+        .map(|v| match v {
+            Value::Null(_) => Value::Null(elem.clone()),
+            Value::Int64(i) if elem == LogicalType::Double => Value::Double(i as f64),
+            v => v,
+        })
+        .collect();
+    Ok(Value::List(elem, values))
+}
+
+/// A parameter type as a person would name it.
+fn type_word(t: &LogicalType) -> &'static str {
+    match t {
+        LogicalType::Int64 | LogicalType::Double => "numbers",
+        LogicalType::String => "strings",
+        LogicalType::Bool => "booleans",
+        LogicalType::List { .. } => "lists",
+        _ => "other values",
+    }
 }
 
 fn internal_id(id: &kuzu::InternalID) -> String {

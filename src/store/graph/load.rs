@@ -5,11 +5,12 @@
 use kuzu::Connection;
 
 use super::csv::Csv;
-use super::readers::Session;
+use super::readers::{Lane, Session};
 use super::rows::{Changes, ImportChanges, ImportLabel, ImportRow, PackageRow};
 use super::schema::q;
 use super::write::{delete_ref, upsert_repo_and_ref, upsert_repo_and_ref_tagged};
 use super::{GraphError, GraphStore, Result, external_id, package_id, ref_id};
+use crate::model::cancel::Cancel;
 
 impl GraphStore {
     /// Writes a whole repo/ref into this (new, empty) database with bulk COPY, each
@@ -76,10 +77,12 @@ impl GraphStore {
         let (repo, ref_name) = (changes.repo.clone(), changes.ref_name.clone());
         let owned = std::mem::take(changes);
         self.count_commit(&repo, &ref_name);
-        let done = self.writer().submit(move |w| {
-            let result = load_on(&mut w.session(), &owned, &*abandon);
-            Ok((owned, result))
-        });
+        let done = self
+            .writer()
+            .submit(Lane::Walk, &Cancel::never(), move |w| {
+                let result = load_on(&mut w.session(), &owned, &*abandon);
+                Ok((owned, result))
+            });
         let outcome = done.and_then(|rx| {
             rx.recv()
                 .map_err(|_| GraphError::Kuzu("the graph writer stopped".into()))?

@@ -24,6 +24,7 @@ mod sites;
 mod values;
 mod write;
 
+pub use calls_read::WalkBudget;
 pub use rows::*;
 pub use schema::{CALL_READ_QUERIES, QUERY_FILES, SCHEMA_FILES};
 pub use sites::site_statement_variants;
@@ -33,6 +34,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kuzu::{Connection, Database, SystemConfig};
+
+use crate::model::cancel::Cancel;
 
 use schema::statements;
 
@@ -66,6 +69,10 @@ pub enum GraphError {
     /// The writer gave up before committing; nothing was written.
     #[error("the write was abandoned before it committed")]
     Abandoned,
+    /// The call the read was for was cancelled (its deadline passed, or the
+    /// server stops): the read did not run, or was interrupted.
+    #[error("the read was cancelled: its call ran out of time or the server is stopping")]
+    Cancelled,
 }
 
 impl GraphError {
@@ -148,7 +155,23 @@ pub fn ref_id(repo: &str, ref_name: &str) -> String {
 /// `queries/` (`1..30`). Deeper nesting is treated as damage.
 pub const MAX_DEPTH: usize = 30;
 
+/// A handle on an open graph: what the process shares of it, and the `Cancel`
+/// of the reads made through this handle (`with_cancel`: a tool call's
+/// deadline; by default reads run to their end).
 pub struct GraphStore {
+    shared: Arc<Shared>,
+    cancel: Cancel,
+}
+
+impl std::ops::Deref for GraphStore {
+    type Target = Shared;
+    fn deref(&self) -> &Shared {
+        &self.shared
+    }
+}
+
+/// An open graph, shared by every handle on it; it closes when the last goes.
+pub struct Shared {
     db: Arc<Database>,
     read_only: bool,
     /// Reader threads with their prepared statements, started on the first read.
@@ -264,28 +287,52 @@ impl GraphStore {
             Connection::new(&db)?.query("CALL force_checkpoint_on_close=false")?;
         }
         Ok(GraphStore {
-            db: Arc::new(db),
-            read_only,
-            readers: std::sync::OnceLock::new(),
-            writer: std::sync::OnceLock::new(),
-            reader_threads: cfg.threads.clamp(1, 4) as usize,
-            gate: Arc::new(std::sync::RwLock::new(())),
-            path: Arc::from(path),
-            commits: std::sync::Mutex::default(),
-            writes: std::sync::atomic::AtomicU64::new(0),
-            walks: cache::WalkCache::new(cfg.walk_cache_bytes),
-            failed: std::sync::atomic::AtomicBool::new(false),
-            key_lookups_above: cfg.key_lookups_above,
-            leave_to_exit: std::sync::atomic::AtomicBool::new(false),
+            cancel: Cancel::never(),
+            shared: Arc::new(Shared {
+                db: Arc::new(db),
+                read_only,
+                readers: std::sync::OnceLock::new(),
+                writer: std::sync::OnceLock::new(),
+                reader_threads: cfg.threads.clamp(1, 4) as usize,
+                gate: Arc::new(std::sync::RwLock::new(())),
+                path: Arc::from(path),
+                commits: std::sync::Mutex::default(),
+                writes: std::sync::atomic::AtomicU64::new(0),
+                walks: cache::WalkCache::new(cfg.walk_cache_bytes),
+                failed: std::sync::atomic::AtomicBool::new(false),
+                key_lookups_above: cfg.key_lookups_above,
+                leave_to_exit: std::sync::atomic::AtomicBool::new(false),
+            }),
         })
     }
 
-    /// Runs the `works` on as many reader connections at once, and returns their
-    /// results in order.
+    /// A handle on the same graph whose reads stop once `cancel` is
+    /// cancelled: a read not started fails with `GraphError::Cancelled`, and
+    /// a statement running is interrupted.
+    pub fn with_cancel(&self, cancel: Cancel) -> GraphStore {
+        GraphStore {
+            shared: self.shared.clone(),
+            cancel,
+        }
+    }
+
+    /// The `Cancel` of this handle's reads.
+    pub fn cancel(&self) -> &Cancel {
+        &self.cancel
+    }
+
+    /// Runs the `works` on as many reader connections at once (in `lane`),
+    /// and returns their results in order. Returns `Cancelled` as soon as
+    /// this handle's `Cancel` is, whatever the readers are doing: a job not
+    /// started then never starts, and the one running is interrupted.
     fn read_all<T: Send + 'static>(
         &self,
-        works: Vec<impl FnOnce(&mut readers::Reader<'_>) -> Result<T> + Send + 'static>,
+        lane: readers::Lane,
+        works: Vec<impl FnOnce(&mut readers::Reader<'_, '_>) -> Result<T> + Send + 'static>,
     ) -> Result<Vec<T>> {
+        if self.cancel.is_cancelled() {
+            return Err(GraphError::Cancelled);
+        }
         let _gate = self.gate.read().unwrap_or_else(|e| e.into_inner());
         self.check_usable()?;
         let readers = self
@@ -293,13 +340,26 @@ impl GraphStore {
             .get_or_init(|| readers::Readers::start(&self.db, self.reader_threads));
         let pending: Vec<_> = works
             .into_iter()
-            .map(|w| readers.submit(w))
+            .map(|w| readers.submit(lane, &self.cancel, w))
             .collect::<Result<_>>()?;
+        let gone = || GraphError::Kuzu("a graph reader failed".into());
         pending
             .into_iter()
             .map(|rx| {
-                rx.recv()
-                    .map_err(|_| GraphError::Kuzu("a graph reader failed".into()))?
+                if !self.cancel.can_stop() {
+                    return rx.recv().map_err(|_| gone())?;
+                }
+                loop {
+                    match rx.recv_timeout(std::time::Duration::from_millis(20)) {
+                        Ok(r) => return r,
+                        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                            if self.cancel.is_cancelled() {
+                                return Err(GraphError::Cancelled);
+                            }
+                        }
+                        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Err(gone()),
+                    }
+                }
             })
             .collect()
     }
@@ -361,7 +421,9 @@ impl GraphStore {
     pub fn is_read_only(&self) -> bool {
         self.read_only
     }
+}
 
+impl Shared {
     /// Writes every committed change into the database file and empties the log.
     /// A failure leaves this handle unusable (see `failed`): open the file again.
     ///
@@ -415,7 +477,7 @@ impl GraphStore {
     }
 }
 
-impl Drop for GraphStore {
+impl Drop for Shared {
     /// The readers end first: the database closes (and checkpoints) when the
     /// store goes, as callers expect, not when a reader thread lets go of it.
     /// After a failed checkpoint it is left open instead (see `failed`).

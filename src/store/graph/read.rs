@@ -5,7 +5,11 @@ use std::collections::HashMap;
 
 use kuzu::Value;
 
-use super::readers::Reader;
+use super::readers::{Lane, Reader};
+
+/// How much memory a walk result holds, and whether it may be kept in the
+/// walk cache (a walk cut short by its budget is not).
+pub(super) type Sizing<T> = (fn(&T) -> usize, fn(&T) -> bool);
 use super::rows::{
     Ancestor, ContainsEdge, FileInfo, NameRow, Nested, RefStatus, StoredFile, StoredSymbol,
     SymbolRow, SymbolWithRange,
@@ -339,7 +343,7 @@ impl GraphStore {
     fn each_on_readers<T: Send + 'static>(
         &self,
         items: Vec<String>,
-        one: fn(&mut Reader<'_>, String) -> Result<Vec<T>>,
+        one: fn(&mut Reader<'_, '_>, String) -> Result<Vec<T>>,
     ) -> Result<Vec<T>> {
         if items.is_empty() {
             return Ok(Vec::new());
@@ -349,7 +353,7 @@ impl GraphStore {
             .chunks(per.max(1))
             .map(|chunk| {
                 let chunk = chunk.to_vec();
-                move |r: &mut Reader<'_>| -> Result<Vec<T>> {
+                move |r: &mut Reader<'_, '_>| -> Result<Vec<T>> {
                     let mut out = Vec::new();
                     for item in chunk {
                         out.extend(one(r, item)?);
@@ -358,7 +362,11 @@ impl GraphStore {
                 }
             })
             .collect();
-        Ok(self.read_all(works)?.into_iter().flatten().collect())
+        Ok(self
+            .read_all(Lane::Quick, works)?
+            .into_iter()
+            .flatten()
+            .collect())
     }
 
     /// Runs `one` for each item not in the walk cache, the items split over the
@@ -368,20 +376,23 @@ impl GraphStore {
         &self,
         statement: &'static str,
         items: Vec<String>,
-        one: impl Fn(&mut Reader<'_>, &str) -> Result<T> + Copy + Send + 'static,
+        one: impl Fn(&mut Reader<'_, '_>, &str) -> Result<T> + Copy + Send + 'static,
     ) -> Result<Vec<T>> {
-        let found = self.walk_each_sized(statement, items, T::bytes, one)?;
+        let found =
+            self.walk_each_sized(Lane::Quick, statement, items, (T::bytes, |_| true), one)?;
         Ok(found.into_iter().flatten().collect())
     }
 
     /// `walk_each` for any value, `bytes` saying about how much memory one
-    /// holds; an item a reader gave no answer for is `None`.
+    /// holds (and `keep` whether it may be kept: a walk cut short is not); an
+    /// item a reader gave no answer for is `None`.
     pub(super) fn walk_each_sized<T: Clone + Send + Sync + 'static>(
         &self,
+        lane: Lane,
         statement: &'static str,
         items: Vec<String>,
-        bytes: fn(&T) -> usize,
-        one: impl Fn(&mut Reader<'_>, &str) -> Result<T> + Copy + Send + 'static,
+        (bytes, keep): Sizing<T>,
+        one: impl Fn(&mut Reader<'_, '_>, &str) -> Result<T> + Clone + Send + 'static,
     ) -> Result<Vec<Option<T>>> {
         let writes = self.writes();
         let mut out: Vec<Option<T>> = items
@@ -395,12 +406,17 @@ impl GraphStore {
             .map(|(k, _)| (k, items[k].clone()))
             .collect();
         if !misses.is_empty() {
-            let per = misses.len().div_ceil(self.reader_count().max(1)).max(1);
+            // Walks one a job, so that lookups queued meanwhile go between them.
+            let per = match lane {
+                Lane::Walk => 1,
+                Lane::Quick => misses.len().div_ceil(self.reader_count().max(1)).max(1),
+            };
             let works: Vec<_> = misses
                 .chunks(per)
                 .map(|chunk| {
                     let chunk = chunk.to_vec();
-                    move |r: &mut Reader<'_>| -> Result<Vec<(usize, T)>> {
+                    let one = one.clone();
+                    move |r: &mut Reader<'_, '_>| -> Result<Vec<(usize, T)>> {
                         chunk
                             .into_iter()
                             .map(|(k, item)| Ok((k, one(r, &item)?)))
@@ -408,7 +424,11 @@ impl GraphStore {
                     }
                 })
                 .collect();
-            for (k, value) in self.read_all(works)?.into_iter().flatten() {
+            for (k, value) in self.read_all(lane, works)?.into_iter().flatten() {
+                if !keep(&value) {
+                    out[k] = Some(value);
+                    continue;
+                }
                 let size = bytes(&value);
                 self.walks.put(
                     writes,

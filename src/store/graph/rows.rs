@@ -426,5 +426,9 @@ pub enum SiteChanges {
     Diff {
         stale: Vec<SiteRow>,
         missing: Vec<SiteRow>,
+        /// Names of UNRESOLVED sites that go with the nodes the run deletes
+        /// (removed files, and symbols of replaced files): not stale rows, as
+        /// DETACH DELETE takes their edges, but their Name may be left unused.
+        names_gone: Vec<String>,
     },
 }

@@ -169,6 +169,7 @@ pub(super) fn write_sites(conn: &mut Session<'_, '_>, c: &Changes, keyed: Keyed)
     };
     let started = std::time::Instant::now();
     let params = || vec![("repo", s(&c.repo)), ("ref", s(&c.ref_name))];
+    let mut names_gone: &[String] = &[];
     let (stale, missing): (&[SiteRow], &[SiteRow]) = match changes {
         SiteChanges::All(rows) => {
             for r in &RELS {
@@ -179,7 +180,14 @@ pub(super) fn write_sites(conn: &mut Session<'_, '_>, c: &Changes, keyed: Keyed)
             conn.exec(q("delete_ref_names"), params())?;
             (&[], rows)
         }
-        SiteChanges::Diff { stale, missing } => (stale, missing),
+        SiteChanges::Diff {
+            stale,
+            missing,
+            names_gone: gone_with_nodes,
+        } => {
+            names_gone = gone_with_nodes;
+            (stale, missing)
+        }
     };
     for r in stale {
         let mut p = vec![
@@ -265,8 +273,11 @@ pub(super) fn write_sites(conn: &mut Session<'_, '_>, c: &Changes, keyed: Keyed)
     let reused: std::collections::HashSet<&str> = names.iter().copied().collect();
     let mut gone: Vec<String> = stale
         .iter()
-        .filter(|r| r.rel == "UNRESOLVED" && !reused.contains(r.to.as_str()))
-        .map(|r| name_id(&c.repo, &c.ref_name, &r.to))
+        .filter(|r| r.rel == "UNRESOLVED")
+        .map(|r| r.to.as_str())
+        .chain(names_gone.iter().map(String::as_str))
+        .filter(|n| !reused.contains(n))
+        .map(|n| name_id(&c.repo, &c.ref_name, n))
         .collect();
     gone.sort();
     gone.dedup();

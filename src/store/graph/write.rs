@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use kuzu::{LogicalType, Value};
 
 use super::batch::{Keyed, struct_type, write_batches, write_each};
-use super::readers::Session;
+use super::readers::{Lane, Session};
 use super::rows::{
     Changes, FileRow, FileRows, ImportChanges, ImportDiff, ImportLabel, ImportRow, PackageRow,
     SymbolDiff, SymbolInsert,
@@ -15,6 +15,7 @@ use super::schema::q;
 use super::values::s;
 use super::values::{int, list_of_strings, string};
 use super::{BATCH, GraphStore, Result, external_id, file_id, package_id, ref_id};
+use crate::model::cancel::Cancel;
 use std::sync::Arc;
 
 impl GraphStore {
@@ -51,7 +52,7 @@ impl GraphStore {
         let (later, later_rx) = std::sync::mpsc::sync_channel::<Later>(1);
         let (ask, asked) = std::sync::mpsc::sync_channel::<()>(0);
         let (answer, answered) = std::sync::mpsc::sync_channel::<bool>(0);
-        let done = writer.submit(move |w| {
+        let done = writer.submit(Lane::Walk, &Cancel::never(), move |w| {
             let _gate = gate.read().unwrap_or_else(|e| e.into_inner());
             let mut owned = changes;
             // Abandoned when the caller is gone or says so.

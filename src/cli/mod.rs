@@ -132,7 +132,7 @@ pub struct ServeArgs {
     #[arg(long = "allow-origin")]
     pub allow_origins: Vec<String>,
     /// MCP sessions held at once; past it a new session replaces the one idle
-    /// longest, or is refused when all are in use [default: 1000].
+    /// longest, or is refused when all are in use [default: 500].
     #[arg(long)]
     pub max_sessions: Option<usize>,
     /// Close a session after this many seconds without a request [default: 300].

@@ -1,5 +1,5 @@
 //! MCP sessions as a bounded resource. rmcp keeps every session a client opens
-//! (a task, its channels and the handler, ~50 KB) until it has been idle for
+//! (a task, its channels and the handler, ~70 KB) until it has been idle for
 //! its keep-alive; a client looping `initialize` made 53,441 of them in 30 s
 //! (3.3 GB). Here a server holds at most `max` sessions: past it, a new
 //! `initialize` closes the session that matters least (one that never made a
@@ -27,10 +27,12 @@ pub struct SessionLimits {
 }
 
 impl SessionLimits {
-    /// 1,000 sessions cost ~50 MB at most (measured in docs/BENCHMARKS.md); an
-    /// agent that thinks for five minutes between calls keeps its session.
+    /// A session costs rmcp ~70 KB (its task, channels and handler): 500 of
+    /// them ~35 MB, and a flood that churns through them ~50 MB at its peak
+    /// (docs/BENCHMARKS.md). An agent that thinks for five minutes between
+    /// calls keeps its session.
     pub const DEFAULT: SessionLimits = SessionLimits {
-        max: 1000,
+        max: 500,
         idle: Duration::from_secs(300),
     };
 }

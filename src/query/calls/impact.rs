@@ -38,7 +38,7 @@ const RELATIONS: [&str; 5] = ["calls", "dispatch", "implements", "extends", "ref
 
 /// A node an impact walk returned: (id, is a file, distance along every tier,
 /// its edges as (target id, relationship, confidence)).
-type Walked = (String, bool, i64, Vec<(String, String, String)>);
+type Walked = (String, bool, i64, Vec<(String, &'static str, &'static str)>);
 
 /// A node reached while the answer is made.
 struct Reach {
@@ -47,7 +47,7 @@ struct Reach {
     /// How many starts reach it.
     starts: usize,
     /// Its own edges of the walked kinds: (target id, relationship).
-    edges: Vec<(String, String)>,
+    edges: Vec<(String, &'static str)>,
 }
 
 pub fn analyze_impact(
@@ -117,7 +117,7 @@ pub fn analyze_impact(
                 None => {
                     let edges = edges
                         .into_iter()
-                        .filter(|(_, _, confidence)| allowed.contains(&confidence.as_str()))
+                        .filter(|(_, _, confidence)| allowed.contains(confidence))
                         .map(|(to, rel, _)| (to, rel))
                         .collect();
                     reached.insert(
@@ -193,7 +193,7 @@ pub fn analyze_impact(
             .iter()
             .filter_map(|(to, rel)| {
                 let d = distance_of(to).filter(|d| *d < r.distance)?;
-                let rel = if declared.contains(to) && rel == "CALLS" {
+                let rel = if declared.contains(to) && *rel == "CALLS" {
                     "dispatch".to_string()
                 } else {
                     rel_name(rel)
@@ -312,7 +312,7 @@ fn within(start: &str, walk: &[Walked], allowed: &[&str], depth: usize) -> HashM
     let mut pointing: HashMap<&str, Vec<&str>> = HashMap::new();
     for (id, _, _, edges) in walk {
         for (to, _, confidence) in edges {
-            if allowed.contains(&confidence.as_str()) {
+            if allowed.contains(confidence) {
                 pointing.entry(to.as_str()).or_default().push(id.as_str());
             }
         }

@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
 
+use compact_str::CompactString;
 use kuzu::Value;
 
 use super::read::Sizing;
@@ -50,7 +51,7 @@ pub type Related = (String, i64, Vec<String>);
 /// A node an impact walk reached: (id, is a file, distance, its own edges of
 /// the walked kinds into the walk's other nodes or its start, as (target id,
 /// relationship, confidence)).
-pub type Affected = (String, bool, i64, Vec<(String, String, String)>);
+pub type Affected = (String, bool, i64, Vec<(String, &'static str, &'static str)>);
 
 /// The templates' texts for every depth and tier cut, made once: a prepared
 /// statement is kept per text by each reader (`Session` keys on `&'static str`).
@@ -153,13 +154,13 @@ impl GraphStore {
                     .map(|(id, is_file, _, depth, sites)| {
                         let hops = sites
                             .iter()
-                            .filter(|f| followed(f, tiers))
-                            .filter_map(|f| {
+                            .filter(|e| followed(e, tiers))
+                            .filter_map(|e| {
                                 Some((
-                                    ids.get(&f.text("to"))?.clone(),
-                                    f.int("line"),
-                                    f.int("col"),
-                                    f.text("confidence"),
+                                    ids.get(&e.to)?.to_string(),
+                                    e.line,
+                                    e.col,
+                                    e.confidence.to_string(),
                                 ))
                             })
                             .collect();
@@ -331,14 +332,8 @@ impl GraphStore {
                 .map(|(id, is_file, _, depth, edges)| {
                     let edges = edges
                         .iter()
-                        .filter(|f| followed(f, tiers))
-                        .filter_map(|f| {
-                            Some((
-                                ids.get(&f.text("to"))?.clone(),
-                                f.text("rel"),
-                                f.text("confidence"),
-                            ))
-                        })
+                        .filter(|e| followed(e, tiers))
+                        .filter_map(|e| Some((ids.get(&e.to)?.clone(), e.rel, e.confidence)))
                         .collect();
                     (id, is_file, depth, edges)
                 })
@@ -447,22 +442,21 @@ impl GraphStore {
     }
 }
 
-/// A struct value's fields by name.
-struct Fields(HashMap<String, Value>);
-
-impl Fields {
-    fn text(&self, k: &str) -> String {
-        self.0.get(k).map(string).unwrap_or_default()
-    }
-
-    fn int(&self, k: &str) -> i64 {
-        self.0.get(k).map_or(0, int)
-    }
+/// An edge collected beside a walked node, as compact as the walks keep it
+/// (a hostile walk keeps 200,000 of them): its target by internal id, its
+/// site, its tier and its relationship (interned: the vocabularies are fixed).
+#[derive(Debug, Clone)]
+struct Edge {
+    to: CompactString,
+    line: i64,
+    col: i64,
+    confidence: &'static str,
+    rel: &'static str,
 }
 
 /// A walked node: (id, is a file, internal id, depth, its own edges as the
 /// structs collected beside it, their targets by internal id).
-type Walked = (String, bool, String, i64, Vec<Fields>);
+type Walked = (String, bool, CompactString, i64, Vec<Edge>);
 
 /// Runs the walk `text` from the symbol `id`: its nodes (at most `max`, and
 /// as many as `budget` allows), the ids of the nodes (the start's included)
@@ -473,7 +467,7 @@ fn walk(
     id: &str,
     max: usize,
     budget: &WalkBudget,
-) -> Result<(Vec<Walked>, HashMap<String, String>, bool)> {
+) -> Result<(Vec<Walked>, HashMap<CompactString, String>, bool)> {
     let max = max.min(budget.left());
     if max == 0 {
         budget.ran_out.store(true, Ordering::SeqCst);
@@ -482,7 +476,7 @@ fn walk(
     let start = r
         .execute("calls/node_iid", vec![("id", s(id))])?
         .next()
-        .map(|row| string(&row[0]));
+        .map(|row| internal(&row[0]));
     let rows = r
         .session()
         .exec(text, vec![("id", s(id)), ("max", Value::Int64(max as i64))])?;
@@ -491,7 +485,7 @@ fn walk(
     // Rows are read (and their values made) one at a time: a walk past the
     // budget stops here, before the rest of its rows take memory.
     for row in rows {
-        let edges = structs(&row[4]);
+        let edges = edges(&row[4]);
         if !budget.take(1 + edges.len()) {
             cut = true;
             break;
@@ -499,7 +493,7 @@ fn walk(
         walked.push((
             string(&row[0]),
             matches!(row[1], Value::Bool(true)),
-            string(&row[2]),
+            internal(&row[2]),
             int(&row[3]),
             edges,
         ));
@@ -507,12 +501,20 @@ fn walk(
             return Err(GraphError::Cancelled);
         }
     }
-    let mut ids: HashMap<String, String> = walked
+    let mut ids: HashMap<CompactString, String> = walked
         .iter()
         .map(|(id, _, iid, _, _)| (iid.clone(), id.clone()))
         .collect();
     ids.extend(start.map(|iid| (iid, id.to_string())));
     Ok((walked, ids, cut))
+}
+
+/// A node's internal id as the walks key nodes by (`table:offset`).
+fn internal(v: &Value) -> CompactString {
+    match v {
+        Value::InternalID(id) => compact_str::format_compact!("{}:{}", id.table_id, id.offset),
+        other => CompactString::from(string(other)),
+    }
 }
 
 /// Nodes and edges that the walks of one answer may return in all
@@ -556,25 +558,57 @@ impl WalkBudget {
     }
 }
 
-/// The structs collected beside a walked node (an OPTIONAL MATCH that found
-/// none gives one of nulls: left out).
-fn structs(v: &Value) -> Vec<Fields> {
+/// The edges collected beside a walked node (an OPTIONAL MATCH that found
+/// none gives one struct of nulls: left out).
+fn edges(v: &Value) -> Vec<Edge> {
     let Value::List(_, items) = v else {
         return Vec::new();
     };
     items
         .iter()
-        .filter_map(|item| match item {
-            Value::Struct(fields) => Some(Fields(fields.iter().cloned().collect())),
-            _ => None,
+        .filter_map(|item| {
+            let Value::Struct(fields) = item else {
+                return None;
+            };
+            let mut e = Edge {
+                to: CompactString::default(),
+                line: 0,
+                col: 0,
+                confidence: "",
+                rel: "",
+            };
+            for (k, v) in fields {
+                match (k.as_str(), v) {
+                    ("to", Value::InternalID(id)) => {
+                        e.to = compact_str::format_compact!("{}:{}", id.table_id, id.offset)
+                    }
+                    ("line", v) => e.line = int(v),
+                    ("col", v) => e.col = int(v),
+                    ("confidence", v) => e.confidence = interned(&string(v), &TIERS),
+                    ("rel", v) => e.rel = interned(&string(v), &RELS),
+                    _ => {}
+                }
+            }
+            (!e.to.is_empty()).then_some(e)
         })
-        .filter(|f| f.0.get("to").is_some_and(|v| !matches!(v, Value::Null(_))))
         .collect()
 }
 
+/// The relationships an impact walk follows.
+const RELS: [&str; 4] = ["CALLS", "REFERENCES", "IMPLEMENTS", "EXTENDS"];
+
+/// `text` as the entry of `vocabulary` it equals ("" for none).
+fn interned(text: &str, vocabulary: &[&'static str]) -> &'static str {
+    vocabulary
+        .iter()
+        .find(|w| **w == text)
+        .copied()
+        .unwrap_or("")
+}
+
 /// Whether an edge's tier is among the first `tiers`.
-fn followed(f: &Fields, tiers: usize) -> bool {
-    TIERS[..tiers.min(TIERS.len())].contains(&f.text("confidence").as_str())
+fn followed(e: &Edge, tiers: usize) -> bool {
+    TIERS[..tiers.min(TIERS.len())].contains(&e.confidence)
 }
 
 fn related(rows: kuzu::QueryResult<'_>) -> Result<Vec<Related>> {

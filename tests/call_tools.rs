@@ -580,7 +580,11 @@ fn the_tools_on_rust_traps() {
     );
     assert_eq!(impact["completeness"], "lower_bound", "{impact}");
     assert!(
-        s(&impact["notes"][0]).contains("no tier could prove"),
+        s(&impact["notes"][0]).contains("were not proven"),
+        "{impact}"
+    );
+    assert_eq!(
+        impact["unproven_sites"][0]["reason"], "unresolved",
         "{impact}"
     );
 }

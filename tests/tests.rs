@@ -8,6 +8,7 @@ mod call_tools;
 mod calls;
 mod cli;
 mod compaction;
+mod completeness;
 mod console;
 mod crash;
 mod extraction;

@@ -180,6 +180,43 @@ class SymIndex:
         return {inner["id"]}, "innermost"
 
 
+SCRIPT_EXT = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
+
+
+def is_test_file(path):
+    """cruxe's own rule (src/query/calls/tests.rs): under test/, tests/ or __tests__/, or
+    named test_*.py, *_test.py, conftest.py, *_test.go, *.test.* or *.spec.*."""
+    parts = path.split("/")
+    name = parts.pop()
+    if any(d in ("test", "tests", "__tests__") for d in parts):
+        return True
+    stem, _, ext = name.rpartition(".")
+    if ext == "py":
+        return stem.startswith("test_") or stem.endswith("_test") or stem == "conftest"
+    if ext == "go":
+        return stem.endswith("_test")
+    if name.endswith(SCRIPT_EXT):
+        return stem.endswith(".test") or stem.endswith(".spec")
+    return False
+
+
+class Parts:
+    """Which call sites are test code: a test file, or (Rust) inside a `mod tests`
+    or `mod test` (the `#[cfg(test)]` convention), or benches/ and examples/."""
+
+    def __init__(self, syms):
+        self.spans = collections.defaultdict(list)
+        for s in syms:
+            if s["path"].endswith(".rs") and s["kind"] == "module" and s["name"] in ("tests", "test") \
+                    and s.get("line_start") is not None:
+                self.spans[s["path"]].append((s["line_start"], s["line_end"]))
+
+    def of(self, path, line):
+        if is_test_file(path) or path.split("/")[0] in ("benches", "examples"):
+            return "test"
+        return "test" if any(a <= line <= b for a, b in self.spans.get(path, ())) else "lib"
+
+
 def pct(a, b):
     return None if not b else round(100.0 * a / b, 1)
 
@@ -201,6 +238,7 @@ def score_corpus(name, lang, cdir, files, syms, calls, top):
         by_line[(k[0], k[1])].append(s)
     indexed = {f["path"] for f in files}
     symidx = SymIndex(syms)
+    parts = Parts(syms)
     target_ids = {}
 
     def targets_of(site):
@@ -254,6 +292,8 @@ def score_corpus(name, lang, cdir, files, syms, calls, top):
             skey = (site["path"], site["line"], site["col"])
             if site["why"] == "agree":   # Python: jedi and pyright agree on the target
                 c["correct_agree" if ok else "wrong_agree"] += 1
+            part = parts.of(e["from_path"], e["line"])
+            c[f"{part}_correct" if ok else f"{part}_wrong"] += 1
             if ok:
                 c["correct"] += 1
                 tier[conf]["correct"] += 1
@@ -272,6 +312,7 @@ def score_corpus(name, lang, cdir, files, syms, calls, top):
             # corpus there is a false edge.
             c["wrong"] += 1
             c["wrong_external"] += 1
+            c[parts.of(e["from_path"], e["line"]) + "_wrong"] += 1
             tier[conf]["wrong"] += 1
             wrong.append((e, site))
         elif kind == "unresolved":
@@ -297,6 +338,9 @@ def score_corpus(name, lang, cdir, files, syms, calls, top):
     for s in scored:
         k = (s["path"], s["line"], s["col"])
         ids, how = targets_of(s)
+        part = parts.of(s["path"], s["line"])
+        c[part + "_oracle_edges"] += 1
+        c[part + "_found"] += k in found_by
         reachable = bool(ids) and not s["in_macro"]
         c["oracle_edges_reachable"] += reachable
         if not ids:
@@ -525,6 +569,18 @@ def markdown(results, agg):
             b = "**" if label in ("first4", "all") else ""
             L.append(f"| {LANG_NAMES[lang]} | {b}{label}{b} | {v['edges']} | {v['correct'] + v['wrong']} | "
                      f"{v['correct']} | {v['wrong']} | {fmt(p)} | {fmt(r)} |")
+    L += ["", "### Library code and test code (by the calling site: cruxe's test-file rule; Rust "
+          "`mod tests`, benches/ and examples/ count as test code)", "",
+          "| language | part | oracle edges | correct | wrong | precision % | recall % |",
+          "|---|---|---|---|---|---|---|"]
+    for lang in ["rust", "go", "py", "ts"]:
+        if lang not in agg:
+            continue
+        c = agg[lang]["counts"]
+        for part, label in (("lib", "library"), ("test", "test")):
+            n, ok, bad = c.get(part + "_oracle_edges", 0), c.get(part + "_correct", 0), c.get(part + "_wrong", 0)
+            L.append(f"| {LANG_NAMES[lang]} | {label} | {n} | {ok} | {bad} | {fmt(pct(ok, ok + bad))} | "
+                     f"{fmt(pct(c.get(part + '_found', 0), n))} |")
     extra = [(l, a["agree_subset"]) for l, a in agg.items() if "agree_subset" in a]
     if extra:
         L += ["", "### Python, sites where jedi and pyright agree (high-confidence subset)", "",

@@ -29,3 +29,19 @@
 (range_clause left: (expression_list (_) . (identifier) @name) right: (_) @ty) @fact.local
 (expression_list (selector_expression) @callee) @value
 (type_alias type: (_) @ty) @fact.alias
+; An interface method's result: `rw.Header().Set(…)` calls `Header`'s `Set`.
+(method_elem result: (_) @callee) @type
+(method_elem result: (_) @ty) @fact.returns
+; `v.(T)` names type `T`.
+(type_assertion_expression type: (_) @callee) @type
+; A generic function instantiated with a plain type argument parses as a
+; conversion to a generic type: `readFrame[PingFrame](t)`.
+(type_conversion_expression type: (generic_type) @callee) @call
+; A package-level function value returns what its literal returns:
+; `var f = func() *T {…}`, `var engine = sync.OnceValue(func() *T {…})`, so
+; `engine().ServeHTTP(…)` is `T`'s method. Top level only: a local `var`'s
+; owner is its function, whose own result this is not.
+(source_file (var_declaration (var_spec name: (identifier) value: (expression_list . (func_literal result: (_) @ty))) @fact.returns))
+(source_file (var_declaration (var_spec_list (var_spec name: (identifier) value: (expression_list . (func_literal result: (_) @ty))) @fact.returns)))
+(source_file (var_declaration (var_spec name: (identifier) value: (expression_list . (call_expression function: (selector_expression operand: (identifier) @_pkg field: (field_identifier) @_fn) arguments: (argument_list . (func_literal result: (_) @ty))))) @fact.returns) (#eq? @_pkg "sync") (#match? @_fn "^OnceValues?$"))
+(source_file (var_declaration (var_spec_list (var_spec name: (identifier) value: (expression_list . (call_expression function: (selector_expression operand: (identifier) @_pkg field: (field_identifier) @_fn) arguments: (argument_list . (func_literal result: (_) @ty))))) @fact.returns)) (#eq? @_pkg "sync") (#match? @_fn "^OnceValues?$"))

@@ -23,3 +23,6 @@
 (parameters (identifier) @name @ty) @fact.local
 (default_parameter name: (identifier) @name @ty) @fact.local
 (lambda_parameters (identifier) @name @ty) @fact.local
+; An annotated class attribute (`app: Flask`, a dataclass field): a field of
+; the class, as `self.app = …` would be.
+(class_definition body: (block (expression_statement (assignment left: (identifier) @name type: (_) @ty) @fact.field)))

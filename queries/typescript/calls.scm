@@ -3,11 +3,23 @@
 
 (call_expression function: (_) @callee) @call
 (new_expression constructor: (_) @callee) @new
-(extends_clause value: (_) @callee) @extends
+; Heritage of a class that is a symbol: an anonymous class expression
+; (`return class extends RegExpRouter {}`) is no type of the function around it.
+(class_declaration (class_heritage (extends_clause value: (_) @callee))) @extends
+(abstract_class_declaration (class_heritage (extends_clause value: (_) @callee))) @extends
+(class name: (_) (class_heritage (extends_clause value: (_) @callee))) @extends
 (extends_type_clause type: (_) @callee) @extends
-(implements_clause (_) @callee) @implements
+(class_declaration (class_heritage (implements_clause (_) @callee))) @implements
+(abstract_class_declaration (class_heritage (implements_clause (_) @callee))) @implements
+(class name: (_) (class_heritage (implements_clause (_) @callee))) @implements
 
 (type_annotation (_) @callee) @type
+; Types named in expressions: `x as T`, `x satisfies T`, `x instanceof T`,
+; `expect(x).toBeInstanceOf(T)`.
+(as_expression [(type_identifier) (nested_type_identifier) (generic_type)] @callee) @type
+(satisfies_expression [(type_identifier) (nested_type_identifier) (generic_type)] @callee) @type
+(binary_expression operator: "instanceof" right: [(identifier) (member_expression)] @callee) @type
+((call_expression function: (member_expression property: (property_identifier) @_m) arguments: (arguments . [(identifier) (member_expression)] @callee)) @type (#eq? @_m "toBeInstanceOf"))
 
 (arguments (identifier) @callee) @value
 (arguments (member_expression) @callee) @value

@@ -28,6 +28,17 @@ pub(super) fn answer<T: Answer>(
     query: impl FnOnce(&View) -> Result<(T, &'static str), ToolError>,
     show: impl FnOnce(&T) -> i32,
 ) -> Result<i32> {
+    answer_with_status(t, query, show, |_| 0)
+}
+
+/// `answer`, with `--json`'s exit status from `status` (the printed form's
+/// comes from `show`).
+pub(super) fn answer_with_status<T: Answer>(
+    t: &Target,
+    query: impl FnOnce(&View) -> Result<(T, &'static str), ToolError>,
+    show: impl FnOnce(&T) -> i32,
+    status: impl FnOnce(&T) -> i32,
+) -> Result<i32> {
     let data = super::data_dir(t.repo_path.as_deref(), t.data.as_deref());
     let graph = Arc::new(data.open_graph_read_only(&t.resources.graph_config())?);
     let (repo, ref_name) = pick_ref(&graph, t.repo.as_deref(), t.ref_name.as_deref())?;
@@ -84,7 +95,7 @@ pub(super) fn answer<T: Answer>(
             "{}",
             serde_json::to_string_pretty(&body).context("cannot print the answer")?
         );
-        return Ok(0);
+        return Ok(status(&body));
     }
     Ok(show(&body))
 }
@@ -187,6 +198,7 @@ pub fn cmd_refs(a: RefsArgs) -> Result<i32> {
                     n => format!("; {n} more site(s) name it without proof"),
                 }
             );
+            print_completeness(&mut out, &r.completeness, r.unproven, &r.unproven_sites);
             0
         },
     )
@@ -280,6 +292,7 @@ pub fn cmd_calls(a: CallsArgs) -> Result<i32> {
                 if g.truncated { " (nearest shown)" } else { "" },
                 if g.cycles { "; cycles met" } else { "" }
             );
+            print_completeness(&mut out, &g.completeness, g.unproven, &g.unproven_sites);
             0
         },
     )
@@ -289,6 +302,7 @@ pub fn cmd_impact(a: ImpactArgs) -> Result<i32> {
     if a.diff.is_none() && a.symbol.is_none() && a.paths.is_empty() {
         bail!("pass --diff BASE, --symbol NAME or --paths FILE...");
     }
+    let run_ids = a.run_ids;
     let input = ImpactInput {
         symbol_name: a.symbol.clone(),
         path: a.path.clone(),
@@ -300,22 +314,36 @@ pub fn cmd_impact(a: ImpactArgs) -> Result<i32> {
         max_tokens: Some(NO_BUDGET),
         ..ImpactInput::default()
     };
-    answer(
+    answer_with_status(
         &a.target,
         |v| calls::analyze_impact(v, input),
         |r| {
-            // The test files to run, for CI: stdout holds nothing else.
+            // The test files to run, for CI; on a lower bound a last line
+            // says so, and the exit status is 3 (run every test instead).
             let mut out = std::io::stdout().lock();
             let mut printed = std::collections::HashSet::new();
             for t in &r.tests {
-                if printed.insert(t.path.as_str()) {
-                    let _ = writeln!(out, "{}", t.path);
+                let line = if run_ids {
+                    t.run.as_str()
+                } else {
+                    t.path.as_str()
+                };
+                if printed.insert(line) {
+                    let _ = writeln!(out, "{line}");
                 }
             }
+            let lower = r.completeness != "exact";
+            if lower {
+                let _ = writeln!(
+                    out,
+                    "# lower_bound: {} unproven site(s) could reach the change; these tests may not be all",
+                    r.unproven
+                );
+            }
             eprintln!(
-                "cruxe: {} changed symbol{}, {} affected within {} step{}, {} test file{} ({})",
-                r.changed.len(),
-                plural(r.changed.len()),
+                "cruxe: {} changed symbol{}, {} affected within {} step{}, {} test{} ({})",
+                r.total_changed,
+                plural(r.total_changed),
                 r.total_affected,
                 r.depth,
                 plural(r.depth),
@@ -326,9 +354,60 @@ pub fn cmd_impact(a: ImpactArgs) -> Result<i32> {
             for n in &r.notes {
                 eprintln!("cruxe: {n}");
             }
-            0
+            for u in &r.unproven_sites {
+                eprintln!(
+                    "cruxe:   {}:{}:{} {} [{}] {}",
+                    u.path, u.line, u.col, u.name, u.reason, u.text
+                );
+            }
+            if lower { LOWER_BOUND } else { 0 }
+        },
+        |r| {
+            if r.completeness == "exact" {
+                0
+            } else {
+                LOWER_BOUND
+            }
         },
     )
+}
+
+/// `cruxe impact`'s exit status when its answer is a lower bound: a script
+/// that runs the tests it prints runs every test instead.
+pub const LOWER_BOUND: i32 = 3;
+
+/// The last lines of `refs` and `calls`: exact, or how many sites were left
+/// unproven and the first of them.
+fn print_completeness(
+    out: &mut impl Write,
+    completeness: &str,
+    unproven: usize,
+    sites: &[crate::query::answers::UnprovenSite],
+) {
+    if completeness == "exact" {
+        let _ = writeln!(out, "complete: exact (no site left unproven)");
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "lower_bound: {unproven} site(s) could belong here but were not proven{}",
+        if sites.len() < unproven {
+            "; the first:"
+        } else {
+            ":"
+        }
+    );
+    for u in sites {
+        let from = u
+            .from
+            .as_ref()
+            .map_or("(top level)", |f| f.qualified_name.as_str());
+        let _ = writeln!(
+            out,
+            "  {}:{}:{}  {}  [{}] in {}  {}",
+            u.path, u.line, u.col, u.name, u.reason, from, u.text
+        );
+    }
 }
 
 fn plural(n: usize) -> &'static str {

@@ -508,6 +508,10 @@ pub struct ImpactArgs {
     /// unique name).
     #[arg(long, default_value = "dispatch")]
     pub min_confidence: String,
+    /// Print how to run each test (a pytest node id, a `go test` or `cargo
+    /// test` command, a file for vitest/jest) instead of the test files.
+    #[arg(long)]
+    pub run_ids: bool,
     #[command(flatten)]
     pub target: Target,
 }

@@ -229,6 +229,14 @@ pub(super) fn collect(
                     chain = vec![Step::const_new("?")];
                 }
                 let mut owner = owners.of(node.start_byte(), false);
+                // A Go function value's result (`var f = func() *T {…}`) is
+                // the var's own; `of` passes over vars (they own no sites).
+                if kind == FactKind::Returns && kind_of(node) == "var_spec" {
+                    match owners.innermost(node.start_byte() as u32) {
+                        Some(i) if symbols[i].kind == SymbolKind::Var => owner = i as u32,
+                        _ => continue,
+                    }
+                }
                 // `self.x = …` / `this.x = …` in a method: a field of its class.
                 if kind == FactKind::Field
                     && owner != IN_FILE
@@ -379,6 +387,10 @@ fn kind_of<'t>(n: Node<'t>) -> &'t str {
 /// The leftmost name of an expression chain.
 fn head(mut n: Node<'_>) -> Option<Node<'_>> {
     for _ in 0..=MAX_CHAIN {
+        // `v.(T).m()`: the chain starts at `T`, not at `v`.
+        if kind_of(n) == "type_assertion_expression" {
+            return None;
+        }
         if matches!(
             kind_of(n),
             "identifier" | "type_identifier" | "package_identifier"
@@ -709,6 +721,14 @@ impl Lang {
                 self.chain(inner, src, out)
             }
             (Lang::Rust, "await_expression") => self.chain(n.named_child(0)?, src, out),
+            // `fns[i]` and `f[*T]` (a generic function instantiated): what
+            // is indexed; `v.(T)`: a value of type `T`, written like `T{}`.
+            (Lang::Go, "index_expression") => self.chain(field("operand")?, src, out),
+            (Lang::Go, "type_assertion_expression") => {
+                let t = self.chain(field("type")?, src, out)?;
+                out.push("{}".into());
+                Some(t)
+            }
             (Lang::Go, "unary_expression")
                 if field("operator").is_some_and(|o| text(o, src) == "&") =>
             {
@@ -747,9 +767,11 @@ impl Lang {
                 | "qualified_type"
                 | "identifier"
                 | "attribute"
+                | "member_expression"
                 | "scoped_identifier",
             ) => {
-                // Python annotations are expressions: `a.B` is a type named by path.
+                // Python annotations are expressions: `a.B` is a type named by
+                // path; so is TS `x instanceof ns.B`.
                 let mut chain = Vec::new();
                 if let Some(token) = self.chain(n, src, &mut chain)
                     && !chain.iter().any(|c| is_marker(c))

@@ -628,6 +628,13 @@ pub struct ReferencesAnswer {
     /// ambiguous name, a receiver of unknown type): not in `references`, so the
     /// list is a lower bound when this is not 0.
     pub unresolved: i64,
+    /// `exact` only when no site that could be a use was left unproven, else
+    /// `lower_bound`.
+    pub completeness: String,
+    /// How many such sites (`unresolved` and the others: see `unproven_sites`).
+    pub unproven: usize,
+    /// The first of them.
+    pub unproven_sites: Vec<UnprovenSite>,
     pub truncated: bool,
     /// Pass as `cursor` for the next page.
     pub next_cursor: Option<String>,
@@ -661,6 +668,28 @@ pub struct FromSymbol {
     pub line_start: i64,
 }
 
+/// A site that could belong to the answer but that no resolution tier proved.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct UnprovenSite {
+    pub path: String,
+    pub line: i64,
+    pub col: i64,
+    /// The name called or used.
+    pub name: String,
+    /// `unresolved` (a same-name call on a receiver of unknown type, or an
+    /// ambiguous name), `name_only` (found by a unique name alone, below
+    /// `min_confidence`), `function_value` (the function used as a value:
+    /// calls through it are not seen) or `outside_override` (it implements or
+    /// overrides a method of a type outside the repository, or the runtime
+    /// calls it: its callers may be outside) or `outside_type` (a supertype
+    /// the repository does not define).
+    pub reason: String,
+    /// The enclosing function, method or type; null for top-level code.
+    pub from: Option<FromSymbol>,
+    /// The source line.
+    pub text: String,
+}
+
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct FileCount {
     pub path: String,
@@ -688,6 +717,13 @@ pub struct CallGraphAnswer {
     /// False when the walks were cut (the node cap, the work budget): then
     /// `total_edges` counts only the edges among the nodes walked.
     pub totals_exact: bool,
+    /// `exact` only when no call site that could reach (or, for callees, be
+    /// made by) a node within `depth` was left unproven, else `lower_bound`.
+    pub completeness: String,
+    /// How many such sites.
+    pub unproven: usize,
+    /// The first of them.
+    pub unproven_sites: Vec<UnprovenSite>,
     pub truncated: bool,
     /// `callers`, `callees` or `both`.
     pub direction: String,
@@ -739,6 +775,11 @@ pub struct ImplementationsAnswer {
     /// Nearest first.
     pub types: Vec<ImplementingType>,
     pub total: usize,
+    /// `exact` only when no `extends`/`implements` clause naming the symbol
+    /// was left unproven, else `lower_bound`.
+    pub completeness: String,
+    pub unproven: usize,
+    pub unproven_sites: Vec<UnprovenSite>,
     pub truncated: bool,
     pub metadata: Metadata,
 }
@@ -790,8 +831,13 @@ pub struct ImpactAnswer {
     /// Tests among the changed and affected symbols and files: test functions,
     /// and files that are tests (nearest first).
     pub tests: Vec<TestHit>,
-    /// `exact`, or `lower_bound` when something may be missing (see `notes`).
+    /// `exact` only when no site that could reach any changed or affected
+    /// symbol was left unproven, else `lower_bound` (see `notes`).
     pub completeness: String,
+    /// How many such sites.
+    pub unproven: usize,
+    /// The first of them.
+    pub unproven_sites: Vec<UnprovenSite>,
     /// Why the answer is a lower bound, and anything else to know.
     pub notes: Vec<String>,
     /// `changed` in all.
@@ -877,4 +923,9 @@ pub struct TestHit {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line_start: Option<i64>,
     pub distance: usize,
+    /// How to run it: a pytest node id (`tests/test_app.py::TestApp::test_run`),
+    /// a `go test ./pkg -run '^TestX$'` command, a `cargo test -p crate --
+    /// mod::tests::x --exact` command, or (TypeScript, JavaScript) the file
+    /// for vitest or jest.
+    pub run: String,
 }

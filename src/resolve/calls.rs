@@ -588,6 +588,28 @@ impl<'i, 'a> Resolver<'i, 'a> {
             match site.kind {
                 SiteKind::Extends | SiteKind::Implements => {
                     let Some((target, tier)) = found else {
+                        // Kept by its name: a subtype no tier tied to its
+                        // supertype makes `find_implementations` of a type of
+                        // that name a lower bound.
+                        let name = site
+                            .chain
+                            .iter()
+                            .rev()
+                            .find(|c| !matches!(c.as_str(), "()" | "{}" | "?" | "#new"))
+                            .map(|c| Id::from(bare(c)))
+                            .unwrap_or_default();
+                        if !name.is_empty() {
+                            out.push(SiteEdge {
+                                rel: Rel::Unresolved,
+                                from: from(site.owner),
+                                to: name,
+                                line: site.line,
+                                col: site.col,
+                                tier: Tier::Name,
+                                kind: site.kind,
+                                to_name: written(cx.fam, &site.chain),
+                            });
+                        }
                         continue;
                     };
                     // From the type the clause is about: the class (or
@@ -1771,7 +1793,9 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     let t = self.enclosing_type(cx, owner)?;
                     return Some((self.impl_target(cx, t), Tier::SelfTier));
                 }
-                let fact = self.local_fact(cx, owner, word)?;
+                let Some(fact) = self.local_fact(cx, owner, word) else {
+                    return self.global_type(cx, owner, word, depth + 1);
+                };
                 if fact.chain.len() == 1 && fact.chain[0] == word {
                     return None;
                 }
@@ -1790,6 +1814,35 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 Some((t, Tier::Typed))
             }
         }
+    }
+
+    /// The type of a module-level variable named `word` that is not this
+    /// file's (imported, or another file's of a Go package): what its own
+    /// file's annotation or initialiser says (`current_app: AppProxy`,
+    /// `var defaultReport = New(…)`, `export const app = new Hono()`).
+    fn global_type(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        word: &str,
+        depth: usize,
+    ) -> Option<(Sym<'a>, Tier)> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let (var, _) = self.bare_name(cx, owner, word, false)?;
+        if !matches!(var.kind, "var" | "const" | "static") || var.file == cx.fi {
+            return None;
+        }
+        let home = self.cx(var.file, None);
+        let name = var.qn.rsplit([':', '.']).next()?;
+        let fact = *home.ix.locals.get(&(IN_FILE, name))?;
+        if fact.chain.len() == 1 && fact.chain[0] == name {
+            return None;
+        }
+        let chain = fact.chain.clone();
+        self.fact_type(&home, IN_FILE, &chain, depth + 1)
+            .map(|(s, _)| (s, Tier::Typed))
     }
 
     /// A fact's chain: a type, or an initialiser expression.

@@ -14,10 +14,11 @@ use std::collections::{HashMap, HashSet};
 
 use super::super::answers::*;
 use super::super::args::{LIST_TOKENS, clean_opt_path, limit, max_tokens, non_empty, resolve_one};
+use super::super::budget::keep_within;
 use super::super::error::ToolError;
 use super::super::inputs::{CallDirection, CallGraphInput};
 use super::super::view::View;
-use super::{declarations, depth, dispatches, file_path_of, tiers};
+use super::{completeness, declarations, depth, dispatches, file_path_of, tiers};
 use crate::store::catalog::Catalog;
 use crate::store::graph::WalkBudget;
 
@@ -162,6 +163,38 @@ pub fn get_call_graph(
         totals = seen.values().filter(|n| n.depth > 0).count();
     }
 
+    // What could reach the answer unproven: the callers of a node short of
+    // `depth` would be in it, as would the callees of one.
+    let inner = |side: fn(&Seen) -> bool| -> Vec<usize> {
+        seen.iter()
+            .filter(|(_, n)| n.depth < depth && (n.depth == 0 || side(n)))
+            .filter_map(|(id, _)| cat.by_id(id))
+            .collect()
+    };
+    let all_tiers = crate::store::graph::GraphStore::CALL_TIERS.len();
+    let mut unproven = completeness::Unproven::default();
+    if callers {
+        let found = completeness::into(
+            c,
+            &cat,
+            &inner(|n| n.caller),
+            completeness::Into {
+                kinds: &["call"],
+                name_tier_left_out: tiers < all_tiers,
+                values_hide_calls: true,
+            },
+        )?;
+        unproven.merge(found);
+    }
+    if callees {
+        unproven.merge(completeness::out_of(
+            c,
+            &cat,
+            &inner(|n| n.callee),
+            tiers < all_tiers,
+        )?);
+    }
+
     // The edges among the nodes, each site once.
     let mut edges: Vec<GraphEdge> = Vec::new();
     let mut sites: HashSet<(&str, &str, i64, i64)> = HashSet::new();
@@ -206,7 +239,9 @@ pub fn get_call_graph(
     nodes.sort_by(|a, b| {
         (a.depth, &a.path, a.line_start, &a.id).cmp(&(b.depth, &b.path, b.line_start, &b.id))
     });
-    if within_budget(c, &root_id, &mut nodes, &mut edges, budget) {
+    // The unproven sites listed take at most an eighth of the budget.
+    let listed = keep_within(&c.tokens, &mut unproven.sites, budget / 8);
+    if within_budget(c, &root_id, &mut nodes, &mut edges, budget - listed) {
         truncated = true;
     }
     let root_node = node(c, &cat, &root_id, &seen[&root_id], false)
@@ -219,6 +254,9 @@ pub fn get_call_graph(
         total_edges,
         total_nodes: totals,
         totals_exact: !cut,
+        completeness: unproven.completeness().into(),
+        unproven: unproven.count,
+        unproven_sites: unproven.sites,
         truncated,
         direction: match input.direction {
             CallDirection::Callers => "callers",

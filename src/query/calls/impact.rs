@@ -21,7 +21,7 @@ use super::super::inputs::ImpactInput;
 use super::super::view::View;
 use super::diff::{self, FileChange};
 use super::tests::{is_test_file, is_test_symbol};
-use super::{declarations_of, depth, dispatches, file_path_of, tiers};
+use super::{completeness, declarations_of, depth, dispatches, file_path_of, tiers};
 use crate::store::catalog::Catalog;
 use crate::store::graph::WalkBudget;
 
@@ -143,25 +143,29 @@ pub fn analyze_impact(
             only_by_name.len()
         ));
     }
-    let mut names: Vec<String> = changed
-        .iter()
-        .map(|&i| cat.entry(i).name().to_string())
-        .collect();
-    names.sort();
-    names.dedup();
-    let unresolved: i64 = c
-        .graph
-        .unresolved_named(&c.repo, &c.ref_name, names)
-        .map_err(ToolError::internal)?
-        .into_iter()
-        .flatten()
-        .map(|(_, n)| n)
-        .sum();
-    if unresolved > 0 {
-        lower.push(format!(
-            "{unresolved} site(s) name a changed symbol but no tier could prove their target"
-        ));
-    }
+    // Every site no tier proved that could reach a changed or affected
+    // symbol short of `depth` (its callers would be in the answer).
+    let mut nodes: Vec<usize> = changed.clone();
+    nodes.extend(declared.iter().filter_map(|id| cat.by_id(id)));
+    nodes.extend(
+        reached
+            .iter()
+            .filter(|(_, r)| !r.is_file && r.distance < depth)
+            .filter_map(|(id, _)| cat.by_id(id)),
+    );
+    nodes.sort_unstable();
+    nodes.dedup();
+    let mut unproven = completeness::into(
+        c,
+        &cat,
+        &nodes,
+        completeness::Into {
+            kinds: &["call", "extends", "implements"],
+            name_tier_left_out: tiers < all_tiers,
+            values_hide_calls: true,
+        },
+    )?;
+    lower.extend(unproven.note());
     if work.ran_out() {
         lower.push(format!(
             "the walks reached this answer's work budget ({WORK} nodes and edges): {unwalked} of {} walks were cut or not run; ask for fewer paths or a smaller depth",
@@ -172,7 +176,7 @@ pub fn analyze_impact(
             "a walk reached more than {WALK_CAP} nodes and was cut"
         ));
     }
-    let completeness = if lower.is_empty() {
+    let completeness = if unproven.is_exact() && !cut {
         "exact"
     } else {
         "lower_bound"
@@ -255,7 +259,7 @@ pub fn analyze_impact(
         })
         .collect();
     let mut files = files_of(&changed_rows, &affected);
-    let mut tests = tests_of(&changed_rows, &affected, &files);
+    let mut tests = tests_of(c, &cat, &changed_rows, &affected, &files);
     let (total_affected, total_files, total_tests) = (affected.len(), files.len(), tests.len());
     let total_changed = changed_rows.len();
     let mut changed_rows = changed_rows;
@@ -268,6 +272,7 @@ pub fn analyze_impact(
     notes.splice(0..0, lower);
     let total_notes = notes.len();
     let mut used = keep_within(&c.tokens, &mut notes, budget / 8);
+    used += keep_within(&c.tokens, &mut unproven.sites, budget / 8);
     used += keep_within(&c.tokens, &mut tests, budget.saturating_sub(used) / 2);
     used += keep_within(
         &c.tokens,
@@ -292,6 +297,8 @@ pub fn analyze_impact(
         files,
         tests,
         completeness: completeness.into(),
+        unproven: unproven.count,
+        unproven_sites: unproven.sites,
         notes,
         total_changed,
         total_affected,
@@ -608,46 +615,56 @@ fn files_of(changed: &[ChangedSymbol], affected: &[AffectedSymbol]) -> Vec<Impac
 }
 
 /// The tests among the changed and affected symbols, and the test files with
-/// none of their functions listed, nearest first.
+/// none of their functions listed, nearest first. A function nested in a
+/// test (a helper, a closure) stands for the test around it: that is what a
+/// runner can run.
 fn tests_of(
+    c: &View,
+    cat: &Catalog,
     changed: &[ChangedSymbol],
     affected: &[AffectedSymbol],
     files: &[ImpactFile],
 ) -> Vec<TestHit> {
     let mut out: Vec<TestHit> = Vec::new();
-    let test_fn =
-        |kind: &str, name: &str, qn: &str, path: &str| is_test_symbol(kind, name, qn, path);
-    for s in changed {
-        if test_fn(&s.kind, &s.name, &s.qualified_name, &s.path) {
-            out.push(TestHit {
-                path: s.path.clone(),
-                name: Some(s.name.clone()),
-                qualified_name: Some(s.qualified_name.clone()),
-                line_start: Some(s.line_start),
-                distance: 0,
-            });
+    let mut listed: HashSet<(String, Option<String>)> = HashSet::new();
+    let mut add = |out: &mut Vec<TestHit>, id: &str, distance: usize| {
+        let Some(i) = cat.by_id(id).map(|i| outermost_test(cat, i)) else {
+            return;
+        };
+        let e = cat.entry(i);
+        if !is_test_symbol(e.kind(), e.name(), e.qualified_name(), e.path()) {
+            return;
         }
+        if !listed.insert((e.path().to_string(), Some(e.qualified_name().to_string()))) {
+            return;
+        }
+        out.push(TestHit {
+            path: e.path().to_string(),
+            name: Some(e.name().to_string()),
+            qualified_name: Some(e.qualified_name().to_string()),
+            line_start: Some(e.line_start()),
+            distance,
+            run: run_id(c, cat, e.path(), Some(i)),
+        });
+    };
+    for s in changed {
+        add(&mut out, &s.symbol_id, 0);
     }
     for a in affected {
-        if a.kind != "file" && test_fn(&a.kind, &a.name, &a.qualified_name, &a.path) {
-            out.push(TestHit {
-                path: a.path.clone(),
-                name: Some(a.name.clone()),
-                qualified_name: Some(a.qualified_name.clone()),
-                line_start: Some(a.line_start),
-                distance: a.distance,
-            });
+        if a.kind != "file" {
+            add(&mut out, &a.id, a.distance);
         }
     }
-    let listed: HashSet<String> = out.iter().map(|t| t.path.clone()).collect();
+    let paths: HashSet<String> = out.iter().map(|t| t.path.clone()).collect();
     for f in files {
-        if f.is_test && !listed.contains(&f.path) {
+        if f.is_test && !paths.contains(&f.path) {
             out.push(TestHit {
                 path: f.path.clone(),
                 name: None,
                 qualified_name: None,
                 line_start: None,
                 distance: f.distance,
+                run: run_id(c, cat, &f.path, None),
             });
         }
     }
@@ -655,4 +672,81 @@ fn tests_of(
         (a.distance, &a.path, a.line_start).cmp(&(b.distance, &b.path, b.line_start))
     });
     out
+}
+
+/// The outermost function or method around entry `i` in its file (itself
+/// when none encloses it): a test's nested helper is run by running the test.
+fn outermost_test(cat: &Catalog, i: usize) -> usize {
+    let mut at = i;
+    while let Some(p) = cat.parent(at) {
+        if !matches!(cat.entry(p).kind(), "fn" | "method") {
+            break;
+        }
+        at = p;
+    }
+    at
+}
+
+/// How a runner runs a test (entry `test`) or a whole test file: a pytest
+/// node id, a `go test` command with the package and a `-run` pattern, a
+/// `cargo test` command with the package and the test's path, or, for
+/// TypeScript and JavaScript (whose tests are callbacks with no name of
+/// their own here), the file for vitest or jest.
+fn run_id(c: &View, cat: &Catalog, path: &str, test: Option<usize>) -> String {
+    let e = test.map(|i| cat.entry(i));
+    if path.ends_with(".py") {
+        let Some(e) = e else { return path.to_string() };
+        // `test_x`, or `TestX::test_y` for a method of a test class.
+        let mut parts = vec![e.name().to_string()];
+        if let Some(p) = test.and_then(|i| cat.parent(i))
+            && cat.entry(p).kind() == "class"
+        {
+            parts.insert(0, cat.entry(p).name().to_string());
+        }
+        return format!("{path}::{}", parts.join("::"));
+    }
+    if path.ends_with(".go") {
+        let dir = path
+            .rsplit_once('/')
+            .map_or(".".to_string(), |(d, _)| format!("./{d}"));
+        return match e {
+            Some(e) if e.kind() == "fn" => format!("go test {dir} -run '^{}$'", e.name()),
+            _ => format!("go test {dir}"),
+        };
+    }
+    if path.ends_with(".rs") {
+        let package = c
+            .file(path)
+            .ok()
+            .flatten()
+            .map(|f| f.package)
+            .unwrap_or_default();
+        let p = if package.is_empty() {
+            String::new()
+        } else {
+            format!(" -p {package}")
+        };
+        // An integration test file is a target of its own (`--test NAME`).
+        let target = path
+            .strip_prefix("tests/")
+            .or_else(|| path.split_once("/tests/").map(|(_, rest)| rest))
+            .filter(|rest| !rest.contains('/'))
+            .and_then(|file| file.strip_suffix(".rs"))
+            .map(|name| format!(" --test {name}"))
+            .unwrap_or_default();
+        return match e {
+            Some(e) => {
+                // The test's path within its crate: its qualified name
+                // without the crate's own name.
+                let qn = e.qualified_name();
+                let within = qn
+                    .strip_prefix(&format!("{package}::"))
+                    .or_else(|| qn.strip_prefix("crate::"))
+                    .unwrap_or(qn);
+                format!("cargo test{p}{target} -- {within} --exact")
+            }
+            None => format!("cargo test{p}{target}"),
+        };
+    }
+    path.to_string()
 }

@@ -9,11 +9,11 @@ use super::super::answers::*;
 use super::super::args::{
     LIST_TOKENS, clean_opt_path, dir_of, limit, max_tokens, non_empty, resolve_one,
 };
-use super::super::budget::fitting;
+use super::super::budget::{fitting, keep_within};
 use super::super::error::ToolError;
 use super::super::inputs::{ImplDirection, ImplementationsInput};
 use super::super::view::View;
-use super::{TYPE_KINDS, member_sep, members_named, owners};
+use super::{TYPE_KINDS, completeness, member_sep, members_named, owners};
 use crate::store::catalog::Catalog;
 
 pub fn find_implementations(
@@ -89,9 +89,34 @@ pub fn find_implementations(
             methods,
         });
     }
+    // A clause naming one of these types that no tier proved could be a
+    // subtype's (implementations); a supertype outside the repository is not
+    // listed (supertypes).
+    let mut unproven = match input.direction {
+        ImplDirection::Implementations => {
+            let mut nodes = types.clone();
+            nodes.extend(out.iter().filter_map(|t| cat.by_id(&t.symbol_id)));
+            completeness::into(
+                c,
+                &cat,
+                &nodes,
+                completeness::Into {
+                    kinds: &["extends", "implements"],
+                    name_tier_left_out: false,
+                    values_hide_calls: false,
+                },
+            )?
+        }
+        ImplDirection::Supertypes => {
+            let mut nodes = types.clone();
+            nodes.extend(out.iter().filter_map(|t| cat.by_id(&t.symbol_id)));
+            completeness::outside_supertypes(c, &cat, &nodes)
+        }
+    };
     let total = out.len();
     out.truncate(limit);
-    out.truncate(fitting(&c.tokens, &out, budget));
+    let listed = keep_within(&c.tokens, &mut unproven.sites, budget / 8);
+    out.truncate(fitting(&c.tokens, &out, budget - listed));
     let truncated = out.len() < total;
     let body = ImplementationsAnswer {
         symbol: SymbolRef::from(a),
@@ -102,6 +127,9 @@ pub fn find_implementations(
         .into(),
         types: out,
         total,
+        completeness: unproven.completeness().into(),
+        unproven: unproven.count,
+        unproven_sites: unproven.sites,
         truncated,
         metadata: Metadata::default(),
     };

@@ -10,6 +10,7 @@
 //! `EXTENDS` of its type, and the same name) is reached by the declaration's
 //! callers too, labelled as such.
 
+mod completeness;
 pub mod diff;
 mod graph;
 mod impact;

@@ -10,7 +10,7 @@ use super::super::budget::{fitting, keep_within};
 use super::super::error::ToolError;
 use super::super::inputs::{RefKind, ReferencesInput};
 use super::super::view::View;
-use super::{Lines, declarations};
+use super::{Lines, completeness, declarations};
 use crate::store::catalog::Catalog;
 
 /// One use before it is rendered.
@@ -41,11 +41,8 @@ pub fn find_references(
     // trait's or base class's method: those calls may reach it).
     let mut sites: Vec<Site> = Vec::new();
     let mut starts = vec![(target, None)];
-    starts.extend(
-        declarations(c, &cat, target)?
-            .into_iter()
-            .map(|d| (d, Some(d))),
-    );
+    let starts_via = declarations(c, &cat, target)?;
+    starts.extend(starts_via.iter().map(|&d| (d, Some(d))));
     for (start, via) in starts {
         let uses = c
             .graph
@@ -103,6 +100,26 @@ pub fn find_references(
         .map(|(_, n)| n)
         .sum();
 
+    // Every same-name site no tier proved could be a use (calls: the only
+    // sites kept unproven); the uses listed include value uses and the
+    // `name` tier's, so those hide nothing here.
+    let kinds: &[&str] = if wanted(input.kind, "call") {
+        &["call"]
+    } else {
+        &[]
+    };
+    let mut asked = vec![target];
+    asked.extend(starts_via.iter().copied());
+    let mut unproven = completeness::into(
+        c,
+        &cat,
+        &asked,
+        completeness::Into {
+            kinds,
+            name_tier_left_out: false,
+            values_hide_calls: false,
+        },
+    )?;
     let total = sites.len();
     super::super::args::cursor_in("find_references", offset, total)?;
     let end = offset.saturating_add(limit).min(total);
@@ -130,6 +147,11 @@ pub fn find_references(
         ));
     }
     references.truncate(fit);
+    // The unproven sites listed take what the page leaves, at most an eighth.
+    let room = budget
+        .saturating_sub(c.tokens.estimate(&references) + c.tokens.estimate(&files))
+        .min(budget / 8);
+    keep_within(&c.tokens, &mut unproven.sites, room);
     let end = offset.saturating_add(references.len()).min(total);
     let more = end < total;
     let cut = more || files.len() < total_files;
@@ -140,6 +162,9 @@ pub fn find_references(
         total_files,
         total,
         unresolved,
+        completeness: unproven.completeness().into(),
+        unproven: unproven.count,
+        unproven_sites: unproven.sites,
         truncated: cut,
         next_cursor: more.then(|| end.to_string()),
         metadata: Metadata::default(),

@@ -22,7 +22,7 @@ use kuzu::Value;
 use super::read::Sizing;
 use super::readers::{Lane, Reader};
 use super::schema::CALL_READ_QUERIES;
-use super::values::{int, s, string};
+use super::values::{int, list_of_strings, s, string};
 use super::{GraphError, GraphStore, Result};
 use crate::model::ids::name_id;
 
@@ -43,6 +43,13 @@ pub type Reached = (String, bool, i64, Vec<CallHop>);
 /// id of the enclosing symbol or file, it is a file, its path, line, col (0
 /// for an import), reference kind ("" unless `REFERENCES`), confidence).
 pub type Use = (String, String, bool, String, i64, i64, String, String);
+
+/// A site that could belong to an answer but that no tier proved: (the name
+/// it calls, or for an edge into a symbol that symbol's id; whether it is an
+/// edge (a call found by name only, or a use as a value: `loose_into`'s
+/// second column says which), id of the enclosing symbol or file, it is a
+/// file, its path, line, col).
+pub type Loose = (String, bool, bool, String, String, i64, i64);
 
 /// A type related by `IMPLEMENTS`/`EXTENDS`: (its id, distance, the
 /// relationships along the way, nearest the start first).
@@ -285,6 +292,102 @@ impl GraphStore {
                 .map(|row| (string(&row[0]), int(&row[1])))
                 .collect::<Vec<_>>())
         })
+    }
+
+    /// How many sites of a repo/ref that no tier proved name one of `names`,
+    /// of the given kinds (`call`, or reference kinds).
+    pub fn unproven_count(
+        &self,
+        repo: &str,
+        ref_name: &str,
+        names: &[String],
+        kinds: &[&str],
+    ) -> Result<usize> {
+        if names.is_empty() {
+            return Ok(0);
+        }
+        let ids = list_of_strings(names.iter().map(|n| name_id(repo, ref_name, n)));
+        let kinds = list_of_strings(kinds.iter().map(|k| k.to_string()));
+        let mut found = self.read_all(
+            Lane::Walk,
+            vec![move |r: &mut Reader<'_, '_>| -> Result<usize> {
+                let mut rows =
+                    r.execute("calls/unproven_count", vec![("ids", ids), ("kinds", kinds)])?;
+                Ok(rows.next().map_or(0, |row| int(&row[0]) as usize))
+            }],
+        )?;
+        Ok(found.pop().unwrap_or(0))
+    }
+
+    /// The first `max` of the sites `unproven_count` counts, in path order.
+    pub fn unproven_sites(
+        &self,
+        repo: &str,
+        ref_name: &str,
+        names: &[String],
+        kinds: &[&str],
+        max: usize,
+    ) -> Result<Vec<Loose>> {
+        if names.is_empty() || max == 0 {
+            return Ok(Vec::new());
+        }
+        let ids = list_of_strings(names.iter().map(|n| name_id(repo, ref_name, n)));
+        let kinds = list_of_strings(kinds.iter().map(|k| k.to_string()));
+        self.loose_rows(
+            "calls/unproven_sites",
+            vec![
+                ("ids", ids),
+                ("kinds", kinds),
+                ("max", Value::Int64(max as i64)),
+            ],
+        )
+    }
+
+    /// The calls into `ids` found by a unique name only, and their uses as a
+    /// value (first column the symbol reached, second true for a call).
+    pub fn loose_into(&self, ids: &[String]) -> Result<Vec<Loose>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids = list_of_strings(ids.iter().cloned());
+        self.loose_rows("calls/loose_into", vec![("ids", ids)])
+    }
+
+    /// The calls of `ids` that no tier proved (second column false) or that a
+    /// unique name alone did (true), each with the name called.
+    pub fn loose_out(&self, ids: &[String]) -> Result<Vec<Loose>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids = list_of_strings(ids.iter().cloned());
+        self.loose_rows("calls/loose_out", vec![("ids", ids)])
+    }
+
+    fn loose_rows(
+        &self,
+        statement: &'static str,
+        params: Vec<(&'static str, Value)>,
+    ) -> Result<Vec<Loose>> {
+        let mut found = self.read_all(
+            Lane::Walk,
+            vec![move |r: &mut Reader<'_, '_>| -> Result<Vec<Loose>> {
+                let rows = r.execute(statement, params)?;
+                Ok(rows
+                    .map(|row| {
+                        (
+                            string(&row[0]),
+                            matches!(row[1], Value::Bool(true)),
+                            matches!(row[2], Value::Bool(true)),
+                            string(&row[3]),
+                            string(&row[4]),
+                            int(&row[5]),
+                            int(&row[6]),
+                        )
+                    })
+                    .collect())
+            }],
+        )?;
+        Ok(found.pop().unwrap_or_default())
     }
 
     /// The types each of `ids` implements or extends, transitively (up to 8

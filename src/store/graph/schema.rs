@@ -397,6 +397,22 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
 /// holding `{depth}` and `{tiers}` are templates (see [`walk_text`]).
 pub const CALL_READ_QUERIES: &[(&str, &str)] = &[
     (
+        "calls/unproven_count",
+        include_str!("../../../queries/calls/unproven_count.cypher"),
+    ),
+    (
+        "calls/unproven_sites",
+        include_str!("../../../queries/calls/unproven_sites.cypher"),
+    ),
+    (
+        "calls/loose_into",
+        include_str!("../../../queries/calls/loose_into.cypher"),
+    ),
+    (
+        "calls/loose_out",
+        include_str!("../../../queries/calls/loose_out.cypher"),
+    ),
+    (
         "calls/callers",
         include_str!("../../../queries/calls/callers.cypher"),
     ),

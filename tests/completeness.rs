@@ -1,0 +1,228 @@
+//! One completeness rule for every graph answer (issue 52): `exact` only when
+//! no site that could reach a node of the answer was left unproven, else
+//! `lower_bound` with the count and the first sites, each with its reason.
+//! Through a real `cruxe serve` (the tools) and the real CLI (`cruxe impact`
+//! exits 3 on a lower bound, and says so on stdout).
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::common::{cruxe_bin, s};
+use crate::mcp::{call, serve_paths, wait_ready};
+
+fn write(root: &Path, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+}
+
+/// A Python package where each way a caller hides appears once.
+fn python(root: &Path) {
+    write(
+        root,
+        &[
+            (
+                "app/core.py",
+                "def leaf():\n    return 1\n\n\ndef direct():\n    return leaf()\n\n\ndef only_direct():\n    return 2\n\n\nclass Engine:\n    def run(self):\n        return direct()\n\n\nclass Other:\n    def run(self):\n        return 0\n\n\ndef handler(request):\n    return only_direct()\n",
+            ),
+            (
+                "app/use.py",
+                "from app.core import only_direct, handler\nfrom lib import register\n\n\ndef calls_plainly():\n    return only_direct()\n\n\ndef drives(thing):\n    return thing.run()\n\n\nregister(handler)\n",
+            ),
+            (
+                "app/web.py",
+                "from http.server import BaseHTTPRequestHandler\n\n\nclass Page(BaseHTTPRequestHandler):\n    def do_GET(self):\n        return render()\n\n    def __str__(self):\n        return render()\n\n\ndef render():\n    return 'page'\n",
+            ),
+            (
+                "app/shapes.py",
+                "import vendor\n\n\nclass Base:\n    def area(self):\n        return 0\n\n\nclass Known(Base):\n    def area(self):\n        return 1\n\n\nclass Hidden(vendor.Base):\n    def area(self):\n        return 2\n",
+            ),
+        ],
+    );
+}
+
+fn reasons(v: &Value) -> Vec<String> {
+    v["unproven_sites"]
+        .as_array()
+        .expect("unproven_sites")
+        .iter()
+        .map(|u| s(&u["reason"]))
+        .collect()
+}
+
+#[test]
+fn graph_answers_are_exact_only_when_nothing_could_reach_them_unproven() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = tmp.path().join("py");
+    python(&root);
+    // The command line reads its own index (`PATH/.cruxe`); the server its.
+    let o = std::process::Command::new(cruxe_bin())
+        .arg("index")
+        .arg(&root)
+        .output()
+        .expect("index");
+    assert!(o.status.success(), "{o:?}");
+    let server = serve_paths(tmp, std::slice::from_ref(&root), &[], &[]);
+    wait_ready(&server);
+
+    // Called plainly, and nothing else names it: exact.
+    let g = call(
+        &server,
+        "get_call_graph",
+        json!({"symbol_name": "only_direct", "depth": 1}),
+    );
+    assert_eq!(g["completeness"], "exact", "{g}");
+    assert_eq!(g["unproven"], 0, "{g}");
+
+    // `thing.run()` on a receiver of unknown type could be Engine.run.
+    let g = call(
+        &server,
+        "get_call_graph",
+        json!({"symbol_name": "Engine.run", "depth": 1}),
+    );
+    assert_eq!(g["completeness"], "lower_bound", "{g}");
+    assert!(reasons(&g).contains(&"unresolved".to_string()), "{g}");
+    let site = &g["unproven_sites"][0];
+    assert_eq!(site["path"], "app/use.py", "{g}");
+    assert_eq!(site["from"]["name"], "drives", "{g}");
+    assert!(s(&site["text"]).contains("thing.run()"), "{g}");
+
+    // A function passed to a library: what calls it is not seen.
+    let g = call(
+        &server,
+        "get_call_graph",
+        json!({"symbol_name": "handler", "depth": 1}),
+    );
+    assert_eq!(g["completeness"], "lower_bound", "{g}");
+    assert!(reasons(&g).contains(&"function_value".to_string()), "{g}");
+
+    // A method of a class with a library base, and a dunder the runtime calls.
+    for name in ["Page.do_GET", "Page.__str__"] {
+        let g = call(
+            &server,
+            "get_call_graph",
+            json!({"symbol_name": name, "depth": 1}),
+        );
+        assert_eq!(g["completeness"], "lower_bound", "{name}: {g}");
+        assert!(
+            reasons(&g).contains(&"outside_override".to_string()),
+            "{name}: {g}"
+        );
+    }
+
+    // Callees: `drives` calls something no tier proved.
+    let g = call(
+        &server,
+        "get_call_graph",
+        json!({"symbol_name": "drives", "direction": "callees", "depth": 1}),
+    );
+    assert_eq!(g["completeness"], "lower_bound", "{g}");
+
+    // find_references says the same as get_call_graph.
+    let r = call(
+        &server,
+        "find_references",
+        json!({"symbol_name": "Engine.run"}),
+    );
+    assert_eq!(r["completeness"], "lower_bound", "{r}");
+    assert!(r["unproven"].as_u64().expect("unproven") >= 1, "{r}");
+    let r = call(
+        &server,
+        "find_references",
+        json!({"symbol_name": "only_direct"}),
+    );
+    assert_eq!(r["completeness"], "exact", "{r}");
+
+    // Impact: `leaf` itself is called plainly, but what calls it is reached
+    // by `Engine.run`, which an unproven site may call: every affected
+    // symbol counts, not only the changed one.
+    let i = call(
+        &server,
+        "analyze_impact",
+        json!({"symbol_name": "leaf", "depth": 3}),
+    );
+    assert_eq!(i["completeness"], "lower_bound", "{i}");
+    assert!(
+        i["unproven_sites"]
+            .as_array()
+            .expect("sites")
+            .iter()
+            .any(|u| u["name"] == "run"),
+        "{i}"
+    );
+    let i = call(
+        &server,
+        "analyze_impact",
+        json!({"symbol_name": "only_direct", "depth": 2}),
+    );
+    // `handler` calls it, and `handler` is passed to a library.
+    assert_eq!(i["completeness"], "lower_bound", "{i}");
+    // One step only: `handler`'s callers would be two steps away, outside
+    // the answer; nothing unproven reaches `only_direct` itself.
+    let i = call(
+        &server,
+        "analyze_impact",
+        json!({"symbol_name": "only_direct", "depth": 1}),
+    );
+    assert_eq!(i["completeness"], "exact", "{i}");
+
+    // Implementations: a subclass whose base no tier tied to `Base`.
+    let im = call(
+        &server,
+        "find_implementations",
+        json!({"symbol_name": "Base"}),
+    );
+    assert_eq!(im["completeness"], "lower_bound", "{im}");
+    let types: Vec<String> = im["types"]
+        .as_array()
+        .expect("types")
+        .iter()
+        .map(|t| s(&t["name"]))
+        .collect();
+    assert_eq!(types, ["Known"], "{im}");
+    let sup = call(
+        &server,
+        "find_implementations",
+        json!({"symbol_name": "Page", "direction": "supertypes"}),
+    );
+    assert_eq!(sup["completeness"], "lower_bound", "{sup}");
+    assert_eq!(reasons(&sup), ["outside_type"], "{sup}");
+    let sup = call(
+        &server,
+        "find_implementations",
+        json!({"symbol_name": "Known", "direction": "supertypes"}),
+    );
+    assert_eq!(sup["completeness"], "exact", "{sup}");
+
+    // The command line: stdout says so, and `impact` exits 3.
+    let cli = |args: &[&str]| {
+        std::process::Command::new(cruxe_bin())
+            .args(args)
+            .arg("-C")
+            .arg(&root)
+            .output()
+            .expect("run")
+    };
+    let o = cli(&["calls", "Engine.run"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("lower_bound: "), "{out}");
+    assert!(out.contains("thing.run()"), "{out}");
+    let o = cli(&["calls", "only_direct", "--depth", "1"]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("complete: exact"),
+        "{o:?}"
+    );
+    let o = cli(&["impact", "--symbol", "leaf"]);
+    assert_eq!(o.status.code(), Some(3), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("# lower_bound"),
+        "{o:?}"
+    );
+    let o = cli(&["impact", "--symbol", "render", "--depth", "2", "--json"]);
+    assert_eq!(o.status.code(), Some(3), "{o:?}");
+    let o = cli(&["impact", "--symbol", "only_direct", "--depth", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+}

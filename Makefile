@@ -19,7 +19,7 @@ CORPUS ?= .
 CLIENTS ?= 32
 SECONDS ?= 60
 
-.PHONY: run test deps venv browser build install lint bench bench-tools bench-load bench-fresh bench-accuracy bench-hostile index status
+.PHONY: run test deps venv browser build install lint bench bench-tools bench-load bench-fresh bench-accuracy bench-impact bench-hostile index status
 
 # Kuzu 0.11.3 with our fixes (patches/README.md): its crate, checked
 # against Cargo.lock's old checksum, unpacked under vendor/ and patched.
@@ -123,6 +123,12 @@ bench-fresh: build venv
 bench-accuracy: build
 	benches/accuracy/setup.sh
 	python3 benches/accuracy/score.py $(CRUXE)
+
+# Test selection measured by running tests: sampled edits that fail at a
+# function's entry, the tests that then fail, and the tests `cruxe impact
+# --diff` named for the edit (benches/impact.py; needs PyPI once).
+bench-impact: build
+	python3 benches/impact.py $(CRUXE)
 
 # A server under hostile load: a flood of 50,000 sessions (RSS, /health), 8 deep
 # impacts beside lookups (locate_symbol p95, RSS), SIGTERM with work in flight.

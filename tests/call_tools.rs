@@ -34,7 +34,7 @@ fn cypher(server: &Server, repo: &str, query: &str) -> Vec<BTreeMap<String, Valu
     let v = call(
         server,
         "run_cypher",
-        json!({"repo": repo, "query": query, "limit": 10000}),
+        json!({"repo": repo, "query": query, "limit": 10000, "max_tokens": 1_000_000}),
     );
     assert_eq!(v["truncated"], false, "{query}");
     let columns: Vec<String> = v["columns"]

@@ -574,3 +574,61 @@ fn deleting_and_restoring_a_file_whose_methods_call_each_other_equals_a_fresh_in
     let back = reindex_equals_fresh(work.path(), &tree, "go", "a.go restored");
     assert_eq!(back, first);
 }
+
+/// Callers through a crate re-exported under another name, in a workspace
+/// (issue 52's grep): `pub extern crate grep_searcher as searcher;` and
+/// `pub use grep_searcher::Searcher as Engine;` in `grep`, used from `app` as
+/// `grep::searcher::Searcher` and `grep::Engine`; the methods called on values
+/// of those types are the searcher's.
+#[test]
+fn callers_through_crates_re_exported_under_other_names() {
+    let work = tempfile::tempdir().expect("tmp");
+    let tree = work.path().join("ws");
+    let write = |path: &str, text: &str| {
+        let p = tree.join(path);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    };
+    write(
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"crates/searcher\", \"crates/grep\", \"crates/app\"]\n",
+    );
+    write(
+        "crates/searcher/Cargo.toml",
+        "[package]\nname = \"grep-searcher\"\nversion = \"0.1.0\"\n",
+    );
+    write(
+        "crates/searcher/src/lib.rs",
+        "pub struct Searcher;\n\nimpl Searcher {\n    pub fn new() -> Searcher {\n        Searcher\n    }\n\n    pub fn search_path(&self) -> usize {\n        0\n    }\n}\n",
+    );
+    write(
+        "crates/grep/Cargo.toml",
+        "[package]\nname = \"grep\"\nversion = \"0.1.0\"\n\n[dependencies]\ngrep-searcher = { path = \"../searcher\" }\n",
+    );
+    write(
+        "crates/grep/src/lib.rs",
+        "pub extern crate grep_searcher as searcher;\n\npub use grep_searcher::Searcher as Engine;\n",
+    );
+    write(
+        "crates/app/Cargo.toml",
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\n\n[dependencies]\ngrep = { path = \"../grep\" }\n",
+    );
+    write(
+        "crates/app/src/main.rs",
+        "use grep::searcher::Searcher;\nuse grep::Engine;\n\nfn main() {\n    let s = Searcher::new();\n    s.search_path();\n    other();\n}\n\nfn other() -> usize {\n    Engine::new().search_path()\n}\n",
+    );
+    let ix = index_path(&tree, "ws");
+    let into_search: Vec<(String, i64, String)> = dump(&ix)
+        .into_iter()
+        .filter(|e| e.0 == "CALLS" && e.2.ends_with("Searcher::search_path#method"))
+        .map(|e| (e.1, e.3, e.4))
+        .collect();
+    assert_eq!(
+        into_search,
+        [
+            ("main#fn".to_string(), 6, "typed".to_string()),
+            ("other#fn".to_string(), 11, "typed".to_string()),
+        ],
+        "{into_search:?}"
+    );
+}

@@ -37,6 +37,14 @@ fn python(root: &Path) {
                 "from http.server import BaseHTTPRequestHandler\n\n\nclass Page(BaseHTTPRequestHandler):\n    def do_GET(self):\n        return render()\n\n    def __str__(self):\n        return render()\n\n\ndef render():\n    return 'page'\n",
             ),
             (
+                "app/flow.py",
+                "class Flow:\n    def run(self):\n        return self.step()\n\n    def step(self):\n        return 0\n\n\nclass Custom(Flow):\n    def step(self):\n        return work()\n\n\ndef work():\n    return 1\n\n\ndef solo():\n    return 3\n\n\ndef top():\n    return solo()\n",
+            ),
+            (
+                "app/wrap.py",
+                "import textwrap\n\n\nclass TextWrapper(textwrap.TextWrapper):\n    def _handle_long_word(self, chunks, line, length, width):\n        return trim()\n\n\ndef trim():\n    return ''\n",
+            ),
+            (
                 "app/shapes.py",
                 "import vendor\n\n\nclass Base:\n    def area(self):\n        return 0\n\n\nclass Known(Base):\n    def area(self):\n        return 1\n\n\nclass Hidden(vendor.Base):\n    def area(self):\n        return 2\n",
             ),
@@ -160,14 +168,61 @@ fn graph_answers_are_exact_only_when_nothing_could_reach_them_unproven() {
     );
     // `handler` calls it, and `handler` is passed to a library.
     assert_eq!(i["completeness"], "lower_bound", "{i}");
-    // One step only: `handler`'s callers would be two steps away, outside
-    // the answer; nothing unproven reaches `only_direct` itself.
+    // One step only: nothing unproven reaches `only_direct` itself, but
+    // `handler`, at the last step, is pointed at from further away.
     let i = call(
         &server,
         "analyze_impact",
         json!({"symbol_name": "only_direct", "depth": 1}),
     );
+    assert_eq!(i["completeness"], "lower_bound", "{i}");
+    assert!(s(&i["notes"][0]).contains("from further away"), "{i}");
+    // `top` calls `solo`, and nothing calls `top`: the whole reach, exact.
+    for depth in [1, 3] {
+        let i = call(
+            &server,
+            "analyze_impact",
+            json!({"symbol_name": "solo", "depth": depth}),
+        );
+        assert_eq!(i["completeness"], "exact", "{i}");
+        assert_eq!(i["affected"][0]["name"], "top", "{i}");
+    }
+    // Dispatch upward: `Custom.step` overrides `Flow.step`, which `Flow.run`
+    // calls on `self`: a change to `work` reaches `run`.
+    let i = call(
+        &server,
+        "analyze_impact",
+        json!({"symbol_name": "work", "depth": 3}),
+    );
+    let reached: Vec<(String, u64, String)> = i["affected"]
+        .as_array()
+        .expect("affected")
+        .iter()
+        .map(|a| {
+            (
+                s(&a["qualified_name"]),
+                a["distance"].as_u64().unwrap_or(0),
+                s(&a["via"]["relation"]),
+            )
+        })
+        .collect();
+    assert!(
+        reached.contains(&("app.flow.Flow.step".into(), 2, "dispatch".into())),
+        "{i}"
+    );
+    assert!(
+        reached.contains(&("app.flow.Flow.run".into(), 3, "calls".into())),
+        "{i}"
+    );
     assert_eq!(i["completeness"], "exact", "{i}");
+    // A class named like its library base overrides the library's method.
+    let i = call(
+        &server,
+        "analyze_impact",
+        json!({"symbol_name": "trim", "depth": 3}),
+    );
+    assert_eq!(i["completeness"], "lower_bound", "{i}");
+    assert!(reasons(&i).contains(&"outside_override".to_string()), "{i}");
 
     // Implementations: a subclass whose base no tier tied to `Base`.
     let im = call(
@@ -223,6 +278,6 @@ fn graph_answers_are_exact_only_when_nothing_could_reach_them_unproven() {
     );
     let o = cli(&["impact", "--symbol", "render", "--depth", "2", "--json"]);
     assert_eq!(o.status.code(), Some(3), "{o:?}");
-    let o = cli(&["impact", "--symbol", "only_direct", "--depth", "1"]);
+    let o = cli(&["impact", "--symbol", "solo", "--depth", "1"]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
 }

@@ -3,6 +3,8 @@
 
 (call function: (_) @callee) @call
 (class_definition superclasses: (argument_list [(identifier) (attribute)] @callee)) @extends
+; A generic base: `class FuncParamType(ParamType[T])` extends `ParamType`.
+(class_definition superclasses: (argument_list (subscript value: [(identifier) (attribute)] @callee))) @extends
 
 (typed_parameter type: (_) @callee) @type
 (typed_default_parameter type: (_) @callee) @type

@@ -21,6 +21,8 @@
 (program (export_statement (lexical_declaration (variable_declarator name: (identifier) @name) @definition.variable)))
 (program (export_statement (variable_declaration (variable_declarator name: (identifier) @name) @definition.variable)))
 (statement_block (lexical_declaration (variable_declarator name: (identifier) @name value: [(arrow_function) (function_expression)]) @definition.variable))
+; What a namespace exports: `namespace util { export const assertEqual = … }`.
+(internal_module body: (statement_block (export_statement (lexical_declaration (variable_declarator name: (identifier) @name) @definition.variable))))
 ; `declare const x: T` (an ambient declaration), exported or not.
 (program (ambient_declaration (lexical_declaration (variable_declarator name: (identifier) @name) @definition.variable)))
 (program (ambient_declaration (variable_declaration (variable_declarator name: (identifier) @name) @definition.variable)))

@@ -60,6 +60,14 @@ pub(super) fn rust(capture: &str, node: Node<'_>, src: &str, out: &mut Vec<RawIm
         "extern_crate" => {
             if let Some(name) = node.child_by_field_name("name") {
                 let name = text(name, src).to_string();
+                // `pub extern crate grep_searcher as searcher;` re-exports the
+                // crate under another name: lookups through `grep::searcher::…`
+                // follow it as they follow a `pub use`.
+                let public = {
+                    let mut c = node.walk();
+                    node.children(&mut c)
+                        .any(|ch| ch.kind() == "visibility_modifier")
+                };
                 out.push(RawImport {
                     scope: String::new(),
                     line: line(node),
@@ -68,8 +76,12 @@ pub(super) fn rust(capture: &str, node: Node<'_>, src: &str, out: &mut Vec<RawIm
                         .child_by_field_name("alias")
                         .map(|a| text(a, src).to_string())
                         .unwrap_or_default(),
-                    reexport: false,
-                    spec: ImportSpec::RustExternCrate(name),
+                    reexport: public,
+                    spec: if public {
+                        ImportSpec::RustUse(vec![name])
+                    } else {
+                        ImportSpec::RustExternCrate(name)
+                    },
                 });
             }
         }

@@ -242,6 +242,19 @@ pub(super) fn collect(
                     && owner != IN_FILE
                     && symbols[owner as usize].kind.is_callable()
                 {
+                    // `self.command = command` with `command: Command` a
+                    // parameter: the field has the parameter's type (the
+                    // class does not see the method's locals).
+                    if let [one] = chain.as_slice()
+                        && let Some(typed) = out.facts.iter().rev().find(|f| {
+                            f.kind == FactKind::Local
+                                && f.owner == owner
+                                && f.name == one.as_str()
+                                && f.chain.as_slice() != std::slice::from_ref(one)
+                        })
+                    {
+                        chain = typed.chain.clone();
+                    }
                     owner = symbols[owner as usize].parent.map_or(IN_FILE, |p| p as u32);
                     if owner == IN_FILE {
                         continue;

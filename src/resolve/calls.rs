@@ -233,6 +233,12 @@ fn is_type_kind(kind: &str) -> bool {
     )
 }
 
+/// What `X.m` can name a member of: a type, or a TS namespace
+/// (`util.assertEqual` with `namespace util { export const assertEqual … }`).
+fn holds_members(kind: &str) -> bool {
+    is_type_kind(kind) || kind == "namespace"
+}
+
 fn is_abstract(kind: &str) -> bool {
     matches!(kind, "trait" | "interface")
 }
@@ -1498,15 +1504,15 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 }
                 Target::Symbol(id) => {
                     let s = self.by_id(id)?;
-                    is_type_kind(s.kind).then_some((Namespace::Type(s), Tier::Qualified))
+                    holds_members(s.kind).then_some((Namespace::Type(s), Tier::Qualified))
                 }
                 Target::External(_) => None,
             };
         }
-        // A type of this module.
+        // A type (or TS namespace) of this module.
         let (msep, _) = seps(cx.fam);
         let s = self.lookup(cx.fam, cx.pkg, &join(&cx.f.module, msep, word))?;
-        is_type_kind(s.kind).then_some((Namespace::Type(s), Tier::Qualified))
+        holds_members(s.kind).then_some((Namespace::Type(s), Tier::Qualified))
     }
 
     /// The latest local fact (variable, parameter) of `owner` named `name`,

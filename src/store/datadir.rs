@@ -22,8 +22,11 @@ use crate::store::graph::{GraphConfig, GraphError, GraphStore, checkpoint_marker
 /// read again), so that a run reports every file, parsed this time or not.
 /// 8: Kuzu unpatched left edges of a deleted node behind when some of its
 /// edges were deleted before it (`patches/README.md`): a graph that in-place
-/// runs wrote may hold edges into deleted symbols.
-pub const SCHEMA_VERSION: u32 = 8;
+/// runs wrote may hold edges into deleted symbols. 9: more sites and facts
+/// read (Go interface results, type assertions, function values; TS types in
+/// expressions; Python class attributes) and unresolved supertypes kept as
+/// `UNRESOLVED`: an older graph's unchanged files lack them.
+pub const SCHEMA_VERSION: u32 = 9;
 
 const MANIFEST: &str = "manifest.json";
 const LOCK: &str = "writer.lock";

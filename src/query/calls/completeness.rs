@@ -215,7 +215,7 @@ pub(super) fn outside_supertypes(c: &View, cat: &Catalog, types: &[usize]) -> Un
         for h in heads {
             let he = cat.entry(h);
             for written in supertypes_written(he.language(), he.kind(), he.signature()) {
-                if !defined_type(cat, &written) {
+                if !defined_type(cat, &written, h) {
                     out.add(
                         1,
                         [UnprovenSite {
@@ -271,17 +271,18 @@ fn outside_override(cat: &Catalog, lines: &mut Lines, i: usize) -> Option<Unprov
     if !matches!(e.kind(), "method" | "fn") {
         return None;
     }
-    let runtime_calls = e.language() == "python"
+    let runtime_calls = (e.language() == "python"
         && e.name().len() > 4
         && e.name().starts_with("__")
         && e.name().ends_with("__")
-        && !matches!(e.name(), "__init__" | "__new__");
+        && !matches!(e.name(), "__init__" | "__new__"))
+        || (e.kind() == "method" && protocol_method(e.language(), e.name()));
     let parent = cat.parent(i)?;
     let p = cat.entry(parent);
     let outside = runtime_calls
         || supertypes_written(p.language(), p.kind(), p.signature())
             .iter()
-            .any(|t| !defined_type(cat, t));
+            .any(|t| !defined_type(cat, t, parent));
     if !outside {
         return None;
     }
@@ -299,12 +300,15 @@ fn outside_override(cat: &Catalog, lines: &mut Lines, i: usize) -> Option<Unprov
 
 /// Whether the repo defines a type (trait, interface, class, struct…) named
 /// as the last segment of `written`.
-fn defined_type(cat: &Catalog, written: &str) -> bool {
+fn defined_type(cat: &Catalog, written: &str, own: usize) -> bool {
+    // Not the type itself: `class TextWrapper(textwrap.TextWrapper)` extends
+    // the standard library's.
     cat.named(last_segment(written)).into_iter().any(|j| {
-        matches!(
-            cat.entry(j).kind(),
-            "trait" | "interface" | "class" | "struct" | "enum" | "type"
-        )
+        j != own
+            && matches!(
+                cat.entry(j).kind(),
+                "trait" | "interface" | "class" | "struct" | "enum" | "type"
+            )
     })
 }
 
@@ -346,7 +350,7 @@ fn supertypes_written(language: &str, kind: &str, signature: &str) -> Vec<String
                 .map(str::trim)
                 .filter(|b| !b.is_empty() && !b.contains('='))
                 .map(plain)
-                .filter(|b| b != "object")
+                .filter(|b| !inert_base(b))
                 .collect()
         }
         ("typescript" | "tsx" | "javascript", "class") => {
@@ -370,11 +374,109 @@ fn supertypes_written(language: &str, kind: &str, signature: &str) -> Vec<String
                     _ => {}
                 }
             }
-            out.retain(|t| t.chars().next().is_some_and(char::is_alphabetic));
+            out.retain(|t| t.chars().next().is_some_and(char::is_alphabetic) && !inert_base(t));
             out
         }
         _ => Vec::new(),
     }
+}
+
+/// A method name the standard library calls on values it is handed, whatever
+/// their type (duck typing, Go's implicit interfaces): a file-like's
+/// `readable` under `io.TextIOWrapper`, a Go `String` under `fmt`, a TS
+/// `toJSON` under `JSON.stringify`. No edge in the repo shows those calls.
+fn protocol_method(language: &str, name: &str) -> bool {
+    let names: &[&str] = match language {
+        "python" => &[
+            "read",
+            "read1",
+            "readinto",
+            "readline",
+            "readlines",
+            "write",
+            "writelines",
+            "flush",
+            "close",
+            "readable",
+            "writable",
+            "seekable",
+            "seek",
+            "tell",
+            "fileno",
+            "isatty",
+            "run",
+            "emit",
+            "default",
+            "handle",
+            "setUp",
+            "tearDown",
+            "setUpClass",
+            "tearDownClass",
+            "keys",
+        ],
+        "go" => &[
+            "Error",
+            "String",
+            "GoString",
+            "Format",
+            "Read",
+            "Write",
+            "Close",
+            "ServeHTTP",
+            "Len",
+            "Less",
+            "Swap",
+            "Unwrap",
+            "Is",
+            "As",
+            "ReadFrom",
+            "WriteTo",
+            "Seek",
+            "Flush",
+            "Header",
+            "WriteHeader",
+            "Hijack",
+            "MarshalJSON",
+            "UnmarshalJSON",
+            "MarshalText",
+            "UnmarshalText",
+            "Lock",
+            "Unlock",
+            "Scan",
+            "Value",
+            "Push",
+            "Pop",
+            "RoundTrip",
+            "Dial",
+            "Accept",
+            "Addr",
+        ],
+        "typescript" | "tsx" | "javascript" => &[
+            "toString",
+            "valueOf",
+            "toJSON",
+            "next",
+            "return",
+            "throw",
+            "then",
+            "handleEvent",
+        ],
+        _ => &[],
+    };
+    names.contains(&name)
+}
+
+/// A base outside the repository that calls no method of its subclasses by
+/// name (dunders aside, which `outside_override` counts on their own): typing
+/// markers, `object`, and exception classes (`ValueError`, TS `Error`).
+fn inert_base(written: &str) -> bool {
+    let name = last_segment(written);
+    matches!(
+        name,
+        "object" | "Generic" | "Protocol" | "ABC" | "NamedTuple" | "TypedDict" | "Enum"
+    ) || name.ends_with("Error")
+        || name.ends_with("Exception")
+        || name.ends_with("Warning")
 }
 
 /// `text` with every balanced `<…>` taken out.

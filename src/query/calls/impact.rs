@@ -133,6 +133,16 @@ pub fn analyze_impact(
             }
         }
     }
+    if dispatches(tiers) {
+        let skip: HashSet<String> = changed_ids.union(&declared).cloned().collect();
+        let walk = Round {
+            depth,
+            all_tiers,
+            allowed,
+            work: &work,
+        };
+        cut |= through_overrides(c, &cat, &mut reached, &skip, walk)?;
+    }
     only_by_name.retain(|id| !reached.contains_key(id));
 
     // Why the answer may be a lower bound.
@@ -176,7 +186,16 @@ pub fn analyze_impact(
             "a walk reached more than {WALK_CAP} nodes and was cut"
         ));
     }
-    let completeness = if unproven.is_exact() && !cut {
+    // The walk stops at `depth`: what reaches a symbol there from further
+    // away (a test three calls up) is in no list of this answer.
+    let beyond = beyond_depth(c, &reached, depth)?;
+    if beyond > 0 {
+        lower.push(format!(
+            "{beyond} symbol(s) at depth {depth} are reached from further away: their callers and tests are not listed; ask for a greater depth (at most {})",
+            crate::store::graph::GraphStore::MAX_CALL_DEPTH
+        ));
+    }
+    let completeness = if unproven.is_exact() && !cut && beyond == 0 {
         "exact"
     } else {
         "lower_bound"
@@ -400,6 +419,122 @@ fn with_dependents(
         .collect())
 }
 
+/// How a further round of walks goes: as deep as the first, along its tiers.
+struct Round<'w> {
+    depth: usize,
+    all_tiers: usize,
+    allowed: &'w [&'static str],
+    work: &'w std::sync::Arc<WalkBudget>,
+}
+
+/// A reached method that overrides or implements a supertype's runs where
+/// that declaration is called (`self.format_options()` in a base class runs a
+/// subclass's): the declaration is reached one step further (`dispatch`), and
+/// so is what reaches it, within the depth. Whether a walk was cut.
+fn through_overrides(
+    c: &View,
+    cat: &Catalog,
+    reached: &mut HashMap<String, Reach>,
+    skip: &HashSet<String>,
+    round: Round<'_>,
+) -> Result<bool, ToolError> {
+    let mut methods: Vec<usize> = reached
+        .iter()
+        .filter(|(_, r)| !r.is_file && r.distance < round.depth)
+        .filter_map(|(id, _)| cat.by_id(id))
+        .collect();
+    methods.sort_unstable();
+    let mut starts: Vec<(String, usize)> = Vec::new();
+    for (m, d) in declarations_of(c, cat, &methods)? {
+        let (m_id, d_id) = (cat.entry(m).id(), cat.entry(d).id());
+        if skip.contains(&d_id) || reached.contains_key(&d_id) {
+            continue;
+        }
+        let distance = reached.get(&m_id).map_or(round.depth, |r| r.distance + 1);
+        reached.insert(
+            d_id.clone(),
+            Reach {
+                is_file: false,
+                distance,
+                starts: 1,
+                edges: vec![(m_id, "DISPATCH")],
+            },
+        );
+        if distance < round.depth {
+            starts.push((d_id, distance));
+        }
+    }
+    if starts.is_empty() {
+        return Ok(false);
+    }
+    let ids: Vec<String> = starts.iter().map(|(id, _)| id.clone()).collect();
+    let walks = c
+        .graph
+        .impact_walks(ids, (round.depth, round.all_tiers, WALK_CAP), round.work)
+        .map_err(ToolError::internal)?;
+    let mut cut = false;
+    for ((start, base), (walk, walk_cut)) in starts.iter().zip(walks) {
+        cut |= walk.len() >= WALK_CAP || walk_cut;
+        let distances = within(start, &walk, round.allowed, round.depth - base);
+        for (id, is_file, _, edges) in walk {
+            let Some(&d) = distances.get(&id) else {
+                continue;
+            };
+            if skip.contains(&id) {
+                continue;
+            }
+            let distance = base + d;
+            match reached.get_mut(&id) {
+                Some(r) => r.distance = r.distance.min(distance),
+                None => {
+                    let edges = edges
+                        .into_iter()
+                        .filter(|(_, _, confidence)| round.allowed.contains(confidence))
+                        .map(|(to, rel, _)| (to, rel))
+                        .collect();
+                    reached.insert(
+                        id,
+                        Reach {
+                            is_file,
+                            distance,
+                            starts: 1,
+                            edges,
+                        },
+                    );
+                }
+            }
+        }
+    }
+    Ok(cut)
+}
+
+/// How many of the symbols reached at `depth` (the walk's last step) are
+/// pointed at themselves, by anything: the walk went no further. Past
+/// `FRONTIER_ASKED` of them, all count (asking costs a hop each).
+fn beyond_depth(
+    c: &View,
+    reached: &HashMap<String, Reach>,
+    depth: usize,
+) -> Result<usize, ToolError> {
+    let mut last: Vec<String> = reached
+        .iter()
+        .filter(|(_, r)| !r.is_file && r.distance == depth)
+        .map(|(id, _)| id.clone())
+        .collect();
+    if last.len() > FRONTIER_ASKED {
+        return Ok(last.len());
+    }
+    last.sort_unstable();
+    let counts = c
+        .graph
+        .dependents_count(last)
+        .map_err(ToolError::internal)?;
+    Ok(counts.into_iter().filter(|&n| n > 0).count())
+}
+
+/// The most symbols at the walk's last step whose own dependents are asked.
+const FRONTIER_ASKED: usize = 2000;
+
 /// Changed symbols of one file above which their dependents are found with
 /// one statement for the file rather than a hop each.
 const SYMBOLS_PER_HOP: usize = 8;
@@ -554,6 +689,7 @@ fn rel_name(rel: &str) -> String {
         "REFERENCES" => "references",
         "IMPLEMENTS" => "implements",
         "EXTENDS" => "extends",
+        "DISPATCH" => "dispatch",
         other => other,
     }
     .to_string()

@@ -67,9 +67,12 @@ def setup(cache, name):
     return py, tree
 
 
-def failing(py, tree, name):
-    """Failing test node ids (parameters dropped) of a test run, and its time."""
+def failing(py, tree, name, only=None):
+    """Failing test node ids (parameters dropped) of a test run (of the tests
+    `only` names, else all), and its time."""
     _, srcdir, cmd = CORPORA[name]
+    if only:
+        cmd = [c for c in cmd if c != "tests"] + list(only)
     env = dict(os.environ, PYTHONPATH=os.path.join(tree, srcdir), PYTHONDONTWRITEBYTECODE="1")
     t0 = time.time()
     r = sh([py, *cmd], cwd=tree, env=env, check=False)
@@ -125,6 +128,7 @@ def run(args, name):
     rng = random.Random(args.seed)
     sample = rng.sample(funcs, min(args.samples, len(funcs)))
     edits = []
+    flaky = set()
     for path, line, col, fn in sample:
         full = os.path.join(tree, path)
         text = open(full).read()
@@ -137,6 +141,11 @@ def run(args, name):
         finally:
             open(full, "w").write(text)
         failed -= base
+        if failed:
+            # A test that fails on the clean tree too is flaky here, not the edit's.
+            again, _ = failing(py, tree, name, sorted(failed))
+            flaky |= again
+            failed -= again
         named = {i.split("[")[0] for i in ids}
         files_failed = {f.split("::")[0] for f in failed}
         files_named = {i.split("::")[0] for i in named}
@@ -149,6 +158,7 @@ def run(args, name):
         })
         print(f"{name} {path}:{fn}: {len(failed)} failed, {len(named)} named, exit {code}", file=sys.stderr)
     return {"corpus": name, "baseline_failures": len(base), "baseline_secs": round(base_s, 1),
+            "flaky": sorted(flaky),
             "functions": len(funcs), "edits": edits}
 
 

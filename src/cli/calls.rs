@@ -334,11 +334,12 @@ pub fn cmd_impact(a: ImpactArgs) -> Result<i32> {
             }
             let lower = r.completeness != "exact";
             if lower {
-                let _ = writeln!(
-                    out,
-                    "# lower_bound: {} unproven site(s) could reach the change; these tests may not be all",
-                    r.unproven
-                );
+                // The first note says why (unproven sites, a cut walk, symbols
+                // reached from past the depth).
+                let why = r.notes.first().cloned().unwrap_or_else(|| {
+                    format!("{} unproven site(s) could reach the change", r.unproven)
+                });
+                let _ = writeln!(out, "# lower_bound: {why}; these tests may not be all");
             }
             eprintln!(
                 "cruxe: {} changed symbol{}, {} affected within {} step{}, {} test{} ({})",

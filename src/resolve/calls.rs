@@ -1133,7 +1133,33 @@ impl<'i, 'a> Resolver<'i, 'a> {
             return None;
         }
         let (target, t) = self.called(&home, IN_FILE, &fact.chain, depth + 1)?;
+        if target.kind == "field" {
+            // `const enumType = ZodEnum.create` with `static create =
+            // createZodEnum`: the function the field names.
+            return self
+                .named_by_field(target, depth + 1)
+                .map(|f| (f, tier.max(t)));
+        }
         is_callable(target.kind).then_some((target, tier.max(t)))
+    }
+
+    /// The function a class field's initialiser names (`static create =
+    /// createZodEnum`), in the field's file.
+    fn named_by_field(&self, field: Sym<'a>, depth: usize) -> Option<Sym<'a>> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let home = self.cx(field.file, None);
+        let fi = *home.ix.ids.get(field.id)?;
+        let class = parent_index(&home, fi as usize)? as u32;
+        let name = field.qn.rsplit(['.', ':']).next()?;
+        let fact = home.ix.fields.get(&(class, name))?;
+        if fact.chain.len() != 1 || fact.chain[0].starts_with('#') || fact.chain[0] == "?" {
+            return None;
+        }
+        let chain = fact.chain.clone();
+        let (target, _) = self.call_target(&home, IN_FILE, &chain, depth + 1)?;
+        is_callable(target.kind).then_some(target)
     }
 
     /// The target of a call (or of a function named as a value): the chain's
@@ -1968,6 +1994,21 @@ impl<'i, 'a> Resolver<'i, 'a> {
             }
         }
         let s = self.lookup(fam, pkg, &qn)?;
+        // TS: a same-named value's member is no member of the type (zod's
+        // `interface ZodBigInt` and `const ZodBigInt = $constructor(…, {
+        // gt() {…} })`: `gt` is the interface's, through its base).
+        if fam == Family::Ts && is_type_kind(t.kind) {
+            let scx = self.cx(s.file, None);
+            let parent = scx
+                .ix
+                .ids
+                .get(s.id)
+                .and_then(|&i| parent_index(&scx, i as usize))
+                .map(|p| scx.syms[p].kind);
+            if parent.is_some_and(|k| matches!(k, "const" | "var" | "fn")) {
+                return None;
+            }
+        }
         (s.kind != "impl").then_some(s)
     }
 

@@ -34,7 +34,14 @@ const WORK: usize = 200_000;
 
 /// How a dependent is reached, strongest first (the `via` picked when several
 /// edges lead one step closer to the change).
-const RELATIONS: [&str; 5] = ["calls", "dispatch", "implements", "extends", "references"];
+const RELATIONS: [&str; 6] = [
+    "calls",
+    "dispatch",
+    "overload",
+    "implements",
+    "extends",
+    "references",
+];
 
 /// A node an impact walk returned: (id, is a file, distance along every tier,
 /// its edges as (target id, relationship, confidence)).
@@ -73,7 +80,8 @@ pub fn analyze_impact(
     } else {
         Vec::new()
     };
-    for (_, d) in declarations {
+    let stubs = changed.iter().flat_map(|&m| overloads(&cat, m));
+    for d in declarations.into_iter().map(|(_, d)| d).chain(stubs) {
         let id = cat.entry(d).id();
         if !changed_ids.contains(&id) && declared.insert(id.clone()) {
             starts.push(id);
@@ -445,19 +453,30 @@ fn through_overrides(
         .collect();
     methods.sort_unstable();
     let mut starts: Vec<(String, usize)> = Vec::new();
-    for (m, d) in declarations_of(c, cat, &methods)? {
+    let mut more: Vec<(usize, usize, &'static str, usize)> = declarations_of(c, cat, &methods)?
+        .into_iter()
+        .map(|(m, d)| (m, d, "DISPATCH", 1))
+        .collect();
+    more.extend(methods.iter().flat_map(|&m| {
+        overloads(cat, m)
+            .into_iter()
+            .map(move |d| (m, d, "OVERLOAD", 0))
+    }));
+    for (m, d, rel, step) in more {
         let (m_id, d_id) = (cat.entry(m).id(), cat.entry(d).id());
         if skip.contains(&d_id) || reached.contains_key(&d_id) {
             continue;
         }
-        let distance = reached.get(&m_id).map_or(round.depth, |r| r.distance + 1);
+        let distance = reached
+            .get(&m_id)
+            .map_or(round.depth, |r| r.distance + step);
         reached.insert(
             d_id.clone(),
             Reach {
                 is_file: false,
                 distance,
                 starts: 1,
-                edges: vec![(m_id, "DISPATCH")],
+                edges: vec![(m_id, rel)],
             },
         );
         if distance < round.depth {
@@ -506,6 +525,27 @@ fn through_overrides(
         }
     }
     Ok(cut)
+}
+
+/// The other definitions of the function or method at `m` under its qualified
+/// name in its file: Python `@overload` stubs and TS overload signatures, where
+/// a call may have been tied to a stub rather than to the body that runs.
+fn overloads(cat: &Catalog, m: usize) -> Vec<usize> {
+    let e = cat.entry(m);
+    if !matches!(e.kind(), "fn" | "method")
+        || !matches!(e.language(), "python" | "typescript" | "tsx" | "javascript")
+    {
+        return Vec::new();
+    }
+    let mut same = cat.named(e.name());
+    same.retain(|&j| {
+        let o = cat.entry(j);
+        j != m
+            && o.kind() == e.kind()
+            && o.path() == e.path()
+            && o.qualified_name() == e.qualified_name()
+    });
+    same
 }
 
 /// How many of the symbols reached at `depth` (the walk's last step) are
@@ -690,6 +730,7 @@ fn rel_name(rel: &str) -> String {
         "IMPLEMENTS" => "implements",
         "EXTENDS" => "extends",
         "DISPATCH" => "dispatch",
+        "OVERLOAD" => "overload",
         other => other,
     }
     .to_string()

@@ -35,6 +35,7 @@
 (method_definition return_type: (type_annotation (_) @ty)) @fact.returns
 (method_signature return_type: (type_annotation (_) @ty)) @fact.returns
 (function_declaration return_type: (type_annotation (_) @ty)) @fact.returns
+(function_signature return_type: (type_annotation (_) @ty)) @fact.returns
 (public_field_definition value: (arrow_function return_type: (type_annotation (_) @ty))) @fact.returns
 (variable_declarator value: (arrow_function return_type: (type_annotation (_) @ty))) @fact.returns
 (abstract_method_signature return_type: (type_annotation (_) @ty)) @fact.returns

@@ -295,7 +295,8 @@ impl GraphStore {
     }
 
     /// How many sites of a repo/ref that no tier proved name one of `names`,
-    /// of the given kinds (`call`, or reference kinds).
+    /// of the given kinds (`call`, or reference kinds). One statement a name
+    /// (a key lookup; an `UNWIND` of ids scanned the table), cached per write.
     pub fn unproven_count(
         &self,
         repo: &str,
@@ -303,20 +304,16 @@ impl GraphStore {
         names: &[String],
         kinds: &[&str],
     ) -> Result<usize> {
-        if names.is_empty() {
-            return Ok(0);
-        }
-        let ids = list_of_strings(names.iter().map(|n| name_id(repo, ref_name, n)));
-        let kinds = list_of_strings(kinds.iter().map(|k| k.to_string()));
-        let mut found = self.read_all(
-            Lane::Walk,
-            vec![move |r: &mut Reader<'_, '_>| -> Result<usize> {
-                let mut rows =
-                    r.execute("calls/unproven_count", vec![("ids", ids), ("kinds", kinds)])?;
-                Ok(rows.next().map_or(0, |row| int(&row[0]) as usize))
-            }],
-        )?;
-        Ok(found.pop().unwrap_or(0))
+        let keys = name_keys(repo, ref_name, names, kinds, 0);
+        let counts = self.each_cached("calls/unproven_count", keys, |r, key| {
+            let (id, kinds, _) = split_key(key);
+            let mut rows = r.execute(
+                "calls/unproven_count",
+                vec![("id", s(id)), ("kinds", kinds)],
+            )?;
+            Ok(rows.next().map_or(0, |row| int(&row[0]) as usize))
+        })?;
+        Ok(counts.into_iter().sum())
     }
 
     /// The first `max` of the sites `unproven_count` counts, in path order.
@@ -328,66 +325,40 @@ impl GraphStore {
         kinds: &[&str],
         max: usize,
     ) -> Result<Vec<Loose>> {
-        if names.is_empty() || max == 0 {
+        if max == 0 {
             return Ok(Vec::new());
         }
-        let ids = list_of_strings(names.iter().map(|n| name_id(repo, ref_name, n)));
-        let kinds = list_of_strings(kinds.iter().map(|k| k.to_string()));
-        self.loose_rows(
-            "calls/unproven_sites",
-            vec![
-                ("ids", ids),
-                ("kinds", kinds),
-                ("max", Value::Int64(max as i64)),
-            ],
-        )
+        let keys = name_keys(repo, ref_name, names, kinds, max);
+        let mut all: Vec<Loose> = self
+            .each_cached("calls/unproven_sites", keys, |r, key| {
+                let (id, kinds, max) = split_key(key);
+                let params = vec![("id", s(id)), ("kinds", kinds), ("max", Value::Int64(max))];
+                Ok(loose(r.execute("calls/unproven_sites", params)?))
+            })?
+            .into_iter()
+            .flatten()
+            .collect();
+        all.sort_by(|a, b| (&a.4, a.5, a.6).cmp(&(&b.4, b.5, b.6)));
+        all.truncate(max);
+        Ok(all)
     }
 
     /// The calls into `ids` found by a unique name only, and their uses as a
     /// value (first column the symbol reached, second true for a call).
     pub fn loose_into(&self, ids: &[String]) -> Result<Vec<Loose>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let ids = list_of_strings(ids.iter().cloned());
-        self.loose_rows("calls/loose_into", vec![("ids", ids)])
+        let found = self.each_cached("calls/loose_into", ids.to_vec(), |r, id| {
+            Ok(loose(r.execute("calls/loose_into", vec![("id", s(id))])?))
+        })?;
+        Ok(found.into_iter().flatten().collect())
     }
 
     /// The calls of `ids` that no tier proved (second column false) or that a
     /// unique name alone did (true), each with the name called.
     pub fn loose_out(&self, ids: &[String]) -> Result<Vec<Loose>> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let ids = list_of_strings(ids.iter().cloned());
-        self.loose_rows("calls/loose_out", vec![("ids", ids)])
-    }
-
-    fn loose_rows(
-        &self,
-        statement: &'static str,
-        params: Vec<(&'static str, Value)>,
-    ) -> Result<Vec<Loose>> {
-        let mut found = self.read_all(
-            Lane::Walk,
-            vec![move |r: &mut Reader<'_, '_>| -> Result<Vec<Loose>> {
-                let rows = r.execute(statement, params)?;
-                Ok(rows
-                    .map(|row| {
-                        (
-                            string(&row[0]),
-                            matches!(row[1], Value::Bool(true)),
-                            matches!(row[2], Value::Bool(true)),
-                            string(&row[3]),
-                            string(&row[4]),
-                            int(&row[5]),
-                            int(&row[6]),
-                        )
-                    })
-                    .collect())
-            }],
-        )?;
-        Ok(found.pop().unwrap_or_default())
+        let found = self.each_cached("calls/loose_out", ids.to_vec(), |r, id| {
+            Ok(loose(r.execute("calls/loose_out", vec![("id", s(id))])?))
+        })?;
+        Ok(found.into_iter().flatten().collect())
     }
 
     /// The types each of `ids` implements or extends, transitively (up to 8
@@ -746,4 +717,52 @@ mod tests {
         }
         assert!(walk_text("calls/callers", MAX_DEPTH + 1, 1).is_err());
     }
+}
+
+/// Cache keys of per-name statements: the `Name` id, the kinds and the most
+/// rows asked, one per line.
+fn name_keys(
+    repo: &str,
+    ref_name: &str,
+    names: &[String],
+    kinds: &[&str],
+    max: usize,
+) -> Vec<String> {
+    let kinds = kinds.join(",");
+    names
+        .iter()
+        .map(|n| format!("{}\n{kinds}\n{max}", name_id(repo, ref_name, n)))
+        .collect()
+}
+
+/// A `name_keys` key taken apart: the id, the kinds as a list, the most rows.
+fn split_key(key: &str) -> (&str, Value, i64) {
+    let mut parts = key.split('\n');
+    let id = parts.next().unwrap_or_default();
+    let kinds = list_of_strings(
+        parts
+            .next()
+            .unwrap_or_default()
+            .split(',')
+            .filter(|k| !k.is_empty())
+            .map(str::to_string),
+    );
+    let max = parts.next().and_then(|m| m.parse().ok()).unwrap_or(0);
+    (id, kinds, max)
+}
+
+/// Rows of the `Loose` shape.
+fn loose(rows: impl Iterator<Item = Vec<Value>>) -> Vec<Loose> {
+    rows.map(|row| {
+        (
+            string(&row[0]),
+            matches!(row[1], Value::Bool(true)),
+            matches!(row[2], Value::Bool(true)),
+            string(&row[3]),
+            string(&row[4]),
+            int(&row[5]),
+            int(&row[6]),
+        )
+    })
+    .collect()
 }

@@ -698,27 +698,6 @@ fn related(rows: kuzu::QueryResult<'_>) -> Result<Vec<Related>> {
 }
 
 /// `q` must know every name listed here (a typo is a panic at first use).
-#[cfg(test)]
-mod tests {
-    use super::super::schema::q;
-    use super::*;
-
-    #[test]
-    fn every_template_expands_for_every_depth_and_tier_cut() {
-        for (name, text) in CALL_READ_QUERIES {
-            assert_eq!(q(name), *text);
-            if text.contains("{depth}") {
-                let t = walk_text(name, 3, 6).expect("text");
-                assert!(t.contains("1..3"), "{t}");
-                assert!(t.contains("'dispatch']"), "{t}");
-                assert!(!t.contains("'name'"), "{t}");
-                assert!(!t.contains("{depth}") && !t.contains("{tiers}"), "{t}");
-            }
-        }
-        assert!(walk_text("calls/callers", MAX_DEPTH + 1, 1).is_err());
-    }
-}
-
 /// Cache keys of per-name statements: the `Name` id, the kinds and the most
 /// rows asked, one per line.
 fn name_keys(
@@ -765,4 +744,25 @@ fn loose(rows: impl Iterator<Item = Vec<Value>>) -> Vec<Loose> {
         )
     })
     .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::schema::q;
+    use super::*;
+
+    #[test]
+    fn every_template_expands_for_every_depth_and_tier_cut() {
+        for (name, text) in CALL_READ_QUERIES {
+            assert_eq!(q(name), *text);
+            if text.contains("{depth}") {
+                let t = walk_text(name, 3, 6).expect("text");
+                assert!(t.contains("1..3"), "{t}");
+                assert!(t.contains("'dispatch']"), "{t}");
+                assert!(!t.contains("'name'"), "{t}");
+                assert!(!t.contains("{depth}") && !t.contains("{tiers}"), "{t}");
+            }
+        }
+        assert!(walk_text("calls/callers", MAX_DEPTH + 1, 1).is_err());
+    }
 }

@@ -668,6 +668,17 @@ pub struct FromSymbol {
     pub line_start: i64,
 }
 
+impl From<crate::store::catalog::Entry<'_>> for FromSymbol {
+    fn from(e: crate::store::catalog::Entry<'_>) -> FromSymbol {
+        FromSymbol {
+            name: e.name().to_string(),
+            qualified_name: e.qualified_name().to_string(),
+            kind: e.kind().to_string(),
+            line_start: e.line_start(),
+        }
+    }
+}
+
 /// A site that could belong to the answer but that no resolution tier proved.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct UnprovenSite {

@@ -597,13 +597,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                         // Kept by its name: a subtype no tier tied to its
                         // supertype makes `find_implementations` of a type of
                         // that name a lower bound.
-                        let name = site
-                            .chain
-                            .iter()
-                            .rev()
-                            .find(|c| !matches!(c.as_str(), "()" | "{}" | "?" | "#new"))
-                            .map(|c| Id::from(bare(c)))
-                            .unwrap_or_default();
+                        let name = called_name(&site.chain);
                         if !name.is_empty() {
                             out.push(SiteEdge {
                                 rel: Rel::Unresolved,
@@ -714,13 +708,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                         && matches!(&*site.chain, [one] if super::std_names::is_go_predeclared(one)) =>
                         {}
                     None if site.kind == SiteKind::Call => {
-                        let name = site
-                            .chain
-                            .iter()
-                            .rev()
-                            .find(|c| !matches!(c.as_str(), "()" | "{}" | "?" | "#new"))
-                            .map(|c| Id::from(bare(c)))
-                            .unwrap_or_default();
+                        let name = called_name(&site.chain);
                         let named = *by_name
                             .entry((site.owner, site.chain.as_slice()))
                             .or_insert_with(|| self.name_target(&cx, site.owner, &site.chain));
@@ -2148,8 +2136,13 @@ fn written(fam: Family, chain: &[Step]) -> Id {
     out
 }
 
-/// A site's chain is not resolved against a local variable here: unused.
-#[allow(dead_code)]
-fn site_name(site: &RawSite) -> &str {
-    site.chain.last().map(|s| bare(s)).unwrap_or("")
+/// The name a site's chain ends in, markers passed over (`f` of `x.f()`,
+/// `T` of `new T()`): what an `UNRESOLVED` row is kept by.
+fn called_name(chain: &[Step]) -> Id {
+    chain
+        .iter()
+        .rev()
+        .find(|c| !matches!(c.as_str(), "()" | "{}" | "?" | "#new"))
+        .map(|c| Id::from(bare(c)))
+        .unwrap_or_default()
 }

@@ -243,15 +243,10 @@ fn site(
     (is_file, from): (bool, &str),
     (path, line, col): (String, i64, i64),
 ) -> UnprovenSite {
-    let from = (!is_file).then(|| cat.by_id(from)).flatten().map(|i| {
-        let e = cat.entry(i);
-        FromSymbol {
-            name: e.name().to_string(),
-            qualified_name: e.qualified_name().to_string(),
-            kind: e.kind().to_string(),
-            line_start: e.line_start(),
-        }
-    });
+    let from = (!is_file)
+        .then(|| cat.by_id(from))
+        .flatten()
+        .map(|i| FromSymbol::from(cat.entry(i)));
     UnprovenSite {
         text: lines.line(&path, line),
         path,

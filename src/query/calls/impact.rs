@@ -57,6 +57,28 @@ struct Reach {
     edges: Vec<(String, &'static str)>,
 }
 
+impl Reach {
+    /// A node first reached at `distance`, with its edges along `allowed`.
+    fn new(
+        is_file: bool,
+        distance: usize,
+        edges: Vec<(String, &'static str, &'static str)>,
+        allowed: &[&str],
+    ) -> Reach {
+        let edges = edges
+            .into_iter()
+            .filter(|(_, _, confidence)| allowed.contains(confidence))
+            .map(|(to, rel, _)| (to, rel))
+            .collect();
+        Reach {
+            is_file,
+            distance,
+            starts: 1,
+            edges,
+        }
+    }
+}
+
 pub fn analyze_impact(
     c: &View,
     input: ImpactInput,
@@ -123,20 +145,7 @@ pub fn analyze_impact(
                     r.starts += 1;
                 }
                 None => {
-                    let edges = edges
-                        .into_iter()
-                        .filter(|(_, _, confidence)| allowed.contains(confidence))
-                        .map(|(to, rel, _)| (to, rel))
-                        .collect();
-                    reached.insert(
-                        id,
-                        Reach {
-                            is_file,
-                            distance: d,
-                            starts: 1,
-                            edges,
-                        },
-                    );
+                    reached.insert(id, Reach::new(is_file, d, edges, allowed));
                 }
             }
         }
@@ -506,20 +515,7 @@ fn through_overrides(
             match reached.get_mut(&id) {
                 Some(r) => r.distance = r.distance.min(distance),
                 None => {
-                    let edges = edges
-                        .into_iter()
-                        .filter(|(_, _, confidence)| round.allowed.contains(confidence))
-                        .map(|(to, rel, _)| (to, rel))
-                        .collect();
-                    reached.insert(
-                        id,
-                        Reach {
-                            is_file,
-                            distance,
-                            starts: 1,
-                            edges,
-                        },
-                    );
+                    reached.insert(id, Reach::new(is_file, distance, edges, round.allowed));
                 }
             }
         }

@@ -195,15 +195,7 @@ fn render(cat: &Catalog, lines: &mut Lines, name: &str, s: &Site) -> Reference {
         line: s.line,
         col,
         kind: s.kind.clone(),
-        from: s.from.map(|i| {
-            let e = cat.entry(i);
-            FromSymbol {
-                name: e.name().to_string(),
-                qualified_name: e.qualified_name().to_string(),
-                kind: e.kind().to_string(),
-                line_start: e.line_start(),
-            }
-        }),
+        from: s.from.map(|i| FromSymbol::from(cat.entry(i))),
         confidence: s.confidence.clone(),
         text,
         via: s.via.map(|d| cat.entry(d).qualified_name().to_string()),

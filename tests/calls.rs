@@ -632,3 +632,40 @@ fn callers_through_crates_re_exported_under_other_names() {
         "{into_search:?}"
     );
 }
+
+/// A local rebound from itself (`let input = input.clone().span(1)`, where
+/// `input: &Input` is a parameter) has the type the chain gives from the
+/// binding before; it used to name itself, and the calls on it had no edge.
+#[test]
+fn a_local_rebound_from_itself_keeps_a_type() {
+    let work = tempfile::tempdir().expect("tmp");
+    let tree = work.path().join("repo");
+    let write = |path: &str, text: &str| {
+        let p = tree.join(path);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    };
+    write(
+        "Cargo.toml",
+        "[package]\nname = \"rebind\"\nversion = \"0.1.0\"\n",
+    );
+    write(
+        "src/lib.rs",
+        "#[derive(Clone)]\npub struct Input {\n    at: usize,\n}\n\nimpl Input {\n    pub fn span(self, at: usize) -> Input {\n        Input { at }\n    }\n\n    pub fn end(&self) -> usize {\n        self.at\n    }\n}\n\npub struct Other;\n\nimpl Other {\n    pub fn end(&self) -> usize {\n        0\n    }\n}\n\npub fn search(input: &Input) -> usize {\n    let input = input.clone().span(1);\n    input.end()\n}\n",
+    );
+    let ix = index_path(&tree, "rebind");
+    let ends: Vec<(String, String, i64, String)> = dump(&ix)
+        .into_iter()
+        .filter(|e| e.0 == "CALLS" && e.1.starts_with("search#"))
+        .map(|e| (e.1, e.2, e.3, e.4))
+        .collect();
+    assert!(
+        ends.contains(&(
+            "search#fn".to_string(),
+            "Input::end#method".to_string(),
+            26,
+            "typed".to_string()
+        )),
+        "{ends:?}"
+    );
+}

@@ -327,6 +327,9 @@ struct FactIndex<'a> {
     locals: FxMap<(u32, &'a str), &'a Fact>,
     /// Owners with a local (not a receiver) of that name.
     plain_locals: FxMap<(u32, &'a str), ()>,
+    /// Every binding of a local or receiver, in source order (a rebinding's
+    /// initialiser may name the one before: `unshadowed`).
+    bindings: FxMap<(u32, &'a str), Vec<&'a Fact>>,
     receivers: FxMap<u32, &'a Fact>,
     fields: FxMap<(u32, &'a str), &'a Fact>,
     returns: FxMap<u32, &'a Fact>,
@@ -350,10 +353,12 @@ impl<'a> FactIndex<'a> {
                 FactKind::Local => {
                     ix.locals.insert(key, f);
                     ix.plain_locals.insert(key, ());
+                    ix.bindings.entry(key).or_default().push(f);
                 }
                 FactKind::Receiver => {
                     ix.locals.insert(key, f);
                     ix.receivers.entry(f.owner).or_insert(f);
+                    ix.bindings.entry(key).or_default().push(f);
                 }
                 FactKind::Field => {
                     ix.fields.entry(key).or_insert(f);
@@ -370,6 +375,9 @@ impl<'a> FactIndex<'a> {
                 // Read by module lookups (`typescript::ts_name`), not here.
                 FactKind::Export => {}
             }
+        }
+        for all in ix.bindings.values_mut() {
+            all.sort_by_key(|f| f.byte);
         }
         for site in &sites.sites {
             if matches!(site.kind, SiteKind::Extends | SiteKind::Implements) {
@@ -1824,7 +1832,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 } else {
                     owner
                 };
-                self.fact_type(cx, from_owner, &fact.chain, depth + 1)
+                let chain = self.unshadowed(cx, from_owner, word, fact);
+                self.fact_type(cx, from_owner, &chain, depth + 1)
                     .map(|(s, _)| (s, Tier::Typed))
             }
             field => {
@@ -1834,6 +1843,41 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 Some((t, Tier::Typed))
             }
         }
+    }
+
+    /// A local's initialiser with its own name at its head made to start
+    /// from the binding before (`let input = input.clone().span(…)` where
+    /// `input: &Input` is a parameter: `Input{}.clone().span(…)`). A local is
+    /// its owner's last binding of the name, which names itself here.
+    fn unshadowed(&self, cx: &FileCx<'a>, owner: u32, word: &str, fact: &'a Fact) -> Vec<Step> {
+        let mut chain = fact.chain.clone();
+        let mut at = fact.byte;
+        for _ in 0..4 {
+            if chain.len() < 2 || bare(&chain[0]) != word {
+                break;
+            }
+            let Some(before) = cx
+                .ix
+                .bindings
+                .get(&(fact.owner, word))
+                .and_then(|all| all.iter().rev().find(|f| f.byte < at))
+            else {
+                break;
+            };
+            let marked = before
+                .chain
+                .iter()
+                .any(|c| matches!(c.as_str(), "()" | "{}" | "#new" | "?"));
+            let mut head = before.chain.clone();
+            // A type (a parameter's): a value of it.
+            if !marked && self.type_target(cx, owner, &head, 1).is_some() {
+                head.push(Step::const_new("{}"));
+            }
+            head.extend(chain.drain(1..));
+            chain = head;
+            at = before.byte;
+        }
+        chain
     }
 
     /// The type of a module-level variable named `word` that is not this

@@ -231,6 +231,15 @@ fn go_builtins_and_conversions_make_no_edge_not_even_unresolved() {
     );
 }
 
+/// Writes files under `tree`, making their directories.
+fn writer(tree: &Path) -> impl Fn(&str, &str) + '_ {
+    move |path, text| {
+        let p = tree.join(path);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+}
+
 /// A small deterministic generator (the sequence is the same on every run).
 struct Lcg(u64);
 
@@ -499,11 +508,7 @@ fn a_lost_resolution_state_keeps_the_call_graph() {
 fn a_callees_import_moving_re_resolves_its_callers() {
     let work = tempfile::tempdir().expect("tmp");
     let tree = work.path().join("repo");
-    let write = |path: &str, text: &str| {
-        let p = tree.join(path);
-        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-        std::fs::write(p, text).expect("write");
-    };
+    let write = writer(&tree);
     write(
         "Cargo.toml",
         "[package]\nname = \"shop\"\nversion = \"0.1.0\"\n",
@@ -584,11 +589,7 @@ fn deleting_and_restoring_a_file_whose_methods_call_each_other_equals_a_fresh_in
 fn callers_through_crates_re_exported_under_other_names() {
     let work = tempfile::tempdir().expect("tmp");
     let tree = work.path().join("ws");
-    let write = |path: &str, text: &str| {
-        let p = tree.join(path);
-        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-        std::fs::write(p, text).expect("write");
-    };
+    let write = writer(&tree);
     write(
         "Cargo.toml",
         "[workspace]\nmembers = [\"crates/searcher\", \"crates/grep\", \"crates/app\"]\n",
@@ -640,11 +641,7 @@ fn callers_through_crates_re_exported_under_other_names() {
 fn a_local_rebound_from_itself_keeps_a_type() {
     let work = tempfile::tempdir().expect("tmp");
     let tree = work.path().join("repo");
-    let write = |path: &str, text: &str| {
-        let p = tree.join(path);
-        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-        std::fs::write(p, text).expect("write");
-    };
+    let write = writer(&tree);
     write(
         "Cargo.toml",
         "[package]\nname = \"rebind\"\nversion = \"0.1.0\"\n",

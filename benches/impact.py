@@ -183,7 +183,7 @@ def summary(res):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("cruxe")
-    ap.add_argument("--samples", type=int, default=30)
+    ap.add_argument("--samples", type=int, default=40)
     ap.add_argument("--seed", type=int, default=52)
     ap.add_argument("--depth", type=int, default=3, help="cruxe impact --depth (the README recipe: 3)")
     ap.add_argument("--cache", default=os.path.expanduser("~/.cache/cruxe-impact"))

@@ -242,18 +242,8 @@ pub(super) fn collect(
                     && owner != IN_FILE
                     && symbols[owner as usize].kind.is_callable()
                 {
-                    // `self.command = command` with `command: Command` a
-                    // parameter: the field has the parameter's type (the
-                    // class does not see the method's locals).
-                    if let [one] = chain.as_slice()
-                        && let Some(typed) = out.facts.iter().rev().find(|f| {
-                            f.kind == FactKind::Local
-                                && f.owner == owner
-                                && f.name == one.as_str()
-                                && f.chain.as_slice() != std::slice::from_ref(one)
-                        })
-                    {
-                        chain = typed.chain.clone();
+                    if let Some(typed) = parameter_type(&out.facts, owner, &chain) {
+                        chain = typed;
                     }
                     owner = symbols[owner as usize].parent.map_or(IN_FILE, |p| p as u32);
                     if owner == IN_FILE {
@@ -303,6 +293,25 @@ impl Locals {
                 .get(name)
                 .is_some_and(|owners| owners.contains(&owner))
     }
+}
+
+/// `self.command = command` with `command: Command` a parameter of method
+/// `owner`: the field has the parameter's type (the class the field belongs to
+/// does not see the method's locals).
+fn parameter_type(facts: &[Fact], owner: u32, chain: &[Step]) -> Option<Vec<Step>> {
+    let [one] = chain else {
+        return None;
+    };
+    facts
+        .iter()
+        .rev()
+        .find(|f| {
+            f.kind == FactKind::Local
+                && f.owner == owner
+                && f.name == one.as_str()
+                && f.chain.as_slice() != std::slice::from_ref(one)
+        })
+        .map(|f| f.chain.clone())
 }
 
 /// Drops the value sites that name a local, parameter or Go receiver of their

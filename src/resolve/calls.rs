@@ -605,19 +605,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                         // Kept by its name: a subtype no tier tied to its
                         // supertype makes `find_implementations` of a type of
                         // that name a lower bound.
-                        let name = called_name(&site.chain);
-                        if !name.is_empty() {
-                            out.push(SiteEdge {
-                                rel: Rel::Unresolved,
-                                from: from(site.owner),
-                                to: name,
-                                line: site.line,
-                                col: site.col,
-                                tier: Tier::Name,
-                                kind: site.kind,
-                                to_name: written(cx.fam, &site.chain),
-                            });
-                        }
+                        out.extend(unresolved_edge(cx.fam, from(site.owner), site));
                         continue;
                     };
                     // From the type the clause is about: the class (or
@@ -716,7 +704,6 @@ impl<'i, 'a> Resolver<'i, 'a> {
                         && matches!(&*site.chain, [one] if super::std_names::is_go_predeclared(one)) =>
                         {}
                     None if site.kind == SiteKind::Call => {
-                        let name = called_name(&site.chain);
                         let named = *by_name
                             .entry((site.owner, site.chain.as_slice()))
                             .or_insert_with(|| self.name_target(&cx, site.owner, &site.chain));
@@ -731,17 +718,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
                                 kind: SiteKind::Call,
                                 to_name: written(cx.fam, &site.chain),
                             });
-                        } else if !name.is_empty() {
-                            out.push(SiteEdge {
-                                rel: Rel::Unresolved,
-                                from: from(site.owner),
-                                to: name,
-                                line: site.line,
-                                col: site.col,
-                                tier: Tier::Name,
-                                kind: SiteKind::Call,
-                                to_name: written(cx.fam, &site.chain),
-                            });
+                        } else {
+                            out.extend(unresolved_edge(cx.fam, from(site.owner), site));
                         }
                     }
                     None => {}
@@ -2178,6 +2156,22 @@ fn written(fam: Family, chain: &[Step]) -> Id {
     }
     let _ = fam;
     out
+}
+
+/// The `UNRESOLVED` row of a site no tier proved, kept by the name its chain
+/// ends in (none for a chain of markers only).
+fn unresolved_edge(fam: Family, from: Id, site: &RawSite) -> Option<SiteEdge> {
+    let name = called_name(&site.chain);
+    (!name.is_empty()).then(|| SiteEdge {
+        rel: Rel::Unresolved,
+        from,
+        to: name,
+        line: site.line,
+        col: site.col,
+        tier: Tier::Name,
+        kind: site.kind,
+        to_name: written(fam, &site.chain),
+    })
 }
 
 /// The name a site's chain ends in, markers passed over (`f` of `x.f()`,

@@ -39,6 +39,47 @@ struct Seen {
     hops: Vec<Hop>,
 }
 
+/// What could reach the answer unproven: the callers of a node short of
+/// `depth` would be in it, as would the callees of one.
+fn unproven_into(
+    c: &View,
+    cat: &Catalog,
+    seen: &HashMap<String, Seen>,
+    depth: usize,
+    (callers, callees): (bool, bool),
+    tiers: usize,
+) -> Result<completeness::Unproven, ToolError> {
+    let inner = |side: fn(&Seen) -> bool| -> Vec<usize> {
+        seen.iter()
+            .filter(|(_, n)| n.depth < depth && (n.depth == 0 || side(n)))
+            .filter_map(|(id, _)| cat.by_id(id))
+            .collect()
+    };
+    let all_tiers = crate::store::graph::GraphStore::CALL_TIERS.len();
+    let mut unproven = completeness::Unproven::default();
+    if callers {
+        unproven.merge(completeness::into(
+            c,
+            cat,
+            &inner(|n| n.caller),
+            completeness::Into {
+                kinds: &["call"],
+                name_tier_left_out: tiers < all_tiers,
+                values_hide_calls: true,
+            },
+        )?);
+    }
+    if callees {
+        unproven.merge(completeness::out_of(
+            c,
+            cat,
+            &inner(|n| n.callee),
+            tiers < all_tiers,
+        )?);
+    }
+    Ok(unproven)
+}
+
 /// Nodes one walk may return, per edge the answer may hold: enough for the
 /// exact totals of any answer that is not cut, bounded for a hub.
 const NODES_PER_EDGE: usize = 5;
@@ -163,37 +204,7 @@ pub fn get_call_graph(
         totals = seen.values().filter(|n| n.depth > 0).count();
     }
 
-    // What could reach the answer unproven: the callers of a node short of
-    // `depth` would be in it, as would the callees of one.
-    let inner = |side: fn(&Seen) -> bool| -> Vec<usize> {
-        seen.iter()
-            .filter(|(_, n)| n.depth < depth && (n.depth == 0 || side(n)))
-            .filter_map(|(id, _)| cat.by_id(id))
-            .collect()
-    };
-    let all_tiers = crate::store::graph::GraphStore::CALL_TIERS.len();
-    let mut unproven = completeness::Unproven::default();
-    if callers {
-        let found = completeness::into(
-            c,
-            &cat,
-            &inner(|n| n.caller),
-            completeness::Into {
-                kinds: &["call"],
-                name_tier_left_out: tiers < all_tiers,
-                values_hide_calls: true,
-            },
-        )?;
-        unproven.merge(found);
-    }
-    if callees {
-        unproven.merge(completeness::out_of(
-            c,
-            &cat,
-            &inner(|n| n.callee),
-            tiers < all_tiers,
-        )?);
-    }
+    let mut unproven = unproven_into(c, &cat, &seen, depth, (callers, callees), tiers)?;
 
     // The edges among the nodes, each site once.
     let mut edges: Vec<GraphEdge> = Vec::new();

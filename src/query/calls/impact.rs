@@ -218,62 +218,7 @@ pub fn analyze_impact(
         "lower_bound"
     };
 
-    // Each dependent with the step it takes toward the change.
-    let distance_of = |id: &str| -> Option<usize> {
-        if changed_ids.contains(id) || declared.contains(id) {
-            Some(0)
-        } else {
-            reached.get(id).map(|r| r.distance)
-        }
-    };
-    let mut affected: Vec<(AffectedSymbol, usize)> = Vec::new();
-    for (id, r) in &reached {
-        let via = r
-            .edges
-            .iter()
-            .filter_map(|(to, rel)| {
-                let d = distance_of(to).filter(|d| *d < r.distance)?;
-                let rel = if declared.contains(to) && *rel == "CALLS" {
-                    "dispatch".to_string()
-                } else {
-                    rel_name(rel)
-                };
-                Some((r.distance - d, to, rel))
-            })
-            .min_by_key(|(steps, to, rel)| (*steps, RELATIONS.iter().position(|x| x == rel), *to));
-        let via = match via.and_then(|(_, to, rel)| Some((cat.by_id(to)?, rel))) {
-            Some((t, relation)) => {
-                let e = cat.entry(t);
-                Via {
-                    name: e.name().to_string(),
-                    qualified_name: e.qualified_name().to_string(),
-                    relation,
-                }
-            }
-            None => continue,
-        };
-        let Some(row) = affected_row(c, &cat, id, r, via) else {
-            continue;
-        };
-        affected.push((row, r.starts));
-    }
-    affected.sort_by(|(a, an), (b, bn)| {
-        (
-            a.distance,
-            std::cmp::Reverse(*an),
-            &a.path,
-            a.line_start,
-            &a.id,
-        )
-            .cmp(&(
-                b.distance,
-                std::cmp::Reverse(*bn),
-                &b.path,
-                b.line_start,
-                &b.id,
-            ))
-    });
-    let affected: Vec<AffectedSymbol> = affected.into_iter().map(|(a, _)| a).collect();
+    let affected = affected_rows(c, &cat, &reached, (&changed_ids, &declared));
 
     let mut by_distance: BTreeMap<usize, usize> = BTreeMap::new();
     for a in &affected {
@@ -434,6 +379,71 @@ fn with_dependents(
         .into_iter()
         .filter(|id| pointed.contains(id))
         .collect())
+}
+
+/// Each dependent with the step it takes toward the change (`via`), nearest
+/// first, then most reached.
+fn affected_rows(
+    c: &View,
+    cat: &Catalog,
+    reached: &HashMap<String, Reach>,
+    (changed_ids, declared): (&HashSet<String>, &HashSet<String>),
+) -> Vec<AffectedSymbol> {
+    let distance_of = |id: &str| -> Option<usize> {
+        if changed_ids.contains(id) || declared.contains(id) {
+            Some(0)
+        } else {
+            reached.get(id).map(|r| r.distance)
+        }
+    };
+    let mut affected: Vec<(AffectedSymbol, usize)> = Vec::new();
+    for (id, r) in reached {
+        let via = r
+            .edges
+            .iter()
+            .filter_map(|(to, rel)| {
+                let d = distance_of(to).filter(|d| *d < r.distance)?;
+                let rel = if declared.contains(to) && *rel == "CALLS" {
+                    "dispatch".to_string()
+                } else {
+                    rel_name(rel)
+                };
+                Some((r.distance - d, to, rel))
+            })
+            .min_by_key(|(steps, to, rel)| (*steps, RELATIONS.iter().position(|x| x == rel), *to));
+        let via = match via.and_then(|(_, to, rel)| Some((cat.by_id(to)?, rel))) {
+            Some((t, relation)) => {
+                let e = cat.entry(t);
+                Via {
+                    name: e.name().to_string(),
+                    qualified_name: e.qualified_name().to_string(),
+                    relation,
+                }
+            }
+            None => continue,
+        };
+        let Some(row) = affected_row(c, cat, id, r, via) else {
+            continue;
+        };
+        affected.push((row, r.starts));
+    }
+    affected.sort_by(|(a, an), (b, bn)| {
+        (
+            a.distance,
+            std::cmp::Reverse(*an),
+            &a.path,
+            a.line_start,
+            &a.id,
+        )
+            .cmp(&(
+                b.distance,
+                std::cmp::Reverse(*bn),
+                &b.path,
+                b.line_start,
+                &b.id,
+            ))
+    });
+    affected.into_iter().map(|(a, _)| a).collect()
 }
 
 /// How a further round of walks goes: as deep as the first, along its tiers.

@@ -25,6 +25,21 @@
 (parameters (identifier) @name @ty) @fact.local
 (default_parameter name: (identifier) @name @ty) @fact.local
 (lambda_parameters (identifier) @name @ty) @fact.local
+; Loop and comprehension variables: locals of no known type (a name bound
+; before, `a = attrib(a)`, says nothing of `[a.evolve() for a in attrs]`).
+(for_statement left: (identifier) @name @ty) @fact.local
+(for_statement left: (pattern_list (identifier) @name @ty)) @fact.local
+(for_in_clause left: (identifier) @name @ty) @fact.local
+(for_in_clause left: (pattern_list (identifier) @name @ty)) @fact.local
 ; An annotated class attribute (`app: Flask`, a dataclass field): a field of
 ; the class, as `self.app = …` would be.
 (class_definition body: (block (expression_statement (assignment left: (identifier) @name type: (_) @ty) @fact.field)))
+; What a function without a return annotation returns (`return CliRunner()`,
+; `return app`) and what a fixture yields: read for pytest fixtures and calls
+; of the function (`resolve/calls.rs`, `returns`, `fixture_type`).
+(function_definition !return_type body: (block (return_statement (_) @ty))) @fact.returns_value
+(function_definition body: (block (expression_statement (yield (_) @ty)))) @fact.yields
+; A decorator of a function or class (`@pytest.fixture`, `@pytest.fixture(…)`):
+; the decorated definition's, whose range starts at its decorators.
+(decorator [(identifier) (attribute)] @ty) @fact.decorator
+(decorator (call function: [(identifier) (attribute)] @ty)) @fact.decorator

@@ -4,7 +4,9 @@
 
 use tree_sitter::Node;
 
-use crate::model::sites::{Fact, FactKind, FileSites, IN_FILE, RawSite, SiteKind, Step};
+use crate::model::sites::{
+    Fact, FactKind, FileSites, IN_FILE, RETURNS_VALUE, RawSite, SiteKind, Step, YIELDS,
+};
 use crate::model::{Language, Symbol, SymbolKind};
 
 use super::text;
@@ -37,7 +39,7 @@ impl<'t> CallMatch<'t> {
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 15] = [
+    const NAMES: [&str; 18] = [
         "call",
         "new",
         "construct",
@@ -52,6 +54,9 @@ fn outer_name(n: &str) -> Option<&'static str> {
         "fact.bound",
         "fact.alias",
         "fact.export",
+        "fact.returns_value",
+        "fact.yields",
+        "fact.decorator",
         "macro",
     ];
     NAMES.iter().find(|x| **x == n).copied()
@@ -190,7 +195,16 @@ pub(super) fn collect(
                     "returns" => FactKind::Returns,
                     "alias" => FactKind::Alias,
                     "export" => FactKind::Export,
+                    "returns" | "returns_value" | "yields" => FactKind::Returns,
+                    "decorator" => FactKind::Decorator,
                     _ => FactKind::Bound,
+                };
+                // An inferred result (Python `return X()`, a fixture's
+                // `yield X()`) is an expression, not a type: marked so.
+                let marker = match &fact[5..] {
+                    "returns_value" => Some(RETURNS_VALUE),
+                    "yields" => Some(YIELDS),
+                    _ => None,
                 };
                 let mut chain = Vec::new();
                 // TS `min(n): this`: the receiver's type (`returns_this`).
@@ -253,8 +267,15 @@ pub(super) fn collect(
                 // A fact of the file (a module-level variable) has no owner
                 // but the file; a field outside any type is not one.
                 let name = name.map(|n| text(n, src).to_string()).unwrap_or_default();
-                if !matches!(kind, FactKind::Returns | FactKind::Alias) && name.is_empty() {
+                if !matches!(
+                    kind,
+                    FactKind::Returns | FactKind::Alias | FactKind::Decorator
+                ) && name.is_empty()
+                {
                     continue;
+                }
+                if let Some(m) = marker {
+                    chain.insert(0, Step::const_new(m));
                 }
                 out.facts.push(Fact {
                     kind,

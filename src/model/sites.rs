@@ -102,7 +102,18 @@ pub enum FactKind {
     /// TS `export { local as name }` (no `from`): the module exports `name`,
     /// which is its own `local` (`chain`). Owner: the file.
     Export,
+    /// A Python decorator of the owner (a function or class): its name
+    /// (`["pytest", "fixture"]`, of `@pytest.fixture(scope=…)` too); `name`
+    /// is empty.
+    Decorator,
 }
+
+/// Heads the chain of a `Returns` fact that is an expression the function
+/// returns (Python `return CliRunner()` without an annotation), not a type.
+pub const RETURNS_VALUE: &str = "#value";
+/// Heads the chain of a `Returns` fact that is an expression a Python
+/// function yields (a pytest fixture's value), not what a call returns.
+pub const YIELDS: &str = "#yield";
 
 impl FactKind {
     pub fn from_u8(n: u8) -> Option<FactKind> {
@@ -114,6 +125,7 @@ impl FactKind {
             4 => FactKind::Receiver,
             5 => FactKind::Alias,
             6 => FactKind::Export,
+            7 => FactKind::Decorator,
             _ => return None,
         })
     }

@@ -10,7 +10,9 @@
 use std::cell::RefCell;
 
 use super::{Family, FxMap, FxSet, Index, RFile, RSymbol, Target, fam_str, family, key};
-use crate::model::sites::{FactKind, FileSites, IN_FILE, RawSite, SiteKind, Step};
+use crate::model::sites::{
+    FactKind, FileSites, IN_FILE, RETURNS_VALUE, RawSite, SiteKind, Step, YIELDS,
+};
 
 /// How a target was proved, in the CONTRACT's order (most certain first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -333,6 +335,10 @@ struct FactIndex<'a> {
     receivers: FxMap<u32, &'a Fact>,
     fields: FxMap<(u32, &'a str), &'a Fact>,
     returns: FxMap<u32, &'a Fact>,
+    /// What a Python function yields first (a pytest fixture's value).
+    yields: FxMap<u32, &'a Fact>,
+    /// A Python function's or class's decorators.
+    decorators: FxMap<u32, Vec<&'a Fact>>,
     bounds: FxMap<(u32, &'a str), &'a Fact>,
     /// Type alias → its target.
     aliases: FxMap<u32, &'a Fact>,
@@ -363,8 +369,14 @@ impl<'a> FactIndex<'a> {
                 FactKind::Field => {
                     ix.fields.entry(key).or_insert(f);
                 }
+                FactKind::Returns if f.chain.first().is_some_and(|c| c == YIELDS) => {
+                    ix.yields.entry(f.owner).or_insert(f);
+                }
                 FactKind::Returns => {
                     ix.returns.entry(f.owner).or_insert(f);
+                }
+                FactKind::Decorator => {
+                    ix.decorators.entry(f.owner).or_default().push(f);
                 }
                 FactKind::Bound => {
                     ix.bounds.entry(key).or_insert(f);
@@ -703,6 +715,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
                         && site.kind == SiteKind::Call
                         && matches!(&*site.chain, [one] if super::std_names::is_go_predeclared(one)) =>
                         {}
+                    // `super().m()` of a class whose bases are all the
+                    // language's or a library's: nothing here can be it.
+                    None if site.kind == SiteKind::Call
+                        && self.super_outside(&cx, site.owner, &site.chain) => {}
                     None if site.kind == SiteKind::Call => {
                         let named = *by_name
                             .entry((site.owner, site.chain.as_slice()))
@@ -921,6 +937,31 @@ impl<'i, 'a> Resolver<'i, 'a> {
             Some(f) => self.outside_chain(cx, owner, &f.chain, 0),
             None => self.outside_chain(cx, owner, receiver, 0),
         }
+    }
+
+    /// Whether `chain` is `super().m()` (Python) or `super.m()` (TS) in a
+    /// class each of whose bases is outside the repo (`object`, `Exception`,
+    /// `io.TextIOWrapper`): the method is never one of the repo's.
+    fn super_outside(&self, cx: &FileCx<'a>, owner: u32, chain: &[Step]) -> bool {
+        let receiver = &chain[..chain.len().saturating_sub(1)];
+        let is_super = (cx.fam == Family::Python && receiver == ["super", "()"])
+            || (cx.fam == Family::Ts && receiver == ["super"]);
+        if !is_super {
+            return false;
+        }
+        let Some(class) = self.enclosing_type(cx, owner) else {
+            return false;
+        };
+        let Some(&ci) = cx.ix.ids.get(class.id) else {
+            return false;
+        };
+        cx.ix.heritage.get(&ci).into_iter().flatten().all(|site| {
+            let name = bare(&site.chain[0]);
+            self.outside_chain(cx, site.owner, &site.chain, 0)
+                || (site.chain.len() == 1
+                    && !cx.binds(name)
+                    && self.bare_name(cx, site.owner, name, false).is_none())
+        })
     }
 
     /// Whether a written type or value (`chain`, as facts hold them) is of a
@@ -1707,6 +1748,14 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 Namespace::Module(..) => None,
             };
         }
+        // A namespace import or an imported module, re-exports followed
+        // (`class C(click.Command)`, whose `Command` is `click.core`'s).
+        if chain.len() == 2
+            && self.local_fact(cx, owner, &chain[0]).is_none()
+            && let Some(found) = self.member_of_import(cx, &chain[0], bare(&chain[1]))
+        {
+            return is_type_kind(found.kind).then_some((found, Tier::Qualified));
+        }
         // `pkg.Type`, `module.Class`, `ns.Type`.
         let (ns, _) = self.namespace(cx, owner, &chain[0])?;
         let Namespace::Module(module, fam_file) = ns else {
@@ -1803,6 +1852,13 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     return self.global_type(cx, owner, word, depth + 1);
                 };
                 if fact.chain.len() == 1 && fact.chain[0] == word {
+                    // An untyped parameter: a pytest fixture's value when
+                    // its owner is a test or a fixture.
+                    if cx.fam == Family::Python && fact.owner == owner {
+                        return self
+                            .fixture_type(cx, owner, word, depth + 1)
+                            .map(|s| (s, Tier::Typed));
+                    }
                     return None;
                 }
                 let from_owner = if fact.owner == IN_FILE {
@@ -1949,8 +2005,73 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let fi = *fcx.ix.ids.get(f.id)?;
         let fact = *fcx.ix.returns.get(&fi)?;
         let chain = fact.chain.clone();
-        self.type_target(&fcx, fi, &chain, depth + 1)
-            .map(|(s, _)| s)
+        match chain.split_first() {
+            // Python without an annotation: the type of what it returns.
+            Some((head, value)) if head == RETURNS_VALUE => {
+                self.fact_type(&fcx, fi, value, depth + 1).map(|(s, _)| s)
+            }
+            _ => self
+                .type_target(&fcx, fi, &chain, depth + 1)
+                .map(|(s, _)| s),
+        }
+    }
+
+    /// The value of pytest fixture `word` as a parameter of `owner`, a test
+    /// (`test…`) or a fixture: the fixture function of that name in this
+    /// file, else in the `conftest.py` of this package or the nearest one
+    /// above, by its return annotation, else by what it returns or yields.
+    fn fixture_type(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        word: &str,
+        depth: usize,
+    ) -> Option<Sym<'a>> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let s = cx.syms.get(owner as usize)?;
+        let own_name = s.qualified_name.rsplit('.').next().unwrap_or("");
+        if !own_name.starts_with("test") && !is_fixture(cx, owner) {
+            return None;
+        }
+        let mut places = vec![cx.fi];
+        let mut pkg = cx.f.package.as_str();
+        loop {
+            let conftest = join(pkg, ".", "conftest");
+            if let Some(i) = self.ix.module_file(Family::Python, "", &conftest) {
+                places.push(i);
+            }
+            if pkg.is_empty() {
+                break;
+            }
+            pkg = pkg.rsplit_once('.').map_or("", |(up, _)| up);
+        }
+        for fi in places {
+            let fcx = self.cx(fi, None);
+            let qn = join(&fcx.f.module, ".", word);
+            let Some(&at) = fcx
+                .ix
+                .by_qn
+                .get(qn.as_str())
+                .and_then(|all| all.iter().find(|&&i| is_fixture(&fcx, i)))
+            else {
+                continue;
+            };
+            if let Some(fact) = fcx.ix.returns.get(&at) {
+                let declared = self.here(&fcx, &fcx.syms[at as usize])?;
+                if let Some(t) = self.returns(declared, depth + 1) {
+                    return Some(t);
+                }
+                if fact.chain.first().is_some_and(|c| c == RETURNS_VALUE) {
+                    return None;
+                }
+            }
+            let fact = *fcx.ix.yields.get(&at)?;
+            let chain = fact.chain[1..].to_vec();
+            return self.fact_type(&fcx, at, &chain, depth + 1).map(|(s, _)| s);
+        }
+        None
     }
 
     /// Method (or member) `name` of type `t`, else of its bases, nearest
@@ -2067,6 +2188,15 @@ enum Namespace<'a> {
     /// A module (its module path) and, when known, one of its files.
     Module(String, Option<usize>),
     Type(Sym<'a>),
+}
+
+/// Whether symbol `i` of `cx`'s file is decorated `@fixture` (`pytest.fixture`,
+/// `pytest_asyncio.fixture`, with arguments or without).
+fn is_fixture(cx: &FileCx<'_>, i: u32) -> bool {
+    cx.ix.decorators.get(&i).is_some_and(|all| {
+        all.iter()
+            .any(|d| d.chain.last().is_some_and(|l| l == "fixture"))
+    })
 }
 
 fn parent_index(cx: &FileCx<'_>, i: usize) -> Option<usize> {

@@ -27,9 +27,11 @@
 (lambda_parameters (identifier) @name @ty) @fact.local
 ; Loop and comprehension variables: locals of no known type (a name bound
 ; before, `a = attrib(a)`, says nothing of `[a.evolve() for a in attrs]`).
-(for_statement left: (identifier) @name @ty) @fact.local
+; One variable takes an element of what it iterates (`for p in
+; self.get_params(ctx)`, declared `-> list[Parameter]`): `fact.iterates`.
+(for_statement left: (identifier) @name right: (_) @ty) @fact.iterates
 (for_statement left: (pattern_list (identifier) @name @ty)) @fact.local
-(for_in_clause left: (identifier) @name @ty) @fact.local
+(for_in_clause left: (identifier) @name right: (_) @ty) @fact.iterates
 (for_in_clause left: (pattern_list (identifier) @name @ty)) @fact.local
 ; An annotated class attribute (`app: Flask`, a dataclass field): a field of
 ; the class, as `self.app = …` would be.

@@ -5,7 +5,8 @@
 use tree_sitter::Node;
 
 use crate::model::sites::{
-    Fact, FactKind, FileSites, IN_FILE, RETURNS_VALUE, RawSite, SiteKind, Step, YIELDS,
+    ELEMENT, Fact, FactKind, FileSites, IN_FILE, ITERATES, RETURNS_VALUE, RawSite, SiteKind, Step,
+    YIELDS,
 };
 use crate::model::{Language, Symbol, SymbolKind};
 
@@ -39,7 +40,7 @@ impl<'t> CallMatch<'t> {
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 18] = [
+    const NAMES: [&str; 19] = [
         "call",
         "new",
         "construct",
@@ -57,6 +58,7 @@ fn outer_name(n: &str) -> Option<&'static str> {
         "fact.returns_value",
         "fact.yields",
         "fact.decorator",
+        "fact.iterates",
         "macro",
     ];
     NAMES.iter().find(|x| **x == n).copied()
@@ -189,7 +191,7 @@ pub(super) fn collect(
             }
             fact if fact.starts_with("fact.") => {
                 let kind = match &fact[5..] {
-                    "local" => FactKind::Local,
+                    "local" | "iterates" => FactKind::Local,
                     "receiver" => FactKind::Receiver,
                     "field" => FactKind::Field,
                     "returns" => FactKind::Returns,
@@ -233,6 +235,12 @@ pub(super) fn collect(
                         .into_iter()
                         .next()
                         .map_or_else(|| vec![Step::const_new("?")], |(c, _)| c);
+                    if matches!(lang, Lang::Python)
+                        && let Some(element) = python_element(inner, src)
+                    {
+                        chain.push(Step::const_new(ELEMENT));
+                        chain.extend(element);
+                    }
                 } else if lang.chain(inner, src, &mut chain).is_none() || chain.len() > MAX_CHAIN {
                     // A literal (`[]`, `{}`, `"…"`, a closure, `vec![]`):
                     // a value of a type the language has, kept so that the
@@ -277,6 +285,9 @@ pub(super) fn collect(
                 if let Some(m) = marker {
                     chain.insert(0, Step::const_new(m));
                 }
+                if fact == "fact.iterates" {
+                    chain.push(Step::const_new(ITERATES));
+                }
                 out.facts.push(Fact {
                     kind,
                     owner,
@@ -288,6 +299,58 @@ pub(super) fn collect(
             _ => {}
         }
     }
+}
+
+/// What iterating a value of a Python container annotation gives, when it is
+/// one type (`list[Parameter]`, `t.Iterator[Command]`, `Sequence["Option"]`):
+/// that type's chain.
+fn python_element(n: Node<'_>, src: &str) -> Option<Vec<Step>> {
+    const CONTAINERS: [&str; 21] = [
+        "list",
+        "List",
+        "set",
+        "Set",
+        "frozenset",
+        "FrozenSet",
+        "AbstractSet",
+        "MutableSet",
+        "Sequence",
+        "MutableSequence",
+        "Collection",
+        "Iterable",
+        "Iterator",
+        "Generator",
+        "AsyncIterable",
+        "AsyncIterator",
+        "AsyncGenerator",
+        "Reversible",
+        "Deque",
+        "deque",
+        "KeysView",
+    ];
+    let n = if kind_of(n) == "type" {
+        n.named_child(0)?
+    } else {
+        n
+    };
+    // `list[P]` parses as a generic type, `a.Sequence[P]` as a subscript.
+    let (container, first) = match kind_of(n) {
+        "generic_type" => (n.named_child(0)?, n.named_child(1)?.named_child(0)?),
+        "subscript" => {
+            let mut c = n.walk();
+            let first = n.children_by_field_name("subscript", &mut c).next()?;
+            (child(n, "value")?, first)
+        }
+        _ => return None,
+    };
+    let container = text(container, src);
+    let last = container.rsplit('.').next().unwrap_or(container);
+    if !CONTAINERS.contains(&last) {
+        return None;
+    }
+    let mut found = Vec::new();
+    Lang::Python.type_names(first, src, &mut found, false);
+    found.into_iter().next().map(|(chain, _)| chain)
 }
 
 /// The locals, parameters and Go receivers of each owner among the facts

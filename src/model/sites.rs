@@ -111,6 +111,13 @@ pub enum FactKind {
 /// Heads the chain of a `Returns` fact that is an expression the function
 /// returns (Python `return CliRunner()` without an annotation), not a type.
 pub const RETURNS_VALUE: &str = "#value";
+/// Ends the chain of a `Local` that is an element of what the chain before it
+/// iterates (Python `for p in params`).
+pub const ITERATES: &str = "#iter";
+/// Parts a container type from its element type in a Python annotation
+/// (`list[Parameter]` → `["list", ELEMENT, "Parameter"]`): the value is the
+/// container, what iterating it gives is the element.
+pub const ELEMENT: &str = "#elem";
 /// Heads the chain of a `Returns` fact that is an expression a Python
 /// function yields (a pytest fixture's value), not what a call returns.
 pub const YIELDS: &str = "#yield";

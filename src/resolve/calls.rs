@@ -11,7 +11,7 @@ use std::cell::RefCell;
 
 use super::{Family, FxMap, FxSet, Index, RFile, RSymbol, Target, fam_str, family, key};
 use crate::model::sites::{
-    FactKind, FileSites, IN_FILE, RETURNS_VALUE, RawSite, SiteKind, Step, YIELDS,
+    ELEMENT, FactKind, FileSites, IN_FILE, ITERATES, RETURNS_VALUE, RawSite, SiteKind, Step, YIELDS,
 };
 
 /// How a target was proved, in the CONTRACT's order (most certain first).
@@ -973,6 +973,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if depth > MAX_DEPTH {
             return false;
         }
+        // An element of something: of a type only its container says.
+        if chain.last().is_some_and(|c| c == ITERATES) {
+            return false;
+        }
         // A literal, or a type built in (`[]T`, `number[]`, a tuple, a closure).
         if chain.iter().any(|c| c == "?") {
             return true;
@@ -1722,6 +1726,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if depth > MAX_DEPTH || chain.is_empty() {
             return None;
         }
+        // A container annotation (`list[Parameter]`): the container.
+        let chain = match chain.iter().position(|c| c == ELEMENT) {
+            Some(i) => &chain[..i],
+            None => chain,
+        };
         if chain
             .iter()
             .any(|c| matches!(c.as_str(), "()" | "{}" | "?" | "#new"))
@@ -1842,6 +1851,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 .type_target(cx, owner, &chain[..chain.len() - 1], depth + 1)
                 .map(|(s, _)| (s, Tier::Typed)),
             "?" | "#new" => None,
+            ITERATES => self.element_type(cx, owner, &chain[..chain.len() - 1], depth + 1),
             _ if chain.len() == 1 => {
                 let word = bare(last);
                 if self.is_self(cx, owner, word) {
@@ -1877,6 +1887,59 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 Some((t, Tier::Typed))
             }
         }
+    }
+
+    /// What iterating `iterable` gives (`for p in self.get_params(ctx)`):
+    /// the element of the container type declared for it (`-> list[Parameter]`,
+    /// `params: Sequence[Parameter]`, a field's annotation).
+    fn element_type(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        iterable: &[Step],
+        depth: usize,
+    ) -> Option<(Sym<'a>, Tier)> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let element = |home: &FileCx<'a>, at: u32, declared: &[Step]| {
+            let i = declared.iter().position(|c| c == ELEMENT)?;
+            self.type_target(home, at, &declared[i + 1..], depth + 1)
+                .map(|(s, _)| (s, Tier::Typed))
+        };
+        let (last, before) = iterable.split_last()?;
+        if last == "()" {
+            let (f, _) = self.called(cx, owner, before, depth + 1)?;
+            let fcx = self.cx(f.file, None);
+            let fi = *fcx.ix.ids.get(f.id)?;
+            let declared = fcx.ix.returns.get(&fi)?.chain.clone();
+            return element(&fcx, fi, &declared);
+        }
+        if before.is_empty() {
+            let fact = self.local_fact(cx, owner, bare(last))?;
+            let at = if fact.owner == IN_FILE {
+                IN_FILE
+            } else {
+                owner
+            };
+            if fact.chain.iter().any(|c| c == ELEMENT) {
+                return element(cx, at, &fact.chain);
+            }
+            // `params = self.get_params(ctx)`, then `for p in params`.
+            let chain = fact.chain.clone();
+            return match chain.last() {
+                Some(c) if c == "()" && chain.len() > 1 => {
+                    self.element_type(cx, at, &chain, depth + 1)
+                }
+                _ => None,
+            };
+        }
+        // `self.params`, `cmd.params`: a field's annotation.
+        let (t, _) = self.value_type(cx, owner, before, depth + 1)?;
+        let tcx = self.cx(t.file, None);
+        let ti = *tcx.ix.ids.get(t.id)?;
+        let declared = tcx.ix.fields.get(&(ti, bare(last)))?.chain.clone();
+        element(&tcx, ti, &declared)
     }
 
     /// A local's initialiser with its own name at its head made to start

@@ -589,6 +589,57 @@ fn the_tools_on_rust_traps() {
     );
 }
 
+/// Python: calling a class runs its constructor (`constructs`), and a method
+/// of a class declared in a test runs as that test (its pytest node id).
+#[test]
+fn impact_through_constructors_to_the_tests_around_them() {
+    let server = serve_all();
+    let impact = call(
+        &server,
+        "analyze_impact",
+        json!({"repo": "python", "symbol_name": "geo.base.Entity.__init__", "depth": 5}),
+    );
+    let via: HashMap<String, (u64, String)> = impact["affected"]
+        .as_array()
+        .expect("affected")
+        .iter()
+        .map(|a| {
+            let d = a["distance"].as_u64().expect("distance");
+            (s(&a["qualified_name"]), (d, s(&a["via"]["relation"])))
+        })
+        .collect();
+    // Entity.__init__ ← Shape.__init__ ← Circle.__init__ ← Circle(…) …
+    assert_eq!(
+        via["geo.shapes.Circle"],
+        (3, "constructs".into()),
+        "{impact}"
+    );
+    // … ← `class Ring(geo.Circle)` ← `Ring(2.0)` in a test.
+    let runs = |v: &Value| -> Vec<String> {
+        v["tests"]
+            .as_array()
+            .expect("tests")
+            .iter()
+            .map(|t| s(&t["run"]))
+            .collect()
+    };
+    assert!(
+        runs(&impact).contains(&"tests/test_app.py::test_made".to_string()),
+        "{impact}"
+    );
+    let impact = call(
+        &server,
+        "analyze_impact",
+        json!({"repo": "python", "symbol_name": "tests.test_app.make_app"}),
+    );
+    let runs = runs(&impact);
+    assert!(
+        runs.contains(&"tests/test_app.py::test_nested".to_string()),
+        "{impact}"
+    );
+    assert!(!runs.iter().any(|r| r.contains("Local")), "{runs:?}");
+}
+
 /// Bad arguments get the contract's error codes.
 #[test]
 fn call_tools_refuse_bad_input_with_contract_codes() {
@@ -682,11 +733,18 @@ fn implementations_across_languages() {
     };
     let py = types("python", "geo.base.Shape");
     let py_names: Vec<&str> = py.iter().map(|t| t.0.as_str()).collect();
+    // `Ring` (a test's) extends `Circle` through the package's re-export.
     assert_eq!(
         py_names,
-        ["geo.shapes.Circle", "geo.shapes.Square"],
+        [
+            "geo.shapes.Circle",
+            "geo.shapes.Square",
+            "tests.test_app.Ring"
+        ],
         "{py:?}"
     );
+    let ring = &py[2].2;
+    assert!(ring.contains(&("describe".to_string(), true)), "{py:?}");
     assert!(py.iter().all(|t| t.1 == "extends"));
     let ts = types("typescript", "src/shapes/base:Shape");
     let ts_names: BTreeSet<&str> = ts.iter().map(|t| t.0.as_str()).collect();

@@ -900,8 +900,9 @@ pub struct AffectedSymbol {
 pub struct Via {
     pub name: String,
     pub qualified_name: String,
-    /// `calls`, `references`, `implements`, `extends`, or `dispatch` (calls a
-    /// trait/interface/base method a changed method implements).
+    /// `calls`, `references`, `implements`, `extends`, `dispatch` (calls a
+    /// trait/interface/base method a changed method implements), `overload`
+    /// (a stub of it), or `constructs` (the class of a reached constructor).
     pub relation: String,
 }
 

@@ -158,7 +158,7 @@ pub fn analyze_impact(
             allowed,
             work: &work,
         };
-        cut |= through_overrides(c, &cat, &mut reached, &skip, walk)?;
+        cut |= through_overrides(c, &cat, &mut reached, (&skip, &changed), walk)?;
     }
     only_by_name.retain(|id| !reached.contains_key(id));
 
@@ -457,12 +457,13 @@ struct Round<'w> {
 /// A reached method that overrides or implements a supertype's runs where
 /// that declaration is called (`self.format_options()` in a base class runs a
 /// subclass's): the declaration is reached one step further (`dispatch`), and
-/// so is what reaches it, within the depth. Whether a walk was cut.
+/// so is what reaches it, within the depth; a constructor's class likewise
+/// (`constructs`: calling the class runs it). Whether a walk was cut.
 fn through_overrides(
     c: &View,
     cat: &Catalog,
     reached: &mut HashMap<String, Reach>,
-    skip: &HashSet<String>,
+    (skip, changed): (&HashSet<String>, &[usize]),
     round: Round<'_>,
 ) -> Result<bool, ToolError> {
     let mut methods: Vec<usize> = reached
@@ -481,14 +482,23 @@ fn through_overrides(
             .into_iter()
             .map(move |d| (m, d, "OVERLOAD", 0))
     }));
+    // A constructor runs where its class is called (`Option(…)` runs
+    // `Option.__init__`): the class is reached one step further.
+    let constructors = methods.iter().chain(changed).copied();
+    more.extend(constructors.filter_map(|m| {
+        let class = constructed_by(cat, m)?;
+        Some((m, class, "CONSTRUCTS", 1))
+    }));
     for (m, d, rel, step) in more {
         let (m_id, d_id) = (cat.entry(m).id(), cat.entry(d).id());
         if skip.contains(&d_id) || reached.contains_key(&d_id) {
             continue;
         }
-        let distance = reached
-            .get(&m_id)
-            .map_or(round.depth, |r| r.distance + step);
+        let distance = match reached.get(&m_id) {
+            Some(r) => r.distance + step,
+            None if changed.contains(&m) => step,
+            None => round.depth,
+        };
         reached.insert(
             d_id.clone(),
             Reach {
@@ -531,6 +541,21 @@ fn through_overrides(
         }
     }
     Ok(cut)
+}
+
+/// The class whose constructor is method `m` (Python `__init__`/`__new__`, TS
+/// `constructor`): calling the class runs it.
+fn constructed_by(cat: &Catalog, m: usize) -> Option<usize> {
+    let e = cat.entry(m);
+    let is_constructor = match e.name() {
+        "__init__" | "__new__" => e.path().ends_with(".py") || e.path().ends_with(".pyi"),
+        "constructor" => !e.path().ends_with(".py") && !e.path().ends_with(".rs"),
+        _ => false,
+    };
+    if !is_constructor || e.kind() != "method" {
+        return None;
+    }
+    cat.parent(m).filter(|&p| cat.entry(p).kind() == "class")
 }
 
 /// The other definitions of the function or method at `m` under its qualified
@@ -737,6 +762,7 @@ fn rel_name(rel: &str) -> String {
         "EXTENDS" => "extends",
         "DISPATCH" => "dispatch",
         "OVERLOAD" => "overload",
+        "CONSTRUCTS" => "constructs",
         other => other,
     }
     .to_string()
@@ -861,11 +887,13 @@ fn tests_of(
 /// when none encloses it): a test's nested helper is run by running the test.
 fn outermost_test(cat: &Catalog, i: usize) -> usize {
     let mut at = i;
-    while let Some(p) = cat.parent(at) {
-        if !matches!(cat.entry(p).kind(), "fn" | "method") {
-            break;
+    let mut up = i;
+    // Past classes too: a method of a class declared in a test is the test's.
+    while let Some(p) = cat.parent(up) {
+        if matches!(cat.entry(p).kind(), "fn" | "method") {
+            at = p;
         }
-        at = p;
+        up = p;
     }
     at
 }

@@ -761,7 +761,8 @@ pub struct GraphNode {
     pub side: Option<String>,
     /// `declaration`: a trait/interface/base method the root implements or
     /// overrides; `dispatch`: a caller of such a declaration, which may reach
-    /// the root at run time.
+    /// the root at run time; `class`: the class of the root, a constructor;
+    /// `constructs`: a caller of that class, which runs the root.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
 }

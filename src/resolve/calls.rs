@@ -1311,7 +1311,22 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// `{ name } from` the same module would be.
     fn member_of_import(&self, cx: &FileCx<'a>, word: &str, name: &str) -> Option<Sym<'a>> {
         use crate::model::ImportSpec;
-        let i = cx.binder(word)?;
+        // `import click.types` binds `click` (no edge says so: `local_name`).
+        let dotted = |imp: &crate::model::RawImport| {
+            imp.alias.is_empty()
+                && matches!(&imp.spec, ImportSpec::Python { module, name: None }
+                    if module.strip_prefix(word).is_some_and(|r| r.starts_with('.')))
+        };
+        let Some(i) = cx.binder(word) else {
+            if cx.fam != Family::Python || !cx.f.imports.iter().any(dotted) {
+                return None;
+            }
+            let targets = super::python::python(self.ix, cx.fi, word, Some(name), 0);
+            let [Target::Symbol(id)] = targets.as_slice() else {
+                return None;
+            };
+            return self.by_id(id);
+        };
         let imp = cx.f.imports.get(i)?;
         let targets = match &imp.spec {
             ImportSpec::Ts {

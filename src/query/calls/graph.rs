@@ -8,7 +8,9 @@
 //! interface's, a base class's method) is also reached by the declaration's
 //! callers: calls on a trait-typed receiver point at the declaration (tier
 //! `dispatch`). Those callers come with `via: dispatch`, the declaration with
-//! `via: declaration`.
+//! `via: declaration`. A constructor (Python `__init__`, TS `constructor`) is
+//! reached by its class's callers: the class comes with `via: class`, they
+//! with `via: constructs`.
 
 use std::collections::{HashMap, HashSet};
 
@@ -18,7 +20,7 @@ use super::super::budget::keep_within;
 use super::super::error::ToolError;
 use super::super::inputs::{CallDirection, CallGraphInput};
 use super::super::view::View;
-use super::{completeness, declarations, depth, dispatches, file_path_of, tiers};
+use super::{completeness, constructed_by, declarations, depth, dispatches, file_path_of, tiers};
 use crate::store::catalog::Catalog;
 use crate::store::graph::WalkBudget;
 
@@ -164,7 +166,10 @@ pub fn get_call_graph(
         } else {
             Vec::new()
         };
-        for d in declared {
+        // A constructor runs where its class is called (`Option(…)`).
+        let class = constructed_by(&cat, root).map(|k| (k, "class", "constructs"));
+        let declared = declared.into_iter().map(|d| (d, "declaration", "dispatch"));
+        for (d, itself, callers_via) in declared.chain(class) {
             let id = cat.entry(d).id();
             let (walked, short) = graph
                 .callers_within(&id, (depth, tiers, cap), &work)
@@ -175,10 +180,10 @@ pub fn get_call_graph(
                 is_file: false,
                 caller: false,
                 callee: false,
-                via: Some("declaration"),
+                via: Some(itself),
                 hops: Vec::new(),
             });
-            add(&mut seen, walked, true, Some("dispatch"));
+            add(&mut seen, walked, true, Some(callers_via));
         }
     }
     if callees {
@@ -235,7 +240,7 @@ pub fn get_call_graph(
     let mut shown: HashSet<&str> = HashSet::from([root_id.as_str()]);
     shown.extend(
         seen.iter()
-            .filter(|(_, n)| n.via == Some("declaration"))
+            .filter(|(_, n)| matches!(n.via, Some("declaration" | "class")))
             .map(|(id, _)| id.as_str()),
     );
     for e in &edges {
@@ -372,7 +377,7 @@ fn within_budget(
         .collect();
     let mut placed: HashSet<&str> = nodes
         .iter()
-        .filter(|n| n.id == root_id || n.via.as_deref() == Some("declaration"))
+        .filter(|n| n.id == root_id || matches!(n.via.as_deref(), Some("declaration" | "class")))
         .map(|n| n.id.as_str())
         .collect();
     let mut used: usize = placed.iter().map(|id| cost[id]).sum();

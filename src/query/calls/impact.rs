@@ -21,7 +21,9 @@ use super::super::inputs::ImpactInput;
 use super::super::view::View;
 use super::diff::{self, FileChange};
 use super::tests::{is_test_file, is_test_symbol};
-use super::{completeness, declarations_of, depth, dispatches, file_path_of, tiers};
+use super::{
+    completeness, constructed_by, declarations_of, depth, dispatches, file_path_of, tiers,
+};
 use crate::store::catalog::Catalog;
 use crate::store::graph::WalkBudget;
 
@@ -541,21 +543,6 @@ fn through_overrides(
         }
     }
     Ok(cut)
-}
-
-/// The class whose constructor is method `m` (Python `__init__`/`__new__`, TS
-/// `constructor`): calling the class runs it.
-fn constructed_by(cat: &Catalog, m: usize) -> Option<usize> {
-    let e = cat.entry(m);
-    let is_constructor = match e.name() {
-        "__init__" | "__new__" => e.path().ends_with(".py") || e.path().ends_with(".pyi"),
-        "constructor" => !e.path().ends_with(".py") && !e.path().ends_with(".rs"),
-        _ => false,
-    };
-    if !is_constructor || e.kind() != "method" {
-        return None;
-    }
-    cat.parent(m).filter(|&p| cat.entry(p).kind() == "class")
 }
 
 /// The other definitions of the function or method at `m` under its qualified

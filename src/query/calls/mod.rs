@@ -127,6 +127,21 @@ fn declarations(c: &View, cat: &Catalog, i: usize) -> Result<Vec<usize>, ToolErr
         .collect())
 }
 
+/// The class whose constructor is method `m` (Python `__init__`/`__new__`, TS
+/// `constructor`): calling the class runs it.
+pub(super) fn constructed_by(cat: &Catalog, m: usize) -> Option<usize> {
+    let e = cat.entry(m);
+    let is_constructor = match e.name() {
+        "__init__" | "__new__" => e.path().ends_with(".py") || e.path().ends_with(".pyi"),
+        "constructor" => !e.path().ends_with(".py") && !e.path().ends_with(".rs"),
+        _ => false,
+    };
+    if !is_constructor || e.kind() != "method" {
+        return None;
+    }
+    cat.parent(m).filter(|&p| cat.entry(p).kind() == "class")
+}
+
 /// `declarations` of each of the entries `methods`, as (method, declaration)
 /// pairs: the owners' supertypes read once each, side by side.
 fn declarations_of(

@@ -109,7 +109,7 @@ pub(super) fn collect(
         found.iter().partition(|m| m.what.starts_with("fact."));
     let mut locals: Option<Locals> = None;
     for m in facts.into_iter().chain(sites) {
-        let (what, node, inner, name) = (m.what, m.node, m.inner, m.name);
+        let (what, node, inner) = (m.what, m.node, m.inner);
         if !what.starts_with("fact.") && locals.is_none() {
             locals = Some(Locals::of(&out.facts));
         }
@@ -190,115 +190,126 @@ pub(super) fn collect(
                 }
             }
             fact if fact.starts_with("fact.") => {
-                let kind = match &fact[5..] {
-                    "local" | "iterates" => FactKind::Local,
-                    "receiver" => FactKind::Receiver,
-                    "field" => FactKind::Field,
-                    "returns" => FactKind::Returns,
-                    "alias" => FactKind::Alias,
-                    "export" => FactKind::Export,
-                    "returns" | "returns_value" | "yields" => FactKind::Returns,
-                    "decorator" => FactKind::Decorator,
-                    _ => FactKind::Bound,
-                };
-                // An inferred result (Python `return X()`, a fixture's
-                // `yield X()`) is an expression, not a type: marked so.
-                let marker = match &fact[5..] {
-                    "returns_value" => Some(RETURNS_VALUE),
-                    "yields" => Some(YIELDS),
-                    _ => None,
-                };
-                let mut chain = Vec::new();
-                // TS `min(n): this`: the receiver's type (`returns_this`).
-                if kind_of(inner) == "this_type" {
-                    out.facts.push(Fact {
-                        kind,
-                        owner: owners.of(node.start_byte(), false),
-                        name: String::new(),
-                        chain: vec![Step::const_new("this")],
-                        byte: node.start_byte() as u32,
-                    });
-                    continue;
+                if let Some(f) = fact_of(lang, m, src, (symbols, &owners), &out.facts) {
+                    out.facts.push(f);
                 }
-                let is_type = lang.is_type_node(inner);
-                if is_type {
-                    let inner = match lang {
-                        Lang::Rust => rust_unwrapped(inner, src),
-                        _ => inner,
-                    };
-
-                    let mut found = Vec::new();
-                    lang.type_names(inner, src, &mut found, false);
-                    // A type that names nothing (a function type): the
-                    // name is still a local, of no known type.
-                    chain = found
-                        .into_iter()
-                        .next()
-                        .map_or_else(|| vec![Step::const_new("?")], |(c, _)| c);
-                    if matches!(lang, Lang::Python)
-                        && let Some(element) = python_element(inner, src)
-                    {
-                        chain.push(Step::const_new(ELEMENT));
-                        chain.extend(element);
-                    }
-                } else if lang.chain(inner, src, &mut chain).is_none() || chain.len() > MAX_CHAIN {
-                    // A literal (`[]`, `{}`, `"…"`, a closure, `vec![]`):
-                    // a value of a type the language has, kept so that the
-                    // name stays a local and its methods are not the repo's.
-                    if !lang.is_literal(inner) {
-                        continue;
-                    }
-                    chain = vec![Step::const_new("?")];
-                }
-                let mut owner = owners.of(node.start_byte(), false);
-                // A Go function value's result (`var f = func() *T {…}`) is
-                // the var's own; `of` passes over vars (they own no sites).
-                if kind == FactKind::Returns && kind_of(node) == "var_spec" {
-                    match owners.innermost(node.start_byte() as u32) {
-                        Some(i) if symbols[i].kind == SymbolKind::Var => owner = i as u32,
-                        _ => continue,
-                    }
-                }
-                // `self.x = …` / `this.x = …` in a method: a field of its class.
-                if kind == FactKind::Field
-                    && owner != IN_FILE
-                    && symbols[owner as usize].kind.is_callable()
-                {
-                    if let Some(typed) = parameter_type(&out.facts, owner, &chain) {
-                        chain = typed;
-                    }
-                    owner = symbols[owner as usize].parent.map_or(IN_FILE, |p| p as u32);
-                    if owner == IN_FILE {
-                        continue;
-                    }
-                }
-                // A fact of the file (a module-level variable) has no owner
-                // but the file; a field outside any type is not one.
-                let name = name.map(|n| text(n, src).to_string()).unwrap_or_default();
-                if !matches!(
-                    kind,
-                    FactKind::Returns | FactKind::Alias | FactKind::Decorator
-                ) && name.is_empty()
-                {
-                    continue;
-                }
-                if let Some(m) = marker {
-                    chain.insert(0, Step::const_new(m));
-                }
-                if fact == "fact.iterates" {
-                    chain.push(Step::const_new(ITERATES));
-                }
-                out.facts.push(Fact {
-                    kind,
-                    owner,
-                    name,
-                    chain,
-                    byte: node.start_byte() as u32,
-                });
             }
             _ => {}
         }
     }
+}
+
+/// The fact a `fact.*` match states (`collect`), if it holds one: a local's,
+/// field's or alias's type or initialiser, a result, a bound, a decorator.
+/// `facts`: the file's so far (a field assigned a parameter takes its type).
+fn fact_of(
+    lang: Lang,
+    m: &CallMatch<'_>,
+    src: &str,
+    (symbols, owners): (&[Symbol], &Owners<'_>),
+    facts: &[Fact],
+) -> Option<Fact> {
+    let (what, node, inner, name) = (m.what, m.node, m.inner, m.name);
+    let kind = match &what[5..] {
+        "local" | "iterates" => FactKind::Local,
+        "receiver" => FactKind::Receiver,
+        "field" => FactKind::Field,
+        "alias" => FactKind::Alias,
+        "export" => FactKind::Export,
+        "returns" | "returns_value" | "yields" => FactKind::Returns,
+        "decorator" => FactKind::Decorator,
+        _ => FactKind::Bound,
+    };
+    // An inferred result (Python `return X()`, a fixture's
+    // `yield X()`) is an expression, not a type: marked so.
+    let marker = match &what[5..] {
+        "returns_value" => Some(RETURNS_VALUE),
+        "yields" => Some(YIELDS),
+        _ => None,
+    };
+    let mut chain = Vec::new();
+    // TS `min(n): this`: the receiver's type (`returns_this`).
+    if kind_of(inner) == "this_type" {
+        return Some(Fact {
+            kind,
+            owner: owners.of(node.start_byte(), false),
+            name: String::new(),
+            chain: vec![Step::const_new("this")],
+            byte: node.start_byte() as u32,
+        });
+    }
+    let is_type = lang.is_type_node(inner);
+    if is_type {
+        let inner = match lang {
+            Lang::Rust => rust_unwrapped(inner, src),
+            _ => inner,
+        };
+
+        let mut found = Vec::new();
+        lang.type_names(inner, src, &mut found, false);
+        // A type that names nothing (a function type): the
+        // name is still a local, of no known type.
+        chain = found
+            .into_iter()
+            .next()
+            .map_or_else(|| vec![Step::const_new("?")], |(c, _)| c);
+        if matches!(lang, Lang::Python)
+            && let Some(element) = python_element(inner, src)
+        {
+            chain.push(Step::const_new(ELEMENT));
+            chain.extend(element);
+        }
+    } else if lang.chain(inner, src, &mut chain).is_none() || chain.len() > MAX_CHAIN {
+        // A literal (`[]`, `{}`, `"…"`, a closure, `vec![]`):
+        // a value of a type the language has, kept so that the
+        // name stays a local and its methods are not the repo's.
+        if !lang.is_literal(inner) {
+            return None;
+        }
+        chain = vec![Step::const_new("?")];
+    }
+    let mut owner = owners.of(node.start_byte(), false);
+    // A Go function value's result (`var f = func() *T {…}`) is
+    // the var's own; `of` passes over vars (they own no sites).
+    if kind == FactKind::Returns && kind_of(node) == "var_spec" {
+        match owners.innermost(node.start_byte() as u32) {
+            Some(i) if symbols[i].kind == SymbolKind::Var => owner = i as u32,
+            _ => return None,
+        }
+    }
+    // `self.x = …` / `this.x = …` in a method: a field of its class.
+    if kind == FactKind::Field && owner != IN_FILE && symbols[owner as usize].kind.is_callable() {
+        if let Some(typed) = parameter_type(facts, owner, &chain) {
+            chain = typed;
+        }
+        owner = symbols[owner as usize].parent.map_or(IN_FILE, |p| p as u32);
+        if owner == IN_FILE {
+            return None;
+        }
+    }
+    // A fact of the file (a module-level variable) has no owner
+    // but the file; a field outside any type is not one.
+    let name = name.map(|n| text(n, src).to_string()).unwrap_or_default();
+    if !matches!(
+        kind,
+        FactKind::Returns | FactKind::Alias | FactKind::Decorator
+    ) && name.is_empty()
+    {
+        return None;
+    }
+    if let Some(m) = marker {
+        chain.insert(0, Step::const_new(m));
+    }
+    if what == "fact.iterates" {
+        chain.push(Step::const_new(ITERATES));
+    }
+    Some(Fact {
+        kind,
+        owner,
+        name,
+        chain,
+        byte: node.start_byte() as u32,
+    })
 }
 
 /// What iterating a value of a Python container annotation gives, when it is

@@ -185,7 +185,7 @@ def main():
     ap.add_argument("cruxe")
     ap.add_argument("--samples", type=int, default=40)
     ap.add_argument("--seed", type=int, default=52)
-    ap.add_argument("--depth", type=int, default=3, help="cruxe impact --depth (the README recipe: 3)")
+    ap.add_argument("--depth", type=int, default=10, help="cruxe impact --depth (the README recipe: 10)")
     ap.add_argument("--cache", default=os.path.expanduser("~/.cache/cruxe-impact"))
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "impact-out"))
     args = ap.parse_args()

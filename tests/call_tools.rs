@@ -137,7 +137,10 @@ fn every_call_read_statement_prepares_for_every_depth_and_tier() {
     let prepared = store
         .prepare_call_reads()
         .expect("every statement prepares");
-    assert_eq!(prepared, plain + templates * 5 * 7);
+    // Impact's walk goes to depth 12, the others' to 5; 7 tier cuts each.
+    use cruxe::store::graph::GraphStore;
+    let depths = (templates - 1) * GraphStore::MAX_CALL_DEPTH + GraphStore::MAX_IMPACT_DEPTH;
+    assert_eq!(prepared, plain + depths * 7);
 }
 
 /// `get_call_graph` answers what a breadth-first walk of the repo's `CALLS`
@@ -597,7 +600,7 @@ fn impact_through_constructors_to_the_tests_around_them() {
     let impact = call(
         &server,
         "analyze_impact",
-        json!({"repo": "python", "symbol_name": "geo.base.Entity.__init__", "depth": 5}),
+        json!({"repo": "python", "symbol_name": "geo.base.Entity.__init__", "depth": 12}),
     );
     let via: HashMap<String, (u64, String)> = impact["affected"]
         .as_array()
@@ -669,6 +672,10 @@ fn call_tools_refuse_bad_input_with_contract_codes() {
         ("analyze_impact", json!({"paths": ["src/nope.rs"]})),
         ("analyze_impact", json!({"diff_base": "HEAD"})),
         ("analyze_impact", json!({"diff_base": "--output=/tmp/x"})),
+        (
+            "analyze_impact",
+            json!({"symbol_name": "util::fact", "depth": 13}),
+        ),
     ];
     let codes: Vec<String> = call_all(&server, &calls)
         .into_iter()
@@ -689,6 +696,7 @@ fn call_tools_refuse_bad_input_with_contract_codes() {
             "invalid_input",
             "invalid_input",
             "file_not_found",
+            "invalid_input",
             "invalid_input",
             "invalid_input",
         ]

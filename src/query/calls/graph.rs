@@ -22,7 +22,7 @@ use super::super::inputs::{CallDirection, CallGraphInput};
 use super::super::view::View;
 use super::{completeness, constructed_by, declarations, depth, dispatches, file_path_of, tiers};
 use crate::store::catalog::Catalog;
-use crate::store::graph::WalkBudget;
+use crate::store::graph::{GraphStore, WalkBudget};
 
 /// A call site out of a node: (target id, line, col, confidence).
 type Hop = (String, i64, i64, String);
@@ -95,7 +95,7 @@ pub fn get_call_graph(
 ) -> Result<(CallGraphAnswer, &'static str), ToolError> {
     let name = non_empty("symbol_name", &input.symbol_name)?;
     let path = clean_opt_path(input.path.as_deref())?;
-    let depth = depth(input.depth, 2)?;
+    let depth = depth(input.depth, 2, GraphStore::MAX_CALL_DEPTH)?;
     let limit = limit(input.limit, 200, 2000)?;
     let budget = max_tokens(input.max_tokens, LIST_TOKENS)?;
     let (tiers, tier) = tiers(input.min_confidence);
@@ -131,30 +131,6 @@ pub fn get_call_graph(
     let work = WalkBudget::new(WORK);
     let mut cut = false;
     let mut totals = 0usize;
-    let add = |seen: &mut HashMap<String, Seen>,
-               walked: Vec<Walked>,
-               caller: bool,
-               via: Option<&'static str>| {
-        for (id, is_file, d, hops) in walked {
-            let d = d.max(1) as usize;
-            let node = seen.entry(id).or_insert(Seen {
-                depth: d,
-                is_file,
-                caller: false,
-                callee: false,
-                via,
-                hops,
-            });
-            if d < node.depth || (d == node.depth && via.is_none()) {
-                node.depth = node.depth.min(d);
-                node.via = node.via.and(via);
-            }
-            if node.depth > 0 {
-                node.caller |= caller;
-                node.callee |= !caller;
-            }
-        }
-    };
     if callers {
         let (walked, short) = graph
             .callers_within(&root_id, (depth, tiers, cap), &work)
@@ -211,26 +187,7 @@ pub fn get_call_graph(
 
     let mut unproven = unproven_into(c, &cat, &seen, depth, (callers, callees), tiers)?;
 
-    // The edges among the nodes, each site once.
-    let mut edges: Vec<GraphEdge> = Vec::new();
-    let mut sites: HashSet<(&str, &str, i64, i64)> = HashSet::new();
-    for (from, node) in &seen {
-        for (to, line, col, confidence) in &node.hops {
-            if seen.contains_key(to) && sites.insert((from, to, *line, *col)) {
-                edges.push(GraphEdge {
-                    from: from.clone(),
-                    to: to.clone(),
-                    line: *line,
-                    col: *col,
-                    confidence: confidence.clone(),
-                });
-            }
-        }
-    }
-    let far = |e: &GraphEdge| seen[&e.from].depth.max(seen[&e.to].depth);
-    edges.sort_by(|a, b| {
-        (far(a), &a.from, &a.to, a.line, a.col).cmp(&(far(b), &b.from, &b.to, b.line, b.col))
-    });
+    let mut edges = edges_among(&seen);
     let cycles = has_cycle(&edges);
     let total_edges = edges.len();
     let mut truncated = cut || total_edges > limit;
@@ -285,6 +242,59 @@ pub fn get_call_graph(
         metadata: Metadata::default(),
     };
     Ok((body, if truncated { "truncated" } else { "complete" }))
+}
+
+/// Takes in the nodes of a walk: each at its least depth, on the side it was
+/// reached from (`caller`), `via` a declaration's or class's callers.
+fn add(
+    seen: &mut HashMap<String, Seen>,
+    walked: Vec<Walked>,
+    caller: bool,
+    via: Option<&'static str>,
+) {
+    for (id, is_file, d, hops) in walked {
+        let d = d.max(1) as usize;
+        let node = seen.entry(id).or_insert(Seen {
+            depth: d,
+            is_file,
+            caller: false,
+            callee: false,
+            via,
+            hops,
+        });
+        if d < node.depth || (d == node.depth && via.is_none()) {
+            node.depth = node.depth.min(d);
+            node.via = node.via.and(via);
+        }
+        if node.depth > 0 {
+            node.caller |= caller;
+            node.callee |= !caller;
+        }
+    }
+}
+
+/// The call edges among the nodes, each site once, nearest first.
+fn edges_among(seen: &HashMap<String, Seen>) -> Vec<GraphEdge> {
+    let mut edges: Vec<GraphEdge> = Vec::new();
+    let mut sites: HashSet<(&str, &str, i64, i64)> = HashSet::new();
+    for (from, node) in seen {
+        for (to, line, col, confidence) in &node.hops {
+            if seen.contains_key(to) && sites.insert((from, to, *line, *col)) {
+                edges.push(GraphEdge {
+                    from: from.clone(),
+                    to: to.clone(),
+                    line: *line,
+                    col: *col,
+                    confidence: confidence.clone(),
+                });
+            }
+        }
+    }
+    let far = |e: &GraphEdge| seen[&e.from].depth.max(seen[&e.to].depth);
+    edges.sort_by(|a, b| {
+        (far(a), &a.from, &a.to, a.line, a.col).cmp(&(far(b), &b.from, &b.to, b.line, b.col))
+    });
+    edges
 }
 
 /// A node as the answer shows it (none for a symbol the catalog lost).

@@ -25,7 +25,7 @@ use super::{
     completeness, constructed_by, declarations_of, depth, dispatches, file_path_of, tiers,
 };
 use crate::store::catalog::Catalog;
-use crate::store::graph::WalkBudget;
+use crate::store::graph::{GraphStore, WalkBudget};
 
 /// Nodes one walk may return: the answer's totals are exact below it.
 const WALK_CAP: usize = 5_000;
@@ -85,7 +85,7 @@ pub fn analyze_impact(
     c: &View,
     input: ImpactInput,
 ) -> Result<(ImpactAnswer, &'static str), ToolError> {
-    let depth = depth(input.depth, 3)?;
+    let depth = depth(input.depth, 3, GraphStore::MAX_IMPACT_DEPTH)?;
     let limit = limit(input.limit, 200, 2000)?;
     let budget = max_tokens(input.max_tokens, LIST_TOKENS)?;
     let (tiers, tier) = tiers(input.min_confidence);
@@ -121,46 +121,21 @@ pub fn analyze_impact(
     let all_tiers = crate::store::graph::GraphStore::CALL_TIERS.len();
     let allowed = &crate::store::graph::GraphStore::CALL_TIERS[..tiers];
     let work = WalkBudget::new(WORK);
-    let walks = c
-        .graph
-        .impact_walks(starts.clone(), (depth, all_tiers, WALK_CAP), &work)
-        .map_err(ToolError::internal)?;
-    let mut cut = false;
-    let mut unwalked = 0;
-    let mut only_by_name: HashSet<String> = HashSet::new();
-    let mut reached: HashMap<String, Reach> = HashMap::new();
-    for (start, (walk, walk_cut)) in starts.iter().zip(walks) {
-        cut |= walk.len() >= WALK_CAP || walk_cut;
-        unwalked += usize::from(walk_cut);
-        let distances = within(start, &walk, allowed, depth);
-        for (id, is_file, _, edges) in walk {
-            if changed_ids.contains(&id) || declared.contains(&id) {
-                continue;
-            }
-            let Some(&d) = distances.get(&id) else {
-                only_by_name.insert(id);
-                continue;
-            };
-            match reached.get_mut(&id) {
-                Some(r) => {
-                    r.distance = r.distance.min(d);
-                    r.starts += 1;
-                }
-                None => {
-                    reached.insert(id, Reach::new(is_file, d, edges, allowed));
-                }
-            }
-        }
-    }
+    let skip: HashSet<String> = changed_ids.union(&declared).cloned().collect();
+    let round = Round {
+        depth,
+        all_tiers,
+        allowed,
+        work: &work,
+    };
+    let Walks {
+        mut reached,
+        mut only_by_name,
+        mut cut,
+        unwalked,
+    } = first_round(c, &starts, &skip, &round)?;
     if dispatches(tiers) {
-        let skip: HashSet<String> = changed_ids.union(&declared).cloned().collect();
-        let walk = Round {
-            depth,
-            all_tiers,
-            allowed,
-            work: &work,
-        };
-        cut |= through_overrides(c, &cat, &mut reached, (&skip, &changed), walk)?;
+        cut |= through_overrides(c, &cat, &mut reached, (&skip, &changed), round)?;
     }
     only_by_name.retain(|id| !reached.contains_key(id));
 
@@ -195,23 +170,14 @@ pub fn analyze_impact(
         },
     )?;
     lower.extend(unproven.note());
-    if work.ran_out() {
-        lower.push(format!(
-            "the walks reached this answer's work budget ({WORK} nodes and edges): {unwalked} of {} walks were cut or not run; ask for fewer paths or a smaller depth",
-            starts.len()
-        ));
-    } else if cut {
-        lower.push(format!(
-            "a walk reached more than {WALK_CAP} nodes and was cut"
-        ));
-    }
+    lower.extend(cut_note(&work, cut, unwalked, starts.len()));
     // The walk stops at `depth`: what reaches a symbol there from further
     // away (a test three calls up) is in no list of this answer.
     let beyond = beyond_depth(c, &reached, depth)?;
     if beyond > 0 {
         lower.push(format!(
             "{beyond} symbol(s) at depth {depth} are reached from further away: their callers and tests are not listed; ask for a greater depth (at most {})",
-            crate::store::graph::GraphStore::MAX_CALL_DEPTH
+            GraphStore::MAX_IMPACT_DEPTH
         ));
     }
     let completeness = if unproven.is_exact() && !cut && beyond == 0 {
@@ -226,21 +192,7 @@ pub fn analyze_impact(
     for a in &affected {
         *by_distance.entry(a.distance).or_default() += 1;
     }
-    let changed_rows: Vec<ChangedSymbol> = changed
-        .iter()
-        .map(|&i| {
-            let e = cat.entry(i);
-            ChangedSymbol {
-                symbol_id: e.id(),
-                name: e.name().to_string(),
-                qualified_name: e.qualified_name().to_string(),
-                kind: e.kind().to_string(),
-                path: e.path().to_string(),
-                line_start: e.line_start(),
-                line_end: e.line_end(),
-            }
-        })
-        .collect();
+    let changed_rows: Vec<ChangedSymbol> = changed.iter().map(|&i| changed_row(&cat, i)).collect();
     let mut files = files_of(&changed_rows, &affected);
     let mut tests = tests_of(c, &cat, &changed_rows, &affected, &files);
     let (total_affected, total_files, total_tests) = (affected.len(), files.len(), tests.len());
@@ -454,6 +406,69 @@ struct Round<'w> {
     all_tiers: usize,
     allowed: &'w [&'static str],
     work: &'w std::sync::Arc<WalkBudget>,
+}
+
+/// The walks from the starts, every tier followed, each node at its least
+/// distance along the tiers `allowed` (`within`); `skip` is the change
+/// itself. With what only `name`-tier edges reach, whether a walk was cut,
+/// and how many were cut or not run.
+fn first_round(
+    c: &View,
+    starts: &[String],
+    skip: &HashSet<String>,
+    round: &Round<'_>,
+) -> Result<Walks, ToolError> {
+    let walks = c
+        .graph
+        .impact_walks(
+            starts.to_vec(),
+            (round.depth, round.all_tiers, WALK_CAP),
+            round.work,
+        )
+        .map_err(ToolError::internal)?;
+    let mut cut = false;
+    let mut unwalked = 0;
+    let mut only_by_name: HashSet<String> = HashSet::new();
+    let mut reached: HashMap<String, Reach> = HashMap::new();
+    for (start, (walk, walk_cut)) in starts.iter().zip(walks) {
+        cut |= walk.len() >= WALK_CAP || walk_cut;
+        unwalked += usize::from(walk_cut);
+        let distances = within(start, &walk, round.allowed, round.depth);
+        for (id, is_file, _, edges) in walk {
+            if skip.contains(&id) {
+                continue;
+            }
+            let Some(&d) = distances.get(&id) else {
+                only_by_name.insert(id);
+                continue;
+            };
+            match reached.get_mut(&id) {
+                Some(r) => {
+                    r.distance = r.distance.min(d);
+                    r.starts += 1;
+                }
+                None => {
+                    reached.insert(id, Reach::new(is_file, d, edges, round.allowed));
+                }
+            }
+        }
+    }
+    Ok(Walks {
+        reached,
+        only_by_name,
+        cut,
+        unwalked,
+    })
+}
+
+/// What the first round of walks reached (`first_round`).
+struct Walks {
+    reached: HashMap<String, Reach>,
+    /// Reached only along `name`-tier edges below the tiers asked for.
+    only_by_name: HashSet<String>,
+    cut: bool,
+    /// Walks cut or not run for the work budget.
+    unwalked: usize,
 }
 
 /// A reached method that overrides or implements a supertype's runs where
@@ -741,6 +756,35 @@ fn diffed(
 }
 
 /// A relationship's name as `via` says it.
+/// Why walks that were cut make the answer a lower bound.
+fn cut_note(work: &WalkBudget, cut: bool, unwalked: usize, walks: usize) -> Option<String> {
+    if work.ran_out() {
+        Some(format!(
+            "the walks reached this answer's work budget ({WORK} nodes and edges): {unwalked} of {walks} walks were cut or not run; ask for fewer paths or a smaller depth"
+        ))
+    } else if cut {
+        Some(format!(
+            "a walk reached more than {WALK_CAP} nodes and was cut"
+        ))
+    } else {
+        None
+    }
+}
+
+/// A changed symbol's row.
+fn changed_row(cat: &Catalog, i: usize) -> ChangedSymbol {
+    let e = cat.entry(i);
+    ChangedSymbol {
+        symbol_id: e.id(),
+        name: e.name().to_string(),
+        qualified_name: e.qualified_name().to_string(),
+        kind: e.kind().to_string(),
+        path: e.path().to_string(),
+        line_start: e.line_start(),
+        line_end: e.line_end(),
+    }
+}
+
 fn rel_name(rel: &str) -> String {
     match rel {
         "CALLS" => "calls",

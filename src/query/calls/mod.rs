@@ -66,9 +66,9 @@ pub fn dispatches(tiers: usize) -> bool {
     tiers > tier_rank(Tier::Dispatch)
 }
 
-/// A walk's depth: 1 to `GraphStore::MAX_CALL_DEPTH`.
-pub fn depth(v: Option<i64>, default: usize) -> Result<usize, ToolError> {
-    let max = GraphStore::MAX_CALL_DEPTH;
+/// A walk's depth: 1 to `max` (`GraphStore::MAX_CALL_DEPTH` or
+/// `MAX_IMPACT_DEPTH`).
+pub fn depth(v: Option<i64>, default: usize, max: usize) -> Result<usize, ToolError> {
     match v {
         None => Ok(default),
         Some(n) if n >= 1 && n as u64 <= max as u64 => Ok(n as usize),

@@ -68,7 +68,12 @@ static WALK_TEXTS: LazyLock<HashMap<(&'static str, usize, usize), String>> = Laz
         if !text.contains("{depth}") {
             continue;
         }
-        for depth in 1..=MAX_DEPTH {
+        // Impact walks go deeper: test selection follows long call chains.
+        let deepest = match *name {
+            "calls/impact" => GraphStore::MAX_IMPACT_DEPTH,
+            _ => MAX_DEPTH,
+        };
+        for depth in 1..=deepest {
             for tiers in 1..=TIERS.len() {
                 out.insert((*name, depth, tiers), expand(text, depth, tiers));
             }
@@ -114,9 +119,14 @@ impl GraphStore {
         "name",
     ];
 
-    /// The deepest walk of the call-graph tools (`get_call_graph`'s and
-    /// `analyze_impact`'s `depth`).
+    /// The deepest walk of `get_call_graph` (its `depth`).
     pub const MAX_CALL_DEPTH: usize = 5;
+
+    /// The deepest walk of `analyze_impact`: a change reaches the tests that
+    /// run it through long chains (a CLI test → its runner → the command's
+    /// main → … → the function: 7–10 calls in click); each walk is bounded by
+    /// the answer's work budget, not by its depth.
+    pub const MAX_IMPACT_DEPTH: usize = 12;
 
     /// What calls the symbol `id` within `depth` calls (following the first
     /// `tiers` tiers), nearest first then by id, at most `max`, each with its

@@ -20,6 +20,7 @@ the edit. Prints markdown; JSON and per-edit details go to --out.
 """
 import argparse
 import ast
+import fcntl
 import json
 import os
 import random
@@ -119,6 +120,13 @@ def pct(a, b):
 
 
 def run(args, name):
+    # One run at a time: the edits are made in the shared tree.
+    os.makedirs(os.path.join(args.cache, name), exist_ok=True)
+    lock = open(os.path.join(args.cache, name, ".lock"), "w")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        sys.exit(f"another bench-impact run is editing {args.cache}/{name}: wait for it")
     py, tree = setup(args.cache, name)
     _, srcdir, _ = CORPORA[name]
     data = os.path.join(args.cache, name, "data")

@@ -25,14 +25,14 @@
 (parameters (identifier) @name @ty) @fact.local
 (default_parameter name: (identifier) @name @ty) @fact.local
 (lambda_parameters (identifier) @name @ty) @fact.local
-; Loop and comprehension variables: locals of no known type (a name bound
-; before, `a = attrib(a)`, says nothing of `[a.evolve() for a in attrs]`).
-; One variable takes an element of what it iterates (`for p in
-; self.get_params(ctx)`, declared `-> list[Parameter]`): `fact.iterates`.
+; A loop variable is an element of what it iterates (`for p in
+; self.get_params(ctx)`, declared `-> list[Parameter]`), else of no known type
+; (a name bound before, `a = attrib(a)`, says nothing of it). A
+; comprehension's variable likewise, but where its element's type is not
+; known the binding before holds (it lives in the comprehension only). Tuple
+; targets are left out: a function's last binding of a name is the one read.
 (for_statement left: (identifier) @name right: (_) @ty) @fact.iterates
-(for_statement left: (pattern_list (identifier) @name @ty)) @fact.local
-(for_in_clause left: (identifier) @name right: (_) @ty) @fact.iterates
-(for_in_clause left: (pattern_list (identifier) @name @ty)) @fact.local
+(for_in_clause left: (identifier) @name right: (_) @ty) @fact.comprehends
 ; An annotated class attribute (`app: Flask`, a dataclass field): a field of
 ; the class, as `self.app = …` would be.
 (class_definition body: (block (expression_statement (assignment left: (identifier) @name type: (_) @ty) @fact.field)))

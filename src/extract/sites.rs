@@ -5,8 +5,8 @@
 use tree_sitter::Node;
 
 use crate::model::sites::{
-    ELEMENT, Fact, FactKind, FileSites, IN_FILE, ITERATES, RETURNS_VALUE, RawSite, SiteKind, Step,
-    YIELDS,
+    COMPREHENDS, ELEMENT, Fact, FactKind, FileSites, IN_FILE, ITERATES, RETURNS_VALUE, RawSite,
+    SiteKind, Step, YIELDS,
 };
 use crate::model::{Language, Symbol, SymbolKind};
 
@@ -40,7 +40,7 @@ impl<'t> CallMatch<'t> {
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 19] = [
+    const NAMES: [&str; 20] = [
         "call",
         "new",
         "construct",
@@ -59,6 +59,7 @@ fn outer_name(n: &str) -> Option<&'static str> {
         "fact.yields",
         "fact.decorator",
         "fact.iterates",
+        "fact.comprehends",
         "macro",
     ];
     NAMES.iter().find(|x| **x == n).copied()
@@ -211,7 +212,7 @@ fn fact_of(
 ) -> Option<Fact> {
     let (what, node, inner, name) = (m.what, m.node, m.inner, m.name);
     let kind = match &what[5..] {
-        "local" | "iterates" => FactKind::Local,
+        "local" | "iterates" | "comprehends" => FactKind::Local,
         "receiver" => FactKind::Receiver,
         "field" => FactKind::Field,
         "alias" => FactKind::Alias,
@@ -300,8 +301,10 @@ fn fact_of(
     if let Some(m) = marker {
         chain.insert(0, Step::const_new(m));
     }
-    if what == "fact.iterates" {
-        chain.push(Step::const_new(ITERATES));
+    match what {
+        "fact.iterates" => chain.push(Step::const_new(ITERATES)),
+        "fact.comprehends" => chain.push(Step::const_new(COMPREHENDS)),
+        _ => {}
     }
     Some(Fact {
         kind,

@@ -114,6 +114,10 @@ pub const RETURNS_VALUE: &str = "#value";
 /// Ends the chain of a `Local` that is an element of what the chain before it
 /// iterates (Python `for p in params`).
 pub const ITERATES: &str = "#iter";
+/// Ends the chain of a `Local` that is a comprehension's variable: as
+/// `ITERATES`, but where its element's type is not known, the name's binding
+/// before it holds (the site may be outside the comprehension).
+pub const COMPREHENDS: &str = "#in";
 /// Parts a container type from its element type in a Python annotation
 /// (`list[Parameter]` → `["list", ELEMENT, "Parameter"]`): the value is the
 /// container, what iterating it gives is the element.

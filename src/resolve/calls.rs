@@ -11,7 +11,8 @@ use std::cell::RefCell;
 
 use super::{Family, FxMap, FxSet, Index, RFile, RSymbol, Target, fam_str, family, key};
 use crate::model::sites::{
-    ELEMENT, FactKind, FileSites, IN_FILE, ITERATES, RETURNS_VALUE, RawSite, SiteKind, Step, YIELDS,
+    COMPREHENDS, ELEMENT, FactKind, FileSites, IN_FILE, ITERATES, RETURNS_VALUE, RawSite, SiteKind,
+    Step, YIELDS,
 };
 
 /// How a target was proved, in the CONTRACT's order (most certain first).
@@ -974,7 +975,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
             return false;
         }
         // An element of something: of a type only its container says.
-        if chain.last().is_some_and(|c| c == ITERATES) {
+        if chain
+            .last()
+            .is_some_and(|c| c == ITERATES || c == COMPREHENDS)
+        {
             return false;
         }
         // A literal, or a type built in (`[]T`, `number[]`, a tuple, a closure).
@@ -1873,9 +1877,18 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     let t = self.enclosing_type(cx, owner)?;
                     return Some((self.impl_target(cx, t), Tier::SelfTier));
                 }
-                let Some(fact) = self.local_fact(cx, owner, word) else {
+                let Some(mut fact) = self.local_fact(cx, owner, word) else {
                     return self.global_type(cx, owner, word, depth + 1);
                 };
+                // A comprehension's variable of no known element type: the
+                // site may be outside it, where the binding before holds.
+                if fact.chain.last().is_some_and(|c| c == COMPREHENDS) {
+                    let (iterable, _) = fact.chain.split_at(fact.chain.len() - 1);
+                    if let Some(found) = self.element_type(cx, owner, iterable, depth + 1) {
+                        return Some(found);
+                    }
+                    fact = self.binding_before(cx, fact, word)?;
+                }
                 if fact.chain.len() == 1 && fact.chain[0] == word {
                     // An untyped parameter: a pytest fixture's value when
                     // its owner is a test or a fixture.
@@ -1902,6 +1915,18 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 Some((t, Tier::Typed))
             }
         }
+    }
+
+    /// The binding of `word` before `fact` in its owner that is no
+    /// comprehension's variable.
+    fn binding_before(&self, cx: &FileCx<'a>, fact: &'a Fact, word: &str) -> Option<&'a Fact> {
+        cx.ix
+            .bindings
+            .get(&(fact.owner, word))?
+            .iter()
+            .rev()
+            .find(|f| f.byte < fact.byte && f.chain.last().is_none_or(|c| c != COMPREHENDS))
+            .copied()
     }
 
     /// What iterating `iterable` gives (`for p in self.get_params(ctx)`):

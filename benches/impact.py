@@ -155,19 +155,26 @@ def run(args, name):
             flaky |= again
             failed -= again
         named = {i.split("[")[0] for i in ids}
-        files_failed = {f.split("::")[0] for f in failed}
-        files_named = {i.split("::")[0] for i in named}
-        edits.append({
-            "function": f"{path}:{fn}", "tests_failed": len(failed), "files_failed": len(files_failed),
-            "named": len(named), "exit": code, "lower_bound": note[0] if note else None,
-            "missed_functions": sorted(failed - named), "missed_files": sorted(files_failed - files_named),
-            "hit_functions": len(failed & named), "hit_files": len(files_failed & files_named),
-            "files_named": len(files_named), "test_secs": round(secs, 1),
-        })
+        edits.append((f"{path}:{fn}", failed, named, code, note, secs))
         print(f"{name} {path}:{fn}: {len(failed)} failed, {len(named)} named, exit {code}", file=sys.stderr)
+    # A test found flaky at any edit is left out of every edit's failures.
     return {"corpus": name, "baseline_failures": len(base), "baseline_secs": round(base_s, 1),
             "flaky": sorted(flaky),
-            "functions": len(funcs), "edits": edits}
+            "functions": len(funcs), "edits": [scored(e, flaky) for e in edits]}
+
+
+def scored(edit, flaky):
+    function, failed, named, code, note, secs = edit
+    failed = failed - flaky
+    files_failed = {f.split("::")[0] for f in failed}
+    files_named = {i.split("::")[0] for i in named}
+    return {
+        "function": function, "tests_failed": len(failed), "files_failed": len(files_failed),
+        "named": len(named), "exit": code, "lower_bound": note[0] if note else None,
+        "missed_functions": sorted(failed - named), "missed_files": sorted(files_failed - files_named),
+        "hit_functions": len(failed & named), "hit_files": len(files_failed & files_named),
+        "files_named": len(files_named), "test_secs": round(secs, 1),
+    }
 
 
 def summary(res):

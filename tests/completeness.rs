@@ -45,6 +45,10 @@ fn python(root: &Path) {
                 "import textwrap\n\n\nclass TextWrapper(textwrap.TextWrapper):\n    def _handle_long_word(self, chunks, line, length, width):\n        return trim()\n\n\ndef trim():\n    return ''\n",
             ),
             (
+                "app/tasks.py",
+                "import subprocess\nimport threading\n\n\ndef clean():\n    return 0\n\n\ndef sweep():\n    subprocess.clean()\n    items = []\n    items.clean()\n    threading.Thread(target=None).clean()\n    return clean()\n",
+            ),
+            (
                 "app/shapes.py",
                 "import vendor\n\n\nclass Base:\n    def area(self):\n        return 0\n\n\nclass Known(Base):\n    def area(self):\n        return 1\n\n\nclass Hidden(vendor.Base):\n    def area(self):\n        return 2\n",
             ),
@@ -84,6 +88,16 @@ fn graph_answers_are_exact_only_when_nothing_could_reach_them_unproven() {
     );
     assert_eq!(g["completeness"], "exact", "{g}");
     assert_eq!(g["unproven"], 0, "{g}");
+
+    // Calls on a library module, a literal and a library value of the same
+    // name (`subprocess.clean()`, `items.clean()`) are theirs: exact.
+    let g = call(
+        &server,
+        "get_call_graph",
+        json!({"symbol_name": "clean", "depth": 1}),
+    );
+    assert_eq!(g["completeness"], "exact", "{g}");
+    assert_eq!(g["nodes"][1]["name"], "sweep", "{g}");
 
     // `thing.run()` on a receiver of unknown type could be Engine.run.
     let g = call(

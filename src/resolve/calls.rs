@@ -720,6 +720,16 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     // language's or a library's: nothing here can be it.
                     None if site.kind == SiteKind::Call
                         && self.super_outside(&cx, site.owner, &site.chain) => {}
+                    // A call on a module or value outside the repo
+                    // (`subprocess.run()`, `self.lines.append()` of a list):
+                    // the library's, none of the repo's.
+                    None if site.kind == SiteKind::Call
+                        && site.chain.len() > 1
+                        && self.typed_outside(
+                            &cx,
+                            site.owner,
+                            &site.chain[..site.chain.len() - 1],
+                        ) => {}
                     None if site.kind == SiteKind::Call => {
                         let named = *by_name
                             .entry((site.owner, site.chain.as_slice()))
@@ -983,6 +993,16 @@ impl<'i, 'a> Resolver<'i, 'a> {
         }
         // A literal, or a type built in (`[]T`, `number[]`, a tuple, a closure).
         if chain.iter().any(|c| c == "?") {
+            return true;
+        }
+        // Anything reached from a module or name imported from outside the
+        // repo (`threading.Thread(…)`, `np.array(x).sum`).
+        let h = bare(head);
+        if chain.len() > 1
+            && self.local_fact(cx, owner, h).is_none()
+            && cx.binds(h)
+            && self.bindings(cx, h).is_none_or(|t| t.is_empty())
+        {
             return true;
         }
         if chain.last().is_some_and(|c| c == "()") && chain.first().is_none_or(|c| c != "#new") {

@@ -19,6 +19,9 @@
 (typed_default_parameter name: (identifier) @name type: (_) @ty) @fact.local
 (assignment left: (identifier) @name type: (_) @ty) @fact.local
 (assignment left: (identifier) @name !type right: (_) @ty) @fact.local
+; `multi = t.cast(Group, ctx.command)`: `multi` is a `Group` (a later match of
+; the same assignment, so this fact is the one kept).
+((assignment left: (identifier) @name right: (call function: [(identifier) @_f (attribute attribute: (identifier) @_f)] arguments: (argument_list . [(identifier) (attribute) (string)] @ty))) @fact.cast (#eq? @_f "cast"))
 (assignment left: (attribute object: (identifier) @_self attribute: (identifier) @name) type: (_) @ty) @fact.field
 (assignment left: (attribute object: (identifier) @_self attribute: (identifier) @name) !type right: (_) @ty) @fact.field
 (function_definition return_type: (_) @ty) @fact.returns

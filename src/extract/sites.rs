@@ -40,7 +40,7 @@ impl<'t> CallMatch<'t> {
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 20] = [
+    const NAMES: [&str; 21] = [
         "call",
         "new",
         "construct",
@@ -60,6 +60,7 @@ fn outer_name(n: &str) -> Option<&'static str> {
         "fact.decorator",
         "fact.iterates",
         "fact.comprehends",
+        "fact.cast",
         "macro",
     ];
     NAMES.iter().find(|x| **x == n).copied()
@@ -212,7 +213,7 @@ fn fact_of(
 ) -> Option<Fact> {
     let (what, node, inner, name) = (m.what, m.node, m.inner, m.name);
     let kind = match &what[5..] {
-        "local" | "iterates" | "comprehends" => FactKind::Local,
+        "local" | "iterates" | "comprehends" | "cast" => FactKind::Local,
         "receiver" => FactKind::Receiver,
         "field" => FactKind::Field,
         "alias" => FactKind::Alias,
@@ -239,7 +240,8 @@ fn fact_of(
             byte: node.start_byte() as u32,
         });
     }
-    let is_type = lang.is_type_node(inner);
+    // `cast(T, v)`'s first argument is a type written as an expression.
+    let is_type = lang.is_type_node(inner) || what == "fact.cast";
     if is_type {
         let inner = match lang {
             Lang::Rust => rust_unwrapped(inner, src),

@@ -996,9 +996,12 @@ impl<'i, 'a> Resolver<'i, 'a> {
             return true;
         }
         // Anything reached from a module or name imported from outside the
-        // repo (`threading.Thread(…)`, `np.array(x).sum`).
+        // repo (`threading.Thread(…)`, `np.array(x).sum`), but for the
+        // standard copies of a value (`copy.copy(self)`: of its type).
         let h = bare(head);
         if chain.len() > 1
+            && matches!(cx.fam, Family::Python | Family::Ts)
+            && !matches!(chain[1].as_str(), "copy" | "deepcopy" | "replace")
             && self.local_fact(cx, owner, h).is_none()
             && cx.binds(h)
             && self.bindings(cx, h).is_none_or(|t| t.is_empty())

@@ -578,6 +578,76 @@ impl<'i, 'a> Resolver<'i, 'a> {
     }
 
     /// Resolves every site of file `fi` (whose imports resolved to `own`).
+    /// The edges of an `extends`/`implements` clause (`from`: its owner's id):
+    /// EXTENDS or IMPLEMENTS from the type it is about, and a REFERENCES.
+    fn heritage(
+        &self,
+        cx: &FileCx<'a>,
+        site: &RawSite,
+        found: Option<(Sym<'a>, Tier)>,
+        from: Id,
+        out: &mut Vec<SiteEdge>,
+    ) {
+        let Some((target, tier)) = found else {
+            // Kept by its name: a subtype no tier tied to its
+            // supertype makes `find_implementations` of a type of
+            // that name a lower bound.
+            out.extend(unresolved_edge(cx.fam, from, site));
+            return;
+        };
+        // From the type the clause is about: the class (or
+        // trait, or struct) declaring it, or for `impl Trait for
+        // Type` the type the impl is for (which another file
+        // may define): the struct, not the impl block.
+        let Some(owner) = cx.syms.get(site.owner as usize) else {
+            return;
+        };
+        let from_id = if owner.kind == "impl" {
+            match self.type_of_impl(cx, owner) {
+                Some(s) => Id::from(s.id),
+                None => return,
+            }
+        } else {
+            Id::from(&*owner.id)
+        };
+        let rel = if site.kind == SiteKind::Extends
+            || (cx.fam != Family::Rust && !is_abstract(target.kind))
+        {
+            // A Python/TS class "implementing" a class extends it.
+            Rel::Extends
+        } else {
+            Rel::Implements
+        };
+        let rel = if site.kind == SiteKind::Extends
+            && cx.fam == Family::Go
+            && !is_abstract(target.kind)
+        {
+            Rel::Extends
+        } else {
+            rel
+        };
+        out.push(SiteEdge {
+            rel,
+            from: from_id.clone(),
+            to: Id::from(target.id),
+            line: site.line,
+            col: site.col,
+            tier,
+            kind: site.kind,
+            to_name: Id::default(),
+        });
+        out.push(SiteEdge {
+            rel: Rel::References,
+            from: Id::from(&*owner.id),
+            to: Id::from(target.id),
+            line: site.line,
+            col: site.col,
+            tier,
+            kind: site.kind,
+            to_name: Id::default(),
+        });
+    }
+
     pub(super) fn resolve_file(&self, fi: usize, own: &[(usize, Vec<Target>)]) -> Vec<SiteEdge> {
         let cx = self.cx(fi, Some(own));
         let mut out = Vec::new();
@@ -614,64 +684,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 });
             match site.kind {
                 SiteKind::Extends | SiteKind::Implements => {
-                    let Some((target, tier)) = found else {
-                        // Kept by its name: a subtype no tier tied to its
-                        // supertype makes `find_implementations` of a type of
-                        // that name a lower bound.
-                        out.extend(unresolved_edge(cx.fam, from(site.owner), site));
-                        continue;
-                    };
-                    // From the type the clause is about: the class (or
-                    // trait, or struct) declaring it, or for `impl Trait for
-                    // Type` the type the impl is for (which another file
-                    // may define): the struct, not the impl block.
-                    let Some(owner) = cx.syms.get(site.owner as usize) else {
-                        continue;
-                    };
-                    let from_id = if owner.kind == "impl" {
-                        match self.type_of_impl(&cx, owner) {
-                            Some(s) => Id::from(s.id),
-                            None => continue,
-                        }
-                    } else {
-                        Id::from(&*owner.id)
-                    };
-                    let rel = if site.kind == SiteKind::Extends
-                        || (cx.fam != Family::Rust && !is_abstract(target.kind))
-                    {
-                        // A Python/TS class "implementing" a class extends it.
-                        Rel::Extends
-                    } else {
-                        Rel::Implements
-                    };
-                    let rel = if site.kind == SiteKind::Extends
-                        && cx.fam == Family::Go
-                        && !is_abstract(target.kind)
-                    {
-                        Rel::Extends
-                    } else {
-                        rel
-                    };
-                    out.push(SiteEdge {
-                        rel,
-                        from: from_id.clone(),
-                        to: Id::from(target.id),
-                        line: site.line,
-                        col: site.col,
-                        tier,
-                        kind: site.kind,
-                        to_name: Id::default(),
-                    });
-                    out.push(SiteEdge {
-                        rel: Rel::References,
-                        from: Id::from(&*owner.id),
-                        to: Id::from(target.id),
-                        line: site.line,
-                        col: site.col,
-                        tier,
-                        kind: site.kind,
-                        to_name: Id::default(),
-                    });
+                    self.heritage(&cx, site, found, from(site.owner), &mut out);
                 }
                 _ => match found {
                     Some((target, tier)) => {

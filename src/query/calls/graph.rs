@@ -231,12 +231,7 @@ pub fn get_call_graph(
         unproven: unproven.count,
         unproven_sites: unproven.sites,
         truncated,
-        direction: match input.direction {
-            CallDirection::Callers => "callers",
-            CallDirection::Callees => "callees",
-            CallDirection::Both => "both",
-        }
-        .into(),
+        direction: direction_name(&input.direction).into(),
         depth,
         min_confidence: tier.into(),
         metadata: Metadata::default(),
@@ -270,6 +265,14 @@ fn add(
             node.caller |= caller;
             node.callee |= !caller;
         }
+    }
+}
+
+fn direction_name(d: &CallDirection) -> &'static str {
+    match d {
+        CallDirection::Callers => "callers",
+        CallDirection::Callees => "callees",
+        CallDirection::Both => "both",
     }
 }
 

@@ -149,16 +149,7 @@ pub fn analyze_impact(
     }
     // Every site no tier proved that could reach a changed or affected
     // symbol short of `depth` (its callers would be in the answer).
-    let mut nodes: Vec<usize> = changed.clone();
-    nodes.extend(declared.iter().filter_map(|id| cat.by_id(id)));
-    nodes.extend(
-        reached
-            .iter()
-            .filter(|(_, r)| !r.is_file && r.distance < depth)
-            .filter_map(|(id, _)| cat.by_id(id)),
-    );
-    nodes.sort_unstable();
-    nodes.dedup();
+    let nodes = short_of_depth(&cat, &changed, &declared, &reached, depth);
     let mut unproven = completeness::into(
         c,
         &cat,
@@ -188,10 +179,7 @@ pub fn analyze_impact(
 
     let affected = affected_rows(c, &cat, &reached, (&changed_ids, &declared));
 
-    let mut by_distance: BTreeMap<usize, usize> = BTreeMap::new();
-    for a in &affected {
-        *by_distance.entry(a.distance).or_default() += 1;
-    }
+    let by_distance = by_distance(&affected);
     let changed_rows: Vec<ChangedSymbol> = changed.iter().map(|&i| changed_row(&cat, i)).collect();
     let mut files = files_of(&changed_rows, &affected);
     let mut tests = tests_of(c, &cat, &changed_rows, &affected, &files);
@@ -200,22 +188,16 @@ pub fn analyze_impact(
     let mut changed_rows = changed_rows;
     let mut affected = affected;
     affected.truncate(limit);
-    // Every list shares the budget: the notes first (why the answer is a
-    // lower bound leads them; at most an eighth), then the tests to run (at
-    // most half of what is left), the changed symbols (a third of the rest),
-    // the affected symbols, and their files.
+    // Why the answer is a lower bound leads the notes.
     notes.splice(0..0, lower);
     let total_notes = notes.len();
-    let mut used = keep_within(&c.tokens, &mut notes, budget / 8);
-    used += keep_within(&c.tokens, &mut unproven.sites, budget / 8);
-    used += keep_within(&c.tokens, &mut tests, budget.saturating_sub(used) / 2);
-    used += keep_within(
-        &c.tokens,
-        &mut changed_rows,
-        budget.saturating_sub(used) / 3,
+    let lists = (&mut notes, &mut unproven.sites, &mut tests);
+    fit(
+        c,
+        budget,
+        lists,
+        (&mut changed_rows, &mut affected, &mut files),
     );
-    used += keep_within(&c.tokens, &mut affected, budget.saturating_sub(used));
-    keep_within(&c.tokens, &mut files, budget.saturating_sub(used));
     let truncated = cut
         || affected.len() < total_affected
         || files.len() < total_files
@@ -225,10 +207,7 @@ pub fn analyze_impact(
     let body = ImpactAnswer {
         changed: changed_rows,
         affected,
-        by_distance: by_distance
-            .into_iter()
-            .map(|(distance, count)| DistanceCount { distance, count })
-            .collect(),
+        by_distance,
         files,
         tests,
         completeness: completeness.into(),
@@ -756,6 +735,63 @@ fn diffed(
 }
 
 /// A relationship's name as `via` says it.
+/// The changed symbols, the declarations they implement and every symbol
+/// reached short of `depth`: what an unproven site must not reach for the
+/// answer to be exact.
+fn short_of_depth(
+    cat: &Catalog,
+    changed: &[usize],
+    declared: &HashSet<String>,
+    reached: &HashMap<String, Reach>,
+    depth: usize,
+) -> Vec<usize> {
+    let mut nodes: Vec<usize> = changed.to_vec();
+    nodes.extend(declared.iter().filter_map(|id| cat.by_id(id)));
+    nodes.extend(
+        reached
+            .iter()
+            .filter(|(_, r)| !r.is_file && r.distance < depth)
+            .filter_map(|(id, _)| cat.by_id(id)),
+    );
+    nodes.sort_unstable();
+    nodes.dedup();
+    nodes
+}
+
+/// How many affected symbols at each distance.
+fn by_distance(affected: &[AffectedSymbol]) -> Vec<DistanceCount> {
+    let mut counts: BTreeMap<usize, usize> = BTreeMap::new();
+    for a in affected {
+        *counts.entry(a.distance).or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .map(|(distance, count)| DistanceCount { distance, count })
+        .collect()
+}
+
+/// Fits every list to the budget: the notes first (at most an eighth), the
+/// unproven sites (an eighth), the tests to run (at most half of what is
+/// left), the changed symbols (a third of the rest), the affected symbols,
+/// and their files.
+fn fit(
+    c: &View,
+    budget: usize,
+    (notes, sites, tests): (&mut Vec<String>, &mut Vec<UnprovenSite>, &mut Vec<TestHit>),
+    (changed, affected, files): (
+        &mut Vec<ChangedSymbol>,
+        &mut Vec<AffectedSymbol>,
+        &mut Vec<ImpactFile>,
+    ),
+) {
+    let mut used = keep_within(&c.tokens, notes, budget / 8);
+    used += keep_within(&c.tokens, sites, budget / 8);
+    used += keep_within(&c.tokens, tests, budget.saturating_sub(used) / 2);
+    used += keep_within(&c.tokens, changed, budget.saturating_sub(used) / 3);
+    used += keep_within(&c.tokens, affected, budget.saturating_sub(used));
+    keep_within(&c.tokens, files, budget.saturating_sub(used));
+}
+
 /// Why walks that were cut make the answer a lower bound.
 fn cut_note(work: &WalkBudget, cut: bool, unwalked: usize, walks: usize) -> Option<String> {
     if work.ran_out() {

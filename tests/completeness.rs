@@ -46,7 +46,7 @@ fn python(root: &Path) {
             ),
             (
                 "app/tasks.py",
-                "import subprocess\nimport threading\n\n\ndef clean():\n    return 0\n\n\ndef sweep():\n    subprocess.clean()\n    items = []\n    items.clean()\n    threading.Thread(target=None).clean()\n    return clean()\n",
+                "import pickle\nimport subprocess\nimport threading\n\n\ndef clean():\n    return 0\n\n\ndef restore():\n    return 1\n\n\ndef sweep():\n    subprocess.clean()\n    items = []\n    items.clean()\n    threading.Thread(target=None).clean()\n    pickle.loads(b'').restore()\n    return clean() + restore()\n",
             ),
             (
                 "app/shapes.py",
@@ -98,6 +98,17 @@ fn graph_answers_are_exact_only_when_nothing_could_reach_them_unproven() {
     );
     assert_eq!(g["completeness"], "exact", "{g}");
     assert_eq!(g["nodes"][1]["name"], "sweep", "{g}");
+    // What a library function returns may be of the repo's types.
+    let g = call(
+        &server,
+        "get_call_graph",
+        json!({"symbol_name": "restore", "depth": 1}),
+    );
+    assert_eq!(g["completeness"], "lower_bound", "{g}");
+    assert!(
+        s(&g["unproven_sites"][0]["text"]).contains("pickle.loads"),
+        "{g}"
+    );
 
     // `thing.run()` on a receiver of unknown type could be Engine.run.
     let g = call(

@@ -121,6 +121,11 @@ struct Sym<'a> {
     file: usize,
 }
 
+/// Whether a chain step is a marker (`()`, `{}`, `?`, `#new`, `#iter`, …).
+fn is_marker_step(step: &str) -> bool {
+    matches!(step, "()" | "{}" | "?") || step.starts_with('#')
+}
+
 /// Whether `word` is written like a type (`Vec`, `Foo`) rather than a value.
 fn is_type_name(fam: Family, word: &str) -> bool {
     let word = bare(word);
@@ -1008,13 +1013,19 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if chain.iter().any(|c| c == "?") {
             return true;
         }
-        // Anything reached from a module or name imported from outside the
-        // repo (`threading.Thread(…)`, `np.array(x).sum`), but for the
-        // standard copies of a value (`copy.copy(self)`: of its type).
+        // A library's class or an instance it constructs, named through a
+        // module imported from outside the repo (`threading.Thread(…)`,
+        // `io.StringIO`). Not what its functions return: `pickle.loads(b)` or
+        // `copy.copy(self)` may be of the repo's types.
         let h = bare(head);
-        if chain.len() > 1
+        let names = match chain.last().map(Step::as_str) {
+            Some("()") => &chain[..chain.len() - 1],
+            _ => chain,
+        };
+        if names.len() > 1
             && matches!(cx.fam, Family::Python | Family::Ts)
-            && !matches!(chain[1].as_str(), "copy" | "deepcopy" | "replace")
+            && !names.iter().any(|c| is_marker_step(c))
+            && is_type_name(cx.fam, &names[names.len() - 1])
             && self.local_fact(cx, owner, h).is_none()
             && cx.binds(h)
             && self.bindings(cx, h).is_none_or(|t| t.is_empty())

@@ -41,6 +41,15 @@
 (abstract_method_signature return_type: (type_annotation (_) @ty)) @fact.returns
 (required_parameter pattern: (identifier) @name @ty !type) @fact.local
 (optional_parameter pattern: (identifier) @name @ty !type) @fact.local
+(arrow_function parameter: (identifier) @name @ty) @fact.local
+; Signatures' parameter types by position: what a function passed to them gets.
+(function_declaration parameters: (formal_parameters) @ty) @fact.params
+(function_signature parameters: (formal_parameters) @ty) @fact.params
+(method_definition parameters: (formal_parameters) @ty) @fact.params
+(method_signature parameters: (formal_parameters) @ty) @fact.params
+(abstract_method_signature parameters: (formal_parameters) @ty) @fact.params
+(variable_declarator value: (arrow_function parameters: (formal_parameters) @ty)) @fact.params
+(type_alias_declaration value: (function_type parameters: (formal_parameters) @ty)) @fact.params
 (type_alias_declaration value: (_) @ty) @fact.alias
 ; `export { objectType as object }` (no `from`): what the module exports by that name.
 (export_statement !source (export_clause (export_specifier name: (identifier) @ty alias: (identifier) @name))) @fact.export

@@ -5,8 +5,8 @@
 use tree_sitter::Node;
 
 use crate::model::sites::{
-    COMPREHENDS, ELEMENT, Fact, FactKind, FileSites, IN_FILE, ITERATES, RETURNS_VALUE, RawSite,
-    SiteKind, Step, YIELDS,
+    CALLBACK, COMPREHENDS, ELEMENT, Fact, FactKind, FileSites, IN_FILE, ITERATES, RETURNS_VALUE,
+    RawSite, SiteKind, Step, YIELDS,
 };
 use crate::model::{Language, Symbol, SymbolKind};
 
@@ -40,7 +40,7 @@ impl<'t> CallMatch<'t> {
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 21] = [
+    const NAMES: [&str; 22] = [
         "call",
         "new",
         "construct",
@@ -61,6 +61,7 @@ fn outer_name(n: &str) -> Option<&'static str> {
         "fact.iterates",
         "fact.comprehends",
         "fact.cast",
+        "fact.params",
         "macro",
     ];
     NAMES.iter().find(|x| **x == n).copied()
@@ -191,6 +192,11 @@ pub(super) fn collect(
                     out.sites.push(site(kind, chain, token, owner));
                 }
             }
+            "fact.params" => {
+                if let Some(owner) = signature_owner(node, inner, symbols, &owners) {
+                    param_facts(inner, src, owner, &mut out.facts);
+                }
+            }
             fact if fact.starts_with("fact.") => {
                 if let Some(f) = fact_of(lang, m, src, (symbols, &owners), &out.facts) {
                     out.facts.push(f);
@@ -303,6 +309,14 @@ fn fact_of(
     if let Some(m) = marker {
         chain.insert(0, Step::const_new(m));
     }
+    // An untyped TS parameter of a function passed as an argument: typed by
+    // what the callee declares (contextual typing).
+    if matches!(lang, Lang::Ts)
+        && what == "fact.local"
+        && let Some(callback) = callback_of(node, src)
+    {
+        chain = callback;
+    }
     match what {
         "fact.iterates" => chain.push(Step::const_new(ITERATES)),
         "fact.comprehends" => chain.push(Step::const_new(COMPREHENDS)),
@@ -315,6 +329,150 @@ fn fact_of(
         chain,
         byte: node.start_byte() as u32,
     })
+}
+
+/// The parameters of a TS parameter list that have positions: all but a
+/// `this` parameter (a type annotation of the receiver).
+fn positional<'t>(params: Node<'t>) -> impl Iterator<Item = Node<'t>> {
+    let mut c = params.walk();
+    let all: Vec<Node<'t>> = params.named_children(&mut c).collect();
+    all.into_iter().filter(|p| {
+        matches!(kind_of(*p), "required_parameter" | "optional_parameter")
+            && child(*p, "pattern").is_none_or(|n| kind_of(n) != "this")
+    })
+}
+
+/// The function type a TS parameter is declared with, if any: written
+/// directly, in parentheses, or as one member of a union
+/// (`((value: T) => void) | null`).
+fn function_type(ty: Node<'_>) -> Option<Node<'_>> {
+    match kind_of(ty) {
+        "function_type" => Some(ty),
+        "parenthesized_type" | "union_type" => {
+            let mut c = ty.walk();
+            let all: Vec<Node<'_>> = ty.named_children(&mut c).collect();
+            all.into_iter().find_map(function_type)
+        }
+        _ => None,
+    }
+}
+
+/// The symbol whose TS parameter list `params` is (`decl`: its declaration):
+/// the innermost symbol around the list, when it is a function or an alias
+/// declared in the same body as `decl` (not the function around an object
+/// type's method signature, which declares no symbol).
+fn signature_owner(
+    decl: Node<'_>,
+    params: Node<'_>,
+    symbols: &[Symbol],
+    owners: &Owners<'_>,
+) -> Option<u32> {
+    let i = owners.innermost(params.start_byte() as u32)?;
+    let mut body = decl.parent();
+    while let Some(b) = body {
+        if matches!(
+            kind_of(b),
+            "statement_block" | "class_body" | "interface_body" | "object_type" | "program"
+        ) {
+            break;
+        }
+        body = b.parent();
+    }
+    let s = &symbols[i];
+    let same_body = body.is_none_or(|b| s.byte_start as usize >= b.start_byte());
+    (same_body && (s.kind.is_callable() || s.kind == SymbolKind::Type)).then_some(i as u32)
+}
+
+/// The `Param` facts of TS parameter list `params` owned by `owner`: each
+/// parameter's declared type when it names one, and for a parameter declared
+/// with a function type, that type's parameters' (`FactKind::Param`).
+fn param_facts(params: Node<'_>, src: &str, owner: u32, out: &mut Vec<Fact>) {
+    let declared = |p: Node<'_>| -> Option<Vec<Step>> {
+        let ty = child(p, "type")?.named_child(0)?;
+        let mut found = Vec::new();
+        Lang::Ts.type_names(ty, src, &mut found, false);
+        found.into_iter().next().map(|(chain, _)| chain)
+    };
+    let mut fact = |name: String, chain: Vec<Step>, at: Node<'_>| {
+        out.push(Fact {
+            kind: FactKind::Param,
+            owner,
+            name,
+            chain,
+            byte: at.start_byte() as u32,
+        })
+    };
+    for (i, p) in positional(params).enumerate() {
+        let ty = child(p, "type").and_then(|t| t.named_child(0));
+        match ty.and_then(function_type) {
+            Some(f) => {
+                let Some(inner) = child(f, "parameters") else {
+                    continue;
+                };
+                for (j, q) in positional(inner).enumerate() {
+                    if let Some(chain) = declared(q) {
+                        fact(format!("{i}.{j}"), chain, q);
+                    }
+                }
+            }
+            // A named type: perhaps an alias of a function type
+            // (`handler: Handler`), read through when a callback needs it.
+            None if ty.is_some_and(|t| {
+                matches!(
+                    kind_of(t),
+                    "type_identifier" | "generic_type" | "nested_type_identifier"
+                )
+            }) =>
+            {
+                if let Some(chain) = declared(p) {
+                    fact(i.to_string(), chain, p);
+                }
+            }
+            None => {}
+        }
+    }
+}
+
+/// For an untyped TS parameter (`node`: the parameter, or an arrow function
+/// whose one parameter is a bare name) of a function passed as an argument
+/// of a call or `new` (`operate((source, subscriber) => …)`): the callee's
+/// chain, `CALLBACK`, the argument's position and the parameter's.
+fn callback_of(node: Node<'_>, src: &str) -> Option<Vec<Step>> {
+    let (func, j) = match kind_of(node) {
+        "arrow_function" => (node, 0),
+        "required_parameter" | "optional_parameter" if child(node, "type").is_none() => {
+            let params = node.parent()?;
+            let j = positional(params).position(|p| p.id() == node.id())?;
+            (params.parent()?, j)
+        }
+        _ => return None,
+    };
+    if !matches!(kind_of(func), "arrow_function" | "function_expression") {
+        return None;
+    }
+    let args = func.parent().filter(|a| kind_of(*a) == "arguments")?;
+    let mut c = args.walk();
+    let i = args
+        .named_children(&mut c)
+        .filter(|a| kind_of(*a) != "comment")
+        .position(|a| a.id() == func.id())?;
+    let call = args.parent()?;
+    let mut chain = Vec::new();
+    match kind_of(call) {
+        "call_expression" => Lang::Ts.chain(child(call, "function")?, src, &mut chain)?,
+        "new_expression" => {
+            chain.push(Step::const_new("#new"));
+            Lang::Ts.chain(child(call, "constructor")?, src, &mut chain)?
+        }
+        _ => return None,
+    };
+    if chain.len() > MAX_CHAIN {
+        return None;
+    }
+    chain.push(Step::const_new(CALLBACK));
+    chain.push(Step::from(i.to_string()));
+    chain.push(Step::from(j.to_string()));
+    Some(chain)
 }
 
 /// What iterating a value of a Python container annotation gives, when it is

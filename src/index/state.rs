@@ -40,12 +40,13 @@ use crate::model::{Language, RawImport, ids};
 use crate::resolve::{Callables, Edge, Id, RFile, RSymbol, Rel, SiteEdge, Target, Tier};
 use crate::source::walk::FileStat;
 
-/// The format, and the resolution rules its edges were made by: 19 keeps
-/// Python decorators and inferred results among the facts (pytest fixtures),
-/// so an older state is not trusted and its files are resolved again.
-const MAGIC: &[u8; 8] = b"CRUXST19";
+/// The format, and the resolution rules its edges were made by: 20 keeps
+/// TS parameter types by position and callbacks' parameters among the facts
+/// (contextual typing), so an older state is not trusted and its files are
+/// resolved again.
+const MAGIC: &[u8; 8] = b"CRUXST20";
 /// Starts each change appended after the whole state.
-const CHANGE: &[u8; 8] = b"CRUXCH19";
+const CHANGE: &[u8; 8] = b"CRUXCH20";
 
 /// Fingerprint of one file's resolved import edges.
 pub type Fingerprint = [u8; 16];

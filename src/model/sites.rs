@@ -106,6 +106,13 @@ pub enum FactKind {
     /// (`["pytest", "fixture"]`, of `@pytest.fixture(scope=…)` too); `name`
     /// is empty.
     Decorator,
+    /// A TS signature's declared parameter type, by position (`this` not
+    /// counted): `name` is `"i"` for parameter i, `"i.j"` for parameter j of
+    /// the function type parameter i is declared with (`init: (source:
+    /// Observable<T>, subscriber: Subscriber<R>) => void` gives `"0.1"`:
+    /// `Subscriber`). The owner is the function, or a function type's alias
+    /// (`"j"`). What a function passed to it gets (`CALLBACK`).
+    Param,
 }
 
 /// Heads the chain of a `Returns` fact that is an expression the function
@@ -122,6 +129,12 @@ pub const COMPREHENDS: &str = "#in";
 /// (`list[Parameter]` → `["list", ELEMENT, "Parameter"]`): the value is the
 /// container, what iterating it gives is the element.
 pub const ELEMENT: &str = "#elem";
+/// Marks the chain of a TS `Local` that is an untyped parameter of a
+/// function passed as an argument (`operate((source, subscriber) => …)` gives
+/// `subscriber` the chain `["operate", CALLBACK, "0", "1"]`): before it the
+/// callee, after it the argument's position and the parameter's. Its type is
+/// what the callee declares for that parameter (a `Param` fact).
+pub const CALLBACK: &str = "#param";
 /// Heads the chain of a `Returns` fact that is an expression a Python
 /// function yields (a pytest fixture's value), not what a call returns.
 pub const YIELDS: &str = "#yield";
@@ -137,6 +150,7 @@ impl FactKind {
             5 => FactKind::Alias,
             6 => FactKind::Export,
             7 => FactKind::Decorator,
+            8 => FactKind::Param,
             _ => return None,
         })
     }

@@ -11,8 +11,8 @@ use std::cell::RefCell;
 
 use super::{Family, FxMap, FxSet, Index, RFile, RSymbol, Target, fam_str, family, key};
 use crate::model::sites::{
-    COMPREHENDS, ELEMENT, FactKind, FileSites, IN_FILE, ITERATES, RETURNS_VALUE, RawSite, SiteKind,
-    Step, YIELDS,
+    CALLBACK, COMPREHENDS, ELEMENT, FactKind, FileSites, IN_FILE, ITERATES, RETURNS_VALUE, RawSite,
+    SiteKind, Step, YIELDS,
 };
 
 /// How a target was proved, in the CONTRACT's order (most certain first).
@@ -119,6 +119,17 @@ struct Sym<'a> {
     qn: &'a str,
     kind: &'a str,
     file: usize,
+}
+
+/// A callback parameter's chain (`CALLBACK`): the callee, the argument's
+/// position and the parameter's.
+fn callback(chain: &[Step]) -> Option<(&[Step], &str, &str)> {
+    match chain {
+        [callee @ .., mark, i, j] if mark == CALLBACK && !callee.is_empty() => {
+            Some((callee, i.as_str(), j.as_str()))
+        }
+        _ => None,
+    }
 }
 
 /// Whether a chain step is a marker (`()`, `{}`, `?`, `#new`, `#iter`, …).
@@ -348,6 +359,9 @@ struct FactIndex<'a> {
     bounds: FxMap<(u32, &'a str), &'a Fact>,
     /// Type alias → its target.
     aliases: FxMap<u32, &'a Fact>,
+    /// (function or alias, position) → the parameter type declared there
+    /// (`FactKind::Param`).
+    params: FxMap<(u32, &'a str), &'a Fact>,
     /// Extends/Implements sites by owner.
     heritage: FxMap<u32, Vec<&'a RawSite>>,
     /// Symbol id → position.
@@ -389,6 +403,9 @@ impl<'a> FactIndex<'a> {
                 }
                 FactKind::Alias => {
                     ix.aliases.entry(f.owner).or_insert(f);
+                }
+                FactKind::Param => {
+                    ix.params.entry(key).or_insert(f);
                 }
                 // Read by module lookups (`typescript::ts_name`), not here.
                 FactKind::Export => {}
@@ -1002,10 +1019,12 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if depth > MAX_DEPTH {
             return false;
         }
-        // An element of something: of a type only its container says.
+        // An element of something: of a type only its container says; a
+        // callback's parameter: of the type its callee declares.
         if chain
             .last()
             .is_some_and(|c| c == ITERATES || c == COMPREHENDS)
+            || callback(chain).is_some()
         {
             return false;
         }
@@ -1936,6 +1955,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     }
                     fact = self.binding_before(cx, fact, word)?;
                 }
+                if let Some((callee, i, j)) = callback(&fact.chain) {
+                    return self
+                        .callback_type(cx, owner, callee, (i, j), depth + 1)
+                        .map(|s| (s, Tier::Typed));
+                }
                 if fact.chain.len() == 1 && fact.chain[0] == word {
                     // An untyped parameter: a pytest fixture's value when
                     // its owner is a test or a fixture.
@@ -1962,6 +1986,45 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 Some((t, Tier::Typed))
             }
         }
+    }
+
+    /// The type of parameter `j` of the function passed as argument `i` of
+    /// `callee` (TS contextual typing, `CALLBACK`): what the callee declares
+    /// for it, in a function type (`init: (source: Observable<T>, subscriber:
+    /// Subscriber<R>) => void`) or through an alias of one (`handler:
+    /// Handler`). Of `new X(…)`, the constructor's.
+    fn callback_type(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        callee: &[Step],
+        (i, j): (&str, &str),
+        depth: usize,
+    ) -> Option<Sym<'a>> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let f = match callee.split_first() {
+            Some((new, class)) if new == "#new" => {
+                let (t, _) = self.type_target(cx, owner, class, depth + 1)?;
+                self.member_or_base(t, "constructor", depth + 1)?.0
+            }
+            _ => self.called(cx, owner, callee, depth + 1)?.0,
+        };
+        let fcx = self.cx(f.file, None);
+        let fi = *fcx.ix.ids.get(f.id)?;
+        let declared = |home: &FileCx<'a>, at: u32, key: &str| {
+            let chain = home.ix.params.get(&(at, key))?.chain.clone();
+            self.type_target(home, at, &chain, depth + 1)
+                .map(|(s, _)| s)
+        };
+        if let Some(t) = declared(&fcx, fi, &format!("{i}.{j}")) {
+            return Some(t);
+        }
+        let alias = declared(&fcx, fi, i)?;
+        let acx = self.cx(alias.file, None);
+        let ai = *acx.ix.ids.get(alias.id)?;
+        declared(&acx, ai, j)
     }
 
     /// The binding of `word` before `fact` in its owner that is no

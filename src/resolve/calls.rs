@@ -344,8 +344,6 @@ type Fact = crate::model::sites::Fact;
 struct FactIndex<'a> {
     /// (owner, name) → the last local (variable, parameter, receiver).
     locals: FxMap<(u32, &'a str), &'a Fact>,
-    /// Owners with a local (not a receiver) of that name.
-    plain_locals: FxMap<(u32, &'a str), ()>,
     /// Every binding of a local or receiver, in source order (a rebinding's
     /// initialiser may name the one before: `unshadowed`).
     bindings: FxMap<(u32, &'a str), Vec<&'a Fact>>,
@@ -378,7 +376,6 @@ impl<'a> FactIndex<'a> {
             match f.kind {
                 FactKind::Local => {
                     ix.locals.insert(key, f);
-                    ix.plain_locals.insert(key, ());
                     ix.bindings.entry(key).or_default().push(f);
                 }
                 FactKind::Receiver => {
@@ -980,7 +977,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 .is_some_and(|f| self.outside_chain(&tcx, ti, &f.chain, 0));
         }
         match self.local_fact(cx, owner, head) {
-            Some(f) => self.outside_chain(cx, owner, &f.chain, 0),
+            Some(f) => self.outside_chain(cx, f.owner, &f.chain, 0),
             None => self.outside_chain(cx, owner, receiver, 0),
         }
     }
@@ -1060,7 +1057,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
             // A call on a value: what that value is.
             return chain.len() > 2
                 && match self.local_fact(cx, owner, head) {
-                    Some(f) => self.outside_chain(cx, owner, &f.chain, depth + 1),
+                    Some(f) => self.outside_chain(cx, f.owner, &f.chain, depth + 1),
                     None => false,
                 };
         }
@@ -1273,10 +1270,23 @@ impl<'i, 'a> Resolver<'i, 'a> {
             return self.enclosing_type(cx, owner).map(|t| (t, Tier::SelfTier));
         }
         if chain.len() == 1 {
-            // A local variable or parameter of that name is what is called
-            // (a closure, a function pointer): nothing provable.
-            if cx.ix.plain_locals.contains_key(&(owner, last)) {
-                return None;
+            // A local variable or parameter of that name (the caller's, a
+            // function's around it) is what is called (a closure, a function
+            // pointer): nothing provable; unless it is a TS function declared
+            // as a local (`const doInnerSub = (v) => …`), a symbol of its own.
+            if let Some(f) = self
+                .local_fact(cx, owner, last)
+                .filter(|f| f.owner != IN_FILE && f.kind == FactKind::Local)
+            {
+                let (_, isep) = seps(cx.fam);
+                let qn = format!("{}{isep}{last}", cx.syms[f.owner as usize].qualified_name);
+                let nested = cx.ix.by_qn.get(qn.as_str()).and_then(|all| all.first());
+                return match nested {
+                    Some(&i) if cx.fam == Family::Ts && f.chain == ["?"] => self
+                        .here(cx, &cx.syms[i as usize])
+                        .map(|s| (s, Tier::Scope)),
+                    _ => None,
+                };
             }
             // `super(…)` in a TS constructor: the base's constructor, else
             // the base class.
@@ -1347,18 +1357,24 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if receiver.len() == 1
             && let Some((scope, tier)) = self.namespace(cx, owner, &receiver[0])
         {
-            return match scope {
+            match scope {
                 Namespace::Module(module, fam_file) => {
                     let (msep, _) = seps(cx.fam);
                     let qn = join(&module, msep, last);
                     let s = self.lookup(cx.fam, self.pkg_of(fam_file), &qn)?;
-                    Some((s, tier.max(Tier::Qualified)))
+                    return Some((s, tier.max(Tier::Qualified)));
                 }
                 Namespace::Type(t) => {
-                    let (m, _) = self.member_or_base(t, last, depth + 1)?;
-                    Some((m, Tier::Qualified))
+                    if let Some((m, _)) = self.member_or_base(t, last, depth + 1) {
+                        return Some((m, Tier::Qualified));
+                    }
+                    // TS declaration merging: a constant of the type's name
+                    // (`$ZodError.init(…)`), a value of its declared type.
+                    if cx.fam != Family::Ts {
+                        return None;
+                    }
                 }
-            };
+            }
         }
         // A receiver whose type is known.
         let (t, how) = self.value_type(cx, owner, receiver, depth + 1)?;
@@ -1659,6 +1675,18 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if owner == IN_FILE {
             return None;
         }
+        // A function nested in a function is a closure: it sees the locals
+        // of the functions around it (TS `const done = () => subscriber.
+        // complete()`, a Python inner def). A Rust nested `fn` does not.
+        if matches!(cx.fam, Family::Ts | Family::Python) {
+            let mut cur = parent_index(cx, owner as usize);
+            while let Some(p) = cur.filter(|&p| is_callable(cx.syms[p].kind)) {
+                if let Some(f) = cx.ix.locals.get(&(p as u32, name)) {
+                    return Some(*f);
+                }
+                cur = parent_index(cx, p);
+            }
+        }
         cx.ix.locals.get(&(IN_FILE, name)).copied()
     }
 
@@ -1957,7 +1985,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 }
                 if let Some((callee, i, j)) = callback(&fact.chain) {
                     return self
-                        .callback_type(cx, owner, callee, (i, j), depth + 1)
+                        .callback_type(cx, fact.owner, callee, (i, j), depth + 1)
                         .map(|s| (s, Tier::Typed));
                 }
                 if fact.chain.len() == 1 && fact.chain[0] == word {
@@ -1970,16 +1998,26 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     }
                     return None;
                 }
-                let from_owner = if fact.owner == IN_FILE {
-                    IN_FILE
-                } else {
-                    owner
-                };
+                // In the scope the local belongs to (the file's, a function
+                // around this one's).
+                let from_owner = fact.owner;
                 let chain = self.unshadowed(cx, from_owner, word, fact);
                 self.fact_type(cx, from_owner, &chain, depth + 1)
                     .map(|(s, _)| (s, Tier::Typed))
             }
             field => {
+                // TS: a constant a module exports (`core.$ZodType`).
+                if cx.fam == Family::Ts
+                    && chain.len() <= 5
+                    && let Some(mf) = self.ts_module_of(cx, owner, &chain[..chain.len() - 1])
+                {
+                    let exported = super::typescript::ts_export(self.ix, mf, bare(field));
+                    let var = exported.iter().find_map(|t| match t {
+                        Target::Symbol(id) => self.by_id(id),
+                        _ => None,
+                    })?;
+                    return self.const_type(var, depth + 1);
+                }
                 // `a.b`: the field `b` of `a`'s type.
                 let (t, _) = self.value_type(cx, owner, &chain[..chain.len() - 1], depth + 1)?;
                 let t = self.field_type(t, bare(field), depth + 1)?;
@@ -2067,11 +2105,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         }
         if before.is_empty() {
             let fact = self.local_fact(cx, owner, bare(last))?;
-            let at = if fact.owner == IN_FILE {
-                IN_FILE
-            } else {
-                owner
-            };
+            let at = fact.owner;
             if fact.chain.iter().any(|c| c == ELEMENT) {
                 return element(cx, at, &fact.chain);
             }
@@ -2142,9 +2176,20 @@ impl<'i, 'a> Resolver<'i, 'a> {
             return None;
         }
         let (var, _) = self.bare_name(cx, owner, word, false)?;
-        if !matches!(var.kind, "var" | "const" | "static") || var.file == cx.fi {
+        let value = matches!(var.kind, "var" | "const" | "static");
+        // TS declaration merging: `export interface $ZodError` and `export
+        // const $ZodError: $constructor<$ZodError>`, the name a value too.
+        let merged = cx.fam == Family::Ts && is_type_kind(var.kind);
+        if !(value || merged) || (value && var.file == cx.fi) {
             return None;
         }
+        self.const_type(var, depth)
+    }
+
+    /// The type a module-level variable `var` is declared with, or of what
+    /// it is initialised with, from its own file; with a TS type, of the
+    /// constant sharing its name.
+    fn const_type(&self, var: Sym<'a>, depth: usize) -> Option<(Sym<'a>, Tier)> {
         let home = self.cx(var.file, None);
         let name = var.qn.rsplit([':', '.']).next()?;
         let fact = *home.ix.locals.get(&(IN_FILE, name))?;

@@ -1,6 +1,6 @@
-# cruxe — `make run` indexes this checkout and shows what is in the graph;
-# `make test` runs everything CI runs. Both install what is missing (cmake;
-# for the tests also Chromium and chromedriver).
+# cruxe — `make run` indexes this checkout and serves it over MCP (`make index`
+# shows what is in the graph); `make test` runs everything CI runs. Both install
+# what is missing (cmake; for the tests also Chromium and chromedriver).
 #
 # One cargo profile (dev, with optimised dependencies: see Cargo.toml) serves the
 # binary, the tests, clippy and the benchmarks, so the Kuzu C++ library is built
@@ -21,9 +21,10 @@ SECONDS ?= 60
 
 .PHONY: run test deps venv browser build install lint bench bench-tools bench-load bench-fresh bench-accuracy bench-impact bench-hostile index status
 
-# Kuzu 0.11.3 with our fixes (patches/README.md): its crate, checked
-# against Cargo.lock's old checksum, unpacked under vendor/ and patched.
-# Cargo.toml's [patch.crates-io] builds it in place of the registry's.
+# Kuzu 0.11.3 with our seven fixes (patches/*.patch, one section each in
+# patches/README.md): its crate, checked against Cargo.lock's old checksum,
+# unpacked under vendor/ and patched. Cargo.toml's [patch.crates-io] builds it
+# in place of the registry's.
 KUZU := vendor/kuzu-0.11.3
 KUZU_CRATE_SHA256 := 06952b00b1a2eabf4caf1426672395f9b1def04207d984af204693dec3da287a
 KUZU_PATCHES := $(wildcard patches/kuzu-0.11.3-*.patch)

@@ -1274,13 +1274,16 @@ impl<'i, 'a> Resolver<'i, 'a> {
             // function's around it) is what is called (a closure, a function
             // pointer): nothing provable; unless it is a TS function declared
             // as a local (`const doInnerSub = (v) => …`), a symbol of its own.
-            if let Some(f) = self
-                .local_fact(cx, owner, last)
-                .filter(|f| f.owner != IN_FILE && f.kind == FactKind::Local)
-            {
+            let local = match cx.ix.locals.get(&(owner, last)) {
+                Some(f) => Some(*f),
+                None => self.local_fact(cx, owner, last).filter(|f| f.owner != IN_FILE),
+            };
+            if let Some(f) = local.filter(|f| f.kind == FactKind::Local) {
                 let (_, isep) = seps(cx.fam);
-                let qn = format!("{}{isep}{last}", cx.syms[f.owner as usize].qualified_name);
-                let nested = cx.ix.by_qn.get(qn.as_str()).and_then(|all| all.first());
+                let nested = cx.syms.get(f.owner as usize).and_then(|o| {
+                    let qn = format!("{}{isep}{last}", o.qualified_name);
+                    cx.ix.by_qn.get(qn.as_str())?.first()
+                });
                 return match nested {
                     Some(&i) if cx.fam == Family::Ts && f.chain == ["?"] => self
                         .here(cx, &cx.syms[i as usize])

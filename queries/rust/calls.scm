@@ -21,6 +21,12 @@
 (parameter pattern: (identifier) @name type: (_) @ty) @fact.local
 (let_declaration pattern: (identifier) @name type: (_) @ty) @fact.local
 (let_declaration pattern: (identifier) @name !type value: (_) @ty) @fact.local
+; `if let Some(x) = e`, `while let Ok(x) = e`, `let Some(x) = e else {…}`, a match
+; arm `Some(x) =>`: `x` is what `e` holds (`Option`/`Result` are taken off the
+; types where they are written, so `e`'s type is the held value's).
+((let_condition pattern: (tuple_struct_pattern type: (identifier) @_k . (identifier) @name .) value: (_) @ty) @fact.local (#any-of? @_k "Some" "Ok"))
+((let_declaration pattern: (tuple_struct_pattern type: (identifier) @_k . (identifier) @name .) value: (_) @ty) @fact.local (#any-of? @_k "Some" "Ok"))
+((match_expression value: (_) @ty body: (match_block (match_arm pattern: (match_pattern (tuple_struct_pattern type: (identifier) @_k . (identifier) @name .))))) @fact.local (#any-of? @_k "Some" "Ok"))
 (field_declaration name: (field_identifier) @name type: (_) @ty) @fact.field
 (function_item return_type: (_) @ty) @fact.returns
 (function_signature_item return_type: (_) @ty) @fact.returns

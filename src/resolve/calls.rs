@@ -1276,7 +1276,9 @@ impl<'i, 'a> Resolver<'i, 'a> {
             // as a local (`const doInnerSub = (v) => …`), a symbol of its own.
             let local = match cx.ix.locals.get(&(owner, last)) {
                 Some(f) => Some(*f),
-                None => self.local_fact(cx, owner, last).filter(|f| f.owner != IN_FILE),
+                None => self
+                    .local_fact(cx, owner, last)
+                    .filter(|f| f.owner != IN_FILE),
             };
             if let Some(f) = local.filter(|f| f.kind == FactKind::Local) {
                 let (_, isep) = seps(cx.fam);
@@ -1579,6 +1581,27 @@ impl<'i, 'a> Resolver<'i, 'a> {
         })
     }
 
+    /// `s` when it is a type, else a type declared under its name (TS
+    /// declaration merging: `interface $constructor` beside `function
+    /// $constructor`, where a lookup may have found either).
+    fn as_type(&self, fam: Family, s: Sym<'a>) -> Option<Sym<'a>> {
+        if is_type_kind(s.kind) {
+            return Some(s);
+        }
+        if fam != Family::Ts {
+            return None;
+        }
+        let (fam, pkg, qn) = self.ix.found.borrow().get(s.id).cloned()?;
+        let defs = self.ix.definitions(fam, &pkg, &qn)?;
+        let &(id, _, path, kind) = defs.iter().find(|d| is_type_kind(d.3))?;
+        Some(Sym {
+            id,
+            qn: s.qn,
+            kind,
+            file: *self.ix.by_path.get(path)?,
+        })
+    }
+
     fn is_self(&self, cx: &FileCx<'a>, owner: u32, word: &str) -> bool {
         match cx.fam {
             Family::Rust => word == "self",
@@ -1864,7 +1887,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 return self.type_target(cx, owner, &b.chain, depth + 1);
             }
             let (s, tier) = self.bare_name(cx, owner, name, false)?;
-            return is_type_kind(s.kind).then_some((self.impl_target(cx, s), tier));
+            let s = self.as_type(cx.fam, s)?;
+            return Some((self.impl_target(cx, s), tier));
         }
         if cx.fam == Family::Rust {
             let segs: Vec<&str> = chain.iter().map(|c| bare(c)).collect();
@@ -1879,7 +1903,9 @@ impl<'i, 'a> Resolver<'i, 'a> {
             && self.local_fact(cx, owner, &chain[0]).is_none()
             && let Some(found) = self.member_of_import(cx, &chain[0], bare(&chain[1]))
         {
-            return is_type_kind(found.kind).then_some((found, Tier::Qualified));
+            return self
+                .as_type(cx.fam, found)
+                .map(|found| (found, Tier::Qualified));
         }
         // `pkg.Type`, `module.Class`, `ns.Type`.
         let (ns, _) = self.namespace(cx, owner, &chain[0])?;
@@ -2178,7 +2204,27 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if depth > MAX_DEPTH {
             return None;
         }
-        let (var, _) = self.bare_name(cx, owner, word, false)?;
+        let var = match self.bare_name(cx, owner, word, false) {
+            Some((var, _)) => var,
+            // An import binding a type and a constant of one name (TS
+            // declaration merging): the constant.
+            None if cx.fam == Family::Ts => {
+                let targets = self.bindings(cx, word)?;
+                let syms: Vec<Sym<'a>> = targets
+                    .iter()
+                    .filter_map(|t| match t {
+                        Target::Symbol(id) => self.by_id(id),
+                        _ => None,
+                    })
+                    .collect();
+                let var = *syms.iter().find(|s| matches!(s.kind, "var" | "const"))?;
+                if syms.iter().any(|s| s.qn != var.qn) {
+                    return None;
+                }
+                var
+            }
+            None => return None,
+        };
         let value = matches!(var.kind, "var" | "const" | "static");
         // TS declaration merging: `export interface $ZodError` and `export
         // const $ZodError: $constructor<$ZodError>`, the name a value too.

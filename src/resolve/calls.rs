@@ -1591,8 +1591,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if fam != Family::Ts {
             return None;
         }
-        let (fam, pkg, qn) = self.ix.found.borrow().get(s.id).cloned()?;
-        let defs = self.ix.definitions(fam, &pkg, &qn)?;
+        let defs = self.ix.definitions(fam, self.pkg_of(Some(s.file)), s.qn)?;
         let &(id, _, path, kind) = defs.iter().find(|d| is_type_kind(d.3))?;
         Some(Sym {
             id,

@@ -2030,8 +2030,24 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 // around this one's).
                 let from_owner = fact.owner;
                 let chain = self.unshadowed(cx, from_owner, word, fact);
-                self.fact_type(cx, from_owner, &chain, depth + 1)
-                    .map(|(s, _)| (s, Tier::Typed))
+                let (t, _) = self.fact_type(cx, from_owner, &chain, depth + 1)?;
+                // Rust shadows a name with values of other types (`if let
+                // Some(e) = self.dfa.get(…) {…} else if let Some(e) =
+                // self.hybrid.get(…)`), and which binding a site sees is not
+                // kept: every binding must agree.
+                if cx.fam == Family::Rust
+                    && let Some(all) = cx.ix.bindings.get(&(fact.owner, word))
+                    && all.len() > 1
+                {
+                    for b in all.iter().filter(|b| !std::ptr::eq(**b, fact)) {
+                        let chain = self.unshadowed(cx, from_owner, word, b);
+                        let other = self.fact_type(cx, from_owner, &chain, depth + 1);
+                        if other.is_none_or(|(o, _)| o.id != t.id) {
+                            return None;
+                        }
+                    }
+                }
+                Some((t, Tier::Typed))
             }
             field => {
                 // TS: a constant a module exports (`core.$ZodType`).

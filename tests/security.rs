@@ -575,7 +575,10 @@ fn hostile_arguments_to_any_tool_cannot_stall_health() {
         // only makes them longer) were in flight, /health kept answering.
         // How fast is a benchmark's question (`make bench-hostile`).
         if took > Duration::from_secs(2) {
-            assert!(during >= 2, "{tool} stalled /health: {during} answers in {took:?}");
+            assert!(
+                during >= 2,
+                "{tool} stalled /health: {during} answers in {took:?}"
+            );
         }
     }
     // Oversized or repetitive queries are refused for what they are.
@@ -1193,7 +1196,10 @@ fn queued_cypher_queries_do_not_hold_back_the_other_tools() {
         // answered while the flood (ten queries, one running until its 15 s
         // timeout, the others waiting as long) still ran. An order, not a
         // speed.
-        assert!(!flood.is_finished(), "the tools answered only after the flood");
+        assert!(
+            !flood.is_finished(),
+            "the tools answered only after the flood"
+        );
         for r in report["results"].as_array().expect("results") {
             let waited = r["waited_ms"].as_f64().expect("waited_ms");
             assert_eq!(r["is_error"], false, "{r}");

@@ -21,6 +21,8 @@
 (parameter pattern: (identifier) @name type: (_) @ty) @fact.local
 (let_declaration pattern: (identifier) @name type: (_) @ty) @fact.local
 (let_declaration pattern: (identifier) @name !type value: (_) @ty) @fact.local
+; `for s in &self.states`, `for s in states.iter()`: an element of what is iterated.
+(for_expression pattern: (identifier) @name value: (_) @ty) @fact.iterates
 ; `if let Some(x) = e`, `while let Ok(x) = e`, `let Some(x) = e else {…}`, a match
 ; arm `Some(x) =>`: `x` is what `e` holds (`Option`/`Result` are taken off the
 ; types where they are written, so `e`'s type is the held value's).

@@ -262,9 +262,12 @@ fn fact_of(
             .into_iter()
             .next()
             .map_or_else(|| vec![Step::const_new("?")], |(c, _)| c);
-        if matches!(lang, Lang::Python)
-            && let Some(element) = python_element(inner, src)
-        {
+        let element = match lang {
+            Lang::Python => python_element(inner, src),
+            Lang::Rust => rust_element(inner, src),
+            _ => None,
+        };
+        if let Some(element) = element {
             chain.push(Step::const_new(ELEMENT));
             chain.extend(element);
         }
@@ -585,6 +588,38 @@ pub(super) fn drop_shadowed_values(out: &mut FileSites) {
         (SiteKind::Value, [name]) => !locals.has(s.owner, name),
         _ => true,
     });
+}
+
+/// What iterating a value of a Rust type gives, when it is one type: the
+/// element of a sequence or set (`Vec<State>`, `&[State]`, `[State; 4]`,
+/// `VecDeque<State>`, `BTreeSet<State>`), references taken off.
+fn rust_element(mut n: Node<'_>, src: &str) -> Option<Vec<Step>> {
+    const SEQUENCES: [&str; 7] = [
+        "Vec",
+        "VecDeque",
+        "HashSet",
+        "BTreeSet",
+        "BinaryHeap",
+        "SmallVec",
+        "LinkedList",
+    ];
+    while kind_of(n) == "reference_type" {
+        n = child(n, "type")?;
+    }
+    let element = match kind_of(n) {
+        "array_type" => child(n, "element")?,
+        "generic_type" => {
+            let name = text(child(n, "type")?, src);
+            if !SEQUENCES.contains(&name.rsplit("::").next().unwrap_or(name)) {
+                return None;
+            }
+            child(n, "type_arguments")?.named_child(0)?
+        }
+        _ => return None,
+    };
+    let mut found = Vec::new();
+    Lang::Rust.type_names(element, src, &mut found, false);
+    found.into_iter().next().map(|(chain, _)| chain)
 }
 
 /// A Rust type with the wrappers whose methods a value is used through

@@ -1971,7 +1971,22 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 {
                     return Some(found);
                 }
-                let (target, _) = self.called(cx, owner, callee, depth + 1)?;
+                let Some((target, _)) = self.called(cx, owner, callee, depth + 1) else {
+                    // Rust: a constructor of a std trait the type derives or
+                    // implements without the repo writing it down
+                    // (`LookSet::default()`, `Span::from(r)`): the type.
+                    return match callee.split_last() {
+                        Some((f, ty))
+                            if cx.fam == Family::Rust
+                                && !ty.is_empty()
+                                && matches!(f.as_str(), "::default" | "::from" | "::from_iter") =>
+                        {
+                            self.type_target(cx, owner, ty, depth + 1)
+                                .map(|(t, _)| (t, Tier::Typed))
+                        }
+                        _ => None,
+                    };
+                };
                 if is_type_kind(target.kind) {
                     return Some((target, Tier::Typed));
                 }
@@ -2138,6 +2153,19 @@ impl<'i, 'a> Resolver<'i, 'a> {
             let i = declared.iter().position(|c| c == ELEMENT)?;
             self.type_target(home, at, &declared[i + 1..], depth + 1)
                 .map(|(s, _)| (s, Tier::Typed))
+        };
+        // Rust: `xs.iter()`, `xs.iter_mut()`, `xs.into_iter()`, `xs.drain(..)`
+        // give what iterating `xs` gives.
+        let iterable = match iterable {
+            [xs @ .., m, call]
+                if cx.fam == Family::Rust
+                    && !xs.is_empty()
+                    && call == "()"
+                    && matches!(m.as_str(), "iter" | "iter_mut" | "into_iter" | "drain") =>
+            {
+                xs
+            }
+            _ => iterable,
         };
         let (last, before) = iterable.split_last()?;
         if last == "()" {

@@ -440,7 +440,8 @@ fn the_tools_on_rust_traps() {
             "shapes::Circle::area",
             "report::Report::total",
             "report::inline_calls",
-            "report::held"
+            "report::held",
+            "report::areas"
         ],
         "{typed}"
     );

@@ -1248,6 +1248,51 @@ impl<'i, 'a> Resolver<'i, 'a> {
         is_callable(target.kind).then_some(target)
     }
 
+    /// The target of a call of a bare name (`f(…)`): a function in scope or
+    /// imported, not a local of the caller's or of a function around it.
+    fn bare_call(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        last: &str,
+        depth: usize,
+    ) -> Option<(Sym<'a>, Tier)> {
+        // A local variable or parameter of that name (the caller's, a
+        // function's around it) is what is called (a closure, a function
+        // pointer): nothing provable; unless it is a TS function declared
+        // as a local (`const doInnerSub = (v) => …`), a symbol of its own.
+        let local = match cx.ix.locals.get(&(owner, last)) {
+            Some(f) => Some(*f),
+            None => self
+                .local_fact(cx, owner, last)
+                .filter(|f| f.owner != IN_FILE),
+        };
+        if let Some(f) = local.filter(|f| f.kind == FactKind::Local) {
+            let (_, isep) = seps(cx.fam);
+            let nested = cx.syms.get(f.owner as usize).and_then(|o| {
+                let qn = format!("{}{isep}{last}", o.qualified_name);
+                cx.ix.by_qn.get(qn.as_str())?.first()
+            });
+            return match nested {
+                Some(&i) if cx.fam == Family::Ts && f.chain == ["?"] => self
+                    .here(cx, &cx.syms[i as usize])
+                    .map(|s| (s, Tier::Scope)),
+                _ => None,
+            };
+        }
+        // `super(…)` in a TS constructor: the base's constructor, else
+        // the base class.
+        if cx.fam == Family::Ts && last == "super" {
+            let class = self.enclosing_type(cx, owner)?;
+            let (base, _) = self.bases(class, depth + 1).into_iter().next()?;
+            return Some((
+                self.member(base, "constructor", depth + 1).unwrap_or(base),
+                Tier::SelfTier,
+            ));
+        }
+        self.bare_name(cx, owner, last, true)
+    }
+
     /// The target of a call (or of a function named as a value): the chain's
     /// callee, with the tier that proved it.
     fn call_target(
@@ -1270,40 +1315,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
             return self.enclosing_type(cx, owner).map(|t| (t, Tier::SelfTier));
         }
         if chain.len() == 1 {
-            // A local variable or parameter of that name (the caller's, a
-            // function's around it) is what is called (a closure, a function
-            // pointer): nothing provable; unless it is a TS function declared
-            // as a local (`const doInnerSub = (v) => …`), a symbol of its own.
-            let local = match cx.ix.locals.get(&(owner, last)) {
-                Some(f) => Some(*f),
-                None => self
-                    .local_fact(cx, owner, last)
-                    .filter(|f| f.owner != IN_FILE),
-            };
-            if let Some(f) = local.filter(|f| f.kind == FactKind::Local) {
-                let (_, isep) = seps(cx.fam);
-                let nested = cx.syms.get(f.owner as usize).and_then(|o| {
-                    let qn = format!("{}{isep}{last}", o.qualified_name);
-                    cx.ix.by_qn.get(qn.as_str())?.first()
-                });
-                return match nested {
-                    Some(&i) if cx.fam == Family::Ts && f.chain == ["?"] => self
-                        .here(cx, &cx.syms[i as usize])
-                        .map(|s| (s, Tier::Scope)),
-                    _ => None,
-                };
-            }
-            // `super(…)` in a TS constructor: the base's constructor, else
-            // the base class.
-            if cx.fam == Family::Ts && last == "super" {
-                let class = self.enclosing_type(cx, owner)?;
-                let (base, _) = self.bases(class, depth + 1).into_iter().next()?;
-                return Some((
-                    self.member(base, "constructor", depth + 1).unwrap_or(base),
-                    Tier::SelfTier,
-                ));
-            }
-            return self.bare_name(cx, owner, last, true);
+            return self.bare_call(cx, owner, last, depth);
         }
         let receiver = &chain[..chain.len() - 1];
         // A Rust path: `a::b::f`, `Type::new`, `Self::new`, `crate::x::f`.
@@ -2008,62 +2020,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 .map(|(s, _)| (s, Tier::Typed)),
             "?" | "#new" => None,
             ITERATES => self.element_type(cx, owner, &chain[..chain.len() - 1], depth + 1),
-            _ if chain.len() == 1 => {
-                let word = bare(last);
-                if self.is_self(cx, owner, word) {
-                    let t = self.enclosing_type(cx, owner)?;
-                    return Some((self.impl_target(cx, t), Tier::SelfTier));
-                }
-                let Some(mut fact) = self.local_fact(cx, owner, word) else {
-                    return self.global_type(cx, owner, word, depth + 1);
-                };
-                // A comprehension's variable of no known element type: the
-                // site may be outside it, where the binding before holds.
-                if fact.chain.last().is_some_and(|c| c == COMPREHENDS) {
-                    let (iterable, _) = fact.chain.split_at(fact.chain.len() - 1);
-                    if let Some(found) = self.element_type(cx, owner, iterable, depth + 1) {
-                        return Some(found);
-                    }
-                    fact = self.binding_before(cx, fact, word)?;
-                }
-                if let Some((callee, i, j)) = callback(&fact.chain) {
-                    return self
-                        .callback_type(cx, fact.owner, callee, (i, j), depth + 1)
-                        .map(|s| (s, Tier::Typed));
-                }
-                if fact.chain.len() == 1 && fact.chain[0] == word {
-                    // An untyped parameter: a pytest fixture's value when
-                    // its owner is a test or a fixture.
-                    if cx.fam == Family::Python && fact.owner == owner {
-                        return self
-                            .fixture_type(cx, owner, word, depth + 1)
-                            .map(|s| (s, Tier::Typed));
-                    }
-                    return None;
-                }
-                // In the scope the local belongs to (the file's, a function
-                // around this one's).
-                let from_owner = fact.owner;
-                let chain = self.unshadowed(cx, from_owner, word, fact);
-                let (t, _) = self.fact_type(cx, from_owner, &chain, depth + 1)?;
-                // Rust shadows a name with values of other types (`if let
-                // Some(e) = self.dfa.get(…) {…} else if let Some(e) =
-                // self.hybrid.get(…)`), and which binding a site sees is not
-                // kept: every binding must agree.
-                if cx.fam == Family::Rust
-                    && let Some(all) = cx.ix.bindings.get(&(fact.owner, word))
-                    && all.len() > 1
-                {
-                    for b in all.iter().filter(|b| !std::ptr::eq(**b, fact)) {
-                        let chain = self.unshadowed(cx, from_owner, word, b);
-                        let other = self.fact_type(cx, from_owner, &chain, depth + 1);
-                        if other.is_none_or(|(o, _)| o.id != t.id) {
-                            return None;
-                        }
-                    }
-                }
-                Some((t, Tier::Typed))
-            }
+            _ if chain.len() == 1 => self.word_type(cx, owner, bare(last), depth),
             field => {
                 // TS: a constant a module exports (`core.$ZodType`).
                 if cx.fam == Family::Ts
@@ -2122,6 +2079,71 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let acx = self.cx(alias.file, None);
         let ai = *acx.ix.ids.get(alias.id)?;
         declared(&acx, ai, j)
+    }
+
+    /// The type of a value named by one word: `self`, a local (parameter,
+    /// variable, loop or comprehension variable, callback parameter), a
+    /// module-level variable.
+    fn word_type(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        word: &str,
+        depth: usize,
+    ) -> Option<(Sym<'a>, Tier)> {
+        if self.is_self(cx, owner, word) {
+            let t = self.enclosing_type(cx, owner)?;
+            return Some((self.impl_target(cx, t), Tier::SelfTier));
+        }
+        let Some(mut fact) = self.local_fact(cx, owner, word) else {
+            return self.global_type(cx, owner, word, depth + 1);
+        };
+        // A comprehension's variable of no known element type: the
+        // site may be outside it, where the binding before holds.
+        if fact.chain.last().is_some_and(|c| c == COMPREHENDS) {
+            let (iterable, _) = fact.chain.split_at(fact.chain.len() - 1);
+            if let Some(found) = self.element_type(cx, owner, iterable, depth + 1) {
+                return Some(found);
+            }
+            fact = self.binding_before(cx, fact, word)?;
+        }
+        if let Some((callee, i, j)) = callback(&fact.chain) {
+            return self
+                .callback_type(cx, fact.owner, callee, (i, j), depth + 1)
+                .map(|s| (s, Tier::Typed));
+        }
+        if fact.chain.len() == 1 && fact.chain[0] == word {
+            // An untyped parameter: a pytest fixture's value when
+            // its owner is a test or a fixture.
+            if cx.fam == Family::Python && fact.owner == owner {
+                return self
+                    .fixture_type(cx, owner, word, depth + 1)
+                    .map(|s| (s, Tier::Typed));
+            }
+            return None;
+        }
+        // In the scope the local belongs to (the file's, a function
+        // around this one's).
+        let from_owner = fact.owner;
+        let chain = self.unshadowed(cx, from_owner, word, fact);
+        let (t, _) = self.fact_type(cx, from_owner, &chain, depth + 1)?;
+        // Rust shadows a name with values of other types (`if let
+        // Some(e) = self.dfa.get(…) {…} else if let Some(e) =
+        // self.hybrid.get(…)`), and which binding a site sees is not
+        // kept: every binding must agree.
+        if cx.fam == Family::Rust
+            && let Some(all) = cx.ix.bindings.get(&(fact.owner, word))
+            && all.len() > 1
+        {
+            for b in all.iter().filter(|b| !std::ptr::eq(**b, fact)) {
+                let chain = self.unshadowed(cx, from_owner, word, b);
+                let other = self.fact_type(cx, from_owner, &chain, depth + 1);
+                if other.is_none_or(|(o, _)| o.id != t.id) {
+                    return None;
+                }
+            }
+        }
+        Some((t, Tier::Typed))
     }
 
     /// The binding of `word` before `fact` in its owner that is no

@@ -424,3 +424,30 @@ fn serve_until_ready(command: &mut std::process::Command) -> (std::process::Chil
         }
     }
 }
+
+/// An index inside a repository leaves `git status` clean: the data dir
+/// carries its own `.gitignore` of `*` (CONTRACT §5).
+#[test]
+fn an_index_inside_a_repository_leaves_git_status_clean() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("app");
+    crate::common::copy_tree(&fixture("python"), &repo);
+    let git = |args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .output()
+            .expect("git");
+        assert!(o.status.success(), "git {args:?}: {}", stderr(&o));
+        stdout(&o)
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "init"]);
+    let out = cruxe(&["index", repo.to_str().expect("utf8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(repo.join(".cruxe/manifest.json").exists());
+    assert_eq!(git(&["status", "--porcelain"]), "");
+}

@@ -142,14 +142,18 @@ fn history_is_kept_and_recalled_with_the_up_arrow() {
     answer(&mut p, "", "42\r\n(1 row)");
     quit(p);
 
-    // Without XDG_STATE_HOME: beside the data dir.
+    // Without XDG_STATE_HOME: under the home's `.local/state`, never in the
+    // repository (CONTRACT §5).
+    let home = ix.state().join("home");
     let mut command = ix.command();
-    command.env_remove("XDG_STATE_HOME");
+    command.env_remove("XDG_STATE_HOME").env("HOME", &home);
     let mut p = start(command);
-    answer(&mut p, "RETURN 'beside' AS place;", "beside\r\n(1 row)");
+    answer(&mut p, "RETURN 'home' AS place;", "home\r\n(1 row)");
     quit(p);
-    let beside = std::fs::read_to_string(ix.app().join(".cruxe_history")).expect("history");
-    assert!(beside.contains("RETURN 'beside' AS place;"), "{beside}");
+    let file = home.join(".local/state/cruxe/cypher_history");
+    let saved = std::fs::read_to_string(&file).expect("history");
+    assert!(saved.contains("RETURN 'home' AS place;"), "{saved}");
+    assert!(!ix.app().join(".cruxe_history").exists());
 }
 
 #[test]

@@ -35,16 +35,16 @@ Ctrl-C stops a running query; at the prompt it drops what was typed.";
 
 /// The interactive shell; stdin is a terminal.
 pub(super) fn interactive(a: &CypherArgs, session: CypherSession) -> Result<i32> {
-    let history = history_file(&a.data_dir());
+    let history = history_file();
     let config = Config::builder()
         .max_history_size(1000)?
         .auto_add_history(false)
         .build();
     let mut editor = DefaultEditor::with_config(config)?;
-    match editor.load_history(&history) {
-        Ok(()) => {}
-        Err(ReadlineError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => eprintln!("cruxe: cannot read the history {}: {e}", history.display()),
+    match history.as_ref().map(|h| (h, editor.load_history(h))) {
+        None | Some((_, Ok(()))) => {}
+        Some((_, Err(ReadlineError::Io(e)))) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Some((h, Err(e))) => eprintln!("cruxe: cannot read the history {}: {e}", h.display()),
     }
     let _sigint = OnSigint::install().context("cannot handle Ctrl-C")?;
     println!(
@@ -54,7 +54,7 @@ pub(super) fn interactive(a: &CypherArgs, session: CypherSession) -> Result<i32>
     let mut shell = Shell {
         session,
         json: a.json,
-        history: Some(history),
+        history,
         piped: false,
         statements: 0,
     };
@@ -133,20 +133,22 @@ pub(super) fn piped(a: &CypherArgs, session: CypherSession) -> Result<i32> {
     Ok(i32::from(failed))
 }
 
-/// Where the history is kept: `$XDG_STATE_HOME/cruxe/cypher_history`, else
-/// next to the data dir (`PATH/.cruxe_history` beside `PATH/.cruxe`).
-fn history_file(data: &DataDir) -> PathBuf {
+/// Where the history is kept: the user's state directory
+/// (`$XDG_STATE_HOME/cruxe/cypher_history`, else
+/// `~/.local/state/cruxe/cypher_history`), never a repository (CONTRACT §5).
+/// `None` without either: the shell keeps no history.
+fn history_file() -> Option<PathBuf> {
     // The XDG spec says a relative path there is to be ignored.
-    if let Some(state) = std::env::var_os("XDG_STATE_HOME")
+    let state = std::env::var_os("XDG_STATE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
-    {
-        return state.join("cruxe").join("cypher_history");
-    }
-    data.root()
-        .parent()
-        .unwrap_or(Path::new(""))
-        .join(".cruxe_history")
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .map(|home| home.join(".local").join("state"))
+        })?;
+    Some(state.join("cruxe").join("cypher_history"))
 }
 
 /// A table as `:schema` lists it.

@@ -1,5 +1,7 @@
 //! The data dir: the Kuzu database (`graph-N.kuzu`), `manifest.json` (schema
-//! version and which database file is current), and a writer lock. Checks the
+//! version and which database file is current), a writer lock, and a
+//! `.gitignore` of `*` (a data dir inside a repository never shows in `git
+//! status`; CONTRACT §5). Checks the
 //! schema version before anything opens the graph, so an old data dir is reported
 //! as needing a rebuild instead of misread.
 //!
@@ -211,7 +213,7 @@ impl DataDir {
     pub fn lock_writer(&self) -> Result<WriterLock, DataDirError> {
         use fs2::FileExt;
         use std::io::{Seek, Write};
-        std::fs::create_dir_all(&self.root).map_err(self.io())?;
+        self.create()?;
         let mut file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -598,7 +600,7 @@ impl DataDir {
         &self,
         make: impl FnOnce(&Path) -> Result<(), GraphError>,
     ) -> Result<(), DataDirError> {
-        std::fs::create_dir_all(&self.root).map_err(self.io())?;
+        self.create()?;
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
@@ -618,6 +620,17 @@ impl DataDir {
             built_bytes: Some(built),
         })?;
         self.remove_stale(&name);
+        Ok(())
+    }
+
+    /// Makes the directory if it is missing, with its `.gitignore` of `*`
+    /// (the user's own file, if they wrote one, is left as it is).
+    fn create(&self) -> Result<(), DataDirError> {
+        std::fs::create_dir_all(&self.root).map_err(self.io())?;
+        let ignore = self.root.join(".gitignore");
+        if !ignore.exists() {
+            std::fs::write(&ignore, "*\n").map_err(self.io())?;
+        }
         Ok(())
     }
 

@@ -832,8 +832,10 @@ fn http_edges_delete_health_bearer_bound_address_arguments_and_paths() {
     // The scheme is case-insensitive.
     for scheme in ["bearer", "BEARER", "Bearer"] {
         let h = format!("{scheme} t0k3n");
-        let (status, _, _) = http(&a, "GET", "/health", &[("Authorization", &h)], b"");
+        let (status, _, body) = http(&a, "GET", "/health", &[("Authorization", &h)], b"");
         assert_eq!(status, 200, "{scheme}");
+        // The whole answer: the token was taken (without it, only the status).
+        assert!(body.contains("\"repos\""), "{scheme}: {body}");
     }
     // /health checks Host and Origin like /mcp.
     let (status, raw, _) = http_to(&a, "evil.example.com", &[auth]);

@@ -683,6 +683,12 @@ async fn guard(State(state): State<HttpState>, req: Request, next: Next) -> Resp
         && !super::console::is_console_file(req.method(), req.uri().path())
         && !bearer_matches(req.headers(), token)
     {
+        // A load balancer's health check holds no secret: without the
+        // token, `/health` says only that the server is up (no repos, no
+        // version, nothing about sessions).
+        if req.method() == axum::http::Method::GET && req.uri().path() == "/health" {
+            return axum::Json(json!({"status": "ok"})).into_response();
+        }
         return (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, "Bearer")],

@@ -231,6 +231,12 @@ fn two_repos_and_two_refs_are_isolated() {
     let status = ok(17);
     let repos = status["repos"].as_array().expect("repos");
     assert_eq!(repos.len(), 2);
+    // Its envelope speaks for both repos, which are ready.
+    assert_eq!(status["metadata"]["indexing_status"], "ready", "{status}");
+    assert_eq!(
+        status["metadata"]["schema_status"], "compatible",
+        "{status}"
+    );
     let shop_refs: Vec<(String, String)> = repos[0]["refs"]
         .as_array()
         .expect("refs")

@@ -245,11 +245,33 @@ fn fill_protocol(
     completeness: &str,
 ) {
     let served = svc.repo(repo);
-    let status = served.map_or(IndexingStatus::NotIndexed, |s| s.status());
-    let has_graph = served.is_some_and(|s| s.store.graph().is_some());
+    // No repo named on a server of several (`index_status` of them all): the
+    // envelope speaks for every repo, at its least ready.
+    let all: Vec<&Arc<crate::service::Served>> = match (served, repo) {
+        (Some(s), _) => vec![s],
+        (None, None) => svc.repos.iter().collect(),
+        (None, Some(_)) => Vec::new(),
+    };
+    let status = all
+        .iter()
+        .map(|s| s.status())
+        .min_by_key(|s| match s {
+            IndexingStatus::Failed => 0,
+            IndexingStatus::NotIndexed => 1,
+            IndexingStatus::Indexing => 2,
+            IndexingStatus::Ready => 3,
+        })
+        .unwrap_or(IndexingStatus::NotIndexed);
+    let has_graph = !all.is_empty() && all.iter().all(|s| s.store.graph().is_some());
     let freshness = match (p.freshness_override, served) {
         (Some(f), _) => f,
         (None, Some(s)) => s.freshness(ref_name.unwrap_or(&s.ref_name)).as_str(),
+        (None, None) if !all.is_empty() => {
+            let fresh = all
+                .iter()
+                .all(|s| s.freshness(&s.ref_name).as_str() == "fresh");
+            if fresh { "fresh" } else { "stale" }
+        }
         (None, None) => "stale",
     };
     p.cruxe_protocol_version = PROTOCOL_VERSION.to_string();

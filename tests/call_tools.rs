@@ -441,7 +441,8 @@ fn the_tools_on_rust_traps() {
             "report::Report::total",
             "report::inline_calls",
             "report::held",
-            "report::areas"
+            "report::areas",
+            "report::closures"
         ],
         "{typed}"
     );

@@ -21,6 +21,12 @@
 (parameter pattern: (identifier) @name type: (_) @ty) @fact.local
 (let_declaration pattern: (identifier) @name type: (_) @ty) @fact.local
 (let_declaration pattern: (identifier) @name !type value: (_) @ty) @fact.local
+; A closure's untyped parameter: a local, typed by what the callee declares
+; for the closure it is passed as (`b.set_look_have(|have| …)`).
+(closure_parameters (identifier) @name @ty) @fact.local
+; Signatures' parameter lists: what a closure passed to them gets.
+(function_item parameters: (parameters) @ty) @fact.params
+(function_signature_item parameters: (parameters) @ty) @fact.params
 ; `for s in &self.states`, `for s in states.iter()`: an element of what is iterated.
 (for_expression pattern: (identifier) @name value: (_) @ty) @fact.iterates
 ; `if let Some(x) = e`, `while let Ok(x) = e`, `let Some(x) = e else {…}`, a match

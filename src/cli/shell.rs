@@ -5,7 +5,7 @@
 //! pipe: the statements of stdin one after the other, like `psql -f`.
 
 use std::io::BufRead;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
@@ -13,7 +13,6 @@ use rustyline::error::ReadlineError;
 use rustyline::{Config, DefaultEditor};
 
 use super::{CypherArgs, CypherSession, Ran, print_rows};
-use crate::store::datadir::DataDir;
 use crate::store::graph::QueryRows;
 
 /// Set by the SIGINT handler: Ctrl-C while a query runs (at the prompt the

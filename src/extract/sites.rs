@@ -194,7 +194,10 @@ pub(super) fn collect(
             }
             "fact.params" => {
                 if let Some(owner) = signature_owner(node, inner, symbols, &owners) {
-                    param_facts(inner, src, owner, &mut out.facts);
+                    match lang {
+                        Lang::Rust => rust_param_facts(node, inner, src, owner, &mut out.facts),
+                        _ => param_facts(inner, src, owner, &mut out.facts),
+                    }
                 }
             }
             fact if fact.starts_with("fact.") => {
@@ -314,10 +317,14 @@ fn fact_of(
     }
     // An untyped TS parameter of a function passed as an argument: typed by
     // what the callee declares (contextual typing).
-    if matches!(lang, Lang::Ts)
-        && what == "fact.local"
-        && let Some(callback) = callback_of(node, src)
-    {
+    let callback = match lang {
+        Lang::Ts if what == "fact.local" => callback_of(node, src),
+        Lang::Rust if what == "fact.local" && kind_of(node) == "closure_parameters" => {
+            m.name.and_then(|n| rust_callback_of(node, n, src))
+        }
+        _ => None,
+    };
+    if let Some(callback) = callback {
         chain = callback;
     }
     match what {
@@ -375,7 +382,14 @@ fn signature_owner(
     while let Some(b) = body {
         if matches!(
             kind_of(b),
-            "statement_block" | "class_body" | "interface_body" | "object_type" | "program"
+            "statement_block"
+                | "class_body"
+                | "interface_body"
+                | "object_type"
+                | "program"
+                | "block"
+                | "declaration_list"
+                | "source_file"
         ) {
             break;
         }
@@ -436,6 +450,89 @@ fn param_facts(params: Node<'_>, src: &str, owner: u32, out: &mut Vec<Fact>) {
     }
 }
 
+/// The `Param` facts of a Rust function's parameter list `params` (`decl`:
+/// the function item) owned by `owner`: for a parameter whose type is a
+/// closure's (`impl FnMut(&mut LookSet)`, `&dyn Fn(u8)`, `Box<dyn Fn(u8)>`, or
+/// a generic `F` bound by one, in `<F: Fn(u8)>` or a `where` clause), that
+/// closure's parameters' types (`"i.j"`; `self` not counted).
+fn rust_param_facts(decl: Node<'_>, params: Node<'_>, src: &str, owner: u32, out: &mut Vec<Fact>) {
+    let mut c = params.walk();
+    let all: Vec<Node<'_>> = params
+        .named_children(&mut c)
+        .filter(|p| kind_of(*p) == "parameter")
+        .collect();
+    for (i, p) in all.into_iter().enumerate() {
+        let Some(f) = child(p, "type").and_then(|t| rust_fn_type(decl, t, src)) else {
+            continue;
+        };
+        let Some(inner) = child(f, "parameters") else {
+            continue;
+        };
+        let mut c = inner.walk();
+        let types: Vec<Node<'_>> = inner.named_children(&mut c).collect();
+        for (j, t) in types.into_iter().enumerate() {
+            let t = child(t, "type").unwrap_or(t);
+            let mut found = Vec::new();
+            Lang::Rust.type_names(rust_unwrapped(t, src), src, &mut found, false);
+            if let Some((chain, _)) = found.into_iter().next() {
+                out.push(Fact {
+                    kind: FactKind::Param,
+                    owner,
+                    name: format!("{i}.{j}"),
+                    chain,
+                    byte: t.start_byte() as u32,
+                });
+            }
+        }
+    }
+}
+
+/// The closure type (`function_type`) a Rust parameter type `t` is: written
+/// (`impl Fn(A)`, `&dyn FnMut(A)`, `Box<dyn Fn(A)>`), or a generic parameter of
+/// `decl` bound by one (`<F: FnMut(A)>`, `where F: Fn(A)`).
+fn rust_fn_type<'t>(decl: Node<'t>, t: Node<'t>, src: &str) -> Option<Node<'t>> {
+    match kind_of(t) {
+        "function_type" => Some(t),
+        "abstract_type" | "dynamic_type" => rust_fn_type(decl, child(t, "trait")?, src),
+        "reference_type" => rust_fn_type(decl, child(t, "type")?, src),
+        "generic_type" if text(child(t, "type")?, src) == "Box" => {
+            rust_fn_type(decl, child(t, "type_arguments")?.named_child(0)?, src)
+        }
+        "type_identifier" => {
+            let name = text(t, src);
+            let bound = |n: Node<'t>| {
+                let mut c = n.walk();
+                let all: Vec<Node<'t>> = n.named_children(&mut c).collect();
+                all.into_iter().find(|b| kind_of(*b) == "function_type")
+            };
+            let mut found = None;
+            if let Some(tps) = child(decl, "type_parameters") {
+                let mut c = tps.walk();
+                for tp in tps.named_children(&mut c) {
+                    if child(tp, "name").is_some_and(|n| text(n, src) == name) {
+                        found = found.or_else(|| child(tp, "bounds").and_then(bound));
+                    }
+                }
+            }
+            let mut c = decl.walk();
+            let wheres: Vec<Node<'t>> = decl
+                .named_children(&mut c)
+                .filter(|n| kind_of(*n) == "where_clause")
+                .collect();
+            for w in wheres {
+                let mut c = w.walk();
+                for pred in w.named_children(&mut c) {
+                    if child(pred, "left").is_some_and(|l| text(l, src) == name) {
+                        found = found.or_else(|| child(pred, "bounds").and_then(bound));
+                    }
+                }
+            }
+            found
+        }
+        _ => None,
+    }
+}
+
 /// For an untyped TS parameter (`node`: the parameter, or an arrow function
 /// whose one parameter is a bare name) of a function passed as an argument
 /// of a call or `new` (`operate((source, subscriber) => …)`): the callee's
@@ -469,6 +566,42 @@ fn callback_of(node: Node<'_>, src: &str) -> Option<Vec<Step>> {
         }
         _ => return None,
     };
+    if chain.len() > MAX_CHAIN {
+        return None;
+    }
+    chain.push(Step::const_new(CALLBACK));
+    chain.push(Step::from(i.to_string()));
+    chain.push(Step::from(j.to_string()));
+    Some(chain)
+}
+
+/// For an untyped parameter `name` of a Rust closure (`params`: its
+/// parameter list) passed as an argument (`b.set_look_have(|have| …)`): the
+/// callee's chain, `CALLBACK`, the argument's position and the parameter's.
+fn rust_callback_of(params: Node<'_>, name: Node<'_>, src: &str) -> Option<Vec<Step>> {
+    // Every parameter counts, `_` too (an unnamed node).
+    let mut c = params.walk();
+    let j = params
+        .children(&mut c)
+        .filter(|p| !matches!(kind_of(*p), "|" | ","))
+        .position(|p| p.id() == name.id())?;
+    let closure = params
+        .parent()
+        .filter(|n| kind_of(*n) == "closure_expression")?;
+    let args = closure.parent().filter(|a| kind_of(*a) == "arguments")?;
+    let mut c = args.walk();
+    let i = args
+        .named_children(&mut c)
+        .filter(|a| {
+            !matches!(
+                kind_of(*a),
+                "line_comment" | "block_comment" | "attribute_item"
+            )
+        })
+        .position(|a| a.id() == closure.id())?;
+    let call = args.parent().filter(|n| kind_of(*n) == "call_expression")?;
+    let mut chain = Vec::new();
+    Lang::Rust.chain(child(call, "function")?, src, &mut chain)?;
     if chain.len() > MAX_CHAIN {
         return None;
     }

@@ -442,7 +442,8 @@ fn the_tools_on_rust_traps() {
             "report::inline_calls",
             "report::held",
             "report::areas",
-            "report::closures"
+            "report::closures",
+            "report::by_index"
         ],
         "{typed}"
     );

@@ -1169,6 +1169,18 @@ impl Lang {
                 self.chain(inner, src, out)
             }
             (Lang::Rust, "await_expression") => self.chain(n.named_child(0)?, src, out),
+            // `xs[i]`: an element of `xs`, as a loop over it gives (`#iter`);
+            // `xs[a..b]` is a slice of it, of no element type.
+            (Lang::Rust, "index_expression") => {
+                let (value, index) = (n.named_child(0)?, n.named_child(1)?);
+                if kind_of(index) == "range_expression" {
+                    out.push("?".into());
+                    return None;
+                }
+                let t = self.chain(value, src, out)?;
+                out.push(ITERATES.into());
+                Some(t)
+            }
             // `fns[i]` and `f[*T]` (a generic function instantiated): what
             // is indexed; `v.(T)`: a value of type `T`, written like `T{}`.
             (Lang::Go, "index_expression") => self.chain(field("operand")?, src, out),

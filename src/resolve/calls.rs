@@ -1750,6 +1750,17 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 .member_or_base(t, last, depth + 1)
                 .map(|(m, _)| (m, Tier::SelfTier));
         }
+        // `V::splat(b)` with `V: Vector` (on the fn or its impl): the bound
+        // trait's function, a dispatch.
+        if let [param] = head
+            && let Some(b) = self.bound(cx, owner, param)
+        {
+            let chain = b.chain.clone();
+            let (t, _) = self.type_target(cx, owner, &chain, depth + 1)?;
+            return self
+                .member_or_base(t, last, depth + 1)
+                .map(|(m, _)| (m, Tier::Dispatch));
+        }
         let t = self.rust_path_item(cx, owner, head)?;
         match t {
             Namespace::Module(module, _) => {

@@ -443,7 +443,8 @@ fn the_tools_on_rust_traps() {
             "report::held",
             "report::areas",
             "report::closures",
-            "report::by_index"
+            "report::by_index",
+            "report::via_root"
         ],
         "{typed}"
     );

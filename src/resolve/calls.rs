@@ -1834,7 +1834,14 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     } else if self.ix.module_file(Family::Rust, cx.pkg, &qn).is_some() {
                         Namespace::Module(qn, None)
                     } else {
-                        return None;
+                        // A name the module re-exports (`pub use
+                        // self::compiler::Config` in `thompson`), found as a
+                        // `use crate::…` of it would find it.
+                        let mut whole = vec!["crate".to_string()];
+                        whole.extend(m.split("::").filter(|p| !p.is_empty()).map(str::to_string));
+                        whole.push(seg.to_string());
+                        let found = super::rust::rust_use(self.ix, cx.fi, &whole, 0);
+                        self.rust_namespace(cx, found.first()?)?
                     }
                 }
                 // An associated item of a type is not a namespace.

@@ -2189,6 +2189,27 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if depth > MAX_DEPTH {
             return None;
         }
+        let declared = self.declared_element(cx, owner, iterable, depth);
+        if declared.is_some() || cx.fam != Family::Rust {
+            return declared;
+        }
+        // Rust: a value of a repo type that iterates itself (`for m in
+        // self.try_find_iter(…)?`, an iterator struct): what its `next`
+        // returns (`Option`/`Result` taken off where written).
+        let (t, _) = self.value_type(cx, owner, iterable, depth + 1)?;
+        let (next, _) = self.member_or_base(t, "next", depth + 1)?;
+        self.returns(next, depth + 1).map(|s| (s, Tier::Typed))
+    }
+
+    /// What iterating `iterable` gives by the container type declared for
+    /// it (`element_type`).
+    fn declared_element(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        iterable: &[Step],
+        depth: usize,
+    ) -> Option<(Sym<'a>, Tier)> {
         let element = |home: &FileCx<'a>, at: u32, declared: &[Step]| {
             let i = declared.iter().position(|c| c == ELEMENT)?;
             self.type_target(home, at, &declared[i + 1..], depth + 1)

@@ -444,7 +444,8 @@ fn the_tools_on_rust_traps() {
             "report::areas",
             "report::closures",
             "report::by_index",
-            "report::via_root"
+            "report::via_root",
+            "report::count"
         ],
         "{typed}"
     );

@@ -29,6 +29,8 @@
 (function_signature_item parameters: (parameters) @ty) @fact.params
 ; `for s in &self.states`, `for s in states.iter()`: an element of what is iterated.
 (for_expression pattern: (identifier) @name value: (_) @ty) @fact.iterates
+; `for (i, x) in xs.iter().enumerate()`: `x` is an element of `xs.iter()`.
+((for_expression pattern: (tuple_pattern . (_) . (identifier) @name .) value: (call_expression function: (field_expression value: (_) @ty field: (field_identifier) @_e))) @fact.iterates (#eq? @_e "enumerate"))
 ; `if let Some(x) = e`, `while let Ok(x) = e`, `let Some(x) = e else {…}`, a match
 ; arm `Some(x) =>`: `x` is what `e` holds (`Option`/`Result` are taken off the
 ; types where they are written, so `e`'s type is the held value's).

@@ -757,14 +757,20 @@ fn rust_element(mut n: Node<'_>, src: &str) -> Option<Vec<Step>> {
 
 /// A Rust type with the wrappers whose methods a value is used through
 /// taken off: `Result<T, E>` and `Option<T>` (used after `?` or `.unwrap()`,
-/// which resolution passes through), `Box<T>`, `Rc<T>`, `Arc<T>` (deref) → `T`.
+/// which resolution passes through), `Box<T>`, `Rc<T>`, `Arc<T>` (deref),
+/// `RefCell<T>` (`.borrow()`, `.borrow_mut()`, passed through too) → `T`.
 fn rust_unwrapped<'t>(mut n: Node<'t>, src: &str) -> Node<'t> {
     for _ in 0..4 {
         if kind_of(n) != "generic_type" {
             break;
         }
-        let wrapper = child(n, "type")
-            .is_some_and(|t| matches!(text(t, src), "Result" | "Option" | "Box" | "Rc" | "Arc"));
+        let wrapper = child(n, "type").is_some_and(|t| {
+            let name = text(t, src);
+            matches!(
+                name.rsplit("::").next().unwrap_or(name),
+                "Result" | "Option" | "Box" | "Rc" | "Arc" | "RefCell"
+            )
+        });
         let first = child(n, "type_arguments").and_then(|a| a.named_child(0));
         match first {
             Some(arg) if wrapper => n = arg,

@@ -2001,6 +2001,23 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 {
                     return Some(found);
                 }
+                // Rust: `.as_ref()`, `.as_mut()`, `.borrow()`, `.borrow_mut()`
+                // of an `Option` or a `RefCell` (taken off where written) give
+                // the value too, unless its type has a method of that name.
+                if cx.fam == Family::Rust
+                    && callee.len() >= 2
+                    && matches!(
+                        callee[callee.len() - 1].as_str(),
+                        "as_ref" | "as_mut" | "borrow" | "borrow_mut" | "as_deref" | "as_deref_mut"
+                    )
+                    && let Some(found) =
+                        self.value_type(cx, owner, &callee[..callee.len() - 1], depth + 1)
+                    && self
+                        .member_or_base(found.0, &callee[callee.len() - 1], depth + 1)
+                        .is_none()
+                {
+                    return Some(found);
+                }
                 let Some((target, _)) = self.called(cx, owner, callee, depth + 1) else {
                     // Rust: a constructor of a std trait the type derives or
                     // implements without the repo writing it down

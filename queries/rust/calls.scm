@@ -34,9 +34,12 @@
 ; `if let Some(x) = e`, `while let Ok(x) = e`, `let Some(x) = e else {…}`, a match
 ; arm `Some(x) =>`: `x` is what `e` holds (`Option`/`Result` are taken off the
 ; types where they are written, so `e`'s type is the held value's).
-((let_condition pattern: (tuple_struct_pattern type: (identifier) @_k . (identifier) @name .) value: (_) @ty) @fact.local (#any-of? @_k "Some" "Ok"))
-((let_declaration pattern: (tuple_struct_pattern type: (identifier) @_k . (identifier) @name .) value: (_) @ty) @fact.local (#any-of? @_k "Some" "Ok"))
-((match_expression value: (_) @ty body: (match_block (match_arm pattern: (match_pattern (tuple_struct_pattern type: (identifier) @_k . (identifier) @name .))))) @fact.local (#any-of? @_k "Some" "Ok"))
+; `ref x`, `mut x` and `Ok(Some(x))` (both taken off) too.
+((let_condition pattern: (tuple_struct_pattern type: (identifier) @_k . [(identifier) @name (ref_pattern (identifier) @name) (mut_pattern (identifier) @name)] .) value: (_) @ty) @fact.local (#any-of? @_k "Some" "Ok"))
+((let_declaration pattern: (tuple_struct_pattern type: (identifier) @_k . [(identifier) @name (ref_pattern (identifier) @name) (mut_pattern (identifier) @name)] .) value: (_) @ty) @fact.local (#any-of? @_k "Some" "Ok"))
+((match_expression value: (_) @ty body: (match_block (match_arm pattern: (match_pattern (tuple_struct_pattern type: (identifier) @_k . [(identifier) @name (ref_pattern (identifier) @name) (mut_pattern (identifier) @name)] .))))) @fact.local (#any-of? @_k "Some" "Ok"))
+((let_condition pattern: (tuple_struct_pattern type: (identifier) @_k . (tuple_struct_pattern type: (identifier) @_k2 . (identifier) @name .) .) value: (_) @ty) @fact.local (#eq? @_k "Ok") (#eq? @_k2 "Some"))
+((match_expression value: (_) @ty body: (match_block (match_arm pattern: (match_pattern (tuple_struct_pattern type: (identifier) @_k . (tuple_struct_pattern type: (identifier) @_k2 . (identifier) @name .) .))))) @fact.local (#eq? @_k "Ok") (#eq? @_k2 "Some"))
 (field_declaration name: (field_identifier) @name type: (_) @ty) @fact.field
 (function_item return_type: (_) @ty) @fact.returns
 (function_signature_item return_type: (_) @ty) @fact.returns

@@ -145,6 +145,13 @@ pub(super) fn collect(
                 if chain.len() > MAX_CHAIN || chain.last().is_some_and(|l| is_marker(l)) {
                     continue;
                 }
+                if matches!(lang, Lang::Rust)
+                    && what == "call"
+                    && chain.len() >= 2
+                    && let Some(held) = rust_pattern_value(node, &chain[0], src)
+                {
+                    chain.splice(0..1, held);
+                }
                 let kind = match what {
                     "call" | "new" => SiteKind::Call,
                     "construct" => SiteKind::Construct,
@@ -573,6 +580,63 @@ fn callback_of(node: Node<'_>, src: &str) -> Option<Vec<Step>> {
     chain.push(Step::from(i.to_string()));
     chain.push(Step::from(j.to_string()));
     Some(chain)
+}
+
+/// The value a Rust name at `site` holds when an enclosing `if let`, `while
+/// let` or match arm binds it by `Some(name)` / `Ok(name)` (`ref`, `mut` too):
+/// that value's chain (its `Option`/`Result` is taken off where types are
+/// written). A site in one branch of `if let Some(e) = a {…} else if let
+/// Some(e) = b {…}` so names the `e` of its branch; a name bound several times
+/// is of no one type otherwise (`Resolver::word_type`).
+fn rust_pattern_value(site: Node<'_>, name: &str, src: &str) -> Option<Vec<Step>> {
+    let binds = |pattern: Node<'_>| {
+        kind_of(pattern) == "tuple_struct_pattern"
+            && child(pattern, "type").is_some_and(|k| matches!(text(k, src), "Some" | "Ok"))
+            && pattern.named_child(1).is_some_and(|b| {
+                let b = match kind_of(b) {
+                    "ref_pattern" | "mut_pattern" => {
+                        b.named_child((b.named_child_count() as u32).saturating_sub(1))
+                    }
+                    _ => Some(b),
+                };
+                b.is_some_and(|b| kind_of(b) == "identifier" && text(b, src) == name)
+            })
+            && pattern.named_child_count() == 2
+    };
+    let mut at = site;
+    for _ in 0..64 {
+        let up = at.parent()?;
+        let value = match kind_of(up) {
+            // A new scope: what is bound outside is not the closure's or
+            // the item's business here.
+            "closure_expression" | "function_item" => return None,
+            // In the block the binding holds for, not in the condition or
+            // an `else`.
+            "if_expression" | "while_expression"
+                if child(up, "consequence")
+                    .or_else(|| child(up, "body"))
+                    .is_some_and(|b| b.id() == at.id()) =>
+            {
+                child(up, "condition")
+                    .filter(|c| kind_of(*c) == "let_condition")
+                    .filter(|c| child(*c, "pattern").is_some_and(binds))
+                    .and_then(|c| child(c, "value"))
+            }
+            "match_arm" if child(up, "pattern").is_some_and(|p| p.id() != at.id()) => {
+                let pattern = child(up, "pattern").and_then(|p| p.named_child(0));
+                let scrutinee = up.parent().and_then(|b| b.parent()).and_then(|m| child(m, "value"));
+                pattern.filter(|p| binds(*p)).and(scrutinee)
+            }
+            _ => None,
+        };
+        if let Some(v) = value {
+            let mut chain = Vec::new();
+            Lang::Rust.chain(v, src, &mut chain)?;
+            return (!chain.iter().any(|c| c == "?")).then_some(chain);
+        }
+        at = up;
+    }
+    None
 }
 
 /// For an untyped parameter `name` of a Rust closure (`params`: its

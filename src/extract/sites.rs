@@ -272,6 +272,17 @@ fn fact_of(
             .into_iter()
             .next()
             .map_or_else(|| vec![Step::const_new("?")], |(c, _)| c);
+        // A Rust primitive keeps its name: the repo's extension traits may
+        // give it methods (`impl U32 for u32`).
+        if matches!(lang, Lang::Rust) {
+            let mut t = Some(inner);
+            while let Some(r) = t.filter(|t| kind_of(*t) == "reference_type") {
+                t = child(r, "type");
+            }
+            if let Some(p) = t.filter(|t| kind_of(*t) == "primitive_type") {
+                chain = vec![Step::from(text(p, src))];
+            }
+        }
         let element = match lang {
             Lang::Python => python_element(inner, src),
             Lang::Rust => rust_element(inner, src),
@@ -624,7 +635,10 @@ fn rust_pattern_value(site: Node<'_>, name: &str, src: &str) -> Option<Vec<Step>
             }
             "match_arm" if child(up, "pattern").is_some_and(|p| p.id() != at.id()) => {
                 let pattern = child(up, "pattern").and_then(|p| p.named_child(0));
-                let scrutinee = up.parent().and_then(|b| b.parent()).and_then(|m| child(m, "value"));
+                let scrutinee = up
+                    .parent()
+                    .and_then(|b| b.parent())
+                    .and_then(|m| child(m, "value"));
                 pattern.filter(|p| binds(*p)).and(scrutinee)
             }
             _ => None,
@@ -814,6 +828,9 @@ fn rust_element(mut n: Node<'_>, src: &str) -> Option<Vec<Step>> {
         }
         _ => return None,
     };
+    if kind_of(element) == "primitive_type" {
+        return Some(vec![Step::from(text(element, src))]);
+    }
     let mut found = Vec::new();
     Lang::Rust.type_names(element, src, &mut found, false);
     found.into_iter().next().map(|(chain, _)| chain)

@@ -132,6 +132,29 @@ fn callback(chain: &[Step]) -> Option<(&[Step], &str, &str)> {
     }
 }
 
+/// Whether `word` is a Rust primitive type (facts keep its name: extension
+/// traits of the repo may give it methods).
+fn is_rust_primitive(word: &str) -> bool {
+    matches!(
+        word,
+        "u8" | "u16"
+            | "u32"
+            | "u64"
+            | "u128"
+            | "usize"
+            | "i8"
+            | "i16"
+            | "i32"
+            | "i64"
+            | "i128"
+            | "isize"
+            | "f32"
+            | "f64"
+            | "bool"
+            | "char"
+    )
+}
+
 /// Whether a chain step is a marker (`()`, `{}`, `?`, `#new`, `#iter`, …).
 fn is_marker_step(step: &str) -> bool {
     matches!(step, "()" | "{}" | "?") || step.starts_with('#')
@@ -147,28 +170,30 @@ fn is_type_name(fam: Family, word: &str) -> bool {
 /// methods no repo defines: a receiver of one of them takes no `name` edge.
 fn builtin_type(fam: Family, word: &str) -> bool {
     match fam {
-        Family::Rust => matches!(
-            word,
-            "Vec"
-                | "String"
-                | "str"
-                | "HashMap"
-                | "HashSet"
-                | "BTreeMap"
-                | "BTreeSet"
-                | "VecDeque"
-                | "BinaryHeap"
-                | "Option"
-                | "Result"
-                | "Box"
-                | "Rc"
-                | "Arc"
-                | "RefCell"
-                | "Cell"
-                | "Mutex"
-                | "RwLock"
-                | "Cow"
-        ),
+        Family::Rust => {
+            matches!(
+                word,
+                "Vec"
+                    | "String"
+                    | "str"
+                    | "HashMap"
+                    | "HashSet"
+                    | "BTreeMap"
+                    | "BTreeSet"
+                    | "VecDeque"
+                    | "BinaryHeap"
+                    | "Option"
+                    | "Result"
+                    | "Box"
+                    | "Rc"
+                    | "Arc"
+                    | "RefCell"
+                    | "Cell"
+                    | "Mutex"
+                    | "RwLock"
+                    | "Cow"
+            ) || is_rust_primitive(word)
+        }
         Family::Python => matches!(
             word,
             "list"
@@ -1394,7 +1419,13 @@ impl<'i, 'a> Resolver<'i, 'a> {
             }
         }
         // A receiver whose type is known.
-        let (t, how) = self.value_type(cx, owner, receiver, depth + 1)?;
+        let Some((t, how)) = self.value_type(cx, owner, receiver, depth + 1) else {
+            // Rust: a primitive's method from an extension trait of the repo.
+            return (cx.fam == Family::Rust)
+                .then(|| self.primitive_method(cx, owner, receiver, last, depth))
+                .flatten()
+                .map(|m| (m, Tier::Typed));
+        };
         let m = self.member_or_base(t, last, depth + 1)?;
         // A Rust trait's default method called on a concrete type is the
         // one that runs (nothing overrides it there): not a dispatch.
@@ -2179,6 +2210,97 @@ impl<'i, 'a> Resolver<'i, 'a> {
             }
         }
         Some((t, Tier::Typed))
+    }
+
+    /// Rust: method `name` of the primitive type `receiver` is declared with
+    /// (`sid: u32`, `-> u32`, an element of `&[u32]`), when one extension
+    /// trait impl of the repo for that primitive defines it (`impl U32 for
+    /// u32 { fn as_usize(self) … }`).
+    fn primitive_method(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        receiver: &[Step],
+        name: &str,
+        depth: usize,
+    ) -> Option<Sym<'a>> {
+        let p = self.primitive_of(cx, owner, receiver, depth + 1)?;
+        let files: &'a [RFile] = self.ix.files;
+        let mut found = self
+            .ix
+            .callables_named(cx.fam, name, true)
+            .iter()
+            .map(|&(fi, si)| (fi as usize, &files[fi as usize].symbols[si as usize]))
+            .filter(|(_, s)| s.qualified_name.rsplit("::").nth(1) == Some(p.as_str()));
+        let (fi, s) = found.next()?;
+        if found.next().is_some() {
+            return None;
+        }
+        Some(Sym {
+            id: &s.id,
+            qn: &s.qualified_name,
+            kind: s.kind,
+            file: fi,
+        })
+    }
+
+    /// The primitive type a Rust value chain is declared with, by the facts
+    /// (`primitive_method`).
+    fn primitive_of(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        chain: &[Step],
+        depth: usize,
+    ) -> Option<Step> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let one = |declared: &[Step]| match declared {
+            [p] if is_rust_primitive(p) => Some(p.clone()),
+            _ => None,
+        };
+        let element = |declared: &[Step]| {
+            let i = declared.iter().position(|c| c == ELEMENT)?;
+            one(&declared[i + 1..])
+        };
+        let (last, before) = chain.split_last()?;
+        match last.as_str() {
+            "()" => {
+                let (f, _) = self.called(cx, owner, before, depth + 1)?;
+                let fcx = self.cx(f.file, None);
+                let fi = *fcx.ix.ids.get(f.id)?;
+                one(&fcx.ix.returns.get(&fi)?.chain)
+            }
+            ITERATES => match before {
+                [word] => element(&self.local_fact(cx, owner, bare(word))?.chain),
+                [rest @ .., field] if !rest.is_empty() => {
+                    let (t, _) = self.value_type(cx, owner, rest, depth + 1)?;
+                    let tcx = self.cx(t.file, None);
+                    let ti = *tcx.ix.ids.get(t.id)?;
+                    element(&tcx.ix.fields.get(&(ti, bare(field)))?.chain)
+                }
+                _ => None,
+            },
+            word if before.is_empty() => {
+                let fact = self.local_fact(cx, owner, bare(word))?;
+                match fact.chain.split_last() {
+                    Some((i, container)) if i == ITERATES => self.primitive_of(
+                        cx,
+                        fact.owner,
+                        &[container, &[Step::const_new(ITERATES)]].concat(),
+                        depth + 1,
+                    ),
+                    _ => one(&fact.chain),
+                }
+            }
+            field => {
+                let (t, _) = self.value_type(cx, owner, before, depth + 1)?;
+                let tcx = self.cx(t.file, None);
+                let ti = *tcx.ix.ids.get(t.id)?;
+                one(&tcx.ix.fields.get(&(ti, bare(field)))?.chain)
+            }
+        }
     }
 
     /// The binding of `word` before `fact` in its owner that is no

@@ -653,6 +653,43 @@ fn rust_pattern_value(site: Node<'_>, name: &str, src: &str) -> Option<Vec<Step>
     None
 }
 
+/// For `*self` / `**self` (`n`) in a method of an impl of a trait for a
+/// pointer to a type parameter (`impl<A: Automaton + ?Sized> Automaton for
+/// &A`, `Box<A>`, `Arc<A>`, `Rc<A>`): its trait's type node.
+fn rust_deref_of_self<'t>(n: Node<'t>, src: &str) -> Option<Node<'t>> {
+    let mut operand = n;
+    while matches!(
+        kind_of(operand),
+        "unary_expression" | "parenthesized_expression"
+    ) {
+        operand = operand.named_child(0)?;
+    }
+    if kind_of(operand) != "self" {
+        return None;
+    }
+    let mut imp = n.parent();
+    while let Some(i) = imp {
+        if kind_of(i) == "impl_item" {
+            break;
+        }
+        if kind_of(i) == "closure_expression" {
+            return None;
+        }
+        imp = i.parent();
+    }
+    let imp = imp?;
+    let for_type = child(imp, "type")?;
+    let pointer = match kind_of(for_type) {
+        "reference_type" => true,
+        "generic_type" => {
+            child(for_type, "type").is_some_and(|t| matches!(text(t, src), "Box" | "Arc" | "Rc"))
+        }
+        _ => false,
+    };
+    let t = child(imp, "trait")?;
+    pointer.then_some(t)
+}
+
 /// For an untyped parameter `name` of a Rust closure (`params`: its
 /// parameter list) passed as an argument (`b.set_look_have(|have| …)`): the
 /// callee's chain, `CALLBACK`, the argument's position and the parameter's.
@@ -1256,6 +1293,15 @@ impl Lang {
                 self.chain(inner, src, out)
             }
             (Lang::Rust, "await_expression") => self.chain(n.named_child(0)?, src, out),
+            // `(**self).m()` in `impl<A: Trait> Trait for &A` (or `Box<A>`,
+            // `Arc<A>`, `Rc<A>`): the pointee, an `A: Trait`, written as a
+            // value of the trait (`Trait{}`), so `m` is a dispatch to it.
+            (Lang::Rust, "unary_expression") if text(n, src).starts_with('*') => {
+                let t = rust_deref_of_self(n, src)?;
+                let token = self.chain(t, src, out)?;
+                out.push("{}".into());
+                Some(token)
+            }
             // `xs[i]`: an element of `xs`, as a loop over it gives (`#iter`);
             // `xs[a..b]` is a slice of it, of no element type.
             (Lang::Rust, "index_expression") => {

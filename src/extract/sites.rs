@@ -1293,27 +1293,7 @@ impl Lang {
                 self.chain(inner, src, out)
             }
             (Lang::Rust, "await_expression") => self.chain(n.named_child(0)?, src, out),
-            // `(**self).m()` in `impl<A: Trait> Trait for &A` (or `Box<A>`,
-            // `Arc<A>`, `Rc<A>`): the pointee, an `A: Trait`, written as a
-            // value of the trait (`Trait{}`), so `m` is a dispatch to it.
-            (Lang::Rust, "unary_expression") if text(n, src).starts_with('*') => {
-                let t = rust_deref_of_self(n, src)?;
-                let token = self.chain(t, src, out)?;
-                out.push("{}".into());
-                Some(token)
-            }
-            // `xs[i]`: an element of `xs`, as a loop over it gives (`#iter`);
-            // `xs[a..b]` is a slice of it, of no element type.
-            (Lang::Rust, "index_expression") => {
-                let (value, index) = (n.named_child(0)?, n.named_child(1)?);
-                if kind_of(index) == "range_expression" {
-                    out.push("?".into());
-                    return None;
-                }
-                let t = self.chain(value, src, out)?;
-                out.push(ITERATES.into());
-                Some(t)
-            }
+            (Lang::Rust, "unary_expression" | "index_expression") => self.rust_step(n, src, out),
             // `fns[i]` and `f[*T]` (a generic function instantiated): what
             // is indexed; `v.(T)`: a value of type `T`, written like `T{}`.
             (Lang::Go, "index_expression") => self.chain(field("operand")?, src, out),
@@ -1329,6 +1309,41 @@ impl Lang {
             }
             (Lang::Go, "pointer_type") | (Lang::Rust, "reference_type") => {
                 self.chain(field("type").or_else(|| n.named_child(0))?, src, out)
+            }
+            _ => {
+                out.push("?".into());
+                None
+            }
+        }
+    }
+
+    /// Rust steps of a chain: `(**self)` in a trait impl for a pointer, and
+    /// `xs[i]` (`chain`).
+    fn rust_step<'t>(self, n: Node<'t>, src: &str, out: &mut Vec<Step>) -> Option<Node<'t>> {
+        match kind_of(n) {
+            // `(**self).m()` in `impl<A: Trait> Trait for &A` (or `Box<A>`,
+            // `Arc<A>`, `Rc<A>`): the pointee, an `A: Trait`, written as a
+            // value of the trait (`Trait{}`), so `m` is a dispatch to it.
+            "unary_expression" if text(n, src).starts_with('*') => {
+                let Some(t) = rust_deref_of_self(n, src) else {
+                    out.push("?".into());
+                    return None;
+                };
+                let token = self.chain(t, src, out)?;
+                out.push("{}".into());
+                Some(token)
+            }
+            // `xs[i]`: an element of `xs`, as a loop over it gives (`#iter`);
+            // `xs[a..b]` is a slice of it, of no element type.
+            "index_expression" => {
+                let (value, index) = (n.named_child(0)?, n.named_child(1)?);
+                if kind_of(index) == "range_expression" {
+                    out.push("?".into());
+                    return None;
+                }
+                let t = self.chain(value, src, out)?;
+                out.push(ITERATES.into());
+                Some(t)
             }
             _ => {
                 out.push("?".into());

@@ -584,6 +584,12 @@ fn callback_of(node: Node<'_>, src: &str) -> Option<Vec<Step>> {
         }
         _ => return None,
     };
+    callback_chain(chain, i, j)
+}
+
+/// A callee's chain made a callback parameter's: `CALLBACK`, the argument's
+/// position `i`, the parameter's `j`.
+fn callback_chain(mut chain: Vec<Step>, i: usize, j: usize) -> Option<Vec<Step>> {
     if chain.len() > MAX_CHAIN {
         return None;
     }
@@ -717,13 +723,7 @@ fn rust_callback_of(params: Node<'_>, name: Node<'_>, src: &str) -> Option<Vec<S
     let call = args.parent().filter(|n| kind_of(*n) == "call_expression")?;
     let mut chain = Vec::new();
     Lang::Rust.chain(child(call, "function")?, src, &mut chain)?;
-    if chain.len() > MAX_CHAIN {
-        return None;
-    }
-    chain.push(Step::const_new(CALLBACK));
-    chain.push(Step::from(i.to_string()));
-    chain.push(Step::from(j.to_string()));
-    Some(chain)
+    callback_chain(chain, i, j)
 }
 
 /// What iterating a value of a Python container annotation gives, when it is

@@ -130,6 +130,18 @@ fn cypher_table_is_aligned() {
     assert_eq!(lines[3], "Claims      | auth/claims.go");
     assert_eq!(lines[4], "UserService | services/user.go");
     assert_eq!(lines[5], "(3 rows)");
+
+    // An unaliased expression's column is named by its whole text: its header
+    // is cut like a cell, and no line runs on.
+    let long = format!("RETURN {} AS x, 1 + {}", "1", "1 + ".repeat(60) + "1");
+    let out = cruxe(&["cypher", "--data", &data, &long]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.lines().all(|l| l.chars().count() <= 90), "{text}");
+    assert!(
+        text.lines().next().is_some_and(|h| h.ends_with('…')),
+        "{text}"
+    );
 }
 
 #[test]

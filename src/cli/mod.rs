@@ -1187,7 +1187,13 @@ fn print_table(rows: &QueryRows) {
         .iter()
         .map(|r| r.iter().map(cell).collect())
         .collect();
-    let mut widths: Vec<usize> = rows.columns.iter().map(|c| c.chars().count()).collect();
+    // A header is cut like a cell: an unaliased expression names its column
+    // by its whole text.
+    let mut widths: Vec<usize> = rows
+        .columns
+        .iter()
+        .map(|c| c.chars().count().min(80))
+        .collect();
     for r in &cells {
         for (i, c) in r.iter().enumerate() {
             if let Some(w) = widths.get_mut(i) {

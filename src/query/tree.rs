@@ -477,37 +477,7 @@ fn whole_node(c: &View, input: NodeInput) -> Result<(NodeAnswer, &'static str), 
             .map(|i| &files[i])
     };
     match kind {
-        "dir" => {
-            let dir = clean_path(rest)?;
-            let (subdirs, direct) = entries(&dir, &files);
-            if subdirs.is_empty() && direct.is_empty() {
-                return Err(ToolError::node_not_found(node_id));
-            }
-            let children: Vec<String> = subdirs
-                .iter()
-                .map(|d| format!("dir:{d}"))
-                .chain(direct.iter().map(|f| format!("file:{}", f.path)))
-                .collect();
-            Ok((
-                NodeAnswer {
-                    node_id: node_id.to_string(),
-                    name: dir.rsplit('/').next().unwrap_or(&dir).to_string(),
-                    node_type: "dir".into(),
-                    content: children.join("\n"),
-                    children: Some(children),
-                    // Set when the content is paged (`get_node`).
-                    content_line_start: 0,
-                    content_line_end: 0,
-                    truncated: false,
-                    next_line: None,
-                    path: dir,
-                    line_start: None,
-                    line_end: None,
-                    metadata: Metadata::default(),
-                },
-                "complete",
-            ))
-        }
+        "dir" => dir_node(node_id, rest, &files),
         "file" => {
             let path = clean_path(rest)?;
             let Some(f) = find_file(&path) else {
@@ -540,82 +510,134 @@ fn whole_node(c: &View, input: NodeInput) -> Result<(NodeAnswer, &'static str), 
                 "complete",
             ))
         }
-        _ => {
-            // The path ends at the first `:` after which a known file path stops.
-            let (path, qn) = rest
-                .match_indices(':')
-                .map(|(i, _)| (&rest[..i], &rest[i + 1..]))
-                .find(|(p, _)| find_file(p).is_some())
-                .ok_or_else(|| ToolError::node_not_found(node_id))?;
-            let (qn, nth) = match qn.rsplit_once('#') {
-                Some((q, n)) if n.parse::<usize>().is_ok_and(|n| n >= 2) => {
-                    (q, n.parse::<usize>().unwrap_or(1))
-                }
-                _ => (qn, 1),
-            };
-            let Some(f) = find_file(path) else {
-                return Err(ToolError::node_not_found(node_id));
-            };
-            // The file's symbols in position order, as node ids number them.
-            let cat = c.catalog()?;
-            let Some(entry) = cat
-                .in_file(&f.path)
-                .into_iter()
-                .filter(|&i| {
-                    let e = cat.entry(i);
-                    e.kind() == kind && e.qualified_name() == qn
-                })
-                .nth(nth - 1)
-            else {
-                return Err(ToolError::node_not_found(node_id));
-            };
-            let e = cat.entry(entry);
-            // The whole doc (the catalog keeps its first line): one lookup by key.
-            let doc = c
-                .graph
-                .symbols_by_ids(vec![e.id()])
-                .map_err(ToolError::internal)?
-                .pop()
-                .ok_or_else(|| ToolError::node_not_found(node_id))?
-                .0
-                .doc;
-            let (start, end) = e.bytes();
-            let (text, stale) = read_source(&c.root(), f)?;
-            let content = text
-                .get(start.min(text.len())..end.min(text.len()))
-                .unwrap_or("")
-                .to_string();
-            let meta = NodeMeta {
-                signature: Some(e.signature().to_string()),
-                docstring: Some(doc),
-                language: Some(e.language().to_string()),
-                qualified_name: Some(e.qualified_name().to_string()),
-                visibility: Some(e.visibility().to_string()),
-                symbol_id: Some(e.id()),
-                symbol_stable_id: Some(e.stable_id()),
-                ..NodeMeta::default()
-            };
-            Ok((
-                NodeAnswer {
-                    node_id: node_id.to_string(),
-                    name: e.name().to_string(),
-                    node_type: e.kind().to_string(),
-                    path: e.path().to_string(),
-                    line_start: Some(e.line_start()),
-                    line_end: Some(e.line_end()),
-                    content,
-                    children: None,
-                    // Set when the content is paged (`get_node`).
-                    content_line_start: 0,
-                    content_line_end: 0,
-                    truncated: false,
-                    next_line: None,
-                    metadata: stale_if(Metadata::with(meta), stale),
-                },
-                "complete",
-            ))
-        }
+        _ => symbol_node(c, node_id, kind, rest, &files),
     }
+}
+
+/// A `dir:` node: its subdirectories and files (`whole_node`).
+fn dir_node(
+    node_id: &str,
+    rest: &str,
+    files: &[Arc<FileInfo>],
+) -> Result<(NodeAnswer, &'static str), ToolError> {
+    let dir = clean_path(rest)?;
+    let (subdirs, direct) = entries(&dir, files);
+    if subdirs.is_empty() && direct.is_empty() {
+        return Err(ToolError::node_not_found(node_id));
+    }
+    let children: Vec<String> = subdirs
+        .iter()
+        .map(|d| format!("dir:{d}"))
+        .chain(direct.iter().map(|f| format!("file:{}", f.path)))
+        .collect();
+    Ok((
+        NodeAnswer {
+            node_id: node_id.to_string(),
+            name: dir.rsplit('/').next().unwrap_or(&dir).to_string(),
+            node_type: "dir".into(),
+            content: children.join("\n"),
+            children: Some(children),
+            // Set when the content is paged (`get_node`).
+            content_line_start: 0,
+            content_line_end: 0,
+            truncated: false,
+            next_line: None,
+            path: dir,
+            line_start: None,
+            line_end: None,
+            metadata: Metadata::default(),
+        },
+        "complete",
+    ))
+}
+
+/// A symbol's node, `{kind}:{path}:{qualified name}[#n]` (`whole_node`).
+fn symbol_node(
+    c: &View,
+    node_id: &str,
+    kind: &str,
+    rest: &str,
+    files: &[Arc<FileInfo>],
+) -> Result<(NodeAnswer, &'static str), ToolError> {
+    let find_file = |p: &str| {
+        files
+            .binary_search_by(|f| f.path.as_str().cmp(p))
+            .ok()
+            .map(|i| &files[i])
+    };
+    // The path ends at the first `:` after which a known file path stops.
+    let (path, qn) = rest
+        .match_indices(':')
+        .map(|(i, _)| (&rest[..i], &rest[i + 1..]))
+        .find(|(p, _)| find_file(p).is_some())
+        .ok_or_else(|| ToolError::node_not_found(node_id))?;
+    let (qn, nth) = match qn.rsplit_once('#') {
+        Some((q, n)) if n.parse::<usize>().is_ok_and(|n| n >= 2) => {
+            (q, n.parse::<usize>().unwrap_or(1))
+        }
+        _ => (qn, 1),
+    };
+    let Some(f) = find_file(path) else {
+        return Err(ToolError::node_not_found(node_id));
+    };
+    // The file's symbols in position order, as node ids number them.
+    let cat = c.catalog()?;
+    let Some(entry) = cat
+        .in_file(&f.path)
+        .into_iter()
+        .filter(|&i| {
+            let e = cat.entry(i);
+            e.kind() == kind && e.qualified_name() == qn
+        })
+        .nth(nth - 1)
+    else {
+        return Err(ToolError::node_not_found(node_id));
+    };
+    let e = cat.entry(entry);
+    // The whole doc (the catalog keeps its first line): one lookup by key.
+    let doc = c
+        .graph
+        .symbols_by_ids(vec![e.id()])
+        .map_err(ToolError::internal)?
+        .pop()
+        .ok_or_else(|| ToolError::node_not_found(node_id))?
+        .0
+        .doc;
+    let (start, end) = e.bytes();
+    let (text, stale) = read_source(&c.root(), f)?;
+    let content = text
+        .get(start.min(text.len())..end.min(text.len()))
+        .unwrap_or("")
+        .to_string();
+    let meta = NodeMeta {
+        signature: Some(e.signature().to_string()),
+        docstring: Some(doc),
+        language: Some(e.language().to_string()),
+        qualified_name: Some(e.qualified_name().to_string()),
+        visibility: Some(e.visibility().to_string()),
+        symbol_id: Some(e.id()),
+        symbol_stable_id: Some(e.stable_id()),
+        ..NodeMeta::default()
+    };
+    Ok((
+        NodeAnswer {
+            node_id: node_id.to_string(),
+            name: e.name().to_string(),
+            node_type: e.kind().to_string(),
+            path: e.path().to_string(),
+            line_start: Some(e.line_start()),
+            line_end: Some(e.line_end()),
+            content,
+            children: None,
+            // Set when the content is paged (`get_node`).
+            content_line_start: 0,
+            content_line_end: 0,
+            truncated: false,
+            next_line: None,
+            metadata: stale_if(Metadata::with(meta), stale),
+        },
+        "complete",
+    ))
 }
 
 /// The explore_tree node id of the symbol whose id is `symbol_id`:

@@ -436,21 +436,17 @@ fn remembered_walk(run: &Run<'_>) -> WalkResult {
     walked
 }
 
-/// Decides how the run writes (a full build aside, or in place) and finds what it starts from: the previous run's state when
-/// it describes the graph, else the stored content hashes.
-fn plan(
-    run: &Run<'_>,
-    store: Option<&GraphStore>,
-    opened: &mut Opened,
-) -> Result<Plan, IndexError> {
-    let (opts, repo, ref_name) = (run.opts, run.repo.as_str(), run.ref_name.as_str());
+/// The layout the manifests give and its hash (with the extraction's), or the
+/// last run's when nothing walked could have changed it (`plan`).
+fn plan_layout(run: &Run<'_>, opened: &Opened) -> (Arc<Layout>, String) {
+    let repo = run.repo.as_str();
     // A server's run that did not walk (only known files changed, never a
     // manifest) has the same manifests as the run before: its layout stands.
     let known = opened
         .only_changed
         .as_ref()
         .and_then(|_| run.states.layout(&run.state_path));
-    let (layout, layout_hash) = match known {
+    match known {
         Some(known) => known,
         None => {
             let manifests: Vec<Manifest> = opened
@@ -472,7 +468,30 @@ fn plan(
             let hash = format!("{}.{}", &extraction[..16], layout.fingerprint(""));
             (Arc::new(layout), hash)
         }
-    };
+    }
+}
+
+/// The files of `p` whose module or package `layout` names differently.
+fn renamed_files(p: &RefState, layout: &Layout) -> HashSet<String> {
+    p.files
+        .iter()
+        .filter(|f| {
+            let now = layout.module_info(&f.path, f.language);
+            now.module != f.module || now.package != f.package
+        })
+        .map(|f| f.path.clone())
+        .collect()
+}
+
+/// Decides how the run writes (a full build aside, or in place) and finds what it starts from: the previous run's state when
+/// it describes the graph, else the stored content hashes.
+fn plan(
+    run: &Run<'_>,
+    store: Option<&GraphStore>,
+    opened: &mut Opened,
+) -> Result<Plan, IndexError> {
+    let (opts, repo, ref_name) = (run.opts, run.repo.as_str(), run.ref_name.as_str());
+    let (layout, layout_hash) = plan_layout(run, opened);
     if let Some(found) = opened.walk_found.as_mut() {
         found.layout = Some((layout.clone(), layout_hash.clone()));
     }
@@ -534,15 +553,7 @@ fn plan(
     if layout_moved {
         match &prior {
             Some(p) => {
-                let stale: HashSet<String> = p
-                    .files
-                    .iter()
-                    .filter(|f| {
-                        let now = layout.module_info(&f.path, f.language);
-                        now.module != f.module || now.package != f.package
-                    })
-                    .map(|f| f.path.clone())
-                    .collect();
+                let stale = renamed_files(p, &layout);
                 tracing::info!(
                     files = stale.len(),
                     "the manifests name some files differently: re-indexing those, resolving every import"

@@ -1365,42 +1365,7 @@ impl Service {
                         }
                     }
                 } else {
-                    let key = (served.name.clone(), report.ref_name.clone());
-                    let old = store
-                        .catalogs
-                        .read()
-                        .ok()
-                        .and_then(|c| c.get(&key).cloned())
-                        .filter(|c| Some(c.state()) == before.as_ref() && c.state().settled());
-                    let patched = match (old, &report.changes, store.graph()) {
-                        // Nothing of its symbols changed: the same rows, of the
-                        // state the run left.
-                        (Some(old), _, Some(graph))
-                            if report.parsed == 0 && report.removed == 0 =>
-                        {
-                            Some(Arc::new(
-                                old.with_state(graph.state(&served.name, &report.ref_name)),
-                            ))
-                        }
-                        (Some(old), Some(changes), Some(graph)) => {
-                            let started = std::time::Instant::now();
-                            match old.apply(changes, &graph) {
-                                Ok(c) => {
-                                    tracing::debug!(
-                                        ms = started.elapsed().as_millis() as u64,
-                                        "patched the symbol catalog"
-                                    );
-                                    Some(Arc::new(c))
-                                }
-                                // Dropped instead: the next call loads it again.
-                                Err(e) => {
-                                    tracing::warn!("cannot patch the symbol catalog: {e}");
-                                    None
-                                }
-                            }
-                        }
-                        _ => None,
-                    };
+                    let patched = patched_catalog(served, before.as_ref(), &report);
                     store.refresh_ref(&served.name, &report.ref_name, patched, &report);
                 }
                 // Load the ref's catalog now, not on the first question.
@@ -1527,6 +1492,49 @@ impl Service {
 
     pub fn repo_names(&self) -> Vec<String> {
         self.repos.iter().map(|r| r.name.clone()).collect()
+    }
+}
+
+/// The ref's symbol catalog after an in-place run, patched from the one the
+/// server holds when that one is of the state before the run (`index_one`);
+/// `None`: loaded again on the next call.
+fn patched_catalog(
+    served: &Served,
+    before: Option<&crate::store::graph::GraphState>,
+    report: &IndexReport,
+) -> Option<Arc<Catalog>> {
+    let store = &served.store;
+    let key = (served.name.clone(), report.ref_name.clone());
+    let old = store
+        .catalogs
+        .read()
+        .ok()
+        .and_then(|c| c.get(&key).cloned())
+        .filter(|c| Some(c.state()) == before && c.state().settled());
+    match (old, &report.changes, store.graph()) {
+        // Nothing of its symbols changed: the same rows, of the
+        // state the run left.
+        (Some(old), _, Some(graph)) if report.parsed == 0 && report.removed == 0 => Some(Arc::new(
+            old.with_state(graph.state(&served.name, &report.ref_name)),
+        )),
+        (Some(old), Some(changes), Some(graph)) => {
+            let started = std::time::Instant::now();
+            match old.apply(changes, &graph) {
+                Ok(c) => {
+                    tracing::debug!(
+                        ms = started.elapsed().as_millis() as u64,
+                        "patched the symbol catalog"
+                    );
+                    Some(Arc::new(c))
+                }
+                // Dropped instead: the next call loads it again.
+                Err(e) => {
+                    tracing::warn!("cannot patch the symbol catalog: {e}");
+                    None
+                }
+            }
+        }
+        _ => None,
     }
 }
 

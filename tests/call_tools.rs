@@ -856,7 +856,7 @@ fn cli_refs_calls_and_impact_of_a_diff() {
     let o = cruxe(&["index", &repo.to_string_lossy(), "--data", &data_s]);
     assert!(o.status.success(), "{}", stderr(&o));
 
-    let o = cruxe(&["refs", "fact", "geo/util.py", "--data", &data_s]);
+    let o = cruxe(&["refs", "fact", "--path", "geo/util.py", "--data", &data_s]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
     assert!(
@@ -865,9 +865,19 @@ fn cli_refs_calls_and_impact_of_a_diff() {
     );
     assert!(text.contains("tests/test_util.py\n"), "{text}");
     assert!(
-        text.contains("geo.util.fact  [scope]  return 1 if n <= 1 else n * fact(n - 1)"),
+        text.contains(
+            "\n  6:33   call    geo.util.fact              [scope]      return 1 if n <= 1 else n * fact(n - 1)\n"
+        ),
         "{text}"
     );
+    // One table: the columns line up across files.
+    let tiers: Vec<usize> = text
+        .lines()
+        .filter(|l| l.starts_with("  "))
+        .map(|l| l.find('[').expect("a tier"))
+        .collect();
+    assert_eq!(tiers.len(), 4, "{text}");
+    assert!(tiers.iter().all(|&c| c == tiers[0]), "{text}");
 
     let o = cruxe(&["calls", "fact", "--callers", "--json", "--data", &data_s]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -218,6 +218,77 @@ fn hierarchy_command_prints_the_chain() {
     assert_eq!(lines[2], "    file src/auth/handler.rs");
 }
 
+/// Every read tool is a command: each prints the tool's answer for people and
+/// the whole answer with `--json`; the flags mean the same everywhere, the
+/// limits are the tools', and errors name flags and commands, not arguments
+/// and tools.
+#[test]
+fn every_read_tool_is_a_command_with_the_same_flags() {
+    let (_tmp, data) = indexed("rust");
+    let run = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--data", &data]);
+        cruxe(&all)
+    };
+    let tools = [
+        (vec!["search", "validate"], "search_code"),
+        (vec!["locate", "validate_token"], "locate_symbol"),
+        (vec!["outline", "src/auth/handler.rs"], "get_file_outline"),
+        (vec!["related", "validate_token"], "find_related_symbols"),
+        (vec!["context", "validate a token"], "get_code_context"),
+        (vec!["hierarchy", "validate_token"], "get_symbol_hierarchy"),
+        (vec!["refs", "validate_token"], "find_references"),
+        (vec!["calls", "validate_token"], "get_call_graph"),
+        (vec!["impls", "Authenticator"], "find_implementations"),
+    ];
+    for (args, tool) in &tools {
+        let out = run(args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert!(!stdout(&out).trim().is_empty(), "{args:?} printed nothing");
+        let mut json = args.clone();
+        json.extend(["--json", "--repo", "rust", "--ref", "test"]);
+        let out = run(&json);
+        assert!(out.status.success(), "{json:?}: {}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{tool}: {e}: {}", stdout(&out)));
+        assert_eq!(v["metadata"]["repo"], "rust", "{tool}: {v}");
+        assert_eq!(v["metadata"]["ref"], "test", "{tool}: {v}");
+    }
+    // The answers are the tools': the outline lists the file's symbols.
+    let text = stdout(&run(&["outline", "src/auth/handler.rs"]));
+    assert!(
+        text.starts_with("src/auth/handler.rs (rust, module auth::handler, "),
+        "{text}"
+    );
+    assert!(text.contains("\n    method validate  "), "{text}");
+    // --limit cuts a list and says so; past the tool's bound it is refused
+    // with the flag's name.
+    let text = stdout(&run(&["outline", "src/auth/handler.rs", "--limit", "2"]));
+    assert_eq!(text.lines().count(), 4, "{text}");
+    assert!(text.ends_with("(2 shown; --limit for more)\n"), "{text}");
+    let out = run(&["refs", "validate_token", "--limit", "2000"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("--limit must be between 1 and 1000, not 2000"),
+        "{}",
+        stderr(&out)
+    );
+    // An unknown name: the hint names commands.
+    let out = run(&["calls", "no_such_symbol_anywhere"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("try `cruxe search NAME` or `cruxe locate NAME`"),
+        "{}",
+        stderr(&out)
+    );
+    // An ambiguous one: the candidates, and the flag to choose with.
+    let out = run(&["related", "validate"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("pass --path"), "{err}");
+    assert!(err.contains("src/auth/jwt.rs:25"), "{err}");
+}
+
 #[test]
 fn errors_are_clear() {
     let tmp = tempfile::tempdir().expect("tmp");
@@ -310,9 +381,9 @@ fn serve_says_when_the_first_index_is_ready() {
     );
 }
 
-/// Issue 19: while a server holds a data dir, `status`, `cypher` and
-/// `hierarchy` go through it (its address is in the data dir) and print what
-/// they print without it; each takes the repository's PATH like `index`; and
+/// Issue 19: while a server holds a data dir, `status`, `cypher` and every
+/// read command go through it (its address is in the data dir) and print
+/// what they print without it; each takes the repository's PATH like `index`; and
 /// `serve --data DIR` with no PATH serves the repositories DIR holds.
 #[test]
 fn read_commands_go_through_a_running_server_and_print_the_same() {
@@ -336,6 +407,7 @@ fn read_commands_go_through_a_running_server_and_print_the_same() {
             "validate",
             "--path",
             "src/auth/handler.rs",
+            "-C",
             path,
         ],
         vec![
@@ -345,8 +417,40 @@ fn read_commands_go_through_a_running_server_and_print_the_same() {
             "src/auth/handler.rs",
             "--direction",
             "descendants",
+            "-C",
             path,
         ],
+        // Every read tool is a command, with the same flags everywhere.
+        vec!["search", "validate token", "--limit", "3", "-C", path],
+        vec!["locate", "validate", "-C", path],
+        vec!["outline", "src/auth/handler.rs", "-C", path],
+        vec![
+            "related",
+            "validate",
+            "--path",
+            "src/auth/handler.rs",
+            "-C",
+            path,
+        ],
+        vec![
+            "context",
+            "validate a token",
+            "--max-tokens",
+            "400",
+            "-C",
+            path,
+        ],
+        vec![
+            "refs",
+            "validate_token",
+            "--path",
+            "src/auth/jwt.rs",
+            "-C",
+            path,
+        ],
+        vec!["calls", "validate_token", "--callers", "-C", path],
+        vec!["impls", "Authenticator", "-C", path],
+        vec!["impact", "--symbol", "validate_token", "-C", path],
     ];
     let run_all = || -> Vec<String> {
         commands

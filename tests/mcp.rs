@@ -754,15 +754,19 @@ fn related_symbols_user_story() {
             })
             .collect()
     };
-    // 1 (issue 19's ranking): what relates comes first: the impl enclosing the
-    // method and its other member, what it calls, what its file imports; then
-    // the rest of the file (10 symbols), its field last.
+    // 1 (ranking): what it calls comes first, then the impl enclosing the
+    // method and its other member, what its file imports; then the rest of
+    // the file (10 symbols), its field last.
     let (v, err) = &r[0];
     assert!(!err, "{v}");
     let all = rel(v);
     assert_eq!(
         all[..3],
         [
+            (
+                "callee".to_string(),
+                "auth::jwt::validate_token".to_string()
+            ),
             (
                 "parent".to_string(),
                 "auth::handler::AuthHandler".to_string()
@@ -771,14 +775,10 @@ fn related_symbols_user_story() {
                 "same_type".to_string(),
                 "auth::handler::AuthHandler::new".to_string()
             ),
-            (
-                "callee".to_string(),
-                "auth::jwt::validate_token".to_string()
-            ),
         ],
         "{v}"
     );
-    assert_eq!(v["related"][0]["kind"], "impl");
+    assert_eq!(v["related"][1]["kind"], "impl");
     let imported: Vec<String> = all
         .iter()
         .filter(|(r, _)| r == "imported")

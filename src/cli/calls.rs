@@ -1,416 +1,476 @@
-//! `cruxe refs`, `cruxe calls` and `cruxe impact`: the call-graph tools on the
-//! command line. Each answers through the same query as its MCP tool
-//! (`query::calls`), over a view of the data dir opened read-only, and prints
-//! it for a person (or, with `--json`, as the tool's JSON).
+//! `cruxe refs`, `calls`, `impls` and `impact`: the call-graph tools on the
+//! command line (`find_references`, `get_call_graph`, `find_implementations`,
+//! `analyze_impact`), asked through `read::ask` and printed for a person.
 
 use std::io::Write;
-use std::path::PathBuf;
-use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
+use clap::Args;
+use serde_json::{Value, json};
 
-use super::{CallsArgs, ImpactArgs, NO_BUDGET, RefsArgs, Target, pick_ref};
-use crate::query::answers::{Answer, ProtocolMeta};
-use crate::query::calls;
-use crate::query::error::ToolError;
-use crate::query::inputs::{
-    CallDirection, CallGraphInput, ImpactInput, RefKind, ReferencesInput, Tier,
-};
-use crate::query::view::View;
-use crate::store::catalog;
-use crate::store::datadir::DataDir;
-use crate::store::search::{self, RefSearch, SearchIndex};
+use super::read::{Asked, ReadFlags, aligned, ask, count, plural, print_json, text};
 
-/// Runs `query` on a view of the target's repo/ref; prints `--json` or hands
-/// the answer to `show`. An ambiguous name lists its candidates (exit 1).
-pub(super) fn answer<T: Answer>(
-    t: &Target,
-    query: impl FnOnce(&View) -> Result<(T, &'static str), ToolError>,
-    show: impl FnOnce(&T) -> i32,
-) -> Result<i32> {
-    answer_with_status(t, query, show, |_| 0)
+#[derive(Args, Debug)]
+pub struct RefsArgs {
+    /// Symbol name (`validate`) or qualified name (`auth::handler::AuthHandler::validate`).
+    pub symbol: String,
+    /// File that holds the symbol, to tell same-named symbols apart.
+    #[arg(long)]
+    pub path: Option<String>,
+    /// Only uses of this kind.
+    #[arg(long, default_value = "all", value_parser = ["all", "call", "type", "import", "value"])]
+    pub kind: String,
+    #[command(flatten)]
+    pub flags: ReadFlags,
 }
 
-/// `answer`, with `--json`'s exit status from `status` (the printed form's
-/// comes from `show`).
-pub(super) fn answer_with_status<T: Answer>(
-    t: &Target,
-    query: impl FnOnce(&View) -> Result<(T, &'static str), ToolError>,
-    show: impl FnOnce(&T) -> i32,
-    status: impl FnOnce(&T) -> i32,
-) -> Result<i32> {
-    let data = super::data_dir(t.repo_path.as_deref(), t.data.as_deref());
-    let graph = Arc::new(data.open_graph_read_only(&t.resources.graph_config())?);
-    let (repo, ref_name) = pick_ref(&graph, t.repo.as_deref(), t.ref_name.as_deref())?;
-    let cat = Arc::new(
-        catalog::load(&graph, &repo, &ref_name)
-            .with_context(|| format!("cannot read {repo}@{ref_name}"))?,
-    );
-    let root = source_root(&data, &graph, &repo, &ref_name)?;
-    // The search index as the last run left it, when it is that run's (the
-    // tag matches); the CLI never rebuilds one. Used for "did you mean".
-    let indexed_at = graph
-        .status()?
-        .into_iter()
-        .find(|r| r.repo == repo && r.ref_name == ref_name)
-        .map(|r| r.indexed_at);
-    let search_dir = data.search_dir(&repo, &ref_name);
-    let search_cat = cat.clone();
-    let view = View::new(
-        repo.clone(),
-        ref_name.clone(),
-        graph,
-        Default::default(),
-        root,
-        Box::new(move || Ok(cat.clone())),
-        Box::new(move || {
-            let index = (indexed_at.is_some() && search::read_tag(&search_dir) == indexed_at)
-                .then(|| SearchIndex::open_dir(&search_dir).ok())
-                .flatten();
-            match index {
-                Some(index) => Ok(Arc::new(RefSearch {
-                    catalog: search_cat.clone(),
-                    index,
-                })),
-                None => Err(ToolError::new(
-                    "index_not_ready",
-                    "the search index is not up to date with the graph",
-                    serde_json::json!({}),
-                )),
-            }
-        }),
-    );
-    let (mut body, completeness) = match query(&view) {
-        Ok(found) => found,
-        Err(e) if e.code == "ambiguous_symbol" => {
-            eprintln!("cruxe: {}; candidates:", e.message);
-            super::print_candidates(&e.data);
-            return Ok(1);
-        }
-        Err(e) => bail!("{}", e.message),
-    };
-    fill(body.protocol(), &repo, &ref_name, completeness);
-    if t.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&body).context("cannot print the answer")?
-        );
-        return Ok(status(&body));
-    }
-    Ok(show(&body))
+#[derive(Args, Debug)]
+pub struct CallsArgs {
+    /// Function or method name, plain or qualified.
+    pub symbol: String,
+    /// File that holds the symbol, to tell same-named symbols apart.
+    #[arg(long)]
+    pub path: Option<String>,
+    /// What calls it (the default).
+    #[arg(long, group = "side")]
+    pub callers: bool,
+    /// What it calls.
+    #[arg(long, group = "side")]
+    pub callees: bool,
+    /// Both ways.
+    #[arg(long, group = "side")]
+    pub both: bool,
+    /// Calls to follow, 1 to 5.
+    #[arg(long, default_value_t = 2)]
+    pub depth: i64,
+    /// Weakest resolution tier followed (scope, import, self, qualified, typed,
+    /// dispatch, name).
+    #[arg(long, default_value = "dispatch")]
+    pub min_confidence: String,
+    #[command(flatten)]
+    pub flags: ReadFlags,
 }
 
-/// The protocol metadata of an answer made on the command line.
-fn fill(p: &mut ProtocolMeta, repo: &str, ref_name: &str, completeness: &str) {
-    p.cruxe_protocol_version = crate::mcp::tools::PROTOCOL_VERSION.into();
-    p.freshness_status = "fresh".into();
-    p.indexing_status = "ready".into();
-    p.result_completeness = completeness.into();
-    p.repo = Some(repo.into());
-    p.ref_name = Some(ref_name.into());
-    p.schema_status = "compatible".into();
+#[derive(Args, Debug)]
+pub struct ImplsArgs {
+    /// A trait, interface, class or struct (or one of their methods).
+    pub symbol: String,
+    /// File that holds the symbol, to tell same-named symbols apart.
+    #[arg(long)]
+    pub path: Option<String>,
+    /// The types that implement or extend it (the default), or, with
+    /// `--supertypes`, the ones it implements or extends.
+    #[arg(long)]
+    pub supertypes: bool,
+    #[command(flatten)]
+    pub flags: ReadFlags,
 }
 
-/// Where a ref's files are read from: a git ref's snapshot, else the working
-/// tree the repository was indexed from.
-fn source_root(
-    data: &DataDir,
-    graph: &crate::store::graph::GraphStore,
-    repo: &str,
-    ref_name: &str,
-) -> Result<PathBuf> {
-    let tree = data.tree_dir(repo, ref_name);
-    if tree.is_dir() {
-        return Ok(tree);
-    }
-    Ok(graph
-        .repo_root(repo)?
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(".")))
-}
-
-fn tier(name: &str) -> Result<Tier> {
-    serde_json::from_value(serde_json::Value::String(name.to_string())).map_err(|_| {
-        anyhow::anyhow!(
-            "--min-confidence must be one of scope, import, self, qualified, typed, dispatch, name; not `{name}`"
-        )
-    })
-}
-
-pub fn cmd_refs(a: RefsArgs) -> Result<i32> {
-    let kind = match a.kind.as_str() {
-        "call" => RefKind::Call,
-        "type" => RefKind::Type,
-        "import" => RefKind::Import,
-        "value" => RefKind::Value,
-        _ => RefKind::All,
-    };
-    let input = ReferencesInput {
-        symbol_name: a.symbol.clone(),
-        path: a.path.clone(),
-        kind,
-        limit: Some(a.limit),
-        max_tokens: Some(NO_BUDGET),
-        ..ReferencesInput::default()
-    };
-    answer(
-        &a.target,
-        |v| calls::find_references(v, input),
-        |r| {
-            let mut out = std::io::stdout().lock();
-            let s = &r.symbol;
-            let _ = writeln!(
-                out,
-                "{} {} ({}:{})",
-                s.kind, s.qualified_name, s.path, s.line_start
-            );
-            let mut last = "";
-            for x in &r.references {
-                if x.path != last {
-                    let _ = writeln!(out, "{}", x.path);
-                    last = &x.path;
-                }
-                let from = x
-                    .from
-                    .as_ref()
-                    .map_or("(top level)", |f| f.qualified_name.as_str());
-                let via = x
-                    .via
-                    .as_ref()
-                    .map(|v| format!(" via {v}"))
-                    .unwrap_or_default();
-                let _ = writeln!(
-                    out,
-                    "  {}:{}  {:<10} {}  [{}{}]  {}",
-                    x.line, x.col, x.kind, from, x.confidence, via, x.text
-                );
-            }
-            let _ = writeln!(
-                out,
-                "{} reference{} in {} file{}{}{}",
-                r.total,
-                plural(r.total),
-                r.files.len(),
-                plural(r.files.len()),
-                if r.truncated { " (first shown)" } else { "" },
-                match r.unresolved {
-                    0 => String::new(),
-                    n => format!("; {n} more site(s) name it without proof"),
-                }
-            );
-            print_completeness(&mut out, &r.completeness, r.unproven, &r.unproven_sites);
-            0
-        },
-    )
-}
-
-pub fn cmd_calls(a: CallsArgs) -> Result<i32> {
-    let direction = match (a.callees, a.both) {
-        (true, _) => CallDirection::Callees,
-        (_, true) => CallDirection::Both,
-        _ => CallDirection::Callers,
-    };
-    let input = CallGraphInput {
-        symbol_name: a.symbol.clone(),
-        path: a.path.clone(),
-        direction,
-        depth: Some(a.depth),
-        limit: Some(a.limit),
-        min_confidence: Some(tier(&a.min_confidence)?),
-        max_tokens: Some(NO_BUDGET),
-        ..CallGraphInput::default()
-    };
-    answer(
-        &a.target,
-        |v| calls::get_call_graph(v, input),
-        |g| {
-            let mut out = std::io::stdout().lock();
-            let r = &g.root;
-            let _ = writeln!(
-                out,
-                "{} of {} ({}:{}), depth {}",
-                match g.direction.as_str() {
-                    "both" => "callers and callees",
-                    other => other,
-                },
-                r.qualified_name,
-                r.path,
-                r.line_start,
-                g.depth
-            );
-            for n in g.nodes.iter().filter(|n| n.id != r.id) {
-                let mut notes: Vec<&str> = Vec::new();
-                notes.extend(n.side.as_deref());
-                notes.extend(n.via.as_deref());
-                let notes = if notes.is_empty() {
-                    String::new()
-                } else {
-                    format!(" [{}]", notes.join(", "))
-                };
-                let _ = writeln!(
-                    out,
-                    "{}{} {} ({}:{}){}",
-                    "  ".repeat(n.depth.max(1)),
-                    n.kind,
-                    n.qualified_name,
-                    n.path,
-                    n.line_start,
-                    notes
-                );
-            }
-            let name = |id: &str| {
-                g.nodes
-                    .iter()
-                    .find(|n| n.id == id)
-                    .map_or(id.to_string(), |n| n.qualified_name.clone())
-            };
-            let path = |id: &str| {
-                g.nodes
-                    .iter()
-                    .find(|n| n.id == id)
-                    .map_or(String::new(), |n| n.path.clone())
-            };
-            let _ = writeln!(out, "call sites:");
-            for e in &g.edges {
-                let _ = writeln!(
-                    out,
-                    "  {} -> {}  ({}:{}) [{}]",
-                    name(&e.from),
-                    name(&e.to),
-                    path(&e.from),
-                    e.line,
-                    e.confidence
-                );
-            }
-            let _ = writeln!(
-                out,
-                "{} node{}, {} call site{}{}{}",
-                g.total_nodes,
-                plural(g.total_nodes),
-                g.total_edges,
-                plural(g.total_edges),
-                if g.truncated { " (nearest shown)" } else { "" },
-                if g.cycles { "; cycles met" } else { "" }
-            );
-            print_completeness(&mut out, &g.completeness, g.unproven, &g.unproven_sites);
-            0
-        },
-    )
-}
-
-pub fn cmd_impact(a: ImpactArgs) -> Result<i32> {
-    if a.diff.is_none() && a.symbol.is_none() && a.paths.is_empty() {
-        bail!("pass --diff BASE, --symbol NAME or --paths FILE...");
-    }
-    let run_ids = a.run_ids;
-    let input = ImpactInput {
-        symbol_name: a.symbol.clone(),
-        path: a.path.clone(),
-        paths: (!a.paths.is_empty()).then(|| a.paths.clone()),
-        diff_base: a.diff.clone(),
-        depth: Some(a.depth),
-        min_confidence: Some(tier(&a.min_confidence)?),
-        limit: Some(2000),
-        max_tokens: Some(NO_BUDGET),
-        ..ImpactInput::default()
-    };
-    answer_with_status(
-        &a.target,
-        |v| calls::analyze_impact(v, input),
-        |r| {
-            // The test files to run, for CI; on a lower bound a last line
-            // says so, and the exit status is 3 (run every test instead).
-            let mut out = std::io::stdout().lock();
-            let mut printed = std::collections::HashSet::new();
-            for t in &r.tests {
-                let line = if run_ids {
-                    t.run.as_str()
-                } else {
-                    t.path.as_str()
-                };
-                if printed.insert(line) {
-                    let _ = writeln!(out, "{line}");
-                }
-            }
-            let lower = r.completeness != "exact";
-            if lower {
-                // The first note says why (unproven sites, a cut walk, symbols
-                // reached from past the depth).
-                let why = r.notes.first().cloned().unwrap_or_else(|| {
-                    format!("{} unproven site(s) could reach the change", r.unproven)
-                });
-                let _ = writeln!(out, "# lower_bound: {why}; these tests may not be all");
-            }
-            eprintln!(
-                "cruxe: {} changed symbol{}, {} affected within {} step{}, {} test{} ({})",
-                r.total_changed,
-                plural(r.total_changed),
-                r.total_affected,
-                r.depth,
-                plural(r.depth),
-                printed.len(),
-                plural(printed.len()),
-                r.completeness
-            );
-            for n in &r.notes {
-                eprintln!("cruxe: {n}");
-            }
-            for u in &r.unproven_sites {
-                eprintln!(
-                    "cruxe:   {}:{}:{} {} [{}] {}",
-                    u.path, u.line, u.col, u.name, u.reason, u.text
-                );
-            }
-            if lower { LOWER_BOUND } else { 0 }
-        },
-        |r| {
-            if r.completeness == "exact" {
-                0
-            } else {
-                LOWER_BOUND
-            }
-        },
-    )
+#[derive(Args, Debug)]
+pub struct ImpactArgs {
+    /// The working tree's diff against this git ref (branch, tag, commit).
+    #[arg(long, group = "change")]
+    pub diff: Option<String>,
+    /// A symbol about to change.
+    #[arg(long, group = "change")]
+    pub symbol: Option<String>,
+    /// With --symbol: the file that holds it.
+    #[arg(long, requires = "symbol")]
+    pub path: Option<String>,
+    /// Changed files.
+    #[arg(long, group = "change", num_args = 1..)]
+    pub paths: Vec<String>,
+    /// Steps to follow from the change, 1 to 12 (to choose the tests a change
+    /// can break, 10: tests reach code through long call chains).
+    #[arg(long, default_value_t = 3)]
+    pub depth: i64,
+    /// Weakest resolution tier followed (`name` adds edges guessed from a
+    /// unique name).
+    #[arg(long, default_value = "dispatch")]
+    pub min_confidence: String,
+    /// Print how to run each test (a pytest node id, a `go test` or `cargo
+    /// test` command, a file for vitest/jest) instead of the test files.
+    #[arg(long)]
+    pub run_ids: bool,
+    #[command(flatten)]
+    pub flags: ReadFlags,
 }
 
 /// `cruxe impact`'s exit status when its answer is a lower bound: a script
 /// that runs the tests it prints runs every test instead.
 pub const LOWER_BOUND: i32 = 3;
 
-/// The last lines of `refs` and `calls`: exact, or how many sites were left
-/// unproven and the first of them.
-fn print_completeness(
-    out: &mut impl Write,
-    completeness: &str,
-    unproven: usize,
-    sites: &[crate::query::answers::UnprovenSite],
-) {
-    if completeness == "exact" {
+fn tier(name: &str) -> Result<&str> {
+    const TIERS: [&str; 7] = [
+        "scope",
+        "import",
+        "self",
+        "qualified",
+        "typed",
+        "dispatch",
+        "name",
+    ];
+    if !TIERS.contains(&name) {
+        bail!(
+            "--min-confidence must be one of {}; not `{name}`",
+            TIERS.join(", ")
+        );
+    }
+    Ok(name)
+}
+
+/// The tool's answer, printed as JSON or by `show`; an ambiguous name exits 1.
+fn answered(
+    flags: &ReadFlags,
+    tool: &str,
+    args: Value,
+    show: impl FnOnce(&Value) -> i32,
+) -> Result<i32> {
+    match ask(flags, tool, args)? {
+        Asked::Ambiguous => Ok(1),
+        Asked::Answer(a) if flags.json => {
+            print_json(&a)?;
+            Ok(
+                if tool == "analyze_impact" && text(&a, "completeness") != "exact" {
+                    LOWER_BOUND
+                } else {
+                    0
+                },
+            )
+        }
+        Asked::Answer(a) => Ok(show(&a)),
+    }
+}
+
+pub fn cmd_refs(a: RefsArgs) -> Result<i32> {
+    let args =
+        json!({"symbol_name": a.symbol, "path": a.path, "kind": a.kind, "limit": a.flags.limit});
+    answered(&a.flags, "find_references", args, |r| {
+        let mut out = std::io::stdout().lock();
+        let s = &r["symbol"];
+        let _ = writeln!(
+            out,
+            "{} {} ({}:{})",
+            text(s, "kind"),
+            text(s, "qualified_name"),
+            text(s, "path"),
+            s["line_start"]
+        );
+        // One table for the whole answer, so columns line up across files;
+        // a file's name heads its rows.
+        let refs = r["references"].as_array().cloned().unwrap_or_default();
+        let rows: Vec<Vec<String>> = refs
+            .iter()
+            .map(|x| {
+                let via = x["via"]
+                    .as_str()
+                    .map(|v| format!(" via {v}"))
+                    .unwrap_or_default();
+                vec![
+                    format!("  {}:{}", x["line"], x["col"]),
+                    text(x, "kind").to_string(),
+                    x["from"]["qualified_name"]
+                        .as_str()
+                        .unwrap_or("(top level)")
+                        .to_string(),
+                    format!("[{}{via}]", text(x, "confidence")),
+                    text(x, "text").trim().to_string(),
+                ]
+            })
+            .collect();
+        let mut last = "";
+        for (x, line) in refs.iter().zip(aligned(&rows)) {
+            if text(x, "path") != last {
+                last = text(x, "path");
+                let _ = writeln!(out, "{last}");
+            }
+            let _ = writeln!(out, "{line}");
+        }
+        let (total, files) = (count(r, "total"), count(r, "total_files"));
+        let _ = writeln!(
+            out,
+            "{total} reference{} in {files} file{}{}{}",
+            plural(total),
+            plural(files),
+            if r["truncated"] == true {
+                format!(" ({} shown; --limit for more)", refs.len())
+            } else {
+                String::new()
+            },
+            match count(r, "unresolved") {
+                0 => String::new(),
+                n => format!("; {n} more site(s) name it without proof"),
+            }
+        );
+        print_completeness(&mut out, r);
+        0
+    })
+}
+
+pub fn cmd_calls(a: CallsArgs) -> Result<i32> {
+    let direction = match (a.callees, a.both) {
+        (true, _) => "callees",
+        (_, true) => "both",
+        _ => "callers",
+    };
+    let args = json!({
+        "symbol_name": a.symbol, "path": a.path, "direction": direction,
+        "depth": a.depth, "min_confidence": tier(&a.min_confidence)?, "limit": a.flags.limit,
+    });
+    answered(&a.flags, "get_call_graph", args, print_call_graph)
+}
+
+fn print_call_graph(g: &Value) -> i32 {
+    let mut out = std::io::stdout().lock();
+    let r = &g["root"];
+    let _ = writeln!(
+        out,
+        "{} of {} ({}:{}), depth {}",
+        match text(g, "direction") {
+            "both" => "callers and callees",
+            other => other,
+        },
+        text(r, "qualified_name"),
+        text(r, "path"),
+        r["line_start"],
+        g["depth"]
+    );
+    let nodes = g["nodes"].as_array().cloned().unwrap_or_default();
+    for n in nodes.iter().filter(|n| n["id"] != r["id"]) {
+        let notes: Vec<&str> = [n["side"].as_str(), n["via"].as_str()]
+            .into_iter()
+            .flatten()
+            .collect();
+        let notes = if notes.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", notes.join(", "))
+        };
+        let _ = writeln!(
+            out,
+            "{}{} {} ({}:{}){notes}",
+            "  ".repeat(count(n, "depth").max(1) as usize),
+            text(n, "kind"),
+            text(n, "qualified_name"),
+            text(n, "path"),
+            n["line_start"],
+        );
+    }
+    let node = |id: &Value| nodes.iter().find(|n| n["id"] == *id);
+    let rows: Vec<Vec<String>> = g["edges"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            let (from, to) = (node(&e["from"]), node(&e["to"]));
+            let name = |n: Option<&Value>, id: &Value| {
+                n.map_or(id.as_str().unwrap_or("").to_string(), |n| {
+                    text(n, "qualified_name").to_string()
+                })
+            };
+            vec![
+                format!("  {}", name(from, &e["from"])),
+                "->".into(),
+                name(to, &e["to"]),
+                format!("{}:{}", from.map_or("", |n| text(n, "path")), e["line"]),
+                format!("[{}]", text(e, "confidence")),
+            ]
+        })
+        .collect();
+    let _ = writeln!(out, "call sites:");
+    for line in aligned(&rows) {
+        let _ = writeln!(out, "{line}");
+    }
+    let (n, e) = (count(g, "total_nodes"), count(g, "total_edges"));
+    let _ = writeln!(
+        out,
+        "{n} node{}, {e} call site{}{}{}",
+        plural(n),
+        plural(e),
+        if g["truncated"] == true {
+            " (nearest shown; --limit for more)"
+        } else {
+            ""
+        },
+        if g["cycles"] == true {
+            "; cycles met"
+        } else {
+            ""
+        }
+    );
+    print_completeness(&mut out, g);
+    0
+}
+
+pub fn cmd_impls(a: ImplsArgs) -> Result<i32> {
+    let direction = if a.supertypes {
+        "supertypes"
+    } else {
+        "implementations"
+    };
+    let args = json!({
+        "symbol_name": a.symbol, "path": a.path, "direction": direction, "limit": a.flags.limit,
+    });
+    answered(&a.flags, "find_implementations", args, |r| {
+        let mut out = std::io::stdout().lock();
+        let s = &r["symbol"];
+        let _ = writeln!(
+            out,
+            "{} of {} {} ({}:{})",
+            text(r, "direction"),
+            text(s, "kind"),
+            text(s, "qualified_name"),
+            text(s, "path"),
+            s["line_start"]
+        );
+        let types = r["types"].as_array().cloned().unwrap_or_default();
+        let rows: Vec<Vec<String>> = types
+            .iter()
+            .map(|t| {
+                vec![
+                    format!("  {}", text(t, "kind")),
+                    text(t, "qualified_name").to_string(),
+                    format!("{}:{}", text(t, "path"), t["line_start"]),
+                    format!("[{}]", text(t, "relation")),
+                ]
+            })
+            .collect();
+        for line in aligned(&rows) {
+            let _ = writeln!(out, "{line}");
+        }
+        let total = count(r, "total");
+        let _ = writeln!(
+            out,
+            "{total} type{}{}",
+            plural(total),
+            if r["truncated"] == true {
+                " (first shown; --limit for more)"
+            } else {
+                ""
+            }
+        );
+        print_completeness(&mut out, r);
+        0
+    })
+}
+
+pub fn cmd_impact(a: ImpactArgs) -> Result<i32> {
+    if a.diff.is_none() && a.symbol.is_none() && a.paths.is_empty() {
+        bail!("pass --diff BASE, --symbol NAME or --paths FILE...");
+    }
+    let args = json!({
+        // Every affected symbol the tool can list: a CI job runs what it prints.
+        "limit": a.flags.limit.unwrap_or(2000),
+        "symbol_name": a.symbol, "path": a.path,
+        "paths": (!a.paths.is_empty()).then(|| a.paths.clone()),
+        "diff_base": a.diff, "depth": a.depth,
+        "min_confidence": tier(&a.min_confidence)?,
+    });
+    let run_ids = a.run_ids;
+    answered(&a.flags, "analyze_impact", args, |r| {
+        print_impact(r, run_ids)
+    })
+}
+
+/// The test files to run, for CI; on a lower bound a last line says so, and
+/// the exit status is 3 (run every test instead). A summary goes to stderr.
+fn print_impact(r: &Value, run_ids: bool) -> i32 {
+    let mut out = std::io::stdout().lock();
+    let mut printed = std::collections::HashSet::new();
+    for t in r["tests"].as_array().into_iter().flatten() {
+        let line = if run_ids {
+            text(t, "run")
+        } else {
+            text(t, "path")
+        };
+        if printed.insert(line) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    let notes: Vec<&str> = r["notes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let lower = text(r, "completeness") != "exact";
+    if lower {
+        // The first note says why (unproven sites, a cut walk, symbols
+        // reached from past the depth).
+        let why = notes.first().map(|n| n.to_string()).unwrap_or_else(|| {
+            format!(
+                "{} unproven site(s) could reach the change",
+                count(r, "unproven")
+            )
+        });
+        let _ = writeln!(out, "# lower_bound: {why}; these tests may not be all");
+    }
+    let (changed, affected, depth) = (
+        count(r, "total_changed"),
+        count(r, "total_affected"),
+        count(r, "depth"),
+    );
+    let tests = printed.len() as u64;
+    eprintln!(
+        "cruxe: {changed} changed symbol{}, {affected} affected within {depth} step{}, {tests} test{} ({})",
+        plural(changed),
+        plural(depth),
+        plural(tests),
+        text(r, "completeness")
+    );
+    for n in &notes {
+        eprintln!("cruxe: {n}");
+    }
+    for u in r["unproven_sites"].as_array().into_iter().flatten() {
+        eprintln!(
+            "cruxe:   {}:{}:{} {} [{}] {}",
+            text(u, "path"),
+            u["line"],
+            u["col"],
+            text(u, "name"),
+            text(u, "reason"),
+            text(u, "text")
+        );
+    }
+    if lower { LOWER_BOUND } else { 0 }
+}
+
+/// The last lines of `refs`, `calls` and `impls`: exact, or how many sites
+/// were left unproven and the first of them.
+fn print_completeness(out: &mut impl Write, r: &Value) {
+    if text(r, "completeness") == "exact" {
         let _ = writeln!(out, "complete: exact (no site left unproven)");
         return;
     }
+    let unproven = count(r, "unproven");
+    let sites = r["unproven_sites"].as_array().cloned().unwrap_or_default();
     let _ = writeln!(
         out,
         "lower_bound: {unproven} site(s) could belong here but were not proven{}",
-        if sites.len() < unproven {
+        if (sites.len() as u64) < unproven {
             "; the first:"
         } else {
             ":"
         }
     );
-    for u in sites {
-        let from = u
-            .from
-            .as_ref()
-            .map_or("(top level)", |f| f.qualified_name.as_str());
-        let _ = writeln!(
-            out,
-            "  {}:{}:{}  {}  [{}] in {}  {}",
-            u.path, u.line, u.col, u.name, u.reason, from, u.text
-        );
+    let rows: Vec<Vec<String>> = sites
+        .iter()
+        .map(|u| {
+            vec![
+                format!("  {}:{}:{}", text(u, "path"), u["line"], u["col"]),
+                text(u, "name").to_string(),
+                format!("[{}]", text(u, "reason")),
+                format!(
+                    "in {}",
+                    u["from"]["qualified_name"]
+                        .as_str()
+                        .unwrap_or("(top level)")
+                ),
+                text(u, "text").trim().to_string(),
+            ]
+        })
+        .collect();
+    for line in aligned(&rows) {
+        let _ = writeln!(out, "{line}");
     }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }

@@ -11,6 +11,8 @@ use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
 mod calls;
+mod find;
+mod read;
 mod remote;
 mod shell;
 
@@ -34,8 +36,12 @@ Examples:
   cruxe index ~/src/app --force     rebuild the index of ~/src/app from scratch
   cruxe status                      repos, refs and counts in ./.cruxe
   cruxe status ~/src/app            the same for ~/src/app/.cruxe
+  cruxe search \"parse config\"              symbols ranked by their names, signatures, docs
+  cruxe locate AuthHandler                  where a name is defined
+  cruxe outline src/auth/handler.rs         a file's symbols as a tree
+  cruxe context \"token validation\"          the code that fits a token budget
   cruxe hierarchy validate --path src/auth/handler.rs
-  cruxe refs validate src/auth/handler.rs   every use of validate, by file
+  cruxe refs validate --path src/auth/handler.rs   every use of validate, by file
   cruxe calls validate --callers --depth 3  what calls validate, 3 calls deep
   cruxe impact --diff origin/main           the test files a branch's changes reach
   cruxe cypher \"MATCH (p)-[:CONTAINS*]->(s:Symbol {name:'validate'}) RETURN p.name\"
@@ -68,17 +74,29 @@ pub enum Command {
     Cypher(CypherArgs),
     /// Show the indexed repos and refs with their counts.
     Status(StatusArgs),
+    /// Find symbols by words in their names, signatures and docs (ranked).
+    Search(find::SearchArgs),
+    /// Find where a name is defined (exact names first, then close ones).
+    Locate(find::LocateArgs),
+    /// List a file's symbols as a tree, with lines and signatures.
+    Outline(find::OutlineArgs),
+    /// Show what a symbol calls and what calls it, then its neighbours.
+    Related(find::RelatedArgs),
+    /// Print the code most relevant to a question that fits a token budget.
+    Context(find::ContextArgs),
     /// Show where a symbol lives (ancestors) or what it contains (descendants).
-    Hierarchy(HierarchyArgs),
+    Hierarchy(find::HierarchyArgs),
     /// List every use of a symbol (calls, references, imports) by file, with
     /// the enclosing symbol, the resolution tier and the source line.
-    Refs(RefsArgs),
+    Refs(calls::RefsArgs),
     /// Show what calls a function (callers), what it calls (callees), or both.
-    Calls(CallsArgs),
+    Calls(calls::CallsArgs),
+    /// List the types that implement or extend a trait, interface or class.
+    Impls(calls::ImplsArgs),
     /// What a change can break. With --diff BASE: the working tree's git diff
     /// against BASE; prints the test files to run, one per line (--json for
     /// the whole answer).
-    Impact(ImpactArgs),
+    Impact(calls::ImpactArgs),
     /// Serve MCP over Streamable HTTP at http://ADDR/mcp (and GET /health).
     ///
     /// Indexes the repositories in the background (only what changed, when an index
@@ -393,138 +411,20 @@ pub struct StatusArgs {
     pub resources: Resources,
 }
 
-#[derive(Args, Debug)]
-pub struct HierarchyArgs {
-    /// Symbol name (`validate`) or qualified name (`auth::handler::AuthHandler::validate`).
-    pub symbol: String,
-    /// File that holds the symbol, to tell same-named symbols apart.
-    #[arg(long)]
-    pub path: Option<String>,
-    /// `ancestors` (where it lives) or `descendants` (what it contains).
-    #[arg(long, default_value = "ancestors", value_parser = ["ancestors", "descendants"])]
-    pub direction: String,
-    /// The repository whose index (PATH/.cruxe) to read [default: .].
-    #[arg(value_name = "PATH")]
-    pub repo_path: Option<PathBuf>,
-    /// Data dir holding the index [default: PATH/.cruxe].
-    #[arg(long)]
-    pub data: Option<PathBuf>,
-    /// Repository name (needed when the data dir holds several).
-    #[arg(long)]
-    pub repo: Option<String>,
-    /// Ref name [default: the only or most recently indexed ref of the repo].
-    #[arg(long = "ref")]
-    pub ref_name: Option<String>,
-    #[command(flatten)]
-    pub resources: Resources,
-}
-
-/// Which repo and ref of a data dir a query reads.
-#[derive(Args, Debug)]
-pub struct Target {
-    /// The repository whose index (PATH/.cruxe) to read [default: .].
-    #[arg(short = 'C', long = "repo-dir", value_name = "PATH")]
-    pub repo_path: Option<PathBuf>,
-    /// Data dir holding the index [default: PATH/.cruxe].
-    #[arg(long)]
-    pub data: Option<PathBuf>,
-    /// Repository name (needed when the data dir holds several).
-    #[arg(long)]
-    pub repo: Option<String>,
-    /// Ref name [default: the most recently indexed ref of the repo].
-    #[arg(long = "ref")]
-    pub ref_name: Option<String>,
-    /// Print the whole answer as JSON (the MCP tool's).
-    #[arg(long)]
-    pub json: bool,
-    #[command(flatten)]
-    pub resources: Resources,
-}
-
-#[derive(Args, Debug)]
-pub struct RefsArgs {
-    /// Symbol name (`validate`) or qualified name (`auth::handler::AuthHandler::validate`).
-    pub symbol: String,
-    /// File that holds the symbol, to tell same-named symbols apart.
-    pub path: Option<String>,
-    /// Only uses of this kind.
-    #[arg(long, default_value = "all", value_parser = ["all", "call", "type", "import", "value"])]
-    pub kind: String,
-    /// Stop after this many references.
-    #[arg(long, default_value_t = 1000)]
-    pub limit: i64,
-    #[command(flatten)]
-    pub target: Target,
-}
-
-#[derive(Args, Debug)]
-pub struct CallsArgs {
-    /// Function or method name, plain or qualified.
-    pub symbol: String,
-    /// File that holds the symbol, to tell same-named symbols apart.
-    #[arg(long)]
-    pub path: Option<String>,
-    /// What calls it (the default).
-    #[arg(long, group = "side")]
-    pub callers: bool,
-    /// What it calls.
-    #[arg(long, group = "side")]
-    pub callees: bool,
-    /// Both ways.
-    #[arg(long, group = "side")]
-    pub both: bool,
-    /// Calls to follow, 1 to 5.
-    #[arg(long, default_value_t = 2)]
-    pub depth: i64,
-    /// Weakest resolution tier followed (scope, import, self, qualified, typed,
-    /// dispatch, name).
-    #[arg(long, default_value = "dispatch")]
-    pub min_confidence: String,
-    /// Stop after this many edges.
-    #[arg(long, default_value_t = 200)]
-    pub limit: i64,
-    #[command(flatten)]
-    pub target: Target,
-}
-
-#[derive(Args, Debug)]
-pub struct ImpactArgs {
-    /// The working tree's diff against this git ref (branch, tag, commit).
-    #[arg(long, group = "change")]
-    pub diff: Option<String>,
-    /// A symbol about to change.
-    #[arg(long, group = "change")]
-    pub symbol: Option<String>,
-    /// With --symbol: the file that holds it.
-    #[arg(long, requires = "symbol")]
-    pub path: Option<String>,
-    /// Changed files.
-    #[arg(long, group = "change", num_args = 1..)]
-    pub paths: Vec<String>,
-    /// Steps to follow from the change, 1 to 12 (to choose the tests a change
-    /// can break, 10: tests reach code through long call chains).
-    #[arg(long, default_value_t = 3)]
-    pub depth: i64,
-    /// Weakest resolution tier followed (`name` adds edges guessed from a
-    /// unique name).
-    #[arg(long, default_value = "dispatch")]
-    pub min_confidence: String,
-    /// Print how to run each test (a pytest node id, a `go test` or `cargo
-    /// test` command, a file for vitest/jest) instead of the test files.
-    #[arg(long)]
-    pub run_ids: bool,
-    #[command(flatten)]
-    pub target: Target,
-}
-
 pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Index(a) => cmd_index(a),
         Command::Cypher(a) => cmd_cypher(a),
         Command::Status(a) => cmd_status(a),
-        Command::Hierarchy(a) => cmd_hierarchy(a),
+        Command::Search(a) => find::cmd_search(a),
+        Command::Locate(a) => find::cmd_locate(a),
+        Command::Outline(a) => find::cmd_outline(a),
+        Command::Related(a) => find::cmd_related(a),
+        Command::Context(a) => find::cmd_context(a),
+        Command::Hierarchy(a) => find::cmd_hierarchy(a),
         Command::Refs(a) => calls::cmd_refs(a),
         Command::Calls(a) => calls::cmd_calls(a),
+        Command::Impls(a) => calls::cmd_impls(a),
         Command::Impact(a) => calls::cmd_impact(a),
         Command::Serve(a) => cmd_serve(a),
         Command::Mcp(a) => cmd_mcp(a),
@@ -1368,109 +1268,4 @@ fn choose_ref(
             .unwrap_or_default(),
     };
     Ok((repo.to_string(), ref_name.to_string()))
-}
-
-fn cmd_hierarchy(a: HierarchyArgs) -> Result<i32> {
-    let data = data_dir(a.repo_path.as_deref(), a.data.as_deref());
-    if let Some(server) = through_server(&data) {
-        return hierarchy_through(server, &a);
-    }
-    // The tool's answer, made here (as `refs` and `calls` make theirs), and
-    // printed as the server's would be.
-    let input = crate::query::inputs::HierarchyInput {
-        symbol_name: a.symbol.clone(),
-        path: a.path.clone(),
-        direction: if a.direction == "descendants" {
-            crate::query::inputs::Direction::Descendants
-        } else {
-            crate::query::inputs::Direction::Ancestors
-        },
-        max_tokens: Some(NO_BUDGET),
-        ..Default::default()
-    };
-    let target = Target {
-        repo_path: a.repo_path.clone(),
-        data: a.data.clone(),
-        repo: a.repo.clone(),
-        ref_name: a.ref_name.clone(),
-        json: false,
-        resources: a.resources.clone(),
-    };
-    calls::answer(
-        &target,
-        |v| crate::query::hierarchy::get_symbol_hierarchy(v, input),
-        |h| {
-            print_hierarchy(&serde_json::to_value(h).unwrap_or_default(), &a.direction);
-            0
-        },
-    )
-}
-
-/// `cruxe hierarchy` through the server holding the data dir: the same lines.
-fn hierarchy_through(mut server: remote::Remote, a: &HierarchyArgs) -> Result<i32> {
-    let args = serde_json::json!({
-        "symbol_name": a.symbol, "path": a.path, "direction": a.direction,
-        "repo": a.repo, "ref": a.ref_name, "max_tokens": NO_BUDGET,
-    });
-    let (answer, failed) = server.call("get_symbol_hierarchy", args)?;
-    if failed {
-        if answer["error"]["code"] == "ambiguous_symbol" {
-            eprintln!(
-                "cruxe: {}; candidates:",
-                answer["error"]["message"].as_str().unwrap_or("")
-            );
-            print_candidates(&answer["error"]["data"]);
-            return Ok(1);
-        }
-        return Err(tool_failed(&answer));
-    }
-    print_hierarchy(&answer, &a.direction);
-    Ok(0)
-}
-
-/// A hierarchy answer as lines: ancestors leaf first, each with its place,
-/// then the file; descendants as an indented tree.
-fn print_hierarchy(answer: &serde_json::Value, direction: &str) {
-    let text = |v: &serde_json::Value, k: &str| v[k].as_str().unwrap_or("").to_string();
-    let mut out = std::io::stdout().lock();
-    let nodes = answer["hierarchy"].as_array().cloned().unwrap_or_default();
-    if direction == "ancestors" {
-        for n in &nodes {
-            let depth = n["depth"].as_u64().unwrap_or(0) as usize;
-            let _ = writeln!(
-                out,
-                "{}{} {} ({}:{}-{})",
-                "  ".repeat(depth),
-                text(n, "kind"),
-                text(n, "qualified_name"),
-                text(n, "path"),
-                n["line_start"],
-                n["line_end"]
-            );
-        }
-        let _ = writeln!(
-            out,
-            "{}file {}",
-            "  ".repeat(nodes.len()),
-            text(answer, "file")
-        );
-    } else {
-        fn show(out: &mut std::io::StdoutLock<'_>, n: &serde_json::Value) {
-            let _ = writeln!(
-                out,
-                "{}{} {} ({}-{})",
-                "  ".repeat(n["depth"].as_u64().unwrap_or(0) as usize),
-                n["kind"].as_str().unwrap_or(""),
-                n["name"].as_str().unwrap_or(""),
-                n["line_start"],
-                n["line_end"]
-            );
-            for c in n["children"].as_array().into_iter().flatten() {
-                show(out, c);
-            }
-        }
-        for n in &nodes {
-            show(&mut out, n);
-        }
-    }
 }

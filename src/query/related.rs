@@ -1,6 +1,6 @@
-//! `find_related_symbols`: what relates to a symbol, closest first: its
-//! enclosing type and that type's other members, what it calls and what calls
-//! it, the definitions its file imports, then what merely sits beside it (its
+//! `find_related_symbols`: what relates to a symbol, closest first: what it
+//! calls and what calls it, its enclosing type and that type's other members,
+//! the definitions its file imports, then what merely sits beside it (its
 //! file, module, package). Its file's constants and variables come last.
 
 use std::collections::HashSet;
@@ -41,10 +41,10 @@ pub fn find_related_symbols(
         more: false,
     };
     if let Some(af) = anchor_file {
-        // The closest relations: the symbol's type and its members (from the
-        // catalog), then two reads of the graph side by side (each on its own
-        // reader): what it calls and what calls it (every resolution tier but
-        // the name guess), and what its file imports.
+        // Two reads of the graph side by side (each on its own reader): what
+        // it calls and what calls it (every resolution tier but the name
+        // guess), and what its file imports; its type and that type's members
+        // come from the catalog.
         let graph = &*c.graph;
         let cat_ref = &*cat;
         let (called, imports) = std::thread::scope(|s| {
@@ -52,18 +52,21 @@ pub fn find_related_symbols(
             let imports = imported(graph, cat_ref, &af.id);
             (joined(called.join()), imports)
         });
+        // What it calls and what calls it come before its type's other
+        // members: a method's siblings are one outline away, its calls are
+        // what an edit must keep working.
+        let (callees, callers) = called?;
+        for (relation, found) in [("callee", &callees), ("caller", &callers)] {
+            for &i in found.get(&anchor).map_or(&[][..], Vec::as_slice) {
+                out.push(i, relation);
+            }
+        }
         let (parent, members) = type_of(cat_ref, anchor);
         if let Some(p) = parent {
             out.push(p, "parent");
         }
         for m in members {
             out.push(m, "same_type");
-        }
-        let (callees, callers) = called?;
-        for (relation, found) in [("callee", &callees), ("caller", &callers)] {
-            for &i in found.get(&anchor).map_or(&[][..], Vec::as_slice) {
-                out.push(i, relation);
-            }
         }
         for i in imports? {
             if !out.push(i, "imported") {

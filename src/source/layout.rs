@@ -84,6 +84,19 @@ fn strip_ext(path: &str) -> &str {
     }
 }
 
+/// A TS/JS file's module: its path less its extension (and the `.d` of a
+/// declaration file). Only the last dot goes: `types.test.ts` is the module
+/// `types.test`, not its subject `types`, whose symbols it would otherwise
+/// seem to hold.
+fn strip_ts_ext(path: &str) -> &str {
+    let file_start = path.rfind('/').map(|i| i + 1).unwrap_or(0);
+    let stem = match path[file_start..].rfind('.') {
+        Some(dot) if dot > 0 => &path[..file_start + dot],
+        _ => path,
+    };
+    stem.strip_suffix(".d").unwrap_or(stem)
+}
+
 impl Layout {
     pub fn new(repo_name: &str, manifests: &[Manifest], has_src_dir: bool) -> Layout {
         let mut layout = Layout {
@@ -396,7 +409,7 @@ impl Layout {
 
     fn npm(&self, path: &str) -> ModuleInfo {
         ModuleInfo {
-            module: strip_ext(path).to_string(),
+            module: strip_ts_ext(path).to_string(),
             package: nearest(&self.npm_packages, path)
                 .map(|(_, n)| n.to_string())
                 .unwrap_or_default(),
@@ -736,5 +749,12 @@ mod tests {
             (t.module.as_str(), t.package.as_str()),
             ("web/src/router", "@demo/web")
         );
+        // A test file is a module of its own, not its subject's; a
+        // declaration file is the module it declares.
+        let module = |p: &str| l.module_info(p, Language::TypeScript).module;
+        assert_eq!(module("web/src/types.test.ts"), "web/src/types.test");
+        assert_eq!(module("web/src/router.spec.tsx"), "web/src/router.spec");
+        assert_eq!(module("web/src/env.d.ts"), "web/src/env");
+        assert_eq!(module("web/.eslintrc"), "web/.eslintrc");
     }
 }

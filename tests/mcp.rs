@@ -141,7 +141,7 @@ pub fn serve_paths(
     }
 }
 
-/// Waits until /health says every repo is indexed.
+/// Waits until /health says every tool answers from every repo's index.
 pub fn wait_ready(server: &Server) {
     let started = Instant::now();
     loop {
@@ -149,7 +149,7 @@ pub fn wait_ready(server: &Server) {
         assert_eq!(status, 200, "{body}");
         let v: Value = serde_json::from_str(&body).expect("health json");
         let repos = v["repos"].as_array().expect("repos");
-        if repos.iter().all(|r| r["indexing_status"] == "ready") {
+        if v["ready"] == true {
             return;
         }
         assert!(
@@ -1371,6 +1371,83 @@ fn serve_answers_while_it_indexes() {
     );
     let v = call(&server, "locate_symbol", json!({"name": "C2999"}));
     assert_eq!(v["results"][0]["path"], "pkg29/m2999.py");
+}
+
+/// One meaning of ready: the "is ready" line (and `/health`'s `ready`) come
+/// only once every tool answers from the first index, `run_cypher` included:
+/// its workers read a snapshot made after the run's checkpoint, so the line
+/// waits for that snapshot. On a two-repo server each repo says it once, and
+/// `index_status`'s envelope says ready.
+#[test]
+fn the_ready_line_means_every_tool_answers() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    copy_tree(&fixture("rust"), &a);
+    copy_tree(&fixture("python"), &b);
+    let data = tmp.path().join("data");
+    let mut child = Command::new(cruxe_bin())
+        .args(["serve", "--listen", "127.0.0.1:0", "--data"])
+        .arg(&data)
+        .args([&a, &b])
+        .env("CRUXE_THREADS", "1")
+        .env_remove("CRUXE_TOKEN")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let mut addr = String::new();
+    let mut ready = Vec::new();
+    while ready.len() < 2 {
+        let line = lines
+            .next()
+            .expect("the server ended before both repos were ready")
+            .expect("read");
+        if let Some(rest) = line.split("serving MCP at http://").nth(1) {
+            addr = rest.trim_end_matches("/mcp").to_string();
+        }
+        if line.contains(" is ready: ") {
+            // At this line the snapshot run_cypher reads is there.
+            let snapshots = std::fs::read_dir(data.join("snapshots"))
+                .map(|d| d.count())
+                .unwrap_or(0);
+            assert!(snapshots > 0, "ready before run_cypher can read: {line}");
+            ready.push(line);
+        }
+    }
+    std::thread::spawn(move || for _ in lines.by_ref() {});
+    let server = Server {
+        child,
+        addr,
+        _tmp: tmp,
+    };
+    let (status, _, body) = http(&server.addr, "GET", "/health", &[], b"");
+    assert_eq!(status, 200, "{body}");
+    let health: Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(health["ready"], true, "{body}");
+    let r = call_all(
+        &server,
+        &[
+            (
+                "run_cypher",
+                json!({"repo": "a", "query": "MATCH (s:Symbol) RETURN count(*) AS n"}),
+            ),
+            (
+                "get_symbol_hierarchy",
+                json!({"repo": "b", "symbol_name": "validate_token"}),
+            ),
+            ("index_status", json!({})),
+        ],
+    );
+    for (v, err) in &r {
+        assert!(!err, "{v}");
+    }
+    assert!(
+        r[0].0["rows"][0][0].as_i64().unwrap_or(0) > 10,
+        "{}",
+        r[0].0
+    );
+    assert_eq!(r[2].0["metadata"]["indexing_status"], "ready", "{}", r[2].0);
 }
 
 pub fn serve_paths_with_data(tmp: tempfile::TempDir, paths: &[PathBuf], data: &Path) -> Server {

@@ -888,17 +888,24 @@ fn host_name() -> Option<String> {
     (!name.is_empty()).then(|| name.to_string())
 }
 
+/// The detailed health (behind the token). `ready`: every tool answers from
+/// each repository's first index, as the "is ready" line says.
 async fn health(State(state): State<HttpState>) -> impl IntoResponse {
     let repos: Vec<serde_json::Value> = state
         .svc
         .repos
         .iter()
-        .map(|r| json!({"repo": r.name, "ref": r.ref_name, "indexing_status": r.status().as_str()}))
+        .map(|r| {
+            json!({"repo": r.name, "ref": r.ref_name, "indexing_status": r.status().as_str(),
+                   "ready": r.answers_all_tools()})
+        })
         .collect();
+    let ready = state.svc.repos.iter().all(|r| r.answers_all_tools());
     let sessions =
         json!({"open": state.sessions.count().await, "max": state.sessions.limits().max});
     axum::Json(
-        json!({"status": "ok", "version": env!("CARGO_PKG_VERSION"), "repos": repos, "sessions": sessions}),
+        json!({"status": "ok", "ready": ready, "version": env!("CARGO_PKG_VERSION"),
+               "repos": repos, "sessions": sessions}),
     )
 }
 

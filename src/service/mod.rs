@@ -11,7 +11,7 @@ pub mod config;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
@@ -543,6 +543,11 @@ pub struct Served {
     /// the count its last completed run started from.
     git_seen: Arc<Mutex<HashMap<String, u64>>>,
     git_indexed: Mutex<HashMap<String, u64>>,
+    /// The "is ready" line of the first index, kept until every tool answers
+    /// from it: `run_cypher` reads a snapshot made after the run's checkpoint.
+    ready_line: Mutex<Option<String>>,
+    /// Whether that line was said (`/health`'s `ready`).
+    announced: AtomicBool,
 }
 
 /// How current the answers about one ref are.
@@ -584,6 +589,26 @@ pub struct IndexSummary {
 }
 
 impl Served {
+    /// Whether every tool answers from its first index (the ready line was said).
+    pub fn answers_all_tools(&self) -> bool {
+        self.announced.load(Ordering::SeqCst)
+    }
+
+    /// Says the ready line, once, when `run_cypher` reads the state the other
+    /// tools read (or, `anyway`, after a finish that failed: the line must
+    /// not wait for a snapshot that will not come).
+    fn announce_ready(&self, anyway: bool) {
+        if !anyway && self.store.snapshot_behind() {
+            return;
+        }
+        if let Some(line) = self.ready_line.lock().ok().and_then(|mut l| l.take()) {
+            // Said whatever the log level: a person who ran `cruxe serve`
+            // waits for this line before the first question.
+            eprintln!("{line}");
+            self.announced.store(true, Ordering::SeqCst);
+        }
+    }
+
     pub fn status(&self) -> IndexingStatus {
         self.state
             .read()
@@ -931,9 +956,23 @@ fn finish_all(
                     false => index::finish_write(data, &graph, &abort, u.store.held(None)),
                 }
             });
-        match finished {
-            Ok(()) => u.store.publish_snapshot(),
-            Err(e) => recover(service, u, &e),
+        let store = u.store.clone();
+        let failed = match finished {
+            Ok(()) => {
+                u.store.publish_snapshot();
+                false
+            }
+            Err(e) => {
+                recover(service, u, &e);
+                true
+            }
+        };
+        for served in service
+            .repos
+            .iter()
+            .filter(|r| Arc::ptr_eq(&r.store, &store))
+        {
+            served.announce_ready(failed);
         }
     }
 }
@@ -1055,6 +1094,8 @@ impl Service {
                     spec.git_refs.iter().map(|r| (r.clone(), 1)).collect(),
                 )),
                 git_indexed: Mutex::new(HashMap::new()),
+                ready_line: Mutex::new(None),
+                announced: AtomicBool::new(false),
             }));
         }
         Ok(Arc::new(Service {
@@ -1339,10 +1380,11 @@ impl Service {
         match result {
             Ok(report) => {
                 log_report(&report);
-                if first && rev.is_none() {
-                    // Said whatever the log level: a person who ran `cruxe serve`
-                    // waits for this line before the first question.
-                    eprintln!(
+                if first
+                    && rev.is_none()
+                    && let Ok(mut line) = served.ready_line.lock()
+                {
+                    *line = Some(format!(
                         "cruxe: {}@{} is ready: {} files, {} symbols, {} import edges (indexed in {:.1} s)",
                         report.repo,
                         report.ref_name,
@@ -1350,7 +1392,7 @@ impl Service {
                         report.symbols,
                         report.import_edges,
                         report.seconds
-                    );
+                    ));
                 }
                 if report.finish_pending || report.republished || !had_graph {
                     store.version.fetch_add(1, Ordering::SeqCst);
@@ -1393,6 +1435,9 @@ impl Service {
                         seconds: report.seconds,
                     }),
                 );
+                // Said now when run_cypher reads this state already, else
+                // after the checkpoint and its copy (`finish_all`).
+                served.announce_ready(false);
                 // Visible now; the checkpoint and the copy for the query workers
                 // follow (`run_jobs`).
                 if report.finish_pending {

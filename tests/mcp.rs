@@ -1487,7 +1487,7 @@ fn a_token_guards_the_server_and_is_required_off_loopback() {
     );
     assert_eq!(status, 200);
     assert!(body.contains("\"repos\""), "{body}");
-    let (status, _, _) = http(
+    let (status, head, body) = http(
         &server.addr,
         "POST",
         "/mcp",
@@ -1495,6 +1495,16 @@ fn a_token_guards_the_server_and_is_required_off_loopback() {
         b"{}",
     );
     assert_eq!(status, 401);
+    // The refusal says how to pass the token (a client would try OAuth).
+    assert!(
+        body.contains("`Authorization: Bearer <token>`") && body.contains("--token-file"),
+        "{body}"
+    );
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("www-authenticate: bearer realm=\"cruxe\", error=\"invalid_token\""),
+        "{head}"
+    );
 }
 
 /// Each tool's JSON on the fixtures, reviewed with `cargo insta review`. Fields that

@@ -689,10 +689,13 @@ async fn guard(State(state): State<HttpState>, req: Request, next: Next) -> Resp
         if req.method() == axum::http::Method::GET && req.uri().path() == "/health" {
             return axum::Json(json!({"status": "ok"})).into_response();
         }
+        // Says how to pass the token: a client that meets a 401 tries OAuth
+        // (the Inspector says "Interactive OAuth requires a TTY"), which
+        // cruxe does not offer.
         return (
             StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, "Bearer")],
-            axum::Json(json!({"error": "missing or wrong bearer token"})),
+            [(header::WWW_AUTHENTICATE, UNAUTHORIZED_CHALLENGE)],
+            axum::Json(json!({"error": UNAUTHORIZED_MESSAGE})),
         )
             .into_response();
     }
@@ -908,6 +911,17 @@ async fn health(State(state): State<HttpState>) -> impl IntoResponse {
                "repos": repos, "sessions": sessions}),
     )
 }
+
+/// A 401's body: what is missing, and how to send it.
+const UNAUTHORIZED_MESSAGE: &str = "missing or wrong bearer token: send the header \
+`Authorization: Bearer <token>` with the token the server was started with \
+(its --token-file or CRUXE_TOKEN); this server offers no OAuth. Client \
+settings: README, \"Connecting a client\" (Claude Code `--header`, Cursor and \
+VS Code `headers`, Codex `bearer_token_env_var`, Inspector `--header`)";
+
+/// A 401's challenge (RFC 6750), with the same hint for clients that show it.
+const UNAUTHORIZED_CHALLENGE: &str = "Bearer realm=\"cruxe\", error=\"invalid_token\", \
+error_description=\"send Authorization: Bearer <token> (the server's --token-file or CRUXE_TOKEN)\"";
 
 /// Constant-time comparison of the request's bearer token with ours (the scheme
 /// name is case-insensitive, RFC 9110).

@@ -113,6 +113,7 @@ function clearData() {
   $('schema').replaceChildren();
   $('summary').textContent = '';
   $('details').hidden = true;
+  $('legend').replaceChildren();
   if (state.cy) { state.cy.destroy(); state.cy = null; }
 }
 
@@ -191,20 +192,24 @@ async function loadSchema() {
   box.replaceChildren(...parts);
 }
 
-// From queries/ and the README; every one is scoped to the chosen repo/ref.
+// Each scoped to the chosen repo/ref and bounded, so that it says something
+// on any repository (a big one included) and its graph stays readable.
+const NOT_TEST = "NOT (s.path CONTAINS 'test' OR s.name STARTS WITH 'test' OR s.name STARTS WITH 'Test')";
 const EXAMPLES = [
   ['Symbols by kind',
     'MATCH (s:Symbol) WHERE s.repo = $repo AND s.ref = $ref\nRETURN s.kind AS kind, count(*) AS n ORDER BY n DESC'],
+  ['Most-called functions',
+    `MATCH (c)-[:CALLS]->(s:Symbol) WHERE s.repo = $repo AND s.ref = $ref AND ${NOT_TEST}\nRETURN s.qualified_name AS function, s.path AS path, count(c) AS call_sites ORDER BY call_sites DESC LIMIT 20`],
+  ['Callers of the most-called function (graph)',
+    `MATCH (c)-[:CALLS]->(s:Symbol) WHERE s.repo = $repo AND s.ref = $ref AND ${NOT_TEST}\nWITH s, count(c) AS n ORDER BY n DESC LIMIT 1\nMATCH p = (c)-[:CALLS* SHORTEST 1..2]->(s) RETURN p LIMIT 60`],
   ['Ancestors of a method (CONTAINS)',
     "MATCH (s:Symbol) WHERE s.repo = $repo AND s.ref = $ref AND s.kind = 'method'\nWITH s LIMIT 1\nMATCH p = (a)-[:CONTAINS*1..10]->(s) RETURN p"],
-  ['Imports of the file that imports most',
-    'MATCH (f:File)-[:IMPORTS]->(t) WHERE f.repo = $repo AND f.ref = $ref\nWITH f, count(t) AS n ORDER BY n DESC LIMIT 1\nMATCH (f)-[i:IMPORTS]->(t) RETURN f, i, t'],
-  ['Transitive callers of the most-called function',
-    'MATCH (c)-[:CALLS]->(s:Symbol) WHERE s.repo = $repo AND s.ref = $ref\nWITH s, count(c) AS n ORDER BY n DESC LIMIT 1\nMATCH p = (c)-[:CALLS* SHORTEST 1..3]->(s) RETURN p LIMIT 100'],
-  ['Never-called functions',
-    "MATCH (s:Symbol) WHERE s.repo = $repo AND s.ref = $ref AND s.kind IN ['fn', 'method']\n  AND NOT EXISTS { MATCH ()-[:CALLS|REFERENCES]->(s) }\nRETURN s.qualified_name AS never_called, s.path AS path ORDER BY path, never_called"],
+  ['Imports of the file that imports most (graph)',
+    'MATCH (f:File)-[:IMPORTS]->(t) WHERE f.repo = $repo AND f.ref = $ref\nWITH f, count(t) AS n ORDER BY n DESC LIMIT 1\nMATCH (f)-[i:IMPORTS]->(t) RETURN f, i, t LIMIT 60'],
+  ['Never-called functions outside tests',
+    `MATCH (s:Symbol) WHERE s.repo = $repo AND s.ref = $ref AND s.kind IN ['fn', 'method'] AND ${NOT_TEST}\n  AND s.name <> 'main' AND NOT EXISTS { MATCH ()-[:CALLS|REFERENCES]->(s) }\nRETURN s.qualified_name AS never_called, s.path AS path ORDER BY path, never_called LIMIT 100`],
   ['Call cycles',
-    'MATCH (a:Symbol)-[:CALLS]->(b:Symbol) WHERE a.repo = $repo AND a.ref = $ref\n  AND (a.id = b.id OR EXISTS { MATCH (b)-[:CALLS* SHORTEST 1..5]->(a) })\nRETURN DISTINCT a.qualified_name AS on_a_cycle ORDER BY on_a_cycle'],
+    'MATCH (a:Symbol)-[:CALLS]->(b:Symbol) WHERE a.repo = $repo AND a.ref = $ref\n  AND (a.id = b.id OR EXISTS { MATCH (b)-[:CALLS* SHORTEST 1..5]->(a) })\nRETURN DISTINCT a.qualified_name AS on_a_cycle ORDER BY on_a_cycle LIMIT 100'],
   ['Files with most unresolved imports',
     'MATCH (f:File)-[:IMPORTS]->(x:External) WHERE f.repo = $repo AND f.ref = $ref\nRETURN f.path, count(x) AS unresolved ORDER BY unresolved DESC LIMIT 10'],
 ];
@@ -238,6 +243,8 @@ async function run() {
   try {
     answer = await guarded(() => cypher(query, {}, limit));
   } catch (e) {
+    // The old result must not read as this query's.
+    clearResult();
     showError(e);
     $('summary').textContent = '';
     return;
@@ -251,10 +258,13 @@ async function run() {
   summary.dataset.rows = String(answer.rows.length);
   summary.dataset.renderMs = rendered.toFixed(1);
   summary.textContent = `${answer.rows.length} row${answer.rows.length === 1 ? '' : 's'}`
-    + (answer.truncated ? ` — truncated at the row cap (${limit}); more rows exist` : '')
+    + (!answer.truncated ? ''
+      : answer.rows.length >= limit ? ` — truncated at the row cap (${limit}); more rows exist`
+        : ' — truncated at the answer size limit; more rows exist')
     + ` · answered in ${waited.toFixed(0)} ms · table drawn in ${rendered.toFixed(0)} ms`;
   summary.className = answer.truncated ? 'partial' : '';
   const graph = graphOf(answer.rows);
+  graph.roots = rootsOf(answer);
   $('tab-graph').disabled = graph.nodes.size === 0;
   if (graph.nodes.size > 0) {
     showTab('graph');
@@ -262,6 +272,16 @@ async function run() {
   } else {
     showTab('table');
   }
+}
+
+/** Empties the table, the graph and the details: nothing of an older answer stays. */
+function clearResult() {
+  $('table-view').replaceChildren();
+  if (state.cy) { state.cy.destroy(); state.cy = null; }
+  $('legend').replaceChildren();
+  $('details').hidden = true;
+  $('tab-graph').disabled = true;
+  showTab('table');
 }
 
 function showError(e) {
@@ -290,7 +310,8 @@ function showError(e) {
 function cellText(v) {
   if (v === null || v === undefined) return '';
   if (typeof v === 'object') {
-    if (v._label && v._id) return `(${v._label} ${v.name || v.path || v.id || v._id})`;
+    if (v._label === 'Symbol') return `(Symbol ${v.kind} ${v.qualified_name || v.name} · ${v.path}:${v.line_start})`;
+    if (v._label && v._id) return `(${v._label} ${v.path || v.name || v.id || v._id})`;
     if (v._label && v._src) return `[${v._label}]`;
     if (v._rels) return `path of ${v._rels.length} relationship${v._rels.length === 1 ? '' : 's'}`;
     return JSON.stringify(v);
@@ -351,15 +372,180 @@ function graphOf(rows) {
   return { nodes, edges };
 }
 
-const COLORS = { Symbol: '#2456c7', File: '#1f8a4c', Package: '#a05a00', External: '#8a8f95', Name: '#7b3fa0', Ref: '#555', Repo: '#333', '?': '#bbb' };
+// A node's colour says what it is: a Symbol by its kind's family, any other
+// node by its table. An edge's colour says its type. The legend lists those
+// present (`legendOf`).
+const KIND_FAMILY = {
+  fn: 'function', method: 'function', function: 'function', constructor: 'function',
+  struct: 'type', class: 'type', trait: 'type', interface: 'type', enum: 'type', type: 'type', impl: 'type', union: 'type',
+};
+const NODE_COLORS = {
+  function: ['#2456c7', 'function / method'], type: ['#0b7d80', 'type (struct, class, trait, interface…)'],
+  symbol: ['#6b5bb5', 'other symbol (module, constant, variable…)'],
+  File: ['#1f8a4c', 'File'], Package: ['#a05a00', 'Package'], External: ['#8a8f95', 'External (outside the repo)'],
+  Name: ['#b8b8b8', 'Name (an unresolved call)'], Ref: ['#555', 'Ref'], Repo: ['#333', 'Repo'], '?': ['#d0d0d0', 'not returned (expand it)'],
+};
+const EDGE_COLORS = {
+  CALLS: '#d9480f', REFERENCES: '#9c36b5', CONTAINS: '#98a2ab', IMPORTS: '#2b8a3e', IMPLEMENTS: '#e8590c',
+  EXTENDS: '#c2255c', UNRESOLVED: '#c8c8c8', IN_PACKAGE: '#a05a00', HAS_FILE: '#777', HAS_REF: '#777',
+};
+
+function nodeClass(n) {
+  return n._label === 'Symbol' ? KIND_FAMILY[n.kind] || 'symbol' : n._label in NODE_COLORS ? n._label : '?';
+}
 
 function nodeElement(n) {
-  const caption = n.name || (n.path ? n.path.split('/').pop() : '') || n.id || n._id;
-  return { group: 'nodes', data: { id: n._id, caption: String(caption), color: COLORS[n._label] || '#666', props: n } };
+  const caption = n._label === 'File' && n.path ? n.path.split('/').pop()
+    : n.name || (n.path ? n.path.split('/').pop() : '') || n.id || n._id;
+  const cls = nodeClass(n);
+  return { group: 'nodes', data: { id: n._id, caption: String(caption), color: NODE_COLORS[cls][0], cls, props: n } };
 }
 
 function edgeElement(key, e) {
-  return { group: 'edges', data: { id: key, source: e._src, target: e._dst, label: e._label, props: e } };
+  return { group: 'edges', data: { id: key, source: e._src, target: e._dst, label: e._label, color: EDGE_COLORS[e._label] || '#9aa4ad', props: e } };
+}
+
+/**
+ * Captions that read alike get told apart: a file by as much of its path as
+ * it takes (`tests/test_a.py`, `geo/test_a.py`), a symbol by its file.
+ */
+function distinctCaptions(cy) {
+  const groups = new Map();
+  cy.nodes().forEach((n) => {
+    const c = n.data('caption');
+    if (!groups.has(c)) groups.set(c, []);
+    groups.get(c).push(n);
+  });
+  for (const same of groups.values()) {
+    if (same.length < 2) continue;
+    for (let parts = 2; parts <= 8; parts++) {
+      const captions = same.map((n) => {
+        const p = n.data('props');
+        const path = (p.path || '').split('/');
+        const place = path.slice(-parts + (p._label === 'File' ? 0 : 1)).join('/');
+        return p._label === 'File' ? place : `${p.name || p._id} · ${place}`;
+      });
+      same.forEach((n, i) => n.data('caption', captions[i]));
+      if (new Set(captions).size === captions.length) break;
+    }
+  }
+}
+
+/**
+ * The nodes a query is about, marked on the graph: the nodes of the first
+ * column that holds nodes (`RETURN f, i, t` is about `f`), or, for paths, the
+ * end every path shares (the callee of its callers); none when neither says.
+ */
+function rootsOf(answer) {
+  const roots = new Set();
+  const ends = new Map();
+  let paths = 0;
+  for (const row of answer.rows) {
+    const first = row.find((v) => v && typeof v === 'object' && (v._rels || (v._label && v._id && !v._src)));
+    if (!first) continue;
+    if (first._rels) {
+      if (first._rels.length === 0) continue;
+      paths += 1;
+      // A path's ends touch one of its relationships, its inner nodes two.
+      const touches = new Map();
+      for (const r of first._rels) for (const id of [r._src, r._dst]) touches.set(id, (touches.get(id) || 0) + 1);
+      for (const [id, t] of touches) if (t === 1) ends.set(id, (ends.get(id) || 0) + 1);
+    } else {
+      roots.add(first._id);
+    }
+  }
+  for (const [id, count] of ends) if (paths > 1 && count === paths) roots.add(id);
+  return roots;
+}
+
+/** The node and edge kinds a graph shows, for its legend. */
+function legendOf(cy) {
+  const box = $('legend');
+  box.replaceChildren();
+  const item = (swatch, text, count) => {
+    const li = document.createElement('li');
+    li.append(swatch, document.createTextNode(` ${text} (${count})`));
+    return li;
+  };
+  const nodes = new Map();
+  cy.nodes().forEach((n) => nodes.set(n.data('cls'), (nodes.get(n.data('cls')) || 0) + 1));
+  const edges = new Map();
+  cy.edges().forEach((e) => edges.set(e.data('label'), (edges.get(e.data('label')) || 0) + 1));
+  const list = document.createElement('ul');
+  for (const [cls, [color, text]] of Object.entries(NODE_COLORS)) {
+    if (!nodes.has(cls)) continue;
+    const dot = document.createElement('span');
+    dot.className = 'dot';
+    dot.style.background = color;
+    list.append(item(dot, text, nodes.get(cls)));
+  }
+  for (const [label, count] of edges) {
+    const line = document.createElement('span');
+    line.className = 'line';
+    line.style.background = EDGE_COLORS[label] || '#9aa4ad';
+    list.append(item(line, label, count));
+  }
+  const roots = cy.nodes('.root').length;
+  if (roots > 0) {
+    const ring = document.createElement('span');
+    ring.className = 'dot root';
+    list.append(item(ring, 'what the query is about', roots));
+  }
+  box.append(list);
+  box.dataset.nodeKinds = [...nodes.keys()].join(',');
+  box.dataset.edgeKinds = [...edges.keys()].join(',');
+}
+
+// Labels keep one size on screen at any zoom, and a node's label is drawn
+// only where it overlaps no other drawn label (`placeLabels`, after every
+// layout and zoom): the marked nodes first, then the best connected. The rest
+// show on hover or selection. At 100 or 300 nodes, every label at once is a
+// hairball.
+const LABEL_FONT = 11;
+const LABEL_FAMILY = 'Helvetica, Arial, sans-serif';
+const perZoom = (px) => (ele) => px / ele.cy().zoom();
+const GRAPH_STYLE = [
+  { selector: 'node', style: { 'background-color': 'data(color)', label: '', width: 14, height: 14,
+    'font-family': LABEL_FAMILY, 'font-size': perZoom(LABEL_FONT), 'text-valign': 'bottom', 'text-margin-y': perZoom(2),
+    'text-background-color': '#fff', 'text-background-opacity': 0.8, 'text-background-padding': perZoom(1) } },
+  { selector: 'node.labelled, node.hover, node:selected', style: { label: 'data(caption)' } },
+  { selector: 'node.root', style: { width: 22, height: 22, 'border-width': 3, 'border-color': '#111', 'font-weight': 'bold' } },
+  { selector: 'node.hover, node:selected', style: { 'z-index': 30, 'text-background-opacity': 1 } },
+  { selector: 'node:selected', style: { 'border-width': 3, 'border-color': '#f0a000' } },
+  { selector: 'edge', style: { width: 1.2, 'line-color': 'data(color)', 'target-arrow-color': 'data(color)', 'target-arrow-shape': 'triangle', 'curve-style': 'bezier',
+    label: '', 'font-size': 8, color: '#6b757e', 'text-rotation': 'autorotate' } },
+  { selector: 'edge:selected', style: { label: 'data(label)' } },
+  { selector: 'edge[label = "UNRESOLVED"]', style: { 'line-style': 'dashed' } },
+];
+
+let measureCtx = null;
+
+/** A caption's width on screen, in pixels, at the label font. */
+function textWidth(text) {
+  if (!measureCtx) measureCtx = document.createElement('canvas').getContext('2d');
+  measureCtx.font = `${LABEL_FONT}px ${LABEL_FAMILY}`;
+  return measureCtx.measureText(text).width;
+}
+
+/** Draws the labels that fit (see GRAPH_STYLE), most important first. */
+function placeLabels(cy) {
+  const w = cy.width();
+  const h = cy.height();
+  const placed = [];
+  const nodes = cy.nodes().toArray().sort((a, b) => (b.hasClass('root') - a.hasClass('root')) || (b.degree() - a.degree()));
+  cy.batch(() => {
+    for (const n of nodes) {
+      const p = n.renderedPosition();
+      const half = textWidth(n.data('caption')) / 2 + 2;
+      const top = p.y + n.renderedHeight() / 2 + 1;
+      const box = { x1: p.x - half, x2: p.x + half, y1: top, y2: top + LABEL_FONT + 5 };
+      const onScreen = box.x2 > 0 && box.x1 < w && box.y2 > 0 && box.y1 < h;
+      const free = onScreen && !placed.some((o) => box.x1 < o.x2 && o.x1 < box.x2 && box.y1 < o.y2 && o.y1 < box.y2);
+      if (free) placed.push(box);
+      if (free) n.addClass('labelled'); else n.removeClass('labelled');
+    }
+  });
+  $('graph-view').dataset.labels = String(placed.length);
 }
 
 function drawGraph(graph) {
@@ -371,33 +557,49 @@ function drawGraph(graph) {
   state.cy = cytoscape({
     container: $('graph'),
     elements,
-    style: [
-      { selector: 'node', style: { 'background-color': 'data(color)', label: 'data(caption)', 'font-size': 10, width: 14, height: 14 } },
-      { selector: 'node:selected', style: { 'border-width': 3, 'border-color': '#f0a000' } },
-      { selector: 'edge', style: { width: 1.2, 'line-color': '#9aa4ad', 'target-arrow-color': '#9aa4ad', 'target-arrow-shape': 'triangle', 'curve-style': 'bezier', label: 'data(label)', 'font-size': 8, color: '#6b757e' } },
-    ],
-    layout: layoutFor(graph.nodes.size),
+    style: GRAPH_STYLE,
+    layout: { name: 'grid' },
     wheelSensitivity: 0.3,
+  });
+  for (const id of graph.roots || []) state.cy.getElementById(id).addClass('root');
+  distinctCaptions(state.cy);
+  state.cy.layout(layoutFor(state.cy)).run();
+  state.cy.style().update();
+  placeLabels(state.cy);
+  // Labels are placed again once a zoom or pan comes to rest.
+  let pending = null;
+  state.cy.on('viewport', () => {
+    clearTimeout(pending);
+    pending = setTimeout(() => { if (state.cy) { state.cy.style().update(); placeLabels(state.cy); } }, 60);
   });
   const view = $('graph-view');
   view.dataset.nodes = String(state.cy.nodes().length);
   view.dataset.edges = String(state.cy.edges().length);
   view.dataset.layoutMs = (performance.now() - t0).toFixed(1);
+  legendOf(state.cy);
   state.order = state.cy.nodes().map((n) => n.id());
   state.focus = -1;
   state.cy.on('tap', 'node', (ev) => showNode(ev.target));
   state.cy.on('dbltap', 'node', (ev) => expand(ev.target));
+  state.cy.on('mouseover', 'node', (ev) => ev.target.addClass('hover'));
+  state.cy.on('mouseout', 'node', (ev) => ev.target.removeClass('hover'));
 }
 
 /**
- * A force-directed layout while it stays quick (it runs on the page's only
- * thread: ~0.7 s for 330 nodes here); past 150 nodes, rings by degree, the
- * best-connected in the middle, in a few milliseconds.
+ * A force-directed layout that leaves room for the labels while it stays
+ * quick (it runs on the page's only thread); past 150 nodes, in a few
+ * milliseconds, rings around the marked nodes by distance, or (none marked)
+ * rings by degree, the best connected in the middle.
  */
-function layoutFor(n) {
+function layoutFor(cy) {
+  const n = cy.nodes().length;
   return n <= 150
-    ? { name: 'cose', animate: false, numIter: 1000, randomize: true }
-    : { name: 'concentric', animate: false, concentric: (node) => node.degree(), levelWidth: () => 2, minNodeSpacing: 4 };
+    ? { name: 'cose', animate: false, numIter: 1000, randomize: true,
+      idealEdgeLength: () => 50, nodeRepulsion: () => 20000, nodeOverlap: 20, componentSpacing: 60, padding: 30 }
+    : cy.nodes('.root').nonempty()
+      // Rings by distance from what the query is about (callers of callers…).
+      ? { name: 'breadthfirst', animate: false, roots: cy.nodes('.root'), circle: true, spacingFactor: 0.9, padding: 20 }
+      : { name: 'concentric', animate: false, concentric: (node) => node.degree(), levelWidth: () => 2, minNodeSpacing: 6, padding: 20 };
 }
 
 async function showNode(node) {
@@ -437,7 +639,9 @@ async function expand(node) {
   if (n[key] === undefined) return;
   let answer;
   try {
-    answer = await guarded(() => cypher(`MATCH (n:${n._label} {${key}: $key})-[r]-(m) RETURN n, r, m LIMIT 100`, { key: n[key] }, 100));
+    // Not the Name placeholders of unresolved calls: one per call the
+    // resolver could not prove, they would bury the neighbours.
+    answer = await guarded(() => cypher(`MATCH (n:${n._label} {${key}: $key})-[r]-(m) WHERE label(m) <> 'Name' RETURN n, r, m LIMIT 100`, { key: n[key] }, 100));
   } catch (e) {
     showError(e);
     return;
@@ -455,7 +659,11 @@ async function expand(node) {
   }
   for (const [k, e] of g.edges) if (state.cy.getElementById(k).empty()) added.push(edgeElement(k, e));
   state.cy.add(added);
-  state.cy.layout(layoutFor(state.cy.nodes().length)).run();
+  distinctCaptions(state.cy);
+  state.cy.layout(layoutFor(state.cy)).run();
+  state.cy.style().update();
+  placeLabels(state.cy);
+  legendOf(state.cy);
   state.order = state.cy.nodes().map((x) => x.id());
   $('graph-view').dataset.nodes = String(state.cy.nodes().length);
 }

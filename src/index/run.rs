@@ -1313,10 +1313,6 @@ fn edge_changes(
     let mut site_rows: Vec<SiteRow> = Vec::new();
     let (mut site_stale, mut site_missing): (Vec<SiteRow>, Vec<SiteRow>) = Default::default();
     let mut names_gone: Vec<String> = Vec::new();
-    let touches = |e: &SiteEdge, set: &dyn Fn(&str) -> bool| {
-        set(&e.from) || (e.rel != resolve::Rel::Unresolved && set(&e.to))
-    };
-    let mut touched: HashSet<String> = HashSet::new();
     for (((f, m), r), parsed) in input
         .rfiles
         .iter()
@@ -1345,26 +1341,12 @@ fn edge_changes(
             );
             kept
         } else {
-            let is_recreated = |id: &str| recreated.contains(id);
-            let is_gone = |id: &str| input.gone_symbols.contains(id);
-            let before: HashSet<&SiteEdge> =
-                old.map_or(Default::default(), |o| o.site_edges.iter().collect());
-            let now: HashSet<&SiteEdge> = r.sites.iter().collect();
-            for e in old.into_iter().flat_map(|o| o.site_edges.iter()) {
-                if touches(e, &is_gone) {
-                    // Goes with its deleted source: its name may be left unused.
-                    if e.rel == resolve::Rel::Unresolved {
-                        names_gone.push(e.to.to_string());
-                    }
-                } else if !now.contains(e) {
-                    site_stale.push(site_row(&f.id, e));
-                }
-            }
-            for e in &r.sites {
-                if !before.contains(e) || touches(e, &is_recreated) {
-                    site_missing.push(site_row(&f.id, e));
-                }
-            }
+            let diff = SiteDiff {
+                stale: &mut site_stale,
+                missing: &mut site_missing,
+                names_gone: &mut names_gone,
+            };
+            diff.add(&f.id, old, &r.sites, &recreated, &input.gone_symbols);
             Lazy::new(std::mem::take(&mut r.sites))
         };
         if !trusted {
@@ -1394,29 +1376,44 @@ fn edge_changes(
     if !trusted {
         return (ImportChanges::All(all_rows), SiteChanges::All(site_rows));
     }
+    removed_files(changes, &input.old_meta, &mut diff, &mut names_gone);
+    let sites = SiteChanges::Diff {
+        stale: site_stale,
+        missing: site_missing,
+        names_gone,
+    };
+    (diff.externals_new, diff.externals_gone) =
+        externals_changed(&input.meta, &re_resolved, &externals_before);
+    (ImportChanges::Diff(diff), sites)
+}
+
+/// What removed files take along: the names of their unresolved sites may
+/// be left unused (`names_gone`, sorted), and the symbols they imported, like
+/// those of the import edges the run adds or deletes, may count fewer
+/// importers (`diff.touched`, sorted). Their edges go with their nodes
+/// (DETACH DELETE).
+fn removed_files(
+    changes: &Changes,
+    old_meta: &HashMap<String, FileMeta>,
+    diff: &mut ImportDiff,
+    names_gone: &mut Vec<String>,
+) {
     // A removed file's edges go with its nodes (DETACH DELETE); the names of
     // its unresolved sites may be left unused.
     names_gone.extend(
         changes
             .drop_files
             .iter()
-            .filter_map(|p| input.old_meta.get(p))
+            .filter_map(|p| old_meta.get(p))
             .flat_map(|m| m.site_edges.iter())
             .filter(|e| e.rel == resolve::Rel::Unresolved)
             .map(|e| e.to.to_string()),
     );
     names_gone.sort_unstable();
     names_gone.dedup();
-    let sites = SiteChanges::Diff {
-        stale: site_stale,
-        missing: site_missing,
-        names_gone,
-    };
     // A removed file's edges go with it: the symbols it imported count fewer.
-    let removed = changes
-        .drop_files
-        .iter()
-        .filter_map(|p| input.old_meta.get(p));
+    let removed = changes.drop_files.iter().filter_map(|p| old_meta.get(p));
+    let mut touched: HashSet<String> = HashSet::new();
     touched.extend(
         removed
             .flat_map(|m| m.out_edges.iter())
@@ -1434,10 +1431,18 @@ fn edge_changes(
     );
     diff.touched = touched.into_iter().collect();
     diff.touched.sort();
-    let externals_after: resolve::FxSet<String> = input
-        .meta
+}
+
+/// The External names the run's files gained that no file held (to create),
+/// and lost that no other file holds (to delete), both sorted.
+fn externals_changed(
+    meta: &[FileMeta],
+    re_resolved: &[bool],
+    externals_before: &resolve::FxSet<String>,
+) -> (Vec<String>, Vec<String>) {
+    let externals_after: resolve::FxSet<String> = meta
         .iter()
-        .zip(&re_resolved)
+        .zip(re_resolved)
         .filter(|&(_, &r)| r)
         .flat_map(|(m, _)| m.externals.iter().cloned())
         .collect();
@@ -1455,29 +1460,72 @@ fn edge_changes(
         for x in &flipped {
             lengths[x.len().min(255)] = true;
         }
-        input
-            .meta
-            .iter()
-            .zip(&re_resolved)
+        meta.iter()
+            .zip(re_resolved)
             .filter(|&(_, &r)| !r)
             .flat_map(|(m, _)| m.externals.iter())
             .filter(|x| lengths[x.len().min(255)])
             .filter_map(|x| flipped.get(x.as_str()).copied())
             .collect()
     };
-    diff.externals_new = externals_after
+    let mut new: Vec<String> = externals_after
         .iter()
         .filter(|x| !externals_before.contains(*x) && !held_elsewhere.contains(x.as_str()))
         .cloned()
         .collect();
-    diff.externals_gone = externals_before
+    let mut gone: Vec<String> = externals_before
         .iter()
         .filter(|x| !externals_after.contains(*x) && !held_elsewhere.contains(x.as_str()))
         .cloned()
         .collect();
-    diff.externals_new.sort();
-    diff.externals_gone.sort();
-    (ImportChanges::Diff(diff), sites)
+    new.sort();
+    gone.sort();
+    (new, gone)
+}
+
+/// Where the call-graph rows a trusted run writes and deletes go.
+struct SiteDiff<'a> {
+    stale: &'a mut Vec<SiteRow>,
+    missing: &'a mut Vec<SiteRow>,
+    names_gone: &'a mut Vec<String>,
+}
+
+impl SiteDiff<'_> {
+    /// One re-resolved file's call-graph edges, before (`old`) and now: the
+    /// ones gone, the new ones, and those out of or into symbols the run
+    /// re-creates (written again); edges of symbols it deletes go with them.
+    fn add(
+        self,
+        file_id: &str,
+        old: Option<&FileMeta>,
+        sites: &[SiteEdge],
+        recreated: &HashSet<&str>,
+        gone_symbols: &HashSet<String>,
+    ) {
+        let touches = |e: &SiteEdge, set: &dyn Fn(&str) -> bool| {
+            set(&e.from) || (e.rel != resolve::Rel::Unresolved && set(&e.to))
+        };
+        let is_recreated = |id: &str| recreated.contains(id);
+        let is_gone = |id: &str| gone_symbols.contains(id);
+        let before: HashSet<&SiteEdge> =
+            old.map_or(Default::default(), |o| o.site_edges.iter().collect());
+        let now: HashSet<&SiteEdge> = sites.iter().collect();
+        for e in old.into_iter().flat_map(|o| o.site_edges.iter()) {
+            if touches(e, &is_gone) {
+                // Goes with its deleted source: its name may be left unused.
+                if e.rel == resolve::Rel::Unresolved {
+                    self.names_gone.push(e.to.to_string());
+                }
+            } else if !now.contains(e) {
+                self.stale.push(site_row(file_id, e));
+            }
+        }
+        for e in sites {
+            if !before.contains(e) || touches(e, &is_recreated) {
+                self.missing.push(site_row(file_id, e));
+            }
+        }
+    }
 }
 
 /// A call-graph edge as the graph stores it (`from` "" is the file `file_id`).

@@ -814,10 +814,10 @@ fn related_symbols_user_story() {
         .map(|x| (s(&x["relation"]), s(&x["kind"])))
         .collect();
     let rank = [
-        "parent",
-        "same_type",
         "callee",
         "caller",
+        "parent",
+        "same_type",
         "imported",
         "same_file",
         "same_module",

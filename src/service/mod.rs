@@ -602,10 +602,11 @@ impl Served {
             return;
         }
         if let Some(line) = self.ready_line.lock().ok().and_then(|mut l| l.take()) {
+            // Ready before the line is out: whoever reads it may ask at once.
+            self.announced.store(true, Ordering::SeqCst);
             // Said whatever the log level: a person who ran `cruxe serve`
             // waits for this line before the first question.
             eprintln!("{line}");
-            self.announced.store(true, Ordering::SeqCst);
         }
     }
 

@@ -306,3 +306,72 @@ fn graph_answers_are_exact_only_when_nothing_could_reach_them_unproven() {
     let o = cli(&["impact", "--symbol", "solo", "--depth", "1"]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
 }
+
+/// A module-level value computed from a function (`stdout = cached(get)`)
+/// depends on it, and so does whatever uses the value:
+/// impact reaches the value one step past its file, then its users and their
+/// tests (click's `echo` reaches its stream functions so). Values whose line
+/// does not touch the change stay out.
+#[test]
+fn impact_goes_through_module_values_built_from_the_change() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = tmp.path().join("streams");
+    write(
+        &root,
+        &[
+            (
+                "lib/streams.py",
+                "def get_stdout():\n    return 1\n\n\ndef get_stderr():\n    return 2\n\n\ndef cached(f):\n    def again():\n        return f()\n    return again\n\n\ndefault_stdout = cached(get_stdout)\ndefault_stderr = cached(get_stderr)\n",
+            ),
+            (
+                "lib/echo.py",
+                "from lib.streams import default_stdout, default_stderr\n\n\ndef echo():\n    return default_stdout()\n\n\ndef warn():\n    return default_stderr()\n",
+            ),
+            (
+                "tests/test_echo.py",
+                "from lib.echo import echo, warn\n\n\ndef test_echo():\n    assert echo() == 1\n\n\ndef test_warn():\n    assert warn() == 2\n",
+            ),
+        ],
+    );
+    let server = serve_paths(tmp, &[root], &[], &[]);
+    wait_ready(&server);
+    let i = call(
+        &server,
+        "analyze_impact",
+        json!({"symbol_name": "get_stdout", "depth": 5}),
+    );
+    let affected: Vec<(String, i64)> = i["affected"]
+        .as_array()
+        .expect("affected")
+        .iter()
+        .map(|a| (s(&a["qualified_name"]), a["distance"].as_i64().unwrap_or(0)))
+        .collect();
+    for want in [
+        "lib.streams.default_stdout",
+        "lib.echo.echo",
+        "tests.test_echo.test_echo",
+    ] {
+        assert!(affected.iter().any(|(q, _)| q == want), "{want}: {i}");
+    }
+    for not in [
+        "lib.streams.default_stderr",
+        "lib.echo.warn",
+        "tests.test_echo.test_warn",
+    ] {
+        assert!(!affected.iter().any(|(q, _)| q == not), "{not}: {i}");
+    }
+    let tests: Vec<String> = i["tests"]
+        .as_array()
+        .expect("tests")
+        .iter()
+        .map(|t| s(&t["run"]))
+        .collect();
+    assert!(
+        tests.contains(&"tests/test_echo.py::test_echo".to_string()),
+        "{tests:?}"
+    );
+    assert!(
+        !tests.contains(&"tests/test_echo.py::test_warn".to_string()),
+        "{tests:?}"
+    );
+}

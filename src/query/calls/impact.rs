@@ -137,6 +137,7 @@ pub fn analyze_impact(
     if dispatches(tiers) {
         cut |= through_overrides(c, &cat, &mut reached, (&skip, &changed), round)?;
     }
+    cut |= through_module_values(c, &cat, &mut reached, (&skip, &changed), round)?;
     only_by_name.retain(|id| !reached.contains_key(id));
 
     // Why the answer may be a lower bound.
@@ -380,6 +381,7 @@ fn affected_rows(
 }
 
 /// How a further round of walks goes: as deep as the first, along its tiers.
+#[derive(Clone, Copy)]
 struct Round<'w> {
     depth: usize,
     all_tiers: usize,
@@ -508,6 +510,18 @@ fn through_overrides(
             starts.push((d_id, distance));
         }
     }
+    walk_further(c, reached, skip, &starts, round)
+}
+
+/// Walks on from `starts` (each with its distance), adding what they reach
+/// within the depth to `reached`. Whether a walk was cut.
+fn walk_further(
+    c: &View,
+    reached: &mut HashMap<String, Reach>,
+    skip: &HashSet<String>,
+    starts: &[(String, usize)],
+    round: Round<'_>,
+) -> Result<bool, ToolError> {
     if starts.is_empty() {
         return Ok(false);
     }
@@ -537,6 +551,86 @@ fn through_overrides(
         }
     }
     Ok(cut)
+}
+
+/// A file's top-level code that calls or references what the walk reached
+/// runs where it stands: in a module-level value's initializer (`stdout =
+/// cached(get_stdout)`, `engine = once(build)`, a table of handlers), that
+/// value depends on it, and so does whatever uses the value. Such values are
+/// reached one step past their file, and walked on from. Whether a walk was
+/// cut.
+fn through_module_values(
+    c: &View,
+    cat: &Catalog,
+    reached: &mut HashMap<String, Reach>,
+    (skip, changed): (&HashSet<String>, &[usize]),
+    round: Round<'_>,
+) -> Result<bool, ToolError> {
+    let files: Vec<(String, usize)> = reached
+        .iter()
+        .filter(|(_, r)| r.is_file && r.distance < round.depth)
+        .map(|(id, r)| (id.clone(), r.distance))
+        .collect();
+    if files.is_empty() {
+        return Ok(false);
+    }
+    let ids: Vec<String> = files.iter().map(|(id, _)| id.clone()).collect();
+    let lines = c.graph.files_lines_into(ids).map_err(ToolError::internal)?;
+    let mut starts: Vec<(String, usize)> = Vec::new();
+    for ((file, _), into) in files.iter().zip(lines) {
+        // What the file's lines touch of the walk, and how far that is.
+        let hit: Vec<(String, i64, &'static str, usize)> = into
+            .into_iter()
+            .filter_map(|(to, line, rel)| {
+                let d = match reached.get(&to) {
+                    Some(r) => r.distance,
+                    None if skip.contains(&to) => 0,
+                    None => return None,
+                };
+                Some((to, line, rel, d))
+            })
+            .collect();
+        if hit.is_empty() {
+            continue;
+        }
+        for v in cat.in_file(file_path_of(c, file)) {
+            let e = cat.entry(v);
+            if cat.parent(v).is_some() || !is_module_value(e.kind()) {
+                continue;
+            }
+            let Some((to, _, rel, d)) = hit
+                .iter()
+                .filter(|(_, l, _, _)| e.line_start() <= *l && *l <= e.line_end())
+                .min_by_key(|(_, _, _, d)| *d)
+            else {
+                continue;
+            };
+            let id = e.id();
+            if skip.contains(&id) || reached.contains_key(&id) || changed.contains(&v) {
+                continue;
+            }
+            let distance = d + 1;
+            reached.insert(
+                id.clone(),
+                Reach {
+                    is_file: false,
+                    distance,
+                    starts: 1,
+                    edges: vec![(to.clone(), rel)],
+                },
+            );
+            if distance < round.depth {
+                starts.push((id, distance));
+            }
+        }
+    }
+    walk_further(c, reached, skip, &starts, round)
+}
+
+/// Kinds of a module-level definition that holds a value computed where it
+/// stands.
+fn is_module_value(kind: &str) -> bool {
+    matches!(kind, "var" | "variable" | "const" | "static" | "let")
 }
 
 /// The other definitions of the function or method at `m` under its qualified

@@ -448,6 +448,20 @@ impl GraphStore {
         })
     }
 
+    /// Per file: what its top-level code calls or references, the line and
+    /// the relationship (`queries/calls/file_lines_into.cypher`).
+    pub fn files_lines_into(&self, file_ids: Vec<String>) -> Result<Vec<Vec<LineInto>>> {
+        self.each_cached("calls/file_lines_into", file_ids, |r, id| {
+            let rows = r.execute("calls/file_lines_into", vec![("id", s(id))])?;
+            Ok(rows
+                .map(|row| {
+                    let rel = interned(&string(&row[2]), &["CALLS", "REFERENCES"]);
+                    (string(&row[0]), int(&row[1]), rel)
+                })
+                .collect::<Vec<_>>())
+        })
+    }
+
     /// The working tree a repository was indexed from, as recorded.
     pub fn repo_root(&self, repo: &str) -> Result<Option<String>> {
         let mut found =
@@ -682,6 +696,10 @@ fn edges(v: &Value) -> Vec<Edge> {
 const RELS: [&str; 4] = ["CALLS", "REFERENCES", "IMPLEMENTS", "EXTENDS"];
 
 /// `text` as the entry of `vocabulary` it equals ("" for none).
+/// A target of a file's top-level code: its id, the line, `CALLS` or
+/// `REFERENCES`.
+pub type LineInto = (String, i64, &'static str);
+
 fn interned(text: &str, vocabulary: &[&'static str]) -> &'static str {
     vocabulary
         .iter()

@@ -445,6 +445,10 @@ pub const CALL_READ_QUERIES: &[(&str, &str)] = &[
         include_str!("../../../queries/calls/file_dependents.cypher"),
     ),
     (
+        "calls/file_lines_into",
+        include_str!("../../../queries/calls/file_lines_into.cypher"),
+    ),
+    (
         "calls/in_degree",
         include_str!("../../../queries/calls/in_degree.cypher"),
     ),

@@ -22,6 +22,9 @@
 ; `multi = t.cast(Group, ctx.command)`: `multi` is a `Group` (a later match of
 ; the same assignment, so this fact is the one kept).
 ((assignment left: (identifier) @name right: (call function: [(identifier) @_f (attribute attribute: (identifier) @_f)] arguments: (argument_list . [(identifier) (attribute) (string)] @ty))) @fact.cast (#eq? @_f "cast"))
+; `except ClickException as e:`: `e` is a `ClickException` (a tuple of
+; classes says nothing one could call on).
+(except_clause (as_pattern [(identifier) (attribute)] @ty alias: (as_pattern_target (identifier) @name))) @fact.caught
 (assignment left: (attribute object: (identifier) @_self attribute: (identifier) @name) type: (_) @ty) @fact.field
 (assignment left: (attribute object: (identifier) @_self attribute: (identifier) @name) !type right: (_) @ty) @fact.field
 (function_definition return_type: (_) @ty) @fact.returns

@@ -40,7 +40,7 @@ impl<'t> CallMatch<'t> {
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 22] = [
+    const NAMES: [&str; 23] = [
         "call",
         "new",
         "construct",
@@ -61,6 +61,7 @@ fn outer_name(n: &str) -> Option<&'static str> {
         "fact.iterates",
         "fact.comprehends",
         "fact.cast",
+        "fact.caught",
         "fact.params",
         "macro",
     ];
@@ -229,7 +230,7 @@ fn fact_of(
 ) -> Option<Fact> {
     let (what, node, inner, name) = (m.what, m.node, m.inner, m.name);
     let kind = match &what[5..] {
-        "local" | "iterates" | "comprehends" | "cast" => FactKind::Local,
+        "local" | "iterates" | "comprehends" | "cast" | "caught" => FactKind::Local,
         "receiver" => FactKind::Receiver,
         "field" => FactKind::Field,
         "alias" => FactKind::Alias,
@@ -256,8 +257,9 @@ fn fact_of(
             byte: node.start_byte() as u32,
         });
     }
-    // `cast(T, v)`'s first argument is a type written as an expression.
-    let is_type = lang.is_type_node(inner) || what == "fact.cast";
+    // `cast(T, v)`'s first argument, and the class `except T as e` catches,
+    // are types written as expressions.
+    let is_type = lang.is_type_node(inner) || what == "fact.cast" || what == "fact.caught";
     if is_type {
         let inner = match lang {
             Lang::Rust => rust_unwrapped(inner, src),

@@ -40,11 +40,11 @@ use crate::model::{Language, RawImport, ids};
 use crate::resolve::{Callables, Edge, Id, RFile, RSymbol, Rel, SiteEdge, Target, Tier};
 use crate::source::walk::FileStat;
 
-/// The format, and the resolution rules its edges were made by: 20 keeps
-/// TS parameter types by position and callbacks' parameters among the facts
-/// (contextual typing), so an older state is not trusted and its files are
-/// resolved again.
-const MAGIC: &[u8; 8] = b"CRUXST20";
+/// The format, and the resolution rules its edges were made by: 21 reads the
+/// class of a Python `except T as e` (20: TS parameter types by position and
+/// callbacks' parameters, contextual typing), so an older state is not
+/// trusted and its ref is built again.
+const MAGIC: &[u8; 8] = b"CRUXST21";
 /// Starts each change appended after the whole state.
 const CHANGE: &[u8; 8] = b"CRUXCH20";
 

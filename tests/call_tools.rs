@@ -546,6 +546,8 @@ fn the_tools_on_rust_traps() {
                 "util::fact".to_string(),
                 "calls".to_string()
             ),
+            // `pub const MAX_FACT: u64 = util::fact(4)`: its value is fact's.
+            ("MAX_FACT".into(), 1, "util::fact".into(), "calls".into()),
             (
                 "report::numbers::helper".into(),
                 1,
@@ -564,7 +566,7 @@ fn the_tools_on_rust_traps() {
     assert_eq!(impact["completeness"], "exact", "{impact}");
     assert_eq!(
         impact["by_distance"],
-        json!([{"distance": 1, "count": 2}, {"distance": 2, "count": 1}])
+        json!([{"distance": 1, "count": 3}, {"distance": 2, "count": 1}])
     );
     // A changed method: the callers of the trait method it implements too.
     let impact = call(

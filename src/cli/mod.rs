@@ -36,10 +36,10 @@ Examples:
   cruxe index ~/src/app --force     rebuild the index of ~/src/app from scratch
   cruxe status                      repos, refs and counts in ./.cruxe
   cruxe status ~/src/app            the same for ~/src/app/.cruxe
-  cruxe search \"parse config\"            symbols ranked by names, signatures, docs
-  cruxe locate AuthHandler                where a name is defined
-  cruxe outline src/auth/handler.rs       a file's symbols as a tree
-  cruxe context \"token validation\"        the code that fits a token budget
+  cruxe search \"parse config\"               symbols ranked by names, signatures, docs
+  cruxe locate AuthHandler                  where a name is defined
+  cruxe outline src/auth/handler.rs         a file's symbols as a tree
+  cruxe context \"token validation\"          the code that fits a token budget
   cruxe hierarchy validate --path src/auth/handler.rs
   cruxe refs validate --path src/auth/handler.rs   every use, by file
   cruxe calls validate --callers --depth 3  what calls validate, 3 calls deep

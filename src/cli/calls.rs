@@ -101,15 +101,7 @@ pub struct ImpactArgs {
 pub const LOWER_BOUND: i32 = 3;
 
 fn tier(name: &str) -> Result<&str> {
-    const TIERS: [&str; 7] = [
-        "scope",
-        "import",
-        "self",
-        "qualified",
-        "typed",
-        "dispatch",
-        "name",
-    ];
+    const TIERS: [&str; 7] = crate::store::graph::GraphStore::CALL_TIERS;
     if !TIERS.contains(&name) {
         bail!(
             "--min-confidence must be one of {}; not `{name}`",

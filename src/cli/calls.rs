@@ -8,7 +8,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::read::{Asked, ReadFlags, aligned, ask, count, plural, print_json, text};
+use super::read::{ReadFlags, aligned, answered, count, plural, text};
 
 #[derive(Args, Debug)]
 pub struct RefsArgs {
@@ -109,29 +109,6 @@ fn tier(name: &str) -> Result<&str> {
         );
     }
     Ok(name)
-}
-
-/// The tool's answer, printed as JSON or by `show`; an ambiguous name exits 1.
-fn answered(
-    flags: &ReadFlags,
-    tool: &str,
-    args: Value,
-    show: impl FnOnce(&Value) -> i32,
-) -> Result<i32> {
-    match ask(flags, tool, args)? {
-        Asked::Ambiguous => Ok(1),
-        Asked::Answer(a) if flags.json => {
-            print_json(&a)?;
-            Ok(
-                if tool == "analyze_impact" && text(&a, "completeness") != "exact" {
-                    LOWER_BOUND
-                } else {
-                    0
-                },
-            )
-        }
-        Asked::Answer(a) => Ok(show(&a)),
-    }
 }
 
 pub fn cmd_refs(a: RefsArgs) -> Result<i32> {

@@ -10,7 +10,7 @@ use anyhow::Result;
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::read::{Asked, ReadFlags, aligned, ask, count, cut, plural, print_json, text};
+use super::read::{ReadFlags, aligned, count, cut, plural, text};
 
 #[derive(Args, Debug)]
 pub struct SearchArgs {
@@ -99,16 +99,12 @@ pub struct HierarchyArgs {
     pub flags: ReadFlags,
 }
 
-/// The tool's answer, printed as JSON or by `show`; an ambiguous name exits 1.
+/// `read::answered` for a listing, which always exits 0 once printed.
 fn answered(flags: &ReadFlags, tool: &str, args: Value, show: impl FnOnce(&Value)) -> Result<i32> {
-    match ask(flags, tool, args)? {
-        Asked::Ambiguous => Ok(1),
-        Asked::Answer(a) if flags.json => print_json(&a).map(|_| 0),
-        Asked::Answer(a) => {
-            show(&a);
-            Ok(0)
-        }
-    }
+    super::read::answered(flags, tool, args, |a| {
+        show(a);
+        0
+    })
 }
 
 /// `kind name` and where it is, as the symbol lists print a symbol.

@@ -58,7 +58,7 @@ impl ReadFlags {
 
 /// What a read command got: the tool's answer, or an ambiguous name whose
 /// candidates were listed on stderr (the command exits 1).
-pub(super) enum Asked {
+enum Asked {
     Answer(Value),
     Ambiguous,
 }
@@ -66,7 +66,7 @@ pub(super) enum Asked {
 /// Calls `tool` with `args` (plus the flags' repo and ref, and no token
 /// budget unless `args` names one). A tool that takes a `limit` gets the
 /// flag's in `args`; the others' printers cut their rows at it.
-pub(super) fn ask(f: &ReadFlags, tool: &str, mut args: Value) -> Result<Asked> {
+fn ask(f: &ReadFlags, tool: &str, mut args: Value) -> Result<Asked> {
     if let Some(obj) = args.as_object_mut() {
         obj.insert("repo".into(), json!(f.repo));
         obj.insert("ref".into(), json!(f.ref_name));
@@ -229,8 +229,28 @@ fn source_root(
         .unwrap_or_else(|| PathBuf::from(".")))
 }
 
+/// The tool's answer, printed as JSON or by `show` (whose value is the exit
+/// status); an ambiguous name exits 1. `impact --json` exits as `impact`
+/// does: 3 on a lower bound.
+pub(super) fn answered(
+    flags: &ReadFlags,
+    tool: &str,
+    args: Value,
+    show: impl FnOnce(&Value) -> i32,
+) -> Result<i32> {
+    match ask(flags, tool, args)? {
+        Asked::Ambiguous => Ok(1),
+        Asked::Answer(a) if flags.json => {
+            print_json(&a)?;
+            let lower = tool == "analyze_impact" && text(&a, "completeness") != "exact";
+            Ok(if lower { super::calls::LOWER_BOUND } else { 0 })
+        }
+        Asked::Answer(a) => Ok(show(&a)),
+    }
+}
+
 /// Prints an answer as pretty JSON.
-pub(super) fn print_json(answer: &Value) -> Result<()> {
+fn print_json(answer: &Value) -> Result<()> {
     println!(
         "{}",
         serde_json::to_string_pretty(answer).context("cannot print the answer")?

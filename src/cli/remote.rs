@@ -1,8 +1,8 @@
 //! The read commands through a running server. A server holds its data dir's
 //! graph for as long as it runs (Kuzu lets no other process open a database
 //! its writer holds), and records where it answers (`server.json`, see
-//! `DataDir::record_server`): `status`, `cypher` and `hierarchy` then ask it
-//! over MCP and print what they would have printed from the graph. A record a
+//! `DataDir::record_server`): `status`, `cypher` and every read command then
+//! ask it over MCP and print what they would have printed from the graph. A record a
 //! killed server left behind names a port nobody answers: then the commands
 //! read the graph themselves.
 //!

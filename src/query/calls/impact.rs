@@ -60,6 +60,17 @@ struct Reach {
 }
 
 impl Reach {
+    /// A symbol reached past the walk's edges (`through_*`), one step from
+    /// `from` along `rel`.
+    fn step(distance: usize, from: String, rel: &'static str) -> Reach {
+        Reach {
+            is_file: false,
+            distance,
+            starts: 1,
+            edges: vec![(from, rel)],
+        }
+    }
+
     /// A node first reached at `distance`, with its edges along `allowed`.
     fn new(
         is_file: bool,
@@ -497,15 +508,7 @@ fn through_overrides(
             None if changed.contains(&m) => step,
             None => round.depth,
         };
-        reached.insert(
-            d_id.clone(),
-            Reach {
-                is_file: false,
-                distance,
-                starts: 1,
-                edges: vec![(m_id, rel)],
-            },
-        );
+        reached.insert(d_id.clone(), Reach::step(distance, m_id, rel));
         if distance < round.depth {
             starts.push((d_id, distance));
         }
@@ -555,8 +558,7 @@ fn walk_further(
 
 /// A file's top-level code that calls or references what the walk reached
 /// runs where it stands: in a module-level value's initializer (`stdout =
-/// cached(get_stdout)`, `engine = once(build)`, a table of handlers), that
-/// value depends on it, and so does whatever uses the value. Such values are
+/// cached(get_stdout)`, `engine = once(build)`), that value depends on it, and so does whatever uses the value. Such values are
 /// reached one step past their file, and walked on from. Whether a walk was
 /// cut.
 fn through_module_values(
@@ -610,15 +612,7 @@ fn through_module_values(
                 continue;
             }
             let distance = d + 1;
-            reached.insert(
-                id.clone(),
-                Reach {
-                    is_file: false,
-                    distance,
-                    starts: 1,
-                    edges: vec![(to.clone(), rel)],
-                },
-            );
+            reached.insert(id.clone(), Reach::step(distance, to.clone(), rel));
             if distance < round.depth {
                 starts.push((id, distance));
             }

@@ -1,26 +1,37 @@
 #!/usr/bin/env python3
 """Test selection measured by running tests (`make bench-impact`).
 
-    impact.py CRUXE [--samples N] [--seed S] [--cache DIR] [--out DIR]
+    impact.py CRUXE [--corpora a,b] [--samples N] [--seed S] [--depth N] [--cache DIR] [--out DIR]
 
 For each corpus (a real project whose tests run offline here), it samples library
-functions, makes one edit per function that fails at its entry (Python: `raise`
-as the first statement), runs the project's tests, and records which fail. It then
-asks `cruxe impact --diff HEAD --run-ids [--depth N]` (the README's CI recipe) for the same
-edit and scores the tests it named against the tests that failed:
+functions, makes one edit per function that fails at its entry (Python: `raise` as
+the first statement; Rust: `panic!`), runs the project's tests, and records which
+fail. It then asks `cruxe impact --diff HEAD --run-ids --depth N` (the README's CI
+recipe) for the same edit and scores the tests it named against the tests that
+failed:
 
   recall      failing tests (files, functions) the answer named / failing tests
   precision   named tests that failed / named tests
   exact miss  an answer that said `exact` (exit 0) yet missed a failing test: must be 0
 
-An edit that fails no test is left out of the scores (counted). Setup is cached
-under --cache (default ~/.cache/cruxe-impact): the project's sdist from PyPI and a
-venv with its test runner; the tree is a git repository so that `--diff HEAD` is
-the edit. Prints markdown; JSON and per-edit details go to --out.
+A Rust "file" is a test module of a test target (`lib::tests`), since cargo names
+tests by path. An edit that fails no test is left out of the scores (counted); one
+that does not compile, or whose test run aborts, is skipped (counted). Setup is
+cached under --cache (default ~/.cache/cruxe-impact): Python projects' sdists from
+PyPI and a venv with pytest; Rust crates from the local cargo registry (else
+crates.io) with their own target dir. Each tree is a git repository so that `--diff
+HEAD` is the edit. Prints markdown; JSON and per-edit details go to --out.
+
+The tests' outcome of an edit depends only on the project and the edit, so it is
+kept under --cache (`outcomes.json`, keyed by the edit and a hash of the file it
+edits): a second run with another cruxe binary runs only `cruxe impact` per edit.
+`--rerun-tests` runs the tests again.
 """
 import argparse
 import ast
 import fcntl
+import glob
+import hashlib
 import json
 import os
 import random
@@ -30,10 +41,52 @@ import sys
 import time
 
 CORPORA = {
-    # name: (pip requirement, source dir in the sdist, test command after the venv's python)
-    "py-click": ("click==8.4.0", "src", ["-m", "pytest", "-q", "-p", "no:cacheprovider",
-                                          "-p", "no:randomly", "--tb=no", "-rfE", "tests"]),
+    "py-click": {"lang": "python", "pip": "click==8.4.0", "src": "src",
+                 "cmd": ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                         "--tb=no", "-rfE", "tests"]},
+    "rust-smallvec": {"lang": "rust", "crate": "smallvec", "version": "1.16.5", "src": "src"},
+    "rust-aho-corasick": {"lang": "rust", "crate": "aho-corasick", "version": "1.1.5", "src": "src"},
+    "ts-zod": {"lang": "ts", "npm": "zod@4.6.7", "src": "src"},
 }
+# TypeScript: the test runner and the compiler (to find functions), pinned.
+TS_TOOLS = ["vitest@4.1.12", "typescript@5.9.3", "@types/node@26.6.6"]
+# zod's tests import `zod`, `zod/v4`, …: its own sources, as its repo maps them.
+ZOD_VITEST = """import { fileURLToPath } from "node:url";
+const src = (p) => fileURLToPath(new URL(`./src/${p}`, import.meta.url));
+export default {
+  resolve: {
+    alias: [
+      { find: /^zod$/, replacement: src("index.ts") },
+      { find: /^zod\\/mini$/, replacement: src("mini/index.ts") },
+      { find: /^zod\\/locales$/, replacement: src("locales/index.ts") },
+      { find: /^zod\\/(.*)$/, replacement: src("$1/index.ts") },
+    ],
+  },
+  test: { include: ["src/**/*.test.ts"] },
+};
+"""
+# Functions with a block body whose first statement is on a line of its own
+# (constructors left out: a derived one must call `super` first).
+TS_FUNCTIONS = r"""
+const ts = require("typescript"), fs = require("fs"), path = require("path");
+const [root, ...files] = process.argv.slice(2);
+for (const f of files) {
+  const text = fs.readFileSync(f, "utf8");
+  const sf = ts.createSourceFile(f, text, ts.ScriptTarget.Latest, true);
+  const visit = (n) => {
+    if ((ts.isFunctionDeclaration(n) || ts.isMethodDeclaration(n) || ts.isFunctionExpression(n) ||
+         ts.isArrowFunction(n) || ts.isGetAccessor(n) || ts.isSetAccessor(n)) &&
+        n.body && ts.isBlock(n.body) && n.body.statements.length > 0) {
+      const open = sf.getLineAndCharacterOfPosition(n.body.getStart(sf)).line;
+      const first = sf.getLineAndCharacterOfPosition(n.body.statements[0].getStart(sf));
+      const name = n.name ? n.name.getText(sf) : "(anonymous)";
+      if (first.line > open) console.log(JSON.stringify([path.relative(root, f), first.line + 1, first.character, name]));
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+}
+"""
 RUNNER = ["pytest==8.4.2"]
 MARK = "cruxe-bench-impact"
 
@@ -45,37 +98,87 @@ def sh(cmd, cwd=None, env=None, check=True):
     return r
 
 
+def commit(tree):
+    git = ["git", "-c", "user.email=bench@cruxe", "-c", "user.name=bench"]
+    sh(["git", "init", "-q"], cwd=tree)
+    sh(git + ["add", "-A"], cwd=tree)
+    sh(git + ["commit", "-q", "-m", "pristine"], cwd=tree)
+
+
 def setup(cache, name):
-    req, _, _ = CORPORA[name]
+    """The corpus's tree (a git repository) and, for Python, the venv's python."""
+    c = CORPORA[name]
+    tree = os.path.join(cache, name, "tree")
+    if c["lang"] == "rust":
+        if not os.path.isdir(os.path.join(tree, ".git")):
+            crate = f"{c['crate']}-{c['version']}"
+            home = os.environ.get("CARGO_HOME", os.path.expanduser("~/.cargo"))
+            local = glob.glob(os.path.join(home, "registry", "src", "*", crate))
+            dl = os.path.join(cache, name, "crate")
+            os.makedirs(dl, exist_ok=True)
+            if local:
+                sh(["cp", "-r", local[0], os.path.join(dl, crate)])
+            else:
+                sh(["curl", "-sSfL", "-o", os.path.join(dl, "c.tar.gz"),
+                    f"https://static.crates.io/crates/{c['crate']}/{crate}.crate"])
+                sh(["tar", "xzf", os.path.join(dl, "c.tar.gz"), "-C", dl])
+            os.rename(os.path.join(dl, crate), tree)
+            open(os.path.join(tree, ".gitignore"), "w").write("/target\n")
+            commit(tree)
+        return None, tree
+    if c["lang"] == "ts":
+        home = os.path.join(cache, name)
+        if not os.path.exists(os.path.join(home, "node_modules", "vitest")):
+            if not os.path.exists(os.path.join(home, "package.json")):
+                open(os.path.join(home, "package.json"), "w").write('{"private": true}\n')
+            sh(["npm", "install", "-s", "--no-audit", "--no-fund", "--ignore-scripts", *TS_TOOLS], cwd=home)
+        if not os.path.isdir(os.path.join(tree, ".git")):
+            dl = os.path.join(home, "pkg")
+            os.makedirs(dl, exist_ok=True)
+            sh(["npm", "pack", "-s", c["npm"]], cwd=dl)
+            tgz = [f for f in os.listdir(dl) if f.endswith(".tgz")][0]
+            # src/ (code and tests) and package.json, as the accuracy bench
+            # has them (compiled outputs left out), and zod's path mapping.
+            sh(["tar", "xzf", os.path.join(dl, tgz), "-C", dl])
+            os.makedirs(tree)
+            for part in ("src", "package.json"):
+                os.rename(os.path.join(dl, "package", part), os.path.join(tree, part))
+            here = os.path.dirname(os.path.abspath(__file__))
+            sh(["cp", os.path.join(here, "accuracy", "zod.tsconfig.json"), os.path.join(tree, "tsconfig.json")])
+            open(os.path.join(tree, "vitest.config.mjs"), "w").write(ZOD_VITEST)
+            commit(tree)
+        return None, tree
     venv = os.path.join(cache, "venv")
     py = os.path.join(venv, "bin", "python")
     if not os.path.exists(py):
         sh([sys.executable, "-m", "venv", venv])
         sh([py, "-m", "pip", "install", "-q", *RUNNER])
-    tree = os.path.join(cache, name, "tree")
     if not os.path.isdir(os.path.join(tree, ".git")):
         dl = os.path.join(cache, name, "sdist")
         os.makedirs(dl, exist_ok=True)
-        sh([py, "-m", "pip", "download", "-q", "--no-binary", ":all:", "--no-deps", req, "-d", dl])
+        sh([py, "-m", "pip", "download", "-q", "--no-binary", ":all:", "--no-deps", c["pip"], "-d", dl])
         tar = [f for f in os.listdir(dl) if f.endswith(".tar.gz")][0]
         sh(["tar", "xzf", os.path.join(dl, tar), "-C", dl])
         src = os.path.join(dl, tar[: -len(".tar.gz")])
         os.rename(src, tree)
-        git = ["git", "-c", "user.email=bench@cruxe", "-c", "user.name=bench"]
-        sh(["git", "init", "-q"], cwd=tree)
-        sh(git + ["add", "-A"], cwd=tree)
-        sh(git + ["commit", "-q", "-m", "sdist"], cwd=tree)
+        commit(tree)
     return py, tree
 
 
 def failing(py, tree, name, only=None):
-    """Failing test node ids (parameters dropped) of a test run (of the tests
-    `only` names, else all), and its time."""
-    _, srcdir, cmd = CORPORA[name]
-    if only:
-        cmd = [c for c in cmd if c != "tests"] + list(only)
-    env = dict(os.environ, PYTHONPATH=os.path.join(tree, srcdir), PYTHONDONTWRITEBYTECODE="1")
+    """Failing tests of a test run (of the tests `only` names, else all) and its
+    time; None when the run did not finish (a compile error, an abort). Python:
+    pytest node ids, parameters dropped; Rust: `TARGET::path::to::test`."""
+    c = CORPORA[name]
     t0 = time.time()
+    if c["lang"] == "rust":
+        return failing_rust(tree, name, only), time.time() - t0
+    if c["lang"] == "ts":
+        return failing_vitest(tree, only), time.time() - t0
+    cmd = c["cmd"]
+    if only:
+        cmd = [x for x in cmd if x != "tests"] + list(only)
+    env = dict(os.environ, PYTHONPATH=os.path.join(tree, c["src"]), PYTHONDONTWRITEBYTECODE="1")
     r = sh([py, *cmd], cwd=tree, env=env, check=False)
     out = set()
     for line in r.stdout.splitlines():
@@ -85,25 +188,161 @@ def failing(py, tree, name, only=None):
     return out, time.time() - t0
 
 
+def failing_rust(tree, name, only=None):
+    target_dir = os.path.join(os.path.dirname(tree), "target")
+    env = dict(os.environ, CARGO_TARGET_DIR=target_dir, RUSTFLAGS="--cap-lints warn",
+               RUST_BACKTRACE="0")
+    cmd = ["cargo", "test", "--tests", "--no-fail-fast"]
+    if only:
+        # Each named test alone, by its exact path, in its target.
+        out = set()
+        for t in sorted(only):
+            target, path = t.split("::", 1)
+            sel = ["--lib"] if target == "lib" else ["--test", target]
+            one = failing_cargo(tree, env, cmd[:2] + sel + ["--", path, "--exact"])
+            out |= one or set()
+        return out
+    return failing_cargo(tree, env, cmd)
+
+
+def failing_vitest(tree, only=None):
+    """`path::full test name` of each failing test, and `path::` for a file
+    that failed as a whole (its module threw while loading)."""
+    report = os.path.join(os.path.dirname(tree), "vitest.json")
+    if os.path.exists(report):
+        os.remove(report)
+    vitest = os.path.join(os.path.dirname(tree), "node_modules", "vitest", "vitest.mjs")
+    files = sorted({t.split("::")[0] for t in only}) if only else []
+    subprocess.run(["node", vitest, "run", *files, "--reporter=json", f"--outputFile={report}"],
+                   cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=1800)
+    if not os.path.exists(report):
+        return None
+    out = set()
+    for r in json.load(open(report))["testResults"]:
+        path = os.path.relpath(r["name"], tree)
+        failed = [a for a in r["assertionResults"] if a["status"] == "failed"]
+        out |= {f"{path}::{a['fullName']}" for a in failed}
+        if r["status"] == "failed" and not failed:
+            out.add(f"{path}::")
+    return out
+
+
+def failing_cargo(tree, env, cmd):
+    # One stream: cargo says which target runs (stderr) before its tests' lines (stdout).
+    r = subprocess.run(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=1800)
+    out, target, results = set(), None, 0
+    for line in r.stdout.splitlines():
+        m = re.match(r"\s*Running (unittests )?(\S+)", line)
+        if m:
+            path = m.group(2)
+            target = "lib" if m.group(1) and path.endswith("lib.rs") else \
+                os.path.splitext(os.path.basename(path))[0]
+            continue
+        m = re.match(r"test (\S+) \.\.\. FAILED$", line)
+        if m and target:
+            out.add(f"{target}::{m.group(1)}")
+        if line.startswith("test result:"):
+            results += 1
+    if results == 0 or "error: could not compile" in r.stdout:
+        return None
+    return out
+
+
 def functions(tree, srcdir):
-    """Library functions whose body starts on a line of its own: (path, line, indent)."""
+    """Library functions whose body starts on a line of its own: (path, line, indent, name)."""
     out = []
     root = os.path.join(tree, srcdir)
     for d, _, files in os.walk(root):
         for f in sorted(files):
-            if not f.endswith(".py"):
-                continue
             path = os.path.join(d, f)
-            try:
-                mod = ast.parse(open(path).read())
-            except SyntaxError:
-                continue
-            for n in ast.walk(mod):
-                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.body:
-                    first = n.body[0]
-                    if first.lineno > n.lineno and not n.name.startswith("__"):
-                        out.append((os.path.relpath(path, tree), first.lineno, first.col_offset, n.name))
+            if f.endswith(".py"):
+                out.extend(python_functions(tree, path))
+            elif f.endswith(".rs") and f != "tests.rs" and "/tests/" not in path:
+                out.extend(rust_functions(tree, path))
+            elif f.endswith(".ts") and not f.endswith((".test.ts", ".d.ts")) and "/tests/" not in path:
+                out.append(path)
+    ts_files = [p for p in out if isinstance(p, str)]
+    out = [x for x in out if not isinstance(x, str)]
+    if ts_files:
+        script = os.path.join(os.path.dirname(tree), "functions.js")
+        open(script, "w").write(TS_FUNCTIONS)
+        r = sh(["node", script, tree, *ts_files], cwd=os.path.dirname(tree))
+        out.extend(tuple(json.loads(l)) for l in r.stdout.splitlines())
     return sorted(out)
+
+
+def python_functions(tree, path):
+    try:
+        mod = ast.parse(open(path).read())
+    except SyntaxError:
+        return []
+    out = []
+    for n in ast.walk(mod):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.body:
+            first = n.body[0]
+            if first.lineno > n.lineno and not n.name.startswith("__"):
+                out.append((os.path.relpath(path, tree), first.lineno, first.col_offset, n.name))
+    return out
+
+
+RUST_FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:default\s+)?(?:(const|async)\s+)?"
+                     r"(?:unsafe\s+)?(?:extern\s+\"[^\"]*\"\s+)?fn\s+(\w+)")
+
+
+def rust_functions(tree, path):
+    """`fn` items with a body of more than one line, outside test modules and
+    macros (not `const fn`: a panic there fails the build where it is
+    evaluated; not `drop`: a panic while unwinding aborts the test run)."""
+    lines = open(path).read().split("\n")
+    out = []
+    in_macro = False
+    test_until = None  # the closing line of a `#[cfg(test)] mod x {`
+    test_item = False
+    for i, line in enumerate(lines):
+        indent = line[: len(line) - len(line.lstrip())]
+        if test_until is not None:
+            if line.rstrip() == test_until:
+                test_until = None
+            continue
+        if re.match(r"\s*#\[cfg\(test\)\]", line):
+            test_item = True
+            continue
+        if test_item and re.match(r"\s*(pub(\([^)]*\))?\s+)?mod \w+\s*\{", line):
+            test_until, test_item = indent + "}", False
+            continue
+        if re.match(r"\s*macro_rules!", line):
+            in_macro = True
+        elif in_macro and line.startswith("}"):
+            in_macro = False
+        m = RUST_FN.match(line)
+        if test_item and (m or line.rstrip().endswith(";")):
+            test_item = False
+            continue
+        if in_macro or not m or m.group(1) == "const" or m.group(2) in ("drop",):
+            continue
+        # The signature ends on the first line ending in `{`; `;` first is a
+        # declaration without a body.
+        for j in range(i, min(i + 12, len(lines))):
+            t = lines[j].rstrip()
+            if t.endswith(";") and "{" not in t:
+                break
+            if t.endswith("{"):
+                nxt = lines[j + 1] if j + 1 < len(lines) else ""
+                if nxt.strip() and not nxt.strip().startswith("}"):
+                    col = len(nxt) - len(nxt.lstrip())
+                    out.append((os.path.relpath(path, tree), j + 2, col, m.group(2)))
+                break
+    return out
+
+
+def failure_line(name, col):
+    lang = CORPORA[name]["lang"]
+    if lang == "ts":
+        return " " * col + f'throw new Error("{MARK}");'
+    if lang == "rust":
+        return " " * col + f'panic!("{MARK}");'
+    return " " * col + f'raise RuntimeError("{MARK}")'
 
 
 def impact(cruxe, tree, data, depth):
@@ -128,52 +367,103 @@ def run(args, name):
     except BlockingIOError:
         sys.exit(f"another bench-impact run is editing {args.cache}/{name}: wait for it")
     py, tree = setup(args.cache, name)
-    _, srcdir, _ = CORPORA[name]
+    srcdir = CORPORA[name]["src"]
     data = os.path.join(args.cache, name, "data")
     sh([args.cruxe, "index", tree, "--data", data, "--force"])
-    base, base_s = failing(py, tree, name)
+    kept = os.path.join(args.cache, name, "outcomes.json")
+    outcomes = {} if args.rerun_tests or not os.path.exists(kept) else json.load(open(kept))
+    if "baseline" not in outcomes:
+        base, base_s = failing(py, tree, name)
+        if base is None:
+            raise RuntimeError(f"{name}: the tests do not run on the pristine tree")
+        outcomes["baseline"] = {"failed": sorted(base), "secs": round(base_s, 1)}
+    base = set(outcomes["baseline"]["failed"])
     funcs = functions(tree, srcdir)
     rng = random.Random(args.seed)
     sample = rng.sample(funcs, min(args.samples, len(funcs)))
     edits = []
+    skipped = []
     flaky = set()
     for path, line, col, fn in sample:
         full = os.path.join(tree, path)
         text = open(full).read()
+        key = f"{path}:{line}:{col}:{fn}:{hashlib.sha1(text.encode()).hexdigest()[:12]}"
         lines = text.split("\n")
-        lines.insert(line - 1, " " * col + f'raise RuntimeError("{MARK}")')
+        lines.insert(line - 1, failure_line(name, col))
         open(full, "w").write("\n".join(lines))
         try:
-            failed, secs = failing(py, tree, name)
+            if key not in outcomes:
+                failed, secs = failing(py, tree, name)
+                outcomes[key] = {"failed": None if failed is None else sorted(failed),
+                                 "secs": round(secs, 1)}
             code, ids, note = impact(args.cruxe, tree, data, args.depth)
         finally:
             open(full, "w").write(text)
-        failed -= base
+        if outcomes[key]["failed"] is None:
+            skipped.append(f"{path}:{fn}")
+            print(f"{name} {path}:{fn}: the edit does not build or its test run aborted: skipped",
+                  file=sys.stderr)
+            continue
+        failed, secs = set(outcomes[key]["failed"]) - base, outcomes[key]["secs"]
         if failed:
             # A test that fails on the clean tree too is flaky here, not the edit's.
-            again, _ = failing(py, tree, name, sorted(failed))
+            if "again" not in outcomes[key]:
+                again, _ = failing(py, tree, name, sorted(failed))
+                outcomes[key]["again"] = sorted(again or [])
+            again = set(outcomes[key]["again"])
             flaky |= again
             failed -= again
-        named = {i.split("[")[0] for i in ids}
+        json.dump(outcomes, open(kept, "w"), indent=0)
+        named = {named_test(name, i) for i in ids}
         edits.append((f"{path}:{fn}", failed, named, code, note, secs))
         print(f"{name} {path}:{fn}: {len(failed)} failed, {len(named)} named, exit {code}", file=sys.stderr)
     # A test found flaky at any edit is left out of every edit's failures.
-    return {"corpus": name, "baseline_failures": len(base), "baseline_secs": round(base_s, 1),
-            "flaky": sorted(flaky),
+    return {"corpus": name, "baseline_failures": len(base), "baseline_secs": outcomes["baseline"]["secs"],
+            "flaky": sorted(flaky), "skipped": skipped,
             "functions": len(funcs), "edits": [scored(e, flaky) for e in edits]}
+
+
+def named_test(name, run_id):
+    """A run id as the test runner names the test: a pytest node id without
+    parameters; for cargo, `TARGET::path` (`TARGET::*` for a whole target); a
+    TypeScript test file (`FILE::*`: each of its tests)."""
+    lang = CORPORA[name]["lang"]
+    if lang == "ts":
+        return f"{run_id}::*"
+    if lang != "rust":
+        return run_id.split("[")[0]
+    m = re.match(r"cargo test(?: -p \S+)?(?: --test (\S+))?(?: -- (\S+) --exact)?$", run_id)
+    if not m:
+        return run_id
+    return f"{m.group(1) or 'lib'}::{m.group(2) or '*'}"
+
+
+def file_of(test):
+    """A test's file: a pytest node id's or a vitest test's path; a cargo
+    test's target and module (`TARGET::*` stays whole)."""
+    head = test.split("::")[0]
+    if head.endswith((".py", ".ts", ".tsx", ".js")):
+        return head
+    return test if test.endswith("::*") else test.rsplit("::", 1)[0]
 
 
 def scored(edit, flaky):
     function, failed, named, code, note, secs = edit
     failed = failed - flaky
-    files_failed = {f.split("::")[0] for f in failed}
-    files_named = {i.split("::")[0] for i in named}
+    files_failed = {file_of(f) for f in failed}
+    files_named = {file_of(i) for i in named}
+    # A whole cargo target named (`TARGET::*`) names each of its tests.
+    wild = {n[: -len("*")] for n in named if n.endswith("::*")}
+    covered = lambda t: any(t.startswith(w) for w in wild)
+    hit_tests = {t for t in failed if t in named or covered(t)}
+    hit_files = {f for f in files_failed if f in files_named or covered(f + "::")}
     return {
         "function": function, "tests_failed": len(failed), "files_failed": len(files_failed),
         "named": len(named), "exit": code, "lower_bound": note[0] if note else None,
-        "missed_functions": sorted(failed - named), "missed_files": sorted(files_failed - files_named),
-        "hit_functions": len(failed & named), "hit_files": len(files_failed & files_named),
-        "files_named": len(files_named), "test_secs": round(secs, 1),
+        "missed_functions": sorted(failed - hit_tests), "missed_files": sorted(files_failed - hit_files),
+        "hit_functions": len(hit_tests), "hit_files": len(hit_files),
+        "files_named": len(files_named), "test_secs": secs,
+        "failed_files": sorted(files_failed), "named_files": sorted(files_named),
     }
 
 
@@ -187,9 +477,11 @@ def summary(res):
     t_named = sum(x["named"] for x in e)
     exact = [x for x in e if x["exit"] == 0]
     return {
-        "edits": len(res["edits"]), "edits_failing": len(e),
+        "edits": len(res["edits"]), "edits_failing": len(e), "skipped": len(res.get("skipped", [])),
         "file_recall": pct(f_hit, f_fail), "file_precision": pct(f_hit, f_named),
-        "test_recall": pct(t_hit, t_fail), "test_precision": pct(t_hit, t_named),
+        "test_recall": pct(t_hit, t_fail),
+        # TypeScript answers name files (vitest runs files): no per-test precision.
+        "test_precision": None if CORPORA[res["corpus"]]["lang"] == "ts" else pct(t_hit, t_named),
         "exact": len(exact), "exact_misses": sum(1 for x in exact if x["missed_files"] or x["missed_functions"]),
         "lower_bound": sum(1 for x in e if x["exit"] == 3),
     }
@@ -198,16 +490,21 @@ def summary(res):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("cruxe")
+    ap.add_argument("--corpora", default=",".join(CORPORA), help="comma-separated: " + ", ".join(CORPORA))
     ap.add_argument("--samples", type=int, default=40)
     ap.add_argument("--seed", type=int, default=52)
     ap.add_argument("--depth", type=int, default=10, help="cruxe impact --depth (the README recipe: 10)")
     ap.add_argument("--cache", default=os.path.expanduser("~/.cache/cruxe-impact"))
+    ap.add_argument("--rerun-tests", action="store_true",
+                    help="run the tests of every edit again instead of reading their kept outcome")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "impact-out"))
     args = ap.parse_args()
     args.cruxe = os.path.abspath(args.cruxe)
     os.makedirs(args.out, exist_ok=True)
     rows = []
-    for name in CORPORA:
+    for name in args.corpora.split(","):
+        if name not in CORPORA:
+            sys.exit(f"unknown corpus {name}: one of {', '.join(CORPORA)}")
         res = run(args, name)
         res["summary"] = summary(res)
         json.dump(res, open(os.path.join(args.out, f"{name}.json"), "w"), indent=1)
@@ -216,7 +513,7 @@ def main():
           "| precision % | answers exact | misses under exact | lower_bound |")
     print("|---|---|---|---|---|---|---|---|---|")
     for name, s in rows:
-        print(f"| {name} | {s['edits']} ({s['edits_failing']}) | {s['file_recall']} | {s['file_precision']} | "
+        print(f"| {name} | {s['edits']} ({s['edits_failing']}; {s['skipped']} skipped) | {s['file_recall']} | {s['file_precision']} | "
               f"{s['test_recall']} | {s['test_precision']} | {s['exact']} | {s['exact_misses']} | {s['lower_bound']} |")
 
 

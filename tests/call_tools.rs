@@ -137,7 +137,7 @@ fn every_call_read_statement_prepares_for_every_depth_and_tier() {
     let prepared = store
         .prepare_call_reads()
         .expect("every statement prepares");
-    // Impact's walk goes to depth 12, the others' to 5; 7 tier cuts each.
+    // Impact's walk goes to depth 30, the others' to 5; 7 tier cuts each.
     use cruxe::store::graph::GraphStore;
     let depths = (templates - 1) * GraphStore::MAX_CALL_DEPTH + GraphStore::MAX_IMPACT_DEPTH;
     assert_eq!(prepared, plain + depths * 7);

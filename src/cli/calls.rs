@@ -80,8 +80,8 @@ pub struct ImpactArgs {
     /// Changed files.
     #[arg(long, group = "change", num_args = 1..)]
     pub paths: Vec<String>,
-    /// Steps to follow from the change, 1 to 12 (to choose the tests a change
-    /// can break, 10: tests reach code through long call chains).
+    /// Steps to follow from the change, 1 to 30 (to choose the tests a change
+    /// can break, 30: tests reach code through long call chains).
     #[arg(long, default_value_t = 3)]
     pub depth: i64,
     /// Weakest resolution tier followed (`name` adds edges guessed from a

@@ -1419,14 +1419,30 @@ impl<'i, 'a> Resolver<'i, 'a> {
             }
         }
         // A receiver whose type is known.
+        let rebound = || self.rebound_members(cx, owner, receiver, last, depth);
         let Some((t, how)) = self.value_type(cx, owner, receiver, depth + 1) else {
+            if let Some((found, false)) = rebound()
+                && let [m] = found.as_slice()
+            {
+                return Some((*m, Tier::Typed));
+            }
             // Rust: a primitive's method from an extension trait of the repo.
             return (cx.fam == Family::Rust)
                 .then(|| self.primitive_method(cx, owner, receiver, last, depth))
                 .flatten()
                 .map(|m| (m, Tier::Typed));
         };
-        let m = self.member_or_base(t, last, depth + 1)?;
+        let Some(m) = self.member_or_base(t, last, depth + 1) else {
+            return match rebound() {
+                Some((found, false)) if found.len() == 1 => Some((found[0], Tier::Typed)),
+                _ => None,
+            };
+        };
+        // Another binding's type has a member of that name of its own: the
+        // site may be on either.
+        if rebound().is_some_and(|(found, _)| found.iter().any(|f| f.id != m.0.id)) {
+            return None;
+        }
         // A Rust trait's default method called on a concrete type is the
         // one that runs (nothing overrides it there): not a dispatch.
         let inherited_default = cx.fam == Family::Rust && !is_abstract(t.kind);
@@ -1438,6 +1454,51 @@ impl<'i, 'a> Resolver<'i, 'a> {
             Tier::Typed
         };
         Some((m.0, tier))
+    }
+
+    /// Python: the members `name` of the types of a local bound more than
+    /// once (`except ClickException as e: e.show()` beside `except Exit as
+    /// e`), where which binding a site sees is not kept: each distinct member
+    /// found, and whether some binding's type is not known (a built-in
+    /// exception counts as known when it has no attribute of that name). A
+    /// call on a binding whose type lacks the member would fail, so when the
+    /// types are known and one member is found, that is the one called.
+    fn rebound_members(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        receiver: &[Step],
+        name: &str,
+        depth: usize,
+    ) -> Option<(Vec<Sym<'a>>, bool)> {
+        let [word] = receiver else { return None };
+        if cx.fam != Family::Python || depth > MAX_DEPTH {
+            return None;
+        }
+        let word = bare(word);
+        let fact = self.local_fact(cx, owner, word)?;
+        let all = cx.ix.bindings.get(&(fact.owner, word))?;
+        if all.len() < 2 {
+            return None;
+        }
+        let mut found: Vec<Sym<'a>> = Vec::new();
+        let mut unknown = false;
+        for b in all {
+            let Some((t, _)) = self.fact_type(cx, fact.owner, &b.chain, depth + 1) else {
+                // A built-in exception (not one of the repo's: the type
+                // would be found) has no attribute of the repo's making.
+                unknown |= !matches!(b.chain.as_slice(), [ty]
+                    if super::std_names::is_python_builtin_exception(ty)
+                        && !super::std_names::is_python_exception_member(name));
+                continue;
+            };
+            if let Some((m, _)) = self.member_or_base(t, name, depth + 1)
+                && !found.iter().any(|f| f.id == m.id)
+            {
+                found.push(m);
+            }
+        }
+        Some((found, unknown))
     }
 
     /// Member `name` of what import-bound `word` names, when that import is a

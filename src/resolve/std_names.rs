@@ -26,6 +26,42 @@ pub(super) fn is_go_predeclared(name: &str) -> bool {
     GO_UNIVERSE.contains(&name)
 }
 
+/// Whether `name` is one of Python's built-in exception classes (`except
+/// OSError as e`), whose attributes are all in `PYTHON_EXCEPTION_MEMBERS`.
+pub(super) fn is_python_builtin_exception(name: &str) -> bool {
+    PYTHON_EXCEPTIONS.contains(&name)
+}
+
+/// Whether `name` is an attribute some built-in exception has.
+pub(super) fn is_python_exception_member(name: &str) -> bool {
+    PYTHON_EXCEPTION_MEMBERS.contains(&name) || name.starts_with("__")
+}
+
+#[rustfmt::skip]
+const PYTHON_EXCEPTIONS: &[&str] = &[
+    "BaseException", "Exception", "ArithmeticError", "AssertionError", "AttributeError",
+    "BlockingIOError", "BrokenPipeError", "BufferError", "ChildProcessError",
+    "ConnectionAbortedError", "ConnectionError", "ConnectionRefusedError",
+    "ConnectionResetError", "EOFError", "EnvironmentError", "FileExistsError",
+    "FileNotFoundError", "FloatingPointError", "GeneratorExit", "IOError", "ImportError",
+    "IndentationError", "IndexError", "InterruptedError", "IsADirectoryError", "KeyError",
+    "KeyboardInterrupt", "LookupError", "MemoryError", "ModuleNotFoundError", "NameError",
+    "NotADirectoryError", "NotImplementedError", "OSError", "OverflowError",
+    "PermissionError", "ProcessLookupError", "RecursionError", "ReferenceError",
+    "RuntimeError", "StopAsyncIteration", "StopIteration", "SyntaxError", "SystemError",
+    "SystemExit", "TabError", "TimeoutError", "TypeError", "UnboundLocalError",
+    "UnicodeDecodeError", "UnicodeEncodeError", "UnicodeError", "UnicodeTranslateError",
+    "ValueError", "ZeroDivisionError",
+];
+
+#[rustfmt::skip]
+const PYTHON_EXCEPTION_MEMBERS: &[&str] = &[
+    "args", "with_traceback", "add_note", "errno", "strerror", "filename", "filename2",
+    "winerror", "characters_written", "code", "name", "path", "msg", "lineno", "offset",
+    "text", "end_lineno", "end_offset", "print_file_and_line", "object", "start", "end",
+    "reason", "encoding", "value", "obj",
+];
+
 #[rustfmt::skip]
 const GO_UNIVERSE: &[&str] = &[
     "append", "cap", "clear", "close", "complex", "copy", "delete", "imag", "len", "make",

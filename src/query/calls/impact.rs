@@ -34,15 +34,21 @@ const WALK_CAP: usize = 5_000;
 /// corpus) stay well below it; a hostile one stops here, `truncated`.
 const WORK: usize = 200_000;
 
+/// Rounds of steps past the walks' edges (`through_*`) one answer takes at
+/// most: each round's walks are bounded by the answer's work budget too.
+const MAX_ROUNDS: usize = 8;
+
 /// How a dependent is reached, strongest first (the `via` picked when several
 /// edges lead one step closer to the change).
-const RELATIONS: [&str; 6] = [
+const RELATIONS: [&str; 8] = [
     "calls",
     "dispatch",
     "overload",
+    "constructs",
     "implements",
     "extends",
     "references",
+    "encloses",
 ];
 
 /// A node an impact walk returned: (id, is a file, distance along every tier,
@@ -145,10 +151,21 @@ pub fn analyze_impact(
         mut cut,
         unwalked,
     } = first_round(c, &starts, &skip, &round)?;
-    if dispatches(tiers) {
-        cut |= through_overrides(c, &cat, &mut reached, (&skip, &changed), round)?;
+    // What the walks reached leads on past their edges (an override to its
+    // declaration, a value to its module-level holder, a nested function to
+    // the function that makes it), and what those reach may again: rounds
+    // until none adds a symbol.
+    for _ in 0..MAX_ROUNDS {
+        let before = reached.len();
+        if dispatches(tiers) {
+            cut |= through_overrides(c, &cat, &mut reached, (&skip, &changed), round)?;
+        }
+        cut |= through_module_values(c, &cat, &mut reached, (&skip, &changed), round)?;
+        cut |= through_enclosing(c, &cat, &mut reached, (&skip, &changed), round)?;
+        if reached.len() == before {
+            break;
+        }
     }
-    cut |= through_module_values(c, &cat, &mut reached, (&skip, &changed), round)?;
     only_by_name.retain(|id| !reached.contains_key(id));
 
     // Why the answer may be a lower bound.
@@ -621,6 +638,61 @@ fn through_module_values(
     walk_further(c, reached, skip, &starts, round)
 }
 
+/// A function defined inside another (a Python inner `def`, a decorator's
+/// wrapper, a method of a class declared in a function) exists only once the
+/// function around it runs, and runs where that function's result or its
+/// effects go: `@group.command()` calls `Group.command`, which returns its
+/// inner `decorator`, which the decorated definition then runs. So the
+/// nearest function around a reached one is reached one step further
+/// (`encloses`), and walked on from. Whether a walk was cut.
+fn through_enclosing(
+    c: &View,
+    cat: &Catalog,
+    reached: &mut HashMap<String, Reach>,
+    (skip, changed): (&HashSet<String>, &[usize]),
+    round: Round<'_>,
+) -> Result<bool, ToolError> {
+    let mut inner: Vec<(usize, usize)> = reached
+        .iter()
+        .filter(|(_, r)| !r.is_file && r.distance < round.depth)
+        .filter_map(|(id, r)| Some((cat.by_id(id)?, r.distance)))
+        .chain(changed.iter().map(|&i| (i, 0)))
+        .collect();
+    inner.sort_unstable();
+    let mut starts: Vec<(String, usize)> = Vec::new();
+    for (i, d) in inner {
+        let Some(outer) = enclosing_function(cat, i) else {
+            continue;
+        };
+        let id = cat.entry(outer).id();
+        if skip.contains(&id) || reached.contains_key(&id) || changed.contains(&outer) {
+            continue;
+        }
+        let distance = d + 1;
+        reached.insert(id.clone(), Reach::step(distance, cat.entry(i).id(), "ENCLOSES"));
+        if distance < round.depth {
+            starts.push((id, distance));
+        }
+    }
+    walk_further(c, reached, skip, &starts, round)
+}
+
+/// The nearest function or method around entry `i`, past classes (a method of
+/// a class declared in a function is made by that function).
+fn enclosing_function(cat: &Catalog, i: usize) -> Option<usize> {
+    if !matches!(cat.entry(i).kind(), "fn" | "method" | "class") {
+        return None;
+    }
+    let mut up = cat.parent(i)?;
+    loop {
+        match cat.entry(up).kind() {
+            "fn" | "method" => return Some(up),
+            "class" => up = cat.parent(up)?,
+            _ => return None,
+        }
+    }
+}
+
 /// Kinds of a module-level definition that holds a value computed where it
 /// stands.
 fn is_module_value(kind: &str) -> bool {
@@ -918,6 +990,7 @@ fn rel_name(rel: &str) -> String {
         "DISPATCH" => "dispatch",
         "OVERLOAD" => "overload",
         "CONSTRUCTS" => "constructs",
+        "ENCLOSES" => "encloses",
         other => other,
     }
     .to_string()

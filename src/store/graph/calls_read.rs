@@ -124,9 +124,11 @@ impl GraphStore {
 
     /// The deepest walk of `analyze_impact`: a change reaches the tests that
     /// run it through long chains (a CLI test → its runner → the command's
-    /// main → … → the function: 7–10 calls in click); each walk is bounded by
-    /// the answer's work budget, not by its depth.
-    pub const MAX_IMPACT_DEPTH: usize = 12;
+    /// main → its parser → an option's callback → … → the function: up to 20
+    /// steps in click); each walk is bounded by the answer's work budget, not
+    /// by its depth. 30 is Kuzu's own bound on a recursive pattern
+    /// (`var_length_extend_max_depth`).
+    pub const MAX_IMPACT_DEPTH: usize = 30;
 
     /// What calls the symbol `id` within `depth` calls (following the first
     /// `tiers` tiers), nearest first then by id, at most `max`, each with its

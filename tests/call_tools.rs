@@ -651,6 +651,47 @@ fn impact_through_constructors_to_the_tests_around_them() {
     assert!(!runs.iter().any(|r| r.contains("Local")), "{runs:?}");
 }
 
+/// A nested function exists once the function around it runs: a change to
+/// what a decorator's inner `wrapper` calls reaches the decorator
+/// (`encloses`), and the walk goes on from there.
+#[test]
+fn impact_reaches_the_function_around_a_nested_one() {
+    let server = serve_all();
+    let impact = call(
+        &server,
+        "analyze_impact",
+        json!({"repo": "python", "symbol_name": "geo.util.double"}),
+    );
+    let via = |qn: &str| -> Option<(u64, String)> {
+        impact["affected"].as_array()?.iter().find_map(|a| {
+            (a["qualified_name"] == qn).then(|| {
+                let d = a["distance"].as_u64().expect("distance");
+                (d, s(&a["via"]["relation"]))
+            })
+        })
+    };
+    assert_eq!(
+        via("geo.util.traced.wrapper"),
+        Some((1, "calls".into())),
+        "{impact}"
+    );
+    assert_eq!(
+        via("geo.util.traced"),
+        Some((2, "encloses".into())),
+        "{impact}"
+    );
+    assert_eq!(
+        impact["affected"]
+            .as_array()
+            .expect("affected")
+            .iter()
+            .filter(|a| a["qualified_name"] == "geo.util.traced")
+            .count(),
+        1,
+        "{impact}"
+    );
+}
+
 /// Bad arguments get the contract's error codes.
 #[test]
 fn call_tools_refuse_bad_input_with_contract_codes() {
@@ -682,7 +723,7 @@ fn call_tools_refuse_bad_input_with_contract_codes() {
         ("analyze_impact", json!({"diff_base": "--output=/tmp/x"})),
         (
             "analyze_impact",
-            json!({"symbol_name": "util::fact", "depth": 13}),
+            json!({"symbol_name": "util::fact", "depth": 31}),
         ),
     ];
     let codes: Vec<String> = call_all(&server, &calls)

@@ -200,19 +200,27 @@ def is_test_file(path):
     return False
 
 
+def is_test_module(name):
+    """cruxe's rule for a Rust test module: `tests`, `test`, `tests_*`, `test_*`."""
+    return name in ("tests", "test") or name.startswith(("tests_", "test_"))
+
+
 class Parts:
-    """Which call sites are test code: a test file, or (Rust) inside a `mod tests`
-    or `mod test` (the `#[cfg(test)]` convention), or benches/ and examples/."""
+    """Which call sites are test code: a test file, or (Rust) inside a test module
+    (`mod tests`, `mod test`, `mod tests_avx2`: the `#[cfg(test)]` convention), or
+    the file `tests.rs` of `mod tests;`, or benches/ and examples/."""
 
     def __init__(self, syms):
         self.spans = collections.defaultdict(list)
         for s in syms:
-            if s["path"].endswith(".rs") and s["kind"] == "module" and s["name"] in ("tests", "test") \
+            if s["path"].endswith(".rs") and s["kind"] == "module" and is_test_module(s["name"]) \
                     and s.get("line_start") is not None:
                 self.spans[s["path"]].append((s["line_start"], s["line_end"]))
 
     def of(self, path, line):
         if is_test_file(path) or path.split("/")[0] in ("benches", "examples"):
+            return "test"
+        if path.endswith(".rs") and path.rsplit("/", 1)[-1] in ("tests.rs", "test.rs"):
             return "test"
         return "test" if any(a <= line <= b for a, b in self.spans.get(path, ())) else "lib"
 
@@ -570,7 +578,7 @@ def markdown(results, agg):
             L.append(f"| {LANG_NAMES[lang]} | {b}{label}{b} | {v['edges']} | {v['correct'] + v['wrong']} | "
                      f"{v['correct']} | {v['wrong']} | {fmt(p)} | {fmt(r)} |")
     L += ["", "### Library code and test code (by the calling site: cruxe's test-file rule; Rust "
-          "`mod tests`, benches/ and examples/ count as test code)", "",
+          "test modules (`mod tests`, `tests_*`, a `tests.rs`), benches/ and examples/ count as test code)", "",
           "| language | part | oracle edges | correct | wrong | precision % | recall % |",
           "|---|---|---|---|---|---|---|"]
     for lang in ["rust", "go", "py", "ts"]:

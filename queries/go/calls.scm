@@ -13,6 +13,15 @@
 
 (argument_list (identifier) @callee) @value
 (argument_list (selector_expression) @callee) @value
+; A function or variable named as a value elsewhere: assigned (`f =
+; TrimRight`, `f := Trim`), returned, an element of a composite literal
+; (`{"Index", Index}`), a `var`'s value. (A local named so is dropped at
+; extraction: it names no symbol.)
+(assignment_statement right: (expression_list (identifier) @callee)) @value
+(short_var_declaration right: (expression_list (identifier) @callee)) @value
+(return_statement (expression_list (identifier) @callee)) @value
+(literal_element (identifier) @callee) @value
+(var_spec value: (expression_list (identifier) @callee)) @value
 
 (method_declaration receiver: (parameter_list (parameter_declaration name: (identifier) @name type: (_) @ty))) @fact.receiver
 (function_declaration parameters: (parameter_list (parameter_declaration name: (identifier) @name type: (_) @ty))) @fact.local

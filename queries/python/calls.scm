@@ -2,6 +2,10 @@
 ; (src/extract/sites.rs turns each capture into a RawSite or a Fact).
 
 (call function: (_) @callee) @call
+; A decorator is called with the definition (`@traced def f` is `f =
+; traced(f)`); like `@command()`'s call, the site is the decorated
+; definition's (its range starts at its decorators).
+(decorator [(identifier) (attribute)] @callee) @call
 (class_definition superclasses: (argument_list [(identifier) (attribute)] @callee)) @extends
 ; A generic base: `class FuncParamType(ParamType[T])` extends `ParamType`.
 (class_definition superclasses: (argument_list (subscript value: [(identifier) (attribute)] @callee))) @extends

@@ -786,7 +786,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
                             &cx,
                             site.owner,
                             &site.chain[..site.chain.len() - 1],
-                        ) => {}
+                        )
+                        && !self.primitive_impls_define(&cx, &site.chain) => {}
                     None if site.kind == SiteKind::Call => {
                         let named = *by_name
                             .entry((site.owner, site.chain.as_slice()))
@@ -1835,6 +1836,15 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let segs: Vec<&str> = chain.iter().map(|c| bare(c)).collect();
         let last = *segs.last()?;
         let head = &segs[..segs.len() - 1];
+        // `i8::from_bits(b)`: an extension trait of the repo's on a
+        // primitive (as `b.to_bits()` on a value of one).
+        if let [p] = head
+            && is_rust_primitive(p)
+        {
+            return self
+                .primitive_member(cx, p, last)
+                .map(|m| (m, Tier::Typed));
+        }
         if head == ["Self"] {
             let t = self.enclosing_type(cx, owner)?;
             let t = self.impl_target(cx, t);
@@ -2286,13 +2296,36 @@ impl<'i, 'a> Resolver<'i, 'a> {
         depth: usize,
     ) -> Option<Sym<'a>> {
         let p = self.primitive_of(cx, owner, receiver, depth + 1)?;
+        self.primitive_member(cx, &p, name)
+    }
+
+    /// Rust: whether an extension trait impl of the repo for a primitive
+    /// type (`impl I8 for i8`) defines the method `chain` calls: a call on a
+    /// primitive may then be the repo's, so it is not left out as the
+    /// language's.
+    fn primitive_impls_define(&self, cx: &FileCx<'a>, chain: &[Step]) -> bool {
+        if cx.fam != Family::Rust {
+            return false;
+        }
+        let name = called_name(chain);
+        let files: &'a [RFile] = self.ix.files;
+        self.ix
+            .callables_named(cx.fam, &name, true)
+            .iter()
+            .map(|&(fi, si)| &files[fi as usize].symbols[si as usize])
+            .any(|s| s.qualified_name.rsplit("::").nth(1).is_some_and(is_rust_primitive))
+    }
+
+    /// Method `name` of primitive type `p` that one extension trait impl of
+    /// the repo defines (`impl I8 for i8 { fn from_bits(…) }`).
+    fn primitive_member(&self, cx: &FileCx<'a>, p: &str, name: &str) -> Option<Sym<'a>> {
         let files: &'a [RFile] = self.ix.files;
         let mut found = self
             .ix
             .callables_named(cx.fam, name, true)
             .iter()
             .map(|&(fi, si)| (fi as usize, &files[fi as usize].symbols[si as usize]))
-            .filter(|(_, s)| s.qualified_name.rsplit("::").nth(1) == Some(p.as_str()));
+            .filter(|(_, s)| s.qualified_name.rsplit("::").nth(1) == Some(p));
         let (fi, s) = found.next()?;
         if found.next().is_some() {
             return None;

@@ -1149,6 +1149,10 @@ fn run_id(c: &View, cat: &Catalog, path: &str, test: Option<usize>) -> String {
             .rsplit_once('/')
             .map_or(".".to_string(), |(d, _)| format!("./{d}"));
         return match e {
+            // A benchmark runs only when asked for by `-bench`.
+            Some(e) if e.kind() == "fn" && e.name().starts_with("Benchmark") => {
+                format!("go test {dir} -run '^$' -bench '^{}$'", e.name())
+            }
             Some(e) if e.kind() == "fn" => format!("go test {dir} -run '^{}$'", e.name()),
             _ => format!("go test {dir}"),
         };

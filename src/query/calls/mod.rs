@@ -99,6 +99,15 @@ fn owners(cat: &Catalog, i: usize) -> Vec<usize> {
             && TYPE_KINDS.contains(&o.kind())
             && o.language() == e.language()
     });
+    // A Rust impl of a trait for a type from outside the repo (`impl
+    // Automaton for Arc<dyn AcAutomaton>`, a blanket `impl<A> T for A`):
+    // no type of the repo is its own, so the impl block holds the
+    // `IMPLEMENTS` edge.
+    if found.is_empty()
+        && let Some(p) = cat.parent(i).filter(|&p| cat.entry(p).kind() == "impl")
+    {
+        found.push(p);
+    }
     found
 }
 

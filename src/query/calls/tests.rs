@@ -5,7 +5,8 @@
 //!   `test_*.py`, `*_test.py`, `conftest.py`, `*_test.go`, `*.test.*` or
 //!   `*.spec.*` (TypeScript and JavaScript);
 //! - a test function: a function or method in a test file, or (Rust) one named
-//!   `test_*` or inside a `mod tests`.
+//!   `test_*` or inside a test module (`mod tests`, `mod test`, `mod
+//!   tests_avx2`: a module so named, or the file `tests.rs` behind `mod tests;`).
 
 /// Whether `path` (repo-relative) is a test file.
 pub fn is_test_file(path: &str) -> bool {
@@ -35,8 +36,17 @@ pub fn is_test_symbol(kind: &str, name: &str, qualified_name: &str, path: &str) 
         return false;
     }
     is_test_file(path)
-        || (path.ends_with(".rs")
-            && (name.starts_with("test_") || qualified_name.contains("::tests::")))
+        || (path.ends_with(".rs") && (name.starts_with("test_") || in_test_module(qualified_name)))
+}
+
+/// Whether a Rust qualified name has a test module among its modules
+/// (`shapes::tests::area`, `tests::drain`, `vector::tests_avx2::splat`).
+fn in_test_module(qualified_name: &str) -> bool {
+    let mut modules: Vec<&str> = qualified_name.split("::").collect();
+    modules.pop();
+    modules
+        .iter()
+        .any(|m| matches!(*m, "test" | "tests") || m.starts_with("tests_") || m.starts_with("test_"))
 }
 
 #[cfg(test)]
@@ -79,11 +89,20 @@ mod unit {
             "shapes::tests::area_is_pi",
             "src/shapes.rs"
         ));
+        for qn in ["tests::drain", "packed::vector::tests_x86_64_avx2::splat"] {
+            assert!(is_test_symbol("fn", "drain", qn, "src/lib.rs"), "{qn}");
+        }
         assert!(!is_test_symbol(
             "fn",
             "area",
             "shapes::area",
             "src/shapes.rs"
+        ));
+        assert!(!is_test_symbol(
+            "fn",
+            "latest",
+            "testing::latest",
+            "src/testing.rs"
         ));
         assert!(!is_test_symbol(
             "struct",

@@ -52,6 +52,14 @@ fn python(root: &Path) {
                 "app/shapes.py",
                 "import vendor\n\n\nclass Base:\n    def area(self):\n        return 0\n\n\nclass Known(Base):\n    def area(self):\n        return 1\n\n\nclass Hidden(vendor.Base):\n    def area(self):\n        return 2\n",
             ),
+            (
+                "app/props.py",
+                "def size():\n    return 4\n\n\nclass Box:\n    @property\n    def volume(self):\n        return size()\n\n\ndef measure(box):\n    return box.volume\n",
+            ),
+            (
+                "app/props.ts",
+                "export function weigh(): number {\n  return 1;\n}\n\nexport class Crate {\n  get weight(): number {\n    return weigh();\n  }\n}\n",
+            ),
         ],
     );
 }
@@ -109,6 +117,24 @@ fn graph_answers_are_exact_only_when_nothing_could_reach_them_unproven() {
         s(&g["unproven_sites"][0]["text"]).contains("pickle.loads"),
         "{g}"
     );
+
+    // A property's getter runs where the property is read (`box.volume`),
+    // which no call site names: what reaches it is a lower bound.
+    for (name, getter) in [("size", "volume"), ("weigh", "weight")] {
+        let g = call(
+            &server,
+            "get_call_graph",
+            json!({"symbol_name": name, "depth": 2}),
+        );
+        assert_eq!(g["completeness"], "lower_bound", "{g}");
+        let site = g["unproven_sites"]
+            .as_array()
+            .expect("sites")
+            .iter()
+            .find(|u| u["reason"] == "accessor")
+            .unwrap_or_else(|| panic!("no accessor site: {g}"));
+        assert_eq!(site["name"], getter, "{g}");
+    }
 
     // `thing.run()` on a receiver of unknown type could be Engine.run.
     let g = call(

@@ -32,7 +32,21 @@ pub(super) fn refine<'t>(raw: RawDef<'t>, src: &str) -> Option<Def<'t>> {
         _ => node,
     };
     let body = node.child_by_field_name("body");
-    let signature = header(node, body, src);
+    let mut signature = header(node, body, src);
+    // A property's getter, setter or deleter says so: reading the property
+    // runs it, where no call site names it (completeness: `accessor`).
+    if range_node.kind() == "decorated_definition" {
+        let mut cursor = range_node.walk();
+        let marks: Vec<&str> = range_node
+            .named_children(&mut cursor)
+            .filter(|d| d.kind() == "decorator")
+            .map(|d| text(d, src).trim())
+            .filter(|d| is_property_decorator(d))
+            .collect();
+        if !marks.is_empty() {
+            signature = format!("{} {signature}", marks.join(" "));
+        }
+    }
     Some(Def {
         doc: body.map(|b| docstring(b, src)).unwrap_or_default(),
         visibility: visibility(&name),
@@ -42,6 +56,13 @@ pub(super) fn refine<'t>(raw: RawDef<'t>, src: &str) -> Option<Def<'t>> {
         signature,
         receiver: None,
     })
+}
+
+/// `@property`, `@functools.cached_property`, `@x.setter` and the like.
+fn is_property_decorator(d: &str) -> bool {
+    let name = d.trim_start_matches('@');
+    let last = name.rsplit('.').next().unwrap_or(name);
+    matches!(last, "property" | "cached_property" | "setter" | "getter" | "deleter")
 }
 
 fn visibility(name: &str) -> String {

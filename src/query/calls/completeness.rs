@@ -12,7 +12,9 @@
 //! - `outside_override`: a method that implements or overrides one of a type
 //!   outside the repository (a Rust trait impl of a library trait, a class
 //!   with a library base, a Python dunder the runtime calls): its callers may
-//!   be the library's.
+//!   be the library's;
+//! - `accessor`: a getter or setter (TS `get x()`, a Python `@property`),
+//!   run by reading or writing a property: no call site names it.
 //!
 //! Callees have their own: the calls of the answer's nodes that no tier
 //! proved, or only the `name` tier did. The count is exact; the first sites
@@ -161,8 +163,37 @@ pub(super) fn into(
         if let Some(s) = outside_override(cat, &mut lines, i) {
             out.add(1, [s]);
         }
+        if let Some(s) = accessor(cat, &mut lines, i) {
+            out.add(1, [s]);
+        }
     }
     Ok(out)
+}
+
+/// A getter or setter, which reading or writing the property runs (`get
+/// element()`, `@property def name(self)`, as the signature says): its
+/// readers are not call sites, so its callers cannot all be listed.
+fn accessor(cat: &Catalog, lines: &mut Lines, i: usize) -> Option<UnprovenSite> {
+    let e = cat.entry(i);
+    let sig = e.signature();
+    let is_accessor = e.kind() == "method"
+        && match e.language() {
+            "python" => sig.starts_with('@'),
+            // `get element()`, `static set value(v)`: the word before the name.
+            _ => {
+                let head: Vec<&str> = sig.split('(').next().unwrap_or("").split_whitespace().collect();
+                matches!(head.as_slice(), [.., "get" | "set", n] if *n == e.name())
+            }
+        };
+    is_accessor.then(|| UnprovenSite {
+        text: lines.line(e.path(), e.line_start()),
+        path: e.path().to_string(),
+        line: e.line_start(),
+        col: 1,
+        name: e.name().to_string(),
+        reason: "accessor".to_string(),
+        from: None,
+    })
 }
 
 /// The calls of the catalog entries `owners` that no tier proved (and those

@@ -62,7 +62,10 @@ pub(super) fn refine<'t>(raw: RawDef<'t>, src: &str) -> Option<Def<'t>> {
 fn is_property_decorator(d: &str) -> bool {
     let name = d.trim_start_matches('@');
     let last = name.rsplit('.').next().unwrap_or(name);
-    matches!(last, "property" | "cached_property" | "setter" | "getter" | "deleter")
+    matches!(
+        last,
+        "property" | "cached_property" | "setter" | "getter" | "deleter"
+    )
 }
 
 fn visibility(name: &str) -> String {

@@ -1841,9 +1841,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if let [p] = head
             && is_rust_primitive(p)
         {
-            return self
-                .primitive_member(cx, p, last)
-                .map(|m| (m, Tier::Typed));
+            return self.primitive_member(cx, p, last).map(|m| (m, Tier::Typed));
         }
         if head == ["Self"] {
             let t = self.enclosing_type(cx, owner)?;
@@ -2313,7 +2311,12 @@ impl<'i, 'a> Resolver<'i, 'a> {
             .callables_named(cx.fam, &name, true)
             .iter()
             .map(|&(fi, si)| &files[fi as usize].symbols[si as usize])
-            .any(|s| s.qualified_name.rsplit("::").nth(1).is_some_and(is_rust_primitive))
+            .any(|s| {
+                s.qualified_name
+                    .rsplit("::")
+                    .nth(1)
+                    .is_some_and(is_rust_primitive)
+            })
     }
 
     /// Method `name` of primitive type `p` that one extension trait impl of

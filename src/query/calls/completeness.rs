@@ -181,7 +181,12 @@ fn accessor(cat: &Catalog, lines: &mut Lines, i: usize) -> Option<UnprovenSite> 
             "python" => sig.starts_with('@'),
             // `get element()`, `static set value(v)`: the word before the name.
             _ => {
-                let head: Vec<&str> = sig.split('(').next().unwrap_or("").split_whitespace().collect();
+                let head: Vec<&str> = sig
+                    .split('(')
+                    .next()
+                    .unwrap_or("")
+                    .split_whitespace()
+                    .collect();
                 matches!(head.as_slice(), [.., "get" | "set", n] if *n == e.name())
             }
         };

@@ -669,7 +669,10 @@ fn through_enclosing(
             continue;
         }
         let distance = d + 1;
-        reached.insert(id.clone(), Reach::step(distance, cat.entry(i).id(), "ENCLOSES"));
+        reached.insert(
+            id.clone(),
+            Reach::step(distance, cat.entry(i).id(), "ENCLOSES"),
+        );
         if distance < round.depth {
             starts.push((id, distance));
         }

@@ -44,9 +44,9 @@ pub fn is_test_symbol(kind: &str, name: &str, qualified_name: &str, path: &str) 
 fn in_test_module(qualified_name: &str) -> bool {
     let mut modules: Vec<&str> = qualified_name.split("::").collect();
     modules.pop();
-    modules
-        .iter()
-        .any(|m| matches!(*m, "test" | "tests") || m.starts_with("tests_") || m.starts_with("test_"))
+    modules.iter().any(|m| {
+        matches!(*m, "test" | "tests") || m.starts_with("tests_") || m.starts_with("test_")
+    })
 }
 
 #[cfg(test)]

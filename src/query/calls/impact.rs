@@ -151,21 +151,13 @@ pub fn analyze_impact(
         mut cut,
         unwalked,
     } = first_round(c, &starts, &skip, &round)?;
-    // What the walks reached leads on past their edges (an override to its
-    // declaration, a value to its module-level holder, a nested function to
-    // the function that makes it), and what those reach may again: rounds
-    // until none adds a symbol.
-    for _ in 0..MAX_ROUNDS {
-        let before = reached.len();
-        if dispatches(tiers) {
-            cut |= through_overrides(c, &cat, &mut reached, (&skip, &changed), round)?;
-        }
-        cut |= through_module_values(c, &cat, &mut reached, (&skip, &changed), round)?;
-        cut |= through_enclosing(c, &cat, &mut reached, (&skip, &changed), round)?;
-        if reached.len() == before {
-            break;
-        }
-    }
+    cut |= past_edges(
+        c,
+        &cat,
+        &mut reached,
+        (&skip, &changed),
+        (round, dispatches(tiers)),
+    )?;
     only_by_name.retain(|id| !reached.contains_key(id));
 
     // Why the answer may be a lower bound.
@@ -531,6 +523,32 @@ fn through_overrides(
         }
     }
     walk_further(c, reached, skip, &starts, round)
+}
+
+/// What the walks reached leads on past their edges (an override to its
+/// declaration, a value to its module-level holder, a nested function to the
+/// function that makes it), and what those reach may again: rounds until none
+/// adds a symbol. Whether a walk was cut.
+fn past_edges(
+    c: &View,
+    cat: &Catalog,
+    reached: &mut HashMap<String, Reach>,
+    (skip, changed): (&HashSet<String>, &[usize]),
+    (round, dispatch): (Round<'_>, bool),
+) -> Result<bool, ToolError> {
+    let mut cut = false;
+    for _ in 0..MAX_ROUNDS {
+        let before = reached.len();
+        if dispatch {
+            cut |= through_overrides(c, cat, reached, (skip, changed), round)?;
+        }
+        cut |= through_module_values(c, cat, reached, (skip, changed), round)?;
+        cut |= through_enclosing(c, cat, reached, (skip, changed), round)?;
+        if reached.len() == before {
+            break;
+        }
+    }
+    Ok(cut)
 }
 
 /// Walks on from `starts` (each with its distance), adding what they reach

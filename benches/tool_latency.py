@@ -203,6 +203,9 @@ def run(host, port, n):
         "find_implementations": lambda i: {"symbol_name": picks[i][0], "path": picks[i][1]},
         "analyze_impact (a symbol)": lambda i: {"symbol_name": picks[i][0], "path": picks[i][1]},
         "analyze_impact (a whole file)": lambda i: {"paths": [picks[i][1]]},
+        # As test selection asks (`cruxe impact --depth 30`).
+        "analyze_impact (a symbol, depth 30)": lambda i: {"symbol_name": picks[i][0], "path": picks[i][1],
+                                                          "depth": 30},
         # Ad hoc Cypher runs in a sandboxed worker process behind the plan guard.
         "run_cypher (a file's symbols)": lambda i: {
             "query": "MATCH (f:File)-[:CONTAINS]->(s:Symbol) WHERE f.repo = $repo AND f.ref = $ref "

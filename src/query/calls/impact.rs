@@ -481,12 +481,13 @@ fn through_overrides(
     c: &View,
     cat: &Catalog,
     reached: &mut HashMap<String, Reach>,
-    (skip, changed): (&HashSet<String>, &[usize]),
+    from: From<'_>,
     round: Round<'_>,
 ) -> Result<bool, ToolError> {
+    let From { skip, changed, .. } = from;
     let mut methods: Vec<usize> = reached
         .iter()
-        .filter(|(_, r)| !r.is_file && r.distance < round.depth)
+        .filter(|(id, r)| !r.is_file && r.distance < round.depth && from.fresh.contains(*id))
         .filter_map(|(id, _)| cat.by_id(id))
         .collect();
     methods.sort_unstable();
@@ -537,18 +538,42 @@ fn past_edges(
     (round, dispatch): (Round<'_>, bool),
 ) -> Result<bool, ToolError> {
     let mut cut = false;
-    for _ in 0..MAX_ROUNDS {
-        let before = reached.len();
-        if dispatch {
-            cut |= through_overrides(c, cat, reached, (skip, changed), round)?;
-        }
-        cut |= through_module_values(c, cat, reached, (skip, changed), round)?;
-        cut |= through_enclosing(c, cat, reached, (skip, changed), round)?;
-        if reached.len() == before {
+    // Each round steps from what is new to it (reached since, or nearer now).
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for n in 0..MAX_ROUNDS {
+        let fresh: HashSet<String> = reached
+            .iter()
+            .filter(|(id, r)| seen.get(*id) != Some(&r.distance))
+            .map(|(id, _)| id.clone())
+            .collect();
+        if n > 0 && fresh.is_empty() {
             break;
         }
+        seen.extend(reached.iter().map(|(id, r)| (id.clone(), r.distance)));
+        let from = From {
+            skip,
+            changed: if n == 0 { changed } else { &[] },
+            fresh: &fresh,
+        };
+        if dispatch {
+            cut |= through_overrides(c, cat, reached, from, round)?;
+        }
+        cut |= through_module_values(c, cat, reached, from, round)?;
+        cut |= through_enclosing(c, cat, reached, from, round)?;
     }
     Ok(cut)
+}
+
+/// Where a round of steps past the walks' edges starts (`past_edges`).
+#[derive(Clone, Copy)]
+struct From<'f> {
+    /// The change itself: never reached.
+    skip: &'f HashSet<String>,
+    /// The changed symbols, in the first round (later ones step from what
+    /// was reached only).
+    changed: &'f [usize],
+    /// What the walks reached that is new to this round.
+    fresh: &'f HashSet<String>,
 }
 
 /// Walks on from `starts` (each with its distance), adding what they reach
@@ -600,9 +625,12 @@ fn through_module_values(
     c: &View,
     cat: &Catalog,
     reached: &mut HashMap<String, Reach>,
-    (skip, changed): (&HashSet<String>, &[usize]),
+    from: From<'_>,
     round: Round<'_>,
 ) -> Result<bool, ToolError> {
+    // Every reached file, each round: what its lines touch may be new (the
+    // lines are read once an answer, `each_cached`).
+    let From { skip, changed, .. } = from;
     let files: Vec<(String, usize)> = reached
         .iter()
         .filter(|(_, r)| r.is_file && r.distance < round.depth)
@@ -667,12 +695,13 @@ fn through_enclosing(
     c: &View,
     cat: &Catalog,
     reached: &mut HashMap<String, Reach>,
-    (skip, changed): (&HashSet<String>, &[usize]),
+    from: From<'_>,
     round: Round<'_>,
 ) -> Result<bool, ToolError> {
+    let From { skip, changed, .. } = from;
     let mut inner: Vec<(usize, usize)> = reached
         .iter()
-        .filter(|(_, r)| !r.is_file && r.distance < round.depth)
+        .filter(|(id, r)| !r.is_file && r.distance < round.depth && from.fresh.contains(*id))
         .filter_map(|(id, r)| Some((cat.by_id(id)?, r.distance)))
         .chain(changed.iter().map(|&i| (i, 0)))
         .collect();

@@ -107,6 +107,8 @@ def sh(cmd, cwd=None, env=None, check=True):
 def commit(tree):
     git = ["git", "-c", "user.email=bench@cruxe", "-c", "user.name=bench"]
     sh(["git", "init", "-q"], cwd=tree)
+    # What the test runners leave in the tree (vitest's cache) is no edit.
+    open(os.path.join(tree, ".git", "info", "exclude"), "a").write("node_modules/\ntarget/\n")
     sh(git + ["add", "-A"], cwd=tree)
     sh(git + ["commit", "-q", "-m", "pristine"], cwd=tree)
 

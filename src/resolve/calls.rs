@@ -720,8 +720,17 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     SiteKind::Call => self.called(&cx, site.owner, &site.chain, 0),
                     SiteKind::Value => {
                         self.call_target(&cx, site.owner, &site.chain, 0)
-                            .filter(|(s, _)| {
-                                is_callable(s.kind) || matches!(s.kind, "const" | "static" | "var")
+                            .and_then(|(s, tier)| {
+                                if is_value_kind(s.kind) {
+                                    return Some((s, tier));
+                                }
+                                // TS declaration merging: a value named where a
+                                // type of its name is declared too (`interface
+                                // ZodMiniCUID2` beside `const ZodMiniCUID2`).
+                                (cx.fam == Family::Ts)
+                                    .then(|| self.merged_value(cx.fam, s))
+                                    .flatten()
+                                    .map(|v| (v, tier))
                             })
                     }
                     _ => self.type_target(&cx, site.owner, &site.chain, 0),
@@ -1576,6 +1585,22 @@ impl<'i, 'a> Resolver<'i, 'a> {
         {
             return None;
         }
+        let file = *self.ix.by_path.get(path)?;
+        Some(Sym {
+            id,
+            qn: key,
+            kind,
+            file,
+        })
+    }
+
+    /// The value declared under the qualified name of type `t` (TS
+    /// declaration merging: `const X` beside `interface X`).
+    fn merged_value(&self, fam: Family, t: Sym<'a>) -> Option<Sym<'a>> {
+        let (key, defs) = self
+            .ix
+            .symbol_entries(fam, self.pkg_of(Some(t.file)), t.qn)?;
+        let &(id, _, path, kind) = defs.iter().find(|d| is_value_kind(d.3))?;
         let file = *self.ix.by_path.get(path)?;
         Some(Sym {
             id,
@@ -2937,6 +2962,12 @@ fn written(fam: Family, chain: &[Step]) -> Id {
 
 /// The `UNRESOLVED` row of a site no tier proved, kept by the name its chain
 /// ends in (none for a chain of markers only).
+/// What a site naming a value can name: a function or class, a constant,
+/// a variable.
+fn is_value_kind(kind: &str) -> bool {
+    is_callable(kind) || matches!(kind, "const" | "static" | "var")
+}
+
 fn unresolved_edge(fam: Family, from: Id, site: &RawSite) -> Option<SiteEdge> {
     let name = called_name(&site.chain);
     (!name.is_empty()).then(|| SiteEdge {

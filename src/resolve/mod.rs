@@ -1148,7 +1148,8 @@ pub fn resolve_files(
                 .zip(only)
                 .filter(|(_, resolve)| **resolve)
                 .flat_map(|(f, _)| &f.sites.sites)
-                .filter_map(|s| s.chain.last().map(|c| c.as_str()))
+                // `::from_bits` of a Rust path is asked as `from_bits`.
+                .filter_map(|s| s.chain.last().map(|c| c.strip_prefix("::").unwrap_or(c)))
                 .collect(),
         );
     }

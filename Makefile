@@ -127,7 +127,9 @@ bench-accuracy: build
 
 # Test selection measured by running tests: sampled edits that fail at a
 # function's entry, the tests that then fail, and the tests `cruxe impact
-# --diff` named for the edit (benches/impact.py; needs PyPI once).
+# --diff` named for the edit, on click (pytest), Go's strings, smallvec and
+# aho-corasick (cargo), zod (vitest) (benches/impact.py; the first run fetches
+# them from PyPI, npm and crates.io, and keeps each edit's test outcome).
 bench-impact: build
 	python3 benches/impact.py $(CRUXE)
 

@@ -610,7 +610,7 @@ def main():
     ap.add_argument("--corpora", default=",".join(CORPORA), help="comma-separated: " + ", ".join(CORPORA))
     ap.add_argument("--samples", type=int, default=40)
     ap.add_argument("--seed", type=int, default=52)
-    ap.add_argument("--depth", type=int, default=10, help="cruxe impact --depth (the README recipe: 10)")
+    ap.add_argument("--depth", type=int, default=30, help="cruxe impact --depth (the README recipe: 30)")
     ap.add_argument("--cache", default=os.path.expanduser("~/.cache/cruxe-impact"))
     ap.add_argument("--rerun-tests", action="store_true",
                     help="run the tests of every edit again instead of reading their kept outcome")

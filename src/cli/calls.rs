@@ -96,10 +96,6 @@ pub struct ImpactArgs {
     pub flags: ReadFlags,
 }
 
-/// `cruxe impact`'s exit status when its answer is a lower bound: a script
-/// that runs the tests it prints runs every test instead.
-pub const LOWER_BOUND: i32 = 3;
-
 fn tier(name: &str) -> Result<&str> {
     const TIERS: [&str; 7] = crate::store::graph::GraphStore::CALL_TIERS;
     if !TIERS.contains(&name) {
@@ -401,7 +397,7 @@ fn print_impact(r: &Value, run_ids: bool) -> i32 {
             text(u, "text")
         );
     }
-    if lower { LOWER_BOUND } else { 0 }
+    if lower { super::read::LOWER_BOUND } else { 0 }
 }
 
 /// The last lines of `refs`, `calls` and `impls`: exact, or how many sites

@@ -18,6 +18,10 @@ use super::{NO_BUDGET, Resources, pick_ref, print_candidates, through_server};
 use crate::query::answers::{Answer, ProtocolMeta};
 use crate::query::error::ToolError;
 use crate::query::view::View;
+
+/// `cruxe impact`'s exit status when its answer is a lower bound: a script
+/// that runs the tests it prints runs every test instead.
+pub const LOWER_BOUND: i32 = 3;
 use crate::query::{calls, context, hierarchy, locate, outline, related, search};
 use crate::store::catalog;
 use crate::store::datadir::DataDir;
@@ -243,7 +247,7 @@ pub(super) fn answered(
         Asked::Answer(a) if flags.json => {
             print_json(&a)?;
             let lower = tool == "analyze_impact" && text(&a, "completeness") != "exact";
-            Ok(if lower { super::calls::LOWER_BOUND } else { 0 })
+            Ok(if lower { LOWER_BOUND } else { 0 })
         }
         Asked::Answer(a) => Ok(show(&a)),
     }

@@ -2327,34 +2327,17 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// primitive may then be the repo's, so it is not left out as the
     /// language's.
     fn primitive_impls_define(&self, cx: &FileCx<'a>, chain: &[Step]) -> bool {
-        if cx.fam != Family::Rust {
-            return false;
-        }
-        let name = called_name(chain);
-        let files: &'a [RFile] = self.ix.files;
-        self.ix
-            .callables_named(cx.fam, &name, true)
-            .iter()
-            .map(|&(fi, si)| &files[fi as usize].symbols[si as usize])
-            .any(|s| {
-                s.qualified_name
-                    .rsplit("::")
-                    .nth(1)
-                    .is_some_and(is_rust_primitive)
-            })
+        cx.fam == Family::Rust
+            && self
+                .primitive_impls(cx, &called_name(chain))
+                .any(|(_, p, _)| is_rust_primitive(p))
     }
 
     /// Method `name` of primitive type `p` that one extension trait impl of
     /// the repo defines (`impl I8 for i8 { fn from_bits(…) }`).
     fn primitive_member(&self, cx: &FileCx<'a>, p: &str, name: &str) -> Option<Sym<'a>> {
-        let files: &'a [RFile] = self.ix.files;
-        let mut found = self
-            .ix
-            .callables_named(cx.fam, name, true)
-            .iter()
-            .map(|&(fi, si)| (fi as usize, &files[fi as usize].symbols[si as usize]))
-            .filter(|(_, s)| s.qualified_name.rsplit("::").nth(1) == Some(p));
-        let (fi, s) = found.next()?;
+        let mut found = self.primitive_impls(cx, name).filter(|(_, of, _)| *of == p);
+        let (fi, _, s) = found.next()?;
         if found.next().is_some() {
             return None;
         }
@@ -2364,6 +2347,24 @@ impl<'i, 'a> Resolver<'i, 'a> {
             kind: s.kind,
             file: fi,
         })
+    }
+
+    /// The methods named `name` with the name their impl block is called by
+    /// (a primitive's for an extension trait impl: `report::i8::from_bits`),
+    /// as (file, that name, symbol).
+    fn primitive_impls(
+        &self,
+        cx: &FileCx<'a>,
+        name: &str,
+    ) -> impl Iterator<Item = (usize, &'a str, &'a RSymbol)> + 'a {
+        let files: &'a [RFile] = self.ix.files;
+        self.ix
+            .callables_named(cx.fam, name, true)
+            .iter()
+            .filter_map(move |&(fi, si)| {
+                let s = &files[fi as usize].symbols[si as usize];
+                Some((fi as usize, s.qualified_name.rsplit("::").nth(1)?, s))
+            })
     }
 
     /// The primitive type a Rust value chain is declared with, by the facts

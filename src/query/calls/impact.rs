@@ -485,10 +485,10 @@ fn through_overrides(
     round: Round<'_>,
 ) -> Result<bool, ToolError> {
     let From { skip, changed, .. } = from;
-    let mut methods: Vec<usize> = reached
-        .iter()
-        .filter(|(id, r)| !r.is_file && r.distance < round.depth && from.fresh.contains(*id))
-        .filter_map(|(id, _)| cat.by_id(id))
+    let mut methods: Vec<usize> = from
+        .symbols(cat, reached, round.depth)
+        .into_iter()
+        .map(|(i, _)| i)
         .collect();
     methods.sort_unstable();
     let mut starts: Vec<(String, usize)> = Vec::new();
@@ -574,6 +574,23 @@ struct From<'f> {
     changed: &'f [usize],
     /// What the walks reached that is new to this round.
     fresh: &'f HashSet<String>,
+}
+
+impl From<'_> {
+    /// The symbols (catalog entries) new to this round short of `depth`,
+    /// each with its distance.
+    fn symbols(
+        &self,
+        cat: &Catalog,
+        reached: &HashMap<String, Reach>,
+        depth: usize,
+    ) -> Vec<(usize, usize)> {
+        reached
+            .iter()
+            .filter(|(id, r)| !r.is_file && r.distance < depth && self.fresh.contains(*id))
+            .filter_map(|(id, r)| Some((cat.by_id(id)?, r.distance)))
+            .collect()
+    }
 }
 
 /// Walks on from `starts` (each with its distance), adding what they reach
@@ -699,12 +716,8 @@ fn through_enclosing(
     round: Round<'_>,
 ) -> Result<bool, ToolError> {
     let From { skip, changed, .. } = from;
-    let mut inner: Vec<(usize, usize)> = reached
-        .iter()
-        .filter(|(id, r)| !r.is_file && r.distance < round.depth && from.fresh.contains(*id))
-        .filter_map(|(id, r)| Some((cat.by_id(id)?, r.distance)))
-        .chain(changed.iter().map(|&i| (i, 0)))
-        .collect();
+    let mut inner = from.symbols(cat, reached, round.depth);
+    inner.extend(changed.iter().map(|&i| (i, 0)));
     inner.sort_unstable();
     let mut starts: Vec<(String, usize)> = Vec::new();
     for (i, d) in inner {

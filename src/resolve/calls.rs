@@ -698,6 +698,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         type Key<'k> = (u32, SiteKind, &'k [Step]);
         let mut memo: FxMap<Key<'a>, Option<(Sym<'a>, Tier)>> = FxMap::default();
         let mut by_name: FxMap<(u32, &'a [Step]), Option<Sym<'a>>> = FxMap::default();
+        let mut receivers: FxMap<(u32, &'a [Step]), Option<(Sym<'a>, Tier)>> = FxMap::default();
         let sites: &'a [RawSite] = &cx.sites.sites;
         for site in sites {
             let from = |owner: u32| -> Id {
@@ -818,6 +819,25 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     }
                     None => {}
                 },
+            }
+            if site.kind == SiteKind::Call
+                && let Some(receiver) = named_receiver(cx.fam, &site.chain)
+            {
+                let held = *receivers
+                    .entry((site.owner, receiver))
+                    .or_insert_with(|| self.held_value(&cx, site.owner, receiver));
+                if let Some((value, tier)) = held {
+                    out.push(SiteEdge {
+                        rel: Rel::References,
+                        from: from(site.owner),
+                        to: Id::from(value.id),
+                        line: site.line,
+                        col: site.col,
+                        tier,
+                        kind: SiteKind::Value,
+                        to_name: Id::default(),
+                    });
+                }
             }
         }
         if cx.fam == Family::Go {
@@ -1237,6 +1257,24 @@ impl<'i, 'a> Resolver<'i, 'a> {
             return Some((sym, tier));
         }
         Some(self.named_by_const(sym, tier, depth).unwrap_or((sym, tier)))
+    }
+
+    /// The module-level constant, static or variable a call's receiver names
+    /// (`core.$ZodString.init(…)`, `logger.info(…)`): the call reads it, so
+    /// an edit to its initialiser reaches the caller.
+    fn held_value(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        receiver: &[Step],
+    ) -> Option<(Sym<'a>, Tier)> {
+        let (s, tier) = self.call_target(cx, owner, receiver, 0)?;
+        // TS declaration merging: the constant beside a type of its name.
+        let s = match cx.fam {
+            Family::Ts if !is_value_kind(s.kind) => self.merged_value(cx.fam, s)?,
+            _ => s,
+        };
+        matches!(s.kind, "const" | "static" | "var").then_some((s, tier))
     }
 
     /// The function a TS constant's initialiser names (`ZodObject.create`),
@@ -2985,6 +3023,18 @@ fn unresolved_edge(fam: Family, from: Id, site: &RawSite) -> Option<SiteEdge> {
 
 /// The name a site's chain ends in, markers passed over (`f` of `x.f()`,
 /// `T` of `new T()`): what an `UNRESOLVED` row is kept by.
+/// The receiver of a member call when it is a path of plain names (`a.b` of
+/// `a.b.f()`), not a call's result, a Rust path or a `new` expression. A
+/// receiver of one name is a value site of its own (see `extract::sites`).
+fn named_receiver(fam: Family, chain: &[Step]) -> Option<&[Step]> {
+    let (last, receiver) = chain.split_last()?;
+    let plain = |c: &Step| !matches!(c.as_str(), "()" | "{}" | "?") && !c.starts_with('#');
+    (receiver.len() >= 2
+        && !(fam == Family::Rust && last.starts_with("::"))
+        && receiver.iter().all(plain))
+    .then_some(receiver)
+}
+
 fn called_name(chain: &[Step]) -> Id {
     chain
         .iter()

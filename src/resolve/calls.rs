@@ -696,9 +696,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let cx = self.cx(fi, Some(own));
         let mut out = Vec::new();
         type Key<'k> = (u32, SiteKind, &'k [Step]);
-        let mut memo: FxMap<Key<'a>, Option<(Sym<'a>, Tier)>> = FxMap::default();
+        type Found<'k> = Option<(Sym<'k>, Tier)>;
+        let mut memo: FxMap<Key<'a>, Found<'a>> = FxMap::default();
         let mut by_name: FxMap<(u32, &'a [Step]), Option<Sym<'a>>> = FxMap::default();
-        let mut receivers: FxMap<(u32, &'a [Step]), Option<(Sym<'a>, Tier)>> = FxMap::default();
+        let mut receivers: FxMap<(u32, &'a [Step]), Found<'a>> = FxMap::default();
         let sites: &'a [RawSite] = &cx.sites.sites;
         for site in sites {
             let from = |owner: u32| -> Id {

@@ -110,7 +110,11 @@ fn a_stale_search_index_is_rebuilt_by_the_next_run() {
     let dir = data.search_dir("py", "test");
     let index = SearchIndex::open_dir(&dir).expect("open");
     index
-        .write(true, &[], std::iter::empty())
+        .write(
+            true,
+            &[],
+            std::iter::empty::<(&cruxe::store::graph::SymbolRow, &str)>(),
+        )
         .expect("empty the index");
     search::write_tag(&dir, "1999-01-01T00:00:00Z").expect("tag");
     drop(index);

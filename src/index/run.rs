@@ -191,6 +191,12 @@ pub fn index_repo_with(
     let early_graph = plan
         .fresh
         .then(|| FreshGraph::start(data, opts, sorted.changes.clone()));
+    if plan.fresh {
+        // A full build's rows are left to the node load and the search
+        // thread, each letting go when done (the catalog is read from the new
+        // graph), and to resolution until it has taken what it needs.
+        sorted.changes.add = Default::default();
+    }
     // An in-place run that resolves from its state (never reading the graph)
     // writes what went and the changed files' symbols meanwhile, in the write's
     // transaction; the import edges follow once resolved (`start_apply`).
@@ -205,7 +211,7 @@ pub fn index_repo_with(
         &run,
         store,
         &mut plan,
-        &rows,
+        rows,
         &mut for_resolution,
         &mut sorted,
     )?;
@@ -908,7 +914,7 @@ fn resolve_imports(
     run: &Run<'_>,
     store: Option<&GraphStore>,
     plan: &mut Plan,
-    rows: &[FileRows],
+    rows: std::sync::Arc<Vec<FileRows>>,
     for_resolution: &mut [ForResolution],
     sorted: &mut Sorted,
 ) -> Result<Option<RefState>, IndexError> {
@@ -946,7 +952,19 @@ fn resolve_imports(
     };
     // The state file the next save appends to, if it was read from one.
     let origin = base.origin.take();
-    let mut input = resolution_input(base, rows, for_resolution, &sorted.changes, trusted);
+    let mut input = resolution_input(base, &rows, for_resolution, &sorted.changes, trusted);
+    let recreated = recreated_symbols(&rows, &sorted.changes);
+    // Package membership follows paths: with a trusted state it can only change
+    // when a Go file appeared or went (then the ref's packages are synced).
+    let go_file_came_or_went = rows
+        .iter()
+        .filter(|r| !r.existing)
+        .map(|r| r.file.path.as_str())
+        .chain(sorted.changes.drop_files.iter().map(String::as_str))
+        .any(|p| resolve::go_package_of(p).is_some());
+    // Nothing below needs the rows: this run's hold on them goes before the
+    // resolution's tables are built (see `index_repo_with`).
+    drop(rows);
     // Keys are hashes: a bit per key's low bits rules out almost every
     // file's keys before a lookup.
     let mut bits = [0u64; 64];
@@ -978,21 +996,13 @@ fn resolve_imports(
         "resolved imports and call sites"
     );
     sorted.report.imports_resolved = resolved.iter().filter(|r| r.is_some()).count();
-    let (imports, sites) = edge_changes(&mut input, resolved, rows, &sorted.changes, trusted);
+    let (imports, sites) = edge_changes(&mut input, resolved, &recreated, &sorted.changes, trusted);
     sorted.changes.sites = Some(sites);
     tracing::debug!(
         ms = t_resolve.elapsed().as_millis() as u64,
         "resolved imports"
     );
     sorted.changes.imports = Some(imports);
-    // Package membership follows paths: with a trusted state it can only change
-    // when a Go file appeared or went (then the ref's packages are synced).
-    let go_file_came_or_went = rows
-        .iter()
-        .filter(|r| !r.existing)
-        .map(|r| r.file.path.as_str())
-        .chain(sorted.changes.drop_files.iter().map(String::as_str))
-        .any(|p| resolve::go_package_of(p).is_some());
     if !trusted || go_file_came_or_went {
         sorted.changes.packages = Some(
             resolve::go_packages(&input.rfiles)
@@ -1256,17 +1266,11 @@ fn new_entry(rows: &FileRows, parsed: &mut ForResolution) -> (RFile, FileMeta) {
 /// edges before and now (and the edges into symbols the run re-creates, which go
 /// with them), the External nodes that come and go, and the symbols whose import
 /// in-degree may change; else every edge.
-fn edge_changes(
-    input: &mut ResolutionInput,
-    resolved: Vec<Option<Resolved>>,
-    rows: &[FileRows],
-    changes: &Changes,
-    trusted: bool,
-) -> (ImportChanges, SiteChanges) {
-    // Edges into the symbols of a changed file went with them (its symbols are
-    // re-created): they are written again even when unchanged.
-    let recreated: HashSet<&str> = rows
-        .iter()
+/// The symbols of changed files that are re-created (not kept by their
+/// file's diff): edges into them went with them, so they are written again
+/// even when unchanged.
+fn recreated_symbols(rows: &[FileRows], changes: &Changes) -> HashSet<String> {
+    rows.iter()
         .filter(|rows| rows.existing)
         .flat_map(|rows| {
             let keep = changes.symbol_diffs.get(&rows.file.path).map(|d| &d.keep);
@@ -1274,8 +1278,18 @@ fn edge_changes(
                 .iter()
                 .map(|si| si.row.id.as_str())
                 .filter(move |id| keep.is_none_or(|k| !k.contains(*id)))
+                .map(str::to_string)
         })
-        .collect();
+        .collect()
+}
+
+fn edge_changes(
+    input: &mut ResolutionInput,
+    resolved: Vec<Option<Resolved>>,
+    recreated: &HashSet<String>,
+    changes: &Changes,
+    trusted: bool,
+) -> (ImportChanges, SiteChanges) {
     // Only names that a re-resolved or removed file pointed at, before or now,
     // can gain their first edge or lose their last. Their sets before, taken
     // now while the metadata still says so (files that are not re-resolved
@@ -1346,7 +1360,7 @@ fn edge_changes(
                 missing: &mut site_missing,
                 names_gone: &mut names_gone,
             };
-            diff.add(&f.id, old, &r.sites, &recreated, &input.gone_symbols);
+            diff.add(&f.id, old, &r.sites, recreated, &input.gone_symbols);
             Lazy::new(std::mem::take(&mut r.sites))
         };
         if !trusted {
@@ -1499,7 +1513,7 @@ impl SiteDiff<'_> {
         file_id: &str,
         old: Option<&FileMeta>,
         sites: &[SiteEdge],
-        recreated: &HashSet<&str>,
+        recreated: &HashSet<String>,
         gone_symbols: &HashSet<String>,
     ) {
         let touches = |e: &SiteEdge, set: &dyn Fn(&str) -> bool| {

@@ -21,8 +21,7 @@ pub(super) fn search_from_rows(
     // it to be rebuilt when next used).
     let _ = std::fs::remove_file(dir.join(search::TAG_FILE));
     let index = SearchIndex::open_dir(dir)?.with_writer_mb(writer_mb);
-    let texts = source_texts(root, add);
-    index.write(true, &[], symbol_docs(add, &texts))?;
+    index.write(true, &[], symbol_docs(root, add))?;
     Ok(())
 }
 
@@ -46,25 +45,19 @@ impl Drop for SearchThread {
     }
 }
 
-/// The source of each added file (empty when it can no longer be read).
-pub(super) fn source_texts(root: &Path, add: &[FileRows]) -> Vec<String> {
-    add.iter()
-        .map(|f| std::fs::read_to_string(root.join(&f.file.path)).unwrap_or_default())
-        .collect()
-}
-
 /// Search documents of the added files' symbols: each symbol's row and its
-/// source (`texts` in `add` order).
+/// source, the file read when its turn comes (a cold index's sources are
+/// hundreds of megabytes: never all held at once). A file that can no longer
+/// be read gives empty bodies.
 pub(super) fn symbol_docs<'a>(
+    root: &'a Path,
     add: &'a [FileRows],
-    texts: &'a [String],
-) -> impl Iterator<Item = (&'a SymbolRow, &'a str)> {
-    add.iter().zip(texts).flat_map(move |(f, text)| {
+) -> impl Iterator<Item = (&'a SymbolRow, String)> {
+    add.iter().flat_map(move |f| {
+        let text = std::fs::read_to_string(root.join(&f.file.path)).unwrap_or_default();
         f.symbols.iter().map(move |si| {
-            (
-                &si.row,
-                search::body_of(text, si.byte_start as usize, si.byte_end as usize),
-            )
+            let body = search::body_of(&text, si.byte_start as usize, si.byte_end as usize);
+            (&si.row, body.to_string())
         })
     })
 }
@@ -93,8 +86,7 @@ pub(super) fn search_beside(
         let index = SearchIndex::open_dir(dir)?
             .with_writer_mb(writer_mb)
             .with_merge_later(merge_later);
-        let texts = source_texts(root, add);
-        Ok(index.write_when(false, removed, symbol_docs(add, &texts), graph_committed)?)
+        Ok(index.write_when(false, removed, symbol_docs(root, add), graph_committed)?)
     };
     match write() {
         Ok(true) => Some(Ok(())),
@@ -125,8 +117,7 @@ pub(super) fn update_search(
     if in_step {
         // A changed file's documents are all replaced (a file has tens of
         // symbols; re-adding them costs less than keeping ids searchable).
-        let texts = source_texts(root, &changes.add);
-        let docs = symbol_docs(&changes.add, &texts);
+        let docs = symbol_docs(root, &changes.add);
         index.write(false, &changes.remove_paths, docs)?;
     } else {
         let symbols = store.symbol_rows(&changes.repo, &changes.ref_name)?;

@@ -652,11 +652,11 @@ impl SearchIndex {
 
     /// One atomic change: with `clear`, every document goes first; then the
     /// documents of `remove_paths` go and `docs` (symbol, body) are added.
-    pub fn write<'a>(
+    pub fn write<'a, B: AsRef<str>>(
         &self,
         clear: bool,
         remove_paths: &[String],
-        docs: impl Iterator<Item = (&'a SymbolRow, &'a str)>,
+        docs: impl Iterator<Item = (&'a SymbolRow, B)>,
     ) -> Result<(), SearchError> {
         self.write_when(clear, remove_paths, docs, || true)
             .map(|_| ())
@@ -665,11 +665,11 @@ impl SearchIndex {
     /// `write`, made visible only if `go` (called once the new segment is on
     /// disk, which is most of a small write's cost) says so; otherwise
     /// abandoned, leaving the index as it was. Whether it was committed.
-    pub fn write_when<'a>(
+    pub fn write_when<'a, B: AsRef<str>>(
         &self,
         clear: bool,
         remove_paths: &[String],
-        docs: impl Iterator<Item = (&'a SymbolRow, &'a str)>,
+        docs: impl Iterator<Item = (&'a SymbolRow, B)>,
         go: impl FnOnce() -> bool,
     ) -> Result<bool, SearchError> {
         let t = std::time::Instant::now();
@@ -712,7 +712,7 @@ impl SearchIndex {
             for ((field, _), value) in self.text.iter().zip(values) {
                 doc.add_text(*field, value);
             }
-            doc.add_text(self.body, body);
+            doc.add_text(self.body, body.as_ref());
             doc.add_text(self.language, &row.language);
             doc.add_text(self.kind, &row.kind);
             doc.add_text(self.symbol_id, &row.id);

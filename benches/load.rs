@@ -245,11 +245,16 @@ fn mixed_call(rng: &mut Rng, syms: &[Vec<Value>], dirs: &[String]) -> (&'static 
 }
 
 fn rss_mib(pid: u32) -> u64 {
+    status_mib(pid, "VmRSS")
+}
+
+/// A `/proc/PID/status` figure in MiB (`VmRSS`, `VmHWM`: the peak).
+fn status_mib(pid: u32, key: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmRSS"))
+                .find(|l| l.starts_with(key))
                 .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
         })
         .map_or(0, |kb| kb / 1024)
@@ -430,8 +435,9 @@ fn main() {
         );
     }
     println!(
-        "server RSS before the load: {rss_before} MiB, after: {} MiB",
-        rss_mib(server.id())
+        "server RSS before the load: {rss_before} MiB, after: {} MiB, peak: {} MiB",
+        rss_mib(server.id()),
+        status_mib(server.id(), "VmHWM")
     );
     let _ = server.kill();
     let _ = server.wait();

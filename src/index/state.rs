@@ -420,40 +420,18 @@ impl RefState {
         head.extend_from_slice(&0u64.to_le_bytes());
         put_str(&mut head, &self.tag);
         put_u32(&mut head, self.files.len() as u32);
-        // Changed files encoded side by side, then written in order: the
-        // parts go to the file as they are (a large repo's state is hundreds
-        // of megabytes; joining them first cost a copy and its page faults)
-        // and the file is mapped back for the records that point into it.
-        let parts: Vec<(Vec<u8>, Placed)> = self
-            .files
-            .par_chunks(512)
-            .zip(self.meta.par_chunks(512))
-            .enumerate()
-            .map(|(chunk, (files, meta))| {
-                let mut buf = Vec::with_capacity(256 << 10);
-                let mut encoded = Vec::new();
-                for (j, (f, m)) in files.iter().zip(meta).enumerate() {
-                    match &m.record {
-                        Some(r) if m.saved_as_is() && !m.patched => {
-                            buf.extend_from_slice(r.bytes())
-                        }
-                        _ => {
-                            let at = buf.len();
-                            encode_record(&mut buf, f, m);
-                            encoded.push((chunk * 512 + j, at..buf.len()));
-                        }
-                    }
-                }
-                (buf, encoded)
-            })
-            .collect();
-        let whole = (head.len() + parts.iter().map(|p| p.0.len()).sum::<usize>() + 4) as u64;
-        head[MAGIC.len()..MAGIC.len() + 8].copy_from_slice(&whole.to_le_bytes());
+        // Files encoded side by side, a batch of chunks at a time, each batch
+        // written in order as soon as it is done: a large repo's state is
+        // hundreds of megabytes, never held whole (the file is mapped back
+        // for the records that point into it). The length in the head is
+        // known last: patched in, its checksum combined with the body's.
+        const CHUNK: usize = 512;
+        const BATCH: usize = 8;
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
         let tmp = path.with_extension("tmp");
-        let mut sum = crc32fast::Hasher::new();
+        let mut body_sum = crc32fast::Hasher::new();
         let mut encoded = Vec::new();
         let file = {
             // Read too: it is mapped once written.
@@ -464,20 +442,57 @@ impl RefState {
                 .truncate(true)
                 .open(&tmp)?;
             let mut f = std::io::BufWriter::with_capacity(1 << 20, file);
-            sum.update(&head);
             f.write_all(&head)?;
             let mut base = head.len();
-            for (part, at) in parts {
-                encoded.extend(
-                    at.into_iter()
-                        .map(|(i, r)| (i, base + r.start..base + r.end)),
-                );
-                sum.update(&part);
-                f.write_all(&part)?;
-                base += part.len();
+            let encode_chunk = |chunk: usize| {
+                let (from, to) = (chunk * CHUNK, ((chunk + 1) * CHUNK).min(self.files.len()));
+                let mut buf = Vec::with_capacity(256 << 10);
+                let mut at_of = Vec::new();
+                for (i, (f, m)) in self.files[from..to]
+                    .iter()
+                    .zip(&self.meta[from..to])
+                    .enumerate()
+                {
+                    match &m.record {
+                        Some(r) if m.saved_as_is() && !m.patched => {
+                            buf.extend_from_slice(r.bytes())
+                        }
+                        _ => {
+                            let at = buf.len();
+                            encode_record(&mut buf, f, m);
+                            at_of.push((from + i, at..buf.len()));
+                        }
+                    }
+                }
+                (buf, at_of)
+            };
+            let chunks = self.files.len().div_ceil(CHUNK);
+            for batch in (0..chunks).step_by(BATCH) {
+                let parts: Vec<(Vec<u8>, Placed)> = (batch..(batch + BATCH).min(chunks))
+                    .into_par_iter()
+                    .map(encode_chunk)
+                    .collect();
+                for (part, at) in parts {
+                    encoded.extend(
+                        at.into_iter()
+                            .map(|(i, r)| (i, base + r.start..base + r.end)),
+                    );
+                    body_sum.update(&part);
+                    f.write_all(&part)?;
+                    base += part.len();
+                }
             }
+            let whole = (base + 4) as u64;
+            head[MAGIC.len()..MAGIC.len() + 8].copy_from_slice(&whole.to_le_bytes());
+            let mut sum = crc32fast::Hasher::new();
+            sum.update(&head);
+            sum.combine(&body_sum);
             f.write_all(&sum.finalize().to_le_bytes())?;
-            f.into_inner().map_err(|e| e.into_error())?
+            let mut file = f.into_inner().map_err(|e| e.into_error())?;
+            use std::io::{Seek, SeekFrom};
+            file.seek(SeekFrom::Start(0))?;
+            file.write_all(&head)?;
+            file
         };
         // SAFETY: the temp file is cruxe's own, renamed into place or
         // dropped, never written again (as `load` maps a state).

@@ -1,10 +1,20 @@
 //! The CSV files bulk COPY reads (`load.rs`, and the call graph's tables in
 //! `sites.rs`), written field by field.
 
-/// A CSV file being written, field by field: no string per field (a whole
-/// ref is millions of them), flushed to disk every few megabytes.
+/// CSV files being written, field by field: no string per field (a whole
+/// ref is millions of them), flushed to disk every few megabytes, a new file
+/// every `PART_ROWS` rows.
+///
+/// Why parts: Kuzu holds a whole COPY's rows in its buffer pool until the
+/// statement ends, so one COPY of a big ref's table (52k files: millions of
+/// rows) filled a 512 MiB pool and failed; a COPY per part needs a part's
+/// worth, whatever the ref's size.
 pub(super) struct Csv {
     file: std::fs::File,
+    path: std::path::PathBuf,
+    /// The parts written before the current one, with their rows.
+    done: Vec<(std::path::PathBuf, usize)>,
+    part_rows: usize,
     buf: Vec<u8>,
     in_row: bool,
     rows: usize,
@@ -13,6 +23,8 @@ pub(super) struct Csv {
 
 impl Csv {
     const FLUSH_AT: usize = 4 << 20;
+    /// Rows per part (per COPY statement).
+    pub(super) const PART_ROWS: usize = 250_000;
 
     /// A quoted text field.
     pub(super) fn text(&mut self, s: &str) -> &mut Self {
@@ -54,8 +66,29 @@ impl Csv {
         self.buf.push(b'\n');
         self.in_row = false;
         self.rows += 1;
-        if self.buf.len() >= Self::FLUSH_AT {
+        if self.rows.is_multiple_of(self.part_rows) {
+            self.next_part();
+        } else if self.buf.len() >= Self::FLUSH_AT {
             self.flush();
+        }
+    }
+
+    /// Closes the current part and starts the next (`PATH.1`, `PATH.2`, …).
+    fn next_part(&mut self) {
+        self.flush();
+        let next = self
+            .path
+            .with_extension(format!("{}.csv", self.done.len() + 1));
+        match std::fs::File::create(&next) {
+            Ok(file) => {
+                let rows = self.rows - self.done.iter().map(|d| d.1).sum::<usize>();
+                let path = std::mem::replace(&mut self.path, next);
+                self.done.push((path, rows));
+                self.file = file;
+            }
+            Err(e) => {
+                self.failed.get_or_insert(e);
+            }
         }
     }
 
@@ -66,10 +99,14 @@ impl Csv {
         self.in_row = true;
     }
 
-    /// A new file at `path`.
-    pub(super) fn create(path: &std::path::Path) -> std::io::Result<Csv> {
+    /// New files at `path` (the first part) and beside it, `part_rows` rows
+    /// each.
+    pub(super) fn create(path: &std::path::Path, part_rows: usize) -> std::io::Result<Csv> {
         Ok(Csv {
             file: std::fs::File::create(path)?,
+            path: path.to_path_buf(),
+            done: Vec::new(),
+            part_rows: part_rows.max(1),
             buf: Vec::with_capacity(Csv::FLUSH_AT + (64 << 10)),
             in_row: false,
             rows: 0,
@@ -77,13 +114,19 @@ impl Csv {
         })
     }
 
-    /// Writes what is left; the number of rows, or the first write's error.
-    pub(super) fn finish(mut self) -> std::io::Result<usize> {
+    /// Writes what is left; the parts that hold rows, each with its row
+    /// count, in order (none for no rows), or the first write's error.
+    pub(super) fn finish(mut self) -> std::io::Result<Vec<(std::path::PathBuf, usize)>> {
         self.flush();
-        match self.failed.take() {
-            Some(e) => Err(e),
-            None => Ok(self.rows),
+        if let Some(e) = self.failed.take() {
+            return Err(e);
         }
+        let last = self.rows - self.done.iter().map(|d| d.1).sum::<usize>();
+        let mut parts = std::mem::take(&mut self.done);
+        if last > 0 {
+            parts.push((self.path.clone(), last));
+        }
+        Ok(parts)
     }
 
     fn flush(&mut self) {
@@ -105,13 +148,13 @@ mod tests {
     fn fields_are_written_as_kuzu_reads_them() {
         let dir = tempfile::tempdir().expect("tmp");
         let path = dir.path().join("t.csv");
-        let mut csv = Csv::create(&path).expect("create");
+        let mut csv = Csv::create(&path, Csv::PART_ROWS).expect("create");
         for n in [0, 7, 10, -1, 1234567890, i64::MAX, i64::MIN] {
             csv.int(n);
         }
         csv.end();
         csv.text("plain").text("say \"hi\"").end();
-        assert_eq!(csv.finish().expect("finish"), 2);
+        assert_eq!(csv.finish().expect("finish"), vec![(path.clone(), 2)]);
         let text = std::fs::read_to_string(&path).expect("read");
         assert_eq!(
             text,
@@ -121,5 +164,36 @@ mod tests {
                 i64::MIN
             )
         );
+    }
+
+    #[test]
+    fn rows_are_split_into_parts_of_whole_rows() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let path = dir.path().join("t.csv");
+        let mut csv = Csv::create(&path, 2).expect("create");
+        for n in 0..5 {
+            csv.int(n).text("a\nb").end();
+        }
+        let parts = csv.finish().expect("finish");
+        let rows: Vec<usize> = parts.iter().map(|p| p.1).collect();
+        assert_eq!(rows, [2, 2, 1]);
+        let texts: Vec<String> = parts
+            .iter()
+            .map(|p| std::fs::read_to_string(&p.0).expect("read"))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "0,\"a\nb\"\n1,\"a\nb\"\n",
+                "2,\"a\nb\"\n3,\"a\nb\"\n",
+                "4,\"a\nb\"\n"
+            ]
+        );
+        // A row count that fills the last part exactly leaves no empty part.
+        let mut csv = Csv::create(&dir.path().join("u.csv"), 2).expect("create");
+        for n in 0..4 {
+            csv.int(n).end();
+        }
+        assert_eq!(csv.finish().expect("finish").len(), 2);
     }
 }

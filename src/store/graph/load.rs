@@ -246,21 +246,21 @@ impl<'c, 'db> Copier<'c, 'db> {
         self.files += 1;
         let path = self.scratch.path().join(format!("{}.csv", self.files));
         let io = |e: std::io::Error| GraphError::Kuzu(format!("writing {}: {e}", path.display()));
-        let mut csv = Csv::create(&path).map_err(io)?;
+        let mut csv = Csv::create(&path, Csv::PART_ROWS).map_err(io)?;
         write(&mut csv);
-        let count = csv.finish().map_err(io)?;
-        if count == 0 {
-            return Ok(());
+        for (part, count) in csv.finish().map_err(io)? {
+            let started = std::time::Instant::now();
+            let query = statement.replace("{csv}", &part.to_string_lossy());
+            self.conn.query(&query)?;
+            // Each part's rows are in the graph now: its file is not needed.
+            let _ = std::fs::remove_file(&part);
+            tracing::debug!(
+                rows = count,
+                ms = started.elapsed().as_millis() as u64,
+                name,
+                "copy"
+            );
         }
-        let started = std::time::Instant::now();
-        let query = statement.replace("{csv}", &path.to_string_lossy());
-        self.conn.query(&query)?;
-        tracing::debug!(
-            rows = count,
-            ms = started.elapsed().as_millis() as u64,
-            name,
-            "copy"
-        );
         Ok(())
     }
 }

@@ -287,7 +287,10 @@ fn main() {
     let cruxe = std::env::var("CRUXE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_cruxe").into());
     let cruxe = cruxe.as_str();
     let tmp = tempfile::tempdir().expect("tmp");
-    let data = tmp.path().join("data");
+    // CRUXE_LOAD_DATA: a data dir that holds CORPUS as repo `bench`, ref
+    // `bench` already (`make bench-scale`'s): the index below is then a no-op.
+    let data = std::env::var_os("CRUXE_LOAD_DATA")
+        .map_or_else(|| tmp.path().join("data"), std::path::PathBuf::from);
     let started = Instant::now();
     let status = Command::new(cruxe)
         .args([
@@ -332,18 +335,19 @@ fn main() {
             Session::connect(&addr).call("run_cypher", json!({"query": q, "limit": 10000}));
         v["rows"]
             .as_array()
-            .expect("rows")
+            .unwrap_or_else(|| panic!("run_cypher {q}: {v}"))
             .iter()
             .map(|r| r.as_array().expect("row").clone())
             .collect()
     };
     let syms = rows(
-        "MATCH (s:Symbol) WHERE s.repo = $repo AND s.ref = $ref RETURN s.name, s.path, s.kind, s.qualified_name",
+        "MATCH (s:Symbol) WHERE s.repo = $repo AND s.ref = $ref RETURN s.name, s.path, s.kind, s.qualified_name LIMIT 10000",
     );
-    let mut dirs: Vec<String> = rows("MATCH (f:File) WHERE f.repo = $repo RETURN f.path")
-        .iter()
-        .filter_map(|r| Some(r[0].as_str()?.rsplit_once('/')?.0.to_string()))
-        .collect();
+    let mut dirs: Vec<String> =
+        rows("MATCH (f:File) WHERE f.repo = $repo RETURN f.path LIMIT 10000")
+            .iter()
+            .filter_map(|r| Some(r[0].as_str()?.rsplit_once('/')?.0.to_string()))
+            .collect();
     dirs.sort();
     dirs.dedup();
     let mut rng = Rng(7);

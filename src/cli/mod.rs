@@ -344,7 +344,9 @@ pub struct IndexArgs {
     /// Skip import extraction and resolution (faster; no IMPORTS edges).
     #[arg(long)]
     pub no_imports: bool,
-    /// List every skipped file and syntax error after the summary.
+    /// List every skipped file and syntax error after the summary, and end
+    /// each phase line (standard error) with the wall, CPU, heap and RSS used
+    /// so far.
     #[arg(long, short)]
     pub verbose: bool,
     #[command(flatten)]
@@ -655,6 +657,9 @@ impl Progress for Bar {
         }
         match &self.bar {
             Some(b) => {
+                if self.usage.is_some() {
+                    b.println(format!("cruxe: {name}{}", self.usage()));
+                }
                 b.set_message(name.to_string());
                 if total > 0 {
                     b.set_length(total);

@@ -181,7 +181,7 @@ pub fn index_repo_with(
         let dir = data.search_dir(&run.repo, &run.ref_name);
         let writer_mb = opts.writer_mb();
         SearchThread(Some(std::thread::spawn(move || {
-            search_from_rows(&root, &dir, &rows, writer_mb)
+            search_from_rows(&root, &dir, rows, writer_mb)
         })))
     });
     diff_symbols(&plan, &rows, &mut sorted.changes);

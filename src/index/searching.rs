@@ -14,15 +14,68 @@ use crate::store::search::{self, SearchIndex};
 pub(super) fn search_from_rows(
     root: &Path,
     dir: &Path,
-    add: &[FileRows],
+    add: std::sync::Arc<Vec<FileRows>>,
     writer_mb: usize,
 ) -> Result<(), IndexError> {
     // Until the new tag is written the index is not trusted (a kill here leaves
     // it to be rebuilt when next used).
     let _ = std::fs::remove_file(dir.join(search::TAG_FILE));
     let index = SearchIndex::open_dir(dir)?.with_writer_mb(writer_mb);
-    index.write(true, &[], symbol_docs(root, add))?;
+    index.write(true, &[], Consumed::new(root, add))?;
     Ok(())
+}
+
+/// A full build's search documents, each file's symbol rows moved out of the
+/// shared rows once this is their last holder (the node load and resolution
+/// let go of them early), so they are freed as they are indexed instead of at
+/// the end of the run; cloned while others still hold them.
+struct Consumed<'r> {
+    root: &'r Path,
+    rows: std::sync::Arc<Vec<FileRows>>,
+    next_file: usize,
+    text: String,
+    symbols: std::vec::IntoIter<crate::store::graph::SymbolInsert>,
+}
+
+impl<'r> Consumed<'r> {
+    fn new(root: &'r Path, rows: std::sync::Arc<Vec<FileRows>>) -> Consumed<'r> {
+        Consumed {
+            root,
+            rows,
+            next_file: 0,
+            text: String::new(),
+            symbols: Vec::new().into_iter(),
+        }
+    }
+}
+
+impl Iterator for Consumed<'_> {
+    type Item = (SymbolRow, String);
+
+    fn next(&mut self) -> Option<(SymbolRow, String)> {
+        loop {
+            if let Some(si) = self.symbols.next() {
+                let (start, end) = (si.byte_start as usize, si.byte_end as usize);
+                let body = search::body_of(&self.text, start, end).to_string();
+                return Some((si.row, body));
+            }
+            let i = self.next_file;
+            let path = self.rows.get(i)?.file.path.clone();
+            self.next_file += 1;
+            let symbols = match std::sync::Arc::get_mut(&mut self.rows) {
+                Some(rows) => std::mem::take(&mut rows[i].symbols),
+                None => self.rows[i].symbols.clone(),
+            };
+            if i % 1024 == 1023 {
+                // The rows freed so far are small blocks among others: the
+                // allocator keeps their pages unless asked to give them back.
+                // SAFETY: malloc_trim only releases free memory.
+                unsafe { libc::malloc_trim(0) };
+            }
+            self.text = std::fs::read_to_string(self.root.join(&path)).unwrap_or_default();
+            self.symbols = symbols.into_iter();
+        }
+    }
 }
 
 /// A full build's search index writer (`search_from_rows` on a thread). Dropped

@@ -652,11 +652,11 @@ impl SearchIndex {
 
     /// One atomic change: with `clear`, every document goes first; then the
     /// documents of `remove_paths` go and `docs` (symbol, body) are added.
-    pub fn write<'a, B: AsRef<str>>(
+    pub fn write<R: std::borrow::Borrow<SymbolRow>, B: AsRef<str>>(
         &self,
         clear: bool,
         remove_paths: &[String],
-        docs: impl Iterator<Item = (&'a SymbolRow, B)>,
+        docs: impl Iterator<Item = (R, B)>,
     ) -> Result<(), SearchError> {
         self.write_when(clear, remove_paths, docs, || true)
             .map(|_| ())
@@ -665,11 +665,11 @@ impl SearchIndex {
     /// `write`, made visible only if `go` (called once the new segment is on
     /// disk, which is most of a small write's cost) says so; otherwise
     /// abandoned, leaving the index as it was. Whether it was committed.
-    pub fn write_when<'a, B: AsRef<str>>(
+    pub fn write_when<R: std::borrow::Borrow<SymbolRow>, B: AsRef<str>>(
         &self,
         clear: bool,
         remove_paths: &[String],
-        docs: impl Iterator<Item = (&'a SymbolRow, B)>,
+        docs: impl Iterator<Item = (R, B)>,
         go: impl FnOnce() -> bool,
     ) -> Result<bool, SearchError> {
         let t = std::time::Instant::now();
@@ -701,6 +701,7 @@ impl SearchIndex {
             writer.delete_term(Term::from_field_text(self.path_raw, p));
         }
         for (row, body) in docs {
+            let row: &SymbolRow = row.borrow();
             let mut doc = TantivyDocument::default();
             let values = [
                 &row.name,

@@ -6,17 +6,22 @@
 /// every `PART_ROWS` rows.
 ///
 /// Why parts: Kuzu holds a whole COPY's rows in its buffer pool until the
-/// statement ends, so one COPY of a big ref's table (52k files: 2.75M
-/// symbols) filled a 512 MiB pool and failed; a COPY per part needs a part's
-/// worth, whatever the ref's size. Not smaller: a COPY into a table that
-/// holds rows costs more than into an empty one (parts of 250k rows took
-/// 6% more CPU on a 650k-symbol ref; 1M leaves its tables whole).
+/// statement ends, so one COPY of a big ref's edge table (52k files: 2.75M
+/// CONTAINS edges) filled a 512 MiB pool and failed; a COPY per part needs a
+/// part's worth, whatever the ref's size. Not smaller: a COPY into a table
+/// that holds rows costs more than into an empty one (parts of 250k rows took
+/// 6% more CPU on a 650k-symbol ref). Node tables are not split (`load.rs`).
 pub(super) struct Csv {
     file: std::fs::File,
     path: std::path::PathBuf,
     /// The parts written before the current one, with their rows.
     done: Vec<(std::path::PathBuf, usize)>,
+    /// A part ends at this many rows or bytes, whichever comes first.
     part_rows: usize,
+    part_bytes: usize,
+    /// Rows before the current part, and its bytes flushed so far.
+    rows_before: usize,
+    flushed: usize,
     buf: Vec<u8>,
     in_row: bool,
     rows: usize,
@@ -25,8 +30,11 @@ pub(super) struct Csv {
 
 impl Csv {
     const FLUSH_AT: usize = 4 << 20;
-    /// Rows per part (per COPY statement).
+    /// Rows per part (per COPY statement), at most.
     pub(super) const PART_ROWS: usize = 1_000_000;
+    /// Bytes per part, at most: a part of symbol rows (signatures, docs) is
+    /// what Kuzu's pool must hold at once.
+    pub(super) const PART_BYTES: usize = 64 << 20;
 
     /// A quoted text field.
     pub(super) fn text(&mut self, s: &str) -> &mut Self {
@@ -68,7 +76,9 @@ impl Csv {
         self.buf.push(b'\n');
         self.in_row = false;
         self.rows += 1;
-        if self.rows.is_multiple_of(self.part_rows) {
+        if self.rows - self.rows_before >= self.part_rows
+            || self.flushed + self.buf.len() >= self.part_bytes
+        {
             self.next_part();
         } else if self.buf.len() >= Self::FLUSH_AT {
             self.flush();
@@ -83,9 +93,10 @@ impl Csv {
             .with_extension(format!("{}.csv", self.done.len() + 1));
         match std::fs::File::create(&next) {
             Ok(file) => {
-                let rows = self.rows - self.done.iter().map(|d| d.1).sum::<usize>();
                 let path = std::mem::replace(&mut self.path, next);
-                self.done.push((path, rows));
+                self.done.push((path, self.rows - self.rows_before));
+                self.rows_before = self.rows;
+                self.flushed = 0;
                 self.file = file;
             }
             Err(e) => {
@@ -101,14 +112,20 @@ impl Csv {
         self.in_row = true;
     }
 
-    /// New files at `path` (the first part) and beside it, `part_rows` rows
-    /// each.
-    pub(super) fn create(path: &std::path::Path, part_rows: usize) -> std::io::Result<Csv> {
+    /// New files at `path` (the first part) and beside it, each ending at
+    /// `part_rows` rows or `part_bytes` bytes.
+    pub(super) fn create(
+        path: &std::path::Path,
+        (part_rows, part_bytes): (usize, usize),
+    ) -> std::io::Result<Csv> {
         Ok(Csv {
             file: std::fs::File::create(path)?,
             path: path.to_path_buf(),
             done: Vec::new(),
             part_rows: part_rows.max(1),
+            part_bytes: part_bytes.max(1),
+            rows_before: 0,
+            flushed: 0,
             buf: Vec::with_capacity(Csv::FLUSH_AT + (64 << 10)),
             in_row: false,
             rows: 0,
@@ -123,7 +140,7 @@ impl Csv {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
-        let last = self.rows - self.done.iter().map(|d| d.1).sum::<usize>();
+        let last = self.rows - self.rows_before;
         let mut parts = std::mem::take(&mut self.done);
         if last > 0 {
             parts.push((self.path.clone(), last));
@@ -138,6 +155,7 @@ impl Csv {
         {
             self.failed = Some(e);
         }
+        self.flushed += self.buf.len();
         self.buf.clear();
     }
 }
@@ -150,7 +168,7 @@ mod tests {
     fn fields_are_written_as_kuzu_reads_them() {
         let dir = tempfile::tempdir().expect("tmp");
         let path = dir.path().join("t.csv");
-        let mut csv = Csv::create(&path, Csv::PART_ROWS).expect("create");
+        let mut csv = Csv::create(&path, (Csv::PART_ROWS, Csv::PART_BYTES)).expect("create");
         for n in [0, 7, 10, -1, 1234567890, i64::MAX, i64::MIN] {
             csv.int(n);
         }
@@ -172,7 +190,7 @@ mod tests {
     fn rows_are_split_into_parts_of_whole_rows() {
         let dir = tempfile::tempdir().expect("tmp");
         let path = dir.path().join("t.csv");
-        let mut csv = Csv::create(&path, 2).expect("create");
+        let mut csv = Csv::create(&path, (2, usize::MAX)).expect("create");
         for n in 0..5 {
             csv.int(n).text("a\nb").end();
         }
@@ -192,10 +210,17 @@ mod tests {
             ]
         );
         // A row count that fills the last part exactly leaves no empty part.
-        let mut csv = Csv::create(&dir.path().join("u.csv"), 2).expect("create");
+        let mut csv = Csv::create(&dir.path().join("u.csv"), (2, usize::MAX)).expect("create");
         for n in 0..4 {
             csv.int(n).end();
         }
         assert_eq!(csv.finish().expect("finish").len(), 2);
+        // A part ends at its byte bound too, after the row that reached it.
+        let mut csv = Csv::create(&dir.path().join("v.csv"), (100, 5)).expect("create");
+        for n in [1234, 5, 6, 7890] {
+            csv.int(n).end();
+        }
+        let rows: Vec<usize> = csv.finish().expect("finish").iter().map(|p| p.1).collect();
+        assert_eq!(rows, [1, 3]);
     }
 }

@@ -218,6 +218,11 @@ fn copy_packages(
     })
 }
 
+/// The node tables of `schema/` (copied whole, see `Copier::copy_statement`).
+const NODE_TABLES: [&str; 7] = [
+    "Repo", "Ref", "File", "Symbol", "Package", "External", "Name",
+];
+
 /// Writes rows to CSV files in a scratch directory and COPYs each into Kuzu.
 struct Copier<'c, 'db> {
     conn: &'c Connection<'db>,
@@ -246,7 +251,19 @@ impl<'c, 'db> Copier<'c, 'db> {
         self.files += 1;
         let path = self.scratch.path().join(format!("{}.csv", self.files));
         let io = |e: std::io::Error| GraphError::Kuzu(format!("writing {}: {e}", path.display()));
-        let mut csv = Csv::create(&path, Csv::PART_ROWS).map_err(io)?;
+        // A node table is copied whole: Kuzu 0.11.3 lost primary keys from
+        // its index when a COPY appended to a node table ("Unable to find
+        // primary key value" in the next COPY of edges, a different key each
+        // run, checkpointed between parts or not). Edge tables have no such
+        // index and go in parts.
+        let node = NODE_TABLES
+            .iter()
+            .any(|t| statement.contains(&format!("COPY {t} FROM")));
+        let limits = match node {
+            true => (usize::MAX, usize::MAX),
+            false => (Csv::PART_ROWS, Csv::PART_BYTES),
+        };
+        let mut csv = Csv::create(&path, limits).map_err(io)?;
         write(&mut csv);
         for (part, count) in csv.finish().map_err(io)? {
             let started = std::time::Instant::now();

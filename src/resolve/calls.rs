@@ -720,21 +720,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 .entry((site.owner, site.kind, site.chain.as_slice()))
                 .or_insert_with(|| match site.kind {
                     SiteKind::Call => self.called(&cx, site.owner, &site.chain, 0),
-                    SiteKind::Value => {
-                        self.call_target(&cx, site.owner, &site.chain, 0)
-                            .and_then(|(s, tier)| {
-                                if is_value_kind(s.kind) {
-                                    return Some((s, tier));
-                                }
-                                // TS declaration merging: a value named where a
-                                // type of its name is declared too (`interface
-                                // ZodMiniCUID2` beside `const ZodMiniCUID2`).
-                                (cx.fam == Family::Ts)
-                                    .then(|| self.merged_value(cx.fam, s))
-                                    .flatten()
-                                    .map(|v| (v, tier))
-                            })
-                    }
+                    SiteKind::Value => self.value_target(&cx, site.owner, &site.chain),
                     _ => self.type_target(&cx, site.owner, &site.chain, 0),
                 });
             match site.kind {
@@ -1269,13 +1255,23 @@ impl<'i, 'a> Resolver<'i, 'a> {
         owner: u32,
         receiver: &[Step],
     ) -> Option<(Sym<'a>, Tier)> {
-        let (s, tier) = self.call_target(cx, owner, receiver, 0)?;
-        // TS declaration merging: the constant beside a type of its name.
-        let s = match cx.fam {
-            Family::Ts if !is_value_kind(s.kind) => self.merged_value(cx.fam, s)?,
-            _ => s,
-        };
+        let (s, tier) = self.value_target(cx, owner, receiver)?;
         matches!(s.kind, "const" | "static" | "var").then_some((s, tier))
+    }
+
+    /// The function, constant, static or variable a name used as a value
+    /// names (`f` passed as an argument, a receiver).
+    fn value_target(&self, cx: &FileCx<'a>, owner: u32, chain: &[Step]) -> Option<(Sym<'a>, Tier)> {
+        let (s, tier) = self.call_target(cx, owner, chain, 0)?;
+        if is_value_kind(s.kind) {
+            return Some((s, tier));
+        }
+        // TS declaration merging: a value named where a type of its name is
+        // declared too (`interface ZodMiniCUID2` beside `const ZodMiniCUID2`).
+        (cx.fam == Family::Ts)
+            .then(|| self.merged_value(cx.fam, s))
+            .flatten()
+            .map(|v| (v, tier))
     }
 
     /// The function a TS constant's initialiser names (`ZodObject.create`),

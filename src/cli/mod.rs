@@ -26,6 +26,7 @@ use crate::service::{RepoSpec, Service, ServiceConfig};
 use crate::source::walk::WalkOptions;
 use crate::store::datadir::{DataDir, DataDirError};
 use crate::store::graph::{GraphConfig, QueryRows, RefStatus};
+use crate::store::memory::{self, MemoryBudget};
 
 const ABOUT: &str = "Code navigation for AI coding agents: symbols and imports of a repository \
 in a Kuzu graph, queried with Cypher and served over MCP.";
@@ -198,6 +199,11 @@ pub struct Serving {
     /// MiB [default: 1024].
     #[arg(long, env = "CRUXE_CYPHER_MEMORY_MB")]
     pub cypher_memory_mb: Option<u64>,
+    /// Memory for indexing and serving, in MiB: Kuzu's buffer pools, the
+    /// search writer and the bulk load's parts are sized from it [default:
+    /// 1024; at least 256].
+    #[arg(long, env = "CRUXE_MEMORY_MB")]
+    pub memory_mb: Option<u64>,
     /// Worker processes for run_cypher, i.e. queries run at once [default: 2].
     #[arg(long)]
     pub cypher_workers: Option<usize>,
@@ -221,6 +227,11 @@ impl Serving {
     /// the config file's `[server]` section, then the defaults.
     fn config(&self, file: &ServerSection) -> ServiceConfig {
         let mut resources = self.resources.clone();
+        let budget = MemoryBudget::new(
+            self.memory_mb
+                .or(file.memory_mb)
+                .unwrap_or(memory::DEFAULT_MEMORY_MB),
+        );
         resources.buffer_pool_mb = resources.buffer_pool_mb.or(file.buffer_pool_mb);
         resources.threads = resources.threads.or(file.threads);
         resources.search_writer_mb = resources.search_writer_mb.or(file.search_writer_mb);
@@ -229,12 +240,12 @@ impl Serving {
             .or(file.max_file_size)
             .unwrap_or(WalkOptions::default().max_file_size);
         let defaults = ServiceConfig::default();
-        let graph = resources.graph_config();
+        let graph = resources.graph_config_within(budget);
         // One size given is used for both; by default a full build gets the
-        // index default and the graphs kept open the smaller serving default.
+        // budget's index pool and the graphs kept open its serving pool.
         let serving_buffer_pool_bytes = resources
             .buffer_pool_mb
-            .map_or(defaults.serving_buffer_pool_bytes, |mb| mb.max(64) << 20);
+            .map_or(budget.serving_pool_bytes(), |mb| mb.max(64) << 20);
         ServiceConfig {
             serving_buffer_pool_bytes,
             index: IndexOptions {
@@ -245,7 +256,7 @@ impl Serving {
                     ..WalkOptions::default()
                 },
                 graph: graph.clone(),
-                search_writer_mb: resources.search_writer_mb,
+                search_writer_mb: Some(resources.search_writer_mb_within(budget)),
                 ..IndexOptions::default()
             },
             query_timeout_ms: self
@@ -282,14 +293,16 @@ impl Serving {
 
 #[derive(Args, Debug, Clone)]
 pub struct Resources {
-    /// Kuzu buffer pool in MiB [default: 512 for an index run; 192 for the
-    /// graphs a server keeps open].
+    /// Kuzu buffer pool in MiB [default: from --memory-mb: a quarter for an
+    /// index run (256), three sixteenths for the graphs a server keeps open
+    /// (192)].
     #[arg(long, env = "CRUXE_BUFFER_POOL_MB")]
     pub buffer_pool_mb: Option<u64>,
     /// Worker threads for Kuzu queries [default: the number of cores, at most 4].
     #[arg(long, env = "CRUXE_THREADS")]
     pub threads: Option<u64>,
-    /// Memory of the search index writer in MiB, at least 15 [default: 256].
+    /// Memory of the search index writer in MiB, at least 15 [default: from
+    /// --memory-mb, a sixteenth (64)].
     #[arg(long, env = "CRUXE_SEARCH_WRITER_MB")]
     pub search_writer_mb: Option<usize>,
     /// Compact the graph (rewrite it without the space of replaced rows) once
@@ -300,9 +313,18 @@ pub struct Resources {
 }
 
 impl Resources {
+    /// The graph settings of a command that reads an index.
     fn graph_config(&self) -> GraphConfig {
+        self.graph_config_within(MemoryBudget::default())
+    }
+
+    /// The graph settings within `budget`, flags first.
+    fn graph_config_within(&self, budget: MemoryBudget) -> GraphConfig {
         let mut cfg = GraphConfig {
-            buffer_pool_bytes: self.buffer_pool_mb.unwrap_or(512).max(64) * 1024 * 1024,
+            buffer_pool_bytes: self
+                .buffer_pool_mb
+                .map_or(budget.index_pool_bytes(), |mb| mb.max(64) << 20),
+            copy_part: budget.copy_part(),
             ..GraphConfig::default()
         };
         if let Some(t) = self.threads {
@@ -312,6 +334,13 @@ impl Resources {
             cfg.compact_growth_bytes = mb << 20;
         }
         cfg
+    }
+
+    /// The search writer's memory within `budget`, in MiB, the flag first.
+    fn search_writer_mb_within(&self, budget: MemoryBudget) -> usize {
+        self.search_writer_mb
+            .unwrap_or(budget.search_writer_mb())
+            .max(15)
     }
 }
 
@@ -349,6 +378,10 @@ pub struct IndexArgs {
     /// so far.
     #[arg(long, short)]
     pub verbose: bool,
+    /// Memory for the run, in MiB: Kuzu's buffer pool, the search writer and
+    /// the bulk load's parts are sized from it [default: 1024; at least 256].
+    #[arg(long, env = "CRUXE_MEMORY_MB", default_value_t = memory::DEFAULT_MEMORY_MB)]
+    pub memory_mb: u64,
     #[command(flatten)]
     pub resources: Resources,
 }
@@ -690,6 +723,7 @@ impl Progress for Bar {
 }
 
 fn cmd_index(a: IndexArgs) -> Result<i32> {
+    let budget = MemoryBudget::new(a.memory_mb);
     let data = DataDir::new(a.data.clone().unwrap_or_else(|| a.path.join(".cruxe")));
     let opts = IndexOptions {
         repo: a.repo,
@@ -699,8 +733,8 @@ fn cmd_index(a: IndexArgs) -> Result<i32> {
             max_file_size: a.max_file_size,
             ..WalkOptions::default()
         },
-        graph: a.resources.graph_config(),
-        search_writer_mb: a.resources.search_writer_mb,
+        graph: a.resources.graph_config_within(budget),
+        search_writer_mb: Some(a.resources.search_writer_mb_within(budget)),
         skip_imports: a.no_imports,
         exits_after: true,
         ..IndexOptions::default()

@@ -51,6 +51,8 @@ pub struct ServerSection {
     pub cypher_memory_mb: Option<u64>,
     /// Worker processes for run_cypher.
     pub cypher_workers: Option<usize>,
+    /// Memory for indexing and serving, in MiB (`--memory-mb`).
+    pub memory_mb: Option<u64>,
     pub buffer_pool_mb: Option<u64>,
     pub threads: Option<u64>,
     pub search_writer_mb: Option<usize>,

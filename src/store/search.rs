@@ -141,8 +141,9 @@ pub struct RefSearch {
     pub index: SearchIndex,
 }
 
-/// Memory of the search index writer by default, in MiB (all its threads together).
-pub const DEFAULT_WRITER_MB: usize = 256;
+/// Memory of the search index writer by default, in MiB (all its threads
+/// together): `memory::MemoryBudget::default().search_writer_mb()`.
+pub const DEFAULT_WRITER_MB: usize = 64;
 
 /// One hit: the catalog index of the symbol and its final score.
 #[derive(Debug, Clone, Copy)]

@@ -3,14 +3,12 @@
 
 /// CSV files being written, field by field: no string per field (a whole
 /// ref is millions of them), flushed to disk every few megabytes, a new file
-/// every `PART_ROWS` rows.
+/// when a part is full (`GraphConfig::copy_part`).
 ///
 /// Why parts: Kuzu holds a whole COPY's rows in its buffer pool until the
 /// statement ends, so one COPY of a big ref's edge table (52k files: 2.75M
 /// CONTAINS edges) filled a 512 MiB pool and failed; a COPY per part needs a
-/// part's worth, whatever the ref's size. Not smaller: a COPY into a table
-/// that holds rows costs more than into an empty one (parts of 250k rows took
-/// 6% more CPU on a 650k-symbol ref). Node tables are not split (`load.rs`).
+/// part's worth, whatever the ref's size. Node tables are not split (`load.rs`).
 pub(super) struct Csv {
     file: std::fs::File,
     path: std::path::PathBuf,
@@ -30,11 +28,6 @@ pub(super) struct Csv {
 
 impl Csv {
     const FLUSH_AT: usize = 4 << 20;
-    /// Rows per part (per COPY statement), at most.
-    pub(super) const PART_ROWS: usize = 1_000_000;
-    /// Bytes per part, at most: a part of symbol rows (signatures, docs) is
-    /// what Kuzu's pool must hold at once.
-    pub(super) const PART_BYTES: usize = 64 << 20;
 
     /// A quoted text field.
     pub(super) fn text(&mut self, s: &str) -> &mut Self {
@@ -168,7 +161,7 @@ mod tests {
     fn fields_are_written_as_kuzu_reads_them() {
         let dir = tempfile::tempdir().expect("tmp");
         let path = dir.path().join("t.csv");
-        let mut csv = Csv::create(&path, (Csv::PART_ROWS, Csv::PART_BYTES)).expect("create");
+        let mut csv = Csv::create(&path, (usize::MAX, usize::MAX)).expect("create");
         for n in [0, 7, 10, -1, 1234567890, i64::MAX, i64::MIN] {
             csv.int(n);
         }

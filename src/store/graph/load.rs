@@ -9,7 +9,7 @@ use super::readers::{Lane, Session};
 use super::rows::{Changes, ImportChanges, ImportLabel, ImportRow, PackageRow};
 use super::schema::q;
 use super::write::{delete_ref, upsert_repo_and_ref, upsert_repo_and_ref_tagged};
-use super::{GraphError, GraphStore, Result, external_id, package_id, ref_id};
+use super::{CopyPart, GraphError, GraphStore, Result, external_id, package_id, ref_id};
 use crate::model::cancel::Cancel;
 
 impl GraphStore {
@@ -29,7 +29,7 @@ impl GraphStore {
         let mut stmts = std::collections::HashMap::new();
         let mut session = Session::new(&conn, &mut stmts);
         upsert_repo_and_ref(&mut session, changes)?;
-        copy_nodes(&mut Copier::new(&conn)?, changes, abandon)
+        copy_nodes(&mut Copier::new(&conn, self.copy_part)?, changes, abandon)
     }
 
     /// The second half of a fresh load (`load_fresh_nodes` first): what
@@ -42,7 +42,7 @@ impl GraphStore {
         let conn = self.conn()?;
         let mut stmts = std::collections::HashMap::new();
         let mut session = Session::new(&conn, &mut stmts);
-        copy_edges(&mut session, changes, abandon)
+        copy_edges(&mut session, self.copy_part, changes, abandon)
     }
 
     /// Writes a whole repo/ref (`changes.add`, and its imports when it has
@@ -76,11 +76,12 @@ impl GraphStore {
         self.check_usable()?;
         let (repo, ref_name) = (changes.repo.clone(), changes.ref_name.clone());
         let owned = std::mem::take(changes);
+        let part = self.copy_part;
         self.count_commit(&repo, &ref_name);
         let done = self
             .writer()
             .submit(Lane::Walk, &Cancel::never(), move |w| {
-                let result = load_on(&mut w.session(), &owned, &*abandon);
+                let result = load_on(&mut w.session(), part, &owned, &*abandon);
                 Ok((owned, result))
             });
         let outcome = done.and_then(|rx| {
@@ -95,7 +96,12 @@ impl GraphStore {
 }
 
 /// `GraphStore::load_beside` on the writer thread's session.
-fn load_on(conn: &mut Session<'_, '_>, c: &Changes, abandon: &dyn Fn() -> bool) -> Result<()> {
+fn load_on(
+    conn: &mut Session<'_, '_>,
+    part: CopyPart,
+    c: &Changes,
+    abandon: &dyn Fn() -> bool,
+) -> Result<()> {
     let t = std::time::Instant::now();
     // The mark and the removal of what the ref held go together.
     conn.query("BEGIN TRANSACTION")?;
@@ -112,7 +118,7 @@ fn load_on(conn: &mut Session<'_, '_>, c: &Changes, abandon: &dyn Fn() -> bool) 
             return Err(e);
         }
     }
-    copy_rows(conn, c, abandon)?;
+    copy_rows(conn, part, c, abandon)?;
     if abandon() {
         return Err(GraphError::Abandoned);
     }
@@ -129,9 +135,14 @@ fn load_on(conn: &mut Session<'_, '_>, c: &Changes, abandon: &dyn Fn() -> bool) 
 /// committing on its own (the Ref node is the caller's). CSV, not parameters:
 /// converting wide rows across the FFI costs more than Kuzu's CSV reader.
 /// `abandon` is asked before each table.
-fn copy_rows(session: &mut Session<'_, '_>, c: &Changes, abandon: &dyn Fn() -> bool) -> Result<()> {
-    copy_nodes(&mut Copier::new(session.connection())?, c, abandon)?;
-    copy_edges(session, c, abandon)
+fn copy_rows(
+    session: &mut Session<'_, '_>,
+    part: CopyPart,
+    c: &Changes,
+    abandon: &dyn Fn() -> bool,
+) -> Result<()> {
+    copy_nodes(&mut Copier::new(session.connection(), part)?, c, abandon)?;
+    copy_edges(session, part, c, abandon)
 }
 
 /// Files and symbols, with their HAS_FILE and CONTAINS edges.
@@ -152,10 +163,11 @@ fn go_on(abandon: &dyn Fn() -> bool) -> Result<()> {
 /// Go packages, imports and the call graph.
 fn copy_edges(
     session: &mut Session<'_, '_>,
+    part: CopyPart,
     c: &Changes,
     abandon: &dyn Fn() -> bool,
 ) -> Result<()> {
-    let mut copier = Copier::new(session.connection())?;
+    let mut copier = Copier::new(session.connection(), part)?;
     let go_on = || go_on(abandon);
     if let Some(packages) = &c.packages {
         copy_packages(&mut copier, session, c, packages)?;
@@ -228,12 +240,14 @@ struct Copier<'c, 'db> {
     conn: &'c Connection<'db>,
     scratch: tempfile::TempDir,
     files: usize,
+    part: CopyPart,
 }
 
 impl<'c, 'db> Copier<'c, 'db> {
-    fn new(conn: &'c Connection<'db>) -> Result<Copier<'c, 'db>> {
+    fn new(conn: &'c Connection<'db>, part: CopyPart) -> Result<Copier<'c, 'db>> {
         Ok(Copier {
             conn,
+            part,
             scratch: tempfile::tempdir().map_err(|e| GraphError::Kuzu(e.to_string()))?,
             files: 0,
         })
@@ -261,7 +275,7 @@ impl<'c, 'db> Copier<'c, 'db> {
             .any(|t| statement.contains(&format!("COPY {t} FROM")));
         let limits = match node {
             true => (usize::MAX, usize::MAX),
-            false => (Csv::PART_ROWS, Csv::PART_BYTES),
+            false => (self.part.rows, self.part.bytes),
         };
         let mut csv = Csv::create(&path, limits).map_err(io)?;
         write(&mut csv);

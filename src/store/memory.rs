@@ -1,0 +1,97 @@
+//! `--memory-mb`: one figure for the memory a run may use, shared among the
+//! parts whose memory follows a setting (Kuzu's buffer pool, the search
+//! writer's arena, a bulk COPY's part). What the rows of a run hold besides is
+//! measured per phase by `cruxe index --verbose` (docs/BENCHMARKS.md, "Memory
+//! and scale"): it is not bounded by this yet.
+
+use super::graph::CopyPart;
+
+/// The budget when none is given, in MiB.
+pub const DEFAULT_MEMORY_MB: u64 = 1024;
+
+/// The smallest budget taken, in MiB: below it Kuzu's pool cannot hold one
+/// COPY part beside the pages a load keeps.
+pub const MIN_MEMORY_MB: u64 = 256;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryBudget {
+    mb: u64,
+}
+
+impl Default for MemoryBudget {
+    fn default() -> Self {
+        MemoryBudget::new(DEFAULT_MEMORY_MB)
+    }
+}
+
+impl MemoryBudget {
+    /// A budget of `mb` MiB, at least `MIN_MEMORY_MB`.
+    pub fn new(mb: u64) -> MemoryBudget {
+        MemoryBudget {
+            mb: mb.max(MIN_MEMORY_MB),
+        }
+    }
+
+    pub fn mb(&self) -> u64 {
+        self.mb
+    }
+
+    /// Kuzu's buffer pool for an index run: the bulk COPY of a whole ref's
+    /// symbols (one statement: see `graph::load`) must fit in it. A quarter:
+    /// 256 MiB of the default, which holds the 650k symbols of the crates
+    /// corpus; 128 MiB did not.
+    pub fn index_pool_bytes(&self) -> u64 {
+        (self.mb / 4) << 20
+    }
+
+    /// Kuzu's buffer pool for the graphs a server keeps open (reads touch few
+    /// pages): three sixteenths, 192 MiB of the default. A big graph's writer
+    /// raises it for its checkpoints (`DataDir::writer_config`).
+    pub fn serving_pool_bytes(&self) -> u64 {
+        (self.mb * 3 / 16) << 20
+    }
+
+    /// The search index writer's arena, in MiB: a sixteenth, at least the
+    /// 15 MiB Tantivy asks of a writer thread. A rebuild that outgrows it is
+    /// written in several segments and merged.
+    pub fn search_writer_mb(&self) -> usize {
+        ((self.mb / 16) as usize).max(15)
+    }
+
+    /// The largest part of one bulk COPY of edges: a sixteenth in bytes
+    /// (64 MiB of the default), a million rows.
+    pub fn copy_part(&self) -> CopyPart {
+        CopyPart {
+            bytes: ((self.mb / 16) as usize) << 20,
+            ..CopyPart::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_budget_keeps_the_measured_settings() {
+        let b = MemoryBudget::default();
+        assert_eq!(b.index_pool_bytes(), 256 << 20);
+        assert_eq!(b.serving_pool_bytes(), 192 << 20);
+        assert_eq!(b.search_writer_mb(), 64);
+        assert_eq!(b.copy_part(), CopyPart::default());
+        // The settings a run without a budget gets are the default budget's.
+        let graph = crate::store::graph::GraphConfig::default();
+        assert_eq!(graph.buffer_pool_bytes, b.index_pool_bytes());
+        assert_eq!(graph.copy_part, b.copy_part());
+        assert_eq!(crate::store::search::DEFAULT_WRITER_MB, b.search_writer_mb());
+    }
+
+    #[test]
+    fn a_small_budget_is_raised_to_the_least_that_works() {
+        let b = MemoryBudget::new(10);
+        assert_eq!(b.mb(), MIN_MEMORY_MB);
+        assert_eq!(b.index_pool_bytes(), 64 << 20);
+        assert_eq!(b.search_writer_mb(), 16);
+        assert_eq!(MemoryBudget::new(4096).index_pool_bytes(), 1 << 30);
+    }
+}

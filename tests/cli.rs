@@ -61,6 +61,38 @@ fn index_prints_the_summary_line() {
     );
 }
 
+/// `--memory-mb` sizes the run's pools: the least budget taken indexes a
+/// repository, and a budget that is not a number is refused before anything.
+#[test]
+fn index_runs_within_the_least_memory_budget() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let data = tmp.path().join("data");
+    let fx = fixture("rust");
+    let index = |budget: &str| {
+        std::process::Command::new(cruxe_bin())
+            .args(["index", fx.to_str().expect("utf8"), "--ref", "test"])
+            .args(["--data", data.to_str().expect("utf8"), "--memory-mb", budget])
+            .env_remove("CRUXE_BUFFER_POOL_MB")
+            .env_remove("CRUXE_SEARCH_WRITER_MB")
+            .output()
+            .expect("run cruxe")
+    };
+    let out = index("lots");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--memory-mb"), "{}", stderr(&out));
+    assert!(!data.exists(), "a refused run made a data dir");
+    // 1 MiB is raised to the least budget (256 MiB), which holds the run.
+    let out = index("1");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with("indexed rust@test: 6 files (6 parsed"),
+        "{}",
+        stdout(&out)
+    );
+    let out = cruxe(&["status", "--data", data.to_str().expect("utf8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
 /// A closed standard error (`cruxe index … 2>&1 | head -1`, after its first
 /// line) does not stop a run: the progress lines are dropped, the run saves
 /// its state, and the next run re-parses nothing.

@@ -104,7 +104,7 @@ fn two_repos_and_two_refs_are_isolated() {
     let config = tmp.path().join("cruxe.toml");
     std::fs::write(
         &config,
-        "[server]\nquery_timeout_ms = 4000\n\n[[repo]]\npath = \"shop\"\ndata = \"shop-data\"\ngit_refs = [\"release\"]\n\n[[repo]]\npath = \"blog\"\nname = \"journal\"\n",
+        "[server]\nquery_timeout_ms = 4000\nmemory_mb = 512\n\n[[repo]]\npath = \"shop\"\ndata = \"shop-data\"\ngit_refs = [\"release\"]\n\n[[repo]]\npath = \"blog\"\nname = \"journal\"\n",
     )
     .expect("write config");
     let config_arg = config.to_str().expect("utf8").to_string();

@@ -293,8 +293,8 @@ impl Serving {
 
 #[derive(Args, Debug, Clone)]
 pub struct Resources {
-    /// Kuzu buffer pool in MiB [default: from --memory-mb: a quarter for an
-    /// index run (256), three sixteenths for the graphs a server keeps open
+    /// Kuzu buffer pool in MiB [default: from --memory-mb: half for an
+    /// index run (512), three sixteenths for the graphs a server keeps open
     /// (192)].
     #[arg(long, env = "CRUXE_BUFFER_POOL_MB")]
     pub buffer_pool_mb: Option<u64>,
@@ -302,7 +302,7 @@ pub struct Resources {
     #[arg(long, env = "CRUXE_THREADS")]
     pub threads: Option<u64>,
     /// Memory of the search index writer in MiB, at least 15 [default: from
-    /// --memory-mb, a sixteenth (64)].
+    /// --memory-mb, a quarter (256)].
     #[arg(long, env = "CRUXE_SEARCH_WRITER_MB")]
     pub search_writer_mb: Option<usize>,
     /// Compact the graph (rewrite it without the space of replaced rows) once

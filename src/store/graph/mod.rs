@@ -139,7 +139,7 @@ impl Default for GraphConfig {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get()) as u64;
         GraphConfig {
             // `memory::MemoryBudget::default().index_pool_bytes()`.
-            buffer_pool_bytes: 256 << 20,
+            buffer_pool_bytes: 512 << 20,
             threads: cores.clamp(1, 4),
             max_db_bytes: 1 << 36,
             auto_checkpoint: true,

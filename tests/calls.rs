@@ -671,7 +671,10 @@ fn a_local_rebound_from_itself_keeps_a_type() {
 /// do, `GraphConfig::copy_part`) holds exactly what a load in one part does.
 #[test]
 fn a_load_in_many_copy_parts_equals_one_in_a_single_part() {
-    let part = cruxe::store::graph::CopyPart { rows: 5, bytes: 400 };
+    let part = cruxe::store::graph::CopyPart {
+        rows: 5,
+        bytes: 400,
+    };
     for lang in ["rust", "python", "typescript", "go"] {
         let whole = index_path(&calls_fixture(lang), lang);
         let tmp = tempfile::tempdir().expect("tmp");

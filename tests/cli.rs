@@ -71,7 +71,12 @@ fn index_runs_within_the_least_memory_budget() {
     let index = |budget: &str| {
         std::process::Command::new(cruxe_bin())
             .args(["index", fx.to_str().expect("utf8"), "--ref", "test"])
-            .args(["--data", data.to_str().expect("utf8"), "--memory-mb", budget])
+            .args([
+                "--data",
+                data.to_str().expect("utf8"),
+                "--memory-mb",
+                budget,
+            ])
             .env_remove("CRUXE_BUFFER_POOL_MB")
             .env_remove("CRUXE_SEARCH_WRITER_MB")
             .output()

@@ -87,7 +87,10 @@ mod tests {
         let graph = crate::store::graph::GraphConfig::default();
         assert_eq!(graph.buffer_pool_bytes, b.index_pool_bytes());
         assert_eq!(graph.copy_part, b.copy_part());
-        assert_eq!(crate::store::search::DEFAULT_WRITER_MB, b.search_writer_mb());
+        assert_eq!(
+            crate::store::search::DEFAULT_WRITER_MB,
+            b.search_writer_mb()
+        );
     }
 
     #[test]

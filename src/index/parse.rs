@@ -153,22 +153,22 @@ pub(super) fn file_rows(
         .enumerate()
         .map(|(i, s)| SymbolInsert {
             row: SymbolRow {
-                id: ids[i].clone(),
+                id: ids[i].as_str().into(),
                 stable_id: model::stable_id(src.language, &s.qualified_name, s.kind, &s.signature),
-                name: s.name.clone(),
-                kind: s.kind.as_str().to_string(),
+                name: s.name.as_str().into(),
+                kind: s.kind.as_str().into(),
                 qualified_name: s.qualified_name.clone(),
                 path: src.path.clone(),
-                language: src.language.as_str().to_string(),
+                language: src.language.as_str().into(),
                 line_start: i64::from(s.line_start),
                 line_end: i64::from(s.line_end),
                 signature: s.signature.clone(),
-                visibility: s.visibility.clone(),
+                visibility: s.visibility.as_str().into(),
                 doc: s.doc.clone(),
             },
             byte_start: i64::from(s.byte_start),
             byte_end: i64::from(s.byte_end),
-            parent: s.parent.map(|p| ids[p].clone()),
+            parent: s.parent.map(|p| ids[p].as_str().into()),
             body_hash: {
                 let body = search::body_of(text, s.byte_start as usize, s.byte_end as usize);
                 let h = blake3::hash(body.as_bytes());

@@ -124,15 +124,15 @@ pub struct SymbolRef {
 impl From<&SymbolRow> for SymbolRef {
     fn from(s: &SymbolRow) -> SymbolRef {
         SymbolRef {
-            symbol_id: s.id.clone(),
-            name: s.name.clone(),
-            kind: s.kind.clone(),
+            symbol_id: s.id.to_string(),
+            name: s.name.to_string(),
+            kind: s.kind.to_string(),
             qualified_name: s.qualified_name.clone(),
             path: s.path.clone(),
             line_start: s.line_start,
             line_end: s.line_end,
             signature: s.signature.clone(),
-            language: s.language.clone(),
+            language: s.language.to_string(),
         }
     }
 }

@@ -20,9 +20,9 @@ pub struct Candidate {
 impl From<&SymbolRow> for Candidate {
     fn from(s: &SymbolRow) -> Self {
         Candidate {
-            symbol_id: s.id.clone(),
-            name: s.name.clone(),
-            kind: s.kind.clone(),
+            symbol_id: s.id.to_string(),
+            name: s.name.to_string(),
+            kind: s.kind.to_string(),
             qualified_name: s.qualified_name.clone(),
             path: s.path.clone(),
             line_start: s.line_start,

@@ -122,7 +122,7 @@ pub fn ancestors(store: &GraphStore, symbol: &SymbolRow) -> Result<Ancestry, Nav
     let mut rows: HashMap<String, SymbolRow> = store
         .symbols_by_ids(ids)?
         .into_iter()
-        .map(|(row, _, _)| (row.id.clone(), row))
+        .map(|(row, _, _)| (row.id.to_string(), row))
         .collect();
     let mut chain = vec![(symbol.clone(), 0)];
     for a in steps.iter().filter(|a| !a.is_file) {
@@ -245,7 +245,7 @@ pub fn descendants(
     scope: &Scope<'_>,
     symbol: &SymbolRow,
 ) -> Result<TreeNode<SymbolRow>, NavError> {
-    let mut starts = vec![symbol.id.clone()];
+    let mut starts = vec![symbol.id.to_string()];
     if symbol.language == "rust" && symbol.kind != "impl" {
         let impls =
             store.symbols_by_name(scope.repo, scope.ref_name, &symbol.name, Some(&symbol.path))?;
@@ -253,7 +253,7 @@ pub fn descendants(
             impls
                 .into_iter()
                 .filter(|s| s.kind == "impl" && s.qualified_name == symbol.qualified_name)
-                .map(|s| s.id),
+                .map(|s| s.id.to_string()),
         );
     }
     let trees = subtrees(store, starts)?;
@@ -261,7 +261,7 @@ pub fn descendants(
     let mut rows: HashMap<String, SymbolWithRange> = store
         .symbols_by_ids(ids)?
         .into_iter()
-        .map(|r| (r.0.id.clone(), r))
+        .map(|r| (r.0.id.to_string(), r))
         .collect();
     // Children in position order: line, start, longest first.
     let mut trees = trees.into_iter().filter_map(|t| {

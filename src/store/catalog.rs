@@ -426,17 +426,17 @@ impl<'a> Entry<'a> {
     /// The graph's row of this symbol, without its doc (not kept here).
     pub fn row(&self) -> SymbolRow {
         SymbolRow {
-            id: self.id(),
+            id: self.id().into(),
             stable_id: self.stable_id(),
-            name: self.name().to_string(),
-            kind: self.kind().to_string(),
+            name: self.name().into(),
+            kind: self.kind().into(),
             qualified_name: self.qualified_name().to_string(),
             path: self.path().to_string(),
-            language: self.language().to_string(),
+            language: self.language().into(),
             line_start: self.line_start(),
             line_end: self.line_end(),
             signature: self.signature().to_string(),
-            visibility: self.visibility().to_string(),
+            visibility: self.visibility().into(),
             doc: String::new(),
         }
     }
@@ -445,7 +445,7 @@ impl<'a> Entry<'a> {
     fn name_row(&self) -> NameRow {
         let (byte_start, byte_end) = self.bytes();
         NameRow {
-            id: self.id(),
+            id: self.id().into(),
             stable_id: self.stable_id(),
             name: self.name().to_string(),
             qualified_name: self.qualified_name().to_string(),
@@ -1055,7 +1055,14 @@ impl Catalog {
         let mut rows: Vec<NameRow> = f
             .symbols
             .iter()
-            .map(|s| NameRow::of(&s.row, s.byte_start, s.byte_end, s.parent.clone()))
+            .map(|s| {
+                NameRow::of(
+                    &s.row,
+                    s.byte_start,
+                    s.byte_end,
+                    s.parent.as_ref().map(|p| p.to_string()),
+                )
+            })
             .collect();
         rows.sort_by(|a, b| row_key(a).cmp(&row_key(b)).then(a.id.cmp(&b.id)));
         for row in &rows {

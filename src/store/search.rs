@@ -552,6 +552,8 @@ impl SearchIndex {
                 false => Vec::new(),
             };
         }
+        // See `write_when`: held metas would keep the merged segments' files.
+        drop(metas);
         if plan.is_empty() {
             return Ok(0);
         }
@@ -705,7 +707,7 @@ impl SearchIndex {
             let row: &SymbolRow = row.borrow();
             let mut doc = TantivyDocument::default();
             let values = [
-                &row.name,
+                row.name.as_str(),
                 &row.qualified_name,
                 &row.signature,
                 &row.doc,
@@ -741,6 +743,11 @@ impl SearchIndex {
             true => tail_of(&metas),
             false => merge_plan(&metas, clear),
         };
+        // Tantivy deletes a merged segment's files after the merge unless its
+        // meta is still held somewhere, as by this list: a rebuild written in
+        // several segments left them beside the merged one (twice the index
+        // on disk) until the next run's commit.
+        drop(metas);
         if !plan.is_empty() {
             // Waited for: dropping the writer would cancel it.
             writer.merge(&plan).wait()?;
@@ -1010,6 +1017,51 @@ mod tests {
         );
     }
 
+    /// The files of merged segments leave the disk with the merge: the index
+    /// directory holds the files of its live segments only.
+    #[test]
+    fn a_merge_leaves_only_the_merged_segments_files() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let index = super::SearchIndex::open_dir(tmp.path())
+            .expect("index")
+            .with_merge_later(true);
+        let rows: Vec<SymbolRow> = (0..4)
+            .map(|k| SymbolRow {
+                id: format!("s{k}").into(),
+                name: format!("name_{k}").into(),
+                path: format!("m{k}.py"),
+                ..SymbolRow::default()
+            })
+            .collect();
+        index
+            .write(true, &[], std::iter::once((&rows[0], "x")))
+            .expect("rebuild");
+        for r in &rows[1..] {
+            index
+                .write(false, &[], std::iter::once((r, "x")))
+                .expect("update");
+        }
+        // Segment files are named by their segment's id, `{id}.{part}`.
+        let segments_on_disk = || {
+            let mut stems: Vec<String> = std::fs::read_dir(tmp.path())
+                .expect("list")
+                .filter_map(|e| {
+                    let name = e.expect("entry").file_name().to_string_lossy().into_owned();
+                    let (stem, ext) = name.split_once('.')?;
+                    (stem.len() == 32 && ext != "json").then(|| stem.to_string())
+                })
+                .collect();
+            stems.sort();
+            stems.dedup();
+            stems.len()
+        };
+        assert_eq!(segments_on_disk(), 4);
+        assert_eq!(index.merge_tail(false).expect("merge"), 4);
+        assert_eq!(index.segment_count().expect("count"), 1);
+        assert_eq!(segments_on_disk(), 1, "the merged segments' files are gone");
+        assert_eq!(index.symbol_ids().expect("ids").len(), 4);
+    }
+
     /// A server's updates (`with_merge_later`) answer before merging: each
     /// leaves its segment, and `merge_tail` (once changes pause) merges them
     /// and loses nothing.
@@ -1022,8 +1074,8 @@ mod tests {
         let symbols = |stem: &str, n: usize| -> Vec<SymbolRow> {
             (0..n)
                 .map(|k| SymbolRow {
-                    id: format!("{stem}{k}"),
-                    name: format!("{stem}_{k}"),
+                    id: format!("{stem}{k}").into(),
+                    name: format!("{stem}_{k}").into(),
                     path: format!("{stem}{k}.py"),
                     ..SymbolRow::default()
                 })
@@ -1093,8 +1145,8 @@ mod tests {
     fn a_write_is_visible_only_when_told_and_abandoned_otherwise() {
         let index = super::SearchIndex::in_ram().expect("index");
         let row = |k: usize| SymbolRow {
-            id: format!("id{k}"),
-            name: format!("name_{k}"),
+            id: format!("id{k}").into(),
+            name: format!("name_{k}").into(),
             path: format!("f{k}.py"),
             ..SymbolRow::default()
         };

@@ -537,17 +537,17 @@ fn with_range(r: &[Value]) -> SymbolWithRange {
 /// `RETURN` lists in `symbols_by_name`, `symbol_by_id` and `ref_symbol_names`).
 pub(super) fn symbol_row(r: &[Value], at: usize) -> SymbolRow {
     SymbolRow {
-        id: string(&r[at]),
+        id: string(&r[at]).into(),
         stable_id: string(&r[at + 1]),
-        name: string(&r[at + 2]),
-        kind: string(&r[at + 3]),
+        name: string(&r[at + 2]).into(),
+        kind: string(&r[at + 3]).into(),
         qualified_name: string(&r[at + 4]),
         path: string(&r[at + 5]),
-        language: string(&r[at + 6]),
+        language: string(&r[at + 6]).into(),
         line_start: int(&r[at + 7]),
         line_end: int(&r[at + 8]),
         signature: string(&r[at + 9]),
-        visibility: string(&r[at + 10]),
+        visibility: string(&r[at + 10]).into(),
         doc: string(&r[at + 11]),
     }
 }

@@ -4,20 +4,23 @@
 use compact_str::CompactString;
 use std::collections::{HashMap, HashSet};
 
-/// A node's properties as the store returns them.
+/// A node's properties as the store returns them. The short ones are
+/// `CompactString`s, kept inline up to 24 bytes: an index run holds a row per
+/// symbol until it is written, and a heap allocation for each of them cost
+/// ~200 bytes a symbol.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SymbolRow {
-    pub id: String,
+    pub id: CompactString,
     pub stable_id: String,
-    pub name: String,
-    pub kind: String,
+    pub name: CompactString,
+    pub kind: CompactString,
     pub qualified_name: String,
     pub path: String,
-    pub language: String,
+    pub language: CompactString,
     pub line_start: i64,
     pub line_end: i64,
     pub signature: String,
-    pub visibility: String,
+    pub visibility: CompactString,
     pub doc: String,
 }
 
@@ -75,7 +78,7 @@ pub struct SymbolInsert {
     pub byte_start: i64,
     pub byte_end: i64,
     /// Parent symbol id; `None` = contained by the file.
-    pub parent: Option<String>,
+    pub parent: Option<CompactString>,
     /// A hash of the source the search index keeps of it (`search::body_of`):
     /// part of its position mark, so a diff sees an edit inside its body.
     pub body_hash: u64,
@@ -141,7 +144,7 @@ pub fn symbol_marks(si: &SymbolInsert) -> SymbolMarks {
     let r = &si.row;
     let mut h = blake3::Hasher::new();
     for part in [
-        &r.stable_id,
+        r.stable_id.as_str(),
         &r.name,
         &r.kind,
         &r.qualified_name,
@@ -381,14 +384,14 @@ pub struct NameRow {
 impl NameRow {
     pub fn of(s: &SymbolRow, byte_start: i64, byte_end: i64, parent: Option<String>) -> NameRow {
         NameRow {
-            id: s.id.clone(),
+            id: s.id.to_string(),
             stable_id: s.stable_id.clone(),
-            name: s.name.clone(),
+            name: s.name.to_string(),
             qualified_name: s.qualified_name.clone(),
             path: s.path.clone(),
-            kind: s.kind.clone(),
-            language: s.language.clone(),
-            visibility: s.visibility.clone(),
+            kind: s.kind.to_string(),
+            language: s.language.to_string(),
+            visibility: s.visibility.to_string(),
             signature: s.signature.clone(),
             doc_summary: crate::model::names::doc_summary(&s.doc).to_string(),
             line_start: s.line_start,

@@ -450,7 +450,7 @@ fn rewrite_kept_symbols(conn: &mut Session<'_, '_>, c: &Changes) -> Result<()> {
                 &sym_fields,
                 f.symbols
                     .iter()
-                    .filter(|si| d.update.contains(&si.row.id))
+                    .filter(|si| d.update.contains(si.row.id.as_str()))
                     .map(|si| symbol_values(c, &f.file, si, true)),
                 |p| p.push(("files", files.clone())),
             )?;
@@ -464,7 +464,7 @@ fn rewrite_kept_symbols(conn: &mut Session<'_, '_>, c: &Changes) -> Result<()> {
                 &fields,
                 f.symbols
                     .iter()
-                    .filter(|si| d.moved.contains(&si.row.id))
+                    .filter(|si| d.moved.contains(si.row.id.as_str()))
                     .map(|si| {
                         vec![
                             s(&si.row.id),
@@ -1283,7 +1283,7 @@ pub(super) fn insert_plan<'a>(
         let created: Vec<&SymbolInsert> = f
             .symbols
             .iter()
-            .filter(|si| keep.is_none_or(|k| !k.contains(&si.row.id)))
+            .filter(|si| keep.is_none_or(|k| !k.contains(si.row.id.as_str())))
             .collect();
         let parent_of: HashMap<&str, Option<&str>> = created
             .iter()

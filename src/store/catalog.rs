@@ -445,7 +445,7 @@ impl<'a> Entry<'a> {
     fn name_row(&self) -> NameRow {
         let (byte_start, byte_end) = self.bytes();
         NameRow {
-            id: self.id().into(),
+            id: self.id(),
             stable_id: self.stable_id(),
             name: self.name().to_string(),
             qualified_name: self.qualified_name().to_string(),

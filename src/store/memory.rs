@@ -1,7 +1,7 @@
 //! `--memory-mb`: one figure for the memory a run may use, shared among the
 //! parts whose memory follows a setting (Kuzu's buffer pool, the search
 //! writer's arena, a bulk COPY's part). What the rows of a run hold besides
-//! (about 1.3 KB per symbol at the peak) is not bounded by it yet: it is
+//! (about 1.2 KB per symbol at the peak) is not bounded by it yet: it is
 //! measured per phase by `cruxe index --verbose` (docs/BENCHMARKS.md, "Memory
 //! and scale").
 
@@ -55,9 +55,8 @@ impl MemoryBudget {
 
     /// The search index writer's arena, in MiB: a quarter, at least the
     /// 15 MiB Tantivy asks of a writer thread. A rebuild that outgrows it is
-    /// written in several segments and merged, and the merged segments' files
-    /// stay on disk until a later run (the crates corpus: 616 MB of data dir
-    /// with 64 MiB, 551 MB with 256, and no lower peak RSS).
+    /// written in several segments and merged (a smaller arena did not lower
+    /// the peak RSS on the crates corpus).
     pub fn search_writer_mb(&self) -> usize {
         ((self.mb / 4) as usize).max(15)
     }

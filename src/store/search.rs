@@ -1017,33 +1017,27 @@ mod tests {
         );
     }
 
-    /// The files of merged segments leave the disk with the merge: the index
-    /// directory holds the files of its live segments only.
+    /// `n` symbols, one a file: `{stem}{k}` in `{stem}{k}.py`.
+    fn symbols(stem: &str, n: usize) -> Vec<SymbolRow> {
+        (0..n)
+            .map(|k| SymbolRow {
+                id: format!("{stem}{k}").into(),
+                name: format!("{stem}_{k}").into(),
+                path: format!("{stem}{k}.py"),
+                ..SymbolRow::default()
+            })
+            .collect()
+    }
+
+    /// The files of merged segments leave the disk with the merge, whether
+    /// `merge_tail` or a write (`write_when`) merges: the index directory
+    /// holds the files of its live segments only.
     #[test]
     fn a_merge_leaves_only_the_merged_segments_files() {
         let tmp = tempfile::tempdir().expect("tmp");
-        let index = super::SearchIndex::open_dir(tmp.path())
-            .expect("index")
-            .with_merge_later(true);
-        let rows: Vec<SymbolRow> = (0..4)
-            .map(|k| SymbolRow {
-                id: format!("s{k}").into(),
-                name: format!("name_{k}").into(),
-                path: format!("m{k}.py"),
-                ..SymbolRow::default()
-            })
-            .collect();
-        index
-            .write(true, &[], std::iter::once((&rows[0], "x")))
-            .expect("rebuild");
-        for r in &rows[1..] {
-            index
-                .write(false, &[], std::iter::once((r, "x")))
-                .expect("update");
-        }
         // Segment files are named by their segment's id, `{id}.{part}`.
-        let segments_on_disk = || {
-            let mut stems: Vec<String> = std::fs::read_dir(tmp.path())
+        let segments_on_disk = |dir: &std::path::Path| {
+            let mut stems: Vec<String> = std::fs::read_dir(dir)
                 .expect("list")
                 .filter_map(|e| {
                     let name = e.expect("entry").file_name().to_string_lossy().into_owned();
@@ -1055,11 +1049,34 @@ mod tests {
             stems.dedup();
             stems.len()
         };
-        assert_eq!(segments_on_disk(), 4);
-        assert_eq!(index.merge_tail(false).expect("merge"), 4);
-        assert_eq!(index.segment_count().expect("count"), 1);
-        assert_eq!(segments_on_disk(), 1, "the merged segments' files are gone");
-        assert_eq!(index.symbol_ids().expect("ids").len(), 4);
+        let rows = symbols("s", 4);
+        for later in [true, false] {
+            let dir = tmp.path().join(later.to_string());
+            let index = super::SearchIndex::open_dir(&dir)
+                .expect("index")
+                .with_merge_later(later);
+            index
+                .write(true, &[], std::iter::once((&rows[0], "x")))
+                .expect("rebuild");
+            for r in &rows[1..] {
+                index
+                    .write(false, &[], std::iter::once((r, "x")))
+                    .expect("update");
+            }
+            if later {
+                assert_eq!(segments_on_disk(&dir), 4);
+                assert_eq!(index.merge_tail(false).expect("merge"), 4);
+            }
+            // Unmerged later, each update's segment (a tail past a quarter of
+            // the big one) was merged by its own write.
+            assert_eq!(index.segment_count().expect("count"), 1);
+            assert_eq!(
+                segments_on_disk(&dir),
+                1,
+                "merged files gone, later: {later}"
+            );
+            assert_eq!(index.symbol_ids().expect("ids").len(), 4);
+        }
     }
 
     /// A server's updates (`with_merge_later`) answer before merging: each
@@ -1070,17 +1087,6 @@ mod tests {
         let index = super::SearchIndex::in_ram()
             .expect("index")
             .with_merge_later(true);
-        // `n` symbols, one a file: `{stem}{k}` in `{stem}{k}.py`.
-        let symbols = |stem: &str, n: usize| -> Vec<SymbolRow> {
-            (0..n)
-                .map(|k| SymbolRow {
-                    id: format!("{stem}{k}").into(),
-                    name: format!("{stem}_{k}").into(),
-                    path: format!("{stem}{k}.py"),
-                    ..SymbolRow::default()
-                })
-                .collect()
-        };
         let rows = symbols("grown", 8);
         let ids = || {
             let mut ids = index.symbol_ids().expect("ids");

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 /// A node's properties as the store returns them. The short ones are
 /// `CompactString`s, kept inline up to 24 bytes: an index run holds a row per
 /// symbol until it is written, and a heap allocation for each of them cost
-/// ~200 bytes a symbol.
+/// ~160 bytes a symbol (884 → 781 MiB of heap after the crates' parse).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SymbolRow {
     pub id: CompactString,

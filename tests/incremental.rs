@@ -396,7 +396,9 @@ fn a_stopped_run_leaves_the_previous_state() {
     copy_tree(&fixture("python"), &repo);
     let data = DataDir::new(tmp.path().join("data"));
 
-    // A first index stopped while its new database is loaded: nothing published.
+    // A first index stopped while its new database is loaded (its files and
+    // symbols while resolution waits for them, then the edges): nothing
+    // published.
     let stopped = |phase: &'static str| {
         let o = cruxe::index::IndexOptions {
             stop: cruxe::index::Stop::default(),
@@ -408,11 +410,16 @@ fn a_stopped_run_leaves_the_previous_state() {
         };
         index_repo(&repo, &data, &o, &progress)
     };
-    assert!(matches!(
-        stopped("writing"),
-        Err(cruxe::index::IndexError::Stopped)
-    ));
-    assert!(!data.exists(), "a stopped first index published a graph");
+    for phase in ["resolving imports", "writing"] {
+        assert!(
+            matches!(stopped(phase), Err(cruxe::index::IndexError::Stopped)),
+            "a first index stopped at {phase}"
+        );
+        assert!(
+            !data.exists(),
+            "a first index stopped at {phase} published a graph"
+        );
+    }
 
     index_repo(&repo, &data, &opts("inc"), &Silent).expect("index");
     let before = snapshot(&data);

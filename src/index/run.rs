@@ -153,6 +153,8 @@ pub fn index_repo_with(
     progress: &dyn Progress,
     held: Option<Held<'_>>,
 ) -> Result<IndexReport, IndexError> {
+    // Freed heap pages go back to the system as the run goes (see `Trimmer`).
+    let _trimmer = crate::store::memory::Trimmer::start(crate::store::memory::Trimmer::EVERY);
     let own_states = StateCache::default();
     let states = held.map_or(&own_states, |h| h.states);
     let run = start(root, data, opts, progress, states)?;
@@ -211,9 +213,9 @@ pub fn index_repo_with(
         &run,
         store,
         &mut plan,
-        rows,
-        &mut for_resolution,
+        (rows, &mut for_resolution),
         &mut sorted,
+        early_graph.as_ref(),
     )?;
     if let Some(st) = next_state.as_mut() {
         restat(st, &sorted.restat);
@@ -914,9 +916,9 @@ fn resolve_imports(
     run: &Run<'_>,
     store: Option<&GraphStore>,
     plan: &mut Plan,
-    rows: std::sync::Arc<Vec<FileRows>>,
-    for_resolution: &mut [ForResolution],
+    (rows, for_resolution): (std::sync::Arc<Vec<FileRows>>, &mut [ForResolution]),
     sorted: &mut Sorted,
+    fresh_graph: Option<&FreshGraph>,
 ) -> Result<Option<RefState>, IndexError> {
     let report = &sorted.report;
     let changed = report.parsed > 0 || report.removed > 0 || plan.force || plan.prior.is_none();
@@ -965,6 +967,12 @@ fn resolve_imports(
     // Nothing below needs the rows: this run's hold on them goes before the
     // resolution's tables are built (see `index_repo_with`).
     drop(rows);
+    // A full build's node load needs Kuzu's pool and a heap of its own for
+    // its COPY: resolution's tables and results, the run's peak otherwise,
+    // are built after it (on two cores both were CPU-bound: no slower).
+    if let Some(graph) = fresh_graph {
+        graph.wait_for_nodes();
+    }
     // Keys are hashes: a bit per key's low bits rules out almost every
     // file's keys before a lookup.
     let mut bits = [0u64; 64];

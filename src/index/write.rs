@@ -110,12 +110,15 @@ pub(super) fn compact_if_outgrown(
 }
 
 /// A full build's graph, loaded aside on a thread of its own from the moment
-/// the files are parsed: their files and symbols while resolution runs (which
-/// does not change them), then what it found (`finish`). Dropped unfinished (a
+/// the files are parsed: their files and symbols while resolution reads what
+/// it needs of the rows (then waits for them: `wait_for_nodes`), then what it
+/// found (`finish`). Dropped unfinished (a
 /// failed or stopped run), the load is abandoned, its database never published,
 /// and the thread waited for: no writer outlives the run.
 pub(super) struct FreshGraph {
     rest: Option<std::sync::mpsc::SyncSender<Changes>>,
+    /// Closed once the files and symbols are loaded (or the load ended).
+    nodes_loaded: std::sync::mpsc::Receiver<()>,
     thread: Option<std::thread::JoinHandle<Loaded>>,
     /// Set when the run goes without it: the load stops at its next statement.
     dropped: std::sync::Arc<std::sync::atomic::AtomicBool>,
@@ -130,16 +133,23 @@ impl FreshGraph {
     /// database aside.
     pub(super) fn start(data: &DataDir, opts: &IndexOptions, nodes: Changes) -> FreshGraph {
         let (rest, handed) = std::sync::mpsc::sync_channel::<Changes>(1);
+        let (loaded_tx, nodes_loaded) = std::sync::mpsc::channel::<()>();
         let (data, cfg, stop) = (data.clone(), opts.graph.clone(), opts.stop.clone());
         let dropped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let gone = std::sync::Arc::clone(&dropped);
         let thread = std::thread::spawn(move || {
             let mut back = None;
-            let built = data.build_aside(&cfg, |st| {
+            let built = data.build_aside_with(&cfg, |open| {
                 let abandon = || stop.requested() || gone.load(std::sync::atomic::Ordering::SeqCst);
-                st.load_fresh_nodes(&nodes, &abandon)?;
-                drop(nodes);
+                let mut st = open()?;
+                st.load_fresh_nodes(nodes, &abandon)?;
+                // Closed until the edges come: the pages the load left in
+                // Kuzu's pool are given back before resolution, the run's
+                // peak, begins (`wait_for_nodes`).
+                drop(st);
+                drop(loaded_tx);
                 let all = handed.recv().map_err(|_| GraphError::Abandoned)?;
+                let mut st = open()?;
                 let loaded = st.load_fresh_edges(&all, &abandon);
                 back = Some(all);
                 loaded?;
@@ -152,9 +162,15 @@ impl FreshGraph {
         });
         FreshGraph {
             rest: Some(rest),
+            nodes_loaded,
             thread: Some(thread),
             dropped,
         }
+    }
+
+    /// Waits until the files and symbols are loaded (or the load ended).
+    pub(super) fn wait_for_nodes(&self) {
+        let _ = self.nodes_loaded.recv();
     }
 
     /// Hands the load the whole of `changes` (with what resolution found) and

@@ -581,15 +581,26 @@ impl DataDir {
         cfg: &GraphConfig,
         fill: impl FnOnce(&mut GraphStore) -> Result<(), GraphError>,
     ) -> Result<(), DataDirError> {
+        self.build_aside_with(cfg, |open| fill(&mut open()?))
+    }
+
+    /// `build_aside`, where `fill` opens the new database itself with the
+    /// function it is given, as often as it likes, each handle dropped before
+    /// the next is opened: closing it gives back the pages Kuzu's buffer pool
+    /// holds, which it never does while open.
+    pub fn build_aside_with(
+        &self,
+        cfg: &GraphConfig,
+        fill: impl FnOnce(&dyn Fn() -> Result<GraphStore, GraphError>) -> Result<(), GraphError>,
+    ) -> Result<(), DataDirError> {
         self.publish_aside(|path| {
             // A database nobody else reads yet: Kuzu may checkpoint as it likes.
             let cfg = GraphConfig {
                 auto_checkpoint: true,
                 ..cfg.clone()
             };
-            let mut store = GraphStore::open(path, &cfg)?;
-            fill(&mut store)
-            // Dropping the store checkpoints and closes the new database.
+            fill(&|| GraphStore::open(path, &cfg))
+            // Dropping a store checkpoints and closes the new database.
         })
     }
 

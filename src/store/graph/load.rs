@@ -20,16 +20,19 @@ impl GraphStore {
     /// This half: the ref, its files and their symbols, which resolution does
     /// not change (a full build loads them while it resolves); then
     /// `load_fresh_edges`. `abandon` is asked between statements.
-    pub fn load_fresh_nodes(
-        &mut self,
-        changes: &Changes,
-        abandon: &dyn Fn() -> bool,
-    ) -> Result<()> {
+    ///
+    /// `changes` go once their CSV files are written, before Kuzu's COPY
+    /// runs: a full build's rows are its largest part, and the search
+    /// thread, then their last holder, frees them as it indexes them.
+    pub fn load_fresh_nodes(&mut self, changes: Changes, abandon: &dyn Fn() -> bool) -> Result<()> {
         let conn = self.conn()?;
         let mut stmts = std::collections::HashMap::new();
         let mut session = Session::new(&conn, &mut stmts);
-        upsert_repo_and_ref(&mut session, changes)?;
-        copy_nodes(&mut Copier::new(&conn, self.copy_part)?, changes, abandon)
+        upsert_repo_and_ref(&mut session, &changes)?;
+        let mut copier = Copier::new(&conn, self.copy_part)?;
+        let written = node_csvs(&mut copier, &changes)?;
+        drop(changes);
+        run_all(&copier, written, abandon)
     }
 
     /// The second half of a fresh load (`load_fresh_nodes` first): what
@@ -147,9 +150,20 @@ fn copy_rows(
 
 /// Files and symbols, with their HAS_FILE and CONTAINS edges.
 fn copy_nodes(copier: &mut Copier<'_, '_>, c: &Changes, abandon: &dyn Fn() -> bool) -> Result<()> {
-    copy_files(copier, c)?;
-    go_on(abandon)?;
-    copy_symbols(copier, c)?;
+    let written = node_csvs(copier, c)?;
+    run_all(copier, written, abandon)
+}
+
+/// The COPY of each of `written`, in order, `abandon` asked before each.
+fn run_all(
+    copier: &Copier<'_, '_>,
+    written: Vec<Written>,
+    abandon: &dyn Fn() -> bool,
+) -> Result<()> {
+    for w in written {
+        go_on(abandon)?;
+        copier.run(w)?;
+    }
     go_on(abandon)
 }
 
@@ -261,7 +275,12 @@ impl<'c, 'db> Copier<'c, 'db> {
 
     /// `copy` with the statement's text.
     fn copy_statement(&mut self, statement: &str, write: &mut dyn FnMut(&mut Csv)) -> Result<()> {
-        let name = statement;
+        let written = self.write(statement, write)?;
+        self.run(written)
+    }
+
+    /// The CSV files of a COPY, written and not yet copied (`run`).
+    fn write(&mut self, statement: &str, write: &mut dyn FnMut(&mut Csv)) -> Result<Written> {
         self.files += 1;
         let path = self.scratch.path().join(format!("{}.csv", self.files));
         let io = |e: std::io::Error| GraphError::Kuzu(format!("writing {}: {e}", path.display()));
@@ -279,16 +298,24 @@ impl<'c, 'db> Copier<'c, 'db> {
         };
         let mut csv = Csv::create(&path, limits).map_err(io)?;
         write(&mut csv);
-        for (part, count) in csv.finish().map_err(io)? {
+        Ok(Written {
+            statement: statement.to_string(),
+            parts: csv.finish().map_err(io)?,
+        })
+    }
+
+    /// The COPY of each part of `written`, in order.
+    fn run(&self, written: Written) -> Result<()> {
+        for (part, count) in written.parts {
             let started = std::time::Instant::now();
-            let query = statement.replace("{csv}", &part.to_string_lossy());
+            let query = written.statement.replace("{csv}", &part.to_string_lossy());
             self.conn.query(&query)?;
             // Each part's rows are in the graph now: its file is not needed.
             let _ = std::fs::remove_file(&part);
             tracing::debug!(
                 rows = count,
                 ms = started.elapsed().as_millis() as u64,
-                name,
+                name = written.statement,
                 "copy"
             );
         }
@@ -296,10 +323,19 @@ impl<'c, 'db> Copier<'c, 'db> {
     }
 }
 
-/// Files and their HAS_FILE edges.
-fn copy_files(copier: &mut Copier<'_, '_>, c: &Changes) -> Result<()> {
+/// A COPY statement (`{csv}` for the file) and its CSV parts with their rows.
+struct Written {
+    statement: String,
+    parts: Vec<(std::path::PathBuf, usize)>,
+}
+
+/// The CSV files of the node tables and their edges, in the order they are
+/// copied: files and their HAS_FILE edges, then symbols and their CONTAINS
+/// edges (from their file, or their parent symbol). Written before any is
+/// copied, so a full build's rows can go before Kuzu's COPY runs.
+fn node_csvs(copier: &mut Copier<'_, '_>, c: &Changes) -> Result<Vec<Written>> {
     let rid = ref_id(&c.repo, &c.ref_name);
-    copier.copy("copy_files", &mut |csv| {
+    let files = copier.write(q("copy_files"), &mut |csv| {
         for f in c.add.iter() {
             let r = &f.file;
             csv.text(&r.id)
@@ -318,16 +354,12 @@ fn copy_files(copier: &mut Copier<'_, '_>, c: &Changes) -> Result<()> {
                 .end();
         }
     })?;
-    copier.copy("copy_has_file", &mut |csv| {
+    let has_file = copier.write(q("copy_has_file"), &mut |csv| {
         for f in c.add.iter() {
             csv.text(&rid).text(&f.file.id).end();
         }
-    })
-}
-
-/// Symbols and their CONTAINS edges (from their file, or their parent symbol).
-fn copy_symbols(copier: &mut Copier<'_, '_>, c: &Changes) -> Result<()> {
-    copier.copy("copy_symbols", &mut |csv| {
+    })?;
+    let symbols = copier.write(q("copy_symbols"), &mut |csv| {
         for si in c.add.iter().flat_map(|f| &f.symbols) {
             let r = &si.row;
             csv.text(&r.id)
@@ -349,20 +381,27 @@ fn copy_symbols(copier: &mut Copier<'_, '_>, c: &Changes) -> Result<()> {
                 .end();
         }
     })?;
-    copier.copy("copy_file_contains", &mut |csv| {
+    let file_contains = copier.write(q("copy_file_contains"), &mut |csv| {
         for f in c.add.iter() {
             for si in f.symbols.iter().filter(|si| si.parent.is_none()) {
                 csv.text(&f.file.id).text(&si.row.id).end();
             }
         }
     })?;
-    copier.copy("copy_symbol_contains", &mut |csv| {
+    let symbol_contains = copier.write(q("copy_symbol_contains"), &mut |csv| {
         for si in c.add.iter().flat_map(|f| &f.symbols) {
             if let Some(p) = &si.parent {
                 csv.text(p).text(&si.row.id).end();
             }
         }
-    })
+    })?;
+    Ok(vec![
+        files,
+        has_file,
+        symbols,
+        file_contains,
+        symbol_contains,
+    ])
 }
 
 /// The externals the imports name, and the import edges by target label.

@@ -154,17 +154,17 @@ fn copy_nodes(copier: &mut Copier<'_, '_>, c: &Changes, abandon: &dyn Fn() -> bo
     run_all(copier, written, abandon)
 }
 
-/// The COPY of each of `written`, in order, `abandon` asked before each.
+/// The COPY of each of `written`, in order, `abandon` asked after each.
 fn run_all(
     copier: &Copier<'_, '_>,
     written: Vec<Written>,
     abandon: &dyn Fn() -> bool,
 ) -> Result<()> {
     for w in written {
-        go_on(abandon)?;
         copier.run(w)?;
+        go_on(abandon)?;
     }
-    go_on(abandon)
+    Ok(())
 }
 
 fn go_on(abandon: &dyn Fn() -> bool) -> Result<()> {

@@ -1,9 +1,9 @@
 //! `--memory-mb`: one figure for the memory a run may use, shared among the
 //! parts whose memory follows a setting (Kuzu's buffer pool, the search
-//! writer's arena, a bulk COPY's part). What the rows of a run hold besides
-//! (about 1.2 KB per symbol at the peak) is not bounded by it yet: it is
-//! measured per phase by `cruxe index --verbose` (docs/BENCHMARKS.md, "Memory
-//! and scale").
+//! writer's arena, a bulk COPY's part), and the `Trimmer` that keeps freed
+//! heap from staying resident. What the rows of a run hold besides (about
+//! 1 KB per symbol at the peak) is not bounded by it yet: it is measured per
+//! phase by `cruxe index --verbose` (docs/BENCHMARKS.md, "Memory and scale").
 
 use super::graph::CopyPart;
 

@@ -26,15 +26,17 @@ fn snapshot(data: &DataDir) -> Vec<String> {
         rows(
             &store,
             "MATCH (p)-[:CONTAINS]->(s:Symbol) RETURN s.id AS id, s.stable_id AS st, s.qualified_name AS q, \
-             s.line_start AS a, s.line_end AS b, CASE WHEN label(p) = 'File' THEN p.id ELSE p.id END AS parent",
+             s.path AS path, s.line_start AS a, s.line_end AS b, \
+             CASE WHEN label(p) = 'File' THEN p.id ELSE p.id END AS parent",
         )
         .iter()
         .map(|r| {
             format!(
-                "sym {} {} {} {}-{} in {}",
+                "sym {} {} {} {} {}-{} in {}",
                 s(&r["id"]),
                 s(&r["st"]),
                 s(&r["q"]),
+                s(&r["path"]),
                 s(&r["a"]),
                 s(&r["b"]),
                 s(&r["parent"])
@@ -765,4 +767,41 @@ fn a_ref_loaded_beside_another_equals_it_alone_and_a_cut_load_is_redone() {
     assert_eq!(without_imports(&bare), without_imports(&expected));
     assert!(bare.iter().any(|l| l.starts_with("symbol ")));
     assert!(!bare.iter().any(|l| l.starts_with("import ")));
+}
+
+/// A full build by the CLI (`exits_after`) writes its resolution state before
+/// the edges' COPY and lets go of it: its report's totals are the state's,
+/// and the state it leaves is one the next run trusts (only the changed file
+/// is parsed again; without a trusted state every file is), with a result
+/// equal to a fresh index.
+#[test]
+fn a_cli_full_build_leaves_a_state_the_next_run_trusts() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("inc");
+    copy_tree(&fixture("python"), &repo);
+    let cli = cruxe::index::IndexOptions {
+        exits_after: true,
+        ..opts("inc")
+    };
+    let data = DataDir::new(tmp.path().join("data"));
+    let first = index_repo(&repo, &data, &cli, &Silent).expect("first");
+    let plain = DataDir::new(tmp.path().join("plain"));
+    let kept = index_repo(&repo, &plain, &opts("inc"), &Silent).expect("plain");
+    assert!(first.symbols > 0 && first.import_edges > 0);
+    assert_eq!(
+        (first.symbols, first.import_edges, first.unresolved_imports),
+        (kept.symbols, kept.import_edges, kept.unresolved_imports)
+    );
+    assert!(data.state_path("inc", "test").exists());
+
+    std::fs::write(
+        repo.join("auth/late.py"),
+        "def arrived_late(x):\n    return x\n",
+    )
+    .expect("write");
+    let next = index_repo(&repo, &data, &cli, &Silent).expect("next");
+    assert_eq!(next.parsed, 1, "the state was not trusted");
+    let fresh = DataDir::new(tmp.path().join("fresh"));
+    index_repo(&repo, &fresh, &opts("inc"), &Silent).expect("fresh");
+    assert_eq!(snapshot(&data), snapshot(&fresh));
 }

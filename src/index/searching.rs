@@ -33,6 +33,8 @@ struct Consumed<'r> {
     root: &'r Path,
     rows: std::sync::Arc<Vec<FileRows>>,
     next_file: usize,
+    /// The current file's path and source.
+    path: String,
     text: String,
     symbols: std::vec::IntoIter<crate::store::graph::SymbolInsert>,
 }
@@ -43,6 +45,7 @@ impl<'r> Consumed<'r> {
             root,
             rows,
             next_file: 0,
+            path: String::new(),
             text: String::new(),
             symbols: Vec::new().into_iter(),
         }
@@ -54,9 +57,14 @@ impl Iterator for Consumed<'_> {
 
     fn next(&mut self) -> Option<(SymbolRow, String)> {
         loop {
-            if let Some(si) = self.symbols.next() {
+            if let Some(mut si) = self.symbols.next() {
                 let (start, end) = (si.byte_start as usize, si.byte_end as usize);
                 let body = search::body_of(&self.text, start, end).to_string();
+                // A full build's rows leave their file's path out
+                // (`FileContext::lean`).
+                if si.row.path.is_empty() {
+                    si.row.path.clone_from(&self.path);
+                }
                 return Some((si.row, body));
             }
             let i = self.next_file;
@@ -73,6 +81,7 @@ impl Iterator for Consumed<'_> {
                 unsafe { libc::malloc_trim(0) };
             }
             self.text = std::fs::read_to_string(self.root.join(&path)).unwrap_or_default();
+            self.path = path;
             self.symbols = symbols.into_iter();
         }
     }

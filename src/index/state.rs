@@ -182,6 +182,17 @@ enum Saving {
 }
 
 impl SavedAside {
+    /// Puts a whole state written aside (`RefState::save_whole_aside`) in
+    /// its place without the state itself.
+    pub fn put_alone(&self) -> std::io::Result<()> {
+        match self.how {
+            Saving::Whole { .. } => self.put_in_place().map(drop),
+            Saving::Append { .. } => Err(std::io::Error::other(
+                "changes are appended with their state",
+            )),
+        }
+    }
+
     /// Renames the whole state over the old one, or appends the changes to
     /// it (refused when another wrote it meanwhile); the file's (dev, ino,
     /// len) after.
@@ -318,6 +329,12 @@ impl RefState {
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// `save_aside` as a whole new file, whatever the state was read from:
+    /// what `SavedAside::put_alone` puts in place once the state is gone.
+    pub fn save_whole_aside(&self, path: &Path) -> std::io::Result<SavedAside> {
+        self.whole(path)
     }
 
     /// Makes the state ready beside `path`, not yet in its place: a run does

@@ -207,13 +207,13 @@ pub fn stable_id(
     kind: SymbolKind,
     signature: &str,
 ) -> String {
+    stable_id_of(language.as_str(), qualified_name, kind.as_str(), signature)
+}
+
+/// `stable_id` of a row's words (`Language::as_str`, `SymbolKind::as_str`).
+pub fn stable_id_of(language: &str, qualified_name: &str, kind: &str, signature: &str) -> String {
     let mut h = blake3::Hasher::new();
-    for part in [
-        language.as_str(),
-        qualified_name,
-        kind.as_str(),
-        &normalize_ws(signature),
-    ] {
+    for part in [language, qualified_name, kind, &normalize_ws(signature)] {
         h.update(part.as_bytes());
         h.update(&[0]);
     }

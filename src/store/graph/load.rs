@@ -360,13 +360,31 @@ fn node_csvs(copier: &mut Copier<'_, '_>, c: &Changes) -> Result<Vec<Written>> {
         }
     })?;
     let symbols = copier.write(q("copy_symbols"), &mut |csv| {
-        for si in c.add.iter().flat_map(|f| &f.symbols) {
+        for (f, si) in c
+            .add
+            .iter()
+            .flat_map(|f| f.symbols.iter().map(move |si| (f, si)))
+        {
             let r = &si.row;
+            // A full build's rows leave these out (`FileContext::lean`).
+            let made;
+            let stable_id = match r.stable_id.is_empty() {
+                false => &r.stable_id,
+                true => {
+                    made = crate::model::stable_id_of(
+                        &r.language,
+                        &r.qualified_name,
+                        &r.kind,
+                        &r.signature,
+                    );
+                    &made
+                }
+            };
             csv.text(&r.id)
-                .text(&r.stable_id)
+                .text(stable_id)
                 .text(&c.repo)
                 .text(&c.ref_name)
-                .text(&r.path)
+                .text(&f.file.path)
                 .text(&r.name)
                 .text(&r.kind)
                 .text(&r.qualified_name)

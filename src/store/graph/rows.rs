@@ -139,16 +139,16 @@ pub struct SymbolDiff {
 pub type SymbolMarks = [u64; 2];
 
 /// Hashes of a symbol's properties (everything but its position) and of its
-/// position (lines, bytes and the source in them).
+/// position (lines, bytes and the source in them). Its stable id and path are
+/// left out: they follow from the rest and the file (a full build's rows do
+/// not hold them, see `FileContext::lean`).
 pub fn symbol_marks(si: &SymbolInsert) -> SymbolMarks {
     let r = &si.row;
     let mut h = blake3::Hasher::new();
     for part in [
-        r.stable_id.as_str(),
-        &r.name,
+        r.name.as_str(),
         &r.kind,
         &r.qualified_name,
-        &r.path,
         &r.language,
         &r.signature,
         &r.visibility,

@@ -221,22 +221,7 @@ pub fn index_repo_with(
         restat(st, &sorted.restat);
     }
     stop.check()?;
-    // A CLI's full build writes its state aside now and lets go of it: held
-    // through the edges' COPY it was the largest part of the run's peak (the
-    // state is ~600 MiB of heap on the crates corpus, its file 160 MB).
-    let saved_early = match next_state.take() {
-        Some(st) if plan.fresh && opts.exits_after && !opts.defer_finish => {
-            let saved = st.save_whole_aside(&run.state_path);
-            let mut totals = IndexReport::default();
-            set_totals(&mut totals, &st);
-            drop(st);
-            Some(SavedEarly { saved, totals })
-        }
-        st => {
-            next_state = st;
-            None
-        }
-    };
+    let saved_early = save_early(&run, &plan, &mut next_state);
     let previous_indexed_at = match store {
         Some(_) if !plan.fresh && !plan.force => plan.tag.clone(),
         _ => None,
@@ -1850,6 +1835,23 @@ fn publish(
 struct SavedEarly {
     saved: std::io::Result<SavedAside>,
     totals: IndexReport,
+}
+
+/// A CLI's full build writes its state aside before the graph write and lets
+/// go of it (`next_state` left `None`): held through the edges' COPY it was the
+/// largest part of the run's peak (~600 MiB of heap on the crates corpus, its
+/// file 160 MB). Other runs keep it (a server remembers it for the next run).
+fn save_early(run: &Run<'_>, plan: &Plan, next_state: &mut Option<RefState>) -> Option<SavedEarly> {
+    let opts = run.opts;
+    if !(plan.fresh && opts.exits_after && !opts.defer_finish) {
+        return None;
+    }
+    let st = next_state.take()?;
+    let saved = st.save_whole_aside(&run.state_path);
+    let mut totals = IndexReport::default();
+    set_totals(&mut totals, &st);
+    drop(st);
+    Some(SavedEarly { saved, totals })
 }
 
 /// Puts an early-saved state in its place once the graph committed (as

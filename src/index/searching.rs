@@ -74,12 +74,8 @@ impl Iterator for Consumed<'_> {
                 Some(rows) => std::mem::take(&mut rows[i].symbols),
                 None => self.rows[i].symbols.clone(),
             };
-            if i % 1024 == 1023 {
-                // The rows freed so far are small blocks among others: the
-                // allocator keeps their pages unless asked to give them back.
-                // SAFETY: malloc_trim only releases free memory.
-                unsafe { libc::malloc_trim(0) };
-            }
+            // The rows freed so far go back to the system with the run's
+            // other freed memory (`store::memory::Trimmer`).
             self.text = std::fs::read_to_string(self.root.join(&path)).unwrap_or_default();
             self.path = path;
             self.symbols = symbols.into_iter();

@@ -1029,6 +1029,19 @@ mod tests {
             .collect()
     }
 
+    /// A rebuild with the first row, then an update per row after it: a
+    /// segment each.
+    fn write_one_at_a_time(index: &super::SearchIndex, rows: &[SymbolRow]) {
+        index
+            .write(true, &[], std::iter::once((&rows[0], "x")))
+            .expect("rebuild");
+        for r in &rows[1..] {
+            index
+                .write(false, &[], std::iter::once((r, "x")))
+                .expect("update");
+        }
+    }
+
     /// The files of merged segments leave the disk with the merge, whether
     /// `merge_tail` or a write (`write_when`) merges: the index directory
     /// holds the files of its live segments only.
@@ -1055,14 +1068,7 @@ mod tests {
             let index = super::SearchIndex::open_dir(&dir)
                 .expect("index")
                 .with_merge_later(later);
-            index
-                .write(true, &[], std::iter::once((&rows[0], "x")))
-                .expect("rebuild");
-            for r in &rows[1..] {
-                index
-                    .write(false, &[], std::iter::once((r, "x")))
-                    .expect("update");
-            }
+            write_one_at_a_time(&index, &rows);
             if later {
                 assert_eq!(segments_on_disk(&dir), 4);
                 assert_eq!(index.merge_tail(false).expect("merge"), 4);
@@ -1093,14 +1099,7 @@ mod tests {
             ids.sort();
             ids
         };
-        index
-            .write(true, &[], std::iter::once((&rows[0], "x")))
-            .expect("rebuild");
-        for r in &rows[1..] {
-            index
-                .write(false, &[], std::iter::once((r, "x")))
-                .expect("update");
-        }
+        write_one_at_a_time(&index, &rows);
         assert_eq!(index.segment_count().expect("count"), 8, "none merged yet");
         let before = ids();
         assert_eq!(before.len(), 8);

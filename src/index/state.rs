@@ -40,11 +40,11 @@ use crate::model::{Language, RawImport, ids};
 use crate::resolve::{Callables, Edge, Id, RFile, RSymbol, Rel, SiteEdge, Target, Tier};
 use crate::source::walk::FileStat;
 
-/// The format, and the resolution rules its edges were made by: 21 reads the
-/// class of a Python `except T as e` (20: TS parameter types by position and
-/// callbacks' parameters, contextual typing), so an older state is not
-/// trusted and its ref is built again.
-const MAGIC: &[u8; 8] = b"CRUXST21";
+/// The format, and the resolution rules its edges were made by: 22 keeps each
+/// record's definitions, callables, sites and call edges lz4-compressed
+/// (21: reads the class of a Python `except T as e`), so an older state is
+/// not trusted and its ref is built again.
+const MAGIC: &[u8; 8] = b"CRUXST22";
 /// Starts each change appended after the whole state.
 const CHANGE: &[u8; 8] = b"CRUXCH20";
 
@@ -535,8 +535,9 @@ impl RefState {
         // place, so the mapped bytes stay what they were for as long as they
         // are mapped.
         // SAFETY: see above; the mapping is read only.
-        let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }.ok()?;
-        let bytes: Shared = std::sync::Arc::new(map);
+        let map =
+            std::sync::Arc::new(unsafe { memmap2::MmapOptions::new().populate().map(&file) }.ok()?);
+        let bytes: Shared = map.clone();
         let buf: &[u8] = (*bytes).as_ref();
         let head = MAGIC.len() + 8;
         if buf.len() < head + 4 || &buf[..MAGIC.len()] != MAGIC {
@@ -631,6 +632,13 @@ impl RefState {
             "read the resolution state"
         );
         let paths = paths_of(&files);
+        // Every page was read (the checksums); a run reads back a few of them.
+        // Unmapped from this process (they stay in the page cache, where the
+        // next read finds them), they are not counted in its resident size: a
+        // server holds a 160 MB state of the crates corpus between runs.
+        // SAFETY: a shared read-only mapping of a file: pages read after this
+        // are read from the file again, which is never changed in place.
+        let _ = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
         Some(RefState {
             tag,
             files,
@@ -728,10 +736,6 @@ const NAMES_LEFT_OUT: u8 = 2;
 
 /// A file's definitions, as the bytes of a record hold them (`put_symbols`).
 fn put_symbols(buf: &mut Vec<u8>, f: &RFile) {
-    if let Some(raw) = f.symbols.raw() {
-        buf.extend_from_slice(raw);
-        return;
-    }
     let packed = f.symbols.iter().all(|s| ids::pack(&s.id).is_some());
     buf.push(if packed { IDS_PACKED } else { 0 });
     put_u32(buf, f.symbols.len() as u32);
@@ -766,11 +770,7 @@ fn encode_record(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
     for n in [m.symbols, m.edges, m.unresolved] {
         put_u32(buf, n);
     }
-    let sym_at = buf.len();
-    put_u32(buf, 0);
-    put_symbols(buf, f);
-    let sym_len = (buf.len() - sym_at - 4) as u32;
-    buf[sym_at..sym_at + 4].copy_from_slice(&sym_len.to_le_bytes());
+    put_packed(buf, &f.symbols, |buf| put_symbols(buf, f));
     put_u32(buf, m.parents.len() as u32);
     for p in &m.parents {
         put_u32(buf, *p);
@@ -789,10 +789,10 @@ fn encode_record(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
             }
         }
     }
-    put_section(buf, |buf| put_callables(buf, &f.callables));
+    put_packed(buf, &f.callables, |buf| put_callables(buf, &f.callables));
     put_edges_section(buf, &m.out_edges);
-    put_section(buf, |buf| put_sites(buf, &f.sites));
-    put_section(buf, |buf| put_site_edges(buf, &m.site_edges));
+    put_packed(buf, &f.sites, |buf| put_sites(buf, &f.sites));
+    put_packed(buf, &m.site_edges, |buf| put_site_edges(buf, &m.site_edges));
     let len = (buf.len() - at - 4) as u32;
     buf[at..at + 4].copy_from_slice(&len.to_le_bytes());
 }
@@ -856,7 +856,7 @@ fn decode_record(r: &mut Reader<'_>, bytes: &Shared) -> Option<(RFile, FileMeta)
         package,
         imports: Lazy::encoded(bytes.clone(), imports_range, decode_imports),
         path_mods,
-        symbols: Lazy::encoded(bytes.clone(), sym_at..sym_at + sym_len, decode_symbols),
+        symbols: Lazy::packed(bytes.clone(), sym_at..sym_at + sym_len, decode_symbols),
         callables,
         sites,
     };
@@ -900,7 +900,7 @@ fn encode_patch(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
         }
     }
     put_edges_section(buf, &m.out_edges);
-    put_section(buf, |buf| put_site_edges(buf, &m.site_edges));
+    put_packed(buf, &m.site_edges, |buf| put_site_edges(buf, &m.site_edges));
 }
 
 /// Applies a patch (`encode_patch`, after its path) to the entry it names.
@@ -1047,22 +1047,27 @@ fn decode_symbols(b: &[u8]) -> Vec<RSymbol> {
     Reader { buf: b, at: 0 }.symbols().unwrap_or_default()
 }
 
-/// A length-prefixed section written by `put`, which a reader may leave
-/// encoded (`Reader::section`).
-fn put_section(buf: &mut Vec<u8>, put: impl FnOnce(&mut Vec<u8>)) {
+/// A length-prefixed, lz4-compressed section, which a reader leaves so until
+/// used (`Reader::section`): the bytes `value` was read from when it was,
+/// else what `put` writes, compressed. Names, chains and ids repeat within a
+/// file: the crates' sections take a third of their plain size.
+fn put_packed<T>(buf: &mut Vec<u8>, value: &Lazy<T>, put: impl FnOnce(&mut Vec<u8>)) {
     let at = buf.len();
     put_u32(buf, 0);
-    put(buf);
+    match value.packed_raw() {
+        Some(raw) => buf.extend_from_slice(raw),
+        None => {
+            let mut plain = Vec::new();
+            put(&mut plain);
+            buf.extend_from_slice(&lz4_flex::block::compress_prepend_size(&plain));
+        }
+    }
     let len = (buf.len() - at - 4) as u32;
     buf[at..at + 4].copy_from_slice(&len.to_le_bytes());
 }
 
 /// A file's functions and methods by name (`Callables`).
 fn put_callables(buf: &mut Vec<u8>, callables: &Lazy<Callables>) {
-    if let Some(raw) = callables.raw() {
-        buf.extend_from_slice(raw);
-        return;
-    }
     let n = callables.iter().count();
     put_var(buf, n as u32);
     for (symbol, method, name) in callables.iter() {
@@ -1079,10 +1084,6 @@ fn decode_callables(b: &[u8]) -> Callables {
 
 /// A file's call and reference sites and type facts.
 fn put_sites(buf: &mut Vec<u8>, sites: &Lazy<FileSites>) {
-    if let Some(raw) = sites.raw() {
-        buf.extend_from_slice(raw);
-        return;
-    }
     put_var(buf, sites.sites.len() as u32);
     for x in &sites.sites {
         buf.push(x.kind.as_u8());
@@ -1108,10 +1109,7 @@ fn decode_sites(b: &[u8]) -> FileSites {
 
 /// A file's call-graph edges.
 fn put_site_edges(buf: &mut Vec<u8>, edges: &Lazy<Vec<SiteEdge>>) {
-    match edges.raw() {
-        Some(raw) => buf.extend_from_slice(raw),
-        None => put_site_edge_list(buf, edges),
-    }
+    put_site_edge_list(buf, edges);
 }
 
 /// A file's call-graph edges kept as the bytes the state saves: a full build
@@ -1120,8 +1118,9 @@ fn put_site_edges(buf: &mut Vec<u8>, edges: &Lazy<Vec<SiteEdge>>) {
 pub fn encoded_site_edges(edges: &[SiteEdge]) -> Lazy<Vec<SiteEdge>> {
     let mut buf = Vec::with_capacity(edges.len() * 96 + 4);
     put_site_edge_list(&mut buf, edges);
-    let range = 0..buf.len();
-    Lazy::encoded(std::sync::Arc::new(buf), range, decode_site_edges)
+    let packed = lz4_flex::block::compress_prepend_size(&buf);
+    let range = 0..packed.len();
+    Lazy::packed(std::sync::Arc::new(packed), range, decode_site_edges)
 }
 
 fn put_site_edge_list(buf: &mut Vec<u8>, edges: &[SiteEdge]) {
@@ -1288,13 +1287,13 @@ impl<'a> Reader<'a> {
         Some(out)
     }
 
-    /// A length-prefixed edges section (`put_edges_section`), left encoded in
+    /// A length-prefixed, compressed section (`put_packed`), left so in
     /// `bytes` (which `self.buf` is a prefix of) until used.
     fn section<T>(&mut self, bytes: &Shared, decode: fn(&[u8]) -> T) -> Option<Lazy<T>> {
         let len = self.u32()? as usize;
         let at = self.at;
         self.bytes(len)?;
-        Some(Lazy::encoded(bytes.clone(), at..at + len, decode))
+        Some(Lazy::packed(bytes.clone(), at..at + len, decode))
     }
     fn callables(&mut self) -> Option<Callables> {
         let n = self.var()? as usize;

@@ -20,6 +20,8 @@ struct Encoded<T> {
     bytes: Shared,
     range: Range<usize>,
     decode: fn(&[u8]) -> T,
+    /// The range holds what `decode` reads compressed (`Lazy::packed`).
+    packed: bool,
 }
 
 impl<T> Lazy<T> {
@@ -40,22 +42,50 @@ impl<T> Lazy<T> {
                 bytes,
                 range,
                 decode,
+                packed: false,
             }),
         }
     }
 
+    /// Like `encoded`, with `bytes[range]` the lz4 block (`lz4_flex::block`,
+    /// its size prepended) of what `decode` reads: decompressed when first
+    /// used. Bytes that do not decompress decode as empty, as `decode` does
+    /// with bytes it cannot read (their checksum was checked before).
+    pub fn packed(bytes: Shared, range: Range<usize>, decode: fn(&[u8]) -> T) -> Lazy<T> {
+        let mut lazy = Lazy::encoded(bytes, range, decode);
+        if let Some(e) = &mut lazy.encoded {
+            e.packed = true;
+        }
+        lazy
+    }
+
     pub fn value(&self) -> &T {
         self.value.get_or_init(|| match &self.encoded {
+            Some(e) if e.packed => {
+                let raw = &(*e.bytes).as_ref()[e.range.clone()];
+                (e.decode)(&lz4_flex::block::decompress_size_prepended(raw).unwrap_or_default())
+            }
             Some(e) => (e.decode)(&(*e.bytes).as_ref()[e.range.clone()]),
             None => unreachable!("a Lazy holds a value or its bytes"),
         })
     }
 
-    /// The bytes the value was read from, if it was: they encode it still.
+    /// The bytes the value was read from, if it was: they encode it still
+    /// (compressed, if it was read `packed`).
     pub fn raw(&self) -> Option<&[u8]> {
         self.encoded
             .as_ref()
             .map(|e| &(*e.bytes).as_ref()[e.range.clone()])
+    }
+
+    /// Whether the value was read packed, and the bytes it was read from.
+    fn stored(&self) -> Option<(bool, &[u8])> {
+        self.encoded.as_ref().map(|e| e.packed).zip(self.raw())
+    }
+
+    /// The bytes of a value read `packed`: its lz4 block.
+    pub fn packed_raw(&self) -> Option<&[u8]> {
+        self.encoded.as_ref().filter(|e| e.packed).and(self.raw())
     }
 
     /// Whether the value was decoded (or made) already.
@@ -85,6 +115,7 @@ impl<T: Clone> Clone for Lazy<T> {
                 bytes: e.bytes.clone(),
                 range: e.range.clone(),
                 decode: e.decode,
+                packed: e.packed,
             }),
         }
     }
@@ -92,8 +123,8 @@ impl<T: Clone> Clone for Lazy<T> {
 
 impl<T: PartialEq> PartialEq for Lazy<T> {
     fn eq(&self, other: &Lazy<T>) -> bool {
-        match (self.raw(), other.raw()) {
-            // The same bytes decode to the same value.
+        match (self.stored(), other.stored()) {
+            // The same bytes, read the same way, decode to the same value.
             (Some(a), Some(b)) if a == b => true,
             _ => self.value() == other.value(),
         }
@@ -138,5 +169,32 @@ mod tests {
         assert_eq!(*lazy, vec!["a".to_string(), "b".to_string()]);
         assert_eq!(lazy, Lazy::new(vec!["a".to_string(), "b".to_string()]));
         assert_eq!(Lazy::new(1).raw(), None);
+    }
+
+    #[test]
+    fn a_packed_value_is_decompressed_on_first_use() {
+        let plain = b"a b c a b c a b c a b c";
+        let packed = lz4_flex::block::compress_prepend_size(plain);
+        let n = packed.len();
+        let lazy = Lazy::packed(Arc::new(packed), 0..n, words);
+        assert!(!lazy.is_decoded());
+        assert_eq!(lazy.packed_raw().map(<[u8]>::len), Some(n));
+        assert_eq!(lazy.len(), 12);
+        assert_eq!(lazy, Lazy::new(words(plain)));
+        // The same bytes read plain are another value.
+        let bytes: Shared = Arc::new(lz4_flex::block::compress_prepend_size(plain));
+        assert_ne!(
+            Lazy::packed(bytes.clone(), 0..n, words),
+            Lazy::encoded(bytes, 0..n, words)
+        );
+        assert_eq!(
+            Lazy::encoded(Arc::new(plain.to_vec()), 0..3, words).packed_raw(),
+            None
+        );
+        // Bytes that are no lz4 block decode as empty.
+        assert_eq!(
+            *Lazy::packed(Arc::new(b"zz".to_vec()), 0..2, words),
+            vec![String::new()]
+        );
     }
 }

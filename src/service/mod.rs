@@ -166,6 +166,9 @@ pub struct Store {
     searches: RwLock<HashMap<RepoRef, Arc<RefSearch>>>,
     /// Serialises catalog loads so concurrent first calls load once.
     loading: Mutex<()>,
+    /// A catalog load or a big run filled the graph's buffer pool since it was
+    /// last given back (see `give_back_pool`).
+    pool_filled: AtomicBool,
 }
 
 impl Store {
@@ -259,6 +262,7 @@ impl Store {
                 let started = std::time::Instant::now();
                 let c = catalog::load(graph, repo, ref_name)?;
                 release_freed_memory();
+                self.pool_filled.store(true, Ordering::SeqCst);
                 tracing::info!(
                     repo,
                     r#ref = ref_name,
@@ -504,6 +508,24 @@ pub fn release_freed_memory() {
     // SAFETY: malloc_trim only returns free pages of the allocator's arenas.
     unsafe {
         libc::malloc_trim(0);
+    }
+}
+
+/// Gives back the pages the store's graph keeps in Kuzu's buffer pool
+/// (`Shared::release_pool`) after the work that read most of them: a catalog
+/// load (every symbol) or a big run. Walks read back the few they need. Not
+/// after a small run: calls wait meanwhile, and it gives back little.
+fn give_back_pool(store: &Store) {
+    store.pool_filled.store(false, Ordering::SeqCst);
+    let Some(graph) = store.graph() else { return };
+    let t = Instant::now();
+    match graph.release_pool() {
+        Ok(bytes) => tracing::debug!(
+            mib = bytes >> 20,
+            ms = t.elapsed().as_millis() as u64,
+            "gave back the graph's buffer pool"
+        ),
+        Err(e) => tracing::debug!("cannot give back the graph's buffer pool: {e}"),
     }
 }
 
@@ -1049,6 +1071,7 @@ impl Service {
                         catalogs: RwLock::new(HashMap::new()),
                         searches: RwLock::new(HashMap::new()),
                         loading: Mutex::new(()),
+                        pool_filled: AtomicBool::new(false),
                     });
                     stores.push(s.clone());
                     s
@@ -1277,6 +1300,9 @@ impl Service {
                         .is_some_and(|r| r.parsed + r.removed <= SMALL_RUN_FILES);
                 if !small {
                     release_freed_memory();
+                }
+                if !small || store.pool_filled.load(Ordering::SeqCst) {
+                    give_back_pool(store);
                 }
                 let graph = match ran {
                     Some(g) => g,

@@ -1112,9 +1112,10 @@ fn put_site_edges(buf: &mut Vec<u8>, edges: &Lazy<Vec<SiteEdge>>) {
     put_site_edge_list(buf, edges);
 }
 
-/// A file's call-graph edges kept as the bytes the state saves: a full build
-/// hands the edges themselves to the graph writer and keeps only these (a
-/// third of the memory, and no copy of each edge's strings).
+/// A file's call-graph edges kept as the bytes the state saves (an lz4
+/// block): a full build hands the edges themselves to the graph writer and
+/// keeps only these (a tenth of the memory, and no copy of each edge's
+/// strings).
 pub fn encoded_site_edges(edges: &[SiteEdge]) -> Lazy<Vec<SiteEdge>> {
     let mut buf = Vec::with_capacity(edges.len() * 96 + 4);
     put_site_edge_list(&mut buf, edges);

@@ -792,7 +792,9 @@ fn encode_record(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
     put_packed(buf, &f.callables, |buf| put_callables(buf, &f.callables));
     put_edges_section(buf, &m.out_edges);
     put_packed(buf, &f.sites, |buf| put_sites(buf, &f.sites));
-    put_packed(buf, &m.site_edges, |buf| put_site_edges(buf, &m.site_edges));
+    put_packed(buf, &m.site_edges, |buf| {
+        put_site_edge_list(buf, &m.site_edges)
+    });
     let len = (buf.len() - at - 4) as u32;
     buf[at..at + 4].copy_from_slice(&len.to_le_bytes());
 }
@@ -900,7 +902,9 @@ fn encode_patch(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
         }
     }
     put_edges_section(buf, &m.out_edges);
-    put_packed(buf, &m.site_edges, |buf| put_site_edges(buf, &m.site_edges));
+    put_packed(buf, &m.site_edges, |buf| {
+        put_site_edge_list(buf, &m.site_edges)
+    });
 }
 
 /// Applies a patch (`encode_patch`, after its path) to the entry it names.
@@ -1107,11 +1111,6 @@ fn decode_sites(b: &[u8]) -> FileSites {
     r.sites().unwrap_or_default()
 }
 
-/// A file's call-graph edges.
-fn put_site_edges(buf: &mut Vec<u8>, edges: &Lazy<Vec<SiteEdge>>) {
-    put_site_edge_list(buf, edges);
-}
-
 /// A file's call-graph edges kept as the bytes the state saves (an lz4
 /// block): a full build hands the edges themselves to the graph writer and
 /// keeps only these (an eighth of the memory, and no copy of each edge's
@@ -1124,6 +1123,7 @@ pub fn encoded_site_edges(edges: &[SiteEdge]) -> Lazy<Vec<SiteEdge>> {
     Lazy::packed(std::sync::Arc::new(packed), range, decode_site_edges)
 }
 
+/// A file's call-graph edges.
 fn put_site_edge_list(buf: &mut Vec<u8>, edges: &[SiteEdge]) {
     put_var(buf, edges.len() as u32);
     for e in edges.iter() {

@@ -36,15 +36,7 @@ impl<T> Lazy<T> {
     /// The value `decode` makes of `bytes[range]`, made when first used. The
     /// range must lie within the bytes (the reader checked it).
     pub fn encoded(bytes: Shared, range: Range<usize>, decode: fn(&[u8]) -> T) -> Lazy<T> {
-        Lazy {
-            value: OnceLock::new(),
-            encoded: Some(Encoded {
-                bytes,
-                range,
-                decode,
-                packed: false,
-            }),
-        }
+        Lazy::stored_as(bytes, range, decode, false)
     }
 
     /// Like `encoded`, with `bytes[range]` the lz4 block (`lz4_flex::block`,
@@ -52,11 +44,24 @@ impl<T> Lazy<T> {
     /// used. Bytes that do not decompress decode as empty, as `decode` does
     /// with bytes it cannot read (their checksum was checked before).
     pub fn packed(bytes: Shared, range: Range<usize>, decode: fn(&[u8]) -> T) -> Lazy<T> {
-        let mut lazy = Lazy::encoded(bytes, range, decode);
-        if let Some(e) = &mut lazy.encoded {
-            e.packed = true;
+        Lazy::stored_as(bytes, range, decode, true)
+    }
+
+    fn stored_as(
+        bytes: Shared,
+        range: Range<usize>,
+        decode: fn(&[u8]) -> T,
+        packed: bool,
+    ) -> Lazy<T> {
+        Lazy {
+            value: OnceLock::new(),
+            encoded: Some(Encoded {
+                bytes,
+                range,
+                decode,
+                packed,
+            }),
         }
-        lazy
     }
 
     pub fn value(&self) -> &T {

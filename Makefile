@@ -21,7 +21,7 @@ SECONDS ?= 60
 
 .PHONY: run test deps venv browser build install lint bench bench-tools bench-load bench-fresh bench-accuracy bench-impact bench-hostile bench-scale index status
 
-# Kuzu 0.11.3 with our eight changes (patches/*.patch, one section each in
+# Kuzu 0.11.3 with our nine changes (patches/*.patch, one section each in
 # patches/README.md): its crate, checked against Cargo.lock's old checksum,
 # unpacked under vendor/ and patched. Cargo.toml's [patch.crates-io] builds it
 # in place of the registry's.

@@ -698,3 +698,77 @@ fn a_load_in_many_copy_parts_equals_one_in_a_single_part() {
         );
     }
 }
+
+/// A call on a library type's value (`v.push(1)` on a `Vec`) asks whether an
+/// impl of the repo for a primitive type defines the method, and depends on
+/// those methods only: a file that changes another `push` does not re-resolve
+/// it (it did: one file deleted from the crates corpus re-resolved 3,077 files
+/// that called `len`, `push` or `new` on library types). A method added to such
+/// an impl re-resolves its callers. Every graph equals a fresh index.
+#[test]
+fn a_primitive_extension_method_re_resolves_only_its_callers() {
+    let work = tempfile::tempdir().expect("tmp");
+    let tree = work.path().join("repo");
+    let write = writer(&tree);
+    write(
+        "Cargo.toml",
+        "[package]\nname = \"prim\"\nversion = \"0.1.0\"\n",
+    );
+    write(
+        "src/lib.rs",
+        "pub mod ext;\npub mod fill;\npub mod stack;\n",
+    );
+    write(
+        "src/fill.rs",
+        "pub fn fill(v: &mut Vec<u32>) {\n    v.push(1);\n}\n\npub fn wide(x: u32) -> u64 {\n    x.widen()\n}\n",
+    );
+    let stack = |method: &str| {
+        format!("pub struct Stack;\n\nimpl Stack {{\n    pub fn {method}(&mut self) {{}}\n}}\n")
+    };
+    write("src/stack.rs", &stack("push"));
+    write(
+        "src/ext.rs",
+        "pub trait Widen {\n    fn widen(self) -> u64;\n}\n",
+    );
+    let step = |what: &str| {
+        let data = cruxe::store::datadir::DataDir::new(work.path().join("data"));
+        let report = cruxe::index::index_repo(&tree, &data, &opts("prim"), &cruxe::index::Silent)
+            .expect("index");
+        let resolved = report.imports_resolved;
+        let graph = dump(&Indexed {
+            tmp: tempfile::tempdir().expect("tmp"),
+            data,
+            report,
+        });
+        assert_eq!(graph, dump(&index_path(&tree, "prim")), "{what}");
+        (resolved, graph)
+    };
+    let widened = |g: &Dump| {
+        g.iter()
+            .any(|e| e.0 == "CALLS" && e.1 == "fill::wide#fn" && e.2 == "ext::u32::widen#method")
+    };
+    let (_, first) = step("first index");
+    assert!(!widened(&first), "{first:?}");
+
+    // A method of a repo type named `push` comes and goes: only its file.
+    write("src/stack.rs", &stack("pop"));
+    assert_eq!(
+        step("push renamed").0,
+        1,
+        "files re-resolved for a renamed `push`"
+    );
+    write("src/stack.rs", &stack("push"));
+    assert_eq!(step("push back").0, 1, "files re-resolved for `push` back");
+
+    // `widen` for `u32`: `x.widen()` in fill.rs is the repo's now.
+    write(
+        "src/ext.rs",
+        "pub trait Widen {\n    fn widen(self) -> u64;\n}\n\nimpl Widen for u32 {\n    fn widen(self) -> u64 {\n        self as u64\n    }\n}\n",
+    );
+    let (resolved, graph) = step("widen for u32 added");
+    assert!(widened(&graph), "{graph:?}");
+    assert!(
+        resolved >= 2,
+        "fill.rs was not re-resolved ({resolved} files)"
+    );
+}

@@ -134,7 +134,7 @@ fn callback(chain: &[Step]) -> Option<(&[Step], &str, &str)> {
 
 /// Whether `word` is a Rust primitive type (facts keep its name: extension
 /// traits of the repo may give it methods).
-fn is_rust_primitive(word: &str) -> bool {
+pub(super) fn is_rust_primitive(word: &str) -> bool {
     matches!(
         word,
         "u8" | "u16"
@@ -1901,7 +1901,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if let [p] = head
             && is_rust_primitive(p)
         {
-            return self.primitive_member(cx, p, last).map(|m| (m, Tier::Typed));
+            return self.primitive_member(p, last).map(|m| (m, Tier::Typed));
         }
         if head == ["Self"] {
             let t = self.enclosing_type(cx, owner)?;
@@ -2354,7 +2354,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         depth: usize,
     ) -> Option<Sym<'a>> {
         let p = self.primitive_of(cx, owner, receiver, depth + 1)?;
-        self.primitive_member(cx, &p, name)
+        self.primitive_member(&p, name)
     }
 
     /// Rust: whether an extension trait impl of the repo for a primitive
@@ -2362,16 +2362,13 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// primitive may then be the repo's, so it is not left out as the
     /// language's.
     fn primitive_impls_define(&self, cx: &FileCx<'a>, chain: &[Step]) -> bool {
-        cx.fam == Family::Rust
-            && self
-                .primitive_impls(cx, &called_name(chain))
-                .any(|(_, p, _)| is_rust_primitive(p))
+        cx.fam == Family::Rust && self.primitive_impls(&called_name(chain)).next().is_some()
     }
 
     /// Method `name` of primitive type `p` that one extension trait impl of
     /// the repo defines (`impl I8 for i8 { fn from_bits(…) }`).
-    fn primitive_member(&self, cx: &FileCx<'a>, p: &str, name: &str) -> Option<Sym<'a>> {
-        let mut found = self.primitive_impls(cx, name).filter(|(_, of, _)| *of == p);
+    fn primitive_member(&self, p: &str, name: &str) -> Option<Sym<'a>> {
+        let mut found = self.primitive_impls(name).filter(|(_, of, _)| *of == p);
         let (fi, _, s) = found.next()?;
         if found.next().is_some() {
             return None;
@@ -2384,22 +2381,15 @@ impl<'i, 'a> Resolver<'i, 'a> {
         })
     }
 
-    /// The methods named `name` with the name their impl block is called by
-    /// (a primitive's for an extension trait impl: `report::i8::from_bits`),
-    /// as (file, that name, symbol).
-    fn primitive_impls(
-        &self,
-        cx: &FileCx<'a>,
-        name: &str,
-    ) -> impl Iterator<Item = (usize, &'a str, &'a RSymbol)> + 'a {
+    /// The methods named `name` of the repo's impls for primitive types, with
+    /// the primitive (`report::i8::from_bits`: `i8`), as (file, primitive,
+    /// symbol).
+    fn primitive_impls(&self, name: &str) -> impl Iterator<Item = (usize, &'a str, &'a RSymbol)> {
         let files: &'a [RFile] = self.ix.files;
         self.ix
-            .callables_named(cx.fam, name, true)
-            .iter()
-            .filter_map(move |&(fi, si)| {
-                let s = &files[fi as usize].symbols[si as usize];
-                Some((fi as usize, s.qualified_name.rsplit("::").nth(1)?, s))
-            })
+            .primitive_methods_named(name)
+            .into_iter()
+            .map(move |(fi, of, si)| (fi as usize, of, &files[fi as usize].symbols[si as usize]))
     }
 
     /// The primitive type a Rust value chain is declared with, by the facts

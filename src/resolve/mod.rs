@@ -211,6 +211,7 @@ type Key<'a> = (Family, &'a str, &'a str);
 /// Family → a callable's last name segment → (file, symbol) of each
 /// definition (the `name` tier's table).
 type ByName<'a> = FxMap<(Family, bool), FxMap<&'a str, Vec<(u32, u32)>>>;
+type PrimitiveMethods<'a> = Vec<(u32, &'a str, u32)>;
 
 /// Lookup tables over one ref, shared by the threads that resolve its files.
 struct Tables<'a> {
@@ -249,6 +250,10 @@ struct Tables<'a> {
     /// The `name` tier's table: (family, a callable's last name segment) →
     /// (file, symbol) of each definition, made on the first ask.
     by_name: std::sync::OnceLock<ByName<'a>>,
+    /// Rust: the methods named `name` an impl for a primitive type defines, as
+    /// (file, that primitive, symbol), by name; made for each name on its
+    /// first ask (`Index::primitive_methods_named`).
+    primitive_methods: std::sync::Mutex<FxMap<Box<str>, PrimitiveMethods<'a>>>,
     /// When a run resolves some files only: every name the `name` tier can be
     /// asked (the last step of each of their sites), the only ones `by_name`
     /// then holds. `None`: every name.
@@ -567,10 +572,17 @@ pub fn changed_keys(
         for (s, k) in f.symbols.iter().zip(&c.definitions) {
             if kept.is_none_or(|kept| !kept.contains(&*s.id)) {
                 keys.push(*k);
-                keys.push(name_key(
-                    family(f.language),
-                    last_segment(&s.qualified_name),
-                ));
+                let name = last_segment(&s.qualified_name);
+                keys.push(name_key(family(f.language), name));
+                if f.language == Language::Rust
+                    && s.kind == "method"
+                    && s.qualified_name
+                        .rsplit("::")
+                        .nth(1)
+                        .is_some_and(calls::is_rust_primitive)
+                {
+                    keys.push(primitive_method_key(name));
+                }
                 any_definition = true;
             }
         }
@@ -608,6 +620,12 @@ pub fn changed_keys(
 /// lookups): it changes when one appears or disappears anywhere.
 fn name_key(fam: Family, name: &str) -> u64 {
     key(&["n", fam_str(fam), name])
+}
+
+/// The key of the Rust methods named `name` in impls for primitive types
+/// (`Index::primitive_methods_named`).
+fn primitive_method_key(name: &str) -> u64 {
+    key(&["p", name])
 }
 
 /// The key of a file's facts and heritage clauses (see `changed_keys`).
@@ -701,6 +719,7 @@ impl<'a> Tables<'a> {
             layout,
             by_file_id: std::sync::OnceLock::new(),
             by_name: std::sync::OnceLock::new(),
+            primitive_methods: Default::default(),
             asked: None,
             families: families.to_vec(),
         };
@@ -1024,8 +1043,16 @@ impl<'a> Index<'a> {
     /// name segment is `name` (the `name` tier), in file then symbol order.
     fn callables_named(&self, fam: Family, name: &str, method: bool) -> &'a [(u32, u32)] {
         self.dep_key(name_key(fam, name));
+        self.by_name()
+            .get(&(fam, method))
+            .and_then(|m| m.get(name))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The `name` tier's table, made on the first ask.
+    fn by_name(&self) -> &'a ByName<'a> {
         let tables: &'a Tables<'a> = self.tables;
-        let map = tables.by_name.get_or_init(|| {
+        tables.by_name.get_or_init(|| {
             let mut map: ByName<'a> = FxMap::default();
             for (fi, f) in tables.files.iter().enumerate() {
                 let fam = family(f.language);
@@ -1045,10 +1072,41 @@ impl<'a> Index<'a> {
                 }
             }
             map
-        });
-        map.get(&(fam, method))
+        })
+    }
+
+    /// Rust: the methods named `name` that an impl for a primitive type
+    /// defines (`impl I8 for i8 { fn from_bits(…) }`), as (file, that
+    /// primitive, symbol). Nearly every call on a library type's value asks
+    /// whether one exists, so the answer is kept per name, and the file asking
+    /// depends on these methods only (`primitive_method_key`), not on every
+    /// method of the name: a file defining `len` or `push` re-resolved every
+    /// file that called them on a `Vec`.
+    fn primitive_methods_named(&self, name: &str) -> PrimitiveMethods<'a> {
+        self.dep_key(primitive_method_key(name));
+        let mut cache = self
+            .tables
+            .primitive_methods
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(found) = cache.get(name) {
+            return found.clone();
+        }
+        let files: &'a [RFile] = self.tables.files;
+        let found: PrimitiveMethods<'a> = self
+            .by_name()
+            .get(&(Family::Rust, true))
             .and_then(|m| m.get(name))
-            .map_or(&[], Vec::as_slice)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter_map(|&(fi, si)| {
+                let s = &files[fi as usize].symbols[si as usize];
+                let of = s.qualified_name.rsplit("::").nth(1)?;
+                calls::is_rust_primitive(of).then_some((fi, of, si))
+            })
+            .collect();
+        cache.insert(name.into(), found.clone());
+        found
     }
 
     /// A file's position by its id.

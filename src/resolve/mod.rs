@@ -576,10 +576,7 @@ pub fn changed_keys(
                 keys.push(name_key(family(f.language), name));
                 if f.language == Language::Rust
                     && s.kind == "method"
-                    && s.qualified_name
-                        .rsplit("::")
-                        .nth(1)
-                        .is_some_and(calls::is_rust_primitive)
+                    && primitive_of_method(&s.qualified_name).is_some()
                 {
                     keys.push(primitive_method_key(name));
                 }
@@ -620,6 +617,14 @@ pub fn changed_keys(
 /// lookups): it changes when one appears or disappears anywhere.
 fn name_key(fam: Family, name: &str) -> u64 {
     key(&["n", fam_str(fam), name])
+}
+
+/// The primitive type whose impl a Rust method's qualified name puts it in
+/// (`report::i8::from_bits`: `i8`), if any.
+fn primitive_of_method(qn: &str) -> Option<&str> {
+    qn.rsplit("::")
+        .nth(1)
+        .filter(|p| calls::is_rust_primitive(p))
 }
 
 /// The key of the Rust methods named `name` in impls for primitive types
@@ -1100,9 +1105,9 @@ impl<'a> Index<'a> {
             .map_or(&[][..], Vec::as_slice)
             .iter()
             .filter_map(|&(fi, si)| {
-                let s = &files[fi as usize].symbols[si as usize];
-                let of = s.qualified_name.rsplit("::").nth(1)?;
-                calls::is_rust_primitive(of).then_some((fi, of, si))
+                let of =
+                    primitive_of_method(&files[fi as usize].symbols[si as usize].qualified_name)?;
+                Some((fi, of, si))
             })
             .collect();
         cache.insert(name.into(), found.clone());

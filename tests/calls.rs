@@ -772,3 +772,52 @@ fn a_primitive_extension_method_re_resolves_only_its_callers() {
         "fill.rs was not re-resolved ({resolved} files)"
     );
 }
+
+/// Only callables are in the `name` tier, so only they change a name's key: an
+/// associated type named `Some` appearing does not re-resolve the files that
+/// call `Some(…)` (deleting such a file from the crates corpus re-resolved
+/// 3,265 of them). A function of the name still does. Every graph equals a
+/// fresh index.
+#[test]
+fn a_type_named_as_a_called_function_re_resolves_only_its_file() {
+    let work = tempfile::tempdir().expect("tmp");
+    let tree = work.path().join("repo");
+    let write = writer(&tree);
+    write(
+        "Cargo.toml",
+        "[package]\nname = \"named\"\nversion = \"0.1.0\"\n",
+    );
+    write("src/lib.rs", "pub mod ext;\npub mod make;\n");
+    write(
+        "src/make.rs",
+        "pub fn make() -> Option<u32> {\n    Some(1)\n}\n",
+    );
+    write("src/ext.rs", "pub trait OptionExt {}\n");
+    let step = |what: &str| {
+        let data = cruxe::store::datadir::DataDir::new(work.path().join("data"));
+        let report = cruxe::index::index_repo(&tree, &data, &opts("named"), &cruxe::index::Silent)
+            .expect("index");
+        let resolved = report.imports_resolved;
+        let graph = dump(&Indexed {
+            tmp: tempfile::tempdir().expect("tmp"),
+            data,
+            report,
+        });
+        assert_eq!(graph, dump(&index_path(&tree, "named")), "{what}");
+        resolved
+    };
+    step("first index");
+    write("src/ext.rs", "pub trait OptionExt {\n    type Some;\n}\n");
+    assert_eq!(step("type Some added"), 1, "files re-resolved");
+    write("src/ext.rs", "pub trait OptionExt {}\n");
+    assert_eq!(step("type Some gone"), 1, "files re-resolved");
+    write(
+        "src/ext.rs",
+        "pub trait OptionExt {}\n\npub fn Some(x: u32) -> u32 {\n    x\n}\n",
+    );
+    let resolved = step("fn Some added");
+    assert!(
+        resolved >= 2,
+        "make.rs was not re-resolved ({resolved} files)"
+    );
+}

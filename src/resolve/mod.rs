@@ -82,11 +82,17 @@ struct Callable {
     method: bool,
 }
 
+/// Whether the `name` tier finds symbols of this kind (and so whether one
+/// changes its name's key).
+fn in_name_tier(kind: &str) -> bool {
+    matches!(kind, "fn" | "method")
+}
+
 impl Callables {
     pub fn of(symbols: &[RSymbol]) -> Callables {
         let mut out = Callables::default();
         for (i, s) in symbols.iter().enumerate() {
-            if matches!(s.kind, "fn" | "method") {
+            if in_name_tier(s.kind) {
                 out.push(
                     i as u32,
                     s.kind == "method",
@@ -573,7 +579,11 @@ pub fn changed_keys(
             if kept.is_none_or(|kept| !kept.contains(&*s.id)) {
                 keys.push(*k);
                 let name = last_segment(&s.qualified_name);
-                keys.push(name_key(family(f.language), name));
+                // The `name` tier holds callables only (`Callables::of`): an
+                // associated `type Some;` re-resolved every file calling `Some(…)`.
+                if in_name_tier(s.kind) {
+                    keys.push(name_key(family(f.language), name));
+                }
                 if f.language == Language::Rust
                     && s.kind == "method"
                     && primitive_of_method(&s.qualified_name).is_some()

@@ -14,25 +14,50 @@ use super::{BATCH, Result};
 pub(super) struct Keyed {
     /// Row by row through the primary-key index, not by batch.
     pub(super) symbols: bool,
+    /// The symbols in the graph when the run began.
+    pub(super) in_graph: u64,
+    /// Big batches may find symbols by a hash join (`join_pays`); not when
+    /// every lookup is to go row by row (tests of that way).
+    joins: bool,
 }
 
+/// A statement per row costs about as much as a scan of this many nodes: ~1.1
+/// ms an edge by key against ~0.1 µs a node of a table a hash join scans
+/// (648k symbols of the crates corpus).
+const ROW_COSTS_NODES: u64 = 10_000;
+
 impl Keyed {
-    /// Kuzu 0.11 plans a lookup of nodes by a property of UNWIND rows as a
-    /// filtered cross product with the whole table: each batch row costs a
-    /// scan of every symbol (3,077 edges into a 600k-symbol graph: 5.6 s). A
-    /// statement per row, its ids bound as parameters, is an index lookup
-    /// instead (~0.2-0.35 ms each). So symbols are looked up row by row once
-    /// the graph holds more than `above` of them; the files, packages and
-    /// externals, far fewer, are still looked up by batch.
+    /// Kuzu 0.11 plans a lookup of nodes by a field of UNWIND rows
+    /// (`{id: r.id}`) as a filtered cross product with the whole table: each
+    /// batch row costs a scan of every symbol (3,077 edges into a 600k-symbol
+    /// graph: 5.6 s). A statement per row, its ids bound as parameters, is an
+    /// index lookup instead (~0.2-0.35 ms each). So symbols are looked up row
+    /// by row once the graph holds more than `above` of them; the files,
+    /// packages and externals, far fewer, are still looked up by batch.
     pub(super) fn decide(conn: &mut Session<'_, '_>, above: u64) -> Result<Keyed> {
         if above == u64::MAX {
-            return Ok(Keyed { symbols: false });
+            return Ok(Keyed {
+                symbols: false,
+                in_graph: 0,
+                joins: true,
+            });
         }
         let n = conn
             .exec(q("symbol_count"), vec![])?
             .next()
             .map_or(0, |r| int(&r[0]).max(0) as u64);
-        Ok(Keyed { symbols: n > above })
+        Ok(Keyed {
+            symbols: n > above,
+            in_graph: n,
+            joins: above > 0,
+        })
+    }
+
+    /// Whether `rows` go cheaper in one statement that finds the symbols by a
+    /// hash join (`insert_site_edges`: a variable as the key, not a field),
+    /// scanning the symbols `scans` times, than a statement each.
+    pub(super) fn join_pays(self, rows: usize, scans: u64) -> bool {
+        !self.symbols || (self.joins && rows as u64 * ROW_COSTS_NODES > scans * self.in_graph)
     }
 }
 

@@ -106,8 +106,9 @@ pub struct GraphConfig {
     /// at least this many bytes, is compacted (`DataDir::compact`).
     pub compact_growth_bytes: u64,
     /// In a graph of more symbols than this, writes look symbols up by id row
-    /// by row through the primary-key index (see `batch::Keyed`); `u64::MAX`
-    /// never, 0 always (tests of both ways).
+    /// by row through the primary-key index, or by a hash join when a batch is
+    /// big enough (see `batch::Keyed`); `u64::MAX` never, 0 always row by row
+    /// (tests of both ways).
     pub key_lookups_above: u64,
     /// A bulk COPY of an edge table goes in parts of at most this many rows
     /// and bytes of CSV (`csv::Csv`): Kuzu holds a whole statement's rows in

@@ -360,6 +360,10 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/delete_site_edge.cypher"),
     ),
     (
+        "delete_site_edges",
+        include_str!("../../../queries/delete_site_edges.cypher"),
+    ),
+    (
         "delete_ref_site_edges",
         include_str!("../../../queries/delete_ref_site_edges.cypher"),
     ),

@@ -1,5 +1,9 @@
 // One edge per Go import of a package (its files hang off it by IN_PACKAGE).
+// Both ends are found by hash joins of the rows with their tables (the key a
+// variable, as in `insert_site_edges`): one scan of each table.
 UNWIND $rows AS r
-MATCH (t:Package {id: r.to})
-MATCH (f:File {id: r.from})
+WITH r, r.from AS fr
+MATCH (f:File) WHERE f.id = fr
+WITH f, r, r.to AS to
+MATCH (t:Package) WHERE t.id = to
 CREATE (f)-[:IMPORTS {to_name: r.to_name, line: r.line, confidence: 'static', alias: r.alias}]->(t)

@@ -1,7 +1,9 @@
-// A batch of import edges; Kuzu 0.11 looks both ends up by a filtered cross
-// product of the rows with each table, so a big graph writes them one by one
-// (`insert_import_*`, see `write::Keyed`).
+// A batch of import edges into Symbol nodes.
+// Both ends are found by hash joins of the rows with their tables (the key a
+// variable, as in `insert_site_edges`): one scan of each table.
 UNWIND $rows AS r
-MATCH (t:Symbol {id: r.to})
-MATCH (f:File {id: r.from})
+WITH r, r.from AS fr
+MATCH (f:File) WHERE f.id = fr
+WITH f, r, r.to AS to
+MATCH (t:Symbol) WHERE t.id = to
 CREATE (f)-[:IMPORTS {to_name: r.to_name, line: r.line, confidence: 'static', alias: r.alias}]->(t)

@@ -40,11 +40,11 @@ use crate::model::{Language, RawImport, ids};
 use crate::resolve::{Callables, Edge, Id, RFile, RSymbol, Rel, SiteEdge, Target, Tier};
 use crate::source::walk::FileStat;
 
-/// The format, and the resolution rules its edges were made by: 22 keeps each
-/// record's definitions, callables, sites and call edges lz4-compressed
-/// (21: reads the class of a Python `except T as e`), so an older state is
-/// not trusted and its ref is built again.
-const MAGIC: &[u8; 8] = b"CRUXST22";
+/// The format, and the resolution rules its edges and lookup keys were made
+/// by: 23 keys the `name` tier's functions and methods apart (22: each
+/// record's definitions, callables, sites and call edges lz4-compressed), so
+/// an older state is not trusted and its ref is built again.
+const MAGIC: &[u8; 8] = b"CRUXST23";
 /// Starts each change appended after the whole state.
 const CHANGE: &[u8; 8] = b"CRUXCH20";
 

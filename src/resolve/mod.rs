@@ -582,7 +582,7 @@ pub fn changed_keys(
                 // The `name` tier holds callables only (`Callables::of`): an
                 // associated `type Some;` re-resolved every file calling `Some(…)`.
                 if in_name_tier(s.kind) {
-                    keys.push(name_key(family(f.language), name));
+                    keys.push(name_key(family(f.language), name, s.kind == "method"));
                 }
                 if f.language == Language::Rust
                     && s.kind == "method"
@@ -623,10 +623,12 @@ pub fn changed_keys(
     keys
 }
 
-/// The key of the callables named `name` in a family (the `name` tier's
-/// lookups): it changes when one appears or disappears anywhere.
-fn name_key(fam: Family, name: &str) -> u64 {
-    key(&["n", fam_str(fam), name])
+/// The key of the functions (`method` false) or methods named `name` in a
+/// family (the `name` tier's lookups): it changes when one appears or
+/// disappears anywhere. Apart, because a call `drop(x)` asks for functions
+/// only: a file with an `impl Drop` re-resolved every caller of `drop(…)`.
+fn name_key(fam: Family, name: &str, method: bool) -> u64 {
+    key(&["n", fam_str(fam), name, if method { "m" } else { "f" }])
 }
 
 /// The primitive type whose impl a Rust method's qualified name puts it in
@@ -1057,7 +1059,7 @@ impl<'a> Index<'a> {
     /// The definitions of functions (`method` false) or methods whose last
     /// name segment is `name` (the `name` tier), in file then symbol order.
     fn callables_named(&self, fam: Family, name: &str, method: bool) -> &'a [(u32, u32)] {
-        self.dep_key(name_key(fam, name));
+        self.dep_key(name_key(fam, name, method));
         self.by_name()
             .get(&(fam, method))
             .and_then(|m| m.get(name))

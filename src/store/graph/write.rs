@@ -874,21 +874,28 @@ pub(super) fn insert_import_rows<'r>(
             "insert_import_external",
         ),
     ] {
-        let rows = rows
-            .clone()
-            .filter(|r| r.label == label)
-            .map(|r| edge_row(c, r, normalized));
-        // A big graph's files and externals number tens of thousands too: a
-        // batch row costs a scan of both ends' tables (119 edges to externals
-        // of Python's lib/: 102 ms by batch, ~35 ms one by one).
-        if keyed.symbols {
-            write_grouped(conn, label, q(by_key), rows)?;
-        } else {
+        let of_label = rows.clone().filter(|r| r.label == label);
+        let n = of_label.clone().count();
+        let rows = of_label.map(|r| edge_row(c, r, normalized));
+        // A batch finds both ends by hash joins, a scan of each table: of
+        // the symbols (counted), or of files and the smaller tables (tens of
+        // thousands in a big graph: a few rows go cheaper by key).
+        let by_join = match label {
+            ImportLabel::Symbol => keyed.join_pays(n, 1),
+            _ => keyed.join_pays(n, 0) && (!keyed.symbols || n >= FEW_BY_KEY),
+        };
+        if by_join {
             write_batches(conn, q(batched), &edge_type, &EDGE_FIELDS, rows, |_| {})?;
+        } else {
+            write_grouped(conn, label, q(by_key), rows)?;
         }
     }
     Ok(())
 }
+
+/// Import edges into a small table fewer than this go by key in a big graph
+/// (~1 ms an edge; a batch scans the files and the target table).
+const FEW_BY_KEY: usize = 16;
 
 /// Import edges a grouped statement writes (see `insert_imports_grouped.cypher`).
 pub const IMPORTS_GROUP: usize = 8;

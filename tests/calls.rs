@@ -827,3 +827,68 @@ fn a_name_calls_cannot_reach_re_resolves_only_its_file() {
         "make.rs was not re-resolved ({resolved} files)"
     );
 }
+
+/// A method call of unknown receiver goes to the only method of its name in
+/// the repo, so a method coming or going re-resolves its callers only when the
+/// count was or is one: from three `kind` methods to two, the caller stays (a
+/// file deleted from the crates corpus re-resolved the 257 files calling
+/// `.kind()`); from two to one it gets its edge, and loses it again at two.
+/// Every graph equals a fresh index.
+#[test]
+fn a_method_re_resolves_its_callers_only_when_it_may_be_the_only_one() {
+    let work = tempfile::tempdir().expect("tmp");
+    let tree = work.path().join("repo");
+    let write = writer(&tree);
+    write(
+        "Cargo.toml",
+        "[package]\nname = \"kinds\"\nversion = \"0.1.0\"\n",
+    );
+    write(
+        "src/lib.rs",
+        "pub mod a;\npub mod b;\npub mod c;\npub mod usage;\n",
+    );
+    let kind =
+        |t: &str| format!("pub struct {t};\n\nimpl {t} {{\n    pub fn kind(&self) {{}}\n}}\n");
+    for (file, t) in [("src/a.rs", "A"), ("src/b.rs", "B"), ("src/c.rs", "C")] {
+        write(file, &kind(t));
+    }
+    write(
+        "src/usage.rs",
+        "pub fn run() {\n    let w = make();\n    w.kind();\n}\n",
+    );
+    let step = |what: &str| {
+        let data = cruxe::store::datadir::DataDir::new(work.path().join("data"));
+        let report = cruxe::index::index_repo(&tree, &data, &opts("kinds"), &cruxe::index::Silent)
+            .expect("index");
+        let resolved = report.imports_resolved;
+        let graph = dump(&Indexed {
+            tmp: tempfile::tempdir().expect("tmp"),
+            data,
+            report,
+        });
+        assert_eq!(graph, dump(&index_path(&tree, "kinds")), "{what}");
+        (resolved, graph)
+    };
+    let called = |g: &Dump| {
+        g.iter()
+            .any(|e| e.0 == "CALLS" && e.1 == "usage::run#fn" && e.2.ends_with("::kind#method"))
+    };
+    assert!(!called(&step("first index").1));
+    std::fs::remove_file(tree.join("src/c.rs")).expect("rm");
+    let (resolved, graph) = step("three to two");
+    assert!(!called(&graph), "{graph:?}");
+    assert!(
+        resolved <= 1,
+        "{resolved} files re-resolved (lib.rs at most)"
+    );
+    std::fs::remove_file(tree.join("src/b.rs")).expect("rm");
+    let (resolved, graph) = step("two to one");
+    assert!(called(&graph), "{graph:?}");
+    assert!(
+        resolved >= 2,
+        "usage.rs was not re-resolved ({resolved} files)"
+    );
+    write("src/c.rs", &kind("C"));
+    let (_, graph) = step("one to two");
+    assert!(!called(&graph), "{graph:?}");
+}

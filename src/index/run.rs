@@ -1066,6 +1066,7 @@ fn resolution_input(
 ) -> ResolutionInput {
     let replaced: HashSet<&str> = changes.remove_paths.iter().map(String::as_str).collect();
     let mut touched: resolve::FxSet<u64> = Default::default();
+    let mut methods = resolve::MethodChanges::default();
     // A state's entries are in path order; one read back from the graph may
     // not be.
     base = in_path_order(base);
@@ -1107,14 +1108,19 @@ fn resolution_input(
         // Without a trusted state every file is resolved: no key decides.
         if trusted {
             let kept = changes.symbol_diffs.get(&f.path).map(|d| &d.keep);
-            touched.extend(resolve::changed_keys(old, Some(&f), kept));
+            touched.extend(resolve::changed_keys(old, Some(&f), kept, &mut methods));
         }
         new_paths.insert(rows.file.path.as_str());
         parsed_now.push((f, m));
     }
     for gone in replaced.iter().filter(|p| !new_paths.contains(*p)) {
         if let Some(at) = old_at(gone) {
-            touched.extend(resolve::changed_keys(Some(&base.files[at]), None, None));
+            touched.extend(resolve::changed_keys(
+                Some(&base.files[at]),
+                None,
+                None,
+                &mut methods,
+            ));
         }
     }
     parsed_now.sort_by(|a, b| a.0.path.cmp(&b.0.path));
@@ -1160,6 +1166,8 @@ fn resolution_input(
     for (nf, nm) in new {
         push(&mut input, nf, nm, true);
     }
+    let method_keys = resolve::method_name_keys(&input.rfiles, &methods);
+    input.touched.extend(method_keys);
     input.touched.extend(
         packages
             .iter()

@@ -553,6 +553,7 @@ pub fn changed_keys(
     old: Option<&RFile>,
     new: Option<&RFile>,
     kept: Option<&HashSet<String>>,
+    methods: &mut MethodChanges,
 ) -> Vec<u64> {
     let (o, n) = (old.map(contributed_keys), new.map(contributed_keys));
     let mut keys = Vec::new();
@@ -572,7 +573,7 @@ pub fn changed_keys(
         }
     }
     let mut any_definition = false;
-    for (f, c) in [(old, &o), (new, &n)] {
+    for (f, c, came) in [(old, &o, -1), (new, &n, 1)] {
         let (Some(f), Some(c)) = (f, c) else { continue };
         // `definitions` holds a key per symbol, in order, then Go's package key.
         for (s, k) in f.symbols.iter().zip(&c.definitions) {
@@ -581,8 +582,18 @@ pub fn changed_keys(
                 let name = last_segment(&s.qualified_name);
                 // The `name` tier holds callables only (`Callables::of`): an
                 // associated `type Some;` re-resolved every file calling `Some(…)`.
-                if in_name_tier(s.kind) {
-                    keys.push(name_key(family(f.language), name, s.kind == "method"));
+                match s.kind {
+                    // Counted over the repo first (`method_name_keys`).
+                    "method" => {
+                        *methods
+                            .0
+                            .entry((family(f.language), name.to_string()))
+                            .or_default() += came;
+                    }
+                    _ if in_name_tier(s.kind) => {
+                        keys.push(name_key(family(f.language), name, false))
+                    }
+                    _ => {}
                 }
                 if f.language == Language::Rust
                     && s.kind == "method"
@@ -621,6 +632,46 @@ pub fn changed_keys(
         }
     }
     keys
+}
+
+/// Methods that came (+1) or went (-1) in a run's changed files, by family
+/// and name (see `method_name_keys`).
+#[derive(Default)]
+pub struct MethodChanges(FxMap<(Family, String), i64>);
+
+/// The `name` tier's keys of the methods in `changes` whose count in the repo
+/// (`files`, as they are now) was or is one or none. A method call of unknown
+/// receiver goes to the only method of its name in the repo (`name_target`):
+/// while two or more are left, no answer changes. Deleting a file of the
+/// crates corpus with a method `kind` re-resolved the 257 files calling
+/// `.kind()`, of 600-odd methods so named.
+pub fn method_name_keys(files: &[RFile], changes: &MethodChanges) -> Vec<u64> {
+    let changes = &changes.0;
+    if changes.is_empty() {
+        return Vec::new();
+    }
+    let families: HashSet<Family> = changes.keys().map(|(f, _)| *f).collect();
+    let mut now: FxMap<(Family, &str), i64> =
+        changes.keys().map(|(f, n)| ((*f, n.as_str()), 0)).collect();
+    for f in files {
+        let fam = family(f.language);
+        if !families.contains(&fam) {
+            continue;
+        }
+        for (_, method, name) in f.callables.iter() {
+            if let Some(count) = now.get_mut(&(fam, name)).filter(|_| method) {
+                *count += 1;
+            }
+        }
+    }
+    changes
+        .iter()
+        .filter(|((fam, name), came)| {
+            let after = now[&(*fam, name.as_str())];
+            after - **came <= 1 || after <= 1
+        })
+        .map(|((fam, name), _)| name_key(*fam, name, true))
+        .collect()
 }
 
 /// The key of the functions (`method` false) or methods named `name` in a

@@ -892,3 +892,70 @@ fn a_method_re_resolves_its_callers_only_when_it_may_be_the_only_one() {
     let (_, graph) = step("one to two");
     assert!(!called(&graph), "{graph:?}");
 }
+
+/// Other files read a file's own facts and its types' (fields, returns), not
+/// the locals of its functions: adding a function, above the others or below,
+/// re-resolves only its file (appending one to `serde_core`'s `de/mod.rs`
+/// re-resolved the 38 files that read its facts). A field's type changed
+/// still re-resolves the file calling through it. Every graph equals a fresh
+/// index.
+#[test]
+fn a_function_added_leaves_the_users_of_its_files_facts_alone() {
+    let work = tempfile::tempdir().expect("tmp");
+    let tree = work.path().join("repo");
+    let write = writer(&tree);
+    write(
+        "Cargo.toml",
+        "[package]\nname = \"facts\"\nversion = \"0.1.0\"\n",
+    );
+    write("src/lib.rs", "pub mod model;\npub mod usage;\n");
+    let model = |above: &str, field: &str, below: &str| {
+        format!(
+            "{above}pub struct Inner;\n\nimpl Inner {{\n    pub fn go(&self) {{}}\n}}\n\n\
+             pub struct Other;\n\nimpl Other {{\n    pub fn go(&self) {{}}\n}}\n\n\
+             pub struct Wrap {{\n    pub inner: {field},\n}}\n\n\
+             pub fn make() -> Wrap {{\n    Wrap {{ inner: {field} }}\n}}\n{below}"
+        )
+    };
+    write("src/model.rs", &model("", "Inner", ""));
+    write(
+        "src/usage.rs",
+        "use crate::model::make;\n\npub fn run() {\n    let w = make();\n    w.inner.go();\n}\n",
+    );
+    let step = |what: &str| {
+        let data = cruxe::store::datadir::DataDir::new(work.path().join("data"));
+        let report = cruxe::index::index_repo(&tree, &data, &opts("facts"), &cruxe::index::Silent)
+            .expect("index");
+        let resolved = report.imports_resolved;
+        let graph = dump(&Indexed {
+            tmp: tempfile::tempdir().expect("tmp"),
+            data,
+            report,
+        });
+        assert_eq!(graph, dump(&index_path(&tree, "facts")), "{what}");
+        (resolved, graph)
+    };
+    let calls = |g: &Dump, to: &str| {
+        g.iter()
+            .any(|e| e.0 == "CALLS" && e.1 == "usage::run#fn" && e.2.ends_with(to))
+    };
+    let (_, graph) = step("first index");
+    assert!(calls(&graph, "Inner::go#method"), "{graph:?}");
+    let below = "\npub fn extra(x: u32) -> u32 {\n    let y = x;\n    y\n}\n";
+    write("src/model.rs", &model("", "Inner", below));
+    assert_eq!(step("a function appended").0, 1, "files re-resolved");
+    let above = "pub fn first(v: Vec<u8>) -> usize {\n    v.len()\n}\n\n";
+    write("src/model.rs", &model(above, "Inner", below));
+    assert_eq!(
+        step("a function above the others").0,
+        1,
+        "files re-resolved"
+    );
+    write("src/model.rs", &model(above, "Other", below));
+    let (resolved, graph) = step("the field's type changed");
+    assert!(calls(&graph, "Other::go#method"), "{graph:?}");
+    assert!(
+        resolved >= 2,
+        "usage.rs was not re-resolved ({resolved} files)"
+    );
+}

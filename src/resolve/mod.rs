@@ -623,7 +623,10 @@ pub fn changed_keys(
             .collect()
     };
     let same_facts = match (old, new) {
-        (Some(a), Some(b)) => a.sites.facts == b.sites.facts && facts(a) == facts(b),
+        (Some(a), Some(b)) => {
+            (a.sites.facts == b.sites.facts || seen_facts(a, kept) == seen_facts(b, kept))
+                && facts(a) == facts(b)
+        }
         _ => false,
     };
     if !same_facts {
@@ -632,6 +635,43 @@ pub fn changed_keys(
         }
     }
     keys
+}
+
+/// A fact another file may read, with its owner named by id (`None`: the
+/// file's own): `(owner, kind, name, chain)`.
+type SeenFact<'a> = (
+    Option<&'a str>,
+    &'a crate::model::sites::FactKind,
+    &'a str,
+    &'a [crate::model::sites::Step],
+);
+
+/// The facts of `f` other files may read: the file's own and those of the
+/// symbols a diff keeps (`kept`). The facts of re-created symbols are reached
+/// through those symbols' definition keys, which change anyway. A symbol's
+/// index shifts when one is added above it, so owners go by id; and the bytes
+/// with it, so only their order within an owner counts (bindings are read in
+/// that order). Appending a function to `serde_core`'s `de/mod.rs`
+/// re-resolved the 38 files that read its facts.
+fn seen_facts<'a>(f: &'a RFile, kept: Option<&HashSet<String>>) -> Vec<SeenFact<'a>> {
+    use crate::model::sites::IN_FILE;
+    let mut seen: Vec<(SeenFact<'a>, u32)> = f
+        .sites
+        .facts
+        .iter()
+        .filter_map(|x| {
+            let owner = match x.owner {
+                IN_FILE => None,
+                i => {
+                    let id = &*f.symbols.get(i as usize)?.id;
+                    kept?.contains(id).then_some(Some(id))?
+                }
+            };
+            Some(((owner, &x.kind, &*x.name, &*x.chain), x.byte))
+        })
+        .collect();
+    seen.sort_by(|(a, at), (b, bt)| (a.0, at).cmp(&(b.0, bt)));
+    seen.into_iter().map(|(x, _)| x).collect()
 }
 
 /// Methods that came (+1) or went (-1) in a run's changed files, by family

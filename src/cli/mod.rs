@@ -302,7 +302,7 @@ pub struct Resources {
     #[arg(long, env = "CRUXE_THREADS")]
     pub threads: Option<u64>,
     /// Memory of the search index writer in MiB, at least 15 [default: from
-    /// --memory-mb, a quarter (256)].
+    /// --memory-mb, a sixteenth (64)].
     #[arg(long, env = "CRUXE_SEARCH_WRITER_MB")]
     pub search_writer_mb: Option<usize>,
     /// Compact the graph (rewrite it without the space of replaced rows) once

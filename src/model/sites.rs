@@ -173,3 +173,84 @@ pub struct FileSites {
     pub sites: Vec<RawSite>,
     pub facts: Vec<Fact>,
 }
+
+impl FileSites {
+    /// Lets go of the room the vectors grew into: a full build holds every
+    /// file's sites until resolution, and a chain pushed to grows room for
+    /// four steps (it holds 1.3 on average). On the crates corpus the chains
+    /// took 181 MiB for 57 of steps, the sites and facts 128 for 89.
+    pub fn shrink(&mut self) {
+        for chain in self
+            .sites
+            .iter_mut()
+            .map(|s| &mut s.chain)
+            .chain(self.facts.iter_mut().map(|f| &mut f.chain))
+        {
+            moved_fit(chain);
+        }
+        moved_fit(&mut self.sites);
+        moved_fit(&mut self.facts);
+    }
+}
+
+/// Moves `v`'s items to a block of their size, when it has room to spare.
+/// Not `shrink_to_fit`: glibc shrinks a block in place, leaving millions of
+/// small free tails (the crates corpus's index took ~12% more CPU); a whole
+/// block freed is taken again by the next chain built.
+fn moved_fit<T>(v: &mut Vec<T>) {
+    if v.capacity() > v.len() {
+        let mut fit = Vec::with_capacity(v.len());
+        fit.append(v);
+        *v = fit;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shrinking_keeps_every_site_and_fact_and_no_spare_room() {
+        let mut chain = Vec::with_capacity(4);
+        chain.extend([
+            Step::from("self"),
+            Step::from("a_name_longer_than_twenty_four_bytes"),
+        ]);
+        let mut out = FileSites::default();
+        for line in 1..=5 {
+            out.sites.push(RawSite {
+                kind: SiteKind::Call,
+                chain: {
+                    // A clone is made to its size: room like a pushed chain's.
+                    let mut c = Vec::with_capacity(4);
+                    c.extend(chain.iter().cloned());
+                    c
+                },
+                line,
+                col: 3,
+                owner: IN_FILE,
+            });
+        }
+        let mut one = Vec::with_capacity(8);
+        one.push(Step::from("x"));
+        out.facts.push(Fact {
+            kind: FactKind::Local,
+            owner: 0,
+            name: "x".into(),
+            chain: one,
+            byte: 7,
+        });
+        let before = out.clone();
+        assert!(out.sites.capacity() > out.sites.len());
+        assert!(out.facts[0].chain.capacity() > 1);
+        out.shrink();
+        assert_eq!(out, before);
+        assert_eq!(out.sites.capacity(), out.sites.len());
+        assert!(
+            out.sites
+                .iter()
+                .all(|s| s.chain.capacity() == s.chain.len())
+        );
+        assert_eq!(out.facts[0].chain.capacity(), 1);
+    }
+}

@@ -53,12 +53,13 @@ impl MemoryBudget {
         (self.mb * 3 / 16).max(64) << 20
     }
 
-    /// The search index writer's arena, in MiB: a quarter, at least the
+    /// The search index writer's arena, in MiB: a sixteenth, at least the
     /// 15 MiB Tantivy asks of a writer thread. A rebuild that outgrows it is
-    /// written in several segments and merged (a smaller arena did not lower
-    /// the peak RSS on the crates corpus).
+    /// written in several segments and merged. A full build fills it beside
+    /// the nodes' COPY, the run's peak: a quarter (256 MiB) took the crates
+    /// corpus's peak to ~1,140 MiB, 64 to ~1,040 (docs/BENCHMARKS.md).
     pub fn search_writer_mb(&self) -> usize {
-        ((self.mb / 4) as usize).max(15)
+        ((self.mb / 16) as usize).max(15)
     }
 
     /// The largest part of one bulk COPY of edges: a sixteenth in bytes
@@ -105,6 +106,9 @@ impl Trimmer {
                 {
                     // SAFETY: malloc_trim only releases free memory.
                     unsafe { libc::malloc_trim(0) };
+                    // SAFETY: mallinfo2 only reads the allocator's counters.
+                    let heap = unsafe { libc::mallinfo2().uordblks } >> 20;
+                    tracing::trace!(heap_mib = heap, "trimmed");
                     counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
             })
@@ -157,7 +161,7 @@ mod tests {
         let b = MemoryBudget::default();
         assert_eq!(b.index_pool_bytes(), 512 << 20);
         assert_eq!(b.serving_pool_bytes(), 192 << 20);
-        assert_eq!(b.search_writer_mb(), 256);
+        assert_eq!(b.search_writer_mb(), 64);
         assert_eq!(b.copy_part(), CopyPart::default());
         // The settings a run without a budget gets are the default budget's.
         let graph = crate::store::graph::GraphConfig::default();
@@ -174,7 +178,7 @@ mod tests {
         let b = MemoryBudget::new(10);
         assert_eq!(b.mb(), MIN_MEMORY_MB);
         assert_eq!(b.index_pool_bytes(), 128 << 20);
-        assert_eq!(b.search_writer_mb(), 64);
+        assert_eq!(b.search_writer_mb(), 16);
         assert_eq!(b.serving_pool_bytes(), 64 << 20);
         assert_eq!(MemoryBudget::new(4096).index_pool_bytes(), 2 << 30);
     }

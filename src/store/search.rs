@@ -143,7 +143,7 @@ pub struct RefSearch {
 
 /// Memory of the search index writer by default, in MiB (all its threads
 /// together): `memory::MemoryBudget::default().search_writer_mb()`.
-pub const DEFAULT_WRITER_MB: usize = 256;
+pub const DEFAULT_WRITER_MB: usize = 64;
 
 /// One hit: the catalog index of the symbol and its final score.
 #[derive(Debug, Clone, Copy)]

@@ -126,7 +126,9 @@ impl Callables {
 /// A symbol as the resolver sees it (its file is the `RFile` holding it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RSymbol {
-    pub id: Box<str>,
+    /// Inline: ids are shorter than 24 bytes (a full build holds every
+    /// symbol's at once; a box each cost a heap block).
+    pub id: compact_str::CompactString,
     pub qualified_name: Box<str>,
     /// One of the contract's kinds (`SymbolKind::as_str`; "" for another word):
     /// a ref's symbols are kept between runs, so each is kept small.

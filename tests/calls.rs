@@ -393,9 +393,15 @@ fn go_random_edits_keep_the_call_graph_equal_to_a_fresh_index() {
 /// Indexes `tree` again into the data dir under `work`, checks the call graph
 /// against a fresh index of the same tree, and returns it.
 fn reindex_equals_fresh(work: &Path, tree: &Path, lang: &str, what: &str) -> Dump {
+    reindex_counted(work, tree, lang, what).1
+}
+
+/// `reindex_equals_fresh` with the number of files the run resolved.
+fn reindex_counted(work: &Path, tree: &Path, lang: &str, what: &str) -> (usize, Dump) {
     let data = cruxe::store::datadir::DataDir::new(work.join("data"));
     let report =
         cruxe::index::index_repo(tree, &data, &opts(lang), &cruxe::index::Silent).expect("index");
+    let resolved = report.imports_resolved;
     let incremental = dump(&Indexed {
         tmp: tempfile::tempdir().expect("tmp"),
         data,
@@ -406,7 +412,7 @@ fn reindex_equals_fresh(work: &Path, tree: &Path, lang: &str, what: &str) -> Dum
         dump(&index_path(tree, lang)),
         "{lang} {what}: incremental and fresh call graphs differ"
     );
-    incremental
+    (resolved, incremental)
 }
 
 /// The `name` tier's edge of a fixture (`from` → `to`, both qualified names)
@@ -730,19 +736,7 @@ fn a_primitive_extension_method_re_resolves_only_its_callers() {
         "src/ext.rs",
         "pub trait Widen {\n    fn widen(self) -> u64;\n}\n",
     );
-    let step = |what: &str| {
-        let data = cruxe::store::datadir::DataDir::new(work.path().join("data"));
-        let report = cruxe::index::index_repo(&tree, &data, &opts("prim"), &cruxe::index::Silent)
-            .expect("index");
-        let resolved = report.imports_resolved;
-        let graph = dump(&Indexed {
-            tmp: tempfile::tempdir().expect("tmp"),
-            data,
-            report,
-        });
-        assert_eq!(graph, dump(&index_path(&tree, "prim")), "{what}");
-        (resolved, graph)
-    };
+    let step = |what: &str| reindex_counted(work.path(), &tree, "prim", what);
     let widened = |g: &Dump| {
         g.iter()
             .any(|e| e.0 == "CALLS" && e.1 == "fill::wide#fn" && e.2 == "ext::u32::widen#method")
@@ -794,19 +788,7 @@ fn a_name_calls_cannot_reach_re_resolves_only_its_file() {
         "pub fn make() -> Option<u32> {\n    Some(1)\n}\n\npub fn release(v: Vec<u32>) {\n    drop(v);\n}\n",
     );
     write("src/ext.rs", "pub trait OptionExt {}\n");
-    let step = |what: &str| {
-        let data = cruxe::store::datadir::DataDir::new(work.path().join("data"));
-        let report = cruxe::index::index_repo(&tree, &data, &opts("named"), &cruxe::index::Silent)
-            .expect("index");
-        let resolved = report.imports_resolved;
-        let graph = dump(&Indexed {
-            tmp: tempfile::tempdir().expect("tmp"),
-            data,
-            report,
-        });
-        assert_eq!(graph, dump(&index_path(&tree, "named")), "{what}");
-        resolved
-    };
+    let step = |what: &str| reindex_counted(work.path(), &tree, "named", what).0;
     step("first index");
     write("src/ext.rs", "pub trait OptionExt {\n    type Some;\n}\n");
     assert_eq!(step("type Some added"), 1, "files re-resolved");
@@ -856,19 +838,7 @@ fn a_method_re_resolves_its_callers_only_when_it_may_be_the_only_one() {
         "src/usage.rs",
         "pub fn run() {\n    let w = make();\n    w.kind();\n}\n",
     );
-    let step = |what: &str| {
-        let data = cruxe::store::datadir::DataDir::new(work.path().join("data"));
-        let report = cruxe::index::index_repo(&tree, &data, &opts("kinds"), &cruxe::index::Silent)
-            .expect("index");
-        let resolved = report.imports_resolved;
-        let graph = dump(&Indexed {
-            tmp: tempfile::tempdir().expect("tmp"),
-            data,
-            report,
-        });
-        assert_eq!(graph, dump(&index_path(&tree, "kinds")), "{what}");
-        (resolved, graph)
-    };
+    let step = |what: &str| reindex_counted(work.path(), &tree, "kinds", what);
     let called = |g: &Dump| {
         g.iter()
             .any(|e| e.0 == "CALLS" && e.1 == "usage::run#fn" && e.2.ends_with("::kind#method"))
@@ -922,19 +892,7 @@ fn a_function_added_leaves_the_users_of_its_files_facts_alone() {
         "src/usage.rs",
         "use crate::model::make;\n\npub fn run() {\n    let w = make();\n    w.inner.go();\n}\n",
     );
-    let step = |what: &str| {
-        let data = cruxe::store::datadir::DataDir::new(work.path().join("data"));
-        let report = cruxe::index::index_repo(&tree, &data, &opts("facts"), &cruxe::index::Silent)
-            .expect("index");
-        let resolved = report.imports_resolved;
-        let graph = dump(&Indexed {
-            tmp: tempfile::tempdir().expect("tmp"),
-            data,
-            report,
-        });
-        assert_eq!(graph, dump(&index_path(&tree, "facts")), "{what}");
-        (resolved, graph)
-    };
+    let step = |what: &str| reindex_counted(work.path(), &tree, "facts", what);
     let calls = |g: &Dump, to: &str| {
         g.iter()
             .any(|e| e.0 == "CALLS" && e.1 == "usage::run#fn" && e.2.ends_with(to))

@@ -209,40 +209,35 @@ fn moved_fit<T>(v: &mut Vec<T>) {
 mod tests {
     use super::*;
 
+    /// A chain built by pushing: room for four steps.
+    fn pushed(steps: &[&str]) -> Vec<Step> {
+        let mut chain = Vec::with_capacity(4);
+        chain.extend(steps.iter().map(|s| Step::from(*s)));
+        chain
+    }
+
     #[test]
     fn shrinking_keeps_every_site_and_fact_and_no_spare_room() {
-        let mut chain = Vec::with_capacity(4);
-        chain.extend([
-            Step::from("self"),
-            Step::from("a_name_longer_than_twenty_four_bytes"),
-        ]);
         let mut out = FileSites::default();
         for line in 1..=5 {
             out.sites.push(RawSite {
                 kind: SiteKind::Call,
-                chain: {
-                    // A clone is made to its size: room like a pushed chain's.
-                    let mut c = Vec::with_capacity(4);
-                    c.extend(chain.iter().cloned());
-                    c
-                },
+                chain: pushed(&["self", "a_name_longer_than_twenty_four_bytes"]),
                 line,
                 col: 3,
                 owner: IN_FILE,
             });
         }
-        let mut one = Vec::with_capacity(8);
-        one.push(Step::from("x"));
         out.facts.push(Fact {
             kind: FactKind::Local,
             owner: 0,
             name: "x".into(),
-            chain: one,
+            chain: pushed(&["x"]),
             byte: 7,
         });
         let before = out.clone();
         assert!(out.sites.capacity() > out.sites.len());
-        assert!(out.facts[0].chain.capacity() > 1);
+        assert!(out.sites.iter().all(|s| s.chain.capacity() > s.chain.len()));
         out.shrink();
         assert_eq!(out, before);
         assert_eq!(out.sites.capacity(), out.sites.len());

@@ -106,9 +106,12 @@ impl Trimmer {
                 {
                     // SAFETY: malloc_trim only releases free memory.
                     unsafe { libc::malloc_trim(0) };
-                    // SAFETY: mallinfo2 only reads the allocator's counters.
-                    let heap = unsafe { libc::mallinfo2().uordblks } >> 20;
-                    tracing::trace!(heap_mib = heap, "trimmed");
+                    // mallinfo2 walks the arenas' free lists: only when traced.
+                    if tracing::enabled!(tracing::Level::TRACE) {
+                        // SAFETY: mallinfo2 only reads the allocator's counters.
+                        let heap = unsafe { libc::mallinfo2().uordblks } >> 20;
+                        tracing::trace!(heap_mib = heap, "trimmed");
+                    }
                     counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
             })

@@ -569,6 +569,13 @@ fn hub_repo(root: &Path, packages: usize, steps: usize) {
 const LABEL_OVERLAPS: &str = "(() => {
   const cy = state.cy;
   const drawn = cy.nodes().filter(n => n.style('label') !== '');
+  // Each drawn label within the room it was placed in (else two labels placed
+  // apart may still touch, as a layout happens to put them).
+  const outside = drawn.filter(n => {
+    const r = n.scratch('_labelRoom'), b = n.renderedBoundingBox({ includeNodes: false, includeLabels: true, includeEdges: false });
+    return !r || b.x1 < r.x1 - 0.5 || b.x2 > r.x2 + 0.5 || b.y1 < r.y1 - 0.5 || b.y2 > r.y2 + 0.5;
+  });
+  if (outside.length > 0) return [drawn.length, 100 + outside.length];
   const boxes = drawn.map(n => n.boundingBox({ includeNodes: false, includeLabels: true, includeEdges: false }));
   let overlaps = 0;
   for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
@@ -644,7 +651,10 @@ fn the_graph_reads_at_30_100_and_300_nodes() {
                 .map(|v| [v[0].as_u64().unwrap_or(0), v[1].as_u64().unwrap_or(99)])
                 .expect("overlaps");
             eprintln!("console: {nodes} nodes, {drawn} labels drawn, {overlaps} overlapping");
-            assert_eq!(overlaps, 0, "{nodes} nodes: {drawn} labels drawn");
+            assert_eq!(
+                overlaps, 0,
+                "{nodes} nodes: {drawn} labels drawn (100 + n: n of them outside the room placed for them)"
+            );
             assert!(drawn >= 1, "the hub's label");
             let png = c.screenshot().await.expect("screenshot");
             assert!(png.starts_with(b"\x89PNG"));

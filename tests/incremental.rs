@@ -387,6 +387,31 @@ impl cruxe::index::Progress for StopAt<'_> {
     }
 }
 
+/// Asks for a stop once `files` files are parsed.
+struct StopAfterFiles<'a> {
+    files: std::sync::atomic::AtomicI64,
+    stop: &'a cruxe::index::Stop,
+}
+
+impl cruxe::index::Progress for StopAfterFiles<'_> {
+    fn advance(&self, n: u64) {
+        let left = self
+            .files
+            .fetch_sub(n as i64, std::sync::atomic::Ordering::SeqCst);
+        if left <= n as i64 {
+            self.stop.request();
+        }
+    }
+}
+
+/// A search index's tag and the symbols it holds (sorted).
+fn search_state(dir: &Path) -> (Option<String>, Vec<String>) {
+    let index = cruxe::store::search::SearchIndex::open_dir(dir).expect("search index");
+    let mut ids = index.symbol_ids().expect("ids");
+    ids.sort();
+    (cruxe::store::search::read_tag(dir), ids)
+}
+
 /// A run asked to stop gives up: while parsing, or with its transaction
 /// written but not committed (rolled back), or while building a new database
 /// (never published). The index keeps its previous state, and the next run
@@ -396,6 +421,11 @@ fn a_stopped_run_leaves_the_previous_state() {
     let tmp = tempfile::tempdir().expect("tmp");
     let repo = tmp.path().join("inc");
     copy_tree(&fixture("python"), &repo);
+    std::fs::create_dir_all(repo.join("gen")).expect("mkdir");
+    for i in 0..30 {
+        let src = format!("def generated_{i}(x):\n    return x + {i}\n");
+        std::fs::write(repo.join(format!("gen/g{i}.py")), src).expect("write");
+    }
     let data = DataDir::new(tmp.path().join("data"));
 
     // A first index stopped while its new database is loaded (its files and
@@ -412,7 +442,7 @@ fn a_stopped_run_leaves_the_previous_state() {
         };
         index_repo(&repo, &data, &o, &progress)
     };
-    for phase in ["resolving imports", "writing"] {
+    for phase in ["parsing", "resolving imports", "writing"] {
         assert!(
             matches!(stopped(phase), Err(cruxe::index::IndexError::Stopped)),
             "a first index stopped at {phase}"
@@ -425,6 +455,25 @@ fn a_stopped_run_leaves_the_previous_state() {
 
     index_repo(&repo, &data, &opts("inc"), &Silent).expect("index");
     let before = snapshot(&data);
+    // A rebuild stopped partway through its parse (of 36 files), its first
+    // files already handed to the new search index: the search index is left
+    // as it was.
+    let search_dir = data.search_dir("inc", "test");
+    let search_before = search_state(&search_dir);
+    let rebuild = cruxe::index::IndexOptions {
+        force: true,
+        ..opts("inc")
+    };
+    let progress = StopAfterFiles {
+        files: 3.into(),
+        stop: &rebuild.stop,
+    };
+    assert!(matches!(
+        index_repo(&repo, &data, &rebuild, &progress),
+        Err(cruxe::index::IndexError::Stopped)
+    ));
+    assert_eq!(snapshot(&data), before, "a rebuild stopped while parsing");
+    assert_eq!(search_state(&search_dir), search_before);
     std::fs::write(
         repo.join("auth/late.py"),
         "def arrived_late(x):\n    return x\n",

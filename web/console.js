@@ -518,32 +518,33 @@ const GRAPH_STYLE = [
   { selector: 'edge[label = "UNRESOLVED"]', style: { 'line-style': 'dashed' } },
 ];
 
-let measureCtx = null;
-
-/** A caption's width on screen, in pixels, at the label font. */
-function textWidth(text) {
-  if (!measureCtx) measureCtx = document.createElement('canvas').getContext('2d');
-  measureCtx.font = `${LABEL_FONT}px ${LABEL_FAMILY}`;
-  return measureCtx.measureText(text).width;
-}
-
-/** Draws the labels that fit (see GRAPH_STYLE), most important first. */
+/**
+ * Draws the labels that fit (see GRAPH_STYLE), most important first. Each
+ * label's room is the box the renderer gives it (drawn for all of them at
+ * once, then taken off those that do not fit), with a pixel to spare: an
+ * estimate from the caption's width missed a bold label and the background's
+ * padding, and labels placed apart could touch.
+ */
 function placeLabels(cy) {
   const w = cy.width();
   const h = cy.height();
   const placed = [];
   const nodes = cy.nodes().toArray().sort((a, b) => (b.hasClass('root') - a.hasClass('root')) || (b.degree() - a.degree()));
+  cy.nodes().addClass('labelled');
+  const rooms = nodes.map((n) => {
+    const b = n.renderedBoundingBox({ includeNodes: false, includeLabels: true, includeEdges: false });
+    const room = { x1: b.x1 - 1, x2: b.x2 + 1, y1: b.y1 - 1, y2: b.y2 + 1 };
+    n.scratch('_labelRoom', room);
+    return room;
+  });
   cy.batch(() => {
-    for (const n of nodes) {
-      const p = n.renderedPosition();
-      const half = textWidth(n.data('caption')) / 2 + 2;
-      const top = p.y + n.renderedHeight() / 2 + 1;
-      const box = { x1: p.x - half, x2: p.x + half, y1: top, y2: top + LABEL_FONT + 5 };
+    nodes.forEach((n, i) => {
+      const box = rooms[i];
       const onScreen = box.x2 > 0 && box.x1 < w && box.y2 > 0 && box.y1 < h;
       const free = onScreen && !placed.some((o) => box.x1 < o.x2 && o.x1 < box.x2 && box.y1 < o.y2 && o.y1 < box.y2);
       if (free) placed.push(box);
-      if (free) n.addClass('labelled'); else n.removeClass('labelled');
-    }
+      else n.removeClass('labelled');
+    });
   });
   $('graph-view').dataset.labels = String(placed.length);
 }

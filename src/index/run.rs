@@ -10,15 +10,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use rayon::prelude::*;
 use tree_sitter::Parser;
 
 use super::cache::{StateCache, WalkFound, quick_walk, remember, set_totals};
 use super::imports::{import_row, state_from_graph};
 use super::parse::{FileContext, Known, Outcome, Parsed, process_file};
-use super::searching::{SearchThread, search_beside, search_from_rows, update_search};
+use super::searching::{SearchThread, search_beside, update_search};
 use super::state::{self, FileMeta, Fingerprint, RefState, SavedAside};
-use super::write::{FreshGraph, open_for_write};
+use super::write::{FreshGraph, FreshSink, open_for_write};
 use super::{
     EXTRACTION, Held, IndexError, IndexOptions, IndexReport, Progress, git_ref, now_rfc3339,
     repo_name,
@@ -114,6 +113,9 @@ struct Sorted {
     report: IndexReport,
     changes: Changes,
     new_files: Vec<(FileRows, ForResolution)>,
+    /// A full build's parsed files as resolution needs them, in path order
+    /// (their rows went to its `FreshSink` as they came).
+    entries: Vec<(RFile, FileMeta)>,
     /// Unchanged files read to find out, with a stat to trust next time.
     restat: Vec<(String, FileStat)>,
 }
@@ -165,7 +167,16 @@ pub fn index_repo_with(
     let owned = opened.owned.take();
     let store: Option<&GraphStore> = shared.or(owned.as_ref());
     let mut plan = plan(&run, store, &mut opened)?;
-    let mut sorted = parse(&run, &plan, &mut opened)?;
+    let mut sink = match plan.fresh {
+        true => Some(FreshSink::start(
+            root,
+            data,
+            opts,
+            (&run.repo, &run.ref_name),
+        )?),
+        false => None,
+    };
+    let mut sorted = parse(&run, &plan, &mut opened, sink.as_mut())?;
     stop.check()?;
     if let Some(st) = store
         && nothing_to_write(&run, store, &plan, &sorted)?
@@ -178,27 +189,20 @@ pub fn index_repo_with(
     let (rows, mut for_resolution): (Vec<FileRows>, Vec<ForResolution>) =
         sorted.new_files.drain(..).unzip();
     let rows = std::sync::Arc::new(rows);
-    let early_search = plan.fresh.then(|| {
-        let (root, rows) = (run.root.clone(), std::sync::Arc::clone(&rows));
-        let dir = data.search_dir(&run.repo, &run.ref_name);
-        let writer_mb = opts.writer_mb();
-        SearchThread(Some(std::thread::spawn(move || {
-            search_from_rows(&root, &dir, rows, writer_mb)
-        })))
-    });
     diff_symbols(&plan, &rows, &mut sorted.changes);
     sorted.changes.add = rows.clone();
-    // A full build loads the files and symbols into its new graph meanwhile
-    // too; the edges follow once resolved (`write`).
-    let early_graph = plan
-        .fresh
-        .then(|| FreshGraph::start(data, opts, sorted.changes.clone()));
-    if plan.fresh {
-        // A full build's rows are left to the node load and the search
-        // thread, each letting go when done (the catalog is read from the new
-        // graph), and to resolution until it has taken what it needs.
-        sorted.changes.add = Default::default();
-    }
+    // A full build loads the files and symbols it wrote out as it parsed into
+    // its new graph, and its search writer indexes the rest of what it was
+    // handed, while imports are resolved; the edges follow once resolved
+    // (`write`).
+    let (early_graph, early_search) = match sink.take().map(FreshSink::finish) {
+        Some(finished) => {
+            let (nodes, search) = finished?;
+            let graph = FreshGraph::start(data, opts, sorted.changes.clone(), nodes);
+            (Some(graph), Some(search))
+        }
+        None => (None, None),
+    };
     // An in-place run that resolves from its state (never reading the graph)
     // writes what went and the changed files' symbols meanwhile, in the write's
     // transaction; the import edges follow once resolved (`start_apply`).
@@ -639,8 +643,15 @@ fn plan(
 }
 
 /// Reads, hashes and parses the walked files (in parallel; unchanged ones are
-/// only hashed) and sorts the outcomes into the changes to write.
-fn parse(run: &Run<'_>, plan: &Plan, opened: &mut Opened) -> Result<Sorted, IndexError> {
+/// only hashed) and sorts the outcomes into the changes to write. A full
+/// build's files go to `sink` as they are parsed, in path order, leaving only
+/// what resolution needs (`Sorted::entries`).
+fn parse(
+    run: &Run<'_>,
+    plan: &Plan,
+    opened: &mut Opened,
+    mut sink: Option<&mut FreshSink>,
+) -> Result<Sorted, IndexError> {
     let extractor = &run.states.extractor;
     let sources = &opened.walked.sources;
     run.progress.phase("parsing", sources.len() as u64);
@@ -656,23 +667,6 @@ fn parse(run: &Run<'_>, plan: &Plan, opened: &mut Opened) -> Result<Sorted, Inde
         lean: plan.fresh,
     };
     let t_parse = Instant::now();
-    // `None` as soon as a stop is asked for: a big tree's parse is long.
-    let outcomes: Option<Vec<Outcome>> = sources
-        .par_iter()
-        .map_init(Parser::new, |parser, src| {
-            if run.opts.stop.requested() {
-                return None;
-            }
-            let outcome = process_file(&ctx, parser, src);
-            run.progress.advance(1);
-            Some(outcome)
-        })
-        .collect();
-    let outcomes = outcomes.ok_or(IndexError::Stopped)?;
-    tracing::debug!(
-        ms = t_parse.elapsed().as_millis() as u64,
-        "read, hash, parse"
-    );
     let mut sorted = Sorted {
         report: IndexReport {
             repo: run.repo.clone(),
@@ -698,13 +692,15 @@ fn parse(run: &Run<'_>, plan: &Plan, opened: &mut Opened) -> Result<Sorted, Inde
             ..Changes::default()
         },
         new_files: Vec::new(),
+        entries: Vec::new(),
         restat: Vec::new(),
     };
     // Borrowed paths, hashed cheaply: a server's run of one changed file
     // goes through every file of the tree here (17k on Python's lib/).
     let mut present: resolve::FxSet<&str> = Default::default();
     present.reserve(sources.len());
-    for (src, outcome) in sources.iter().zip(outcomes) {
+    let mut skipped = Vec::new();
+    in_order(run, &ctx, sources, |src, outcome| {
         let path = src.path.as_str();
         match outcome {
             Outcome::Unchanged(stat) => {
@@ -715,12 +711,20 @@ fn parse(run: &Run<'_>, plan: &Plan, opened: &mut Opened) -> Result<Sorted, Inde
                 present.insert(path);
             }
             Outcome::Parsed(parsed) => {
-                sort_parsed(plan, &mut sorted, path, *parsed);
+                match sink.as_deref_mut() {
+                    Some(sink) => stream_parsed(sink, &mut sorted, *parsed),
+                    None => sort_parsed(plan, &mut sorted, path, *parsed),
+                }
                 present.insert(path);
             }
-            Outcome::Skipped(d) => opened.diagnostics.push(d),
+            Outcome::Skipped(d) => skipped.push(d),
         }
-    }
+    })?;
+    opened.diagnostics.append(&mut skipped);
+    tracing::debug!(
+        ms = t_parse.elapsed().as_millis() as u64,
+        "read, hash, parse"
+    );
     sorted.report.files = present.len();
     let mut gone: Vec<String> = plan
         .known_paths()
@@ -732,6 +736,89 @@ fn parse(run: &Run<'_>, plan: &Plan, opened: &mut Opened) -> Result<Sorted, Inde
     sorted.changes.remove_paths.extend(gone.iter().cloned());
     sorted.changes.drop_files = gone;
     Ok(sorted)
+}
+
+/// Processes `sources` on the pool's worth of threads and hands each outcome
+/// to `take` in their order (the walk's). Threads take the next few files
+/// from a shared counter, so outcomes arrive nearly in order and the few that
+/// come early wait (those parsed beside one slow file); a stop ends it.
+fn in_order<'s>(
+    run: &Run<'_>,
+    ctx: &FileContext<'_>,
+    sources: &'s [walk::SourceFile],
+    mut take: impl FnMut(&'s walk::SourceFile, Outcome),
+) -> Result<(), IndexError> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    // Files a thread takes at once: a server's run over a big tree where one
+    // file changed only stats each file, and one message per file would cost
+    // more than that.
+    const CHUNK: usize = 8;
+    let workers = rayon::current_num_threads().clamp(1, sources.len().div_ceil(CHUNK).max(1));
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Vec<Outcome>)>(workers * 8);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            let (tx, next) = (tx.clone(), &next);
+            s.spawn(move || {
+                let mut parser = Parser::new();
+                while !run.opts.stop.requested() {
+                    let from = next.fetch_add(CHUNK, Ordering::Relaxed);
+                    let Some(chunk) = sources.get(from..(from + CHUNK).min(sources.len())) else {
+                        break;
+                    };
+                    if chunk.is_empty() {
+                        break;
+                    }
+                    let outcomes = chunk
+                        .iter()
+                        .map(|src| process_file(ctx, &mut parser, src))
+                        .collect();
+                    run.progress.advance(chunk.len() as u64);
+                    if tx.send((from, outcomes)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut early: std::collections::BTreeMap<usize, Vec<Outcome>> = Default::default();
+        let mut at = 0;
+        for (from, outcomes) in rx {
+            early.insert(from, outcomes);
+            while let Some(outcomes) = early.remove(&at) {
+                for outcome in outcomes {
+                    take(&sources[at], outcome);
+                    at += 1;
+                }
+            }
+        }
+        // Short of the end only when a stop was asked for.
+        match at == sources.len() {
+            true => Ok(()),
+            false => Err(IndexError::Stopped),
+        }
+    })
+}
+
+/// A full build's parsed file: its rows to `sink`, what resolution needs of
+/// it to `sorted.entries`.
+fn stream_parsed(sink: &mut FreshSink, sorted: &mut Sorted, parsed: Parsed) {
+    let Parsed {
+        rows,
+        language,
+        imports,
+        sites,
+        stat,
+    } = parsed;
+    sorted.report.parsed += 1;
+    let mut for_resolution = ForResolution {
+        language,
+        imports,
+        sites,
+        stat,
+    };
+    sorted.entries.push(new_entry(&rows, &mut for_resolution));
+    sink.add(rows);
 }
 
 /// One parsed file into the changes: a changed file replaces its old version
@@ -908,6 +995,27 @@ struct ResolutionInput {
     gone_symbols: HashSet<String>,
 }
 
+impl ResolutionInput {
+    /// Files that are all parsed now, with no state before them (a full
+    /// build's).
+    fn all_new(mut entries: Vec<(RFile, FileMeta)>) -> ResolutionInput {
+        // In the walk's order, which is not always the paths' ("a/b" < "a.b").
+        if !entries.is_sorted_by(|a, b| a.0.path <= b.0.path) {
+            entries.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+        }
+        let parsed_now = vec![true; entries.len()];
+        let (rfiles, meta) = entries.into_iter().unzip();
+        ResolutionInput {
+            rfiles,
+            meta,
+            parsed_now,
+            touched: Default::default(),
+            old_meta: HashMap::new(),
+            gone_symbols: HashSet::new(),
+        }
+    }
+}
+
 /// Imports are re-resolved over the whole ref whenever anything changed, so
 /// edges into changed files are right too: the result equals a fresh index.
 /// Only the edges of files whose resolution changed are written. Without a
@@ -956,7 +1064,11 @@ fn resolve_imports(
     };
     // The state file the next save appends to, if it was read from one.
     let origin = base.origin.take();
-    let mut input = resolution_input(base, &rows, for_resolution, &sorted.changes, trusted);
+    let mut input = match std::mem::take(&mut sorted.entries) {
+        // A full build's: every file new, nothing before it.
+        entries if !entries.is_empty() => ResolutionInput::all_new(entries),
+        _ => resolution_input(base, &rows, for_resolution, &sorted.changes, trusted),
+    };
     let recreated = recreated_symbols(&rows, &sorted.changes);
     // Package membership follows paths: with a trusted state it can only change
     // when a Go file appeared or went (then the ref's packages are synced).

@@ -6,45 +6,64 @@ use std::path::Path;
 use super::IndexError;
 
 use crate::store::datadir::DataDir;
-use crate::store::graph::{Changes, FileRows, GraphStore, SymbolRow};
+use crate::store::graph::{Changes, FileRows, GraphStore, SymbolInsert, SymbolRow};
 use crate::store::search::{self, SearchIndex};
 
-/// A full build's search index, from the files just parsed: every document is
-/// replaced. The tag is left to the caller.
-pub(super) fn search_from_rows(
+/// A parsed file's path and symbol rows, on their way to the search index;
+/// `None` once every file was sent.
+pub(super) type FileSymbols = Option<(String, Vec<SymbolInsert>)>;
+
+/// A full build's search index, from the files as they are parsed (`parsed`,
+/// in path order): every document is replaced, once the last file came. A
+/// parse that ends short (its sender gone without the end: a stop, an error)
+/// leaves the index as it was. The tag is left to the caller.
+pub(super) fn search_from_parse(
     root: &Path,
     dir: &Path,
-    add: std::sync::Arc<Vec<FileRows>>,
+    parsed: std::sync::mpsc::Receiver<FileSymbols>,
     writer_mb: usize,
 ) -> Result<(), IndexError> {
-    // Until the new tag is written the index is not trusted (a kill here leaves
-    // it to be rebuilt when next used).
-    let _ = std::fs::remove_file(dir.join(search::TAG_FILE));
     let index = SearchIndex::open_dir(dir)?.with_writer_mb(writer_mb);
-    index.write(true, &[], Consumed::new(root, add))?;
-    Ok(())
+    let all_came = std::cell::Cell::new(false);
+    let go = || {
+        // Until the new tag is written the index is not trusted (a kill
+        // from here on leaves it to be rebuilt when next used).
+        all_came.get() && {
+            let _ = std::fs::remove_file(dir.join(search::TAG_FILE));
+            true
+        }
+    };
+    index.write_when(true, &[], Received::new(root, parsed, &all_came), go)?;
+    match all_came.get() {
+        true => Ok(()),
+        false => Err(IndexError::Stopped),
+    }
 }
 
-/// A full build's search documents, each file's symbol rows moved out of the
-/// shared rows once this is their last holder (the node load and resolution
-/// let go of them early), so they are freed as they are indexed instead of at
-/// the end of the run; cloned while others still hold them.
-struct Consumed<'r> {
+/// A full build's search documents, each file's rows freed once indexed: the
+/// file's source is read again when its turn comes (from the page cache: it
+/// was just parsed) for the symbols' bodies.
+struct Received<'r> {
     root: &'r Path,
-    rows: std::sync::Arc<Vec<FileRows>>,
-    next_file: usize,
+    parsed: std::sync::mpsc::Receiver<FileSymbols>,
+    /// Set when the end came (not a sender gone without it).
+    all_came: &'r std::cell::Cell<bool>,
     /// The current file's path and source.
     path: String,
     text: String,
-    symbols: std::vec::IntoIter<crate::store::graph::SymbolInsert>,
+    symbols: std::vec::IntoIter<SymbolInsert>,
 }
 
-impl<'r> Consumed<'r> {
-    fn new(root: &'r Path, rows: std::sync::Arc<Vec<FileRows>>) -> Consumed<'r> {
-        Consumed {
+impl<'r> Received<'r> {
+    fn new(
+        root: &'r Path,
+        parsed: std::sync::mpsc::Receiver<FileSymbols>,
+        all_came: &'r std::cell::Cell<bool>,
+    ) -> Received<'r> {
+        Received {
             root,
-            rows,
-            next_file: 0,
+            parsed,
+            all_came,
             path: String::new(),
             text: String::new(),
             symbols: Vec::new().into_iter(),
@@ -52,7 +71,7 @@ impl<'r> Consumed<'r> {
     }
 }
 
-impl Iterator for Consumed<'_> {
+impl Iterator for Received<'_> {
     type Item = (SymbolRow, String);
 
     fn next(&mut self) -> Option<(SymbolRow, String)> {
@@ -67,15 +86,10 @@ impl Iterator for Consumed<'_> {
                 }
                 return Some((si.row, body));
             }
-            let i = self.next_file;
-            let path = self.rows.get(i)?.file.path.clone();
-            self.next_file += 1;
-            let symbols = match std::sync::Arc::get_mut(&mut self.rows) {
-                Some(rows) => std::mem::take(&mut rows[i].symbols),
-                None => self.rows[i].symbols.clone(),
+            let Some((path, symbols)) = self.parsed.recv().ok()? else {
+                self.all_came.set(true);
+                return None;
             };
-            // The rows freed so far go back to the system with the run's
-            // other freed memory (`store::memory::Trimmer`).
             self.text = std::fs::read_to_string(self.root.join(&path)).unwrap_or_default();
             self.path = path;
             self.symbols = symbols.into_iter();
@@ -83,7 +97,7 @@ impl Iterator for Consumed<'_> {
     }
 }
 
-/// A full build's search index writer (`search_from_rows` on a thread). Dropped
+/// A full build's search index writer (`search_from_parse` on a thread). Dropped
 /// without `join` (the run failed), it is still waited for: no writer outlives
 /// the run.
 pub(super) struct SearchThread(pub(super) Option<std::thread::JoinHandle<Result<(), IndexError>>>);

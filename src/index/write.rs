@@ -2,9 +2,12 @@
 //! settled (`DataDir::settle_log`), the graph opened read-write; a full
 //! build's new graph, loaded aside beside resolution (`FreshGraph`).
 
+use std::path::Path;
+
+use super::searching::{FileSymbols, SearchThread, search_from_parse};
 use super::{IndexError, IndexOptions};
 use crate::store::datadir::{DataDir, DataDirError, WriterLock};
-use crate::store::graph::{Changes, GraphError, GraphStore};
+use crate::store::graph::{Changes, FileRows, GraphError, GraphStore, NodeCsvs, NodeFiles};
 
 /// What `open_for_write` gives a run: the writer lock it took (none when the
 /// caller holds one) and the graph it opened.
@@ -129,9 +132,14 @@ pub(super) struct FreshGraph {
 type Loaded = (Result<(), DataDirError>, Option<Changes>);
 
 impl FreshGraph {
-    /// Starts loading `nodes` (the changes before resolution) into a new
-    /// database aside.
-    pub(super) fn start(data: &DataDir, opts: &IndexOptions, nodes: Changes) -> FreshGraph {
+    /// Starts loading `nodes` (the files and symbols as parsed) into a new
+    /// database aside, with the ref `header` names.
+    pub(super) fn start(
+        data: &DataDir,
+        opts: &IndexOptions,
+        header: Changes,
+        nodes: NodeFiles,
+    ) -> FreshGraph {
         let (rest, handed) = std::sync::mpsc::sync_channel::<Changes>(1);
         let (loaded_tx, nodes_loaded) = std::sync::mpsc::channel::<()>();
         let (data, cfg, stop) = (data.clone(), opts.graph.clone(), opts.stop.clone());
@@ -142,7 +150,7 @@ impl FreshGraph {
             let built = data.build_aside_with(&cfg, |open| {
                 let abandon = || stop.requested() || gone.load(std::sync::atomic::Ordering::SeqCst);
                 let mut st = open()?;
-                st.load_fresh_nodes(nodes, &abandon)?;
+                st.load_fresh_nodes(&header, nodes, &abandon)?;
                 // Closed until the edges come: the pages the load left in
                 // Kuzu's pool are given back before resolution, the run's
                 // peak, begins (`wait_for_nodes`).
@@ -202,5 +210,66 @@ impl Drop for FreshGraph {
         if let Some(h) = self.thread.take() {
             let _ = h.join();
         }
+    }
+}
+
+/// Where a full build's parsed files go as they come, in path order: their
+/// files and symbols to the node tables' CSV files, then their symbols to the
+/// search index writer, on a thread of its own. The run keeps only what
+/// resolution needs of each file, so a full build never holds the whole
+/// ref's rows (on the crates corpus: ~290 MiB of 648k symbols' rows).
+pub(super) struct FreshSink {
+    nodes: NodeCsvs,
+    /// Bounded: a search writer that falls behind holds the parse back
+    /// rather than the rows in memory.
+    search: Option<std::sync::mpsc::SyncSender<FileSymbols>>,
+    searching: SearchThread,
+}
+
+impl FreshSink {
+    /// Files in flight to the search writer, at most.
+    const SEARCH_QUEUE: usize = 256;
+
+    /// A sink writing the search index of `repo`/`ref_name` in `data`.
+    pub(super) fn start(
+        root: &Path,
+        data: &DataDir,
+        opts: &IndexOptions,
+        (repo, ref_name): (&str, &str),
+    ) -> Result<FreshSink, IndexError> {
+        let nodes = NodeCsvs::create(opts.graph.copy_part, repo, ref_name)?;
+        let (tx, rx) = std::sync::mpsc::sync_channel(Self::SEARCH_QUEUE);
+        let (root, dir) = (root.to_path_buf(), data.search_dir(repo, ref_name));
+        let writer_mb = opts.writer_mb();
+        let searching = SearchThread(Some(std::thread::spawn(move || {
+            search_from_parse(&root, &dir, rx, writer_mb)
+        })));
+        Ok(FreshSink {
+            nodes,
+            search: Some(tx),
+            searching,
+        })
+    }
+
+    /// One parsed file's rows, written and handed on.
+    pub(super) fn add(&mut self, rows: FileRows) {
+        self.nodes.add(&rows);
+        if let Some(tx) = &self.search {
+            // Gone only when the writer failed: its result says so (`finish`).
+            if tx.send(Some((rows.file.path, rows.symbols))).is_err() {
+                self.search = None;
+            }
+        }
+    }
+
+    /// The node tables' files, to be copied, and the search writer, which
+    /// indexes what is queued and commits. Dropped instead (a stop, an
+    /// error), its writer commits nothing.
+    pub(super) fn finish(self) -> Result<(NodeFiles, SearchThread), IndexError> {
+        let nodes = self.nodes.finish()?;
+        if let Some(tx) = self.search {
+            let _ = tx.send(None);
+        }
+        Ok((nodes, self.searching))
     }
 }

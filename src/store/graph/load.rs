@@ -6,7 +6,7 @@ use kuzu::Connection;
 
 use super::csv::Csv;
 use super::readers::{Lane, Session};
-use super::rows::{Changes, ImportChanges, ImportLabel, ImportRow, PackageRow};
+use super::rows::{Changes, FileRows, ImportChanges, ImportLabel, ImportRow, PackageRow};
 use super::schema::q;
 use super::write::{delete_ref, upsert_repo_and_ref, upsert_repo_and_ref_tagged};
 use super::{CopyPart, GraphError, GraphStore, Result, external_id, package_id, ref_id};
@@ -17,22 +17,22 @@ impl GraphStore {
     /// statement committing on its own: only for a database that is built aside
     /// and swapped in by the caller once this returns.
     ///
-    /// This half: the ref, its files and their symbols, which resolution does
-    /// not change (a full build loads them while it resolves); then
-    /// `load_fresh_edges`. `abandon` is asked between statements.
-    ///
-    /// `changes` go once their CSV files are written, before Kuzu's COPY
-    /// runs: a full build's rows are its largest part, and the search
-    /// thread, then their last holder, frees them as it indexes them.
-    pub fn load_fresh_nodes(&mut self, changes: Changes, abandon: &dyn Fn() -> bool) -> Result<()> {
+    /// This half: the ref, its files and their symbols (`nodes`, written as
+    /// the files were parsed), which resolution does not change (a full build
+    /// loads them while it resolves); then `load_fresh_edges`. `abandon` is
+    /// asked between statements.
+    pub fn load_fresh_nodes(
+        &mut self,
+        header: &Changes,
+        nodes: NodeFiles,
+        abandon: &dyn Fn() -> bool,
+    ) -> Result<()> {
         let conn = self.conn()?;
         let mut stmts = std::collections::HashMap::new();
         let mut session = Session::new(&conn, &mut stmts);
-        upsert_repo_and_ref(&mut session, &changes)?;
-        let mut copier = Copier::new(&conn, self.copy_part)?;
-        let written = node_csvs(&mut copier, &changes)?;
-        drop(changes);
-        run_all(&copier, written, abandon)
+        upsert_repo_and_ref(&mut session, header)?;
+        let copier = Copier::new(&conn, self.copy_part)?;
+        run_all(&copier, nodes.written, abandon)
     }
 
     /// The second half of a fresh load (`load_fresh_nodes` first): what
@@ -249,6 +249,21 @@ const NODE_TABLES: [&str; 7] = [
     "Repo", "Ref", "File", "Symbol", "Package", "External", "Name",
 ];
 
+/// The rows and bytes a CSV part of `statement` ends at. A node table is
+/// copied whole: Kuzu 0.11.3 lost primary keys from its index when a COPY
+/// appended to a node table ("Unable to find primary key value" in the next
+/// COPY of edges, a different key each run, checkpointed between parts or
+/// not). Edge tables have no such index and go in parts.
+fn limits(statement: &str, part: CopyPart) -> (usize, usize) {
+    let node = NODE_TABLES
+        .iter()
+        .any(|t| statement.contains(&format!("COPY {t} FROM")));
+    match node {
+        true => (usize::MAX, usize::MAX),
+        false => (part.rows, part.bytes),
+    }
+}
+
 /// Writes rows to CSV files in a scratch directory and COPYs each into Kuzu.
 struct Copier<'c, 'db> {
     conn: &'c Connection<'db>,
@@ -284,19 +299,7 @@ impl<'c, 'db> Copier<'c, 'db> {
         self.files += 1;
         let path = self.scratch.path().join(format!("{}.csv", self.files));
         let io = |e: std::io::Error| GraphError::Kuzu(format!("writing {}: {e}", path.display()));
-        // A node table is copied whole: Kuzu 0.11.3 lost primary keys from
-        // its index when a COPY appended to a node table ("Unable to find
-        // primary key value" in the next COPY of edges, a different key each
-        // run, checkpointed between parts or not). Edge tables have no such
-        // index and go in parts.
-        let node = NODE_TABLES
-            .iter()
-            .any(|t| statement.contains(&format!("COPY {t} FROM")));
-        let limits = match node {
-            true => (usize::MAX, usize::MAX),
-            false => (self.part.rows, self.part.bytes),
-        };
-        let mut csv = Csv::create(&path, limits).map_err(io)?;
+        let mut csv = Csv::create(&path, limits(statement, self.part)).map_err(io)?;
         write(&mut csv);
         Ok(Written {
             statement: statement.to_string(),
@@ -334,37 +337,97 @@ struct Written {
 /// edges (from their file, or their parent symbol). Written before any is
 /// copied, so a full build's rows can go before Kuzu's COPY runs.
 fn node_csvs(copier: &mut Copier<'_, '_>, c: &Changes) -> Result<Vec<Written>> {
-    let rid = ref_id(&c.repo, &c.ref_name);
-    let files = copier.write(q("copy_files"), &mut |csv| {
-        for f in c.add.iter() {
-            let r = &f.file;
-            csv.text(&r.id)
-                .text(&c.repo)
-                .text(&c.ref_name)
-                .text(&r.path)
-                .text(&r.language)
-                .text(&r.module)
-                .text(&r.package)
-                .int(super::write::hash_value(&r.content_hash))
-                .int(r.line_count)
-                .int(r.size)
-                .text(&r.imports)
-                .int(r.error_lines)
-                .int(r.recovered)
-                .end();
-        }
-    })?;
-    let has_file = copier.write(q("copy_has_file"), &mut |csv| {
-        for f in c.add.iter() {
-            csv.text(&rid).text(&f.file.id).end();
-        }
-    })?;
-    let symbols = copier.write(q("copy_symbols"), &mut |csv| {
-        for (f, si) in c
-            .add
-            .iter()
-            .flat_map(|f| f.symbols.iter().map(move |si| (f, si)))
-        {
+    let mut csvs = NodeCsvs::in_dir(copier.scratch.path(), copier.part, &c.repo, &c.ref_name)?;
+    for f in c.add.iter() {
+        csvs.add(f);
+    }
+    csvs.finish_written()
+}
+
+/// The CSV files of a ref's files and symbols (`node_csvs`), written a file at
+/// a time as they come: a full build streams each parsed file here and lets
+/// go of its rows (`GraphStore::load_fresh_nodes` copies them once all came).
+pub struct NodeCsvs {
+    /// Held until the COPY ran (a full build's own scratch directory).
+    scratch: Option<tempfile::TempDir>,
+    repo: String,
+    ref_name: String,
+    ref_id: String,
+    files: Csv,
+    has_file: Csv,
+    symbols: Csv,
+    file_contains: Csv,
+    symbol_contains: Csv,
+}
+
+/// The CSV files `NodeCsvs` wrote, to be copied in order.
+pub struct NodeFiles {
+    _scratch: Option<tempfile::TempDir>,
+    written: Vec<Written>,
+}
+
+/// The node tables' statements, in the order their files are copied.
+const NODE_STATEMENTS: [&str; 5] = [
+    "copy_files",
+    "copy_has_file",
+    "copy_symbols",
+    "copy_file_contains",
+    "copy_symbol_contains",
+];
+
+impl NodeCsvs {
+    /// A full build's files, in a scratch directory of their own.
+    pub fn create(part: CopyPart, repo: &str, ref_name: &str) -> Result<NodeCsvs> {
+        let scratch = tempfile::tempdir().map_err(|e| GraphError::Kuzu(e.to_string()))?;
+        let mut csvs = NodeCsvs::in_dir(scratch.path(), part, repo, ref_name)?;
+        csvs.scratch = Some(scratch);
+        Ok(csvs)
+    }
+
+    fn in_dir(
+        dir: &std::path::Path,
+        part: CopyPart,
+        repo: &str,
+        ref_name: &str,
+    ) -> Result<NodeCsvs> {
+        let open = |name: &str| {
+            let path = dir.join(format!("{name}.csv"));
+            Csv::create(&path, limits(q(name), part))
+                .map_err(|e| GraphError::Kuzu(format!("writing {}: {e}", path.display())))
+        };
+        Ok(NodeCsvs {
+            scratch: None,
+            repo: repo.to_string(),
+            ref_name: ref_name.to_string(),
+            ref_id: ref_id(repo, ref_name),
+            files: open(NODE_STATEMENTS[0])?,
+            has_file: open(NODE_STATEMENTS[1])?,
+            symbols: open(NODE_STATEMENTS[2])?,
+            file_contains: open(NODE_STATEMENTS[3])?,
+            symbol_contains: open(NODE_STATEMENTS[4])?,
+        })
+    }
+
+    /// One file's rows (a write error is kept for `finish`).
+    pub fn add(&mut self, f: &FileRows) {
+        let r = &f.file;
+        self.files
+            .text(&r.id)
+            .text(&self.repo)
+            .text(&self.ref_name)
+            .text(&r.path)
+            .text(&r.language)
+            .text(&r.module)
+            .text(&r.package)
+            .int(super::write::hash_value(&r.content_hash))
+            .int(r.line_count)
+            .int(r.size)
+            .text(&r.imports)
+            .int(r.error_lines)
+            .int(r.recovered)
+            .end();
+        self.has_file.text(&self.ref_id).text(&r.id).end();
+        for si in &f.symbols {
             let r = &si.row;
             // A full build's rows leave these out (`FileContext::lean`).
             let made;
@@ -380,10 +443,11 @@ fn node_csvs(copier: &mut Copier<'_, '_>, c: &Changes) -> Result<Vec<Written>> {
                     &made
                 }
             };
-            csv.text(&r.id)
+            self.symbols
+                .text(&r.id)
                 .text(stable_id)
-                .text(&c.repo)
-                .text(&c.ref_name)
+                .text(&self.repo)
+                .text(&self.ref_name)
                 .text(&f.file.path)
                 .text(&r.name)
                 .text(&r.kind)
@@ -397,29 +461,41 @@ fn node_csvs(copier: &mut Copier<'_, '_>, c: &Changes) -> Result<Vec<Written>> {
                 .text(&r.visibility)
                 .text(&r.doc)
                 .end();
-        }
-    })?;
-    let file_contains = copier.write(q("copy_file_contains"), &mut |csv| {
-        for f in c.add.iter() {
-            for si in f.symbols.iter().filter(|si| si.parent.is_none()) {
-                csv.text(&f.file.id).text(&si.row.id).end();
+            match &si.parent {
+                None => self.file_contains.text(&f.file.id).text(&r.id).end(),
+                Some(p) => self.symbol_contains.text(p).text(&r.id).end(),
             }
         }
-    })?;
-    let symbol_contains = copier.write(q("copy_symbol_contains"), &mut |csv| {
-        for si in c.add.iter().flat_map(|f| &f.symbols) {
-            if let Some(p) = &si.parent {
-                csv.text(p).text(&si.row.id).end();
-            }
-        }
-    })?;
-    Ok(vec![
-        files,
-        has_file,
-        symbols,
-        file_contains,
-        symbol_contains,
-    ])
+    }
+
+    /// The files written, in the order they are copied.
+    pub fn finish(mut self) -> Result<NodeFiles> {
+        Ok(NodeFiles {
+            _scratch: self.scratch.take(),
+            written: self.finish_written()?,
+        })
+    }
+
+    fn finish_written(self) -> Result<Vec<Written>> {
+        let csvs = [
+            self.files,
+            self.has_file,
+            self.symbols,
+            self.file_contains,
+            self.symbol_contains,
+        ];
+        csvs.into_iter()
+            .zip(NODE_STATEMENTS)
+            .map(|(csv, name)| {
+                Ok(Written {
+                    statement: q(name).to_string(),
+                    parts: csv
+                        .finish()
+                        .map_err(|e| GraphError::Kuzu(format!("writing the {name} rows: {e}")))?,
+                })
+            })
+            .collect()
+    }
 }
 
 /// The externals the imports name, and the import edges by target label.

@@ -25,6 +25,7 @@ mod values;
 mod write;
 
 pub use calls_read::WalkBudget;
+pub use load::{NodeCsvs, NodeFiles};
 pub use rows::*;
 pub use schema::{CALL_READ_QUERIES, QUERY_FILES, SCHEMA_FILES};
 pub use sites::site_statement_variants;

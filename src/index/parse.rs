@@ -65,7 +65,7 @@ pub(super) struct FileContext<'a> {
     /// Read only these files; other known files are unchanged (a quick walk).
     pub(super) only: Option<&'a HashSet<String>>,
     /// A full build: each symbol's row leaves out its stable id and path,
-    /// made where the row is written (`graph::load`, the search thread)
+    /// made where the row is written (`graph::load`, the search writer)
     /// instead of held from the parse on (~130 bytes a symbol).
     pub(super) lean: bool,
 }

@@ -77,7 +77,7 @@ impl MemoryBudget {
 ///
 /// Why: glibc returns a freed block's pages to the system only from the top
 /// of an arena, and a run frees millions of small blocks in the middle of
-/// them (the parsed rows as the search thread indexes them, resolution's
+/// them (the parsed rows as the search writer indexes them, resolution's
 /// per-file results as they become edge rows) while other threads allocate
 /// new ones. Those pages stayed resident: on the crates corpus the peak RSS
 /// was ~1 GiB above the heap in use. `malloc_trim` walks every arena and

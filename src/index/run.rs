@@ -803,6 +803,14 @@ fn in_order<'s>(
 /// A full build's parsed file: its rows to `sink`, what resolution needs of
 /// it to `sorted.entries`.
 fn stream_parsed(sink: &mut FreshSink, sorted: &mut Sorted, parsed: Parsed) {
+    let (rows, mut for_resolution) = split_parsed(parsed);
+    sorted.report.parsed += 1;
+    sorted.entries.push(new_entry(&rows, &mut for_resolution));
+    sink.add(rows);
+}
+
+/// A parsed file's rows, and what resolution and the state need besides.
+fn split_parsed(parsed: Parsed) -> (FileRows, ForResolution) {
     let Parsed {
         rows,
         language,
@@ -810,27 +818,20 @@ fn stream_parsed(sink: &mut FreshSink, sorted: &mut Sorted, parsed: Parsed) {
         sites,
         stat,
     } = parsed;
-    sorted.report.parsed += 1;
-    let mut for_resolution = ForResolution {
+    let for_resolution = ForResolution {
         language,
         imports,
         sites,
         stat,
     };
-    sorted.entries.push(new_entry(&rows, &mut for_resolution));
-    sink.add(rows);
+    (rows, for_resolution)
 }
 
 /// One parsed file into the changes: a changed file replaces its old version
 /// (and is marked when its names and imports stay the same).
 fn sort_parsed(plan: &Plan, sorted: &mut Sorted, path: &str, parsed: Parsed) {
-    let Parsed {
-        mut rows,
-        language,
-        imports,
-        sites,
-        stat,
-    } = parsed;
+    let (mut rows, for_resolution) = split_parsed(parsed);
+    let language = for_resolution.language;
     sorted.report.parsed += 1;
     // Lines in error and recovered declarations are stored with the file
     // (`rows.file`); the report lists every file of the ref that has either
@@ -848,15 +849,7 @@ fn sort_parsed(plan: &Plan, sorted: &mut Sorted, path: &str, parsed: Parsed) {
             })
         });
     }
-    sorted.new_files.push((
-        rows,
-        ForResolution {
-            language,
-            imports,
-            sites,
-            stat,
-        },
-    ));
+    sorted.new_files.push((rows, for_resolution));
 }
 
 /// Nothing changed, the commit is the same and the search index is in step:

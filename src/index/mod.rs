@@ -6,6 +6,7 @@
 //! failure of the data dir itself (locked, corrupt, disk full) is an error.
 
 mod cache;
+mod edges;
 mod imports;
 mod parse;
 mod run;

@@ -13,10 +13,11 @@ use std::time::Instant;
 use tree_sitter::Parser;
 
 use super::cache::{StateCache, WalkFound, quick_walk, remember, set_totals};
-use super::imports::{import_row, state_from_graph};
+use super::edges::{EdgeChanges, Whole, recreated_symbols};
+use super::imports::state_from_graph;
 use super::parse::{FileContext, Known, Outcome, Parsed, process_file};
 use super::searching::{SearchThread, search_beside, update_search};
-use super::state::{self, FileMeta, Fingerprint, RefState, SavedAside};
+use super::state::{self, FileMeta, RefState, SavedAside};
 use super::write::{FreshGraph, FreshSink, open_for_write};
 use super::{
     EXTRACTION, Held, IndexError, IndexOptions, IndexReport, Progress, git_ref, now_rfc3339,
@@ -24,14 +25,14 @@ use super::{
 };
 use crate::model::lazy::Lazy;
 use crate::model::{Language, RawImport};
-use crate::resolve::{self, Edge, RFile, RSymbol, Resolved, SiteEdge, Target};
+use crate::resolve::{self, RFile, RSymbol};
 use crate::source::layout::{Layout, Manifest};
 use crate::source::rewalk::{DirMemo, rewalk};
 use crate::source::walk::{self, Diagnostic, FileStat, WalkOptions, WalkResult};
 use crate::store::datadir::{DataDir, WriterLock};
 use crate::store::graph::{
-    Applying, Changes, FileRows, GraphStore, ImportChanges, ImportDiff, ImportLabel, ImportRow,
-    PackageRow, SiteChanges, SiteRow, SymbolDiff, file_id, unfinished_tag,
+    Applying, Changes, EdgeCsvs, EdgeFiles, FileRows, GraphStore, PackageRow, SymbolDiff,
+    unfinished_tag,
 };
 use crate::store::search;
 
@@ -118,6 +119,8 @@ struct Sorted {
     entries: Vec<(RFile, FileMeta)>,
     /// Unchanged files read to find out, with a stat to trust next time.
     restat: Vec<(String, FileStat)>,
+    /// A full build's edges, written to its COPY files as resolved.
+    edge_files: Option<EdgeFiles>,
 }
 
 /// What resolution and the next state need of a parsed file besides its rows.
@@ -694,6 +697,7 @@ fn parse(
         new_files: Vec::new(),
         entries: Vec::new(),
         restat: Vec::new(),
+        edge_files: None,
     };
     // Borrowed paths, hashed cheaply: a server's run of one changed file
     // goes through every file of the tree here (17k on Python's lib/).
@@ -1105,13 +1109,40 @@ fn resolve_imports(
         touched = input.touched.len(),
         "loaded the ref"
     );
-    let resolved = resolve::resolve_files(&input.rfiles, &plan.layout, only.as_deref());
+    // A full build's edges go to its COPY files as each file is resolved.
+    let whole = match (fresh_graph, trusted) {
+        (Some(_), _) => Some(Whole::Files(EdgeCsvs::create(
+            run.opts.graph.copy_part,
+            &run.repo,
+            &run.ref_name,
+        )?)),
+        (None, false) => Some(Whole::Rows {
+            imports: Vec::new(),
+            sites: Vec::new(),
+        }),
+        (None, true) => None,
+    };
+    let re_resolved = only
+        .clone()
+        .unwrap_or_else(|| vec![true; input.rfiles.len()]);
+    let mut edges = EdgeChanges::new(
+        whole,
+        (&input.meta, &input.old_meta),
+        (&re_resolved, &input.parsed_now),
+        (&recreated, &input.gone_symbols),
+        &sorted.changes,
+    );
+    let (rfiles, meta, parsed_now) = (&input.rfiles, &mut input.meta, &input.parsed_now);
+    resolve::resolve_each(rfiles, &plan.layout, only.as_deref(), &mut |fi, r| {
+        edges.add(&rfiles[fi], &mut meta[fi], parsed_now[fi], r);
+    });
     tracing::debug!(
         ms = t_resolve.elapsed().as_millis() as u64,
         "resolved imports and call sites"
     );
-    sorted.report.imports_resolved = resolved.iter().filter(|r| r.is_some()).count();
-    let (imports, sites) = edge_changes(&mut input, resolved, &recreated, &sorted.changes, trusted);
+    sorted.report.imports_resolved = re_resolved.iter().filter(|r| **r).count();
+    let (imports, sites, edge_files) = edges.finish(&sorted.changes, &input.meta, &re_resolved)?;
+    sorted.edge_files = edge_files;
     // The per-file results just freed are many small blocks: the allocator
     // keeps their pages unless asked, and the write that follows is the run's
     // peak.
@@ -1389,355 +1420,6 @@ fn new_entry(rows: &FileRows, parsed: &mut ForResolution) -> (RFile, FileMeta) {
     (f, m)
 }
 
-/// Records each resolved file's edges in its metadata and works out what to
-/// write: with a trusted state, the difference between each re-resolved file's
-/// edges before and now (and the edges into symbols the run re-creates, which go
-/// with them), the External nodes that come and go, and the symbols whose import
-/// in-degree may change; else every edge.
-/// The symbols of changed files that are re-created (not kept by their
-/// file's diff): edges into them went with them, so they are written again
-/// even when unchanged.
-fn recreated_symbols(rows: &[FileRows], changes: &Changes) -> HashSet<String> {
-    rows.iter()
-        .filter(|rows| rows.existing)
-        .flat_map(|rows| {
-            let keep = changes.symbol_diffs.get(&rows.file.path).map(|d| &d.keep);
-            rows.symbols
-                .iter()
-                .map(|si| si.row.id.as_str())
-                .filter(move |id| keep.is_none_or(|k| !k.contains(*id)))
-                .map(str::to_string)
-        })
-        .collect()
-}
-
-fn edge_changes(
-    input: &mut ResolutionInput,
-    resolved: Vec<Option<Resolved>>,
-    recreated: &HashSet<String>,
-    changes: &Changes,
-    trusted: bool,
-) -> (ImportChanges, SiteChanges) {
-    // Only names that a re-resolved or removed file pointed at, before or now,
-    // can gain their first edge or lose their last. Their sets before, taken
-    // now while the metadata still says so (files that are not re-resolved
-    // hold the same names before and after).
-    let re_resolved: Vec<bool> = resolved.iter().map(Option::is_some).collect();
-    let externals_before: resolve::FxSet<String> = if trusted {
-        input
-            .meta
-            .iter()
-            .zip(&re_resolved)
-            .zip(&input.parsed_now)
-            .filter(|&((_, &r), &parsed)| r && !parsed)
-            .map(|((m, _), _)| m)
-            .chain(input.old_meta.values())
-            .flat_map(|m| m.externals.iter().cloned())
-            .collect()
-    } else {
-        Default::default()
-    };
-    // Edges into a node the run deletes go with it (DETACH DELETE): deleting
-    // them first is a statement per edge, for nothing (a popular file's
-    // deletion: ~100 stale edges into it, 100 ms on the Rust crates).
-    let gone_files: HashSet<String> = changes
-        .drop_files
-        .iter()
-        .map(|p| file_id(&changes.repo, &changes.ref_name, p))
-        .collect();
-    let into_gone = |e: &Edge| match &e.target {
-        Target::Symbol(id) => input.gone_symbols.contains(id),
-        Target::File(id) => gone_files.contains(id),
-        _ => false,
-    };
-    let mut all_rows: Vec<ImportRow> = Vec::new();
-    let mut diff = ImportDiff::default();
-    let mut site_rows: Vec<SiteRow> = Vec::new();
-    let (mut site_stale, mut site_missing): (Vec<SiteRow>, Vec<SiteRow>) = Default::default();
-    let mut names_gone: Vec<String> = Vec::new();
-    for (((f, m), r), parsed) in input
-        .rfiles
-        .iter()
-        .zip(input.meta.iter_mut())
-        .zip(resolved)
-        .zip(&input.parsed_now)
-    {
-        let Some(mut r) = r else { continue };
-        let fp = state::fingerprint_with_sites(state::fingerprint(&r.edges), &r.sites);
-        let old = if *parsed {
-            input.old_meta.get(&f.path)
-        } else {
-            Some(&*m)
-        };
-        let into_recreated =
-            |e: &Edge| matches!(&e.target, Target::Symbol(id) if recreated.contains(id.as_str()));
-        // The call graph: the same diff, edges out of and into symbols the
-        // run re-creates written again, those of symbols it deletes gone
-        // with them.
-        let site_edges = if !trusted {
-            let kept = state::encoded_site_edges(&r.sites);
-            site_rows.extend(
-                std::mem::take(&mut r.sites)
-                    .into_iter()
-                    .map(|e| site_row_of(&f.id, e)),
-            );
-            kept
-        } else {
-            let diff = SiteDiff {
-                stale: &mut site_stale,
-                missing: &mut site_missing,
-                names_gone: &mut names_gone,
-            };
-            diff.add(&f.id, old, &r.sites, recreated, &input.gone_symbols);
-            Lazy::new(std::mem::take(&mut r.sites))
-        };
-        if !trusted {
-            all_rows.extend(r.edges.iter().map(import_row));
-        } else if old.map(|o| o.fingerprint) != Some(fp) || r.edges.iter().any(into_recreated) {
-            let key = |e: &Edge| (e.target.clone(), e.to_name.clone(), e.line, e.alias.clone());
-            let before: HashSet<_> = old.map_or(Default::default(), |o| {
-                o.out_edges.iter().map(key).collect()
-            });
-            let now: HashSet<_> = r.edges.iter().map(key).collect();
-            for e in old.into_iter().flat_map(|o| o.out_edges.iter()) {
-                if !now.contains(&key(e)) && !into_gone(e) {
-                    diff.stale.push(import_row(&Edge {
-                        from: f.id.clone(),
-                        ..e.clone()
-                    }));
-                }
-            }
-            for e in &r.edges {
-                if !before.contains(&key(e)) || into_recreated(e) {
-                    diff.missing.push(import_row(e));
-                }
-            }
-        }
-        record_edges(m, fp, &mut r, site_edges);
-    }
-    if !trusted {
-        return (ImportChanges::All(all_rows), SiteChanges::All(site_rows));
-    }
-    removed_files(changes, &input.old_meta, &mut diff, &mut names_gone);
-    let sites = SiteChanges::Diff {
-        stale: site_stale,
-        missing: site_missing,
-        names_gone,
-    };
-    (diff.externals_new, diff.externals_gone) =
-        externals_changed(&input.meta, &re_resolved, &externals_before);
-    (ImportChanges::Diff(diff), sites)
-}
-
-/// What removed files take along: the names of their unresolved sites may
-/// be left unused (`names_gone`, sorted), and the symbols they imported, like
-/// those of the import edges the run adds or deletes, may count fewer
-/// importers (`diff.touched`, sorted). Their edges go with their nodes
-/// (DETACH DELETE).
-fn removed_files(
-    changes: &Changes,
-    old_meta: &HashMap<String, FileMeta>,
-    diff: &mut ImportDiff,
-    names_gone: &mut Vec<String>,
-) {
-    // A removed file's edges go with its nodes (DETACH DELETE); the names of
-    // its unresolved sites may be left unused.
-    names_gone.extend(
-        changes
-            .drop_files
-            .iter()
-            .filter_map(|p| old_meta.get(p))
-            .flat_map(|m| m.site_edges.iter())
-            .filter(|e| e.rel == resolve::Rel::Unresolved)
-            .map(|e| e.to.to_string()),
-    );
-    names_gone.sort_unstable();
-    names_gone.dedup();
-    // A removed file's edges go with it: the symbols it imported count fewer.
-    let removed = changes.drop_files.iter().filter_map(|p| old_meta.get(p));
-    let mut touched: HashSet<String> = HashSet::new();
-    touched.extend(
-        removed
-            .flat_map(|m| m.out_edges.iter())
-            .filter_map(|e| match &e.target {
-                Target::Symbol(id) => Some(id.clone()),
-                _ => None,
-            }),
-    );
-    touched.extend(
-        diff.stale
-            .iter()
-            .chain(&diff.missing)
-            .filter(|r| r.label == ImportLabel::Symbol)
-            .map(|r| r.to.clone()),
-    );
-    diff.touched = touched.into_iter().collect();
-    diff.touched.sort();
-}
-
-/// The External names the run's files gained that no file held (to create),
-/// and lost that no other file holds (to delete), both sorted.
-fn externals_changed(
-    meta: &[FileMeta],
-    re_resolved: &[bool],
-    externals_before: &resolve::FxSet<String>,
-) -> (Vec<String>, Vec<String>) {
-    let externals_after: resolve::FxSet<String> = meta
-        .iter()
-        .zip(re_resolved)
-        .filter(|&(_, &r)| r)
-        .flat_map(|(m, _)| m.externals.iter().cloned())
-        .collect();
-    // A name one side has and the other not changes only if no other file
-    // holds it: those are looked for in the rest (a scan only when the
-    // run's files gained or lost one; lengths rule out most names unhashed).
-    let flipped: resolve::FxSet<&str> = externals_before
-        .symmetric_difference(&externals_after)
-        .map(String::as_str)
-        .collect();
-    let held_elsewhere: resolve::FxSet<&str> = if flipped.is_empty() {
-        Default::default()
-    } else {
-        let mut lengths = [false; 256];
-        for x in &flipped {
-            lengths[x.len().min(255)] = true;
-        }
-        meta.iter()
-            .zip(re_resolved)
-            .filter(|&(_, &r)| !r)
-            .flat_map(|(m, _)| m.externals.iter())
-            .filter(|x| lengths[x.len().min(255)])
-            .filter_map(|x| flipped.get(x.as_str()).copied())
-            .collect()
-    };
-    let mut new: Vec<String> = externals_after
-        .iter()
-        .filter(|x| !externals_before.contains(*x) && !held_elsewhere.contains(x.as_str()))
-        .cloned()
-        .collect();
-    let mut gone: Vec<String> = externals_before
-        .iter()
-        .filter(|x| !externals_after.contains(*x) && !held_elsewhere.contains(x.as_str()))
-        .cloned()
-        .collect();
-    new.sort();
-    gone.sort();
-    (new, gone)
-}
-
-/// Where the call-graph rows a trusted run writes and deletes go.
-struct SiteDiff<'a> {
-    stale: &'a mut Vec<SiteRow>,
-    missing: &'a mut Vec<SiteRow>,
-    names_gone: &'a mut Vec<String>,
-}
-
-impl SiteDiff<'_> {
-    /// One re-resolved file's call-graph edges, before (`old`) and now: the
-    /// ones gone, the new ones, and those out of or into symbols the run
-    /// re-creates (written again); edges of symbols it deletes go with them.
-    fn add(
-        self,
-        file_id: &str,
-        old: Option<&FileMeta>,
-        sites: &[SiteEdge],
-        recreated: &HashSet<String>,
-        gone_symbols: &HashSet<String>,
-    ) {
-        let touches = |e: &SiteEdge, set: &dyn Fn(&str) -> bool| {
-            set(&e.from) || (e.rel != resolve::Rel::Unresolved && set(&e.to))
-        };
-        let is_recreated = |id: &str| recreated.contains(id);
-        let is_gone = |id: &str| gone_symbols.contains(id);
-        let before: HashSet<&SiteEdge> =
-            old.map_or(Default::default(), |o| o.site_edges.iter().collect());
-        let now: HashSet<&SiteEdge> = sites.iter().collect();
-        for e in old.into_iter().flat_map(|o| o.site_edges.iter()) {
-            if touches(e, &is_gone) {
-                // Goes with its deleted source: its name may be left unused.
-                if e.rel == resolve::Rel::Unresolved {
-                    self.names_gone.push(e.to.to_string());
-                }
-            } else if !now.contains(e) {
-                self.stale.push(site_row(file_id, e));
-            }
-        }
-        for e in sites {
-            if !before.contains(e) || touches(e, &is_recreated) {
-                self.missing.push(site_row(file_id, e));
-            }
-        }
-    }
-}
-
-/// A call-graph edge as the graph stores it (`from` "" is the file `file_id`).
-/// `site_row` of an edge the caller is done with: its strings move.
-fn site_row_of(file_id: &str, e: SiteEdge) -> SiteRow {
-    let from_file = e.from.is_empty();
-    SiteRow {
-        rel: e.rel.as_str(),
-        from: if from_file { file_id.into() } else { e.from },
-        from_file,
-        to: e.to,
-        line: i64::from(e.line),
-        col: i64::from(e.col),
-        confidence: e.tier.as_str(),
-        kind: e.kind.as_str(),
-        to_name: e.to_name,
-    }
-}
-
-fn site_row(file_id: &str, e: &SiteEdge) -> SiteRow {
-    site_row_of(file_id, e.clone())
-}
-
-/// A file's resolution, as its metadata keeps it.
-fn record_edges(
-    m: &mut FileMeta,
-    fp: Fingerprint,
-    r: &mut Resolved,
-    site_edges: Lazy<Vec<SiteEdge>>,
-) {
-    // Resolved to the same edges, through lookups it already depends on: the
-    // entry stays as it was read, record included, so the next save appends
-    // nothing for it. Lookups it no longer makes stay among its `deps`, which
-    // only re-resolves it once more than needed if they change. A rename
-    // re-resolves hundreds of importers whose edges stay (the lookups of the
-    // moved module drop out); re-encoding them appended ~12 MB per rename on
-    // the Rust crates and rewrote the whole 75 MB state every second run.
-    if m.record.is_some() && m.fingerprint == fp && state::is_subset(&r.deps, &m.deps) {
-        return;
-    }
-    m.record_resolution();
-    m.fingerprint = fp;
-    m.deps = std::mem::take(&mut r.deps);
-    m.edges = r.edges.len() as u32;
-    m.unresolved = r
-        .edges
-        .iter()
-        .filter(|e| matches!(e.target, Target::External(_)))
-        .count() as u32;
-    m.externals = r
-        .edges
-        .iter()
-        .filter_map(|e| match &e.target {
-            Target::External(name) => Some(name.clone()),
-            _ => None,
-        })
-        .collect();
-    m.externals.dedup();
-    m.site_edges = site_edges;
-    m.out_edges = Lazy::new(
-        r.edges
-            .iter()
-            .map(|e| Edge {
-                from: String::new(),
-                ..e.clone()
-            })
-            .collect(),
-    );
-}
-
 /// Writes the changes: in place in one transaction, or as a new database built aside and published. With
 /// the build, the search index written beside it (`None`: write it from the
 /// graph).
@@ -1808,7 +1490,7 @@ fn write<'s>(
     // since (`FreshGraph`); the search index's tag is written only once the
     // graph is in place. A stop asked for during the load leaves the new
     // database unpublished (removed by the next run).
-    let graph = fresh_graph.finish(changes);
+    let graph = fresh_graph.finish(changes, sorted.edge_files.take());
     let search = early_search.and_then(SearchThread::join);
     if graph.is_err() {
         opts.stop.check()?;

@@ -7,7 +7,9 @@ use std::path::Path;
 use super::searching::{FileSymbols, SearchThread, search_from_parse};
 use super::{IndexError, IndexOptions};
 use crate::store::datadir::{DataDir, DataDirError, WriterLock};
-use crate::store::graph::{Changes, FileRows, GraphError, GraphStore, NodeCsvs, NodeFiles};
+use crate::store::graph::{
+    Changes, EdgeFiles, FileRows, GraphError, GraphStore, NodeCsvs, NodeFiles,
+};
 
 /// What `open_for_write` gives a run: the writer lock it took (none when the
 /// caller holds one) and the graph it opened.
@@ -119,7 +121,7 @@ pub(super) fn compact_if_outgrown(
 /// failed or stopped run), the load is abandoned, its database never published,
 /// and the thread waited for: no writer outlives the run.
 pub(super) struct FreshGraph {
-    rest: Option<std::sync::mpsc::SyncSender<Changes>>,
+    rest: Option<std::sync::mpsc::SyncSender<(Changes, Option<EdgeFiles>)>>,
     /// Closed once the files and symbols are loaded (or the load ended).
     nodes_loaded: std::sync::mpsc::Receiver<()>,
     thread: Option<std::thread::JoinHandle<Loaded>>,
@@ -140,7 +142,7 @@ impl FreshGraph {
         header: Changes,
         nodes: NodeFiles,
     ) -> FreshGraph {
-        let (rest, handed) = std::sync::mpsc::sync_channel::<Changes>(1);
+        let (rest, handed) = std::sync::mpsc::sync_channel::<(Changes, Option<EdgeFiles>)>(1);
         let (loaded_tx, nodes_loaded) = std::sync::mpsc::channel::<()>();
         let (data, cfg, stop) = (data.clone(), opts.graph.clone(), opts.stop.clone());
         let dropped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -156,9 +158,13 @@ impl FreshGraph {
                 // peak, begins (`wait_for_nodes`).
                 drop(st);
                 drop(loaded_tx);
-                let all = handed.recv().map_err(|_| GraphError::Abandoned)?;
+                let (all, edges) = handed.recv().map_err(|_| GraphError::Abandoned)?;
                 let mut st = open()?;
-                let loaded = st.load_fresh_edges(&all, &abandon);
+                let loaded = match edges {
+                    Some(edges) => st.load_fresh_edges(&all, edges, &abandon),
+                    // Resolution was skipped (`--skip-imports`): no edges.
+                    None => Ok(()),
+                };
                 back = Some(all);
                 loaded?;
                 match stop.requested() {
@@ -181,13 +187,18 @@ impl FreshGraph {
         let _ = self.nodes_loaded.recv();
     }
 
-    /// Hands the load the whole of `changes` (with what resolution found) and
-    /// waits for the database to be published; `changes` is given back.
-    pub(super) fn finish(mut self, changes: &mut Changes) -> Result<(), DataDirError> {
+    /// Hands the load the whole of `changes` (Go packages) and the `edges`
+    /// resolution found, and waits for the database to be published;
+    /// `changes` is given back.
+    pub(super) fn finish(
+        mut self,
+        changes: &mut Changes,
+        edges: Option<EdgeFiles>,
+    ) -> Result<(), DataDirError> {
         let all = std::mem::take(changes);
         // Not sent (the thread ended first, on an error): kept here.
         let unsent = match self.rest.take() {
-            Some(tx) => tx.send(all).err().map(|e| e.0),
+            Some(tx) => tx.send((all, edges)).err().map(|e| e.0.0),
             None => Some(all),
         };
         let (built, back) = match self.thread.take().map(|h| h.join()) {

@@ -5,11 +5,12 @@
 use kuzu::Connection;
 
 use super::csv::Csv;
+use super::edge_csvs::{EdgeCsvs, EdgeFiles};
 use super::readers::{Lane, Session};
-use super::rows::{Changes, FileRows, ImportChanges, ImportLabel, ImportRow, PackageRow};
+use super::rows::{Changes, FileRows, ImportChanges, PackageRow, SiteChanges};
 use super::schema::q;
 use super::write::{delete_ref, upsert_repo_and_ref, upsert_repo_and_ref_tagged};
-use super::{CopyPart, GraphError, GraphStore, Result, external_id, package_id, ref_id};
+use super::{CopyPart, GraphError, GraphStore, Result, package_id, ref_id};
 use crate::model::cancel::Cancel;
 
 impl GraphStore {
@@ -36,16 +37,18 @@ impl GraphStore {
     }
 
     /// The second half of a fresh load (`load_fresh_nodes` first): what
-    /// resolution found (Go packages, imports, the call graph).
+    /// resolution found: Go packages (`changes.packages`), then imports and
+    /// the call graph, written as each file was resolved (`edges`).
     pub fn load_fresh_edges(
         &mut self,
         changes: &Changes,
+        edges: EdgeFiles,
         abandon: &dyn Fn() -> bool,
     ) -> Result<()> {
         let conn = self.conn()?;
         let mut stmts = std::collections::HashMap::new();
         let mut session = Session::new(&conn, &mut stmts);
-        copy_edges(&mut session, self.copy_part, changes, abandon)
+        copy_edges(&mut session, self.copy_part, changes, Some(edges), abandon)
     }
 
     /// Writes a whole repo/ref (`changes.add`, and its imports when it has
@@ -145,7 +148,7 @@ fn copy_rows(
     abandon: &dyn Fn() -> bool,
 ) -> Result<()> {
     copy_nodes(&mut Copier::new(session.connection(), part)?, c, abandon)?;
-    copy_edges(session, part, c, abandon)
+    copy_edges(session, part, c, None, abandon)
 }
 
 /// Files and symbols, with their HAS_FILE and CONTAINS edges.
@@ -174,27 +177,35 @@ fn go_on(abandon: &dyn Fn() -> bool) -> Result<()> {
     }
 }
 
-/// Go packages, imports and the call graph.
+/// Go packages, then imports and the call graph: the files of `edges`, or
+/// written here from the changes' rows (`ImportChanges::All`,
+/// `SiteChanges::All`).
 fn copy_edges(
     session: &mut Session<'_, '_>,
     part: CopyPart,
     c: &Changes,
+    edges: Option<EdgeFiles>,
     abandon: &dyn Fn() -> bool,
 ) -> Result<()> {
     let mut copier = Copier::new(session.connection(), part)?;
-    let go_on = || go_on(abandon);
     if let Some(packages) = &c.packages {
         copy_packages(&mut copier, session, c, packages)?;
     }
-    if let Some(ImportChanges::All(imports)) = &c.imports {
-        go_on()?;
-        copy_imports(&mut copier, c, imports)?;
-    }
-    go_on()?;
-    for (statement, mut write) in super::sites::copy_plan(c) {
-        copier.copy_statement(statement, &mut write)?;
-    }
-    Ok(())
+    go_on(abandon)?;
+    let edges = match edges {
+        Some(files) => files,
+        None => {
+            let mut csvs = EdgeCsvs::in_dir(copier.scratch.path(), part, &c.repo, &c.ref_name)?;
+            if let Some(ImportChanges::All(rows)) = &c.imports {
+                rows.iter().for_each(|r| csvs.import(r));
+            }
+            if let Some(SiteChanges::All(rows)) = &c.sites {
+                rows.iter().for_each(|r| csvs.site(r));
+            }
+            csvs.finish()?
+        }
+    };
+    run_all(&copier, edges.written, abandon)
 }
 
 /// Go packages and their files' IN_PACKAGE edges: by COPY when the ref has
@@ -254,7 +265,7 @@ const NODE_TABLES: [&str; 7] = [
 /// appended to a node table ("Unable to find primary key value" in the next
 /// COPY of edges, a different key each run, checkpointed between parts or
 /// not). Edge tables have no such index and go in parts.
-fn limits(statement: &str, part: CopyPart) -> (usize, usize) {
+pub(super) fn limits(statement: &str, part: CopyPart) -> (usize, usize) {
     let node = NODE_TABLES
         .iter()
         .any(|t| statement.contains(&format!("COPY {t} FROM")));
@@ -327,9 +338,9 @@ impl<'c, 'db> Copier<'c, 'db> {
 }
 
 /// A COPY statement (`{csv}` for the file) and its CSV parts with their rows.
-struct Written {
-    statement: String,
-    parts: Vec<(std::path::PathBuf, usize)>,
+pub(super) struct Written {
+    pub statement: String,
+    pub parts: Vec<(std::path::PathBuf, usize)>,
 }
 
 /// The CSV files of the node tables and their edges, in the order they are
@@ -496,47 +507,4 @@ impl NodeCsvs {
             })
             .collect()
     }
-}
-
-/// The externals the imports name, and the import edges by target label.
-fn copy_imports(copier: &mut Copier<'_, '_>, c: &Changes, imports: &[ImportRow]) -> Result<()> {
-    let mut names: Vec<&str> = imports
-        .iter()
-        .filter(|r| r.label == ImportLabel::External)
-        .map(|r| r.to.as_str())
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    copier.copy("copy_externals", &mut |csv| {
-        for n in &names {
-            csv.text(&external_id(&c.repo, &c.ref_name, n))
-                .text(&c.repo)
-                .text(&c.ref_name)
-                .text(n)
-                .end();
-        }
-    })?;
-    for (label, name) in [
-        (ImportLabel::Symbol, "copy_imports_symbol"),
-        (ImportLabel::File, "copy_imports_file"),
-        (ImportLabel::Package, "copy_imports_package"),
-        (ImportLabel::External, "copy_imports_external"),
-    ] {
-        copier.copy(name, &mut |csv| {
-            for r in imports.iter().filter(|r| r.label == label) {
-                csv.text(&r.from);
-                match label {
-                    ImportLabel::External => csv.text(&external_id(&c.repo, &c.ref_name, &r.to)),
-                    ImportLabel::Package => csv.text(&package_id(&c.repo, &c.ref_name, &r.to)),
-                    _ => csv.text(&r.to),
-                };
-                csv.text(&r.to_name)
-                    .int(r.line)
-                    .text("static")
-                    .text(&r.alias)
-                    .end();
-            }
-        })?;
-    }
-    Ok(())
 }

@@ -15,6 +15,7 @@ mod cache;
 mod calls_read;
 mod compact;
 mod csv;
+mod edge_csvs;
 mod load;
 mod read;
 mod readers;
@@ -25,6 +26,7 @@ mod values;
 mod write;
 
 pub use calls_read::WalkBudget;
+pub use edge_csvs::{EdgeCsvs, EdgeFiles};
 pub use load::{NodeCsvs, NodeFiles};
 pub use rows::*;
 pub use schema::{CALL_READ_QUERIES, QUERY_FILES, SCHEMA_FILES};

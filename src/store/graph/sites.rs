@@ -10,7 +10,6 @@ use kuzu::{LogicalType, Value};
 
 use super::Result;
 use super::batch::{Keyed, struct_type, write_batches};
-use super::csv::Csv;
 use super::readers::Session;
 use super::rows::{Changes, SiteChanges, SiteRow};
 use super::schema::q;
@@ -333,73 +332,25 @@ fn delete_stale(
     Ok(())
 }
 
-/// How to write one table of a whole ref's call graph for bulk COPY.
-pub(super) type CopyTable<'a> = (&'static str, Box<dyn FnMut(&mut Csv) + 'a>);
+/// One table of a whole ref's call graph for bulk COPY (`EdgeCsvs`).
+pub(super) struct CopyTable {
+    pub rel: &'static str,
+    pub from_file: bool,
+    pub statement: &'static str,
+    /// The row's fields after its two ends, in the statement's order.
+    pub props: &'static [&'static str],
+}
 
-/// The tables of a whole ref's call graph for bulk COPY: (statement, writer of
-/// its CSV rows), Name nodes first.
-pub(super) fn copy_plan(c: &Changes) -> Vec<CopyTable<'_>> {
-    let Some(SiteChanges::All(rows)) = &c.sites else {
-        return Vec::new();
-    };
-    let mut names: Vec<&str> = rows
-        .iter()
-        .filter(|r| r.rel == "UNRESOLVED")
-        .map(|r| r.to.as_str())
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    // Each name's id hashed once, for its node and every site naming it.
-    let ids: std::rc::Rc<crate::resolve::FxMap<&str, String>> = std::rc::Rc::new(
-        names
-            .iter()
-            .map(|n| (*n, name_id(&c.repo, &c.ref_name, n)))
-            .collect(),
-    );
-    let node_ids = ids.clone();
-    let mut out: Vec<CopyTable<'_>> = vec![(
-        q("copy_names"),
-        Box::new(move |csv: &mut Csv| {
-            for n in &names {
-                csv.text(&node_ids[n])
-                    .text(&c.repo)
-                    .text(&c.ref_name)
-                    .text(n)
-                    .end();
-            }
-        }),
-    )];
-    for spec in &RELS {
-        for from in spec.from {
-            let ids = ids.clone();
-            let write = move |csv: &mut Csv| {
-                for r in rows
-                    .iter()
-                    .filter(|r| r.rel == spec.rel && from_label(r) == *from)
-                {
-                    csv.text(&r.from);
-                    if r.rel == "UNRESOLVED" {
-                        csv.text(&ids[r.to.as_str()]);
-                    } else {
-                        csv.text(&r.to);
-                    }
-                    for p in spec.props {
-                        match *p {
-                            "line" => csv.int(r.line),
-                            "col" => csv.int(r.col),
-                            "confidence" => csv.text(r.confidence),
-                            "kind" => csv.text(r.kind),
-                            _ => csv.text(&r.to_name),
-                        };
-                    }
-                    csv.end();
-                }
-            };
-            out.push((
-                statement("copy_site_edges", spec.rel, from),
-                Box::new(write),
-            ));
-        }
-    }
-    out
+/// The call graph's tables for bulk COPY, in the order they are copied.
+pub(super) fn copy_tables() -> Vec<CopyTable> {
+    RELS.iter()
+        .flat_map(|spec| {
+            spec.from.iter().map(move |from| CopyTable {
+                rel: spec.rel,
+                from_file: *from == "File",
+                statement: statement("copy_site_edges", spec.rel, from),
+                props: spec.props,
+            })
+        })
+        .collect()
 }

@@ -197,3 +197,98 @@ fn finished(csv: Csv, statement: &str) -> Result<Written> {
             .map_err(|e| GraphError::Kuzu(format!("writing the edge rows: {e}")))?,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn import(from: &str, label: ImportLabel, to: &str) -> ImportRow {
+        ImportRow {
+            from: from.into(),
+            label,
+            to: to.into(),
+            to_name: "x".into(),
+            line: 3,
+            alias: String::new(),
+        }
+    }
+
+    fn unresolved(from: &str, name: &str, from_file: bool) -> SiteRow {
+        SiteRow {
+            rel: "UNRESOLVED",
+            from: from.into(),
+            from_file,
+            to: name.into(),
+            line: 7,
+            col: 2,
+            confidence: "",
+            kind: "call",
+            to_name: name.into(),
+        }
+    }
+
+    /// The rows of each statement's files, in the order they are copied.
+    fn copied(files: &EdgeFiles) -> Vec<(String, Vec<String>)> {
+        files
+            .written
+            .iter()
+            .filter(|w| !w.parts.is_empty())
+            .map(|w| {
+                let text: String = w
+                    .parts
+                    .iter()
+                    .map(|(p, _)| std::fs::read_to_string(p).expect("read"))
+                    .collect();
+                let name = w.statement.split(" FROM").next().unwrap_or("").to_string();
+                (name, text.lines().map(str::to_string).collect())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_node_is_written_once_before_the_edges_into_it() {
+        let mut csvs = EdgeCsvs::create(CopyPart::default(), "r", "main").expect("create");
+        csvs.site(&unresolved("s1", "go", false));
+        csvs.import(&import("f1", ImportLabel::External, "serde"));
+        csvs.site(&unresolved("f2", "go", true));
+        csvs.import(&import("f2", ImportLabel::External, "serde"));
+        csvs.import(&import("f2", ImportLabel::Symbol, "s9"));
+        let files = csvs.finish().expect("finish");
+        let copied = copied(&files);
+        let names: Vec<&str> = copied.iter().map(|(n, _)| n.trim_start()).collect();
+        let at = |prefix: &str| names.iter().position(|n| n.ends_with(prefix));
+        let (ext, name) = (
+            at("COPY External").expect("externals"),
+            at("COPY Name").expect("names"),
+        );
+        let external = external_id("r", "main", "serde");
+        let name_node = name_id("r", "main", "go");
+        assert_eq!(
+            copied[ext].1,
+            [format!("\"{external}\",\"r\",\"main\",\"serde\"")]
+        );
+        assert_eq!(
+            copied[name].1,
+            [format!("\"{name_node}\",\"r\",\"main\",\"go\"")]
+        );
+        // Every edge into them is written with the node's id, after it.
+        let into = |id: &str| {
+            copied
+                .iter()
+                .enumerate()
+                .flat_map(|(i, (_, rows))| rows.iter().map(move |r| (i, r)))
+                .filter(|(_, r)| r.contains(id))
+                .map(|(i, _)| i)
+                .collect::<Vec<_>>()
+        };
+        let ext_edges = into(&external);
+        assert_eq!(ext_edges.len(), 3, "the node and two edges: {copied:?}");
+        assert!(ext_edges[1..].iter().all(|&i| i > ext));
+        let name_edges = into(&name_node);
+        assert_eq!(name_edges.len(), 3, "the node and two edges: {copied:?}");
+        assert!(name_edges[1..].iter().all(|&i| i > name));
+        // A symbol site and a file site go to tables of their own.
+        assert_ne!(name_edges[1], name_edges[2]);
+        assert_eq!(into("\"s9\"").len(), 1);
+    }
+}

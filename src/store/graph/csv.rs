@@ -1,5 +1,5 @@
-//! The CSV files bulk COPY reads (`load.rs`, and the call graph's tables in
-//! `sites.rs`), written field by field.
+//! The CSV files bulk COPY reads (`load.rs` for the nodes, `edge_csvs.rs` for
+//! what resolution finds), written field by field, and how each is split.
 
 /// CSV files being written, field by field: no string per field (a whole
 /// ref is millions of them), flushed to disk every few megabytes, a new file
@@ -151,6 +151,32 @@ impl Csv {
         self.flushed += self.buf.len();
         self.buf.clear();
     }
+}
+
+/// The node tables of `schema/`, each copied whole (see `limits`).
+const NODE_TABLES: [&str; 7] = [
+    "Repo", "Ref", "File", "Symbol", "Package", "External", "Name",
+];
+
+/// The rows and bytes a CSV part of `statement` ends at. A node table is
+/// copied whole: Kuzu 0.11.3 lost primary keys from its index when a COPY
+/// appended to a node table ("Unable to find primary key value" in the next
+/// COPY of edges, a different key each run, checkpointed between parts or
+/// not). Edge tables have no such index and go in parts.
+pub(super) fn limits(statement: &str, part: super::CopyPart) -> (usize, usize) {
+    let node = NODE_TABLES
+        .iter()
+        .any(|t| statement.contains(&format!("COPY {t} FROM")));
+    match node {
+        true => (usize::MAX, usize::MAX),
+        false => (part.rows, part.bytes),
+    }
+}
+
+/// A COPY statement (`{csv}` for the file) and its CSV parts with their rows.
+pub(super) struct Written {
+    pub statement: String,
+    pub parts: Vec<(std::path::PathBuf, usize)>,
 }
 
 #[cfg(test)]

@@ -7,8 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::csv::Csv;
-use super::load::{Written, limits};
+use super::csv::{Csv, Written, limits};
 use super::rows::{ImportLabel, ImportRow, SiteRow};
 use super::schema::q;
 use super::sites::{CopyTable, copy_tables};

@@ -4,7 +4,7 @@
 
 use kuzu::Connection;
 
-use super::csv::Csv;
+use super::csv::{Csv, Written, limits};
 use super::edge_csvs::{EdgeCsvs, EdgeFiles};
 use super::readers::{Lane, Session};
 use super::rows::{Changes, FileRows, ImportChanges, PackageRow, SiteChanges};
@@ -255,26 +255,6 @@ fn copy_packages(
     })
 }
 
-/// The node tables of `schema/` (copied whole, see `Copier::copy_statement`).
-const NODE_TABLES: [&str; 7] = [
-    "Repo", "Ref", "File", "Symbol", "Package", "External", "Name",
-];
-
-/// The rows and bytes a CSV part of `statement` ends at. A node table is
-/// copied whole: Kuzu 0.11.3 lost primary keys from its index when a COPY
-/// appended to a node table ("Unable to find primary key value" in the next
-/// COPY of edges, a different key each run, checkpointed between parts or
-/// not). Edge tables have no such index and go in parts.
-pub(super) fn limits(statement: &str, part: CopyPart) -> (usize, usize) {
-    let node = NODE_TABLES
-        .iter()
-        .any(|t| statement.contains(&format!("COPY {t} FROM")));
-    match node {
-        true => (usize::MAX, usize::MAX),
-        false => (part.rows, part.bytes),
-    }
-}
-
 /// Writes rows to CSV files in a scratch directory and COPYs each into Kuzu.
 struct Copier<'c, 'db> {
     conn: &'c Connection<'db>,
@@ -335,12 +315,6 @@ impl<'c, 'db> Copier<'c, 'db> {
         }
         Ok(())
     }
-}
-
-/// A COPY statement (`{csv}` for the file) and its CSV parts with their rows.
-pub(super) struct Written {
-    pub statement: String,
-    pub parts: Vec<(std::path::PathBuf, usize)>,
 }
 
 /// The CSV files of the node tables and their edges, in the order they are

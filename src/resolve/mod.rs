@@ -1328,18 +1328,22 @@ pub fn resolve_each(
     }
     let rust_cache = rust::Cache::default();
     let contexts = calls::CxCache::new(files.len());
-    let resolve = |fi: usize| -> Option<Resolved> {
-        if only.is_some_and(|o| !o[fi]) {
-            return None;
-        }
-        Some(resolve_file(&tables, &rust_cache, &contexts, fi))
+    // Chunks of the files to resolve, not of positions: an incremental run's
+    // few hundred files spread over a big ref would go one at a time.
+    let todo: Vec<usize> = match only {
+        Some(o) => (0..files.len()).filter(|&fi| o[fi]).collect(),
+        None => (0..files.len()).collect(),
     };
-    let mut done: Vec<(usize, Option<Resolved>)> = Vec::new();
-    for start in (0..files.len()).step_by(CHUNK) {
-        let chunk = start..(start + CHUNK).min(files.len());
+    let mut done: Vec<(usize, Resolved)> = Vec::new();
+    for chunk in todo.chunks(CHUNK) {
         let handed = std::mem::take(&mut done);
         let (next, ()) = rayon::join(
-            || chunk.into_par_iter().map(|fi| (fi, resolve(fi))).collect(),
+            || {
+                chunk
+                    .par_iter()
+                    .map(|&fi| (fi, resolve_file(&tables, &rust_cache, &contexts, fi)))
+                    .collect()
+            },
             || hand_on(&mut *each, handed),
         );
         done = next;
@@ -1347,11 +1351,9 @@ pub fn resolve_each(
     hand_on(each, done);
 }
 
-fn hand_on(each: &mut (dyn FnMut(usize, Resolved) + Send), done: Vec<(usize, Option<Resolved>)>) {
+fn hand_on(each: &mut (dyn FnMut(usize, Resolved) + Send), done: Vec<(usize, Resolved)>) {
     for (fi, r) in done {
-        if let Some(r) = r {
-            each(fi, r);
-        }
+        each(fi, r);
     }
 }
 

@@ -1,6 +1,7 @@
 //! Writing the call graph: `CALLS`, `REFERENCES`, `IMPLEMENTS`, `EXTENDS` and
-//! `UNRESOLVED` edges (with their `Name` nodes), by diff in an in-place run
-//! and by bulk COPY in a full build. One statement template per operation
+//! `UNRESOLVED` edges (with their `Name` nodes), by diff in an in-place run;
+//! a whole ref's are written by bulk COPY (`edge_csvs.rs`, from the tables of
+//! `copy_tables`). One statement template per operation
 //! (`queries/*site_edge*.cypher`), filled in per relationship and end labels.
 
 use std::collections::HashMap;

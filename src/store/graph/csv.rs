@@ -166,7 +166,7 @@ const NODE_TABLES: [&str; 7] = [
 /// appended to a node table ("Unable to find primary key value" in the next
 /// COPY of edges, a different key each run, checkpointed between parts or
 /// not). Edge tables have no such index and go in parts.
-pub(super) fn limits(statement: &str, part: super::CopyPart) -> (usize, usize) {
+fn limits(statement: &str, part: super::CopyPart) -> (usize, usize) {
     let node = NODE_TABLES
         .iter()
         .any(|t| statement.contains(&format!("COPY {t} FROM")));
@@ -180,6 +180,37 @@ pub(super) fn limits(statement: &str, part: super::CopyPart) -> (usize, usize) {
 pub(super) struct Written {
     pub statement: String,
     pub parts: Vec<(std::path::PathBuf, usize)>,
+}
+
+impl Written {
+    /// `csv`'s parts, to be copied with `statement`, or its first write error.
+    pub(super) fn of(csv: Csv, statement: &str) -> super::Result<Written> {
+        let path = csv.path.clone();
+        Ok(Written {
+            statement: statement.to_string(),
+            parts: csv.finish().map_err(|e| writing(&path, e))?,
+        })
+    }
+}
+
+/// A scratch directory for the CSV files of a load, removed when dropped.
+pub(super) fn scratch() -> super::Result<tempfile::TempDir> {
+    tempfile::tempdir().map_err(|e| super::GraphError::Kuzu(e.to_string()))
+}
+
+/// `dir/name.csv`, for the rows of `statement`, in parts as `limits` says.
+pub(super) fn open(
+    dir: &std::path::Path,
+    name: &str,
+    statement: &str,
+    part: super::CopyPart,
+) -> super::Result<Csv> {
+    let path = dir.join(format!("{name}.csv"));
+    Csv::create(&path, limits(statement, part)).map_err(|e| writing(&path, e))
+}
+
+fn writing(path: &std::path::Path, e: std::io::Error) -> super::GraphError {
+    super::GraphError::Kuzu(format!("writing {}: {e}", path.display()))
 }
 
 #[cfg(test)]

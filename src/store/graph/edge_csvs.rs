@@ -7,11 +7,11 @@
 
 use std::path::{Path, PathBuf};
 
-use super::csv::{Csv, Written, limits};
+use super::csv::{Csv, Written, open, scratch};
 use super::rows::{ImportLabel, ImportRow, SiteRow};
 use super::schema::q;
 use super::sites::{CopyTable, copy_tables};
-use super::{CopyPart, GraphError, Result, external_id, package_id};
+use super::{CopyPart, Result, external_id, package_id};
 use crate::model::ids::name_id;
 use crate::resolve::FxMap;
 
@@ -48,7 +48,7 @@ pub struct EdgeFiles {
 impl EdgeCsvs {
     /// A full build's files, in a scratch directory of their own.
     pub fn create(part: CopyPart, repo: &str, ref_name: &str) -> Result<EdgeCsvs> {
-        let scratch = tempfile::tempdir().map_err(|e| GraphError::Kuzu(e.to_string()))?;
+        let scratch = scratch()?;
         let mut csvs = EdgeCsvs::in_dir(scratch.path(), part, repo, ref_name)?;
         csvs.scratch = Some(scratch);
         Ok(csvs)
@@ -61,11 +61,7 @@ impl EdgeCsvs {
         ref_name: &str,
     ) -> Result<EdgeCsvs> {
         let tables = copy_tables();
-        let open = |name: &str, statement: &str| {
-            let path = dir.join(format!("{name}.csv"));
-            Csv::create(&path, limits(statement, part))
-                .map_err(|e| GraphError::Kuzu(format!("writing {}: {e}", path.display())))
-        };
+        let open = |name: &str, statement: &str| open(dir, name, statement, part);
         Ok(EdgeCsvs {
             scratch: None,
             dir: dir.to_path_buf(),
@@ -146,11 +142,11 @@ impl EdgeCsvs {
     pub fn finish(mut self) -> Result<EdgeFiles> {
         let mut written = vec![self.node_table("copy_externals", &self.externals)?];
         for (csv, (_, name)) in self.imports.drain(..).zip(IMPORT_TABLES) {
-            written.push(finished(csv, q(name))?);
+            written.push(Written::of(csv, q(name))?);
         }
         written.push(self.node_table("copy_names", &self.names)?);
         for (csv, table) in self.sites.drain(..).zip(&self.tables) {
-            written.push(finished(csv, table.statement)?);
+            written.push(Written::of(csv, table.statement)?);
         }
         Ok(EdgeFiles {
             _scratch: self.scratch.take(),
@@ -160,9 +156,7 @@ impl EdgeCsvs {
 
     /// The External or Name nodes of `ids`, by name.
     fn node_table(&self, name: &str, ids: &FxMap<String, String>) -> Result<Written> {
-        let path = self.dir.join(format!("{name}.csv"));
-        let mut csv = Csv::create(&path, limits(q(name), self.part))
-            .map_err(|e| GraphError::Kuzu(format!("writing {}: {e}", path.display())))?;
+        let mut csv = open(&self.dir, name, q(name), self.part)?;
         let mut sorted: Vec<(&String, &String)> = ids.iter().collect();
         sorted.sort_unstable();
         for (n, id) in sorted {
@@ -172,7 +166,7 @@ impl EdgeCsvs {
                 .text(n)
                 .end();
         }
-        finished(csv, q(name))
+        Written::of(csv, q(name))
     }
 }
 
@@ -186,15 +180,6 @@ fn id_of<'m>(
         ids.insert(name.to_string(), make());
     }
     &ids[name]
-}
-
-fn finished(csv: Csv, statement: &str) -> Result<Written> {
-    Ok(Written {
-        statement: statement.to_string(),
-        parts: csv
-            .finish()
-            .map_err(|e| GraphError::Kuzu(format!("writing the edge rows: {e}")))?,
-    })
 }
 
 #[cfg(test)]

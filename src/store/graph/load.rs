@@ -4,7 +4,7 @@
 
 use kuzu::Connection;
 
-use super::csv::{Csv, Written, limits};
+use super::csv::{Csv, Written, open, scratch};
 use super::edge_csvs::{EdgeCsvs, EdgeFiles};
 use super::readers::{Lane, Session};
 use super::rows::{Changes, FileRows, ImportChanges, PackageRow, SiteChanges};
@@ -268,7 +268,7 @@ impl<'c, 'db> Copier<'c, 'db> {
         Ok(Copier {
             conn,
             part,
-            scratch: tempfile::tempdir().map_err(|e| GraphError::Kuzu(e.to_string()))?,
+            scratch: scratch()?,
             files: 0,
         })
     }
@@ -288,14 +288,10 @@ impl<'c, 'db> Copier<'c, 'db> {
     /// The CSV files of a COPY, written and not yet copied (`run`).
     fn write(&mut self, statement: &str, write: &mut dyn FnMut(&mut Csv)) -> Result<Written> {
         self.files += 1;
-        let path = self.scratch.path().join(format!("{}.csv", self.files));
-        let io = |e: std::io::Error| GraphError::Kuzu(format!("writing {}: {e}", path.display()));
-        let mut csv = Csv::create(&path, limits(statement, self.part)).map_err(io)?;
+        let name = self.files.to_string();
+        let mut csv = open(self.scratch.path(), &name, statement, self.part)?;
         write(&mut csv);
-        Ok(Written {
-            statement: statement.to_string(),
-            parts: csv.finish().map_err(io)?,
-        })
+        Written::of(csv, statement)
     }
 
     /// The COPY of each part of `written`, in order.
@@ -363,7 +359,7 @@ const NODE_STATEMENTS: [&str; 5] = [
 impl NodeCsvs {
     /// A full build's files, in a scratch directory of their own.
     pub fn create(part: CopyPart, repo: &str, ref_name: &str) -> Result<NodeCsvs> {
-        let scratch = tempfile::tempdir().map_err(|e| GraphError::Kuzu(e.to_string()))?;
+        let scratch = scratch()?;
         let mut csvs = NodeCsvs::in_dir(scratch.path(), part, repo, ref_name)?;
         csvs.scratch = Some(scratch);
         Ok(csvs)
@@ -375,11 +371,7 @@ impl NodeCsvs {
         repo: &str,
         ref_name: &str,
     ) -> Result<NodeCsvs> {
-        let open = |name: &str| {
-            let path = dir.join(format!("{name}.csv"));
-            Csv::create(&path, limits(q(name), part))
-                .map_err(|e| GraphError::Kuzu(format!("writing {}: {e}", path.display())))
-        };
+        let open = |name: &str| open(dir, name, q(name), part);
         Ok(NodeCsvs {
             scratch: None,
             repo: repo.to_string(),
@@ -471,14 +463,7 @@ impl NodeCsvs {
         ];
         csvs.into_iter()
             .zip(NODE_STATEMENTS)
-            .map(|(csv, name)| {
-                Ok(Written {
-                    statement: q(name).to_string(),
-                    parts: csv
-                        .finish()
-                        .map_err(|e| GraphError::Kuzu(format!("writing the {name} rows: {e}")))?,
-                })
-            })
+            .map(|(csv, name)| Written::of(csv, q(name)))
             .collect()
     }
 }

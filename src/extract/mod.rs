@@ -608,6 +608,19 @@ fn leading_comments(
     skip: &[&str],
     keep: impl Fn(Node<'_>, &str) -> Option<String>,
 ) -> String {
+    if !may_have_leading(node, src, skip) {
+        return String::new();
+    }
+    walked_comments(node, src, skip, keep)
+}
+
+/// `leading_comments` by walking back over `node`'s siblings.
+fn walked_comments(
+    node: Node<'_>,
+    src: &str,
+    skip: &[&str],
+    keep: impl Fn(Node<'_>, &str) -> Option<String>,
+) -> String {
     let mut parts = Vec::new();
     let mut expected_row = node.start_position().row;
     let mut cur = node.prev_sibling();
@@ -637,6 +650,27 @@ fn leading_comments(
     }
     parts.reverse();
     parts.join("\n").trim().to_string()
+}
+
+/// Whether `leading_comments` could take anything above `node`: a comment
+/// ending on its line or the line above (a `//` or `*/` there), or an
+/// attribute right before it (a `]`; it is skipped however far above). Other
+/// skipped kinds (decorators) can end in anything. Read from the text because
+/// `prev_sibling` walks down from the root, and ran for every symbol.
+fn may_have_leading(node: Node<'_>, src: &str, skip: &[&str]) -> bool {
+    if skip.iter().any(|k| *k != "attribute_item") {
+        return true;
+    }
+    let before = &src[..node.start_byte().min(src.len())];
+    if !skip.is_empty() && before.trim_end().ends_with(']') {
+        return true;
+    }
+    let row_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let above_start = before[..row_start.saturating_sub(1)]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let near = &before[above_start..];
+    near.contains("//") || near.contains("*/")
 }
 
 /// Nesting, method detection and qualified names for one file's definitions.
@@ -777,6 +811,51 @@ pub fn qualify(language: Language, module: &str, chain: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Where the text rules out a leading comment, walking the siblings
+    /// finds none either: every node of sources laid out every which way.
+    #[test]
+    fn the_text_rules_out_a_leading_comment_only_where_there_is_none() {
+        let rust = "//! crate\n/// a\nfn a() {}\n/* b */ fn b() {}\n\n/// c\n#[x]\n\n#[y] fn c() {}\n\
+            // far\n\nfn d() {}\nstruct S { a: u8, // note\n    b: u8,\n    /** doc */\n    c: u8 }\n\
+            /* two\n lines */\nenum E { A, /// v\n B }\nimpl S { /// m\n fn m(&self) {} fn n() {} }\n\
+            #[cfg(x)]\nmod m { const C: u8 = 1; }\n\u{a0}/// nb\n\u{2028}fn e() {}\n// last";
+        let go = "package p\n\n// A is.\nfunc A() {}\n/* B */ func B() {}\n\n// far\n\nfunc C() {}\n\
+            type (\n\t// T is.\n\tT int\n\tU int // u\n\tV int\n)\n";
+        let keep = |n: Node<'_>, t: &str| n.kind().contains("comment").then(|| t.to_string());
+        for (language, src, skip) in [
+            (Language::Rust, rust, &["attribute_item"][..]),
+            (Language::Go, go, &[][..]),
+        ] {
+            let mut parser = tree_sitter::Parser::new();
+            parser.set_language(&grammar_of(language).0).unwrap();
+            let tree = parser.parse(src, None).unwrap();
+            let (mut ruled_out, mut found) = (0, 0);
+            let mut stack = vec![tree.root_node()];
+            while let Some(n) = stack.pop() {
+                // A comment's own parts (`/*`, a doc's text) are never symbols.
+                if !n.kind().contains("comment") {
+                    stack.extend(n.children(&mut n.walk()));
+                }
+                let walked = walked_comments(n, src, skip, keep);
+                found += usize::from(!walked.is_empty());
+                if !may_have_leading(n, src, skip) {
+                    ruled_out += 1;
+                    assert_eq!(
+                        walked,
+                        "",
+                        "{language:?} {} at {:?}",
+                        n.kind(),
+                        n.start_position()
+                    );
+                }
+            }
+            assert!(
+                ruled_out > 20 && found >= 4,
+                "{language:?}: {ruled_out} ruled out, {found} found"
+            );
+        }
+    }
 
     /// The pattern boundaries read off the combined query are those of the
     /// files compiled on their own.

@@ -258,7 +258,7 @@ fn fact_of(
         return Some(Fact {
             kind,
             owner: owners.of(node.start_byte(), false),
-            name: String::new(),
+            name: Step::default(),
             chain: vec![Step::const_new("this")],
             byte: node.start_byte() as u32,
         });
@@ -330,7 +330,7 @@ fn fact_of(
     }
     // A fact of the file (a module-level variable) has no owner
     // but the file; a field outside any type is not one.
-    let name = name.map(|n| text(n, src).to_string()).unwrap_or_default();
+    let name = name.map(|n| Step::from(text(n, src))).unwrap_or_default();
     if !matches!(
         kind,
         FactKind::Returns | FactKind::Alias | FactKind::Decorator
@@ -436,7 +436,7 @@ fn param_facts(params: Node<'_>, src: &str, owner: u32, out: &mut Vec<Fact>) {
         Lang::Ts.type_names(ty, src, &mut found, false);
         found.into_iter().next().map(|(chain, _)| chain)
     };
-    let mut fact = |name: String, chain: Vec<Step>, at: Node<'_>| {
+    let mut fact = |name: Step, chain: Vec<Step>, at: Node<'_>| {
         out.push(Fact {
             kind: FactKind::Param,
             owner,
@@ -454,7 +454,7 @@ fn param_facts(params: Node<'_>, src: &str, owner: u32, out: &mut Vec<Fact>) {
                 };
                 for (j, q) in positional(inner).enumerate() {
                     if let Some(chain) = declared(q) {
-                        fact(format!("{i}.{j}"), chain, q);
+                        fact(compact_str::format_compact!("{i}.{j}"), chain, q);
                     }
                 }
             }
@@ -468,7 +468,7 @@ fn param_facts(params: Node<'_>, src: &str, owner: u32, out: &mut Vec<Fact>) {
             }) =>
             {
                 if let Some(chain) = declared(p) {
-                    fact(i.to_string(), chain, p);
+                    fact(compact_str::format_compact!("{i}"), chain, p);
                 }
             }
             None => {}
@@ -504,7 +504,7 @@ fn rust_param_facts(decl: Node<'_>, params: Node<'_>, src: &str, owner: u32, out
                 out.push(Fact {
                     kind: FactKind::Param,
                     owner,
-                    name: format!("{i}.{j}"),
+                    name: compact_str::format_compact!("{i}.{j}"),
                     chain,
                     byte: t.start_byte() as u32,
                 });
@@ -855,11 +855,11 @@ fn python_element(n: Node<'_>, src: &str) -> Option<Vec<Step>> {
 /// The locals, parameters and Go receivers of each owner among the facts
 /// found so far: a value site naming one names no symbol
 /// (`drop_shadowed_values`).
-struct Locals(std::collections::HashMap<String, Vec<u32>>);
+struct Locals(std::collections::HashMap<Step, Vec<u32>>);
 
 impl Locals {
     fn of(facts: &[Fact]) -> Locals {
-        let mut by_name: std::collections::HashMap<String, Vec<u32>> = Default::default();
+        let mut by_name: std::collections::HashMap<Step, Vec<u32>> = Default::default();
         for f in facts {
             if matches!(f.kind, FactKind::Local | FactKind::Receiver) {
                 by_name.entry(f.name.clone()).or_default().push(f.owner);

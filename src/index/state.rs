@@ -1251,19 +1251,19 @@ impl<'a> Reader<'a> {
         }
         None
     }
-    fn vstring(&mut self) -> Option<String> {
-        let n = self.var()? as usize;
-        std::str::from_utf8(self.bytes(n)?).ok().map(str::to_string)
-    }
     /// A chain (`put_vstrs`).
     fn steps(&mut self) -> Option<Vec<Step>> {
         let n = self.var()? as usize;
         let mut out = Vec::with_capacity(n.min(self.buf.len()));
         for _ in 0..n {
-            let len = self.var()? as usize;
-            out.push(Step::from(std::str::from_utf8(self.bytes(len)?).ok()?));
+            out.push(self.step()?);
         }
         Some(out)
+    }
+    /// One step of a chain, or a fact's name (`put_vstr`), kept inline.
+    fn step(&mut self) -> Option<Step> {
+        let len = self.var()? as usize;
+        Some(Step::from(std::str::from_utf8(self.bytes(len)?).ok()?))
     }
     /// A call-graph edge's end (`put_id`), kept inline.
     fn site_id(&mut self) -> Option<Id> {
@@ -1328,7 +1328,7 @@ impl<'a> Reader<'a> {
         for _ in 0..n {
             let kind = FactKind::from_u8(self.byte()?)?;
             let owner = self.var()?;
-            let name = self.vstring()?;
+            let name = self.step()?;
             let chain = self.steps()?;
             let byte = self.var()?;
             out.facts.push(Fact {

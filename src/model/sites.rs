@@ -161,7 +161,7 @@ impl FactKind {
 pub struct Fact {
     pub kind: FactKind,
     pub owner: u32,
-    pub name: String,
+    pub name: Step,
     pub chain: Vec<Step>,
     /// Where the binding is made (a local is used after it).
     pub byte: u32,

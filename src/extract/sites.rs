@@ -130,7 +130,7 @@ pub(super) fn collect(
             let pos = at.start_position();
             RawSite {
                 kind,
-                chain,
+                chain: chain.into(),
                 line: pos.row as u32 + 1,
                 col: pos.column as u32 + 1,
                 owner,
@@ -259,7 +259,7 @@ fn fact_of(
             kind,
             owner: owners.of(node.start_byte(), false),
             name: Step::default(),
-            chain: vec![Step::const_new("this")],
+            chain: vec![Step::const_new("this")].into(),
             byte: node.start_byte() as u32,
         });
     }
@@ -362,7 +362,7 @@ fn fact_of(
         kind,
         owner,
         name,
-        chain,
+        chain: chain.into(),
         byte: node.start_byte() as u32,
     })
 }
@@ -441,7 +441,7 @@ fn param_facts(params: Node<'_>, src: &str, owner: u32, out: &mut Vec<Fact>) {
             kind: FactKind::Param,
             owner,
             name,
-            chain,
+            chain: chain.into(),
             byte: at.start_byte() as u32,
         })
     };
@@ -505,7 +505,7 @@ fn rust_param_facts(decl: Node<'_>, params: Node<'_>, src: &str, owner: u32, out
                     kind: FactKind::Param,
                     owner,
                     name: compact_str::format_compact!("{i}.{j}"),
-                    chain,
+                    chain: chain.into(),
                     byte: t.start_byte() as u32,
                 });
             }
@@ -894,7 +894,7 @@ fn parameter_type(facts: &[Fact], owner: u32, chain: &[Step]) -> Option<Vec<Step
                 && f.name == one.as_str()
                 && f.chain.as_slice() != std::slice::from_ref(one)
         })
-        .map(|f| f.chain.clone())
+        .map(|f| f.chain.to_vec())
 }
 
 /// Drops the value sites that name a local, parameter or Go receiver of their

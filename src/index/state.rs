@@ -1313,7 +1313,7 @@ impl<'a> Reader<'a> {
         out.sites.reserve(n.min(self.buf.len() / 4));
         for _ in 0..n {
             let kind = SiteKind::from_u8(self.byte()?)?;
-            let chain = self.steps()?;
+            let chain = self.steps()?.into();
             let (line, col, owner) = (self.var()?, self.var()?, self.var()?);
             out.sites.push(RawSite {
                 kind,
@@ -1329,7 +1329,7 @@ impl<'a> Reader<'a> {
             let kind = FactKind::from_u8(self.byte()?)?;
             let owner = self.var()?;
             let name = self.step()?;
-            let chain = self.steps()?;
+            let chain = self.steps()?.into();
             let byte = self.var()?;
             out.facts.push(Fact {
                 kind,

@@ -13,6 +13,76 @@
 /// allocation rather than one per name (millions of sites on a big repo).
 pub type Step = compact_str::CompactString;
 
+/// A chain of steps in a `Vec`'s 24 bytes: one step inline (over half of all
+/// chains), more in a block of their size. A full build holds every file's
+/// sites until resolution, and a one-step `Vec` cost a heap block besides.
+#[derive(Clone)]
+pub enum Chain {
+    One(Step),
+    Many(Box<[Step]>),
+}
+
+const _: () = assert!(std::mem::size_of::<Chain>() == 24);
+
+impl Chain {
+    pub fn as_slice(&self) -> &[Step] {
+        match self {
+            Chain::One(s) => std::slice::from_ref(s),
+            Chain::Many(all) => all,
+        }
+    }
+}
+
+impl From<Vec<Step>> for Chain {
+    /// Moved, not shrunk in place: glibc shrinks a block in place, leaving
+    /// millions of small free tails (the crates corpus's index took ~12%
+    /// more CPU); a whole block freed is taken again by the next chain built.
+    fn from(mut v: Vec<Step>) -> Chain {
+        if v.len() == 1 {
+            return Chain::One(v.pop().expect("one step"));
+        }
+        if v.capacity() > v.len() {
+            let mut fit = Vec::with_capacity(v.len());
+            fit.append(&mut v);
+            v = fit;
+        }
+        Chain::Many(v.into_boxed_slice())
+    }
+}
+
+impl Default for Chain {
+    fn default() -> Chain {
+        Chain::Many(Box::default())
+    }
+}
+
+impl std::ops::Deref for Chain {
+    type Target = [Step];
+    fn deref(&self) -> &[Step] {
+        self.as_slice()
+    }
+}
+
+impl std::fmt::Debug for Chain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_slice().fmt(f)
+    }
+}
+
+impl PartialEq for Chain {
+    fn eq(&self, other: &Chain) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for Chain {}
+
+impl<const N: usize> PartialEq<[&str; N]> for Chain {
+    fn eq(&self, other: &[&str; N]) -> bool {
+        self.as_slice() == other
+    }
+}
+
 /// What a site is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum SiteKind {
@@ -69,7 +139,7 @@ pub const IN_FILE: u32 = u32::MAX;
 pub struct RawSite {
     pub kind: SiteKind,
     /// The callee, referenced name or type as a chain (module doc).
-    pub chain: Vec<Step>,
+    pub chain: Chain,
     /// 1-based line and byte column of the name token (the chain's last name).
     pub line: u32,
     pub col: u32,
@@ -162,7 +232,7 @@ pub struct Fact {
     pub kind: FactKind,
     pub owner: u32,
     pub name: Step,
-    pub chain: Vec<Step>,
+    pub chain: Chain,
     /// Where the binding is made (a local is used after it).
     pub byte: u32,
 }
@@ -176,27 +246,16 @@ pub struct FileSites {
 
 impl FileSites {
     /// Lets go of the room the vectors grew into: a full build holds every
-    /// file's sites until resolution, and a chain pushed to grows room for
-    /// four steps (it holds 1.3 on average). On the crates corpus the chains
-    /// took 181 MiB for 57 of steps, the sites and facts 128 for 89.
+    /// file's sites until resolution (their chains are made to fit as each is
+    /// made, `Chain::from`).
     pub fn shrink(&mut self) {
-        for chain in self
-            .sites
-            .iter_mut()
-            .map(|s| &mut s.chain)
-            .chain(self.facts.iter_mut().map(|f| &mut f.chain))
-        {
-            moved_fit(chain);
-        }
         moved_fit(&mut self.sites);
         moved_fit(&mut self.facts);
     }
 }
 
-/// Moves `v`'s items to a block of their size, when it has room to spare.
-/// Not `shrink_to_fit`: glibc shrinks a block in place, leaving millions of
-/// small free tails (the crates corpus's index took ~12% more CPU); a whole
-/// block freed is taken again by the next chain built.
+/// Moves `v`'s items to a block of their size, when it has room to spare
+/// (not shrunk in place: see `Chain::from`).
 fn moved_fit<T>(v: &mut Vec<T>) {
     if v.capacity() > v.len() {
         let mut fit = Vec::with_capacity(v.len());
@@ -216,13 +275,33 @@ mod tests {
         chain
     }
 
+    /// A chain keeps its steps, in order: one inline, more in a block of
+    /// their size, none as an empty box (no block).
+    #[test]
+    fn a_chain_keeps_its_steps_one_inline() {
+        for steps in [
+            &[][..],
+            &["x"],
+            &["self", "a_name_longer_than_twenty_four_bytes", "()"],
+        ] {
+            let chain = Chain::from(pushed(steps));
+            assert_eq!(chain.as_slice(), steps, "{steps:?}");
+            assert_eq!(matches!(chain, Chain::One(_)), steps.len() == 1);
+        }
+        assert_eq!(Chain::from(pushed(&["?"])), ["?"]);
+        assert_ne!(
+            Chain::from(pushed(&["a", "b"])),
+            Chain::from(pushed(&["a"]))
+        );
+    }
+
     #[test]
     fn shrinking_keeps_every_site_and_fact_and_no_spare_room() {
         let mut out = FileSites::default();
         for line in 1..=5 {
             out.sites.push(RawSite {
                 kind: SiteKind::Call,
-                chain: pushed(&["self", "a_name_longer_than_twenty_four_bytes"]),
+                chain: pushed(&["self", "a_name_longer_than_twenty_four_bytes"]).into(),
                 line,
                 col: 3,
                 owner: IN_FILE,
@@ -232,20 +311,14 @@ mod tests {
             kind: FactKind::Local,
             owner: 0,
             name: "x".into(),
-            chain: pushed(&["x"]),
+            chain: pushed(&["x"]).into(),
             byte: 7,
         });
         let before = out.clone();
         assert!(out.sites.capacity() > out.sites.len());
-        assert!(out.sites.iter().all(|s| s.chain.capacity() > s.chain.len()));
         out.shrink();
         assert_eq!(out, before);
         assert_eq!(out.sites.capacity(), out.sites.len());
-        assert!(
-            out.sites
-                .iter()
-                .all(|s| s.chain.capacity() == s.chain.len())
-        );
-        assert_eq!(out.facts[0].chain.capacity(), 1);
+        assert_eq!(out.facts.capacity(), out.facts.len());
     }
 }

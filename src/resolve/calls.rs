@@ -2551,7 +2551,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// `input: &Input` is a parameter: `Input{}.clone().span(…)`). A local is
     /// its owner's last binding of the name, which names itself here.
     fn unshadowed(&self, cx: &FileCx<'a>, owner: u32, word: &str, fact: &'a Fact) -> Vec<Step> {
-        let mut chain = fact.chain.clone();
+        let mut chain = fact.chain.to_vec();
         let mut at = fact.byte;
         for _ in 0..4 {
             if chain.len() < 2 || bare(&chain[0]) != word {
@@ -2569,7 +2569,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 .chain
                 .iter()
                 .any(|c| matches!(c.as_str(), "()" | "{}" | "#new" | "?"));
-            let mut head = before.chain.clone();
+            let mut head = before.chain.to_vec();
             // A type (a parameter's): a value of it.
             if !marked && self.type_target(cx, owner, &head, 1).is_some() {
                 head.push(Step::const_new("{}"));

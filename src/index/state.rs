@@ -35,7 +35,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::model::lazy::{Lazy, Shared};
-use crate::model::sites::{Fact, FactKind, FileSites, RawSite, SiteKind, Step};
+use crate::model::sites::{Chain, Fact, FactKind, FileSites, RawSite, SiteKind, Step};
 use crate::model::{Language, RawImport, ids};
 use crate::resolve::{Callables, Edge, Id, RFile, RSymbol, Rel, SiteEdge, Target, Tier};
 use crate::source::walk::FileStat;
@@ -1251,14 +1251,18 @@ impl<'a> Reader<'a> {
         }
         None
     }
-    /// A chain (`put_vstrs`).
-    fn steps(&mut self) -> Option<Vec<Step>> {
+    /// A site's or fact's chain (`put_vstrs`): one step read straight into
+    /// its inline place, more into a block of their size.
+    fn chain(&mut self) -> Option<Chain> {
         let n = self.var()? as usize;
+        if n == 1 {
+            return self.step().map(Chain::One);
+        }
         let mut out = Vec::with_capacity(n.min(self.buf.len()));
         for _ in 0..n {
             out.push(self.step()?);
         }
-        Some(out)
+        Some(Chain::from(out))
     }
     /// One step of a chain, or a fact's name (`put_vstr`), kept inline.
     fn step(&mut self) -> Option<Step> {
@@ -1313,7 +1317,7 @@ impl<'a> Reader<'a> {
         out.sites.reserve(n.min(self.buf.len() / 4));
         for _ in 0..n {
             let kind = SiteKind::from_u8(self.byte()?)?;
-            let chain = self.steps()?.into();
+            let chain = self.chain()?;
             let (line, col, owner) = (self.var()?, self.var()?, self.var()?);
             out.sites.push(RawSite {
                 kind,
@@ -1329,7 +1333,7 @@ impl<'a> Reader<'a> {
             let kind = FactKind::from_u8(self.byte()?)?;
             let owner = self.var()?;
             let name = self.step()?;
-            let chain = self.steps()?.into();
+            let chain = self.chain()?;
             let byte = self.var()?;
             out.facts.push(Fact {
                 kind,

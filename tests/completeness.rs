@@ -401,3 +401,78 @@ fn impact_goes_through_module_values_built_from_the_change() {
         "{tests:?}"
     );
 }
+
+/// `find_references` of a Rust type says `exact` only when it lists every
+/// place the code names it: `fixtures/rust-type-uses` writes its types in
+/// every position Rust has (impl targets, path qualifiers, turbofish, casts,
+/// patterns, tuple fields, aliases, `where` clauses, macro arguments and
+/// templates). Every word naming one, but its definition, must be in the
+/// answer; what else is there must be `Self` or a generic parameter bound by it.
+#[test]
+fn a_rust_type_is_found_wherever_the_code_names_it() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = tmp.path().join("type-uses");
+    crate::common::copy_tree(&crate::common::fixture("rust-type-uses"), &root);
+    let cli = |args: &[&str]| crate::common::cruxe_in(&root, args);
+    let o = cli(&["index", "."]);
+    assert!(o.status.success(), "{o:?}");
+    let sources: Vec<(String, String)> = ["src/lib.rs", "src/uses.rs"]
+        .iter()
+        .map(|p| {
+            (
+                p.to_string(),
+                std::fs::read_to_string(root.join(p)).expect("read"),
+            )
+        })
+        .collect();
+    for name in ["Chain", "Show", "E"] {
+        let o = cli(&["refs", name, "--json"]);
+        assert!(o.status.success(), "{o:?}");
+        let answer: Value = serde_json::from_slice(&o.stdout).expect("json");
+        assert_eq!(s(&answer["completeness"]), "exact", "{answer}");
+        let got: Vec<(String, usize, usize)> = answer["references"]
+            .as_array()
+            .expect("references")
+            .iter()
+            .map(|r| {
+                let n = |k: &str| r[k].as_u64().expect("number") as usize;
+                (s(&r["path"]), n("line"), n("col"))
+            })
+            .collect();
+        let mut want = Vec::new();
+        for (path, text) in &sources {
+            for (i, line) in text.lines().enumerate() {
+                if line.trim_start().starts_with("//") {
+                    continue;
+                }
+                let defines = ["struct", "trait", "enum"]
+                    .iter()
+                    .any(|k| line.starts_with(&format!("pub {k} {name} ")));
+                for (at, _) in line.match_indices(name) {
+                    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                    if defines
+                        || word(line[..at].chars().last())
+                        || word(line[at + name.len()..].chars().next())
+                    {
+                        continue;
+                    }
+                    want.push((path.clone(), i + 1, at + 1));
+                }
+            }
+        }
+        assert!(want.len() >= 9, "{name}: {want:?}");
+        let missing: Vec<_> = want.iter().filter(|w| !got.contains(w)).collect();
+        assert!(
+            missing.is_empty(),
+            "{name}: missing {missing:?} in {answer}"
+        );
+        for (path, line, col) in got.iter().filter(|g| !want.contains(g)) {
+            let text = &sources.iter().find(|(p, _)| p == path).expect("file").1;
+            let rest = &text.lines().nth(line - 1).expect("line")[col - 1..];
+            assert!(
+                rest.starts_with("Self") || rest.starts_with("T>"),
+                "{name} at {path}:{line}:{col}: {rest}"
+            );
+        }
+    }
+}

@@ -14,6 +14,29 @@
 (function_signature_item return_type: (_) @callee) @type
 (type_parameter bounds: (trait_bounds (_) @callee)) @type
 (where_predicate bounds: (trait_bounds (_) @callee)) @type
+; Every other place a type is written: what `impl` is for, items' and
+; tuple fields' types, an alias's target, casts, closures' results,
+; turbofish arguments (`size_of::<T>()`), patterns (`T { a }`, `E::A(x)`),
+; what a `where` clause bounds and an associated type's bounds.
+(impl_item type: (_) @callee) @type
+(where_predicate left: (_) @callee) @type
+(associated_type bounds: (trait_bounds (_) @callee)) @type
+(static_item type: (_) @callee) @type
+(const_item type: (_) @callee) @type
+(ordered_field_declaration_list type: (_) @callee) @type
+(type_item type: (_) @callee) @type
+(type_cast_expression type: (_) @callee) @type
+(closure_expression return_type: (_) @callee) @type
+(generic_function type_arguments: (type_arguments) @callee) @type
+(struct_pattern type: (_) @callee) @type
+(tuple_struct_pattern type: (_) @callee) @type
+; A path's qualifier (`Chain::from(…)`, `E::A`, `Vec::<T>::new()`): a type
+; when it is named as one (src/extract/sites.rs keeps capitalised names).
+(scoped_identifier path: (_) @callee) @path
+(scoped_type_identifier path: (_) @callee) @path
+; A `macro_rules!` template: never parsed as code; the types it names are
+; read from its tokens (`@macro` bodies that are not parsed again too).
+(macro_rule right: (token_tree) @callee) @mentions
 
 (arguments (identifier) @callee) @value
 (arguments (scoped_identifier) @callee) @value

@@ -377,8 +377,8 @@ impl Extractor {
             }
             // Calls written in Rust macro arguments (`assert_eq!(a.f(), 1)`)
             // are token trees too: those arguments are parsed again as
-            // expressions, at their original positions, for their call sites
-            // only; macros in those arguments take another round.
+            // expressions, at their original positions, for the calls and
+            // types written there; macros in those arguments take another round.
             let mut pending: Vec<(String, Vec<tree_sitter::Range>)> =
                 std::iter::once((&calls, source))
                     .chain(
@@ -406,7 +406,10 @@ impl Extractor {
                         found.iter().filter_map(|c| c.macro_args()),
                         &m,
                     ));
-                    let found: Vec<_> = found.into_iter().filter(|c| c.is_call_site()).collect();
+                    let found: Vec<_> = found
+                        .into_iter()
+                        .filter(|c| c.is_expression_site())
+                        .collect();
                     sites::collect(language, &found, &m, &symbols, &packages, &mut sites);
                 }
                 pending = next;

@@ -5,6 +5,7 @@ use tree_sitter::Node;
 
 use super::{Def, RawDef, block_doc, header, leading_comments, text};
 use crate::model::SymbolKind;
+use crate::model::sites::Step;
 
 pub(super) fn refine<'t>(raw: RawDef<'t>, src: &str) -> Option<Def<'t>> {
     let node = raw.node;
@@ -309,4 +310,123 @@ fn included_ranges(text: &str, kept: &[std::ops::Range<usize>]) -> Vec<tree_sitt
             }
         })
         .collect()
+}
+
+/// Whether a path's qualifier named `name` is a type (`Chain::from`,
+/// `Self::new`), not a module (`mem::take`) or a keyword (`crate::a`): types
+/// are capitalised (rustc warns on any that is not), modules are not.
+pub(super) fn names_a_type(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_uppercase())
+}
+
+/// `Some`, `None`, `Ok`, `Err`: the prelude's variants, which patterns name
+/// most (`if let Some(x)`), no type of the repository.
+pub(super) fn is_prelude_variant(name: &str) -> bool {
+    matches!(name, "Some" | "None" | "Ok" | "Err")
+}
+
+/// Whether the token tree of a macro invocation is parsed again, so that what
+/// it names is read from that parse, not from its tokens: arguments that may
+/// hold calls (`macro_args_only`), or a `{…}` body of items where
+/// `macro_bodies_only` looks (the file, a module, a statement there).
+pub(super) fn is_read_again(invocation: Node<'_>, tree: Node<'_>, src: &str) -> bool {
+    let body = text(tree, src);
+    if may_call(body) {
+        return true;
+    }
+    if !(body.starts_with('{') && body.ends_with('}')) || body.contains('$') {
+        return false;
+    }
+    let mut up = invocation.parent();
+    if up.is_some_and(|p| p.kind() == "expression_statement") {
+        up = up.and_then(|p| p.parent());
+    }
+    match up {
+        Some(p) if p.kind() == "source_file" => true,
+        Some(p) if p.kind() == "declaration_list" => {
+            p.parent().is_some_and(|m| m.kind() == "mod_item")
+        }
+        _ => false,
+    }
+}
+
+/// The types a token tree names, read from its tokens (a `macro_rules!`
+/// template, a macro's arguments no parse reads): each capitalised name with
+/// the path written before it (`$crate::E::A` → `crate::E` at `E`, then
+/// `crate::E::A` at `A`). `Self` and the prelude's variants are left out: a
+/// template's `Self` is the expansion's.
+pub(super) fn mentions<'t>(tree: Node<'t>, src: &str, found: &mut Vec<(Vec<Step>, Node<'t>)>) {
+    let mut path: Vec<Step> = Vec::new();
+    // Whether the last token was `::` after a path.
+    let mut joined = false;
+    let mut c = tree.walk();
+    if !c.goto_first_child() {
+        return;
+    }
+    loop {
+        let n = c.node();
+        let k = n.kind();
+        if k == "token_tree" || k == "token_repetition" {
+            path.clear();
+            joined = false;
+            if c.goto_first_child() {
+                continue;
+            }
+        } else if k == "::" {
+            joined = !path.is_empty();
+        } else {
+            let word = match k {
+                "identifier" | "crate" | "self" | "super" => text(n, src),
+                "metavariable" if text(n, src) == "$crate" => "crate",
+                _ => "",
+            };
+            if word.is_empty() {
+                path.clear();
+            } else {
+                if !joined {
+                    path.clear();
+                }
+                path.push(match path.is_empty() {
+                    true => Step::from(word),
+                    false => compact_str::format_compact!("::{word}"),
+                });
+                if names_a_type(word)
+                    && word != "Self"
+                    && !(path.len() == 1 && is_prelude_variant(word))
+                {
+                    found.push((path.clone(), n));
+                }
+            }
+            joined = false;
+        }
+        // Next in source order: a sibling, else up until one has a sibling.
+        while !c.goto_next_sibling() {
+            if !c.goto_parent() || c.node() == tree {
+                return;
+            }
+        }
+    }
+}
+
+/// Whether `name` is a generic parameter of an item around `at` (a `where`
+/// clause's function, or the impl or trait around that function).
+pub(super) fn is_type_parameter(at: Node<'_>, name: &str, src: &str) -> bool {
+    let mut up = at.parent();
+    for _ in 0..8 {
+        let Some(n) = up else {
+            return false;
+        };
+        if let Some(params) = n.child_by_field_name("type_parameters") {
+            let mut c = params.walk();
+            let declared = params.named_children(&mut c).any(|p| {
+                let p = p.child_by_field_name("name").unwrap_or(p);
+                text(p, src) == name
+            });
+            if declared {
+                return true;
+            }
+        }
+        up = n.parent();
+    }
+    false
 }

@@ -26,10 +26,14 @@ pub(super) struct CallMatch<'t> {
 }
 
 impl<'t> CallMatch<'t> {
-    /// A call, construction or value use (not a type or a fact): what a
-    /// macro's arguments, re-parsed as expressions, are read for.
-    pub(super) fn is_call_site(&self) -> bool {
-        matches!(self.what, "call" | "new" | "construct" | "value")
+    /// A use written in an expression (a call, construction, value, type or
+    /// a macro's tokens; not a declaration's type or a fact): what a macro's
+    /// arguments, re-parsed as expressions, are read for.
+    pub(super) fn is_expression_site(&self) -> bool {
+        matches!(
+            self.what,
+            "call" | "new" | "construct" | "value" | "type" | "path" | "macro"
+        )
     }
 
     /// A Rust macro invocation's token tree (`@macro`).
@@ -40,12 +44,14 @@ impl<'t> CallMatch<'t> {
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 23] = [
+    const NAMES: [&str; 25] = [
         "call",
         "new",
         "construct",
         "value",
         "type",
+        "path",
+        "mentions",
         "extends",
         "implements",
         "fact.local",
@@ -188,9 +194,9 @@ pub(super) fn collect(
                 }
                 out.sites.push(site(kind, chain, token, owner));
             }
-            "type" | "extends" | "implements" => {
+            "type" | "path" | "extends" | "implements" => {
                 let kind = match what {
-                    "type" => SiteKind::Type,
+                    "type" | "path" => SiteKind::Type,
                     "extends" => SiteKind::Extends,
                     _ => SiteKind::Implements,
                 };
@@ -201,9 +207,42 @@ pub(super) fn collect(
                     _ => owners.of(inner.start_byte(), false),
                 };
                 let mut found = Vec::new();
-                lang.type_names(inner, src, &mut found, kind == SiteKind::Type);
+                lang.type_names(inner, src, &mut found, true);
+                // Of a supertype or trait, only the first name is it: its
+                // type arguments (`impl From<Chain> for T`) are types named.
+                let mut first = None;
+                if kind != SiteKind::Type {
+                    let mut it = Vec::new();
+                    lang.type_names(inner, src, &mut it, false);
+                    first = it.first().map(|(_, t)| t.start_byte());
+                }
                 for (chain, token) in found {
-                    out.sites.push(site(kind, chain, token, owner));
+                    let kind = match first {
+                        Some(at) if at != token.start_byte() => SiteKind::Type,
+                        _ => kind,
+                    };
+                    // A path's qualifier is a type when named as one (else a
+                    // module: `mem::take`); a pattern's `Some(x)` the prelude's.
+                    let keep = match what {
+                        "path" => super::rust::names_a_type(text(token, src)),
+                        _ => !(chain.len() == 1 && super::rust::is_prelude_variant(&chain[0])),
+                    };
+                    if keep {
+                        out.sites.push(site(kind, chain, token, owner));
+                    }
+                }
+            }
+            // Tokens no parse reads (a `macro_rules!` template, a macro's
+            // arguments that are not parsed again): the types they name.
+            "mentions" | "macro"
+                if matches!(lang, Lang::Rust)
+                    && (what == "mentions" || !super::rust::is_read_again(node, inner, src)) =>
+            {
+                let owner = owners.of_mention(inner.start_byte());
+                let mut found = Vec::new();
+                super::rust::mentions(inner, src, &mut found);
+                for (chain, token) in found {
+                    out.sites.push(site(SiteKind::Type, chain, token, owner));
                 }
             }
             "fact.params" => {
@@ -245,6 +284,14 @@ fn fact_of(
         "decorator" => FactKind::Decorator,
         _ => FactKind::Bound,
     };
+    // `where Chain: Show` bounds a type, not a parameter of that name: no
+    // fact (it would make every `Chain` there the trait).
+    if what == "fact.bound"
+        && kind_of(node) == "where_predicate"
+        && name.is_some_and(|n| !super::rust::is_type_parameter(node, text(n, src), src))
+    {
+        return None;
+    }
     // An inferred result (Python `return X()`, a fixture's
     // `yield X()`) is an expression, not a type: marked so.
     let marker = match &what[5..] {
@@ -1103,6 +1150,15 @@ impl<'s> Owners<'s> {
     /// it; else (or with `callable` false, at once) the innermost symbol around
     /// it that is type-like (struct, class, interface, trait, impl, enum); else
     /// the file.
+    /// The symbol a type named in a macro's tokens at `byte` belongs to: the
+    /// `macro_rules!` around it, else as `of`.
+    fn of_mention(&self, byte: usize) -> u32 {
+        match self.innermost(byte as u32) {
+            Some(i) if self.symbols[i].kind == SymbolKind::Macro => i as u32,
+            _ => self.of(byte, true),
+        }
+    }
+
     fn of(&self, byte: usize, callable: bool) -> u32 {
         let symbols = self.symbols;
         let mut cur = self.innermost(byte as u32);
@@ -1441,6 +1497,20 @@ impl Lang {
         }
         let k = kind_of(n);
         match (self, k) {
+            // `Iterator<Item = T>`: `T` (`Item` is the trait's).
+            (Lang::Rust, "type_binding") => {
+                if let Some(t) = child(n, "type") {
+                    self.type_names(t, src, found, all);
+                }
+            }
+            // `<T as Trait>`: both.
+            (Lang::Rust, "qualified_type") => {
+                for f in ["type", "alias"] {
+                    if let Some(t) = child(n, f) {
+                        self.type_names(t, src, found, all);
+                    }
+                }
+            }
             (
                 _,
                 "type_identifier"

@@ -402,77 +402,117 @@ fn impact_goes_through_module_values_built_from_the_change() {
     );
 }
 
-/// `find_references` of a Rust type says `exact` only when it lists every
-/// place the code names it: `fixtures/rust-type-uses` writes its types in
-/// every position Rust has (impl targets, path qualifiers, turbofish, casts,
-/// patterns, tuple fields, aliases, `where` clauses, macro arguments and
-/// templates). Every word naming one, but its definition, must be in the
-/// answer; what else is there must be `Self` or a generic parameter bound by it.
+/// `find_references` of a type says `exact` only when it lists every place
+/// the code names it: `fixtures/type-uses/<language>` writes types in every
+/// position the language has (Rust: impl targets, path qualifiers, turbofish,
+/// casts, patterns, tuple fields, aliases, `where` clauses, macro arguments and
+/// templates; Python and TypeScript: classes passed, returned, read from,
+/// listed; Go: `new`, `make`, slice and map literals, type switches, type
+/// arguments, method expressions). Every word naming one, but its definition,
+/// must be in the answer; anything else there must be `Self` or a generic
+/// parameter bound by it.
 #[test]
-fn a_rust_type_is_found_wherever_the_code_names_it() {
+fn a_type_is_found_wherever_the_code_names_it() {
+    let cases: [(&str, &[&str], &[&str]); 4] = [
+        (
+            "rust",
+            &["src/lib.rs", "src/uses.rs"],
+            &["Chain", "Show", "E"],
+        ),
+        ("python", &["pkg/core.py"], &["Chain"]),
+        ("typescript", &["src/a.ts"], &["Chain"]),
+        ("go", &["a.go"], &["Chain"]),
+    ];
     let tmp = tempfile::tempdir().expect("tmp");
-    let root = tmp.path().join("type-uses");
-    crate::common::copy_tree(&crate::common::fixture("rust-type-uses"), &root);
-    let cli = |args: &[&str]| crate::common::cruxe_in(&root, args);
-    let o = cli(&["index", "."]);
-    assert!(o.status.success(), "{o:?}");
-    let sources: Vec<(String, String)> = ["src/lib.rs", "src/uses.rs"]
-        .iter()
-        .map(|p| {
-            (
-                p.to_string(),
-                std::fs::read_to_string(root.join(p)).expect("read"),
-            )
-        })
-        .collect();
-    for name in ["Chain", "Show", "E"] {
-        let o = cli(&["refs", name, "--json"]);
+    for (language, files, names) in cases {
+        let root = tmp.path().join(language);
+        crate::common::copy_tree(
+            &crate::common::fixture(&format!("type-uses/{language}")),
+            &root,
+        );
+        let cli = |args: &[&str]| crate::common::cruxe_in(&root, args);
+        let o = cli(&["index", "."]);
         assert!(o.status.success(), "{o:?}");
-        let answer: Value = serde_json::from_slice(&o.stdout).expect("json");
-        assert_eq!(s(&answer["completeness"]), "exact", "{answer}");
-        let got: Vec<(String, usize, usize)> = answer["references"]
-            .as_array()
-            .expect("references")
+        let sources: Vec<(String, String)> = files
             .iter()
-            .map(|r| {
-                let n = |k: &str| r[k].as_u64().expect("number") as usize;
-                (s(&r["path"]), n("line"), n("col"))
+            .map(|p| {
+                (
+                    p.to_string(),
+                    std::fs::read_to_string(root.join(p)).expect("read"),
+                )
             })
             .collect();
-        let mut want = Vec::new();
-        for (path, text) in &sources {
-            for (i, line) in text.lines().enumerate() {
-                if line.trim_start().starts_with("//") {
-                    continue;
-                }
-                let defines = ["struct", "trait", "enum"]
-                    .iter()
-                    .any(|k| line.starts_with(&format!("pub {k} {name} ")));
-                for (at, _) in line.match_indices(name) {
-                    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-                    if defines
-                        || word(line[..at].chars().last())
-                        || word(line[at + name.len()..].chars().next())
-                    {
-                        continue;
-                    }
-                    want.push((path.clone(), i + 1, at + 1));
+        for name in names {
+            let o = cli(&["refs", name, "--json"]);
+            assert!(o.status.success(), "{o:?}");
+            let answer: Value = serde_json::from_slice(&o.stdout).expect("json");
+            assert_eq!(
+                s(&answer["completeness"]),
+                "exact",
+                "{language} {name}: {answer}"
+            );
+            let got: Vec<(String, usize, usize)> = answer["references"]
+                .as_array()
+                .expect("references")
+                .iter()
+                .map(|r| {
+                    let n = |k: &str| r[k].as_u64().expect("number") as usize;
+                    (s(&r["path"]), n("line"), n("col"))
+                })
+                .collect();
+            let want = words(&sources, name);
+            assert!(want.len() >= 5, "{language} {name}: {want:?}");
+            let missing: Vec<_> = want.iter().filter(|w| !got.contains(w)).collect();
+            assert!(
+                missing.is_empty(),
+                "{language} {name}: missing {missing:?} in {answer}"
+            );
+            for (path, line, col) in got.iter().filter(|g| !want.contains(g)) {
+                let text = &sources.iter().find(|(p, _)| p == path).expect("file").1;
+                let rest = &text.lines().nth(line - 1).expect("line")[col - 1..];
+                assert!(
+                    rest.starts_with("Self") || rest.starts_with("T>") || rest.starts_with("cls("),
+                    "{language} {name} at {path}:{line}:{col}: {rest}"
+                );
+            }
+        }
+    }
+}
+
+/// Where the sources name `name` as a word, outside comments and its own
+/// definition: (path, line, column), 1-based.
+fn words(sources: &[(String, String)], name: &str) -> Vec<(String, usize, usize)> {
+    let defines = |line: &str| {
+        [
+            "pub struct",
+            "pub trait",
+            "pub enum",
+            "class",
+            "export class",
+            "type",
+        ]
+        .iter()
+        .any(|k| {
+            line.starts_with(&format!("{k} {name} ")) || line.starts_with(&format!("{k} {name}:"))
+        })
+    };
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut out = Vec::new();
+    for (path, text) in sources {
+        for (i, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") || code.starts_with('#') || defines(line) {
+                continue;
+            }
+            for (at, _) in line.match_indices(name) {
+                if !word(line[..at].chars().last()) && !word(line[at + name.len()..].chars().next())
+                {
+                    // A forward reference (`-> "Chain"`) is the string's.
+                    let quoted = line[..at].ends_with('"');
+                    out.push((path.clone(), i + 1, at + 1 - usize::from(quoted)));
                 }
             }
         }
-        assert!(want.len() >= 9, "{name}: {want:?}");
-        let missing: Vec<_> = want.iter().filter(|w| !got.contains(w)).collect();
-        assert!(
-            missing.is_empty(),
-            "{name}: missing {missing:?} in {answer}"
-        );
-        for (path, line, col) in got.iter().filter(|g| !want.contains(g)) {
-            let text = &sources.iter().find(|(p, _)| p == path).expect("file").1;
-            let rest = &text.lines().nth(line - 1).expect("line")[col - 1..];
-            assert!(
-                rest.starts_with("Self") || rest.starts_with("T>"),
-                "{name} at {path}:{line}:{col}: {rest}"
-            );
-        }
     }
+    out
 }

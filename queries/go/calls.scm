@@ -11,6 +11,18 @@
 (method_declaration result: (_) @callee) @type
 (function_declaration result: (_) @callee) @type
 
+; Types named in expressions: `new(T)`, `make([]T, n)`, `[]T{…}`, `case T:`,
+; type arguments (`F[T]()`), a method expression's or exported value's
+; operand (`T.Show`; packages are not capitalised).
+(argument_list [(type_identifier) (slice_type) (map_type) (array_type) (pointer_type) (channel_type) (qualified_type) (generic_type)] @callee) @type
+(composite_literal type: [(slice_type) (map_type) (array_type) (implicit_length_array_type)] @callee) @type
+(type_case type: (_) @callee) @type
+(call_expression type_arguments: (type_arguments (_) @callee)) @type
+; `F[T]()` with one type argument reads as an index.
+((call_expression function: (index_expression index: (identifier) @callee)) @type (#match? @callee "^[A-Z]"))
+(type_conversion_expression type: (generic_type type_arguments: (type_arguments (_) @callee))) @type
+((selector_expression operand: (identifier) @callee) @value (#match? @callee "^[A-Z]"))
+
 (argument_list (identifier) @callee) @value
 (argument_list (selector_expression) @callee) @value
 ; A function or variable named as a value elsewhere: assigned (`f =

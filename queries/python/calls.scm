@@ -18,6 +18,15 @@
 (argument_list (identifier) @callee) @value
 (argument_list (attribute) @callee) @value
 (keyword_argument value: [(identifier) (attribute)] @callee) @value
+; A class (or constant) named as a value where no call or type says so: a
+; member read (`Chain.K`), returned, assigned, in a list, tuple or dict; only
+; capitalised names (locals and parameters rarely are).
+((attribute object: (identifier) @callee) @value (#match? @callee "^[A-Z]"))
+((return_statement (identifier) @callee) @value (#match? @callee "^[A-Z]"))
+((assignment right: (identifier) @callee) @value (#match? @callee "^[A-Z]"))
+((list (identifier) @callee) @value (#match? @callee "^[A-Z]"))
+((tuple (identifier) @callee) @value (#match? @callee "^[A-Z]"))
+((pair value: (identifier) @callee) @value (#match? @callee "^[A-Z]"))
 
 (typed_parameter (identifier) @name type: (_) @ty) @fact.local
 (typed_default_parameter name: (identifier) @name type: (_) @ty) @fact.local

@@ -16,13 +16,22 @@
 (type_annotation (_) @callee) @type
 ; Types named in expressions: `x as T`, `x satisfies T`, `x instanceof T`,
 ; `expect(x).toBeInstanceOf(T)`.
-(as_expression [(type_identifier) (nested_type_identifier) (generic_type)] @callee) @type
-(satisfies_expression [(type_identifier) (nested_type_identifier) (generic_type)] @callee) @type
+(as_expression [(type_identifier) (nested_type_identifier) (generic_type) (array_type) (union_type) (intersection_type) (tuple_type) (parenthesized_type)] @callee) @type
+(satisfies_expression [(type_identifier) (nested_type_identifier) (generic_type) (array_type) (union_type) (intersection_type) (tuple_type) (parenthesized_type)] @callee) @type
 (binary_expression operator: "instanceof" right: [(identifier) (member_expression)] @callee) @type
 ((call_expression function: (member_expression property: (property_identifier) @_m) arguments: (arguments . [(identifier) (member_expression)] @callee)) @type (#eq? @_m "toBeInstanceOf"))
 
 (arguments (identifier) @callee) @value
 (arguments (member_expression) @callee) @value
+; A class (or constant) named as a value where no call or type says so: a
+; member read (`Chain.K`), returned, assigned, in an array or object; only
+; capitalised names (locals and parameters rarely are).
+((member_expression object: (identifier) @callee) @value (#match? @callee "^[A-Z]"))
+((return_statement (identifier) @callee) @value (#match? @callee "^[A-Z]"))
+((variable_declarator value: (identifier) @callee) @value (#match? @callee "^[A-Z]"))
+((assignment_expression right: (identifier) @callee) @value (#match? @callee "^[A-Z]"))
+((array (identifier) @callee) @value (#match? @callee "^[A-Z]"))
+((pair value: (identifier) @callee) @value (#match? @callee "^[A-Z]"))
 
 (required_parameter pattern: (identifier) @name type: (type_annotation (_) @ty)) @fact.local
 (optional_parameter pattern: (identifier) @name type: (type_annotation (_) @ty)) @fact.local

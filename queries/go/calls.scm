@@ -21,7 +21,7 @@
 ; `F[T]()` with one type argument reads as an index.
 ((call_expression function: (index_expression index: (identifier) @callee)) @type (#match? @callee "^[A-Z]"))
 (type_conversion_expression type: (generic_type type_arguments: (type_arguments (_) @callee))) @type
-((selector_expression operand: (identifier) @callee) @value (#match? @callee "^[A-Z]"))
+((selector_expression operand: (identifier) @callee) @type (#match? @callee "^[A-Z]"))
 
 (argument_list (identifier) @callee) @value
 (argument_list (selector_expression) @callee) @value

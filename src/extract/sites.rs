@@ -179,7 +179,14 @@ pub(super) fn collect(
                 // when it resolves to a module-level value or function. A Go
                 // package name is never a value (nothing in the package may
                 // share an imported name), and it heads most Go calls.
+                // A Python or TS class called (`C(1).area()`) is a
+                // construction, not a value (a function called so, `make()
+                // .x`, is still read as one: it may be a module value).
+                let constructed = matches!(lang, Lang::Python | Lang::Ts)
+                    && chain.get(1).is_some_and(|c| c == "()")
+                    && chain[0].starts_with(|c: char| c.is_ascii_uppercase());
                 let head_named = chain.len() > 1
+                    && !constructed
                     && !is_marker(&chain[0])
                     && !is_self_word(&chain[0])
                     && !chain[1].starts_with("::")
@@ -948,13 +955,20 @@ fn parameter_type(facts: &[Fact], owner: u32, chain: &[Step]) -> Option<Vec<Step
 /// owner (`f(x)`, and the `x` of `x.m()`): it shadows every other binding, so
 /// they name no symbol (`resolve::calls`), and in Go they are most value
 /// sites. Kept out, they cost neither the state nor a lookup.
+/// Drops too a value site where a type site names the same token.
 pub(super) fn drop_shadowed_values(out: &mut FileSites) {
+    // A name a type site states already (`toBeInstanceOf(C)`, an argument
+    // too): one use, of that kind.
+    let mut typed: Vec<(u32, u32)> = (out.sites.iter())
+        .filter(|s| s.kind == SiteKind::Type)
+        .map(|s| (s.line, s.col))
+        .collect();
+    typed.sort_unstable();
     let locals = Locals::of(&out.facts);
-    if locals.0.is_empty() {
-        return;
-    }
     out.sites.retain(|s| match (s.kind, s.chain.as_slice()) {
-        (SiteKind::Value, [name]) => !locals.has(s.owner, name),
+        (SiteKind::Value, [name]) => {
+            !locals.has(s.owner, name) && typed.binary_search(&(s.line, s.col)).is_err()
+        }
         _ => true,
     });
 }

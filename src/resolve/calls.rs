@@ -1264,14 +1264,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
     fn value_target(&self, cx: &FileCx<'a>, owner: u32, chain: &[Step]) -> Option<(Sym<'a>, Tier)> {
         let (s, tier) = self.call_target(cx, owner, chain, 0)?;
         // A Python or TS class is a value too (`isinstance(x, C)`, `C.K`,
-        // `register(C)`), and a Go type has methods as values (`T.Show`): a
-        // use of it, though nothing is called.
-        let type_value = match cx.fam {
-            Family::Python | Family::Ts => matches!(s.kind, "class" | "enum"),
-            Family::Go => matches!(s.kind, "struct" | "interface" | "type"),
-            Family::Rust => false,
-        };
-        if is_value_kind(s.kind) || type_value {
+        // `register(C)`): a use of it, though nothing is called.
+        if is_value_kind(s.kind)
+            || (matches!(cx.fam, Family::Python | Family::Ts) && matches!(s.kind, "class" | "enum"))
+        {
             return Some((s, tier));
         }
         // TS declaration merging: a value named where a type of its name is

@@ -15,9 +15,8 @@
 (function_definition return_type: (_) @callee) @type
 (assignment type: (_) @callee) @type
 
-; (A call's arguments: a class's bases are its own argument list.)
-(call arguments: (argument_list (identifier) @callee)) @value
-(call arguments: (argument_list (attribute) @callee)) @value
+(argument_list (identifier) @callee) @value
+(argument_list (attribute) @callee) @value
 (keyword_argument value: [(identifier) (attribute)] @callee) @value
 ; A class (or constant) named as a value where no call or type says so: a
 ; member read (`Chain.K`), returned, assigned, in a list, tuple or dict; only

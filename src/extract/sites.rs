@@ -179,14 +179,7 @@ pub(super) fn collect(
                 // when it resolves to a module-level value or function. A Go
                 // package name is never a value (nothing in the package may
                 // share an imported name), and it heads most Go calls.
-                // A Python or TS class called (`C(1).area()`) is a
-                // construction, not a value (a function called so, `make()
-                // .x`, is still read as one: it may be a module value).
-                let constructed = matches!(lang, Lang::Python | Lang::Ts)
-                    && chain.get(1).is_some_and(|c| c == "()")
-                    && chain[0].starts_with(|c: char| c.is_ascii_uppercase());
                 let head_named = chain.len() > 1
-                    && !constructed
                     && !is_marker(&chain[0])
                     && !is_self_word(&chain[0])
                     && !chain[1].starts_with("::")

@@ -701,6 +701,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let mut by_name: FxMap<(u32, &'a [Step]), Option<Sym<'a>>> = FxMap::default();
         let mut receivers: FxMap<(u32, &'a [Step]), Found<'a>> = FxMap::default();
         let sites: &'a [RawSite] = &cx.sites.sites;
+        let stated = stated_positions(sites);
         for site in sites {
             let from = |owner: u32| -> Id {
                 if owner == IN_FILE {
@@ -727,6 +728,9 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 SiteKind::Extends | SiteKind::Implements => {
                     self.heritage(&cx, site, found, from(site.owner), &mut out);
                 }
+                SiteKind::Value
+                    if found.is_some_and(|(t, _)| is_type_kind(t.kind))
+                        && stated.binary_search(&(site.line, site.col)).is_ok() => {}
                 _ => match found {
                     Some((target, tier)) => {
                         let (rel, kind) = match site.kind {
@@ -2996,6 +3000,25 @@ fn written(fam: Family, chain: &[Step]) -> Id {
 /// a variable.
 fn is_value_kind(kind: &str) -> bool {
     is_callable(kind) || matches!(kind, "const" | "static" | "var")
+}
+
+/// Where a file calls or names supertypes, sorted (line, col): a class named
+/// there is constructed (`C(1).area()`, whose head is a value site too) or
+/// extended (a Python class's bases are an argument list, read as values),
+/// not used as a value. A variable there is still read (`F = Fraction`, then
+/// `F(1).x`).
+fn stated_positions(sites: &[RawSite]) -> Vec<(u32, u32)> {
+    let mut at: Vec<(u32, u32)> = (sites.iter())
+        .filter(|s| {
+            matches!(
+                s.kind,
+                SiteKind::Call | SiteKind::Extends | SiteKind::Implements
+            )
+        })
+        .map(|s| (s.line, s.col))
+        .collect();
+    at.sort_unstable();
+    at
 }
 
 fn unresolved_edge(fam: Family, from: Id, site: &RawSite) -> Option<SiteEdge> {

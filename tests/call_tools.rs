@@ -675,9 +675,12 @@ fn impact_reaches_the_function_around_a_nested_one() {
         Some((1, "calls".into())),
         "{impact}"
     );
-    assert_eq!(
-        via("geo.util.traced"),
-        Some((2, "encloses".into())),
+    // Through the function around it, or the `return wrapper` that hands
+    // it out as a value: both are one step, and either may be shown.
+    let (distance, relation) = via("geo.util.traced").expect("traced is affected");
+    assert_eq!(distance, 2, "{impact}");
+    assert!(
+        relation == "encloses" || relation == "references",
         "{impact}"
     );
     assert_eq!(

@@ -295,9 +295,13 @@ fn the_console_runs_queries_draws_graphs_and_refuses_writes() {
         .await;
 
         // A click on a drawn node shows its properties and its source lines.
+        // The layout is random: the node is first moved clear of the others,
+        // so that the click lands on it alone however they fell.
         let at = js(
             &c,
-            "(() => { const n = state.cy.nodes().filter(n => n.data('props').name === 'helper')[0]; \
+            "(() => { const cy = state.cy; const n = cy.nodes().filter(n => n.data('props').name === 'helper')[0]; \
+               const bb = cy.nodes().not(n).boundingBox(); \
+               n.position({ x: bb.x2 + 120, y: (bb.y1 + bb.y2) / 2 }); cy.fit(undefined, 40); \
                const r = document.getElementById('graph').getBoundingClientRect(); \
                const p = n.renderedPosition(); return [r.left + p.x, r.top + p.y]; })()",
         )

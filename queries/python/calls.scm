@@ -18,15 +18,17 @@
 (argument_list (identifier) @callee) @value
 (argument_list (attribute) @callee) @value
 (keyword_argument value: [(identifier) (attribute)] @callee) @value
-; A class (or constant) named as a value where no call or type says so: a
-; member read (`Chain.K`), returned, assigned, in a list, tuple or dict; only
-; capitalised names (locals and parameters rarely are).
+; A function or class named as a value where no call says so: returned,
+; assigned, in a list, tuple or dict (a table of handlers); a class read from
+; (`Chain.K`: capitalised receivers only, the rest are locals and modules).
+; A local named so is dropped at extraction.
+(return_statement (identifier) @callee) @value
+(assignment right: (identifier) @callee) @value
+(list (identifier) @callee) @value
+(tuple (identifier) @callee) @value
+(set (identifier) @callee) @value
+(pair value: (identifier) @callee) @value
 ((attribute object: (identifier) @callee) @value (#match? @callee "^[A-Z]"))
-((return_statement (identifier) @callee) @value (#match? @callee "^[A-Z]"))
-((assignment right: (identifier) @callee) @value (#match? @callee "^[A-Z]"))
-((list (identifier) @callee) @value (#match? @callee "^[A-Z]"))
-((tuple (identifier) @callee) @value (#match? @callee "^[A-Z]"))
-((pair value: (identifier) @callee) @value (#match? @callee "^[A-Z]"))
 
 (typed_parameter (identifier) @name type: (_) @ty) @fact.local
 (typed_default_parameter name: (identifier) @name type: (_) @ty) @fact.local

@@ -23,15 +23,17 @@
 
 (arguments (identifier) @callee) @value
 (arguments (member_expression) @callee) @value
-; A class (or constant) named as a value where no call or type says so: a
-; member read (`Chain.K`), returned, assigned, in an array or object; only
-; capitalised names (locals and parameters rarely are).
+; A function or class named as a value where no call says so: returned,
+; assigned, in an array or object (a table of handlers); a class read from
+; (`Chain.K`: capitalised receivers only, the rest are locals and modules).
+; A local named so is dropped at extraction.
+(return_statement (identifier) @callee) @value
+(variable_declarator value: (identifier) @callee) @value
+(assignment_expression right: (identifier) @callee) @value
+(array (identifier) @callee) @value
+(pair value: (identifier) @callee) @value
+(object (shorthand_property_identifier) @callee) @value
 ((member_expression object: (identifier) @callee) @value (#match? @callee "^[A-Z]"))
-((return_statement (identifier) @callee) @value (#match? @callee "^[A-Z]"))
-((variable_declarator value: (identifier) @callee) @value (#match? @callee "^[A-Z]"))
-((assignment_expression right: (identifier) @callee) @value (#match? @callee "^[A-Z]"))
-((array (identifier) @callee) @value (#match? @callee "^[A-Z]"))
-((pair value: (identifier) @callee) @value (#match? @callee "^[A-Z]"))
 
 (required_parameter pattern: (identifier) @name type: (type_annotation (_) @ty)) @fact.local
 (optional_parameter pattern: (identifier) @name type: (type_annotation (_) @ty)) @fact.local

@@ -132,16 +132,6 @@ pub(super) fn collect(
         {
             continue;
         }
-        let site = |kind: SiteKind, chain: Vec<Step>, at: Node<'_>, owner: u32| {
-            let pos = at.start_position();
-            RawSite {
-                kind,
-                chain: chain.into(),
-                line: pos.row as u32 + 1,
-                col: pos.column as u32 + 1,
-                owner,
-            }
-        };
         match what {
             "call" | "new" | "construct" | "value" => {
                 let mut chain = Vec::new();
@@ -190,47 +180,12 @@ pub(super) fn collect(
                     && !shadowed(owner, &chain[0])
                 {
                     out.sites
-                        .push(site(SiteKind::Value, vec![chain[0].clone()], h, owner));
+                        .push(raw_site(SiteKind::Value, vec![chain[0].clone()], h, owner));
                 }
-                out.sites.push(site(kind, chain, token, owner));
+                out.sites.push(raw_site(kind, chain, token, owner));
             }
             "type" | "path" | "extends" | "implements" => {
-                let kind = match what {
-                    "type" | "path" => SiteKind::Type,
-                    "extends" => SiteKind::Extends,
-                    _ => SiteKind::Implements,
-                };
-                let owner = match kind {
-                    // The declaring type (or impl): the innermost symbol
-                    // around the clause.
-                    SiteKind::Type => owners.of(node.start_byte(), true),
-                    _ => owners.of(inner.start_byte(), false),
-                };
-                let mut found = Vec::new();
-                lang.type_names(inner, src, &mut found, true);
-                // Of a supertype or trait, only the first name is it: its
-                // type arguments (`impl From<Chain> for T`) are types named.
-                let mut first = None;
-                if kind != SiteKind::Type {
-                    let mut it = Vec::new();
-                    lang.type_names(inner, src, &mut it, false);
-                    first = it.first().map(|(_, t)| t.start_byte());
-                }
-                for (chain, token) in found {
-                    let kind = match first {
-                        Some(at) if at != token.start_byte() => SiteKind::Type,
-                        _ => kind,
-                    };
-                    // A path's qualifier is a type when named as one (else a
-                    // module: `mem::take`); a pattern's `Some(x)` the prelude's.
-                    let keep = match what {
-                        "path" => super::rust::names_a_type(text(token, src)),
-                        _ => !(chain.len() == 1 && super::rust::is_prelude_variant(&chain[0])),
-                    };
-                    if keep {
-                        out.sites.push(site(kind, chain, token, owner));
-                    }
-                }
+                type_sites(lang, m, src, &owners, &mut out.sites);
             }
             // Tokens no parse reads (a `macro_rules!` template, a macro's
             // arguments that are not parsed again): the types they name.
@@ -242,7 +197,8 @@ pub(super) fn collect(
                 let mut found = Vec::new();
                 super::rust::mentions(inner, src, &mut found);
                 for (chain, token) in found {
-                    out.sites.push(site(SiteKind::Type, chain, token, owner));
+                    out.sites
+                        .push(raw_site(SiteKind::Type, chain, token, owner));
                 }
             }
             "fact.params" => {
@@ -260,6 +216,67 @@ pub(super) fn collect(
             }
             _ => {}
         }
+    }
+}
+
+/// The type sites of a `type`, `path`, `extends` or `implements` match: each
+/// type the written type names (a supertype clause's first is the supertype,
+/// its type arguments are types named).
+fn type_sites(
+    lang: Lang,
+    m: &CallMatch<'_>,
+    src: &str,
+    owners: &Owners<'_>,
+    out: &mut Vec<RawSite>,
+) {
+    let (what, node, inner) = (m.what, m.node, m.inner);
+    let kind = match what {
+        "type" | "path" => SiteKind::Type,
+        "extends" => SiteKind::Extends,
+        _ => SiteKind::Implements,
+    };
+    let owner = match kind {
+        // The declaring type (or impl): the innermost symbol
+        // around the clause.
+        SiteKind::Type => owners.of(node.start_byte(), true),
+        _ => owners.of(inner.start_byte(), false),
+    };
+    let mut found = Vec::new();
+    lang.type_names(inner, src, &mut found, true);
+    // Of a supertype or trait, only the first name is it: its
+    // type arguments (`impl From<Chain> for T`) are types named.
+    let mut first = None;
+    if kind != SiteKind::Type {
+        let mut it = Vec::new();
+        lang.type_names(inner, src, &mut it, false);
+        first = it.first().map(|(_, t)| t.start_byte());
+    }
+    for (chain, token) in found {
+        let kind = match first {
+            Some(at) if at != token.start_byte() => SiteKind::Type,
+            _ => kind,
+        };
+        // A path's qualifier is a type when named as one (else a
+        // module: `mem::take`); a pattern's `Some(x)` the prelude's.
+        let keep = match what {
+            "path" => super::rust::names_a_type(text(token, src)),
+            _ => !(chain.len() == 1 && super::rust::is_prelude_variant(&chain[0])),
+        };
+        if keep {
+            out.push(raw_site(kind, chain, token, owner));
+        }
+    }
+}
+
+/// A site at `at`'s name token (1-based line, byte column).
+fn raw_site(kind: SiteKind, chain: Vec<Step>, at: Node<'_>, owner: u32) -> RawSite {
+    let pos = at.start_position();
+    RawSite {
+        kind,
+        chain: chain.into(),
+        line: pos.row as u32 + 1,
+        col: pos.column as u32 + 1,
+        owner,
     }
 }
 

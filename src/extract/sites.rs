@@ -968,7 +968,11 @@ fn parameter_type(facts: &[Fact], owner: u32, chain: &[Step]) -> Option<Vec<Step
 /// Drops too a value site where a type site names the same token.
 pub(super) fn drop_shadowed_values(out: &mut FileSites) {
     // A name a type site states already (`toBeInstanceOf(C)`, an argument
-    // too): one use, of that kind.
+    // too): one use, of that kind. Most files of Rust and Go have no value
+    // sites: nothing to do there.
+    if !out.sites.iter().any(|s| s.kind == SiteKind::Value) {
+        return;
+    }
     let mut typed: Vec<(u32, u32)> = (out.sites.iter())
         .filter(|s| s.kind == SiteKind::Type)
         .map(|s| (s.line, s.col))

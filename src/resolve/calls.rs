@@ -701,7 +701,9 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let mut by_name: FxMap<(u32, &'a [Step]), Option<Sym<'a>>> = FxMap::default();
         let mut receivers: FxMap<(u32, &'a [Step]), Found<'a>> = FxMap::default();
         let sites: &'a [RawSite] = &cx.sites.sites;
-        let stated = stated_positions(sites);
+        // Built the first time a value site lands on a type (Python and
+        // TypeScript only): most files never need it.
+        let stated = std::cell::OnceCell::new();
         for site in sites {
             let from = |owner: u32| -> Id {
                 if owner == IN_FILE {
@@ -730,7 +732,9 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 }
                 SiteKind::Value
                     if found.is_some_and(|(t, _)| is_type_kind(t.kind))
-                        && stated.binary_search(&(site.line, site.col)).is_ok() => {}
+                        && (stated.get_or_init(|| stated_positions(sites)))
+                            .binary_search(&(site.line, site.col))
+                            .is_ok() => {}
                 _ => match found {
                     Some((target, tier)) => {
                         let (rel, kind) = match site.kind {

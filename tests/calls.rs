@@ -586,6 +586,57 @@ fn deleting_and_restoring_a_file_whose_methods_call_each_other_equals_a_fresh_in
     assert_eq!(back, first);
 }
 
+/// A name a glob import brings in (`use super::*;` in a module file, Python's
+/// `from .util import *`) follows the definitions: a function added to the
+/// glob's module later is called through it (tier `import`) once the module's
+/// file alone is indexed again, and the call goes when it goes; each
+/// incremental graph equals a fresh index.
+#[test]
+fn names_a_glob_import_brings_in_follow_their_definitions() {
+    for (lang, caller, call, home, def, to) in [
+        (
+            "rust",
+            "src/globbed.rs",
+            "\npub fn late(x: f64) -> f64 {\n    added_later(x)\n}\n",
+            "src/lib.rs",
+            "\npub fn added_later(x: f64) -> f64 {\n    x\n}\n",
+            "added_later",
+        ),
+        (
+            "python",
+            "geo/starred.py",
+            "\n\ndef late(x):\n    return added_later(x)  # noqa: F405\n",
+            "geo/util.py",
+            "\n\ndef added_later(x):\n    return x\n",
+            "geo.util.added_later",
+        ),
+    ] {
+        let work = tempfile::tempdir().expect("tmp");
+        let tree = work.path().join("repo");
+        copy_tree(&calls_fixture(lang), &tree);
+        let append = |path: &str, text: &str| {
+            let old = std::fs::read_to_string(tree.join(path)).expect("read");
+            std::fs::write(tree.join(path), format!("{old}{text}")).expect("write");
+        };
+        let step = |what: &str| reindex_equals_fresh(work.path(), &tree, lang, what);
+        let through_glob = |d: &Dump| {
+            d.iter()
+                .any(|e| e.0 == "CALLS" && e.2.split('#').next() == Some(to) && e.4 == "import")
+        };
+        step("first index");
+        append(caller, call);
+        assert!(!through_glob(&step("a call of a name not defined yet")));
+        let before = std::fs::read_to_string(tree.join(home)).expect("read");
+        append(home, def);
+        assert!(
+            through_glob(&step("the name defined in the glob's module")),
+            "{lang}: no import edge to {to} through the glob"
+        );
+        std::fs::write(tree.join(home), before).expect("restore");
+        assert!(!through_glob(&step("the definition removed")));
+    }
+}
+
 /// Callers through a crate re-exported under another name, in a workspace
 /// (issue 52's grep): `pub extern crate grep_searcher as searcher;` and
 /// `pub use grep_searcher::Searcher as Engine;` in `grep`, used from `app` as

@@ -332,6 +332,10 @@ struct FileCx<'a> {
     binders: FxMap<String, Vec<usize>>,
     /// Per import, what it resolved to (`Resolver::bindings`).
     bound: Vec<std::sync::OnceLock<Bound>>,
+    /// Rust: the modules and enums the file's glob imports name, as (file
+    /// or symbol's crate, qualified name): made on the first ask while the
+    /// file is resolved (`Resolver::glob_homes`).
+    globs: std::sync::OnceLock<Vec<(&'a str, String, &'a str)>>,
     /// The facts and heritage sites by what they are looked up by (a
     /// file's lookups are per site: scans would make them quadratic).
     ix: FactIndex<'a>,
@@ -617,6 +621,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
             sites,
             binders,
             bound,
+            globs: std::sync::OnceLock::new(),
             ix: FactIndex::new(sites, syms),
         }
     }
@@ -1714,7 +1719,158 @@ impl<'i, 'a> Resolver<'i, 'a> {
             }
             return Some((first, Tier::Import));
         }
-        None
+        self.through_globs(cx, owner, name)
+            .map(|s| (s, Tier::Import))
+    }
+
+    /// What the file's glob imports bring in under `name`, when they name one
+    /// symbol: Rust's `use super::*;` in a module file or `use
+    /// crate::prelude::*;`, Python's `from .core import *` (which leaves out
+    /// names starting with `_` unless `__all__` lists them: those are left
+    /// unproven). The name is looked up as an import of it would be, so the
+    /// keys it took are the file's (incremental runs see the change).
+    fn through_globs(&self, cx: &FileCx<'a>, owner: u32, name: &str) -> Option<Sym<'a>> {
+        match self.glob_target(cx, owner, name)? {
+            Target::Symbol(id) => self.by_id(&id),
+            _ => None,
+        }
+    }
+
+    /// What the file's glob imports bring in under `name` (a symbol, a
+    /// module file), when they all that do name the same (`through_globs`).
+    fn glob_target(&self, cx: &FileCx<'a>, owner: u32, name: &str) -> Option<Target> {
+        use crate::model::ImportSpec;
+        let mut found: Option<Target> = None;
+        for imp in cx.f.imports.iter() {
+            let targets = match &imp.spec {
+                ImportSpec::RustUse(segs) if segs.last().is_some_and(|l| l == "*") => {
+                    continue;
+                }
+                ImportSpec::Python {
+                    module,
+                    name: Some(star),
+                } if star == "*" && !name.starts_with('_') => {
+                    super::python::python(self.ix, cx.fi, module, Some(name), 0)
+                }
+                _ => continue,
+            };
+            for t in targets {
+                if matches!(t, Target::External(_)) {
+                    continue;
+                }
+                match &found {
+                    Some(f) if *f != t => return None,
+                    _ => found = Some(t),
+                }
+            }
+        }
+        if cx.fam == Family::Rust
+            && let Some(t) = self.rust_glob_target(cx, owner, name)
+        {
+            match &found {
+                Some(f) if *f != t => return None,
+                _ => found = Some(t),
+            }
+        }
+        found
+    }
+
+    /// Rust: `name` in the modules and enums the file's globs name: an item
+    /// defined there (`use super::*;` in a module file), or one the module
+    /// binds by a `use` of its own (`pub use util::clamp as clamp_value` in
+    /// the crate root), followed as that path. A glob there is not followed
+    /// again: each unbound name of each file with a glob is asked here, and
+    /// walking glob fans for all of them cost a third more CPU and memory on
+    /// the 10k-file Rust corpus. Asked only while the file itself is resolved,
+    /// so the lookups' keys are its own.
+    fn rust_glob_target(&self, cx: &FileCx<'a>, owner: u32, name: &str) -> Option<Target> {
+        let own = self
+            .own
+            .borrow()
+            .as_ref()
+            .is_some_and(|o| std::ptr::eq(&**o, cx));
+        if !own {
+            return None;
+        }
+        let homes = cx.globs.get_or_init(|| self.glob_homes(cx));
+        // A glob inside an inline `mod tests { use super::*; }` binds names
+        // there only.
+        let within = |scope: &str| {
+            scope.is_empty()
+                || cx.syms.get(owner as usize).is_some_and(|o| {
+                    let inner = join(&cx.f.module, "::", scope);
+                    (o.qualified_name.strip_prefix(inner.as_str()))
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+                })
+        };
+        let mut found: Option<Target> = None;
+        for (pkg, home, _) in homes.iter().filter(|h| within(h.2)) {
+            let t = if let Some(s) = self.lookup(Family::Rust, pkg, &join(home, "::", name)) {
+                // Where it was found, for `by_id` (as an import's target).
+                self.ix.note_found(s.id, Family::Rust, pkg, s.qn);
+                Target::Symbol(s.id.to_string())
+            } else {
+                let Some(mf) = self.ix.rust_module(pkg, home) else {
+                    continue;
+                };
+                let binds = |i: &crate::model::RawImport| match &i.spec {
+                    crate::model::ImportSpec::RustUse(segs) => {
+                        segs.last().is_some_and(|l| l == name) || i.alias == name
+                    }
+                    _ => false,
+                };
+                let Some(imp) = self.ix.imports_of(mf).iter().find(|i| binds(i)) else {
+                    continue;
+                };
+                let targets = super::resolve_one(self.ix, mf, imp, 0);
+                match targets.as_slice() {
+                    [t @ (Target::Symbol(_) | Target::File(_))] => t.clone(),
+                    _ => continue,
+                }
+            };
+            match &found {
+                Some(f) if *f != t => return None,
+                _ => found = Some(t),
+            }
+        }
+        found
+    }
+
+    /// The modules and enums the file's glob imports name (`RustUse` paths
+    /// ending in `*`), as (crate, qualified name, the inline module the
+    /// import is in).
+    fn glob_homes(&self, cx: &FileCx<'a>) -> Vec<(&'a str, String, &'a str)> {
+        let mut homes = Vec::new();
+        let imports: &'a [crate::model::RawImport] = &cx.f.imports;
+        for imp in imports {
+            let crate::model::ImportSpec::RustUse(segs) = &imp.spec else {
+                continue;
+            };
+            if segs.last().is_none_or(|l| l != "*") {
+                continue;
+            }
+            for t in super::rust::rust_use(self.ix, cx.fi, segs, 0) {
+                match t {
+                    Target::File(id) => {
+                        if let Some(fi) = self.ix.file_by_id(&id) {
+                            let f = &self.ix.files[fi];
+                            homes.push((f.package.as_str(), f.module.clone(), imp.scope.as_str()));
+                        }
+                    }
+                    Target::Symbol(id) => {
+                        if let Some(s) = self.by_id(&id) {
+                            homes.push((
+                                self.pkg_of(Some(s.file)),
+                                s.qn.to_string(),
+                                imp.scope.as_str(),
+                            ));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        homes
     }
 
     fn in_inline_modules(&self, cx: &FileCx<'a>, owner: u32, name: &str) -> Option<Sym<'a>> {
@@ -1857,9 +2013,13 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 Target::External(_) => None,
             };
         }
-        // A type (or TS namespace) of this module.
+        // A type (or TS namespace) of this module, else one a glob import
+        // brings in.
         let (msep, _) = seps(cx.fam);
-        let s = self.lookup(cx.fam, cx.pkg, &join(&cx.f.module, msep, word))?;
+        let s = match self.lookup(cx.fam, cx.pkg, &join(&cx.f.module, msep, word)) {
+            Some(s) => s,
+            None => self.through_globs(cx, owner, word)?,
+        };
         holds_members(s.kind).then_some((Namespace::Type(s), Tier::Qualified))
     }
 
@@ -1988,6 +2148,9 @@ impl<'i, 'a> Resolver<'i, 'a> {
                         return None;
                     }
                     self.rust_namespace(cx, t)?
+                } else if let Some(t) = self.glob_target(cx, owner, name) {
+                    // A glob import's (`use super::*;`, then `Widget::make()`).
+                    self.rust_namespace(cx, &t)?
                 } else {
                     // Another crate of the workspace (`geom_traps::Circle`).
                     let whole: Vec<String> = segs.iter().map(|s| s.to_string()).collect();

@@ -26,6 +26,11 @@ The tests' outcome of an edit depends only on the project and the edit, so it is
 kept under --cache (`outcomes.json`, keyed by the edit and a hash of the file it
 edits): a second run with another cruxe binary runs only `cruxe impact` per edit.
 `--rerun-tests` runs the tests again.
+
+Python corpora are also run once under coverage.py with per-test contexts: the
+tests that execute each sampled function, scored as a selection of their own,
+show how far a static answer (every test that can reach the function) is from
+one that ran the tests.
 """
 import argparse
 import ast
@@ -94,6 +99,10 @@ for (const f of files) {
 }
 """
 RUNNER = ["pytest==8.4.2"]
+# Python: which tests execute each function, from one run of the pristine tree
+# with per-test contexts: what a selection made by running the tests once
+# would name (the ceiling a static answer is compared with).
+COVERAGE = ["coverage==7.18.0", "pytest-cov==7.1.0"]
 MARK = "cruxe-bench-impact"
 
 
@@ -183,6 +192,8 @@ def setup(cache, name):
     if not os.path.exists(py):
         sh([sys.executable, "-m", "venv", venv])
         sh([py, "-m", "pip", "install", "-q", *RUNNER])
+    if sh([py, "-c", "import pytest_cov"], check=False).returncode != 0:
+        sh([py, "-m", "pip", "install", "-q", *COVERAGE])
     if not os.path.isdir(os.path.join(tree, ".git")):
         dl = os.path.join(cache, name, "sdist")
         os.makedirs(dl, exist_ok=True)
@@ -218,6 +229,40 @@ def failing(py, tree, name, only=None):
         if m:
             out.add(m.group(1))
     return out, time.time() - t0
+
+
+def executed_by(py, tree, name, cache):
+    """Python: (path, line) -> the tests (node ids, parameters dropped) that
+    execute the first statement of the function whose body starts at that
+    line (its docstring passed over); from one run of the pristine tree with
+    coverage.py's per-test contexts, kept under the cache."""
+    c = CORPORA[name]
+    data = os.path.join(cache, name, "coverage.db")
+    if not os.path.exists(data):
+        env = dict(os.environ, PYTHONPATH=os.path.join(tree, c["src"]), PYTHONDONTWRITEBYTECODE="1",
+                   COVERAGE_FILE=data + ".tmp")
+        cmd = c["cmd"][:-1] + ["--cov=" + c["src"], "--cov-context=test", "--cov-report=", c["cmd"][-1]]
+        sh([py, *cmd], cwd=tree, env=env, check=False)
+        os.rename(data + ".tmp", data)
+    script = r"""
+import ast, json, sys
+from coverage import CoverageData
+cov = CoverageData(sys.argv[1]); cov.read()
+out = {}
+for f in cov.measured_files():
+    by = cov.contexts_by_lineno(f)
+    for n in ast.walk(ast.parse(open(f).read())):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.body:
+            body = n.body
+            if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                body = body[1:]
+            tests = {t.split("|")[0].split("[")[0] for t in by.get(body[0].lineno, []) if t}
+            out[f"{f}:{n.body[0].lineno}"] = sorted(tests)
+print(json.dumps(out))
+"""
+    r = sh([py, "-c", script, data], cwd=tree)
+    return {(os.path.relpath(k.rsplit(":", 1)[0], tree), int(k.rsplit(":", 1)[1])): set(v)
+            for k, v in json.loads(r.stdout).items()}
 
 
 def failing_rust(tree, name, only=None):
@@ -488,6 +533,7 @@ def run(args, name):
             raise RuntimeError(f"{name}: the tests do not run on the pristine tree")
         outcomes["baseline"] = {"failed": sorted(base), "secs": round(base_s, 1)}
     base = set(outcomes["baseline"]["failed"])
+    executed = executed_by(py, tree, name, args.cache) if CORPORA[name]["lang"] == "python" else None
     funcs = functions(tree, srcdir)
     rng = random.Random(args.seed)
     sample = rng.sample(funcs, min(args.samples, len(funcs)))
@@ -525,7 +571,8 @@ def run(args, name):
             failed -= again
         json.dump(outcomes, open(kept, "w"), indent=0)
         named = {named_test(name, i) for i in ids} - {None}
-        edits.append((f"{path}:{fn}", failed, named, code, note, secs))
+        ran = None if executed is None else executed.get((path, line), set())
+        edits.append((f"{path}:{fn}", failed, named, code, note, secs, ran))
         print(f"{name} {path}:{fn}: {len(failed)} failed, {len(named)} named, exit {code}", file=sys.stderr)
     # A test found flaky at any edit is left out of every edit's failures.
     return {"corpus": name, "baseline_failures": len(base), "baseline_secs": outcomes["baseline"]["secs"],
@@ -565,7 +612,7 @@ def file_of(test):
 
 
 def scored(edit, flaky):
-    function, failed, named, code, note, secs = edit
+    function, failed, named, code, note, secs, ran = edit
     failed = failed - flaky
     files_failed = {file_of(f) for f in failed}
     files_named = {file_of(i) for i in named}
@@ -581,6 +628,10 @@ def scored(edit, flaky):
         "hit_functions": len(hit_tests), "hit_files": len(hit_files),
         "files_named": len(files_named), "test_secs": secs,
         "failed_files": sorted(files_failed), "named_files": sorted(files_named),
+        # Python: the tests that execute the function (coverage), and how many failed.
+        "executed": None if ran is None else len(ran),
+        "hit_executed": None if ran is None else len(failed & ran),
+        "named_not_executing": None if ran is None else len(named - ran),
     }
 
 
@@ -593,7 +644,15 @@ def summary(res):
     t_hit = sum(x["hit_functions"] for x in e)
     t_named = sum(x["named"] for x in e)
     exact = [x for x in e if x["exit"] == 0]
-    return {
+    ran = [x for x in e if x.get("executed") is not None]
+    executed = {}
+    if ran:
+        executed = {
+            "executed_recall": pct(sum(x["hit_executed"] for x in ran), sum(x["tests_failed"] for x in ran)),
+            "executed_precision": pct(sum(x["hit_executed"] for x in ran), sum(x["executed"] for x in ran)),
+            "named_not_executing": pct(sum(x["named_not_executing"] for x in ran), sum(x["named"] for x in ran)),
+        }
+    return {**executed,
         "edits": len(res["edits"]), "edits_failing": len(e), "skipped": len(res.get("skipped", [])),
         "file_recall": pct(f_hit, f_fail), "file_precision": pct(f_hit, f_named),
         "test_recall": pct(t_hit, t_fail),
@@ -632,6 +691,12 @@ def main():
     for name, s in rows:
         print(f"| {name} | {s['edits']} ({s['edits_failing']}; {s['skipped']} skipped) | {s['file_recall']} | {s['file_precision']} | "
               f"{s['test_recall']} | {s['test_precision']} | {s['exact']} | {s['exact_misses']} | {s['lower_bound']} |")
+    for name, s in rows:
+        if "executed_recall" in s:
+            print(f"\n{name}: the tests that execute the edited function (coverage.py, one run of the pristine "
+                  f"tree) as a selection: test functions recall {s['executed_recall']} % / precision "
+                  f"{s['executed_precision']} %; {s['named_not_executing']} % of the tests cruxe named never "
+                  f"execute it.")
 
 
 if __name__ == "__main__":

@@ -624,6 +624,45 @@ fn rust_examples_do_not_shadow_the_library_modules_of_the_same_name() {
     );
 }
 
+/// A `tests` folder under `src/` is a module of the library, not a crate of
+/// its own (bitflags' `src/tests/flag_name.rs`): its `crate::parser::*` is the
+/// library's `parser`, not the sibling `src/tests/parser.rs`; a `tests/` beside
+/// `src/` is one (its `crate::` is its own root).
+#[test]
+fn rust_tests_folders_under_src_are_modules_of_the_library() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("flags");
+    write_repo(
+        &repo,
+        [
+            (
+                "Cargo.toml",
+                "[package]\nname = \"flags\"\nversion = \"0.1.0\"\n",
+            ),
+            ("src/lib.rs", "pub mod parser;\n#[cfg(test)]\nmod tests;\n"),
+            ("src/parser.rs", "pub fn parse() {}\n"),
+            ("src/tests.rs", "mod parser;\nmod flag_name;\n"),
+            ("src/tests/parser.rs", "fn roundtrip() {}\n"),
+            ("src/tests/flag_name.rs", "use crate::parser::*;\n"),
+            ("tests/common/mod.rs", "pub fn setup() {}\n"),
+            ("tests/it.rs", "mod common;\nuse crate::common::setup;\n"),
+        ],
+    );
+    let data = DataDir::new(tmp.path().join("data"));
+    index_into(&repo, &data);
+    let got: Vec<String> = edges(&data)
+        .into_iter()
+        .filter(|e| e.starts_with("src/tests/flag_name.rs") || e.starts_with("tests/it.rs:2"))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            "src/tests/flag_name.rs:1 crate::parser::* -> File(src/parser.rs)",
+            "tests/it.rs:2 crate::common::setup -> Symbol(common::setup)",
+        ]
+    );
+}
+
 /// `x.ts` beside its compiled `x.js` share a module path: an import resolved to
 /// `x.ts` takes its definition from `x.ts`.
 #[test]

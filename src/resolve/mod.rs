@@ -793,9 +793,19 @@ fn rust_child(module: &str, name: &str) -> String {
 /// A Rust file of a crate's examples, tests, benches, binaries or build script:
 /// crate roots beside the library, whose module paths may repeat the library's.
 fn is_rust_side_root(path: &str) -> bool {
-    path.split('/')
-        .any(|seg| matches!(seg, "examples" | "tests" | "benches"))
-        || path.starts_with("src/bin/")
+    // A `tests` folder under `src/` is a module of the library
+    // (`src/tests/parser.rs` is `tests::parser`, and its `crate::parser` the
+    // library's), one beside `src/` a crate of its own (`tests/it.rs`), and a
+    // crate may sit in such a folder (`tests/fixture/src/lib.rs`).
+    let (mut side, mut in_src) = (false, false);
+    for dir in dir_of(path).split('/') {
+        match dir {
+            "src" => (side, in_src) = (false, true),
+            "examples" | "tests" | "benches" if !in_src => side = true,
+            _ => {}
+        }
+    }
+    side || path.starts_with("src/bin/")
         || path.contains("/src/bin/")
         // A build script, whose module path is the crate root's.
         || path == "build.rs"

@@ -1805,7 +1805,13 @@ impl<'i, 'a> Resolver<'i, 'a> {
         };
         let mut found: Option<Target> = None;
         for (pkg, home, _) in homes.iter().filter(|h| within(h.2)) {
-            let t = if let Some(s) = self.lookup(Family::Rust, pkg, &join(home, "::", name)) {
+            // A `mod x;` beside `pub use x::x;` (rayon's `iter::repeat`, nix's
+            // `posix_fadvise`): a module and a function share the name, and the
+            // binding is what a call or a path through the glob names.
+            let item = self
+                .lookup(Family::Rust, pkg, &join(home, "::", name))
+                .filter(|s| s.kind != "mod");
+            let t = if let Some(s) = item {
                 // Where it was found, for `by_id` (as an import's target).
                 self.ix.note_found(s.id, Family::Rust, pkg, s.qn);
                 Target::Symbol(s.id.to_string())
@@ -1820,6 +1826,13 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     _ => false,
                 };
                 let Some(imp) = self.ix.imports_of(mf).iter().find(|i| binds(i)) else {
+                    // A module of that name (`use super::*;` then `util::f()`).
+                    if let Some(sub) = self.ix.rust_module(pkg, &join(home, "::", name)) {
+                        found_or_ambiguous(
+                            &mut found,
+                            Target::File(self.ix.files[sub].id.clone()),
+                        )?;
+                    }
                     continue;
                 };
                 let targets = super::resolve_one(self.ix, mf, imp, 0);
@@ -1828,10 +1841,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     _ => continue,
                 }
             };
-            match &found {
-                Some(f) if *f != t => return None,
-                _ => found = Some(t),
-            }
+            found_or_ambiguous(&mut found, t)?;
         }
         found
     }
@@ -2148,14 +2158,17 @@ impl<'i, 'a> Resolver<'i, 'a> {
                         return None;
                     }
                     self.rust_namespace(cx, t)?
-                } else if let Some(t) = self.glob_target(cx, owner, name) {
-                    // A glob import's (`use super::*;`, then `Widget::make()`).
-                    self.rust_namespace(cx, &t)?
                 } else {
-                    // Another crate of the workspace (`geom_traps::Circle`).
+                    // Another crate of the workspace (`geom_traps::Circle`),
+                    // else a glob import's (`use super::*;`, then
+                    // `Widget::make()`).
                     let whole: Vec<String> = segs.iter().map(|s| s.to_string()).collect();
                     let found = super::rust::rust_use(self.ix, cx.fi, &whole, 0);
-                    return self.rust_namespace(cx, found.first()?);
+                    if let Some(t) = found.first() {
+                        return self.rust_namespace(cx, t);
+                    }
+                    let t = self.glob_target(cx, owner, name)?;
+                    self.rust_namespace(cx, &t)?
                 }
             }
         };
@@ -3085,6 +3098,18 @@ fn parent_index(cx: &FileCx<'_>, i: usize) -> Option<usize> {
         .rev()
         .find(|&&p| (p as usize) < i)
         .map(|&p| p as usize)
+}
+
+/// Keeps `t` as what several globs found, `None` (stop) when one found
+/// something else: two globs naming different items is no proof.
+fn found_or_ambiguous(found: &mut Option<Target>, t: Target) -> Option<()> {
+    match found {
+        Some(f) if *f != t => None,
+        _ => {
+            *found = Some(t);
+            Some(())
+        }
+    }
 }
 
 /// The local name an import binds, if any.

@@ -438,6 +438,7 @@ fn the_tools_on_rust_traps() {
         names(&typed, "nodes"),
         [
             "shapes::Circle::area",
+            "globbed::through_static",
             "report::Report::total",
             "report::inline_calls",
             "report::held",

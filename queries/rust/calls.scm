@@ -44,6 +44,10 @@
 (parameter pattern: (identifier) @name type: (_) @ty) @fact.local
 (let_declaration pattern: (identifier) @name type: (_) @ty) @fact.local
 (let_declaration pattern: (identifier) @name !type value: (_) @ty) @fact.local
+; A `static` or `const` is typed by its declaration (`static UTF_8: &Encoding`):
+; a module-level value, a fact of the file.
+(static_item name: (identifier) @name type: (_) @ty) @fact.local
+(const_item name: (identifier) @name type: (_) @ty) @fact.local
 ; A closure's untyped parameter: a local, typed by what the callee declares
 ; for the closure it is passed as (`b.set_look_have(|have| …)`).
 (closure_parameters (identifier) @name @ty) @fact.local

@@ -2541,6 +2541,12 @@ impl<'i, 'a> Resolver<'i, 'a> {
         name: &str,
         depth: usize,
     ) -> Option<Sym<'a>> {
+        // A method the standard library defines (`s.len()` on a `&str`): an
+        // inherent method is found before any trait's, so a repo's `impl
+        // NixPath for str { fn len }` is not what runs.
+        if super::std_names::is_std_method(Family::Rust, name) {
+            return None;
+        }
         let p = self.primitive_of(cx, owner, receiver, depth + 1)?;
         self.primitive_member(&p, name)
     }

@@ -332,14 +332,18 @@ struct FileCx<'a> {
     binders: FxMap<String, Vec<usize>>,
     /// Per import, what it resolved to (`Resolver::bindings`).
     bound: Vec<std::sync::OnceLock<Bound>>,
-    /// Rust: the modules and enums the file's glob imports name, as (file
-    /// or symbol's crate, qualified name): made on the first ask while the
-    /// file is resolved (`Resolver::glob_homes`).
-    globs: std::sync::OnceLock<Vec<(&'a str, String, &'a str)>>,
+    /// Rust: the modules and enums the file's glob imports name: made on
+    /// the first ask while the file is resolved (`Resolver::glob_homes`).
+    globs: std::sync::OnceLock<Vec<GlobHome<'a>>>,
     /// The facts and heritage sites by what they are looked up by (a
     /// file's lookups are per site: scans would make them quadratic).
     ix: FactIndex<'a>,
 }
+
+/// A module or enum a Rust glob import names: (its crate, its qualified
+/// name, the inline module the import is written in, by its qualified name;
+/// `None` at the file's top level).
+type GlobHome<'a> = (&'a str, String, Option<String>);
 
 /// What one import resolved to (external targets left out), with the keys and
 /// finds of the lookups that resolved it. The file being resolved has its
@@ -1739,38 +1743,30 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// What the file's glob imports bring in under `name` (a symbol, a
     /// module file), when they all that do name the same (`through_globs`).
     fn glob_target(&self, cx: &FileCx<'a>, owner: u32, name: &str) -> Option<Target> {
-        use crate::model::ImportSpec;
         let mut found: Option<Target> = None;
-        for imp in cx.f.imports.iter() {
-            let targets = match &imp.spec {
-                ImportSpec::RustUse(segs) if segs.last().is_some_and(|l| l == "*") => {
-                    continue;
-                }
-                ImportSpec::Python {
+        if cx.fam == Family::Python && !name.starts_with('_') {
+            for imp in cx.f.imports.iter() {
+                let crate::model::ImportSpec::Python {
                     module,
                     name: Some(star),
-                } if star == "*" && !name.starts_with('_') => {
-                    super::python::python(self.ix, cx.fi, module, Some(name), 0)
-                }
-                _ => continue,
-            };
-            for t in targets {
-                if matches!(t, Target::External(_)) {
+                } = &imp.spec
+                else {
+                    continue;
+                };
+                if star != "*" {
                     continue;
                 }
-                match &found {
-                    Some(f) if *f != t => return None,
-                    _ => found = Some(t),
+                for t in super::python::python(self.ix, cx.fi, module, Some(name), 0) {
+                    if !matches!(t, Target::External(_)) {
+                        found_or_ambiguous(&mut found, t)?;
+                    }
                 }
             }
         }
         if cx.fam == Family::Rust
             && let Some(t) = self.rust_glob_target(cx, owner, name)
         {
-            match &found {
-                Some(f) if *f != t => return None,
-                _ => found = Some(t),
-            }
+            found_or_ambiguous(&mut found, t)?;
         }
         found
     }
@@ -1795,16 +1791,16 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let homes = cx.globs.get_or_init(|| self.glob_homes(cx));
         // A glob inside an inline `mod tests { use super::*; }` binds names
         // there only.
-        let within = |scope: &str| {
-            scope.is_empty()
-                || cx.syms.get(owner as usize).is_some_and(|o| {
-                    let inner = join(&cx.f.module, "::", scope);
-                    (o.qualified_name.strip_prefix(inner.as_str()))
+        let within = |inner: &Option<String>| {
+            inner.as_deref().is_none_or(|inner| {
+                cx.syms.get(owner as usize).is_some_and(|o| {
+                    (o.qualified_name.strip_prefix(inner))
                         .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
                 })
+            })
         };
         let mut found: Option<Target> = None;
-        for (pkg, home, _) in homes.iter().filter(|h| within(h.2)) {
+        for (pkg, home, _) in homes.iter().filter(|h| within(&h.2)) {
             // A `mod x;` beside `pub use x::x;` (rayon's `iter::repeat`, nix's
             // `posix_fadvise`): a module and a function share the name, and the
             // binding is what a call or a path through the glob names.
@@ -1819,13 +1815,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 let Some(mf) = self.ix.rust_module(pkg, home) else {
                     continue;
                 };
-                let binds = |i: &crate::model::RawImport| match &i.spec {
-                    crate::model::ImportSpec::RustUse(segs) => {
-                        segs.last().is_some_and(|l| l == name) || i.alias == name
-                    }
-                    _ => false,
-                };
-                let Some(imp) = self.ix.imports_of(mf).iter().find(|i| binds(i)) else {
+                // What the module's own `use`s bind (`pub use` first), by the
+                // name they bind (an alias, else the last segment).
+                let imports = self.ix.imports_of(mf);
+                let bound = super::rust::uses_in_order(imports, "").find(|u| u.2 == name);
+                let Some((segs, _, _)) = bound else {
                     // A module of that name (`use super::*;` then `util::f()`).
                     if let Some(sub) = self.ix.rust_module(pkg, &join(home, "::", name)) {
                         found_or_ambiguous(
@@ -1835,7 +1829,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     }
                     continue;
                 };
-                let targets = super::resolve_one(self.ix, mf, imp, 0);
+                let targets = super::rust::rust_use(self.ix, mf, segs, 0);
                 match targets.as_slice() {
                     [t @ (Target::Symbol(_) | Target::File(_))] => t.clone(),
                     _ => continue,
@@ -1848,8 +1842,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
 
     /// The modules and enums the file's glob imports name (`RustUse` paths
     /// ending in `*`), as (crate, qualified name, the inline module the
-    /// import is in).
-    fn glob_homes(&self, cx: &FileCx<'a>) -> Vec<(&'a str, String, &'a str)> {
+    /// import is in, by its qualified name; `None` at the file's top level).
+    fn glob_homes(&self, cx: &FileCx<'a>) -> Vec<GlobHome<'a>> {
         let mut homes = Vec::new();
         let imports: &'a [crate::model::RawImport] = &cx.f.imports;
         for imp in imports {
@@ -1859,24 +1853,20 @@ impl<'i, 'a> Resolver<'i, 'a> {
             if segs.last().is_none_or(|l| l != "*") {
                 continue;
             }
+            let inner = (!imp.scope.is_empty()).then(|| join(&cx.f.module, "::", &imp.scope));
             for t in super::rust::rust_use(self.ix, cx.fi, segs, 0) {
-                match t {
-                    Target::File(id) => {
-                        if let Some(fi) = self.ix.file_by_id(&id) {
-                            let f = &self.ix.files[fi];
-                            homes.push((f.package.as_str(), f.module.clone(), imp.scope.as_str()));
-                        }
-                    }
-                    Target::Symbol(id) => {
-                        if let Some(s) = self.by_id(&id) {
-                            homes.push((
-                                self.pkg_of(Some(s.file)),
-                                s.qn.to_string(),
-                                imp.scope.as_str(),
-                            ));
-                        }
-                    }
-                    _ => {}
+                let home = match t {
+                    Target::File(id) => self.ix.file_by_id(&id).map(|fi| {
+                        let f = &self.ix.files[fi];
+                        (f.package.as_str(), f.module.clone())
+                    }),
+                    Target::Symbol(id) => self
+                        .by_id(&id)
+                        .map(|s| (self.pkg_of(Some(s.file)), s.qn.to_string())),
+                    _ => None,
+                };
+                if let Some((pkg, qn)) = home {
+                    homes.push((pkg, qn, inner.clone()));
                 }
             }
         }

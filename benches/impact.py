@@ -282,6 +282,26 @@ def failing_rust(tree, name, only=None):
     return failing_cargo(tree, env, cmd)
 
 
+def listed_rust(tree):
+    """Every test of the crate's targets, as `TARGET::path` (`cargo test -- --list`)."""
+    target_dir = os.path.join(os.path.dirname(tree), "target")
+    env = dict(os.environ, CARGO_TARGET_DIR=target_dir, RUSTFLAGS="--cap-lints warn")
+    r = subprocess.run(["cargo", "test", "--tests", "--", "--list"], cwd=tree, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1800)
+    out, target = [], None
+    for line in r.stdout.splitlines():
+        m = re.match(r"\s*Running (unittests )?(\S+)", line)
+        if m:
+            path = m.group(2)
+            target = "lib" if m.group(1) and path.endswith("lib.rs") else \
+                os.path.splitext(os.path.basename(path))[0]
+            continue
+        m = re.match(r"(\S+): test$", line)
+        if m and target:
+            out.append(f"{target}::{m.group(1)}")
+    return sorted(out)
+
+
 def go_tests(tree):
     """Top-level test, example and fuzz functions → their file."""
     out = {}
@@ -533,6 +553,11 @@ def run(args, name):
             raise RuntimeError(f"{name}: the tests do not run on the pristine tree")
         outcomes["baseline"] = {"failed": sorted(base), "secs": round(base_s, 1)}
     base = set(outcomes["baseline"]["failed"])
+    # Rust answers may name a module or a whole target (a filter): scored as
+    # the tests that filter runs.
+    if CORPORA[name]["lang"] == "rust" and "all_tests" not in outcomes:
+        outcomes["all_tests"] = listed_rust(tree)
+    all_tests = outcomes.get("all_tests")
     executed = executed_by(py, tree, name, args.cache) if CORPORA[name]["lang"] == "python" else None
     funcs = functions(tree, srcdir)
     rng = random.Random(args.seed)
@@ -577,7 +602,7 @@ def run(args, name):
     # A test found flaky at any edit is left out of every edit's failures.
     return {"corpus": name, "baseline_failures": len(base), "baseline_secs": outcomes["baseline"]["secs"],
             "flaky": sorted(flaky), "skipped": skipped,
-            "functions": len(funcs), "edits": [scored(e, flaky) for e in edits]}
+            "functions": len(funcs), "edits": [scored(e, flaky, all_tests) for e in edits]}
 
 
 def named_test(name, run_id):
@@ -596,9 +621,12 @@ def named_test(name, run_id):
         return f"{GO_WHERE.get(m.group(1), '?')}::{m.group(1)}" if m.group(1) else "*::*"
     if lang != "rust":
         return run_id.split("[")[0]
-    m = re.match(r"cargo test(?: -p \S+)?(?: --test (\S+))?(?: -- (\S+) --exact)?$", run_id)
+    m = re.match(r"cargo test(?: -p \S+)?(?: --test (\S+))?(?: -- (\S+?)(::)?(?: --exact)?)?$", run_id)
     if not m:
         return run_id
+    # `-- MODULE::` (a test-writing macro's module): each test under it.
+    if m.group(3):
+        return f"{m.group(1) or 'lib'}::{m.group(2)}::*"
     return f"{m.group(1) or 'lib'}::{m.group(2) or '*'}"
 
 
@@ -611,9 +639,25 @@ def file_of(test):
     return test if test.endswith("::*") else test.rsplit("::", 1)[0]
 
 
-def scored(edit, flaky):
+def expanded(named, all_tests):
+    """The tests a Rust answer's names run: a test by its path, a module
+    filter (`lib::tests::*`) each test whose path contains it (cargo matches
+    anywhere in the path), a whole target (`lib::*`) each of its tests."""
+    out = set()
+    for n in named:
+        if not n.endswith("::*"):
+            out.add(n)
+            continue
+        target, _, within = n[: -len("*")].partition("::")
+        out |= {t for t in all_tests if t.startswith(target + "::") and within in t.split("::", 1)[1] + "::"}
+    return out
+
+
+def scored(edit, flaky, all_tests=None):
     function, failed, named, code, note, secs, ran = edit
     failed = failed - flaky
+    if all_tests is not None:
+        named = expanded(named, all_tests)
     files_failed = {file_of(f) for f in failed}
     files_named = {file_of(i) for i in named}
     # A whole cargo target named (`TARGET::*`) names each of its tests.

@@ -326,14 +326,23 @@ fn the_tools_on_rust_traps() {
             .collect()
     };
 
-    // Recursion: a self-edge from the function, and a call from top-level code.
+    // Recursion: a self-edge from the function, a call from top-level code,
+    // and one from a macro's template.
     let refs = call(
         &server,
         "find_references",
         json!({"symbol_name": "util::fact"}),
     );
     assert_eq!(refs["symbol"]["qualified_name"], "util::fact");
-    assert_eq!(refs["total"], 3, "{refs}");
+    assert_eq!(refs["total"], 4, "{refs}");
+    assert!(
+        refs["references"]
+            .as_array()
+            .expect("references")
+            .iter()
+            .any(|r| r["from"]["qualified_name"] == "templated::area_of"),
+        "{refs}"
+    );
     let top = &refs["references"][0];
     assert_eq!(top["path"], "src/lib.rs");
     assert_eq!(top["line"], 14);
@@ -354,7 +363,7 @@ fn the_tools_on_rust_traps() {
             "find_references",
             json!({"symbol_name": "util::fact", "limit": 1, "cursor": cursor}),
         );
-        assert_eq!(page["total"], 3);
+        assert_eq!(page["total"], 4);
         seen.push(page["references"][0].clone());
         cursor = page["next_cursor"].clone();
         assert_eq!(page["truncated"], !cursor.is_null());
@@ -446,7 +455,8 @@ fn the_tools_on_rust_traps() {
             "report::closures",
             "report::by_index",
             "report::via_root",
-            "report::count"
+            "report::count",
+            "templated::area_of"
         ],
         "{typed}"
     );
@@ -555,19 +565,38 @@ fn the_tools_on_rust_traps() {
                 "util::fact".into(),
                 "calls".into()
             ),
+            // A macro's template calls it; the file invokes the macro.
+            (
+                "templated::area_of".into(),
+                1,
+                "util::fact".into(),
+                "calls".into()
+            ),
             (
                 "report::numbers".into(),
                 2,
                 "report::numbers::helper".into(),
                 "calls".into()
             ),
+            (
+                "src/templated.rs".into(),
+                2,
+                "templated::area_of".into(),
+                "calls".into()
+            ),
         ],
         "{impact}"
     );
-    assert_eq!(impact["completeness"], "exact", "{impact}");
+    // What the macro writes (`fn unit_area`) has no symbol: its callers
+    // (`shout`) are not seen.
+    assert_eq!(impact["completeness"], "lower_bound", "{impact}");
+    assert_eq!(
+        impact["unproven_sites"][0]["reason"], "macro_items",
+        "{impact}"
+    );
     assert_eq!(
         impact["by_distance"],
-        json!([{"distance": 1, "count": 3}, {"distance": 2, "count": 1}])
+        json!([{"distance": 1, "count": 4}, {"distance": 2, "count": 2}])
     );
     // A changed method: the callers of the trait method it implements too.
     let impact = call(

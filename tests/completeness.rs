@@ -516,3 +516,83 @@ fn words(sources: &[(String, String)], name: &str) -> Vec<(String, usize, usize)
     }
     out
 }
+
+/// Rust macros: a `macro_rules!` template's calls are the macro's, and an
+/// invocation calls the macro; tests a macro of a test module writes (no
+/// symbol of their own) are run through the module (`cargo test -- tests::`).
+/// aho-corasick writes its tests so (`testcombo!` → `testconfig!` → `#[test] fn`).
+#[test]
+fn impact_reaches_the_tests_a_macro_writes() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = tmp.path().join("mt");
+    write(
+        &root,
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"mt\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+            ),
+            (
+                "src/lib.rs",
+                "#[macro_use]\nmod macros;\npub mod util;\n\npub struct Builder {\n    n: u32,\n}\n\nimpl Builder {\n    pub fn new() -> Builder {\n        Builder { n: 0 }\n    }\n\n    pub fn build(&self) -> u32 {\n        util::check(self.n)\n    }\n}\n\nmake_getter!(answer, 42);\n\n#[cfg(test)]\nmod tests;\n",
+            ),
+            (
+                "src/macros.rs",
+                "macro_rules! make_getter {\n    ($name:ident, $v:expr) => {\n        pub fn $name() -> u32 {\n            $crate::util::check($v)\n        }\n    };\n}\n",
+            ),
+            (
+                "src/util.rs",
+                "pub fn check(x: u32) -> u32 {\n    x + 1\n}\n",
+            ),
+            (
+                "src/tests.rs",
+                "use super::*;\n\nfn run_all(f: impl Fn() -> u32) -> u32 {\n    f()\n}\n\nmacro_rules! testconfig {\n    ($name:ident, $with:expr) => {\n        #[test]\n        fn $name() {\n            run_all(|| {\n                let builder = Builder::new();\n                $with(&builder);\n                builder.build()\n            });\n        }\n    };\n}\n\nmacro_rules! testcombo {\n    ($name:ident) => {\n        mod $name {\n            use super::*;\n            testconfig!(default, |_| ());\n        }\n    };\n}\n\ntestcombo!(standard);\n",
+            ),
+        ],
+    );
+    let server = serve_paths(tmp, std::slice::from_ref(&root), &[], &[]);
+    wait_ready(&server);
+    // The template of another module's macro calls `check` through `$crate::`;
+    // the crate root invokes that macro.
+    let g = call(
+        &server,
+        "get_call_graph",
+        json!({"symbol_name": "check", "direction": "callers", "depth": 2}),
+    );
+    let text = g.to_string();
+    for want in ["macros::make_getter", "Builder::build"] {
+        assert!(text.contains(want), "{want}: {g}");
+    }
+    let i = call(
+        &server,
+        "analyze_impact",
+        json!({"symbol_name": "Builder::build", "depth": 5}),
+    );
+    let affected: Vec<String> = i["affected"]
+        .as_array()
+        .expect("affected")
+        .iter()
+        .map(|a| s(&a["qualified_name"]))
+        .collect();
+    for want in ["tests::testconfig", "tests::testcombo"] {
+        assert!(affected.contains(&want.to_string()), "{want}: {i}");
+    }
+    let runs: Vec<String> = i["tests"]
+        .as_array()
+        .expect("tests")
+        .iter()
+        .map(|t| s(&t["run"]))
+        .collect();
+    assert!(
+        runs.contains(&"cargo test -p mt -- tests::".to_string()),
+        "{runs:?}"
+    );
+    // A library macro reaches the file that invokes it, and no test.
+    let i = call(
+        &server,
+        "analyze_impact",
+        json!({"symbol_name": "make_getter", "depth": 5}),
+    );
+    assert!(i["files"].to_string().contains("src/lib.rs"), "{i}");
+    assert!(i["tests"].as_array().is_none_or(|t| t.is_empty()), "{i}");
+}

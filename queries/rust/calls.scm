@@ -77,3 +77,6 @@
 ; A macro invocation's token tree: its arguments are parsed again as
 ; expressions for the calls written there (src/extract/rust.rs macro_args_only).
 (macro_invocation (token_tree) @callee) @macro
+; A macro invoked (`m!(…)`, `crate::m!(…)`): a call of the `macro_rules!`
+; of that name, marked with its `!`.
+(macro_invocation macro: (_) @callee) @invokes

@@ -391,6 +391,14 @@ impl Extractor {
                     })
                     .collect();
             let mut parsed_again = false;
+            if language == Language::Rust {
+                let templates = calls.iter().filter_map(|c| c.template());
+                if let Some(t) = rust::macro_templates_only(templates, source) {
+                    parsed_again = true;
+                    let next = self.template_sites(parser, &t, (&symbols, &packages), &mut sites);
+                    pending.extend(next);
+                }
+            }
             for _ in 0..MACRO_DEPTH {
                 if pending.is_empty() {
                     break;
@@ -428,6 +436,28 @@ impl Extractor {
             error_lines,
             recovered,
         }
+    }
+
+    /// The sites and facts of a file's `macro_rules!` templates (`t`), with
+    /// the arguments of the macros they invoke for another round.
+    fn template_sites(
+        &self,
+        parser: &mut Parser,
+        t: &rust::Template,
+        (symbols, packages): (&[Symbol], &[&str]),
+        sites: &mut FileSites,
+    ) -> Option<(String, Vec<tree_sitter::Range>)> {
+        let tree = self.parse_ranges(parser, Language::Rust, &t.text, &t.ranges)?;
+        let (_, _, matches) = self.collect(Language::Rust, tree.root_node(), &t.text, true);
+        let next = rust::macro_args_only(matches.iter().filter_map(|c| c.macro_args()), &t.text);
+        let kept: Vec<_> = matches
+            .into_iter()
+            .filter(|c| {
+                c.in_template() && !(c.is_call_or_value() && t.reads_arguments(c.inner_node()))
+            })
+            .collect();
+        sites::collect(Language::Rust, &kept, &t.text, symbols, packages, sites);
+        next
     }
 
     /// One pass of the combined query: definitions (before language rules and

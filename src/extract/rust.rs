@@ -272,6 +272,128 @@ pub(super) fn macro_args_only<'t>(
     Some((text, ranges))
 }
 
+/// What opens each function `macro_templates_only` writes over the blanked
+/// text before a template.
+const TEMPLATE_FN: &[u8] = b"fn _m()";
+
+/// The source blanked (newlines kept) but for the templates of its
+/// `macro_rules!` (the `token_tree`s right of `=>`), each kept as the body of
+/// a function written over the blanked text before it, so that parsing it
+/// finds the calls a template writes (`run_search_tests(…)`,
+/// `$crate::util::f(x)`) at their original byte, line and column. A
+/// metavariable is written as a name (`$name` → `_name`, `$crate` → `crate`),
+/// a repetition's `$(`…`)*` as its contents; the bytes of metavariables come
+/// with it, so that what a template reads from its arguments is left out.
+/// `None` when there are no templates. As `macro_args_only`, with the ranges
+/// that hold anything but blanks.
+pub(super) fn macro_templates_only<'t>(
+    templates: impl Iterator<Item = Node<'t>>,
+    src: &str,
+) -> Option<Template> {
+    let mut trees: Vec<Node<'t>> = templates.filter(|t| text(*t, src).contains('(')).collect();
+    trees.sort_unstable_by_key(|t| t.start_byte());
+    trees.dedup_by_key(|t| t.start_byte());
+    if trees.is_empty() {
+        return None;
+    }
+    let mut out: Vec<u8> = src
+        .bytes()
+        .map(|b| if b == b'\n' { b'\n' } else { b' ' })
+        .collect();
+    let mut kept = Vec::with_capacity(2 * trees.len());
+    let mut metavariables = Vec::new();
+    let mut free = 0;
+    for tt in trees {
+        let (start, end) = (tt.start_byte(), tt.end_byte());
+        if start < free || end - start < 2 {
+            continue;
+        }
+        // The function's head: the nearest blank stretch of one line before
+        // the template, past what was kept before (a rule's matcher is).
+        let Some(head) = out[free..start]
+            .windows(TEMPLATE_FN.len())
+            .rposition(|w| w.iter().all(|&b| b == b' '))
+            .map(|at| free + at)
+        else {
+            continue;
+        };
+        out[head..head + TEMPLATE_FN.len()].copy_from_slice(TEMPLATE_FN);
+        out[start..end].copy_from_slice(&src.as_bytes()[start..end]);
+        out[start] = b'{';
+        out[end - 1] = b'}';
+        unmeta(tt, &mut out, &mut metavariables);
+        kept.push(head..head + TEMPLATE_FN.len());
+        kept.push(start..end);
+        free = end;
+    }
+    if kept.is_empty() {
+        return None;
+    }
+    let text = String::from_utf8(out).ok()?;
+    let ranges = included_ranges(&text, &kept);
+    metavariables.sort_unstable();
+    Some(Template {
+        text,
+        ranges,
+        metavariables,
+    })
+}
+
+/// A source blanked but for its macro templates (`macro_templates_only`).
+pub(super) struct Template {
+    pub text: String,
+    pub ranges: Vec<tree_sitter::Range>,
+    /// Where metavariables were written (sorted bytes): a call or value
+    /// there is the invocation's, not the template's.
+    pub metavariables: Vec<usize>,
+}
+
+impl Template {
+    /// Whether `node` holds a metavariable of the template.
+    pub fn reads_arguments(&self, node: Node<'_>) -> bool {
+        let at = self
+            .metavariables
+            .partition_point(|&b| b < node.start_byte());
+        self.metavariables
+            .get(at)
+            .is_some_and(|&b| b < node.end_byte())
+    }
+}
+
+/// Writes a template's metavariables as names and its repetitions as their
+/// contents (`macro_templates_only`), noting where metavariables were.
+fn unmeta(tree: Node<'_>, out: &mut [u8], metavariables: &mut Vec<usize>) {
+    let mut c = tree.walk();
+    for n in tree.children(&mut c) {
+        match n.kind() {
+            "metavariable" => {
+                let at = n.start_byte();
+                if &out[at..n.end_byte()] == b"$crate" {
+                    out[at] = b' ';
+                } else {
+                    out[at] = b'_';
+                    metavariables.push(at);
+                }
+            }
+            "token_repetition" => {
+                // `$(` … `)` then a separator and `*`, `+` or `?`.
+                let mut cc = n.walk();
+                let close = n
+                    .children(&mut cc)
+                    .filter(|k| k.kind() == ")")
+                    .last()
+                    .map_or(n.end_byte(), |k| k.start_byte());
+                let open = (n.start_byte() + 2).min(close);
+                out[n.start_byte()..open].fill(b' ');
+                out[close..n.end_byte()].fill(b' ');
+                unmeta(n, out, metavariables);
+            }
+            "token_tree" => unmeta(n, out, metavariables),
+            _ => {}
+        }
+    }
+}
+
 /// Whether a macro's token tree may hold calls written as expressions: `(…)`
 /// and `[…]` read as a tuple or an array (`{…}` bodies are items or
 /// statements: `macro_bodies_only`); a body without a `(` calls nothing; one

@@ -32,7 +32,7 @@ impl<'t> CallMatch<'t> {
     pub(super) fn is_expression_site(&self) -> bool {
         matches!(
             self.what,
-            "call" | "new" | "construct" | "value" | "type" | "path" | "macro"
+            "call" | "new" | "construct" | "value" | "type" | "path" | "macro" | "invokes"
         )
     }
 
@@ -40,12 +40,41 @@ impl<'t> CallMatch<'t> {
     pub(super) fn macro_args(&self) -> Option<Node<'t>> {
         (self.what == "macro").then_some(self.inner)
     }
+
+    /// A `macro_rules!` template (`@mentions`).
+    pub(super) fn template(&self) -> Option<Node<'t>> {
+        (self.what == "mentions").then_some(self.inner)
+    }
+
+    /// What a macro template, parsed as a function's body, is read for:
+    /// calls, functions named as values, macros invoked (and their
+    /// arguments), and the locals those read. The types a template names are
+    /// read from its tokens (`mentions`); the items it writes (an `impl` of a
+    /// metavariable's type, a `fn` named by one) are the expansion's.
+    pub(super) fn in_template(&self) -> bool {
+        matches!(
+            self.what,
+            "call" | "new" | "value" | "macro" | "invokes" | "fact.local" | "fact.iterates"
+        )
+    }
+
+    /// A call, a macro invoked or a function named as a value: what a
+    /// template does not call when a metavariable names it (`$f(x)`).
+    pub(super) fn is_call_or_value(&self) -> bool {
+        matches!(self.what, "call" | "new" | "value" | "invokes")
+    }
+
+    /// The expression, type or token tree the match is about.
+    pub(super) fn inner_node(&self) -> Node<'t> {
+        self.inner
+    }
 }
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 25] = [
+    const NAMES: [&str; 26] = [
         "call",
+        "invokes",
         "new",
         "construct",
         "value",
@@ -186,6 +215,24 @@ pub(super) fn collect(
             }
             "type" | "path" | "extends" | "implements" => {
                 type_sites(lang, m, src, &owners, &mut out.sites);
+            }
+            // `m!(…)`, `crate::m!(…)`: the macro's name, marked with its `!`
+            // (a macro is no function of that name); the standard library's
+            // need no site.
+            "invokes" => {
+                let mut chain = Vec::new();
+                let Some(token) = lang.chain(inner, src, &mut chain) else {
+                    continue;
+                };
+                if is_std_macro(&chain) {
+                    continue;
+                }
+                if let Some(last) = chain.last_mut() {
+                    last.push('!');
+                }
+                let owner = owners.of(node.start_byte(), true);
+                out.sites
+                    .push(raw_site(SiteKind::Call, chain, token, owner));
             }
             // Tokens no parse reads (a `macro_rules!` template, a macro's
             // arguments that are not parsed again): the types they name.
@@ -1194,6 +1241,10 @@ impl<'s> Owners<'s> {
         let mut guard = 0;
         while let Some(i) = cur {
             let k = symbols[i].kind;
+            // A `macro_rules!` calls what its templates call (`macro_templates_only`).
+            if k == SymbolKind::Macro {
+                return i as u32;
+            }
             if callable && k.is_callable() {
                 return i as u32;
             }
@@ -1216,6 +1267,16 @@ impl<'s> Owners<'s> {
             }
         }
         first_type.map_or(IN_FILE, |i| i as u32)
+    }
+}
+
+/// A macro of the standard library (`vec!`, `std::println!`), or a chain no
+/// repo macro can be (`a::b::m!`): no site.
+fn is_std_macro(chain: &[Step]) -> bool {
+    match chain {
+        [one] => crate::resolve::is_std_macro(one),
+        [head, _] => matches!(head.as_str(), "std" | "core" | "alloc"),
+        _ => true,
     }
 }
 

@@ -817,7 +817,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                                 kind: SiteKind::Call,
                                 to_name: written(cx.fam, &site.chain),
                             });
-                        } else {
+                        } else if self.may_be_repos(&cx, &site.chain) {
                             out.extend(unresolved_edge(cx.fam, from(site.owner), site));
                         }
                     }
@@ -850,6 +850,19 @@ impl<'i, 'a> Resolver<'i, 'a> {
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// Whether an unproven call may be of a repo's definition: any but a
+    /// Rust macro no `macro_rules!` of the repo is named as (`bail!`,
+    /// `info!`: a library's).
+    fn may_be_repos(&self, cx: &FileCx<'a>, chain: &[Step]) -> bool {
+        match chain.last() {
+            Some(l) if cx.fam == Family::Rust && l.ends_with('!') => !self
+                .ix
+                .callables_named(cx.fam, l.trim_start_matches("::"), false)
+                .is_empty(),
+            _ => true,
+        }
     }
 
     /// The method `name` of the impl block around `owner`, when several
@@ -1384,6 +1397,55 @@ impl<'i, 'a> Resolver<'i, 'a> {
         self.bare_name(cx, owner, last, true)
     }
 
+    /// The `macro_rules!` a Rust invocation names (`m!`, `crate::m!`,
+    /// `$crate::m!`). Where a macro is visible goes by the text (defined
+    /// above, in a module around, or under `#[macro_use]`), which is not
+    /// tracked: the crate's only macro of that name is it (`scope` in its own
+    /// file, else `import`: a `#[macro_use]` or `use` brought it), else the
+    /// only one of the caller's file. Another crate's is left to the `name`
+    /// tier.
+    fn macro_target(&self, cx: &FileCx<'a>, chain: &[Step]) -> Option<(Sym<'a>, Tier)> {
+        let name = match chain {
+            [one] => one.as_str(),
+            [head, one] if matches!(head.as_str(), "crate" | "self" | "super") => {
+                one.strip_prefix("::")?
+            }
+            _ => return None,
+        };
+        let here = self.pkg_of(Some(cx.fi));
+        let found = self.ix.callables_named(cx.fam, name, false);
+        let in_crate = || {
+            found
+                .iter()
+                .filter(|(fi, _)| self.pkg_of(Some(*fi as usize)) == here)
+        };
+        let &(fi, si) = match (
+            in_crate().count(),
+            in_crate().filter(|(fi, _)| *fi as usize == cx.fi).count(),
+        ) {
+            (1, _) => in_crate().next()?,
+            (_, 1) => in_crate().find(|(fi, _)| *fi as usize == cx.fi)?,
+            _ => return None,
+        };
+        let s: &'a RSymbol = &self.ix.files[fi as usize].symbols[si as usize];
+        let tier = if chain.len() == 2 {
+            Tier::Qualified
+        } else if fi as usize == cx.fi {
+            Tier::Scope
+        } else {
+            Tier::Import
+        };
+        Some((
+            Sym {
+                id: &s.id,
+                qn: &s.qualified_name,
+                kind: s.kind,
+                file: fi as usize,
+            },
+            tier,
+        ))
+    }
+
     /// The target of a call (or of a function named as a value): the chain's
     /// callee, with the tier that proved it.
     fn call_target(
@@ -1399,6 +1461,9 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if chain[0] == "#new" && !chain.iter().any(|c| c == "()") {
             // `new X(…)`: the class.
             return self.type_target(cx, owner, &chain[1..], depth + 1);
+        }
+        if cx.fam == Family::Rust && chain.last().is_some_and(|l| l.ends_with('!')) {
+            return self.macro_target(cx, chain);
         }
         let last = bare(chain.last()?);
         // `cls(…)` in a classmethod: the class itself.
@@ -3242,6 +3307,7 @@ fn called_name(chain: &[Step]) -> Id {
         .iter()
         .rev()
         .find(|c| !matches!(c.as_str(), "()" | "{}" | "?" | "#new"))
-        .map(|c| Id::from(bare(c)))
+        // A macro's `!` is the site's, not the name's (`m!` of `macro_rules! m`).
+        .map(|c| Id::from(bare(c).trim_end_matches('!')))
         .unwrap_or_default()
 }

@@ -16,6 +16,7 @@ mod go;
 mod python;
 mod rust;
 mod std_names;
+pub use std_names::is_std_macro;
 mod typescript;
 
 pub use calls::{Id, Rel, SiteEdge, Tier};
@@ -85,7 +86,18 @@ struct Callable {
 /// Whether the `name` tier finds symbols of this kind (and so whether one
 /// changes its name's key).
 fn in_name_tier(kind: &str) -> bool {
-    matches!(kind, "fn" | "method")
+    matches!(kind, "fn" | "method" | "macro")
+}
+
+/// The name a symbol is found by in the `name` tier's table: a Rust macro's
+/// with its `!` (`m!`, as invoked), which no function's call names.
+fn name_tier_name<'q>(kind: &str, qualified_name: &'q str) -> std::borrow::Cow<'q, str> {
+    let name = last_segment(qualified_name);
+    if kind == "macro" {
+        std::borrow::Cow::Owned(format!("{name}!"))
+    } else {
+        std::borrow::Cow::Borrowed(name)
+    }
 }
 
 impl Callables {
@@ -96,7 +108,7 @@ impl Callables {
                 out.push(
                     i as u32,
                     s.kind == "method",
-                    last_segment(&s.qualified_name),
+                    &name_tier_name(s.kind, &s.qualified_name),
                 );
             }
         }
@@ -592,9 +604,11 @@ pub fn changed_keys(
                             .entry((family(f.language), name.to_string()))
                             .or_default() += came;
                     }
-                    _ if in_name_tier(s.kind) => {
-                        keys.push(name_key(family(f.language), name, false))
-                    }
+                    _ if in_name_tier(s.kind) => keys.push(name_key(
+                        family(f.language),
+                        &name_tier_name(s.kind, &s.qualified_name),
+                        false,
+                    )),
                     _ => {}
                 }
                 if f.language == Language::Rust

@@ -27,8 +27,9 @@ use crate::store::graph::{GraphConfig, GraphError, GraphStore, checkpoint_marker
 /// runs wrote may hold edges into deleted symbols. 9: more sites and facts
 /// read (Go interface results, type assertions, function values; TS types in
 /// expressions; Python class attributes) and unresolved supertypes kept as
-/// `UNRESOLVED`: an older graph's unchanged files lack them.
-pub const SCHEMA_VERSION: u32 = 9;
+/// `UNRESOLVED`: an older graph's unchanged files lack them. 10: the calls
+/// of Rust `macro_rules!` templates and the invocations of the repo's macros.
+pub const SCHEMA_VERSION: u32 = 10;
 
 const MANIFEST: &str = "manifest.json";
 const LOCK: &str = "writer.lock";

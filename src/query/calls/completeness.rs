@@ -14,7 +14,9 @@
 //!   with a library base, a Python dunder the runtime calls): its callers may
 //!   be the library's;
 //! - `accessor`: a getter or setter (TS `get x()`, a Python `@property`),
-//!   run by reading or writing a property: no call site names it.
+//!   run by reading or writing a property: no call site names it;
+//! - `macro_items`: a Rust macro whose templates write items (`fn $name()`):
+//!   what an invocation writes has no symbol, nor do the calls of it.
 //!
 //! Callees have their own: the calls of the answer's nodes that no tier
 //! proved, or only the `name` tier did. The count is exact; the first sites
@@ -166,8 +168,41 @@ pub(super) fn into(
         if let Some(s) = accessor(cat, &mut lines, i) {
             out.add(1, [s]);
         }
+        if let Some(s) = macro_items(cat, &mut lines, i) {
+            out.add(1, [s]);
+        }
     }
     Ok(out)
+}
+
+/// A Rust `macro_rules!` whose templates write items (`fn $name()`, an
+/// `impl`): what an invocation writes has no symbol, so the calls of it are
+/// not seen (the invocations themselves are).
+fn macro_items(cat: &Catalog, lines: &mut Lines, i: usize) -> Option<UnprovenSite> {
+    let e = cat.entry(i);
+    if e.kind() != "macro" {
+        return None;
+    }
+    const ITEMS: [&str; 9] = [
+        "fn", "impl", "mod", "struct", "enum", "trait", "static", "const", "type",
+    ];
+    // A long macro is read up to this many lines.
+    let end = e.line_end().min(e.line_start() + 2000);
+    let writes_items = (e.line_start() + 1..=end).any(|n| {
+        lines
+            .raw(e.path(), n)
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|w| ITEMS.contains(&w))
+    });
+    writes_items.then(|| UnprovenSite {
+        text: lines.line(e.path(), e.line_start()),
+        path: e.path().to_string(),
+        line: e.line_start(),
+        col: 1,
+        name: e.name().to_string(),
+        reason: "macro_items".to_string(),
+        from: None,
+    })
 }
 
 /// A getter or setter, which reading or writing the property runs (`get

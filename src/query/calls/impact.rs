@@ -20,7 +20,7 @@ use super::super::error::ToolError;
 use super::super::inputs::ImpactInput;
 use super::super::view::View;
 use super::diff::{self, FileChange};
-use super::tests::{is_test_file, is_test_symbol};
+use super::tests::{is_test_file, is_test_maker, is_test_symbol};
 use super::{
     completeness, constructed_by, declarations_of, depth, dispatches, file_path_of, tiers,
 };
@@ -1132,6 +1132,21 @@ fn tests_of(
             return;
         };
         let e = cat.entry(i);
+        if is_test_maker(e.kind(), e.qualified_name(), e.path()) {
+            // Tests a macro writes have no symbol: the module it is written
+            // in stands for them (`cargo test -- tests::`).
+            if listed.insert((e.path().to_string(), Some(e.qualified_name().to_string()))) {
+                out.push(TestHit {
+                    path: e.path().to_string(),
+                    name: None,
+                    qualified_name: Some(e.qualified_name().to_string()),
+                    line_start: Some(e.line_start()),
+                    distance,
+                    run: run_id(c, cat, e.path(), Some(i)),
+                });
+            }
+            return;
+        }
         if !is_test_symbol(e.kind(), e.name(), e.qualified_name(), e.path()) {
             return;
         }
@@ -1240,17 +1255,25 @@ fn run_id(c: &View, cat: &Catalog, path: &str, test: Option<usize>) -> String {
             .and_then(|file| file.strip_suffix(".rs"))
             .map(|name| format!(" --test {name}"))
             .unwrap_or_default();
+        let within = |qn: &'_ str| -> String {
+            // A path within its crate: the qualified name without the
+            // crate's own name.
+            qn.strip_prefix(&format!("{package}::"))
+                .or_else(|| qn.strip_prefix("crate::"))
+                .unwrap_or(qn)
+                .to_string()
+        };
         return match e {
-            Some(e) => {
-                // The test's path within its crate: its qualified name
-                // without the crate's own name.
-                let qn = e.qualified_name();
-                let within = qn
-                    .strip_prefix(&format!("{package}::"))
-                    .or_else(|| qn.strip_prefix("crate::"))
-                    .unwrap_or(qn);
-                format!("cargo test{p}{target} -- {within} --exact")
-            }
+            // A test-writing macro: every test of the module it is in (a
+            // filter, matched anywhere in a test's path).
+            Some(e) if e.kind() == "macro" => match within(e.qualified_name()).rsplit_once("::") {
+                Some((module, _)) => format!("cargo test{p}{target} -- {module}::"),
+                None => format!("cargo test{p}{target}"),
+            },
+            Some(e) => format!(
+                "cargo test{p}{target} -- {} --exact",
+                within(e.qualified_name())
+            ),
             None => format!("cargo test{p}{target}"),
         };
     }

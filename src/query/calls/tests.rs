@@ -39,6 +39,15 @@ pub fn is_test_symbol(kind: &str, name: &str, qualified_name: &str, path: &str) 
         || (path.ends_with(".rs") && (name.starts_with("test_") || in_test_module(qualified_name)))
 }
 
+/// Whether a definition is a Rust macro that writes tests: a
+/// `macro_rules!` of a test module or file (`tests::testconfig`), whose
+/// expansions are the tests (they have no symbol of their own).
+pub fn is_test_maker(kind: &str, qualified_name: &str, path: &str) -> bool {
+    kind == "macro"
+        && path.ends_with(".rs")
+        && (is_test_file(path) || in_test_module(qualified_name))
+}
+
 /// Whether a Rust qualified name has a test module among its modules
 /// (`shapes::tests::area`, `tests::drain`, `vector::tests_avx2::splat`).
 fn in_test_module(qualified_name: &str) -> bool {

@@ -456,6 +456,7 @@ fn the_tools_on_rust_traps() {
             "report::by_index",
             "report::via_root",
             "report::count",
+            "report::matched",
             "templated::area_of"
         ],
         "{typed}"

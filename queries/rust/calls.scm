@@ -67,6 +67,8 @@
 ((match_expression value: (_) @ty body: (match_block (match_arm pattern: (match_pattern (tuple_struct_pattern type: (identifier) @_k . [(identifier) @name (ref_pattern (identifier) @name) (mut_pattern (identifier) @name)] .))))) @fact.local (#any-of? @_k "Some" "Ok"))
 ((let_condition pattern: (tuple_struct_pattern type: (identifier) @_k . (tuple_struct_pattern type: (identifier) @_k2 . (identifier) @name .) .) value: (_) @ty) @fact.local (#eq? @_k "Ok") (#eq? @_k2 "Some"))
 ((match_expression value: (_) @ty body: (match_block (match_arm pattern: (match_pattern (tuple_struct_pattern type: (identifier) @_k . (tuple_struct_pattern type: (identifier) @_k2 . (identifier) @name .) .))))) @fact.local (#eq? @_k "Ok") (#eq? @_k2 "Some"))
+; `let s = match e { Some(s) => s, None => … }` (`Ok(s) => s` too): `s` is what `e` holds.
+((let_declaration pattern: (identifier) @name value: (match_expression value: (_) @ty body: (match_block (match_arm pattern: (match_pattern (tuple_struct_pattern type: (identifier) @_k . (identifier) @_v .)) value: (identifier) @_r)))) @fact.local (#any-of? @_k "Some" "Ok") (#eq? @_v @_r))
 (field_declaration name: (field_identifier) @name type: (_) @ty) @fact.field
 (function_item return_type: (_) @ty) @fact.returns
 (function_signature_item return_type: (_) @ty) @fact.returns

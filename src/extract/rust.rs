@@ -349,8 +349,26 @@ pub(super) struct Template {
 }
 
 impl Template {
-    /// Whether `node` holds a metavariable of the template.
+    /// Whether a callee (or a value) is named by a metavariable: `$f`,
+    /// `self.$field.m`, `$t::new`, `MatchKind::$kind`; not by one only in
+    /// the arguments of a call on the way (`b.kind($k).build`).
     pub fn reads_arguments(&self, node: Node<'_>) -> bool {
+        match node.kind() {
+            "call_expression" | "generic_function" => node
+                .child_by_field_name("function")
+                .is_some_and(|f| self.reads_arguments(f)),
+            "field_expression" => {
+                node.child_by_field_name("value")
+                    .is_some_and(|v| self.reads_arguments(v))
+                    || node
+                        .child_by_field_name("field")
+                        .is_some_and(|f| self.holds_metavariable(f))
+            }
+            _ => self.holds_metavariable(node),
+        }
+    }
+
+    fn holds_metavariable(&self, node: Node<'_>) -> bool {
         let at = self
             .metavariables
             .partition_point(|&b| b < node.start_byte());

@@ -852,15 +852,20 @@ impl<'i, 'a> Resolver<'i, 'a> {
         out
     }
 
-    /// Whether an unproven call may be of a repo's definition: any but a
-    /// Rust macro no `macro_rules!` of the repo is named as (`bail!`,
-    /// `info!`: a library's).
+    /// Whether an unproven call is kept (`UNRESOLVED`): any but a Rust
+    /// macro no `macro_rules!` of the caller's crate is named as. Another
+    /// crate's (`debug!` of `log` and of `tracing`, `bail!`) is left to the
+    /// answers about such a macro (`completeness::macro_site`): a row per
+    /// logging call would be a fifth of all.
     fn may_be_repos(&self, cx: &FileCx<'a>, chain: &[Step]) -> bool {
         match chain.last() {
-            Some(l) if cx.fam == Family::Rust && l.ends_with('!') => !self
-                .ix
-                .callables_named(cx.fam, l.trim_start_matches("::"), false)
-                .is_empty(),
+            Some(l) if cx.fam == Family::Rust && l.ends_with('!') => {
+                let here = self.pkg_of(Some(cx.fi));
+                self.ix
+                    .callables_named(cx.fam, l.trim_start_matches("::"), false)
+                    .iter()
+                    .any(|(fi, _)| self.pkg_of(Some(*fi as usize)) == here)
+            }
             _ => true,
         }
     }
@@ -1402,23 +1407,28 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// above, in a module around, or under `#[macro_use]`), which is not
     /// tracked: the crate's only macro of that name is it (`scope` in its own
     /// file, else `import`: a `#[macro_use]` or `use` brought it), else the
-    /// only one of the caller's file. Another crate's is left to the `name`
-    /// tier.
+    /// only one of the caller's file; `krate::m!` the only one of that crate
+    /// (`qualified`). Another crate's named bare is left to the `name` tier.
     fn macro_target(&self, cx: &FileCx<'a>, chain: &[Step]) -> Option<(Sym<'a>, Tier)> {
-        let name = match chain {
-            [one] => one.as_str(),
-            [head, one] if matches!(head.as_str(), "crate" | "self" | "super") => {
-                one.strip_prefix("::")?
+        let here = self.pkg_of(Some(cx.fi));
+        let (name, krate) = match chain {
+            [one] => (one.as_str(), here),
+            [head, one] => {
+                let krate = match head.as_str() {
+                    "crate" | "self" | "super" => here,
+                    // `tracing::event!`: an exported macro of that crate.
+                    other => other,
+                };
+                (one.strip_prefix("::")?, krate)
             }
             _ => return None,
         };
-        let here = self.pkg_of(Some(cx.fi));
         let found = self.ix.callables_named(cx.fam, name, false);
-        let in_crate = || {
-            found
-                .iter()
-                .filter(|(fi, _)| self.pkg_of(Some(*fi as usize)) == here)
+        let of_crate = |fi: u32| {
+            let p = self.pkg_of(Some(fi as usize));
+            p == krate || (p.contains('-') && p.replace('-', "_") == krate)
         };
+        let in_crate = || found.iter().filter(|(fi, _)| of_crate(*fi));
         let &(fi, si) = match (
             in_crate().count(),
             in_crate().filter(|(fi, _)| *fi as usize == cx.fi).count(),

@@ -16,7 +16,9 @@
 //! - `accessor`: a getter or setter (TS `get x()`, a Python `@property`),
 //!   run by reading or writing a property: no call site names it;
 //! - `macro_items`: a Rust macro whose templates write items (`fn $name()`):
-//!   what an invocation writes has no symbol, nor do the calls of it.
+//!   what an invocation writes has no symbol, nor do the calls of it;
+//! - `macro_shared_name`: a Rust macro whose name another macro shares:
+//!   other crates' invocations of either are proven by neither.
 //!
 //! Callees have their own: the calls of the answer's nodes that no tier
 //! proved, or only the `name` tier did. The count is exact; the first sites
@@ -168,21 +170,28 @@ pub(super) fn into(
         if let Some(s) = accessor(cat, &mut lines, i) {
             out.add(1, [s]);
         }
-        if let Some(s) = macro_items(cat, &mut lines, i) {
+        if let Some(s) = macro_site(cat, &mut lines, i) {
             out.add(1, [s]);
         }
     }
     Ok(out)
 }
 
-/// A Rust `macro_rules!` whose templates write items (`fn $name()`, an
-/// `impl`): what an invocation writes has no symbol, so the calls of it are
-/// not seen (the invocations themselves are).
-fn macro_items(cat: &Catalog, lines: &mut Lines, i: usize) -> Option<UnprovenSite> {
+/// A Rust `macro_rules!` whose invocations cannot all be seen: one whose
+/// templates write items (`fn $name()`, an `impl`: what an invocation writes
+/// has no symbol, nor the calls of it), or one whose name another macro of
+/// the repository shares (another crate's invocations of either are proven
+/// by neither: `debug!` of `log` and of `tracing`).
+fn macro_site(cat: &Catalog, lines: &mut Lines, i: usize) -> Option<UnprovenSite> {
     let e = cat.entry(i);
     if e.kind() != "macro" {
         return None;
     }
+    let shared = || {
+        cat.named(e.name())
+            .into_iter()
+            .any(|j| j != i && cat.entry(j).kind() == "macro")
+    };
     const ITEMS: [&str; 9] = [
         "fn", "impl", "mod", "struct", "enum", "trait", "static", "const", "type",
     ];
@@ -194,13 +203,20 @@ fn macro_items(cat: &Catalog, lines: &mut Lines, i: usize) -> Option<UnprovenSit
             .split(|c: char| !(c.is_alphanumeric() || c == '_'))
             .any(|w| ITEMS.contains(&w))
     });
-    writes_items.then(|| UnprovenSite {
+    let reason = if writes_items {
+        "macro_items"
+    } else if shared() {
+        "macro_shared_name"
+    } else {
+        return None;
+    };
+    Some(UnprovenSite {
         text: lines.line(e.path(), e.line_start()),
         path: e.path().to_string(),
         line: e.line_start(),
         col: 1,
         name: e.name().to_string(),
-        reason: "macro_items".to_string(),
+        reason: reason.to_string(),
         from: None,
     })
 }

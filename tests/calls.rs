@@ -637,6 +637,64 @@ fn names_a_glob_import_brings_in_follow_their_definitions() {
     }
 }
 
+/// Rust macros follow their definitions: an invocation of a macro no file
+/// defines yet calls nothing; once another module defines it (`#[macro_use]`
+/// is not needed to find it: the crate's only macro of the name), the
+/// invocation calls it (tier `import`) and its template calls what it writes,
+/// after an incremental run that indexed the defining file alone; both go
+/// when the definition goes. Each incremental graph equals a fresh index.
+#[test]
+fn macro_invocations_follow_their_definitions() {
+    let work = tempfile::tempdir().expect("tmp");
+    let tree = work.path().join("repo");
+    copy_tree(&calls_fixture("rust"), &tree);
+    let append = |path: &str, text: &str| {
+        let old = std::fs::read_to_string(tree.join(path)).expect("read");
+        std::fs::write(tree.join(path), format!("{old}{text}")).expect("write");
+    };
+    let step = |what: &str| reindex_equals_fresh(work.path(), &tree, "rust", what);
+    let edge = |d: &Dump, to: &str, tier: &str| {
+        d.iter()
+            .any(|e| e.0 == "CALLS" && e.2.split('#').next() == Some(to) && e.4 == tier)
+    };
+    step("first index");
+    append(
+        "src/globbed.rs",
+        "
+pub fn loud() -> u64 {
+    shout!(3)
+}
+",
+    );
+    let d = step("an invocation of a macro not defined yet");
+    assert!(!edge(&d, "util::shout", "import"), "no macro yet");
+    let before = std::fs::read_to_string(tree.join("src/util.rs")).expect("read");
+    append(
+        "src/util.rs",
+        "
+macro_rules! shout {
+    ($n:expr) => {
+        $crate::util::fact($n)
+    };
+}
+",
+    );
+    let d = step("the macro defined in another module");
+    assert!(
+        edge(&d, "util::shout", "import"),
+        "no import edge to the macro"
+    );
+    assert!(
+        d.iter().any(|e| e.0 == "CALLS"
+            && e.1.starts_with("util::shout")
+            && e.2.split('#').next() == Some("util::fact")),
+        "the template's call of fact"
+    );
+    std::fs::write(tree.join("src/util.rs"), before).expect("restore");
+    let d = step("the macro removed");
+    assert!(!edge(&d, "util::shout", "import"), "the edge stays");
+}
+
 /// Callers through a crate re-exported under another name, in a workspace
 /// (issue 52's grep): `pub extern crate grep_searcher as searcher;` and
 /// `pub use grep_searcher::Searcher as Engine;` in `grep`, used from `app` as

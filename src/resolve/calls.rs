@@ -852,13 +852,22 @@ impl<'i, 'a> Resolver<'i, 'a> {
         out
     }
 
-    /// Whether an unproven call is kept (`UNRESOLVED`): any but a Rust
-    /// macro no `macro_rules!` of the caller's crate is named as. Another
+    /// Whether an unproven call is kept (`UNRESOLVED`): any but a bare Rust
+    /// `Ok(…)`/`Some(…)` (the prelude's) and a Rust macro no `macro_rules!`
+    /// of the caller's crate is named as. Another
     /// crate's (`debug!` of `log` and of `tracing`, `bail!`) is left to the
     /// answers about such a macro (`completeness::macro_site`): a row per
     /// logging call would be a fifth of all.
     fn may_be_repos(&self, cx: &FileCx<'a>, chain: &[Step]) -> bool {
         match chain.last() {
+            // The prelude's variants, unless something binds the name.
+            Some(l)
+                if cx.fam == Family::Rust
+                    && chain.len() == 1
+                    && matches!(l.as_str(), "Ok" | "Err" | "Some") =>
+            {
+                false
+            }
             Some(l) if cx.fam == Family::Rust && l.ends_with('!') => {
                 let here = self.pkg_of(Some(cx.fi));
                 self.ix
@@ -954,8 +963,13 @@ impl<'i, 'a> Resolver<'i, 'a> {
             return None;
         }
         let kind = if receiver.is_empty() {
-            // A local, parameter or import of that name is what is called.
-            if cx.ix.locals.contains_key(&(owner, last.as_str())) || cx.binds(last) {
+            // A local, parameter or import of that name is what is called;
+            // a bare Rust `Ok(…)`/`Some(…)` is the prelude's variant (not
+            // `anyhow::Ok`, the one function so named).
+            if cx.ix.locals.contains_key(&(owner, last.as_str()))
+                || cx.binds(last)
+                || (cx.fam == Family::Rust && matches!(last.as_str(), "Ok" | "Err" | "Some"))
+            {
                 return None;
             }
             "fn"

@@ -119,7 +119,8 @@ fn calls_in_rust_macro_arguments_keep_their_lines_and_columns() {
     // A short first line (the re-parse writes a function head over a blank
     // stretch, never over a newline), a call in a one-line macro, calls in a
     // multi-line one, a macro inside a macro's arguments, and a `{…}` body
-    // (items/statements, not read as an expression).
+    // (items/statements, not read as an expression; the invocation itself
+    // is a call of `m!`).
     let src = "//!\nfn f(x: &T) {\n    assert_eq!(x.a(), 1);\n    write!(\n        out,\n        \"{}\",\n        x.b(),\n        g(vec![h(1)]),\n    );\n    m! { x.skipped() }\n}\n";
     let ex = cruxe::extract::Extractor::new().expect("extractor");
     let mut parser = tree_sitter::Parser::new();
@@ -141,6 +142,8 @@ fn calls_in_rust_macro_arguments_keep_their_lines_and_columns() {
         ("x.b".into(), 7, 11),
         ("g".into(), 8, 9),
         ("h".into(), 8, 16),
+        // The invocation of a macro not the standard library's.
+        ("m!".into(), 10, 5),
     ];
     assert_eq!(calls, expected);
 }

@@ -29,6 +29,14 @@
 (set (identifier) @callee) @value
 (pair value: (identifier) @callee) @value
 ((attribute object: (identifier) @callee) @value (#match? @callee "^[A-Z]"))
+; A parameter's default (`def make(cls=Chain)`), a branch of a conditional
+; (`Chain if flag else Sub`), what `or` falls back to (`cls or Chain`), and
+; what a lambda returns (`lambda: Chain`).
+(default_parameter value: [(identifier) (attribute)] @callee) @value
+(typed_default_parameter value: [(identifier) (attribute)] @callee) @value
+(conditional_expression (identifier) @callee) @value
+(boolean_operator operator: "or" right: (identifier) @callee) @value
+(lambda body: [(identifier) (attribute)] @callee) @value
 
 (typed_parameter (identifier) @name type: (_) @ty) @fact.local
 (typed_default_parameter name: (identifier) @name type: (_) @ty) @fact.local

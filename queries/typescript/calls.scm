@@ -34,6 +34,15 @@
 (pair value: (identifier) @callee) @value
 (object (shorthand_property_identifier) @callee) @value
 ((member_expression object: (identifier) @callee) @value (#match? @callee "^[A-Z]"))
+; A parameter's default (`cls = Chain`), a branch of a conditional (`flag ?
+; Chain : Sub`), what `||`/`??` fall back to, what an arrow function returns
+; (`() => Chain`).
+(required_parameter value: (identifier) @callee) @value
+(optional_parameter value: (identifier) @callee) @value
+(ternary_expression consequence: (identifier) @callee) @value
+(ternary_expression alternative: (identifier) @callee) @value
+(binary_expression operator: ["||" "??"] right: (identifier) @callee) @value
+(arrow_function body: (identifier) @callee) @value
 
 (required_parameter pattern: (identifier) @name type: (type_annotation (_) @ty)) @fact.local
 (optional_parameter pattern: (identifier) @name type: (type_annotation (_) @ty)) @fact.local

@@ -399,6 +399,7 @@ impl Extractor {
                     pending.extend(next);
                 }
             }
+            let argument_facts = sites.facts.len();
             for _ in 0..MACRO_DEPTH {
                 if pending.is_empty() {
                     break;
@@ -422,6 +423,7 @@ impl Extractor {
                 }
                 pending = next;
             }
+            sites::drop_argument_shadows(&mut sites, argument_facts);
             if !layers.is_empty() || parsed_again {
                 sites.sites.sort_by_key(|s| (s.line, s.col));
             }

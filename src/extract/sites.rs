@@ -27,13 +27,20 @@ pub(super) struct CallMatch<'t> {
 
 impl<'t> CallMatch<'t> {
     /// A use written in an expression (a call, construction, value, type or
-    /// a macro's tokens; not a declaration's type or a fact): what a macro's
-    /// arguments, re-parsed as expressions, are read for.
+    /// a macro's tokens; not a declaration's type or a fact), or a local
+    /// bound there: what a macro's arguments, re-parsed as expressions, are
+    /// read for.
     pub(super) fn is_expression_site(&self) -> bool {
         matches!(
             self.what,
             "call" | "new" | "construct" | "value" | "type" | "path" | "macro" | "invokes"
-        )
+        ) || self.is_argument_local()
+    }
+
+    /// A local a macro's arguments bind: a closure's parameter (`|b: &mut
+    /// Builder| b.kind(k)`), a `let` or a `for` in a block argument.
+    fn is_argument_local(&self) -> bool {
+        matches!(self.what, "fact.local" | "fact.iterates")
     }
 
     /// A Rust macro invocation's token tree (`@macro`).
@@ -1268,6 +1275,37 @@ impl<'s> Owners<'s> {
         }
         first_type.map_or(IN_FILE, |i| i as u32)
     }
+}
+
+/// Drops the locals macro arguments bind (the facts from `from` on) whose
+/// owner binds or calls the name outside them too: a closure's `|v|` in an
+/// `assert!` must not retype the function's own `v`, nor make a call of the
+/// function `tool(…)` a call of a local (locals go by owner, not by scope).
+pub(super) fn drop_argument_shadows(out: &mut FileSites, from: usize) {
+    let FileSites { sites, facts } = out;
+    if facts.len() == from {
+        return;
+    }
+    let called = sites.iter().filter_map(|s| match s.chain.as_slice() {
+        [one] if s.kind == SiteKind::Call => Some((s.owner, one.as_str())),
+        _ => None,
+    });
+    let outside: std::collections::HashSet<(u32, &str)> = facts[..from]
+        .iter()
+        .filter(|f| f.kind == FactKind::Local)
+        .map(|f| (f.owner, f.name.as_str()))
+        .chain(called)
+        .collect();
+    let shadows: Vec<bool> = facts[from..]
+        .iter()
+        .map(|f| outside.contains(&(f.owner, f.name.as_str())))
+        .collect();
+    let mut at = 0;
+    facts.retain(|_| {
+        let keep = at < from || !shadows[at - from];
+        at += 1;
+        keep
+    });
 }
 
 /// A macro of the standard library (`vec!`, `std::println!`), or a chain no

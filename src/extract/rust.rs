@@ -353,19 +353,35 @@ impl Template {
     /// `self.$field.m`, `$t::new`, `MatchKind::$kind`; not by one only in
     /// the arguments of a call on the way (`b.kind($k).build`).
     pub fn reads_arguments(&self, node: Node<'_>) -> bool {
-        match node.kind() {
-            "call_expression" | "generic_function" => node
-                .child_by_field_name("function")
-                .is_some_and(|f| self.reads_arguments(f)),
-            "field_expression" => {
-                node.child_by_field_name("value")
-                    .is_some_and(|v| self.reads_arguments(v))
-                    || node
+        // Down the callee's receivers, without recursion, as far as a
+        // chain is read (`sites::MAX_CHAIN_DEPTH`): a callee deeper names
+        // nothing anyway, and walking each of a generated chain's thousands
+        // of calls to its end took time squared.
+        let mut at = node;
+        for _ in 0..64 {
+            match at.kind() {
+                "call_expression" | "generic_function" => {
+                    match at.child_by_field_name("function") {
+                        Some(f) => at = f,
+                        None => return false,
+                    }
+                }
+                "field_expression" => {
+                    if at
                         .child_by_field_name("field")
                         .is_some_and(|f| self.holds_metavariable(f))
+                    {
+                        return true;
+                    }
+                    match at.child_by_field_name("value") {
+                        Some(v) => at = v,
+                        None => return false,
+                    }
+                }
+                _ => return self.holds_metavariable(at),
             }
-            _ => self.holds_metavariable(node),
         }
+        true
     }
 
     fn holds_metavariable(&self, node: Node<'_>) -> bool {
@@ -378,9 +394,21 @@ impl Template {
     }
 }
 
+/// How deep `unmeta` goes into nested token trees: a hostile file's
+/// thousands of nested brackets must not take the stack (deeper, a
+/// metavariable stays `$x` and the parse reads an error there).
+const UNMETA_DEPTH: usize = 128;
+
 /// Writes a template's metavariables as names and its repetitions as their
 /// contents (`macro_templates_only`), noting where metavariables were.
 fn unmeta(tree: Node<'_>, out: &mut [u8], metavariables: &mut Vec<usize>) {
+    unmeta_in(tree, out, metavariables, 0);
+}
+
+fn unmeta_in(tree: Node<'_>, out: &mut [u8], metavariables: &mut Vec<usize>, depth: usize) {
+    if depth > UNMETA_DEPTH {
+        return;
+    }
     let mut c = tree.walk();
     for n in tree.children(&mut c) {
         match n.kind() {
@@ -404,9 +432,9 @@ fn unmeta(tree: Node<'_>, out: &mut [u8], metavariables: &mut Vec<usize>) {
                 let open = (n.start_byte() + 2).min(close);
                 out[n.start_byte()..open].fill(b' ');
                 out[close..n.end_byte()].fill(b' ');
-                unmeta(n, out, metavariables);
+                unmeta_in(n, out, metavariables, depth + 1);
             }
-            "token_tree" => unmeta(n, out, metavariables),
+            "token_tree" => unmeta_in(n, out, metavariables, depth + 1),
             _ => {}
         }
     }

@@ -15,6 +15,8 @@ use super::text;
 /// Chains longer than this are cut (generated code chains hundreds of calls);
 /// a cut chain resolves to nothing.
 const MAX_CHAIN: usize = 12;
+/// How deep `chain` walks into an expression's receivers and wrappers.
+const MAX_CHAIN_DEPTH: usize = 64;
 
 /// One match of a `calls.scm` pattern: what the outer capture names, its
 /// node, the inner (`@callee`/`@ty`) node and the `@name` node if any.
@@ -1432,7 +1434,20 @@ impl Lang {
     /// Appends the chain of expression `n` to `out`; the node of its last
     /// name (the site's position), or `None` when it has no name at all.
     fn chain<'t>(self, n: Node<'t>, src: &str, out: &mut Vec<Step>) -> Option<Node<'t>> {
-        if out.len() > MAX_CHAIN {
+        self.chain_in(n, src, out, 0)
+    }
+
+    /// `chain`, `depth` nodes down: a receiver is walked before its name is
+    /// appended, so `out` stays short down a long chain (`g().h().h()…`, a
+    /// generated file's thousands), and the depth bounds the stack.
+    fn chain_in<'t>(
+        self,
+        n: Node<'t>,
+        src: &str,
+        out: &mut Vec<Step>,
+        depth: usize,
+    ) -> Option<Node<'t>> {
+        if out.len() > MAX_CHAIN || depth > MAX_CHAIN_DEPTH {
             return None;
         }
         let k = kind_of(n);
@@ -1458,7 +1473,7 @@ impl Lang {
             (Lang::Rust, "scoped_identifier" | "scoped_type_identifier") => {
                 let at = out.len();
                 if let Some(p) = field("path") {
-                    self.chain(p, src, out)?;
+                    self.chain_in(p, src, out, depth + 1)?;
                 }
                 let last = field("name")?;
                 out.push(compact_str::format_compact!("::{}", text(last, src)));
@@ -1468,59 +1483,64 @@ impl Lang {
                 }
                 Some(last)
             }
-            (Lang::Rust, "generic_function") => self.chain(field("function")?, src, out),
-            (Lang::Rust | Lang::Go | Lang::Ts, "generic_type") => {
-                self.chain(field("type").or_else(|| n.named_child(0))?, src, out)
+            (Lang::Rust, "generic_function") => {
+                self.chain_in(field("function")?, src, out, depth + 1)
             }
+            (Lang::Rust | Lang::Go | Lang::Ts, "generic_type") => self.chain_in(
+                field("type").or_else(|| n.named_child(0))?,
+                src,
+                out,
+                depth + 1,
+            ),
             (Lang::Rust, "field_expression") => {
-                self.chain(field("value")?, src, out)?;
+                self.chain_in(field("value")?, src, out, depth + 1)?;
                 let f = field("field")?;
                 name(out, text(f, src));
                 Some(f)
             }
             (Lang::Python, "attribute") => {
-                self.chain(field("object")?, src, out)?;
+                self.chain_in(field("object")?, src, out, depth + 1)?;
                 let f = field("attribute")?;
                 name(out, text(f, src));
                 Some(f)
             }
             (Lang::Ts, "member_expression") => {
-                self.chain(field("object")?, src, out)?;
+                self.chain_in(field("object")?, src, out, depth + 1)?;
                 let f = field("property")?;
                 name(out, text(f, src));
                 Some(f)
             }
             (Lang::Ts, "nested_type_identifier") => {
-                self.chain(field("module")?, src, out)?;
+                self.chain_in(field("module")?, src, out, depth + 1)?;
                 let f = field("name")?;
                 name(out, text(f, src));
                 Some(f)
             }
             (Lang::Go, "selector_expression") => {
-                self.chain(field("operand")?, src, out)?;
+                self.chain_in(field("operand")?, src, out, depth + 1)?;
                 let f = field("field")?;
                 name(out, text(f, src));
                 Some(f)
             }
             (Lang::Go, "qualified_type") => {
-                self.chain(field("package")?, src, out)?;
+                self.chain_in(field("package")?, src, out, depth + 1)?;
                 let f = field("name")?;
                 name(out, text(f, src));
                 Some(f)
             }
             (_, "call_expression" | "call") => {
-                let t = self.chain(field("function")?, src, out)?;
+                let t = self.chain_in(field("function")?, src, out, depth + 1)?;
                 out.push("()".into());
                 Some(t)
             }
             (Lang::Ts, "new_expression") => {
                 out.push("#new".into());
-                let t = self.chain(field("constructor")?, src, out)?;
+                let t = self.chain_in(field("constructor")?, src, out, depth + 1)?;
                 out.push("()".into());
                 Some(t)
             }
             (Lang::Rust, "struct_expression") | (Lang::Go, "composite_literal") => {
-                let t = self.chain(
+                let t = self.chain_in(
                     field(if k == "composite_literal" {
                         "type"
                     } else {
@@ -1528,6 +1548,7 @@ impl Lang {
                     })?,
                     src,
                     out,
+                    depth + 1,
                 )?;
                 out.push("{}".into());
                 Some(t)
@@ -1547,26 +1568,31 @@ impl Lang {
             | (Lang::Python, "parenthesized_expression" | "await")
             | (Lang::Go, "parenthesized_expression") => {
                 let inner = field("value").or_else(|| n.named_child(0))?;
-                self.chain(inner, src, out)
+                self.chain_in(inner, src, out, depth + 1)
             }
-            (Lang::Rust, "await_expression") => self.chain(n.named_child(0)?, src, out),
+            (Lang::Rust, "await_expression") => {
+                self.chain_in(n.named_child(0)?, src, out, depth + 1)
+            }
             (Lang::Rust, "unary_expression" | "index_expression") => self.rust_step(n, src, out),
             // `fns[i]` and `f[*T]` (a generic function instantiated): what
             // is indexed; `v.(T)`: a value of type `T`, written like `T{}`.
-            (Lang::Go, "index_expression") => self.chain(field("operand")?, src, out),
+            (Lang::Go, "index_expression") => self.chain_in(field("operand")?, src, out, depth + 1),
             (Lang::Go, "type_assertion_expression") => {
-                let t = self.chain(field("type")?, src, out)?;
+                let t = self.chain_in(field("type")?, src, out, depth + 1)?;
                 out.push("{}".into());
                 Some(t)
             }
             (Lang::Go, "unary_expression")
                 if field("operator").is_some_and(|o| text(o, src) == "&") =>
             {
-                self.chain(field("operand")?, src, out)
+                self.chain_in(field("operand")?, src, out, depth + 1)
             }
-            (Lang::Go, "pointer_type") | (Lang::Rust, "reference_type") => {
-                self.chain(field("type").or_else(|| n.named_child(0))?, src, out)
-            }
+            (Lang::Go, "pointer_type") | (Lang::Rust, "reference_type") => self.chain_in(
+                field("type").or_else(|| n.named_child(0))?,
+                src,
+                out,
+                depth + 1,
+            ),
             _ => {
                 out.push("?".into());
                 None

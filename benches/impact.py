@@ -282,6 +282,15 @@ def failing_rust(tree, name, only=None):
     return failing_cargo(tree, env, cmd)
 
 
+def cargo_target(line):
+    """The target a cargo `Running …` line starts (`lib` for the library's unit tests), else None."""
+    m = re.match(r"\s*Running (unittests )?(\S+)", line)
+    if not m:
+        return None
+    path = m.group(2)
+    return "lib" if m.group(1) and path.endswith("lib.rs") else os.path.splitext(os.path.basename(path))[0]
+
+
 def listed_rust(tree):
     """Every test of the crate's targets, as `TARGET::path` (`cargo test -- --list`)."""
     target_dir = os.path.join(os.path.dirname(tree), "target")
@@ -290,11 +299,8 @@ def listed_rust(tree):
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1800)
     out, target = [], None
     for line in r.stdout.splitlines():
-        m = re.match(r"\s*Running (unittests )?(\S+)", line)
-        if m:
-            path = m.group(2)
-            target = "lib" if m.group(1) and path.endswith("lib.rs") else \
-                os.path.splitext(os.path.basename(path))[0]
+        if (running := cargo_target(line)) is not None:
+            target = running
             continue
         m = re.match(r"(\S+): test$", line)
         if m and target:
@@ -387,11 +393,8 @@ def failing_cargo(tree, env, cmd):
                        text=True, timeout=1800)
     out, target, results = set(), None, 0
     for line in r.stdout.splitlines():
-        m = re.match(r"\s*Running (unittests )?(\S+)", line)
-        if m:
-            path = m.group(2)
-            target = "lib" if m.group(1) and path.endswith("lib.rs") else \
-                os.path.splitext(os.path.basename(path))[0]
+        if (running := cargo_target(line)) is not None:
+            target = running
             continue
         m = re.match(r"test (\S+) \.\.\. FAILED$", line)
         if m and target:

@@ -1453,6 +1453,7 @@ impl Lang {
         let k = kind_of(n);
         let field = |f: &'static str| child(n, f);
         let name = |out: &mut Vec<Step>, s: &str| out.push(Step::from(s));
+        let down = |m: Node<'t>, out: &mut Vec<Step>| self.chain_in(m, src, out, depth + 1);
         match (self, k) {
             (
                 _,
@@ -1473,7 +1474,7 @@ impl Lang {
             (Lang::Rust, "scoped_identifier" | "scoped_type_identifier") => {
                 let at = out.len();
                 if let Some(p) = field("path") {
-                    self.chain_in(p, src, out, depth + 1)?;
+                    down(p, out)?;
                 }
                 let last = field("name")?;
                 out.push(compact_str::format_compact!("::{}", text(last, src)));
@@ -1483,72 +1484,65 @@ impl Lang {
                 }
                 Some(last)
             }
-            (Lang::Rust, "generic_function") => {
-                self.chain_in(field("function")?, src, out, depth + 1)
+            (Lang::Rust, "generic_function") => down(field("function")?, out),
+            (Lang::Rust | Lang::Go | Lang::Ts, "generic_type") => {
+                down(field("type").or_else(|| n.named_child(0))?, out)
             }
-            (Lang::Rust | Lang::Go | Lang::Ts, "generic_type") => self.chain_in(
-                field("type").or_else(|| n.named_child(0))?,
-                src,
-                out,
-                depth + 1,
-            ),
             (Lang::Rust, "field_expression") => {
-                self.chain_in(field("value")?, src, out, depth + 1)?;
+                down(field("value")?, out)?;
                 let f = field("field")?;
                 name(out, text(f, src));
                 Some(f)
             }
             (Lang::Python, "attribute") => {
-                self.chain_in(field("object")?, src, out, depth + 1)?;
+                down(field("object")?, out)?;
                 let f = field("attribute")?;
                 name(out, text(f, src));
                 Some(f)
             }
             (Lang::Ts, "member_expression") => {
-                self.chain_in(field("object")?, src, out, depth + 1)?;
+                down(field("object")?, out)?;
                 let f = field("property")?;
                 name(out, text(f, src));
                 Some(f)
             }
             (Lang::Ts, "nested_type_identifier") => {
-                self.chain_in(field("module")?, src, out, depth + 1)?;
+                down(field("module")?, out)?;
                 let f = field("name")?;
                 name(out, text(f, src));
                 Some(f)
             }
             (Lang::Go, "selector_expression") => {
-                self.chain_in(field("operand")?, src, out, depth + 1)?;
+                down(field("operand")?, out)?;
                 let f = field("field")?;
                 name(out, text(f, src));
                 Some(f)
             }
             (Lang::Go, "qualified_type") => {
-                self.chain_in(field("package")?, src, out, depth + 1)?;
+                down(field("package")?, out)?;
                 let f = field("name")?;
                 name(out, text(f, src));
                 Some(f)
             }
             (_, "call_expression" | "call") => {
-                let t = self.chain_in(field("function")?, src, out, depth + 1)?;
+                let t = down(field("function")?, out)?;
                 out.push("()".into());
                 Some(t)
             }
             (Lang::Ts, "new_expression") => {
                 out.push("#new".into());
-                let t = self.chain_in(field("constructor")?, src, out, depth + 1)?;
+                let t = down(field("constructor")?, out)?;
                 out.push("()".into());
                 Some(t)
             }
             (Lang::Rust, "struct_expression") | (Lang::Go, "composite_literal") => {
-                let t = self.chain_in(
+                let t = down(
                     field(if k == "composite_literal" {
                         "type"
                     } else {
                         "name"
                     })?,
-                    src,
                     out,
-                    depth + 1,
                 )?;
                 out.push("{}".into());
                 Some(t)
@@ -1568,31 +1562,26 @@ impl Lang {
             | (Lang::Python, "parenthesized_expression" | "await")
             | (Lang::Go, "parenthesized_expression") => {
                 let inner = field("value").or_else(|| n.named_child(0))?;
-                self.chain_in(inner, src, out, depth + 1)
+                down(inner, out)
             }
-            (Lang::Rust, "await_expression") => {
-                self.chain_in(n.named_child(0)?, src, out, depth + 1)
-            }
+            (Lang::Rust, "await_expression") => down(n.named_child(0)?, out),
             (Lang::Rust, "unary_expression" | "index_expression") => self.rust_step(n, src, out),
             // `fns[i]` and `f[*T]` (a generic function instantiated): what
             // is indexed; `v.(T)`: a value of type `T`, written like `T{}`.
-            (Lang::Go, "index_expression") => self.chain_in(field("operand")?, src, out, depth + 1),
+            (Lang::Go, "index_expression") => down(field("operand")?, out),
             (Lang::Go, "type_assertion_expression") => {
-                let t = self.chain_in(field("type")?, src, out, depth + 1)?;
+                let t = down(field("type")?, out)?;
                 out.push("{}".into());
                 Some(t)
             }
             (Lang::Go, "unary_expression")
                 if field("operator").is_some_and(|o| text(o, src) == "&") =>
             {
-                self.chain_in(field("operand")?, src, out, depth + 1)
+                down(field("operand")?, out)
             }
-            (Lang::Go, "pointer_type") | (Lang::Rust, "reference_type") => self.chain_in(
-                field("type").or_else(|| n.named_child(0))?,
-                src,
-                out,
-                depth + 1,
-            ),
+            (Lang::Go, "pointer_type") | (Lang::Rust, "reference_type") => {
+                down(field("type").or_else(|| n.named_child(0))?, out)
+            }
             _ => {
                 out.push("?".into());
                 None

@@ -118,3 +118,88 @@ fn a_missing_repository_is_an_error() {
         "{err}"
     );
 }
+
+/// Expressions nested deeper than any real code (generated or hostile files)
+/// are read without overflowing a stack: a long call chain in each language,
+/// calls nested in calls, and a `macro_rules!` template of nested brackets.
+/// The code beside them is still read.
+#[test]
+fn deep_expressions_are_read_and_the_code_beside_them_too() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("deep");
+    std::fs::create_dir_all(repo.join("src")).expect("mkdir");
+    let chain = |call: &str| call.repeat(3_000);
+    let files = [
+        (
+            "src/chain.rs",
+            format!(
+                "fn g() {{}}\nfn f(x: X) {{\n    x{};\n    g();\n}}\n",
+                chain(".a()")
+            ),
+        ),
+        (
+            "src/nested.rs",
+            format!(
+                "fn g(x: i32) -> i32 {{ x }}\nfn f() {{\n    {}1{};\n    g(2);\n}}\n",
+                "g(".repeat(3_000),
+                ")".repeat(3_000)
+            ),
+        ),
+        (
+            "src/template.rs",
+            format!(
+                "fn g() {{}}\nmacro_rules! m {{\n    () => {{ {}g(){} }};\n}}\nfn f() {{ m!(); g(); }}\n",
+                "(".repeat(50_000),
+                ")".repeat(50_000)
+            ),
+        ),
+        (
+            "chain.py",
+            format!(
+                "def g(): pass\ndef f(x):\n    x{}\n    g()\n",
+                chain(".a()")
+            ),
+        ),
+        (
+            "chain.ts",
+            format!(
+                "function g() {{}}\nfunction f(x: any) {{\n  x{};\n  g();\n}}\n",
+                chain(".a()")
+            ),
+        ),
+        (
+            "chain.go",
+            format!(
+                "package p\nfunc g() {{}}\nfunc f(x X) {{\n\tx{}\n\tg()\n}}\n",
+                chain(".A()")
+            ),
+        ),
+    ];
+    for (path, text) in &files {
+        std::fs::write(repo.join(path), text).expect("w");
+    }
+    let data = DataDir::new(tmp.path().join("data"));
+    let report = index_repo(&repo, &data, &opts("deep"), &Silent).expect("run succeeds");
+    assert_eq!(report.files, files.len(), "{:?}", report.diagnostics);
+    let store = data.open_graph_read_only(&small_graph()).expect("open");
+    // The plain call after each deep expression is found.
+    let callers: Vec<String> = rows(
+        &store,
+        "MATCH (f:Symbol)-[r:CALLS]->(g:Symbol {name: 'g'}) WHERE f.name = 'f'
+         RETURN DISTINCT f.path AS p ORDER BY p",
+    )
+    .iter()
+    .map(|r| s(&r["p"]))
+    .collect();
+    assert_eq!(
+        callers,
+        [
+            "chain.go",
+            "chain.py",
+            "chain.ts",
+            "src/chain.rs",
+            "src/nested.rs",
+            "src/template.rs"
+        ]
+    );
+}

@@ -191,6 +191,9 @@ fn spec(grammar: tree_sitter::Language, lang: &'static str) -> Result<LangSpec, 
 /// How many levels of macros inside macro bodies are parsed for items.
 const MACRO_DEPTH: usize = 3;
 
+/// The deepest level in a tree where a query's match may begin (see `collect`).
+const MAX_START_DEPTH: u32 = 4_096;
+
 const LANGUAGES: [Language; 5] = [
     Language::Rust,
     Language::Python,
@@ -483,6 +486,11 @@ impl Extractor {
         };
         let names = query.capture_names();
         let mut cursor = QueryCursor::new();
+        // tree-sitter keeps where a match began in 16 bits: one that begins
+        // deeper never closes, and every later step of the cursor visits it
+        // (a 40,000-call chain, 80,000 levels deep, took 30 s). Nothing
+        // begins that deep; no real code nests so.
+        cursor.set_max_start_depth(Some(MAX_START_DEPTH));
         let mut matches = cursor.matches(query, root, src.as_bytes());
         let mut seen = HashSet::new();
         let mut defs = Vec::new();

@@ -41,10 +41,10 @@ use crate::resolve::{Callables, Edge, Id, RFile, RSymbol, Rel, SiteEdge, Target,
 use crate::source::walk::FileStat;
 
 /// The format, and the resolution rules its edges and lookup keys were made
-/// by: 23 keys the `name` tier's functions and methods apart (22: each
-/// record's definitions, callables, sites and call edges lz4-compressed), so
-/// an older state is not trusted and its ref is built again.
-const MAGIC: &[u8; 8] = b"CRUXST23";
+/// by: 24 keeps lookup keys in 32 bits and compresses sections with zstd, the
+/// import edges among them (23 kept the `name` tier's functions and methods
+/// apart), so an older state is not trusted and its ref is built again.
+const MAGIC: &[u8; 8] = b"CRUXST24";
 /// Starts each change appended after the whole state.
 const CHANGE: &[u8; 8] = b"CRUXCH20";
 
@@ -762,10 +762,7 @@ fn encode_record(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
     put_str(buf, &m.imports_text);
     buf.push(u8::from(f.path_mods));
     buf.extend_from_slice(&m.fingerprint);
-    put_u32(buf, m.deps.len() as u32);
-    for d in &m.deps {
-        buf.extend_from_slice(&d.to_le_bytes());
-    }
+    put_keys(buf, &m.deps);
     put_strs(buf, &m.externals);
     for n in [m.symbols, m.edges, m.unresolved] {
         put_u32(buf, n);
@@ -773,7 +770,9 @@ fn encode_record(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
     put_packed(buf, &f.symbols, |buf| put_symbols(buf, f));
     put_u32(buf, m.parents.len() as u32);
     for p in &m.parents {
-        put_u32(buf, *p);
+        // The position of a parent among a file's symbols, or FILE_PARENT:
+        // one byte for most.
+        put_var(buf, p.wrapping_add(1));
     }
     put_u32(buf, m.marks.len() as u32);
     for m in &m.marks {
@@ -813,11 +812,7 @@ fn decode_record(r: &mut Reader<'_>, bytes: &Shared) -> Option<(RFile, FileMeta)
     let imports_range = imports_at..imports_at + imports_text.len();
     let path_mods = r.byte()? != 0;
     let fingerprint: Fingerprint = r.bytes(16)?.try_into().ok()?;
-    let nd = r.u32()? as usize;
-    let mut deps = Vec::with_capacity(nd.min(r.buf.len() / 8));
-    for _ in 0..nd {
-        deps.push(r.u64()?);
-    }
+    let deps = r.keys()?;
     let externals = r.strings()?;
     let (n_symbols, n_edges, n_unresolved) = (r.u32()?, r.u32()?, r.u32()?);
     let sym_len = r.u32()? as usize;
@@ -828,9 +823,9 @@ fn decode_record(r: &mut Reader<'_>, bytes: &Shared) -> Option<(RFile, FileMeta)
     // fifth of every CLI run's read of the state (UTF-8 checks of 600k names).
     r.bytes(sym_len)?;
     let np = r.u32()? as usize;
-    let mut parents = Vec::with_capacity(np.min(r.buf.len() / 4));
+    let mut parents = Vec::with_capacity(np.min(r.buf.len()));
     for _ in 0..np {
-        parents.push(r.u32()?);
+        parents.push(r.var()?.wrapping_sub(1));
     }
     let nm = r.u32()? as usize;
     let mut marks = Vec::with_capacity(nm.min(r.buf.len() / 16));
@@ -896,10 +891,7 @@ fn encode_patch(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
     let before = m.deps_saved.as_deref().unwrap_or_default();
     let (lost, gained) = sorted_difference(before, &m.deps);
     for keys in [lost, gained] {
-        put_u32(buf, keys.len() as u32);
-        for k in keys {
-            buf.extend_from_slice(&k.to_le_bytes());
-        }
+        put_keys(buf, &keys);
     }
     put_edges_section(buf, &m.out_edges);
     put_packed(buf, &m.site_edges, |buf| {
@@ -913,15 +905,7 @@ fn read_patch(r: &mut Reader<'_>, bytes: &Shared, m: &mut FileMeta) -> Option<()
     m.edges = r.u32()?;
     m.unresolved = r.u32()?;
     m.externals = r.strings()?;
-    let mut keys = [Vec::new(), Vec::new()];
-    for k in &mut keys {
-        let n = r.u32()? as usize;
-        k.reserve(n.min(r.buf.len() / 8));
-        for _ in 0..n {
-            k.push(r.u64()?);
-        }
-    }
-    let [lost, gained] = keys;
+    let (lost, gained) = (r.keys()?, r.keys()?);
     m.deps = patched_keys(&m.deps, &lost, &gained)?;
     m.out_edges = r.edges_section(bytes)?;
     m.site_edges = r.section(bytes, decode_site_edges)?;
@@ -998,14 +982,19 @@ fn decode_imports(b: &[u8]) -> Vec<RawImport> {
     super::parse::decode_imports(std::str::from_utf8(b).unwrap_or_default())
 }
 
-/// A file's import edges, length-prefixed so a reader can leave them encoded
+/// A file's import edges, packed so a reader can leave them so
 /// (`Reader::edges_section`).
 fn put_edges_section(buf: &mut Vec<u8>, edges: &Lazy<Vec<Edge>>) {
-    let at = buf.len();
-    put_u32(buf, 0);
-    put_edges(buf, edges);
-    let len = (buf.len() - at - 4) as u32;
-    buf[at..at + 4].copy_from_slice(&len.to_le_bytes());
+    put_packed(buf, edges, |buf| put_edges(buf, edges));
+}
+
+/// Lookup keys (`resolve::key`: 32 bits), a count first.
+fn put_keys(buf: &mut Vec<u8>, keys: &[u64]) {
+    put_u32(buf, keys.len() as u32);
+    for k in keys {
+        debug_assert!(*k <= u64::from(u32::MAX), "a lookup key has 32 bits");
+        buf.extend_from_slice(&(*k as u32).to_le_bytes());
+    }
 }
 
 /// A count, then the strings.
@@ -1018,10 +1007,6 @@ fn put_strs(buf: &mut Vec<u8>, strs: &[String]) {
 
 /// A file's import edges (`from` left empty), as a record holds them.
 fn put_edges(buf: &mut Vec<u8>, edges: &Lazy<Vec<Edge>>) {
-    if let Some(raw) = edges.raw() {
-        buf.extend_from_slice(raw);
-        return;
-    }
     put_u32(buf, edges.len() as u32);
     for e in edges.iter() {
         let (label, to) = match &e.target {
@@ -1051,10 +1036,10 @@ fn decode_symbols(b: &[u8]) -> Vec<RSymbol> {
     Reader { buf: b, at: 0 }.symbols().unwrap_or_default()
 }
 
-/// A length-prefixed, lz4-compressed section, which a reader leaves so until
+/// A length-prefixed, compressed section (`lazy::pack`), which a reader leaves so until
 /// used (`Reader::section`): the bytes `value` was read from when it was,
 /// else what `put` writes, compressed. Names, chains and ids repeat within a
-/// file: the crates' sections take 43% of their plain size.
+/// file: the crates' sections take a third of their plain size.
 fn put_packed<T>(buf: &mut Vec<u8>, value: &Lazy<T>, put: impl FnOnce(&mut Vec<u8>)) {
     let at = buf.len();
     put_u32(buf, 0);
@@ -1063,7 +1048,7 @@ fn put_packed<T>(buf: &mut Vec<u8>, value: &Lazy<T>, put: impl FnOnce(&mut Vec<u
         None => {
             let mut plain = Vec::new();
             put(&mut plain);
-            buf.extend_from_slice(&lz4_flex::block::compress_prepend_size(&plain));
+            buf.extend_from_slice(&crate::model::lazy::pack(&plain));
         }
     }
     let len = (buf.len() - at - 4) as u32;
@@ -1111,14 +1096,14 @@ fn decode_sites(b: &[u8]) -> FileSites {
     r.sites().unwrap_or_default()
 }
 
-/// A file's call-graph edges kept as the bytes the state saves (an lz4
-/// block): a full build hands the edges themselves to the graph writer and
+/// A file's call-graph edges kept as the bytes the state saves (a zstd
+/// frame): a full build hands the edges themselves to the graph writer and
 /// keeps only these (an eighth of the memory, and no copy of each edge's
 /// strings).
 pub fn encoded_site_edges(edges: &[SiteEdge]) -> Lazy<Vec<SiteEdge>> {
     let mut buf = Vec::with_capacity(edges.len() * 96 + 4);
     put_site_edge_list(&mut buf, edges);
-    let packed = lz4_flex::block::compress_prepend_size(&buf);
+    let packed = crate::model::lazy::pack(&buf);
     let range = 0..packed.len();
     Lazy::packed(std::sync::Arc::new(packed), range, decode_site_edges)
 }
@@ -1283,6 +1268,14 @@ impl<'a> Reader<'a> {
     }
 
     /// A count, then the strings (`put_strs`).
+    fn keys(&mut self) -> Option<Vec<u64>> {
+        let n = self.u32()? as usize;
+        let mut out = Vec::with_capacity(n.min(self.buf.len() / 4));
+        for _ in 0..n {
+            out.push(u64::from(self.u32()?));
+        }
+        Some(out)
+    }
     fn strings(&mut self) -> Option<Vec<String>> {
         let n = self.u32()? as usize;
         let mut out = Vec::with_capacity(n.min(self.buf.len() / 4));
@@ -1370,10 +1363,7 @@ impl<'a> Reader<'a> {
         (self.at == self.buf.len()).then_some(out)
     }
     fn edges_section(&mut self, bytes: &Shared) -> Option<Lazy<Vec<Edge>>> {
-        let len = self.u32()? as usize;
-        let at = self.at;
-        self.bytes(len)?;
-        Some(Lazy::encoded(bytes.clone(), at..at + len, decode_edges))
+        self.section(bytes, decode_edges)
     }
     /// An edges section, each edge handed to `each`; `None` if it is damaged.
     fn edges(&mut self, mut each: impl FnMut(Edge)) -> Option<()> {
@@ -1516,7 +1506,7 @@ mod tests {
                     content_hash: "h".into(),
                     imports_text: super::super::parse::encode_imports(&imports),
                     fingerprint: [7; 16],
-                    deps: vec![1, 2, u64::MAX],
+                    deps: vec![1, 2, u64::from(u32::MAX)],
                     externals: vec!["os".into()],
                     out_edges: Lazy::new(vec![
                         Edge {
@@ -1725,7 +1715,7 @@ mod tests {
         // A re-resolution: other edges, one key lost, two gained.
         next.meta[0].record_resolution();
         next.meta[0].fingerprint = [9; 16];
-        next.meta[0].deps = vec![0, 2, 5, u64::MAX];
+        next.meta[0].deps = vec![0, 2, 5, u64::from(u32::MAX)];
         next.meta[0].edges = 1;
         next.meta[0].unresolved = 0;
         next.meta[0].externals = Vec::new();

@@ -1588,6 +1588,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 .map(|m| (m, Tier::Typed));
         };
         let Some(m) = self.member_or_base(t, last, depth + 1) else {
+            if cx.fam == Family::Rust
+                && let Some(next) = self.iterator_next(t, last, depth + 1)
+            {
+                return Some((next, Tier::Typed));
+            }
             return match rebound() {
                 Some((found, false)) if found.len() == 1 => Some((found[0], Tier::Typed)),
                 _ => None,
@@ -1609,6 +1614,27 @@ impl<'i, 'a> Resolver<'i, 'a> {
             Tier::Typed
         };
         Some((m.0, tier))
+    }
+
+    /// Rust: the `next` that std's `Iterator` method `name` (`collect`,
+    /// `sum`, `map`, …, which `t` does not define) runs, when `t` implements
+    /// `Iterator` itself: `ac.find_iter(h).collect()` runs `FindIter::next`.
+    /// An adapter (`map`) runs it once consumed; the site is where the
+    /// repo's iterator is handed to std, and no later site names it.
+    fn iterator_next(&self, t: Sym<'a>, name: &str, depth: usize) -> Option<Sym<'a>> {
+        if !super::std_names::is_rust_iterator_method(name) {
+            return None;
+        }
+        let (next, _) = self.member_or_base(t, "next", depth)?;
+        let tcx = self.cx(next.file, None);
+        let &at = tcx.ix.ids.get(next.id)?;
+        let imp = parent_index(&tcx, at as usize)? as u32;
+        let of_iterator = tcx.ix.heritage.get(&imp).is_some_and(|clauses| {
+            clauses
+                .iter()
+                .any(|c| c.chain.last().is_some_and(|w| bare(w) == "Iterator"))
+        });
+        of_iterator.then_some(next)
     }
 
     /// Python: the members `name` of the types of a local bound more than

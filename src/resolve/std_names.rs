@@ -18,6 +18,23 @@ pub(super) fn is_std_method(fam: Family, name: &str) -> bool {
     list.contains(&name)
 }
 
+/// Whether `name` is a method std's `Iterator` provides that runs the
+/// iterator's `next`, now or once consumed (`collect`, `sum`, `map`, …).
+/// Left out: what other std traits also name (`max`, `cmp`, `eq` of `Ord`
+/// and `PartialEq`; `take`, `chain`, `bytes` of `Read`).
+pub(super) fn is_rust_iterator_method(name: &str) -> bool {
+    RUST_ITERATOR.contains(&name)
+}
+
+#[rustfmt::skip]
+const RUST_ITERATOR: &[&str] = &[
+    "collect", "count", "last", "nth", "for_each", "fold", "try_fold", "try_for_each",
+    "reduce", "sum", "product", "max_by", "max_by_key", "min_by", "min_by_key", "any", "all",
+    "find", "find_map", "position", "partition", "unzip", "map", "filter", "filter_map",
+    "flat_map", "flatten", "enumerate", "peekable", "skip", "skip_while", "take_while",
+    "map_while", "step_by", "zip", "fuse", "inspect", "cloned", "copied", "scan", "cycle",
+];
+
 /// Go's predeclared functions and types (the universe block): a bare call of
 /// one that no package-level definition took is the builtin or a conversion,
 /// never a repo's symbol. (Package `builtin` declares them for documentation:

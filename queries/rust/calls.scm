@@ -39,6 +39,8 @@
 (macro_rule right: (token_tree) @callee) @mentions
 
 (arguments (identifier) @callee) @value
+; `for x in e`: the loop calls `e`'s `next` (or its `into_iter`).
+(for_expression value: (_) @callee) @iterates
 (arguments (scoped_identifier) @callee) @value
 
 (parameter pattern: (identifier) @name type: (_) @ty) @fact.local

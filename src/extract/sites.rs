@@ -81,8 +81,9 @@ impl<'t> CallMatch<'t> {
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 26] = [
+    const NAMES: [&str; 27] = [
         "call",
+        "iterates",
         "invokes",
         "new",
         "construct",
@@ -224,6 +225,17 @@ pub(super) fn collect(
             }
             "type" | "path" | "extends" | "implements" => {
                 type_sites(lang, m, src, &owners, &mut out.sites);
+            }
+            // `for x in e`: a site at the `for` (no name is written for what
+            // the loop calls), with `e`'s chain.
+            "iterates" => {
+                let mut chain = Vec::new();
+                if lang.chain(inner, src, &mut chain).is_none() || chain.len() > MAX_CHAIN {
+                    continue;
+                }
+                let owner = owners.of(node.start_byte(), true);
+                out.sites
+                    .push(raw_site(SiteKind::Iterates, chain, node, owner));
             }
             // `m!(…)`, `crate::m!(…)`: the macro's name, marked with its `!`
             // (a macro is no function of that name); the standard library's

@@ -41,10 +41,11 @@ use crate::resolve::{Callables, Edge, Id, RFile, RSymbol, Rel, SiteEdge, Target,
 use crate::source::walk::FileStat;
 
 /// The format, and the resolution rules its edges and lookup keys were made
-/// by: 24 keeps lookup keys in 32 bits and compresses sections with zstd, the
-/// import edges among them (23 kept the `name` tier's functions and methods
-/// apart), so an older state is not trusted and its ref is built again.
-const MAGIC: &[u8; 8] = b"CRUXST24";
+/// by: 25 has Rust `for` loops as sites and std's iterator methods reaching a
+/// repo iterator's `next` (24 kept lookup keys in 32 bits and compressed
+/// sections with zstd), so an older state is not trusted and its ref is
+/// built again.
+const MAGIC: &[u8; 8] = b"CRUXST25";
 /// Starts each change appended after the whole state.
 const CHANGE: &[u8; 8] = b"CRUXCH20";
 

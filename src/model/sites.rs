@@ -94,6 +94,9 @@ pub enum SiteKind {
     Extends,
     /// `impl Trait for Type` (owner: the impl), `class A implements I`.
     Implements,
+    /// Rust `for x in e`, at the `for`: the loop runs `e`'s iterator (the
+    /// chain is `e`'s). A `CALLS` edge when resolved, never a reference.
+    Iterates,
 }
 
 impl SiteKind {
@@ -106,6 +109,7 @@ impl SiteKind {
             SiteKind::Construct => "construct",
             SiteKind::Extends => "extends",
             SiteKind::Implements => "implements",
+            SiteKind::Iterates => "iterates",
         }
     }
 
@@ -117,6 +121,7 @@ impl SiteKind {
             3 => SiteKind::Construct,
             4 => SiteKind::Extends,
             5 => SiteKind::Implements,
+            6 => SiteKind::Iterates,
             _ => return None,
         })
     }

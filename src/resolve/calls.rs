@@ -359,6 +359,17 @@ struct Bound {
 }
 
 impl FileCx<'_> {
+    /// The id of the symbol at `owner` (empty: the file).
+    fn owner_id(&self, owner: u32) -> Id {
+        if owner == IN_FILE {
+            return Id::default();
+        }
+        self.syms
+            .get(owner as usize)
+            .map(|s| Id::from(&*s.id))
+            .unwrap_or_default()
+    }
+
     /// Whether an import binds `name`.
     fn binds(&self, name: &str) -> bool {
         self.binders.contains_key(name)
@@ -714,16 +725,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         // TypeScript only): most files never need it.
         let stated = std::cell::OnceCell::new();
         for site in sites {
-            let from = |owner: u32| -> Id {
-                if owner == IN_FILE {
-                    Id::default()
-                } else {
-                    cx.syms
-                        .get(owner as usize)
-                        .map(|s| Id::from(&*s.id))
-                        .unwrap_or_default()
-                }
-            };
+            let from = |owner: u32| cx.owner_id(owner);
             // A site's target depends on its owner, kind and chain only (not
             // on where in the owner it is): a file's repeated sites (`b.Fatalf`
             // in one test, a receiver used as a value before each call on it)
@@ -733,11 +735,17 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 .or_insert_with(|| match site.kind {
                     SiteKind::Call => self.called(&cx, site.owner, &site.chain, 0),
                     SiteKind::Value => self.value_target(&cx, site.owner, &site.chain),
+                    SiteKind::Iterates => self.loop_target(&cx, site.owner, &site.chain),
                     _ => self.type_target(&cx, site.owner, &site.chain, 0),
                 });
             match site.kind {
                 SiteKind::Extends | SiteKind::Implements => {
                     self.heritage(&cx, site, found, from(site.owner), &mut out);
+                }
+                // Unproven, a loop is left to the answers about `next`s
+                // (each implements std's `Iterator`: `outside_override`).
+                SiteKind::Iterates => {
+                    out.extend(found.map(|f| loop_edge(cx.fam, from(site.owner), site, f)));
                 }
                 SiteKind::Value
                     if found.is_some_and(|(t, _)| is_type_kind(t.kind))
@@ -1625,16 +1633,40 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if !super::std_names::is_rust_iterator_method(name) {
             return None;
         }
-        let (next, _) = self.member_or_base(t, "next", depth)?;
-        let tcx = self.cx(next.file, None);
-        let &at = tcx.ix.ids.get(next.id)?;
+        self.in_impl_of(t, "next", "Iterator", depth)
+    }
+
+    /// Rust `for x in e` (`chain`: `e`'s): what the loop calls of the repo:
+    /// the `next` of `e`'s type when it implements `Iterator` (`for m in
+    /// ac.find_iter(h)`), else the `into_iter` of its `impl IntoIterator`
+    /// (`for x in v` of a repo collection).
+    fn loop_target(&self, cx: &FileCx<'a>, owner: u32, chain: &[Step]) -> Option<(Sym<'a>, Tier)> {
+        let (t, _) = self.value_type(cx, owner, chain, 1)?;
+        let m = self
+            .in_impl_of(t, "next", "Iterator", 2)
+            .or_else(|| self.in_impl_of(t, "into_iter", "IntoIterator", 2))?;
+        Some((m, Tier::Typed))
+    }
+
+    /// `t`'s method `name` when an `impl` of the trait named `trait_name`
+    /// (std's, by its last name) defines it.
+    fn in_impl_of(
+        &self,
+        t: Sym<'a>,
+        name: &str,
+        trait_name: &str,
+        depth: usize,
+    ) -> Option<Sym<'a>> {
+        let (m, _) = self.member_or_base(t, name, depth)?;
+        let tcx = self.cx(m.file, None);
+        let &at = tcx.ix.ids.get(m.id)?;
         let imp = parent_index(&tcx, at as usize)? as u32;
-        let of_iterator = tcx.ix.heritage.get(&imp).is_some_and(|clauses| {
+        let of_trait = tcx.ix.heritage.get(&imp).is_some_and(|clauses| {
             clauses
                 .iter()
-                .any(|c| c.chain.last().is_some_and(|w| bare(w) == "Iterator"))
+                .any(|c| c.chain.last().is_some_and(|w| bare(w) == trait_name))
         });
-        of_iterator.then_some(next)
+        of_trait.then_some(m)
     }
 
     /// Python: the members `name` of the types of a local bound more than
@@ -3322,6 +3354,22 @@ fn stated_positions(sites: &[RawSite]) -> Vec<(u32, u32)> {
         .collect();
     at.sort_unstable();
     at
+}
+
+/// The `CALLS` edge of a `for` loop (`SiteKind::Iterates`) to what it calls,
+/// named as if written: `squares(2).next`.
+fn loop_edge(fam: Family, from: Id, site: &RawSite, (target, tier): (Sym<'_>, Tier)) -> SiteEdge {
+    let name = target.qn.rsplit("::").next().unwrap_or(target.qn);
+    SiteEdge {
+        rel: Rel::Calls,
+        from,
+        to: Id::from(target.id),
+        line: site.line,
+        col: site.col,
+        tier,
+        kind: SiteKind::Call,
+        to_name: Id::from(format!("{}.{name}", written(fam, &site.chain)).as_str()),
+    }
 }
 
 fn unresolved_edge(fam: Family, from: Id, site: &RawSite) -> Option<SiteEdge> {

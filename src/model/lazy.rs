@@ -110,10 +110,8 @@ pub fn pack(plain: &[u8]) -> Vec<u8> {
             const { std::cell::RefCell::new(None) };
     }
     PACKER.with_borrow_mut(|packer| {
-        let packer = match packer {
-            Some(p) => p,
-            None => packer.insert(zstd::bulk::Compressor::new(1).expect("zstd level 1")),
-        };
+        let packer =
+            packer.get_or_insert_with(|| zstd::bulk::Compressor::new(1).expect("zstd level 1"));
         let mut packed = packer
             .compress(plain)
             .expect("zstd compresses into a buffer of its bound");
@@ -133,11 +131,10 @@ pub fn unpack(packed: &[u8]) -> Option<Vec<u8>> {
             const { std::cell::RefCell::new(None) };
     }
     UNPACKER.with_borrow_mut(|unpacker| {
-        let unpacker = match unpacker {
-            Some(u) => u,
-            None => unpacker.insert(zstd::bulk::Decompressor::new().ok()?),
-        };
-        unpacker.decompress(packed, MAX).ok()
+        if unpacker.is_none() {
+            *unpacker = zstd::bulk::Decompressor::new().ok();
+        }
+        unpacker.as_mut()?.decompress(packed, MAX).ok()
     })
 }
 

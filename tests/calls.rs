@@ -16,9 +16,9 @@ fn calls_fixture(lang: &str) -> std::path::PathBuf {
 }
 
 /// Every call-graph edge of the graph as `(rel, from, to, line, confidence,
-/// kind)`: `from` a qualified name or `file:PATH`, `to` a qualified name or,
-/// for UNRESOLVED, `?name`.
-type Dump = BTreeSet<(String, String, String, i64, String, String)>;
+/// kind, at)`: `from` a qualified name or `file:PATH`, `to` a qualified name
+/// or, for UNRESOLVED, `?name`, `at` the target's `path:line`.
+type Dump = BTreeSet<(String, String, String, i64, String, String, String)>;
 
 fn dump(ix: &Indexed) -> Dump {
     let mut out = BTreeSet::new();
@@ -36,7 +36,7 @@ fn dump(ix: &Indexed) -> Dump {
                 continue;
             }
             let q = format!(
-                "MATCH (a:{from_label})-[e:{rel}]->(b:Symbol) RETURN {from_expr} AS f, b.qualified_name + '#' + b.kind AS t, {props}"
+                "MATCH (a:{from_label})-[e:{rel}]->(b:Symbol) RETURN {from_expr} AS f, b.qualified_name + '#' + b.kind AS t, b.path + ':' + cast(b.line_start, 'STRING') AS at, {props}"
             );
             for r in ix.rows(&q) {
                 out.insert((
@@ -46,6 +46,9 @@ fn dump(ix: &Indexed) -> Dump {
                     r["line"].as_i64().unwrap_or(0),
                     s(&r["conf"]),
                     s(&r["kind"]),
+                    // Where the target is: `#[cfg]` or build-tag twins share
+                    // a qualified name and each gets an edge.
+                    s(&r["at"]),
                 ));
             }
         }
@@ -81,6 +84,7 @@ fn dump(ix: &Indexed) -> Dump {
             n,
             String::new(),
             String::new(),
+            String::new(),
         ));
     }
     for (from_label, from_expr) in [
@@ -96,6 +100,7 @@ fn dump(ix: &Indexed) -> Dump {
                 s(&r["f"]),
                 format!("?{}", s(&r["t"])),
                 r["line"].as_i64().unwrap_or(0),
+                String::new(),
                 String::new(),
                 String::new(),
             ));
@@ -222,11 +227,10 @@ fn go_builtins_and_conversions_make_no_edge_not_even_unresolved() {
         .filter(|e| e.1 == "example.com/geo/util.Words#fn")
         .collect();
     assert!(from_words.is_empty(), "{from_words:?}");
-    // The same calls elsewhere are still counted as unresolved when the
-    // repo's own definitions make them ambiguous (`Checksum`).
+    // A call no tier proves elsewhere is still counted as unresolved
+    // (`c.Area()` on a value of unknown type).
     assert!(
-        all.iter()
-            .any(|e| e.0 == "UNRESOLVED" && e.2 == "?Checksum"),
+        all.iter().any(|e| e.0 == "UNRESOLVED" && e.2 == "?Area"),
         "{all:?}"
     );
 }
@@ -359,7 +363,7 @@ fn incremental_equals_fresh(lang: &str, ext: &str) {
         let (a, b) = (dump(&incremental), dump(&fresh));
         assert_eq!(
             a.symmetric_difference(&b).collect::<Vec<_>>(),
-            Vec::<&(String, String, String, i64, String, String)>::new(),
+            Vec::<&(String, String, String, i64, String, String, String)>::new(),
             "{lang} step {step}: incremental and fresh call graphs differ"
         );
     }
@@ -808,7 +812,7 @@ fn a_load_in_many_copy_parts_equals_one_in_a_single_part() {
         let (a, b) = (dump(&whole), dump(&parts));
         assert_eq!(
             a.symmetric_difference(&b).collect::<Vec<_>>(),
-            Vec::<&(String, String, String, i64, String, String)>::new(),
+            Vec::<&(String, String, String, i64, String, String, String)>::new(),
             "{lang}: a load in parts differs from one in a single part"
         );
     }

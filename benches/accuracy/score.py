@@ -33,6 +33,10 @@ Definitions (a "site" is one call, keyed by the callee's name token):
                   not the name called: what the library's callee runs in the corpus (Rust
                   `it.collect()`, std's, runs the corpus's `Iterator::next`), which the oracle
                   does not say: counted apart
+  cfg twin        Rust/Go: a cruxe edge to another definition of the oracle's target's qualified
+                  name and kind, at a site where cruxe's edge to the oracle's target is there
+                  too: a `#[cfg]`/build-tag alternative the oracle's one configuration does not
+                  build (cruxe gives a call of such a name an edge to each): counted apart
 Per tier: precision of the edges of that tier; recall = share of all oracle-edge sites found by
 an edge of that tier. "first4" = scope+import+self+qualified together.
 """
@@ -276,6 +280,10 @@ def score_corpus(name, lang, cdir, files, syms, calls, top):
     found_by = {}              # oracle site key -> tier of its correct edge (first tier in TIERS order)
     wrong_at = collections.defaultdict(list)
     wrong, unseen_ex, nonedge_ex = [], [], []
+    # Each site's cruxe targets (for `cfg twin`).
+    at_site = collections.defaultdict(set)
+    for e in calls:
+        at_site[(e["from_path"], e["line"], e["col"])].add(e["to_id"])
     for e in calls:
         conf = e.get("confidence") or "?"
         c["cruxe_edges"] += 1
@@ -308,6 +316,13 @@ def score_corpus(name, lang, cdir, files, syms, calls, top):
                     ok = True
                     c["correct_same_qname"] += 1
                     tier[conf]["correct_same_qname"] += 1
+            if not ok and lang in ("rust", "go") and any(
+                    symidx.by_id[i].get("qname") == e.get("to_qname")
+                    and symidx.by_id[i].get("kind") == e.get("to_kind")
+                    for i in ids & at_site[(e["from_path"], e["line"], e["col"])]):
+                c["cfg_twin"] += 1
+                tier[conf]["cfg_twin"] += 1
+                continue
             skey = (site["path"], site["line"], site["col"])
             if site["why"] == "agree":   # Python: jedi and pyright agree on the target
                 c["correct_agree" if ok else "wrong_agree"] += 1
@@ -553,8 +568,8 @@ def tier_rows(tiers, n_oracle):
 
 def markdown(results, agg):
     L = ["## CALLS accuracy against the oracles", "",
-         "| corpus | files | oracle edges | cruxe edges | correct | wrong | precision % | recall % | recall % (reachable) | in macro | no symbol | unknown | nonedge | unseen | via library |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+         "| corpus | files | oracle edges | cruxe edges | correct | wrong | precision % | recall % | recall % (reachable) | in macro | no symbol | unknown | nonedge | unseen | via library | cfg twin |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
     def row(label, files, c, p, r, rn, bold=False):
         b = "**" if bold else ""
@@ -562,7 +577,7 @@ def markdown(results, agg):
         L.append(f"| {b}{label}{b} | {files} | {c.get('oracle_edges', 0)} | {c.get('cruxe_edges', 0)} | "
                  f"{c.get('correct', 0)} | {c.get('wrong', 0)} | {b}{fmt(p)}{b} | {b}{fmt(r)}{b} | {fmt(rn)} | "
                  f"{c.get('oracle_edges_in_macro', 0)} | {c.get('oracle_target_no_cruxe_symbol', 0)} | "
-                 f"{unk} | {c.get('nonedge', 0)} | {c.get('unseen', 0)} | {c.get('via_library', 0)} |")
+                 f"{unk} | {c.get('nonedge', 0)} | {c.get('unseen', 0)} | {c.get('via_library', 0)} | {c.get('cfg_twin', 0)} |")
 
     for lang in ["rust", "go", "py", "ts"]:
         rs = [r for r in results if r["lang"] == lang]
@@ -580,7 +595,9 @@ def markdown(results, agg):
           "of a definition (nonedge: Go conversions/builtins/func values, py/ts parameters and variables), "
           "and where it has no call site (unseen); at a site the oracle resolved outside the corpus, an edge "
           "to what that library function runs in the corpus (via library: Rust `it.collect()` runs the corpus's "
-          "`Iterator::next`; the target is not the name called). Any other edge at a site the oracle resolved "
+          "`Iterator::next`; the target is not the name called); an edge to another `#[cfg]`/build-tag definition "
+          "of the oracle's target's name beside cruxe's edge to that target (cfg twin: the oracle builds one "
+          "configuration). Any other edge at a site the oracle resolved "
           "outside the corpus (a library's method of the same name) counts as wrong.", ""]
     L += ["### Per tier (precision of the tier's edges; recall = share of all oracle edges the tier found)", "",
           "| language | tier | edges | at oracle edges | correct | wrong | precision % | recall % |",

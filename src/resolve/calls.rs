@@ -9,7 +9,9 @@
 
 use std::cell::RefCell;
 
-use super::{Family, FxMap, FxSet, Index, RFile, RSymbol, Target, fam_str, family, key};
+use super::{
+    Definition, Family, FxMap, FxSet, Index, RFile, RSymbol, Target, fam_str, family, key,
+};
 use crate::model::sites::{
     CALLBACK, COMPREHENDS, ELEMENT, FactKind, FileSites, IN_FILE, ITERATES, RETURNS_VALUE, RawSite,
     SiteKind, Step, YIELDS,
@@ -720,6 +722,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let mut memo: FxMap<Key<'a>, Found<'a>> = FxMap::default();
         let mut by_name: FxMap<(u32, &'a [Step]), Option<Sym<'a>>> = FxMap::default();
         let mut receivers: FxMap<(u32, &'a [Step]), Found<'a>> = FxMap::default();
+        let mut twins: FxMap<&'a str, Vec<Sym<'a>>> = FxMap::default();
         let sites: &'a [RawSite] = &cx.sites.sites;
         // Built the first time a value site lands on a type (Python and
         // TypeScript only): most files never need it.
@@ -753,40 +756,12 @@ impl<'i, 'a> Resolver<'i, 'a> {
                             .binary_search(&(site.line, site.col))
                             .is_ok() => {}
                 _ => match found {
+                    // A name built apart (`built_apart`) is an edge to each.
                     Some((target, tier)) => {
-                        let (rel, kind) = match site.kind {
-                            // A constructor call: `new X()`, `X()` of a class.
-                            SiteKind::Call => (Rel::Calls, SiteKind::Call),
-                            k => (Rel::References, k),
-                        };
-                        // A call that lands on a type is a construction
-                        // (`X()` of a Python class); a Rust tuple struct or
-                        // enum variant called is a reference.
-                        let (rel, kind) = if rel == Rel::Calls
-                            && is_type_kind(target.kind)
-                            && cx.fam == Family::Rust
-                        {
-                            (Rel::References, SiteKind::Construct)
-                        } else {
-                            (rel, kind)
-                        };
-                        // Only a call keeps the callee as written (a
-                        // reference names its target's name).
-                        let to_name = if rel == Rel::Calls {
-                            written(cx.fam, &site.chain)
-                        } else {
-                            Id::default()
-                        };
-                        out.push(SiteEdge {
-                            rel,
-                            from: from(site.owner),
-                            to: Id::from(target.id),
-                            line: site.line,
-                            col: site.col,
-                            tier,
-                            kind,
-                            to_name,
-                        });
+                        let twins = twins.entry(target.id).or_insert_with(|| self.twins(target));
+                        for t in std::iter::once(target).chain(twins.iter().copied()) {
+                            out.push(found_edge(cx.fam, from(site.owner), site, t, tier));
+                        }
                     }
                     // A Go builtin or conversion (`len(x)`, `uintptr(p)`):
                     // no tier found a definition in the package, so it is the
@@ -1781,10 +1756,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
         // Rust method, in several impl blocks (`impl From<&[T]> for V` and
         // `impl From<Vec<T>> for V` each define `V::from`; cfg variants):
         // which one runs is not for a name to say.
-        if defs.iter().any(|d| !d.1 && d.2 != path && d.3 == kind)
+        if (defs.iter().any(|d| !d.1 && d.2 != path && d.3 == kind)
             || (fam == Family::Rust
                 && kind == "method"
-                && defs.iter().filter(|d| d.3 == "method").count() > 1)
+                && defs.iter().filter(|d| d.3 == "method").count() > 1))
+            && !self.built_apart(fam, pkg, key, &defs)
         {
             return None;
         }
@@ -1795,6 +1771,92 @@ impl<'i, 'a> Resolver<'i, 'a> {
             kind,
             file,
         })
+    }
+
+    /// Whether the definitions of `qn` are alternatives a build configuration
+    /// picks from (`#[cfg]` or `cfg_if!` variants in Rust, build-tagged files
+    /// in Go), so that a call naming it calls whichever is built. The
+    /// languages allow one definition of a name per module (Rust E0428, Go
+    /// "redeclared"), one method of a name per impl block (E0201), and per
+    /// type when its impls are for the same trait or none (E0592); a
+    /// type defined twice is itself such a variant. Anything else (impls of
+    /// different traits, `impl F<u8>` beside `impl F<u16>`, fns nested in
+    /// blocks) is no proof.
+    fn built_apart(&self, fam: Family, pkg: &str, qn: &str, defs: &[Definition<'a>]) -> bool {
+        let alts: Vec<&Definition<'a>> = defs.iter().filter(|d| !d.1).collect();
+        let Some(first) = alts.first() else {
+            return false;
+        };
+        if alts.len() < 2 || alts.iter().any(|d| d.3 != first.3) {
+            return false;
+        }
+        match fam {
+            Family::Go => true,
+            Family::Rust => {
+                // Where each is defined: the index of its parent in its file.
+                let mut parents = Vec::with_capacity(alts.len());
+                for d in &alts {
+                    let Some(&fi) = self.ix.by_path.get(d.2) else {
+                        return false;
+                    };
+                    let cx = self.cx(fi, None);
+                    let parent = cx
+                        .ix
+                        .ids
+                        .get(d.0)
+                        .and_then(|&i| parent_index(&cx, i as usize))
+                        .map(|p| (p, cx.syms[p].kind));
+                    let heritage = parent.and_then(|(p, _)| {
+                        let sites = cx.ix.heritage.get(&(p as u32))?;
+                        Some(sites.iter().map(|s| s.chain.clone()).collect::<Vec<_>>())
+                    });
+                    parents.push((fi, parent, heritage));
+                }
+                if first.3 != "method" {
+                    // Items of a module (not fns nested in a fn's blocks).
+                    return parents
+                        .iter()
+                        .all(|(_, p, _)| p.is_none_or(|(_, k)| k == "mod"));
+                }
+                let same_block = parents
+                    .iter()
+                    .all(|p| p.0 == parents[0].0 && p.1 == parents[0].1);
+                let same_trait = parents.iter().all(|p| p.2 == parents[0].2);
+                let type_twice = qn.rsplit_once("::").is_some_and(|(ty, _)| {
+                    self.ix
+                        .symbol_entries(fam, pkg, ty)
+                        .is_some_and(|(_, tdefs)| {
+                            tdefs.iter().filter(|d| !d.1 && is_type_kind(d.3)).count() > 1
+                        })
+                });
+                same_block || (same_trait && type_twice)
+            }
+            _ => false,
+        }
+    }
+
+    /// The other definitions of `t`'s name when they are built apart
+    /// (`built_apart`): a site that names one names them all.
+    fn twins(&self, t: Sym<'a>) -> Vec<Sym<'a>> {
+        let fam = family(self.ix.files[t.file].language);
+        let pkg = self.pkg_of(Some(t.file));
+        let Some((key, defs)) = self.ix.symbol_entries(fam, pkg, t.qn) else {
+            return Vec::new();
+        };
+        if defs.iter().filter(|d| !d.1).count() < 2 || !self.built_apart(fam, pkg, key, &defs) {
+            return Vec::new();
+        }
+        defs.iter()
+            .filter(|d| !d.1 && d.0 != t.id)
+            .filter_map(|&(id, _, path, kind)| {
+                Some(Sym {
+                    id,
+                    qn: key,
+                    kind,
+                    file: *self.ix.by_path.get(path)?,
+                })
+            })
+            .collect()
     }
 
     /// The value declared under the qualified name of type `t` (TS
@@ -3369,6 +3431,39 @@ fn loop_edge(fam: Family, from: Id, site: &RawSite, (target, tier): (Sym<'_>, Ti
         tier,
         kind: SiteKind::Call,
         to_name: Id::from(format!("{}.{name}", written(fam, &site.chain)).as_str()),
+    }
+}
+
+/// The edge of a site resolved to `target`.
+fn found_edge(fam: Family, from: Id, site: &RawSite, target: Sym<'_>, tier: Tier) -> SiteEdge {
+    let (rel, kind) = match site.kind {
+        // A constructor call: `new X()`, `X()` of a class.
+        SiteKind::Call => (Rel::Calls, SiteKind::Call),
+        k => (Rel::References, k),
+    };
+    // A call that lands on a type is a construction (`X()` of a Python
+    // class); a Rust tuple struct or enum variant called is a reference.
+    let (rel, kind) = if rel == Rel::Calls && is_type_kind(target.kind) && fam == Family::Rust {
+        (Rel::References, SiteKind::Construct)
+    } else {
+        (rel, kind)
+    };
+    // Only a call keeps the callee as written (a reference names its
+    // target's name).
+    let to_name = if rel == Rel::Calls {
+        written(fam, &site.chain)
+    } else {
+        Id::default()
+    };
+    SiteEdge {
+        rel,
+        from,
+        to: Id::from(target.id),
+        line: site.line,
+        col: site.col,
+        tier,
+        kind,
+        to_name,
     }
 }
 

@@ -508,6 +508,37 @@ fn a_lost_resolution_state_keeps_the_call_graph() {
     assert_eq!(again, fresh, "the call graph after the state was lost");
 }
 
+/// Same-named definitions in one Rust file are `#[cfg]` alternatives (an edge
+/// to each: the trap fixture's `variants.rs`), but the same names in two
+/// copies of one crate (two versions side by side, as in a vendor folder or
+/// the cargo registry) are no build alternatives: a call in one copy gets no
+/// edge into the other, and stays unproven.
+#[test]
+fn copies_of_a_crate_are_no_build_alternatives() {
+    let work = tempfile::tempdir().expect("tmp");
+    let tree = work.path().join("repo");
+    let write = writer(&tree);
+    for v in ["v1", "v2"] {
+        write(
+            &format!("{v}/Cargo.toml"),
+            "[package]\nname = \"twice\"\nversion = \"0.1.0\"\n",
+        );
+        write(
+            &format!("{v}/src/lib.rs"),
+            "pub fn caller() {\n    os();\n}\n\n\
+             #[cfg(unix)]\nfn os() {}\n\n#[cfg(not(unix))]\nfn os() {}\n",
+        );
+    }
+    let all = dump(&index_path(&tree, "twice"));
+    let calls: Vec<_> = all.iter().filter(|e| e.0 == "CALLS").collect();
+    assert!(calls.is_empty(), "{calls:?}");
+    assert!(
+        all.iter()
+            .any(|e| e.0 == "UNRESOLVED" && e.1 == "caller#fn" && e.2 == "?os"),
+        "{all:?}"
+    );
+}
+
 /// A callee's return type is looked up through its own file's import
 /// (`use crate::c::Widget` in `b.rs`), which a run resolves only when asked.
 /// When what that import names changes without `b.rs` changing (`c.rs` comes

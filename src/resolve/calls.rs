@@ -1774,14 +1774,15 @@ impl<'i, 'a> Resolver<'i, 'a> {
     }
 
     /// Whether the definitions of `qn` are alternatives a build configuration
-    /// picks from (`#[cfg]` or `cfg_if!` variants in Rust, build-tagged files
-    /// in Go), so that a call naming it calls whichever is built. The
-    /// languages allow one definition of a name per module (Rust E0428, Go
-    /// "redeclared"), one method of a name per impl block (E0201), and per
-    /// type when its impls are for the same trait or none (E0592); a
-    /// type defined twice is itself such a variant. Anything else (impls of
-    /// different traits, `impl F<u8>` beside `impl F<u16>`, fns nested in
-    /// blocks) is no proof.
+    /// picks from (`#[cfg]` or `cfg_if!` variants in one Rust file,
+    /// build-tagged files of one Go package), so that a call naming it calls
+    /// whichever is built. The languages allow one definition of a name per
+    /// module (Rust E0428, Go "redeclared"), one method of a name per impl
+    /// block (E0201), and per type when its impls are for the same trait or
+    /// none (E0592); a type defined twice is itself such a variant. Anything
+    /// else (impls of different traits, `impl F<u8>` beside `impl F<u16>`,
+    /// fns nested in blocks, `#[path]` modules in files of their own) is no
+    /// proof.
     fn built_apart(&self, fam: Family, pkg: &str, qn: &str, defs: &[Definition<'a>]) -> bool {
         let alts: Vec<&Definition<'a>> = defs.iter().filter(|d| !d.1).collect();
         let Some(first) = alts.first() else {
@@ -1792,8 +1793,15 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if alts.len() < 2 || first.3 == "macro" || alts.iter().any(|d| d.3 != first.3) {
             return false;
         }
+        // In one file (Rust) or one package directory (Go): a name defined in
+        // two crates or modules of one name (two versions of a crate side by
+        // side, vendored copies) is no build alternative.
+        fn dir(p: &str) -> &str {
+            p.rsplit_once('/').map_or("", |(d, _)| d)
+        }
         match fam {
-            Family::Go => true,
+            Family::Go => alts.iter().all(|d| dir(d.2) == dir(first.2)),
+            Family::Rust if alts.iter().any(|d| d.2 != first.2) => false,
             Family::Rust => {
                 // Where each is defined: the index of its parent in its file.
                 let mut parents = Vec::with_capacity(alts.len());
@@ -1828,7 +1836,9 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     self.ix
                         .symbol_entries(fam, pkg, ty)
                         .is_some_and(|(_, tdefs)| {
-                            tdefs.iter().filter(|d| !d.1 && is_type_kind(d.3)).count() > 1
+                            let types: Vec<_> =
+                                tdefs.iter().filter(|d| !d.1 && is_type_kind(d.3)).collect();
+                            types.len() > 1 && types.iter().all(|d| d.2 == first.2)
                         })
                 });
                 same_block || (same_trait && type_twice)

@@ -539,6 +539,34 @@ fn copies_of_a_crate_are_no_build_alternatives() {
     );
 }
 
+/// A Rust path from the language's own crates (`core::mem::ManuallyDrop::new`,
+/// `std::mem::take`) is the language's: no unproven row that answers about the
+/// repo's `new`s would count. A path from a module nothing binds stays unproven.
+#[test]
+fn rust_paths_from_std_core_and_alloc_are_the_languages() {
+    let work = tempfile::tempdir().expect("tmp");
+    let tree = work.path().join("repo");
+    let write = writer(&tree);
+    write(
+        "Cargo.toml",
+        "[package]\nname = \"paths\"\nversion = \"0.1.0\"\n",
+    );
+    write(
+        "src/lib.rs",
+        "pub struct Cell;\n\nimpl Cell {\n    pub fn new() -> Cell {\n        Cell\n    }\n}\n\n\
+         pub fn wrap(mut v: Vec<u8>) {\n    let _ = core::mem::ManuallyDrop::new(1u8);\n    \
+         let _ = std::mem::take(&mut v);\n    let _ = alloc::vec::Vec::<u8>::new();\n    \
+         let _ = mystery::Thing::new();\n}\n",
+    );
+    let all = dump(&index_path(&tree, "paths"));
+    let unproven: Vec<_> = all
+        .iter()
+        .filter(|e| e.0 == "UNRESOLVED" && e.1 == "wrap#fn")
+        .map(|e| (e.2.as_str(), e.3))
+        .collect();
+    assert_eq!(unproven, vec![("?new", 13)], "{all:?}");
+}
+
 /// A callee's return type is looked up through its own file's import
 /// (`use crate::c::Widget` in `b.rs`), which a run resolves only when asked.
 /// When what that import names changes without `b.rs` changing (`c.rs` comes

@@ -1144,6 +1144,12 @@ impl<'i, 'a> Resolver<'i, 'a> {
             .unwrap_or_default();
         builtin_type(cx.fam, name)
             || (cx.binds(name) && self.bindings(cx, name).is_none_or(|t| t.is_empty()))
+            // A path from the language's own crates (`core::mem::ManuallyDrop`):
+            // a module of the crate cannot take those names unless imported.
+            || (cx.fam == Family::Rust
+                && chain.len() > 1
+                && matches!(name, "std" | "core" | "alloc")
+                && !cx.binds(name))
     }
 
     /// Go: for each interface this file declares, the named types of its

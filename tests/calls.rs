@@ -567,6 +567,46 @@ fn rust_paths_from_std_core_and_alloc_are_the_languages() {
     assert_eq!(unproven, vec![("?new", 13)], "{all:?}");
 }
 
+/// `let f = f.debug_struct("A")` rebinds a library value: the `f` it is called
+/// on is the binding before (a `fmt::Formatter`), so the calls on either are
+/// the library's, not unproven calls of the repo's `field`/`finish`. The same
+/// rebinding of a repo value still resolves.
+#[test]
+fn a_rebound_library_value_is_the_librarys() {
+    let work = tempfile::tempdir().expect("tmp");
+    let tree = work.path().join("repo");
+    let write = writer(&tree);
+    write(
+        "Cargo.toml",
+        "[package]\nname = \"rebind\"\nversion = \"0.1.0\"\n",
+    );
+    write(
+        "src/lib.rs",
+        "use core::fmt::{self, Debug};\n\npub struct Builder;\n\nimpl Builder {\n    \
+         pub fn debug_struct(&self) -> Builder {\n        Builder\n    }\n    \
+         pub fn finish(&self) {}\n}\n\npub struct A;\n\nimpl Debug for A {\n    \
+         fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {\n        \
+         let mut f = f.debug_struct(\"A\");\n        f.finish()\n    }\n}\n\n\
+         pub fn mine(b: Builder) {\n    let b = b.debug_struct();\n    b.finish();\n}\n",
+    );
+    let all = dump(&index_path(&tree, "rebind"));
+    let in_fmt: Vec<_> = all.iter().filter(|e| e.1 == "A::fmt#method").collect();
+    assert!(in_fmt.is_empty(), "{in_fmt:?}");
+    let mine: Vec<_> = all
+        .iter()
+        .filter(|e| e.0 == "CALLS" && e.1 == "mine#fn")
+        .map(|e| (e.2.as_str(), e.3))
+        .collect();
+    assert_eq!(
+        mine,
+        vec![
+            ("Builder::debug_struct#method", 22),
+            ("Builder::finish#method", 23)
+        ],
+        "{all:?}"
+    );
+}
+
 /// A callee's return type is looked up through its own file's import
 /// (`use crate::c::Widget` in `b.rs`), which a run resolves only when asked.
 /// When what that import names changes without `b.rs` changing (`c.rs` comes

@@ -1131,6 +1131,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
             // A call on a value: what that value is.
             return chain.len() > 2
                 && match self.local_fact(cx, owner, head) {
+                    // `let f = f.debug_struct("A")`: the `f` called on is the
+                    // binding before (the latest is this one).
+                    Some(f) if f.chain.first().is_some_and(|c| bare(c) == h) => self
+                        .binding_before(cx, f, h)
+                        .is_some_and(|b| self.outside_chain(cx, b.owner, &b.chain, depth + 1)),
                     Some(f) => self.outside_chain(cx, f.owner, &f.chain, depth + 1),
                     None => false,
                 };

@@ -222,7 +222,7 @@ impl DataDir {
             .write(true)
             .open(self.root.join(LOCK))
             .map_err(self.io())?;
-        if file.try_lock_exclusive().is_err() {
+        if file.try_lock_exclusive().is_err() && !self.lock_after_a_dead_holder(&file) {
             return Err(self.locked());
         }
         let who = format!(
@@ -235,6 +235,37 @@ impl DataDir {
             .and_then(|()| file.rewind())
             .and_then(|()| file.write_all(who.as_bytes()));
         Ok(WriterLock { _file: file })
+    }
+
+    /// Takes the lock once it is let go, when the process the lock file names
+    /// is gone: a child it was starting (a `git` run, a query worker) holds the
+    /// lock's file until it execs, a moment after its parent was killed.
+    /// Bounded (10 s), then "in use" as for a live holder.
+    fn lock_after_a_dead_holder(&self, file: &std::fs::File) -> bool {
+        use fs2::FileExt;
+        let holder = std::fs::read_to_string(self.root.join(LOCK))
+            .ok()
+            .and_then(|s| {
+                s.strip_prefix("pid ")?
+                    .split_whitespace()
+                    .next()?
+                    .parse::<u32>()
+                    .ok()
+            });
+        let Some(pid) = holder else {
+            return false;
+        };
+        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+            return false;
+        }
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            if file.try_lock_exclusive().is_ok() {
+                return true;
+            }
+        }
+        false
     }
 
     /// The "in use" error, naming the holder when the lock file says who it is.
@@ -934,4 +965,39 @@ fn repair_of(graph: &Path) -> PathBuf {
 
 fn bak_of(file: &Path) -> PathBuf {
     PathBuf::from(format!("{}.bak", file.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fs2::FileExt;
+
+    /// A lock whose recorded holder is gone is waited for (a child of the
+    /// killed holder lets it go a moment later); one whose holder lives is
+    /// refused at once.
+    #[test]
+    fn a_lock_left_by_a_dead_holder_is_taken_once_let_go() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let dd = DataDir::new(tmp.path().join("data"));
+        dd.create().expect("create");
+        let path = tmp.path().join("data").join(LOCK);
+        let child_held = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .expect("open");
+        child_held.lock_exclusive().expect("hold");
+        // A live holder (this process): "in use", no wait.
+        std::fs::write(&path, format!("pid {} (cruxe serve)", std::process::id())).expect("w");
+        assert!(matches!(dd.lock_writer(), Err(DataDirError::Locked(..))));
+        // A holder that is gone (no such pid): taken once let go.
+        std::fs::write(&path, "pid 4000000000 (cruxe serve)").expect("w");
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            drop(child_held);
+        });
+        assert!(dd.lock_writer().is_ok());
+        releaser.join().expect("join");
+    }
 }

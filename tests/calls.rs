@@ -539,26 +539,32 @@ fn copies_of_a_crate_are_no_build_alternatives() {
     );
 }
 
-/// A Rust path from the language's own crates (`core::mem::ManuallyDrop::new`,
-/// `std::mem::take`) is the language's: no unproven row that answers about the
-/// repo's `new`s would count. A path from a module nothing binds stays unproven.
-#[test]
-fn rust_paths_from_std_core_and_alloc_are_the_languages() {
+/// The call graph of a one-crate repository named `name` whose `src/lib.rs`
+/// is `lib`.
+fn dump_of_crate(name: &str, lib: &str) -> Dump {
     let work = tempfile::tempdir().expect("tmp");
     let tree = work.path().join("repo");
     let write = writer(&tree);
     write(
         "Cargo.toml",
-        "[package]\nname = \"paths\"\nversion = \"0.1.0\"\n",
+        &format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\n"),
     );
-    write(
-        "src/lib.rs",
+    write("src/lib.rs", lib);
+    dump(&index_path(&tree, name))
+}
+
+/// A Rust path from the language's own crates (`core::mem::ManuallyDrop::new`,
+/// `std::mem::take`) is the language's: no unproven row that answers about the
+/// repo's `new`s would count. A path from a module nothing binds stays unproven.
+#[test]
+fn rust_paths_from_std_core_and_alloc_are_the_languages() {
+    let all = dump_of_crate(
+        "paths",
         "pub struct Cell;\n\nimpl Cell {\n    pub fn new() -> Cell {\n        Cell\n    }\n}\n\n\
          pub fn wrap(mut v: Vec<u8>) {\n    let _ = core::mem::ManuallyDrop::new(1u8);\n    \
          let _ = std::mem::take(&mut v);\n    let _ = alloc::vec::Vec::<u8>::new();\n    \
          let _ = mystery::Thing::new();\n}\n",
     );
-    let all = dump(&index_path(&tree, "paths"));
     let unproven: Vec<_> = all
         .iter()
         .filter(|e| e.0 == "UNRESOLVED" && e.1 == "wrap#fn")
@@ -573,15 +579,8 @@ fn rust_paths_from_std_core_and_alloc_are_the_languages() {
 /// rebinding of a repo value still resolves.
 #[test]
 fn a_rebound_library_value_is_the_librarys() {
-    let work = tempfile::tempdir().expect("tmp");
-    let tree = work.path().join("repo");
-    let write = writer(&tree);
-    write(
-        "Cargo.toml",
-        "[package]\nname = \"rebind\"\nversion = \"0.1.0\"\n",
-    );
-    write(
-        "src/lib.rs",
+    let all = dump_of_crate(
+        "rebind",
         "use core::fmt::{self, Debug};\n\npub struct Builder;\n\nimpl Builder {\n    \
          pub fn debug_struct(&self) -> Builder {\n        Builder\n    }\n    \
          pub fn finish(&self) {}\n}\n\npub struct A;\n\nimpl Debug for A {\n    \
@@ -589,7 +588,6 @@ fn a_rebound_library_value_is_the_librarys() {
          let mut f = f.debug_struct(\"A\");\n        f.finish()\n    }\n}\n\n\
          pub fn mine(b: Builder) {\n    let b = b.debug_struct();\n    b.finish();\n}\n",
     );
-    let all = dump(&index_path(&tree, "rebind"));
     let in_fmt: Vec<_> = all.iter().filter(|e| e.1 == "A::fmt#method").collect();
     assert!(in_fmt.is_empty(), "{in_fmt:?}");
     let mine: Vec<_> = all

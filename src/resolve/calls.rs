@@ -1807,11 +1807,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
         // In one file (Rust) or one package directory (Go): a name defined in
         // two crates or modules of one name (two versions of a crate side by
         // side, vendored copies) is no build alternative.
-        fn dir(p: &str) -> &str {
-            p.rsplit_once('/').map_or("", |(d, _)| d)
-        }
         match fam {
-            Family::Go => alts.iter().all(|d| dir(d.2) == dir(first.2)),
+            Family::Go => alts
+                .iter()
+                .all(|d| super::dir_of(d.2) == super::dir_of(first.2)),
             Family::Rust if alts.iter().any(|d| d.2 != first.2) => false,
             Family::Rust => {
                 // Where each is defined: the index of its parent in its file.

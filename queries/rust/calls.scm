@@ -72,6 +72,9 @@
 ; `let s = match e { Some(s) => s, None => … }` (`Ok(s) => s` too): `s` is what `e` holds.
 ((let_declaration pattern: (identifier) @name value: (match_expression value: (_) @ty body: (match_block (match_arm pattern: (match_pattern (tuple_struct_pattern type: (identifier) @_k . (identifier) @_v .)) value: (identifier) @_r)))) @fact.local (#any-of? @_k "Some" "Ok") (#eq? @_v @_r))
 (field_declaration name: (field_identifier) @name type: (_) @ty) @fact.field
+; A tuple struct's fields (`struct FindIter(automaton::FindIter<…>)`): named by
+; position (`self.0.next()`), which the code gives them (`extract::sites::fact_of`).
+(struct_item body: (ordered_field_declaration_list type: (_) @ty) @fact.field)
 (function_item return_type: (_) @ty) @fact.returns
 (function_signature_item return_type: (_) @ty) @fact.returns
 (type_parameter name: (type_identifier) @name bounds: (trait_bounds . (_) @ty)) @fact.bound

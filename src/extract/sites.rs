@@ -462,7 +462,18 @@ fn fact_of(
     }
     // A fact of the file (a module-level variable) has no owner
     // but the file; a field outside any type is not one.
-    let name = name.map(|n| Step::from(text(n, src))).unwrap_or_default();
+    let name = match name {
+        Some(n) => Step::from(text(n, src)),
+        // A tuple struct's field: its position.
+        None if kind_of(node) == "ordered_field_declaration_list" => {
+            let mut c = node.walk();
+            let i = node
+                .children_by_field_name("type", &mut c)
+                .position(|t| t.id() == inner.id())?;
+            compact_str::format_compact!("{i}")
+        }
+        None => Step::default(),
+    };
     if !matches!(
         kind,
         FactKind::Returns | FactKind::Alias | FactKind::Decorator

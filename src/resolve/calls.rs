@@ -2716,6 +2716,15 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 .callback_type(cx, fact.owner, callee, (i, j), depth + 1)
                 .map(|s| (s, Tier::Typed));
         }
+        // Rust `if let Some(pre) = pre`, `let x = x;`: the binding before's
+        // value (`pre: Option<&Prefilter>`, its `Option` taken off).
+        if cx.fam == Family::Rust
+            && fact.chain.len() == 1
+            && fact.chain[0] == word
+            && let Some(before) = self.binding_before(cx, fact, word)
+        {
+            fact = before;
+        }
         if fact.chain.len() == 1 && fact.chain[0] == word {
             // An untyped parameter: a pytest fixture's value when
             // its owner is a test or a fixture.
@@ -2969,7 +2978,9 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let mut chain = fact.chain.to_vec();
         let mut at = fact.byte;
         for _ in 0..4 {
-            if chain.len() < 2 || bare(&chain[0]) != word {
+            // `[word]` alone is a Rust rebinding to the value before (`if
+            // let Some(pre) = pre`); longer chains call on it.
+            if chain.is_empty() || bare(&chain[0]) != word {
                 break;
             }
             let Some(before) = cx

@@ -75,6 +75,11 @@
 ; A tuple struct's fields (`struct FindIter(automaton::FindIter<…>)`): named by
 ; position (`self.0.next()`), which the code gives them (`extract::sites::fact_of`).
 (struct_item body: (ordered_field_declaration_list type: (_) @ty) @fact.field)
+; An enum's tuple variants' fields: named `Variant.position` on the enum.
+(enum_variant name: (identifier) @name body: (ordered_field_declaration_list type: (_) @ty) @fact.field)
+; `Kind::Teddy(ref t) =>`, `if let Self::Teddy(t) = e`: `t` is the variant's first field.
+(match_arm pattern: (match_pattern (tuple_struct_pattern type: (scoped_identifier) @ty . [(identifier) @name (ref_pattern (identifier) @name) (mut_pattern (identifier) @name)]))) @fact.variant
+(let_condition pattern: (tuple_struct_pattern type: (scoped_identifier) @ty . [(identifier) @name (ref_pattern (identifier) @name) (mut_pattern (identifier) @name)])) @fact.variant
 (function_item return_type: (_) @ty) @fact.returns
 (function_signature_item return_type: (_) @ty) @fact.returns
 (type_parameter name: (type_identifier) @name bounds: (trait_bounds . (_) @ty)) @fact.bound

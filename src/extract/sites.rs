@@ -6,7 +6,7 @@ use tree_sitter::Node;
 
 use crate::model::sites::{
     CALLBACK, COMPREHENDS, ELEMENT, Fact, FactKind, FileSites, IN_FILE, ITERATES, RETURNS_VALUE,
-    RawSite, SiteKind, Step, YIELDS,
+    RawSite, SiteKind, Step, VARIANT_FIELD, YIELDS,
 };
 use crate::model::{Language, Symbol, SymbolKind};
 
@@ -81,7 +81,7 @@ impl<'t> CallMatch<'t> {
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 27] = [
+    const NAMES: [&str; 28] = [
         "call",
         "iterates",
         "invokes",
@@ -108,6 +108,7 @@ fn outer_name(n: &str) -> Option<&'static str> {
         "fact.cast",
         "fact.caught",
         "fact.params",
+        "fact.variant",
         "macro",
     ];
     NAMES.iter().find(|x| **x == n).copied()
@@ -360,7 +361,7 @@ fn fact_of(
 ) -> Option<Fact> {
     let (what, node, inner, name) = (m.what, m.node, m.inner, m.name);
     let kind = match &what[5..] {
-        "local" | "iterates" | "comprehends" | "cast" | "caught" => FactKind::Local,
+        "local" | "iterates" | "comprehends" | "cast" | "caught" | "variant" => FactKind::Local,
         "receiver" => FactKind::Receiver,
         "field" => FactKind::Field,
         "alias" => FactKind::Alias,
@@ -462,17 +463,19 @@ fn fact_of(
     }
     // A fact of the file (a module-level variable) has no owner
     // but the file; a field outside any type is not one.
-    let name = match name {
-        Some(n) => Step::from(text(n, src)),
-        // A tuple struct's field: its position.
-        None if kind_of(node) == "ordered_field_declaration_list" => {
-            let mut c = node.walk();
-            let i = node
-                .children_by_field_name("type", &mut c)
-                .position(|t| t.id() == inner.id())?;
-            compact_str::format_compact!("{i}")
+    let name = if kind_of(node) == "ordered_field_declaration_list" {
+        // A tuple struct's field: its position; a tuple variant's, the
+        // variant's name and the position.
+        let mut c = node.walk();
+        let i = node
+            .children_by_field_name("type", &mut c)
+            .position(|t| t.id() == inner.id())?;
+        match name {
+            Some(v) => compact_str::format_compact!("{}.{i}", text(v, src)),
+            None => compact_str::format_compact!("{i}"),
         }
-        None => Step::default(),
+    } else {
+        name.map(|n| Step::from(text(n, src))).unwrap_or_default()
     };
     if !matches!(
         kind,
@@ -499,6 +502,7 @@ fn fact_of(
     match what {
         "fact.iterates" => chain.push(Step::const_new(ITERATES)),
         "fact.comprehends" => chain.push(Step::const_new(COMPREHENDS)),
+        "fact.variant" => chain.push(Step::const_new(VARIANT_FIELD)),
         _ => {}
     }
     Some(Fact {

@@ -195,6 +195,10 @@ pub const ITERATES: &str = "#iter";
 /// `ITERATES`, but where its element's type is not known, the name's binding
 /// before it holds (the site may be outside the comprehension).
 pub const COMPREHENDS: &str = "#in";
+/// Ends the chain of a Rust `Local` bound by a tuple variant's pattern
+/// (`Kind::Teddy(ref t) =>`): the chain before it names the variant
+/// (`["Kind", "::Teddy"]`), the local is its first field.
+pub const VARIANT_FIELD: &str = "#variant0";
 /// Parts a container type from its element type in a Python annotation
 /// (`list[Parameter]` → `["list", ELEMENT, "Parameter"]`): the value is the
 /// container, what iterating it gives is the element.

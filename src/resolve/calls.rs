@@ -14,7 +14,7 @@ use super::{
 };
 use crate::model::sites::{
     CALLBACK, COMPREHENDS, ELEMENT, FactKind, FileSites, IN_FILE, ITERATES, RETURNS_VALUE, RawSite,
-    SiteKind, Step, YIELDS,
+    SiteKind, Step, VARIANT_FIELD, YIELDS,
 };
 
 /// How a target was proved, in the CONTRACT's order (most certain first).
@@ -2662,6 +2662,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if depth > MAX_DEPTH {
             return None;
         }
+        if cx.fam == Family::Rust
+            && let Some(t) = self.held_by_combinator(cx, owner, callee, (i, j), depth)
+        {
+            return Some(t);
+        }
         let f = match callee.split_first() {
             Some((new, class)) if new == "#new" => {
                 let (t, _) = self.type_target(cx, owner, class, depth + 1)?;
@@ -2683,6 +2688,35 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let acx = self.cx(alias.file, None);
         let ai = *acx.ix.ids.get(alias.id)?;
         declared(&acx, ai, j)
+    }
+
+    /// Rust: what a closure passed to an `Option`/`Result` combinator gets
+    /// (`self.prefilter.as_ref().map_or(0, |p| p.memory_usage())`): the value
+    /// held, whose type is the receiver's (`Option`/`Result` are taken off
+    /// types where written). Not when the type has a method of that name or
+    /// is an iterator itself (its `map` gets its items).
+    fn held_by_combinator(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        callee: &[Step],
+        (i, j): (&str, &str),
+        depth: usize,
+    ) -> Option<Sym<'a>> {
+        let (name, receiver) = callee.split_last()?;
+        let arg = match name.as_str() {
+            "map" | "and_then" | "filter" | "is_some_and" | "is_none_or" | "is_ok_and"
+            | "inspect" => "0",
+            "map_or" | "map_or_else" => "1",
+            _ => return None,
+        };
+        if receiver.is_empty() || i != arg || j != "0" {
+            return None;
+        }
+        let (t, _) = self.value_type(cx, owner, receiver, depth + 1)?;
+        let own = self.member_or_base(t, name, depth + 1).is_some()
+            || self.in_impl_of(t, "next", "Iterator", depth + 1).is_some();
+        (!own).then_some(t)
     }
 
     /// The type of a value named by one word: `self`, a local (parameter,
@@ -3075,6 +3109,17 @@ impl<'i, 'a> Resolver<'i, 'a> {
         chain: &[Step],
         depth: usize,
     ) -> Option<(Sym<'a>, Tier)> {
+        // `Kind::Teddy(ref t) =>`: the variant's first field (`Teddy.0` of
+        // the enum, `extract::sites::fact_of`).
+        if let [path @ .., variant, mark] = chain
+            && mark == VARIANT_FIELD
+        {
+            let (t, _) = self.type_target(cx, owner, path, depth + 1)?;
+            let field = format!("{}.0", bare(variant));
+            return self
+                .field_type(t, &field, depth + 1)
+                .map(|s| (s, Tier::Typed));
+        }
         let marked = chain
             .iter()
             .any(|c| matches!(c.as_str(), "()" | "{}" | "#new"));

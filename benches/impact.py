@@ -193,7 +193,9 @@ def setup(cache, name):
         sh([sys.executable, "-m", "venv", venv])
         sh([py, "-m", "pip", "install", "-q", *RUNNER])
     if sh([py, "-c", "import pytest_cov"], check=False).returncode != 0:
-        sh([py, "-m", "pip", "install", "-q", *COVERAGE])
+        # With the runner's pin: pytest-cov alone let pip move pytest on
+        # (9.x, whose collection errors fail click's suite).
+        sh([py, "-m", "pip", "install", "-q", *RUNNER, *COVERAGE])
     if not os.path.isdir(os.path.join(tree, ".git")):
         dl = os.path.join(cache, name, "sdist")
         os.makedirs(dl, exist_ok=True)

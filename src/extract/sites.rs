@@ -463,20 +463,7 @@ fn fact_of(
     }
     // A fact of the file (a module-level variable) has no owner
     // but the file; a field outside any type is not one.
-    let name = if kind_of(node) == "ordered_field_declaration_list" {
-        // A tuple struct's field: its position; a tuple variant's, the
-        // variant's name and the position.
-        let mut c = node.walk();
-        let i = node
-            .children_by_field_name("type", &mut c)
-            .position(|t| t.id() == inner.id())?;
-        match name {
-            Some(v) => compact_str::format_compact!("{}.{i}", text(v, src)),
-            None => compact_str::format_compact!("{i}"),
-        }
-    } else {
-        name.map(|n| Step::from(text(n, src))).unwrap_or_default()
-    };
+    let name = fact_name(node, inner, name, src)?;
     if !matches!(
         kind,
         FactKind::Returns | FactKind::Alias | FactKind::Decorator
@@ -511,6 +498,23 @@ fn fact_of(
         name,
         chain: chain.into(),
         byte: node.start_byte() as u32,
+    })
+}
+
+/// The name a fact binds: its `name` capture's text, or for a field of a
+/// tuple struct its position (`0`), of a tuple variant the variant's name
+/// and the position (`Teddy.0`). `None` when the field is not found.
+fn fact_name(node: Node<'_>, inner: Node<'_>, name: Option<Node<'_>>, src: &str) -> Option<Step> {
+    if kind_of(node) != "ordered_field_declaration_list" {
+        return Some(name.map(|n| Step::from(text(n, src))).unwrap_or_default());
+    }
+    let mut c = node.walk();
+    let i = node
+        .children_by_field_name("type", &mut c)
+        .position(|t| t.id() == inner.id())?;
+    Some(match name {
+        Some(v) => compact_str::format_compact!("{}.{i}", text(v, src)),
+        None => compact_str::format_compact!("{i}"),
     })
 }
 

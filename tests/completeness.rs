@@ -60,6 +60,13 @@ fn python(root: &Path) {
                 "app/props.ts",
                 "export function weigh(): number {\n  return 1;\n}\n\nexport class Crate {\n  get weight(): number {\n    return weigh();\n  }\n}\n",
             ),
+            // A method called through a computed member (a table of names
+            // drives `target[name]`, bound and then called), and one that
+            // no key or string of the file names.
+            (
+                "app/detach.ts",
+                "export class Schema {\n  squeeze(): Schema {\n    return this;\n  }\n\n  widen(): Schema {\n    return this;\n  }\n}\n\nconst probes: Record<string, number[]> = { squeeze: [] };\n\nexport function probeAll(s: Schema): void {\n  for (const name of Object.keys(probes)) {\n    const target: any = s;\n    const m = target[name] as Function;\n    m();\n  }\n}\n\nexport function widenOnce(s: Schema): Schema {\n  return s.widen();\n}\n",
+            ),
         ],
     );
 }
@@ -331,6 +338,15 @@ fn graph_answers_are_exact_only_when_nothing_could_reach_them_unproven() {
     assert_eq!(o.status.code(), Some(3), "{o:?}");
     let o = cli(&["impact", "--symbol", "solo", "--depth", "1"]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
+    // `target[name]` may be `squeeze` (a key of `probes`), never `widen`.
+    let o = cli(&["calls", "Schema.squeeze", "--depth", "1"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("lower_bound: "), "{out}");
+    assert!(out.contains("const m = target[name]"), "{out}");
+    let o = cli(&["calls", "Schema.widen", "--depth", "1"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("complete: exact"), "{out}");
+    assert!(out.contains("widenOnce"), "{out}");
 }
 
 /// A module-level value computed from a function (`stdout = cached(get)`)

@@ -21,6 +21,13 @@
 (binary_expression operator: "instanceof" right: [(identifier) (member_expression)] @callee) @type
 ((call_expression function: (member_expression property: (property_identifier) @_m) arguments: (arguments . [(identifier) (member_expression)] @callee)) @type (#eq? @_m "toBeInstanceOf"))
 
+; A computed member called (`target[name](…)`), or bound to a local the file
+; calls (`const f = target[name] as Function; f()`): no name is written for
+; what it calls (`model::sites::DYNAMIC`). A literal index is left out.
+(call_expression function: (subscript_expression index: (_) @callee)) @dynamic
+(variable_declarator name: (identifier) @name value: (subscript_expression index: (_) @callee)) @dynamic
+(variable_declarator name: (identifier) @name value: (as_expression (subscript_expression index: (_) @callee))) @dynamic
+
 (arguments (identifier) @callee) @value
 (arguments (member_expression) @callee) @value
 ; A function or class named as a value where no call says so: returned,

@@ -5,8 +5,8 @@
 use tree_sitter::Node;
 
 use crate::model::sites::{
-    CALLBACK, COMPREHENDS, ELEMENT, Fact, FactKind, FileSites, IN_FILE, ITERATES, RETURNS_VALUE,
-    RawSite, SiteKind, Step, VARIANT_FIELD, YIELDS,
+    CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, Fact, FactKind, FileSites, IN_FILE, ITERATES,
+    RETURNS_VALUE, RawSite, SiteKind, Step, VARIANT_FIELD, YIELDS,
 };
 use crate::model::{Language, Symbol, SymbolKind};
 
@@ -81,8 +81,9 @@ impl<'t> CallMatch<'t> {
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 28] = [
+    const NAMES: [&str; 29] = [
         "call",
+        "dynamic",
         "iterates",
         "invokes",
         "new",
@@ -160,6 +161,7 @@ pub(super) fn collect(
     let mut locals: Option<Locals> = None;
     // Read from the text when a Rust call first needs them (below).
     let mut held: Option<Vec<&str>> = None;
+    let mut dynamic: Vec<Dynamic<'_, '_>> = Vec::new();
     for m in facts.into_iter().chain(sites) {
         let (what, node, inner) = (m.what, m.node, m.inner);
         if !what.starts_with("fact.") && locals.is_none() {
@@ -270,6 +272,11 @@ pub(super) fn collect(
                         .push(raw_site(SiteKind::Type, chain, token, owner));
                 }
             }
+            "dynamic" if !lang.is_literal(inner) => dynamic.push(Dynamic {
+                at: node,
+                owner: owners.of(node.start_byte(), true),
+                bound: m.name.map(|n| text(n, src)),
+            }),
             "fact.params" => {
                 if let Some(owner) = signature_owner(node, inner, symbols, &owners) {
                     match lang {
@@ -286,6 +293,81 @@ pub(super) fn collect(
             _ => {}
         }
     }
+    dynamic_sites(&dynamic, src, &mut out.sites);
+}
+
+/// A computed member called (`target[methodName](…)`), or bound to a local
+/// (`const f = target[methodName]`, a call only if the file calls `f`).
+struct Dynamic<'t, 's> {
+    at: Node<'t>,
+    owner: u32,
+    bound: Option<&'s str>,
+}
+
+/// The sites of a file's computed member calls (`model::sites::DYNAMIC`): at
+/// the first of each owner, one per name the file writes as an object key
+/// or a string (`probeArgs = { ipv4: [], … }`, then `target[name](...args)`):
+/// the names such a call is most often driven by. A name built elsewhere
+/// (`Object.keys(proto)`) is not seen; nor are calls of a method passed as a
+/// value (`function_value` covers those).
+fn dynamic_sites(dynamic: &[Dynamic<'_, '_>], src: &str, out: &mut Vec<RawSite>) {
+    let called = |name: &str| {
+        out.iter()
+            .any(|s| s.kind == SiteKind::Call && matches!(s.chain.as_slice(), [one] if one == name))
+    };
+    let mut at: Vec<(u32, Node<'_>)> = (dynamic.iter())
+        .filter(|d| d.bound.is_none_or(called))
+        .map(|d| (d.owner, d.at))
+        .collect();
+    at.sort_by_key(|(owner, n)| (*owner, n.start_byte()));
+    at.dedup_by_key(|(owner, _)| *owner);
+    let Some(&(_, first)) = at.first() else {
+        return;
+    };
+    let mut root = first;
+    while let Some(p) = root.parent() {
+        root = p;
+    }
+    let mut names: Vec<&str> = Vec::new();
+    let mut cursor = root.walk();
+    'walk: loop {
+        let n = cursor.node();
+        let word = match kind_of(n) {
+            "property_identifier" => n.parent().is_some_and(|p| kind_of(p) == "pair"),
+            "shorthand_property_identifier" | "string_fragment" => true,
+            _ => false,
+        };
+        let t = text(n, src);
+        if word && is_identifier(t) {
+            names.push(t);
+        }
+        if cursor.goto_first_child() || cursor.goto_next_sibling() {
+            continue;
+        }
+        while cursor.goto_parent() {
+            if cursor.goto_next_sibling() {
+                continue 'walk;
+            }
+        }
+        break;
+    }
+    names.sort_unstable();
+    names.dedup();
+    for (owner, n) in at {
+        for name in &names {
+            let chain = vec![Step::const_new(DYNAMIC), Step::from(*name)];
+            out.push(raw_site(SiteKind::Call, chain, n, owner));
+        }
+    }
+}
+
+/// A word that can name a method: `ipv4`, `$parse`, `_zod` (not `a b`, `2`).
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$')
 }
 
 /// The type sites of a `type`, `path`, `extends` or `implements` match: each

@@ -209,6 +209,12 @@ pub const ELEMENT: &str = "#elem";
 /// callee, after it the argument's position and the parameter's. Its type is
 /// what the callee declares for that parameter (a `Param` fact).
 pub const CALLBACK: &str = "#param";
+/// Heads the chain of a call no name is written for: a TypeScript computed
+/// member called (`target[methodName](…)`, or bound and called). Its chain is
+/// `[DYNAMIC, name]` for each name the file writes as an object key or a
+/// string, the methods it may call; it is never resolved, only kept as
+/// `UNRESOLVED`, so answers about those methods say they are a lower bound.
+pub const DYNAMIC: &str = "#dyn";
 /// Heads the chain of a `Returns` fact that is an expression a Python
 /// function yields (a pytest fixture's value), not what a call returns.
 pub const YIELDS: &str = "#yield";

@@ -13,8 +13,8 @@ use super::{
     Definition, Family, FxMap, FxSet, Index, RFile, RSymbol, Target, fam_str, family, key,
 };
 use crate::model::sites::{
-    CALLBACK, COMPREHENDS, ELEMENT, FactKind, FileSites, IN_FILE, ITERATES, RETURNS_VALUE, RawSite,
-    SiteKind, Step, VARIANT_FIELD, YIELDS,
+    CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, FactKind, FileSites, IN_FILE, ITERATES, RETURNS_VALUE,
+    RawSite, SiteKind, Step, VARIANT_FIELD, YIELDS,
 };
 
 /// How a target was proved, in the CONTRACT's order (most certain first).
@@ -729,6 +729,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let stated = std::cell::OnceCell::new();
         for site in sites {
             let from = |owner: u32| cx.owner_id(owner);
+            // A name a computed member call may call: never proven.
+            if site.chain.first().is_some_and(|c| c == DYNAMIC) {
+                out.extend(unresolved_edge(cx.fam, from(site.owner), site));
+                continue;
+            }
             // A site's target depends on its owner, kind and chain only (not
             // on where in the owner it is): a file's repeated sites (`b.Fatalf`
             // in one test, a receiver used as a value before each call on it)
@@ -3450,6 +3455,11 @@ fn local_name(fam: Family, imp: &crate::model::RawImport) -> Option<String> {
 
 /// The callee as written: `self.store.get`, `util::fact`, `new Circle`.
 fn written(fam: Family, chain: &[Step]) -> Id {
+    if let [head, name] = chain
+        && head == DYNAMIC
+    {
+        return Id::from(format!("[{name}]").as_str());
+    }
     let mut out = Id::default();
     for c in chain {
         match c.as_str() {

@@ -390,12 +390,21 @@ impl<'a> Definitions<'a> {
             // and a fresh index would pick different targets. Definitions
             // before impls, then by path, then a class or function before a
             // variable of its name (`Factory = _add_repr(Factory)` rebinds
-            // the class: the class is what a reader means), then by id.
-            let rebinding = |kind: &str| matches!(kind, "var" | "const" | "static");
+            // the class: the class is what a reader means), a value before
+            // a TypeScript type merged with it (`function $constructor` beside
+            // `interface $constructor`: a call or `X.init` names the value),
+            // then as written in the file (the sort is stable): overloads are
+            // tried in that order, and the first is what a call without
+            // arguments gets (`string(): ZodString` before `string(params)`).
+            // Ids are hashes of where the repository is: no order of theirs
+            // may pick one.
+            let rank = |d: &Definition<'a>| {
+                let kind = d.3;
+                let type_only = matches!(kind, "interface" | "type");
+                (d.1, d.2, type_only, matches!(kind, "var" | "const" | "static"))
+            };
             for v in table.values_mut() {
-                v.sort_by(|a, b| {
-                    (a.1, a.2, rebinding(a.3), a.0).cmp(&(b.1, b.2, rebinding(b.3), b.0))
-                });
+                v.sort_by(|a, b| rank(a).cmp(&rank(b)));
             }
             table
         })

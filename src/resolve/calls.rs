@@ -1288,10 +1288,17 @@ impl<'i, 'a> Resolver<'i, 'a> {
         depth: usize,
     ) -> Option<(Sym<'a>, Tier)> {
         let (sym, tier) = self.call_target(cx, owner, chain, depth)?;
-        if cx.fam != Family::Ts || !matches!(sym.kind, "const" | "var") || depth > MAX_DEPTH {
+        if cx.fam != Family::Ts || depth > MAX_DEPTH {
             return Some((sym, tier));
         }
-        Some(self.named_by_const(sym, tier, depth).unwrap_or((sym, tier)))
+        let named = match sym.kind {
+            "const" | "var" => self.named_by_const(sym, tier, depth),
+            // A field naming a method of its class (`min = this.gte;`,
+            // `spa = this.safeParseAsync;`): a call of it runs the method.
+            "field" => self.named_by_field(sym, depth + 1).map(|f| (f, tier)),
+            _ => None,
+        };
+        Some(named.unwrap_or((sym, tier)))
     }
 
     /// The module-level constant, static or variable a call's receiver names
@@ -1352,7 +1359,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
     }
 
     /// The function a class field's initialiser names (`static create =
-    /// createZodEnum`), in the field's file.
+    /// createZodEnum`), or the method of its class (`min = this.gte`), in
+    /// the field's file.
     fn named_by_field(&self, field: Sym<'a>, depth: usize) -> Option<Sym<'a>> {
         if depth > MAX_DEPTH {
             return None;
@@ -1362,11 +1370,14 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let class = parent_index(&home, fi as usize)? as u32;
         let name = field.qn.rsplit(['.', ':']).next()?;
         let fact = home.ix.fields.get(&(class, name))?;
-        if fact.chain.len() != 1 || fact.chain[0].starts_with('#') || fact.chain[0] == "?" {
-            return None;
-        }
+        let plain = |c: &Step| !c.starts_with('#') && c != "?" && c != "()";
+        let owner = match fact.chain.as_slice() {
+            [one] if plain(one) => IN_FILE,
+            [this, method] if this == "this" && plain(method) && method != name => class,
+            _ => return None,
+        };
         let chain = fact.chain.clone();
-        let (target, _) = self.call_target(&home, IN_FILE, &chain, depth + 1)?;
+        let (target, _) = self.call_target(&home, owner, &chain, depth + 1)?;
         is_callable(target.kind).then_some(target)
     }
 

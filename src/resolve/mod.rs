@@ -399,9 +399,10 @@ impl<'a> Definitions<'a> {
             // Ids are hashes of where the repository is: no order of theirs
             // may pick one.
             let rank = |d: &Definition<'a>| {
-                let kind = d.3;
+                let (_, is_impl, path, kind) = *d;
                 let type_only = matches!(kind, "interface" | "type");
-                (d.1, d.2, type_only, matches!(kind, "var" | "const" | "static"))
+                let rebinding = matches!(kind, "var" | "const" | "static");
+                (is_impl, path, type_only, rebinding)
             };
             for v in table.values_mut() {
                 v.sort_by(|a, b| rank(a).cmp(&rank(b)));

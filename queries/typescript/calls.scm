@@ -66,6 +66,14 @@
 (public_field_definition value: (arrow_function return_type: (type_annotation (_) @ty))) @fact.returns
 (variable_declarator value: (arrow_function return_type: (type_annotation (_) @ty))) @fact.returns
 (abstract_method_signature return_type: (type_annotation (_) @ty)) @fact.returns
+; Without a declared result: what the body returns (`jwt() { return
+; this._addCheck(…) }`, `() => new Query()`), typed where it is written.
+(method_definition !return_type body: (statement_block (return_statement (_) @ty))) @fact.returns_value
+(function_declaration !return_type body: (statement_block (return_statement (_) @ty))) @fact.returns_value
+(public_field_definition value: (arrow_function !return_type body: (statement_block (return_statement (_) @ty)))) @fact.returns_value
+(variable_declarator value: (arrow_function !return_type body: (statement_block (return_statement (_) @ty)))) @fact.returns_value
+(public_field_definition value: (arrow_function !return_type body: [(call_expression) (new_expression) (member_expression) (identifier) (as_expression) (parenthesized_expression)] @ty)) @fact.returns_value
+(variable_declarator value: (arrow_function !return_type body: [(call_expression) (new_expression) (member_expression) (identifier) (as_expression) (parenthesized_expression)] @ty)) @fact.returns_value
 (required_parameter pattern: (identifier) @name @ty !type) @fact.local
 (optional_parameter pattern: (identifier) @name @ty !type) @fact.local
 (arrow_function parameter: (identifier) @name @ty) @fact.local

@@ -66,6 +66,16 @@
 (public_field_definition value: (arrow_function return_type: (type_annotation (_) @ty))) @fact.returns
 (variable_declarator value: (arrow_function return_type: (type_annotation (_) @ty))) @fact.returns
 (abstract_method_signature return_type: (type_annotation (_) @ty)) @fact.returns
+; A result declared as an object type (`_process(): { status: ParseStatus }`):
+; its properties' types, facts of the function (`model::sites::SHAPE`).
+(method_definition return_type: (type_annotation (object_type (property_signature name: (property_identifier) @name type: (type_annotation (_) @ty))))) @fact.shape
+(method_signature return_type: (type_annotation (object_type (property_signature name: (property_identifier) @name type: (type_annotation (_) @ty))))) @fact.shape
+(function_declaration return_type: (type_annotation (object_type (property_signature name: (property_identifier) @name type: (type_annotation (_) @ty))))) @fact.shape
+(function_signature return_type: (type_annotation (object_type (property_signature name: (property_identifier) @name type: (type_annotation (_) @ty))))) @fact.shape
+; Destructured from a value (`const { status, ctx: c } = this._process(input)`):
+; the value's property of that name.
+(variable_declarator name: (object_pattern (shorthand_property_identifier_pattern) @name) value: (_) @ty) @fact.unpacks
+(variable_declarator name: (object_pattern (pair_pattern key: (property_identifier) value: (identifier) @name)) value: (_) @ty) @fact.unpacks
 ; Without a declared result: what the body returns (`jwt() { return
 ; this._addCheck(…) }`, `() => new Query()`), typed where it is written.
 (method_definition !return_type body: (statement_block (return_statement (_) @ty))) @fact.returns_value

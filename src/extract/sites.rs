@@ -6,7 +6,7 @@ use tree_sitter::Node;
 
 use crate::model::sites::{
     CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, Fact, FactKind, FileSites, IN_FILE, ITERATES,
-    RETURNS_VALUE, RawSite, SiteKind, Step, VARIANT_FIELD, YIELDS,
+    RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, VARIANT_FIELD, YIELDS,
 };
 use crate::model::{Language, Symbol, SymbolKind};
 
@@ -81,7 +81,7 @@ impl<'t> CallMatch<'t> {
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 29] = [
+    const NAMES: [&str; 31] = [
         "call",
         "dynamic",
         "iterates",
@@ -110,6 +110,8 @@ fn outer_name(n: &str) -> Option<&'static str> {
         "fact.caught",
         "fact.params",
         "fact.variant",
+        "fact.shape",
+        "fact.unpacks",
         "macro",
     ];
     NAMES.iter().find(|x| **x == n).copied()
@@ -443,9 +445,11 @@ fn fact_of(
 ) -> Option<Fact> {
     let (what, node, inner, name) = (m.what, m.node, m.inner, m.name);
     let kind = match &what[5..] {
-        "local" | "iterates" | "comprehends" | "cast" | "caught" | "variant" => FactKind::Local,
+        "local" | "iterates" | "comprehends" | "cast" | "caught" | "variant" | "unpacks" => {
+            FactKind::Local
+        }
         "receiver" => FactKind::Receiver,
-        "field" => FactKind::Field,
+        "field" | "shape" => FactKind::Field,
         "alias" => FactKind::Alias,
         "export" => FactKind::Export,
         "returns" | "returns_value" | "yields" => FactKind::Returns,
@@ -468,6 +472,16 @@ fn fact_of(
         _ => None,
     };
     let mut chain = Vec::new();
+    // TS `_process(): { status: ParseStatus }`: the function is the type.
+    if kind_of(inner) == "object_type" && what == "fact.returns" {
+        return Some(Fact {
+            kind,
+            owner: owners.of(node.start_byte(), false),
+            name: Step::default(),
+            chain: vec![Step::const_new(SHAPE)].into(),
+            byte: node.start_byte() as u32,
+        });
+    }
     // TS `min(n): this`: the receiver's type (`returns_this`).
     if kind_of(inner) == "this_type" {
         return Some(Fact {
@@ -533,8 +547,13 @@ fn fact_of(
             _ => return None,
         }
     }
-    // `self.x = …` / `this.x = …` in a method: a field of its class.
-    if kind == FactKind::Field && owner != IN_FILE && symbols[owner as usize].kind.is_callable() {
+    // `self.x = …` / `this.x = …` in a method: a field of its class (a
+    // property of a declared result is the function's own).
+    if kind == FactKind::Field
+        && what != "fact.shape"
+        && owner != IN_FILE
+        && symbols[owner as usize].kind.is_callable()
+    {
         if let Some(typed) = parameter_type(facts, owner, &chain) {
             chain = typed;
         }
@@ -572,6 +591,15 @@ fn fact_of(
         "fact.iterates" => chain.push(Step::const_new(ITERATES)),
         "fact.comprehends" => chain.push(Step::const_new(COMPREHENDS)),
         "fact.variant" => chain.push(Step::const_new(VARIANT_FIELD)),
+        // `{ ctx: c }` reads property `ctx`; `{ status }` property `status`.
+        "fact.unpacks" => {
+            let named = m.name?;
+            let key = (named.parent())
+                .filter(|p| kind_of(*p) == "pair_pattern")
+                .and_then(|p| child(p, "key"))
+                .unwrap_or(named);
+            chain.push(Step::from(text(key, src)));
+        }
         _ => {}
     }
     Some(Fact {

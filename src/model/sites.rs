@@ -215,6 +215,10 @@ pub const CALLBACK: &str = "#param";
 /// string, the methods it may call; it is never resolved, only kept as
 /// `UNRESOLVED`, so answers about those methods say they are a lower bound.
 pub const DYNAMIC: &str = "#dyn";
+/// The chain of a TS `Returns` fact whose declared result is an object type
+/// (`_process(): { status: ParseStatus; ctx: ParseContext }`): the function
+/// stands for that type, and its properties are `Field` facts it owns.
+pub const SHAPE: &str = "#shape";
 /// Heads the chain of a `Returns` fact that is an expression a Python
 /// function yields (a pytest fixture's value), not what a call returns.
 pub const YIELDS: &str = "#yield";

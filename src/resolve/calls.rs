@@ -14,7 +14,7 @@ use super::{
 };
 use crate::model::sites::{
     CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, FactKind, FileSites, IN_FILE, ITERATES, RETURNS_VALUE,
-    RawSite, SiteKind, Step, VARIANT_FIELD, YIELDS,
+    RawSite, SHAPE, SiteKind, Step, VARIANT_FIELD, YIELDS,
 };
 
 /// How a target was proved, in the CONTRACT's order (most certain first).
@@ -3195,6 +3195,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
             Some((head, value)) if head == RETURNS_VALUE => {
                 self.fact_type(&fcx, fi, value, depth + 1).map(|(s, _)| s)
             }
+            // TS: a declared object type, whose properties are `f`'s fields.
+            Some((head, [])) if head == SHAPE => Some(f),
             _ => self
                 .type_target(&fcx, fi, &chain, depth + 1)
                 .map(|(s, _)| s),

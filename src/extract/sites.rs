@@ -1184,6 +1184,40 @@ pub(super) fn drop_shadowed_values(out: &mut FileSites) {
     });
 }
 
+/// The argument of a call of a std function that returns its argument's
+/// type (`ptr::read(&self.data)` is a copy of `self.data`; `mem::take`,
+/// `mem::replace`, `Box::new`, `Rc::new`, `Arc::new`, `ManuallyDrop`'s), else
+/// `None`. Written with its module or type (`ptr::read`, `std::mem::take`):
+/// a bare `read(…)` may be anything.
+fn rust_passed_through<'t>(call: Node<'t>, src: &str) -> Option<Node<'t>> {
+    const IDENTITIES: [&str; 11] = [
+        "ptr::read",
+        "ptr::read_unaligned",
+        "ptr::read_volatile",
+        "mem::replace",
+        "mem::take",
+        "Box::new",
+        "Rc::new",
+        "Arc::new",
+        "ManuallyDrop::new",
+        "ManuallyDrop::into_inner",
+        "ManuallyDrop::take",
+    ];
+    let f = child(call, "function")?;
+    if kind_of(f) != "scoped_identifier" {
+        return None;
+    }
+    let path = text(f, src);
+    let path = ["std::", "core::", "alloc::", "::std::", "::core::"]
+        .iter()
+        .find_map(|p| path.strip_prefix(p))
+        .unwrap_or(path);
+    if !IDENTITIES.contains(&path) {
+        return None;
+    }
+    child(call, "arguments")?.named_child(0)
+}
+
 /// What iterating a value of a Rust type gives, when it is one type: the
 /// element of a sequence or set (`Vec<State>`, `&[State]`, `[State; 4]`,
 /// `VecDeque<State>`, `BTreeSet<State>`), references taken off.
@@ -1665,6 +1699,11 @@ impl Lang {
                 name(out, text(f, src));
                 Some(f)
             }
+            // `ptr::read(&self.data)`, `mem::take(&mut x)`, `Box::new(v)`:
+            // std functions whose result is their argument's type.
+            (Lang::Rust, "call_expression") if let Some(arg) = rust_passed_through(n, src) => {
+                down(arg, out)
+            }
             (_, "call_expression" | "call") => {
                 let t = down(field("function")?, out)?;
                 out.push("()".into());
@@ -1706,6 +1745,18 @@ impl Lang {
                 down(inner, out)
             }
             (Lang::Rust, "await_expression") => down(n.named_child(0)?, out),
+            // `unsafe { ptr::read(&self.data) }`: the block's value, its
+            // last expression (one that ends in `;` is no value).
+            (Lang::Rust, "unsafe_block") => down(n.named_child(0)?, out),
+            (Lang::Rust, "block") => {
+                let last = n.named_child(u32::try_from(n.named_child_count()).ok()?.checked_sub(1)?)?;
+                let k = kind_of(last);
+                if k.ends_with("_statement") || k.ends_with("_declaration") || k.ends_with("_item") {
+                    out.push("?".into());
+                    return None;
+                }
+                down(last, out)
+            }
             (Lang::Rust, "unary_expression" | "index_expression") => self.rust_step(n, src, out),
             // `fns[i]` and `f[*T]` (a generic function instantiated): what
             // is indexed; `v.(T)`: a value of type `T`, written like `T{}`.

@@ -1749,9 +1749,11 @@ impl Lang {
             // last expression (one that ends in `;` is no value).
             (Lang::Rust, "unsafe_block") => down(n.named_child(0)?, out),
             (Lang::Rust, "block") => {
-                let last = n.named_child(u32::try_from(n.named_child_count()).ok()?.checked_sub(1)?)?;
+                let count = u32::try_from(n.named_child_count()).ok()?;
+                let last = n.named_child(count.checked_sub(1)?)?;
                 let k = kind_of(last);
-                if k.ends_with("_statement") || k.ends_with("_declaration") || k.ends_with("_item") {
+                if k.ends_with("_statement") || k.ends_with("_declaration") || k.ends_with("_item")
+                {
                     out.push("?".into());
                     return None;
                 }

@@ -6,7 +6,7 @@ use tree_sitter::Node;
 
 use crate::model::sites::{
     CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, Fact, FactKind, FileSites, IN_FILE, ITERATES,
-    RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, VARIANT_FIELD, YIELDS,
+    RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
 };
 use crate::model::{Language, Symbol, SymbolKind};
 
@@ -1184,6 +1184,53 @@ pub(super) fn drop_shadowed_values(out: &mut FileSites) {
     });
 }
 
+/// The body of the closure a Rust `map`/`and_then` call is given, when it is
+/// an expression on the closure's one parameter (`x.and_then(|b| b.build())`:
+/// `b.build()`), else `None`. What the call gives is that body on the value
+/// `x` holds (`model::sites::THEN`).
+fn rust_combinator_body<'t>(call: Node<'t>, src: &str) -> Option<Node<'t>> {
+    let f = child(call, "function")?;
+    if kind_of(f) != "field_expression"
+        || !matches!(text(child(f, "field")?, src), "map" | "and_then")
+    {
+        return None;
+    }
+    let args = child(call, "arguments")?;
+    let closure = args.named_child(0)?;
+    if args.named_child_count() != 1 || kind_of(closure) != "closure_expression" {
+        return None;
+    }
+    let params = child(closure, "parameters")?;
+    let param = params.named_child(0)?;
+    let param = match kind_of(param) {
+        "parameter" => child(param, "pattern")?,
+        _ => param,
+    };
+    if params.named_child_count() != 1 || kind_of(param) != "identifier" {
+        return None;
+    }
+    let mut body = child(closure, "body")?;
+    // `|b| { b.build() }`: the block's last expression, alone.
+    if kind_of(body) == "block" {
+        if body.named_child_count() != 1 {
+            return None;
+        }
+        body = body.named_child(0)?;
+    }
+    let mut head = body;
+    while let Some(inner) = match kind_of(head) {
+        "call_expression" => child(head, "function"),
+        "field_expression" => child(head, "value"),
+        "try_expression" | "reference_expression" | "parenthesized_expression" => {
+            head.named_child(0)
+        }
+        _ => None,
+    } {
+        head = inner;
+    }
+    (kind_of(head) == "identifier" && text(head, src) == text(param, src)).then_some(body)
+}
+
 /// The argument of a call of a std function that returns its argument's
 /// type (`ptr::read(&self.data)` is a copy of `self.data`; `mem::take`,
 /// `mem::replace`, `Box::new`, `Rc::new`, `Arc::new`, `ManuallyDrop`'s), else
@@ -1703,6 +1750,16 @@ impl Lang {
             // std functions whose result is their argument's type.
             (Lang::Rust, "call_expression") if let Some(arg) = rust_passed_through(n, src) => {
                 down(arg, out)
+            }
+            (Lang::Rust, "call_expression") if let Some(body) = rust_combinator_body(n, src) => {
+                let f = field("function")?;
+                let mut closure = Vec::new();
+                let token = self.chain_in(body, src, &mut closure, depth + 1)?;
+                down(child(f, "value")?, out)?;
+                name(out, text(child(f, "field")?, src));
+                out.push(Step::const_new(THEN));
+                out.extend(closure.into_iter().skip(1));
+                Some(token)
             }
             (_, "call_expression" | "call") => {
                 let t = down(field("function")?, out)?;

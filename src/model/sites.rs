@@ -219,6 +219,13 @@ pub const DYNAMIC: &str = "#dyn";
 /// (`_process(): { status: ParseStatus; ctx: ParseContext }`): the function
 /// stands for that type, and its properties are `Field` facts it owns.
 pub const SHAPE: &str = "#shape";
+/// Follows a Rust `Option`/`Result` combinator in a chain, for what its
+/// closure makes of the value held (`b.and_then(|p| p.build()).map(…)` →
+/// `["b", "and_then", THEN, "build", "()", "map"]`): the steps after it are the
+/// closure's body on that value, which stands where the parameter was. Only
+/// when the receiver's type (taken off its `Option`) has no method of the
+/// combinator's name and is no iterator.
+pub const THEN: &str = "#then";
 /// Heads the chain of a `Returns` fact that is an expression a Python
 /// function yields (a pytest fixture's value), not what a call returns.
 pub const YIELDS: &str = "#yield";

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::model::sites::{
     CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, FactKind, FileSites, IN_FILE, ITERATES, RETURNS_VALUE,
-    RawSite, SHAPE, SiteKind, Step, VARIANT_FIELD, YIELDS,
+    RawSite, SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
 };
 
 /// How a target was proved, in the CONTRACT's order (most certain first).
@@ -2640,6 +2640,17 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 .map(|(s, _)| (s, Tier::Typed)),
             "?" | "#new" => None,
             ITERATES => self.element_type(cx, owner, &chain[..chain.len() - 1], depth + 1),
+            // What a Rust `map`/`and_then` closure is given: the value held.
+            THEN => {
+                let (name, receiver) = chain[..chain.len() - 1].split_last()?;
+                if receiver.is_empty() {
+                    return None;
+                }
+                let (t, tier) = self.value_type(cx, owner, receiver, depth + 1)?;
+                let own = self.member_or_base(t, name, depth + 1).is_some()
+                    || self.in_impl_of(t, "next", "Iterator", depth + 1).is_some();
+                (!own).then_some((t, tier))
+            }
             _ if chain.len() == 1 => self.word_type(cx, owner, bare(last), depth),
             field => {
                 // TS: a constant a module exports (`core.$ZodType`).
@@ -3477,6 +3488,7 @@ fn written(fam: Family, chain: &[Step]) -> Id {
     for c in chain {
         match c.as_str() {
             "#new" => out.push_str("new "),
+            THEN => out.push_str("(..)"),
             "()" => out.push_str("()"),
             "{}" => out.push_str("{}"),
             s if s.starts_with("::") => out.push_str(s),

@@ -56,6 +56,10 @@
 (variable_declarator name: (identifier) @name type: (type_annotation (_) @ty)) @fact.local
 (variable_declarator name: (identifier) @name !type value: (_) @ty) @fact.local
 (public_field_definition name: (property_identifier) @name type: (type_annotation (_) @ty)) @fact.field
+; An interface's or an object type alias's properties (`interface Ctx { logger:
+; Logger }`, `type Opts = { logger: Logger }`): fields of the type.
+(interface_declaration body: (interface_body (property_signature name: (property_identifier) @name type: (type_annotation (_) @ty)))) @fact.field
+(type_alias_declaration value: (object_type (property_signature name: (property_identifier) @name type: (type_annotation (_) @ty)))) @fact.field
 (public_field_definition name: (property_identifier) @name !type value: (_) @ty) @fact.field
 (required_parameter (accessibility_modifier) pattern: (identifier) @name type: (type_annotation (_) @ty)) @fact.field
 (assignment_expression left: (member_expression object: (this) property: (property_identifier) @name) right: (_) @ty) @fact.field
@@ -76,6 +80,12 @@
 ; the value's property of that name.
 (variable_declarator name: (object_pattern (shorthand_property_identifier_pattern) @name) value: (_) @ty) @fact.unpacks
 (variable_declarator name: (object_pattern (pair_pattern key: (property_identifier) value: (identifier) @name)) value: (_) @ty) @fact.unpacks
+(variable_declarator name: (object_pattern (object_assignment_pattern left: (shorthand_property_identifier_pattern) @name)) value: (_) @ty) @fact.unpacks
+; Destructured from a parameter of a declared type (`({ logger }: Ctx) =>`):
+; the type's property of that name (`model::sites::PROPERTY`).
+(required_parameter pattern: (object_pattern (shorthand_property_identifier_pattern) @name) type: (type_annotation (_) @ty)) @fact.unpacks
+(required_parameter pattern: (object_pattern (pair_pattern key: (property_identifier) value: (identifier) @name)) type: (type_annotation (_) @ty)) @fact.unpacks
+(required_parameter pattern: (object_pattern (object_assignment_pattern left: (shorthand_property_identifier_pattern) @name)) type: (type_annotation (_) @ty)) @fact.unpacks
 ; Without a declared result: what the body returns (`jwt() { return
 ; this._addCheck(…) }`, `() => new Query()`), typed where it is written.
 (method_definition !return_type body: (statement_block (return_statement (_) @ty))) @fact.returns_value

@@ -6,7 +6,7 @@ use tree_sitter::Node;
 
 use crate::model::sites::{
     CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, Fact, FactKind, FileSites, IN_FILE, ITERATES,
-    RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
+    PROPERTY, RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
 };
 use crate::model::{Language, Symbol, SymbolKind};
 
@@ -591,7 +591,8 @@ fn fact_of(
         "fact.iterates" => chain.push(Step::const_new(ITERATES)),
         "fact.comprehends" => chain.push(Step::const_new(COMPREHENDS)),
         "fact.variant" => chain.push(Step::const_new(VARIANT_FIELD)),
-        // `{ ctx: c }` reads property `ctx`; `{ status }` property `status`.
+        // `{ ctx: c }` reads property `ctx`; `{ status }` property `status`;
+        // of a parameter, the property of its declared type.
         "fact.unpacks" => {
             let named = m.name?;
             let key = (named.parent())
@@ -599,6 +600,9 @@ fn fact_of(
                 .and_then(|p| child(p, "key"))
                 .unwrap_or(named);
             chain.push(Step::from(text(key, src)));
+            if is_type {
+                chain.push(Step::const_new(PROPERTY));
+            }
         }
         _ => {}
     }

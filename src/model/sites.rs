@@ -226,6 +226,10 @@ pub const SHAPE: &str = "#shape";
 /// when the receiver's type (taken off its `Option`) has no method of the
 /// combinator's name and is no iterator.
 pub const THEN: &str = "#then";
+/// Ends the chain of a TS `Local` destructured from a parameter of a declared
+/// type (`({ logger }: Ctx) =>` gives `["Ctx", "logger", PROPERTY]`): the
+/// type, then the property whose declared type the local has.
+pub const PROPERTY: &str = "#prop";
 /// Heads the chain of a `Returns` fact that is an expression a Python
 /// function yields (a pytest fixture's value), not what a call returns.
 pub const YIELDS: &str = "#yield";

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::model::sites::{
     CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, FactKind, FileSites, IN_FILE, ITERATES, RETURNS_VALUE,
-    RawSite, SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
+    PROPERTY, RawSite, SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
 };
 
 /// How a target was proved, in the CONTRACT's order (most certain first).
@@ -3145,6 +3145,15 @@ impl<'i, 'a> Resolver<'i, 'a> {
             let field = format!("{}.0", bare(variant));
             return self
                 .field_type(t, &field, depth + 1)
+                .map(|s| (s, Tier::Typed));
+        }
+        // `({ logger }: Ctx) =>`: the property of the declared type.
+        if let [path @ .., property, mark] = chain
+            && mark == PROPERTY
+        {
+            let (t, _) = self.type_target(cx, owner, path, depth + 1)?;
+            return self
+                .field_type(t, bare(property), depth + 1)
                 .map(|s| (s, Tier::Typed));
         }
         let marked = chain

@@ -63,6 +63,10 @@
 (public_field_definition name: (property_identifier) @name !type value: (_) @ty) @fact.field
 (required_parameter (accessibility_modifier) pattern: (identifier) @name type: (type_annotation (_) @ty)) @fact.field
 (assignment_expression left: (member_expression object: (this) property: (property_identifier) @name) right: (_) @ty) @fact.field
+; A getter is read as a field of its result (`get element(): T`, or without a
+; declared result what it returns: `get element() { return this._def.type; }`).
+(method_definition "get" name: (property_identifier) @name return_type: (type_annotation (_) @ty)) @fact.field
+(method_definition "get" name: (property_identifier) @name !return_type body: (statement_block (return_statement (_) @ty))) @fact.getter
 (method_definition return_type: (type_annotation (_) @ty)) @fact.returns
 (method_signature return_type: (type_annotation (_) @ty)) @fact.returns
 (function_declaration return_type: (type_annotation (_) @ty)) @fact.returns

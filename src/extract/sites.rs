@@ -81,7 +81,7 @@ impl<'t> CallMatch<'t> {
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 31] = [
+    const NAMES: [&str; 32] = [
         "call",
         "dynamic",
         "iterates",
@@ -112,6 +112,7 @@ fn outer_name(n: &str) -> Option<&'static str> {
         "fact.variant",
         "fact.shape",
         "fact.unpacks",
+        "fact.getter",
         "macro",
     ];
     NAMES.iter().find(|x| **x == n).copied()
@@ -274,11 +275,7 @@ pub(super) fn collect(
                         .push(raw_site(SiteKind::Type, chain, token, owner));
                 }
             }
-            "dynamic" if !lang.is_literal(inner) => dynamic.push(Dynamic {
-                at: node,
-                owner: owners.of(node.start_byte(), true),
-                bound: m.name.map(|n| text(n, src)),
-            }),
+            "dynamic" if !lang.is_literal(inner) => dynamic.push(Dynamic::of(m, &owners, src)),
             "fact.params" => {
                 if let Some(owner) = signature_owner(node, inner, symbols, &owners) {
                     match lang {
@@ -304,6 +301,16 @@ struct Dynamic<'t, 's> {
     at: Node<'t>,
     owner: u32,
     bound: Option<&'s str>,
+}
+
+impl<'t, 's> Dynamic<'t, 's> {
+    fn of(m: &CallMatch<'t>, owners: &Owners<'_>, src: &'s str) -> Dynamic<'t, 's> {
+        Dynamic {
+            at: m.node,
+            owner: owners.of(m.node.start_byte(), true),
+            bound: m.name.map(|n| text(n, src)),
+        }
+    }
 }
 
 /// The sites of a file's computed member calls (`model::sites::DYNAMIC`): at
@@ -449,7 +456,7 @@ fn fact_of(
             FactKind::Local
         }
         "receiver" => FactKind::Receiver,
-        "field" | "shape" => FactKind::Field,
+        "field" | "shape" | "getter" => FactKind::Field,
         "alias" => FactKind::Alias,
         "export" => FactKind::Export,
         "returns" | "returns_value" | "yields" => FactKind::Returns,
@@ -467,28 +474,25 @@ fn fact_of(
     // An inferred result (Python `return X()`, a fixture's
     // `yield X()`) is an expression, not a type: marked so.
     let marker = match &what[5..] {
-        "returns_value" => Some(RETURNS_VALUE),
+        "returns_value" | "getter" => Some(RETURNS_VALUE),
         "yields" => Some(YIELDS),
         _ => None,
     };
     let mut chain = Vec::new();
-    // TS `_process(): { status: ParseStatus }`: the function is the type.
-    if kind_of(inner) == "object_type" && what == "fact.returns" {
+    // TS results that name no type: `min(n): this` (the receiver's,
+    // `returns_this`), `_process(): { status: ParseStatus }` (the function's
+    // own, `SHAPE`).
+    let own = match kind_of(inner) {
+        "this_type" => Some("this"),
+        "object_type" if what == "fact.returns" => Some(SHAPE),
+        _ => None,
+    };
+    if let Some(own) = own {
         return Some(Fact {
             kind,
             owner: owners.of(node.start_byte(), false),
             name: Step::default(),
-            chain: vec![Step::const_new(SHAPE)].into(),
-            byte: node.start_byte() as u32,
-        });
-    }
-    // TS `min(n): this`: the receiver's type (`returns_this`).
-    if kind_of(inner) == "this_type" {
-        return Some(Fact {
-            kind,
-            owner: owners.of(node.start_byte(), false),
-            name: Step::default(),
-            chain: vec![Step::const_new("this")].into(),
+            chain: vec![Step::const_new(own)].into(),
             byte: node.start_byte() as u32,
         });
     }
@@ -496,39 +500,7 @@ fn fact_of(
     // are types written as expressions.
     let is_type = lang.is_type_node(inner) || what == "fact.cast" || what == "fact.caught";
     if is_type {
-        let inner = match lang {
-            Lang::Rust => rust_unwrapped(inner, src),
-            _ => inner,
-        };
-
-        let mut found = Vec::new();
-        lang.type_names(inner, src, &mut found, false);
-        // A type that names nothing (a function type): the
-        // name is still a local, of no known type.
-        chain = found
-            .into_iter()
-            .next()
-            .map_or_else(|| vec![Step::const_new("?")], |(c, _)| c);
-        // A Rust primitive keeps its name: the repo's extension traits may
-        // give it methods (`impl U32 for u32`).
-        if matches!(lang, Lang::Rust) {
-            let mut t = Some(inner);
-            while let Some(r) = t.filter(|t| kind_of(*t) == "reference_type") {
-                t = child(r, "type");
-            }
-            if let Some(p) = t.filter(|t| kind_of(*t) == "primitive_type") {
-                chain = vec![Step::from(text(p, src))];
-            }
-        }
-        let element = match lang {
-            Lang::Python => python_element(inner, src),
-            Lang::Rust => rust_element(inner, src),
-            _ => None,
-        };
-        if let Some(element) = element {
-            chain.push(Step::const_new(ELEMENT));
-            chain.extend(element);
-        }
+        chain = declared_chain(lang, inner, src);
     } else if lang.chain(inner, src, &mut chain).is_none() || chain.len() > MAX_CHAIN {
         // A literal (`[]`, `{}`, `"…"`, a closure, `vec![]`):
         // a value of a type the language has, kept so that the
@@ -595,10 +567,8 @@ fn fact_of(
         // of a parameter, the property of its declared type.
         "fact.unpacks" => {
             let named = m.name?;
-            let key = (named.parent())
-                .filter(|p| kind_of(*p) == "pair_pattern")
-                .and_then(|p| child(p, "key"))
-                .unwrap_or(named);
+            let pair = named.parent().filter(|p| kind_of(*p) == "pair_pattern");
+            let key = pair.and_then(|p| child(p, "key")).unwrap_or(named);
             chain.push(Step::from(text(key, src)));
             if is_type {
                 chain.push(Step::const_new(PROPERTY));
@@ -613,6 +583,42 @@ fn fact_of(
         chain: chain.into(),
         byte: node.start_byte() as u32,
     })
+}
+
+/// The chain of a declared type (`fact_of`): the first type it names (`?` if
+/// none: a function type), a Rust primitive by its name (the repo's extension
+/// traits may give it methods, `impl U32 for u32`), a container's element after
+/// `ELEMENT`.
+fn declared_chain(lang: Lang, inner: Node<'_>, src: &str) -> Vec<Step> {
+    let inner = match lang {
+        Lang::Rust => rust_unwrapped(inner, src),
+        _ => inner,
+    };
+    let mut found = Vec::new();
+    lang.type_names(inner, src, &mut found, false);
+    let mut chain = found
+        .into_iter()
+        .next()
+        .map_or_else(|| vec![Step::const_new("?")], |(c, _)| c);
+    if matches!(lang, Lang::Rust) {
+        let mut t = Some(inner);
+        while let Some(r) = t.filter(|t| kind_of(*t) == "reference_type") {
+            t = child(r, "type");
+        }
+        if let Some(p) = t.filter(|t| kind_of(*t) == "primitive_type") {
+            chain = vec![Step::from(text(p, src))];
+        }
+    }
+    let element = match lang {
+        Lang::Python => python_element(inner, src),
+        Lang::Rust => rust_element(inner, src),
+        _ => None,
+    };
+    if let Some(element) = element {
+        chain.push(Step::const_new(ELEMENT));
+        chain.extend(element);
+    }
+    chain
 }
 
 /// The name a fact binds: its `name` capture's text, or for a field of a
@@ -1750,20 +1756,8 @@ impl Lang {
                 name(out, text(f, src));
                 Some(f)
             }
-            // `ptr::read(&self.data)`, `mem::take(&mut x)`, `Box::new(v)`:
-            // std functions whose result is their argument's type.
-            (Lang::Rust, "call_expression") if let Some(arg) = rust_passed_through(n, src) => {
-                down(arg, out)
-            }
-            (Lang::Rust, "call_expression") if let Some(body) = rust_combinator_body(n, src) => {
-                let f = field("function")?;
-                let mut closure = Vec::new();
-                let token = self.chain_in(body, src, &mut closure, depth + 1)?;
-                down(child(f, "value")?, out)?;
-                name(out, text(child(f, "field")?, src));
-                out.push(Step::const_new(THEN));
-                out.extend(closure.into_iter().skip(1));
-                Some(token)
+            (Lang::Rust, "call_expression" | "unsafe_block" | "block") => {
+                self.rust_value(n, src, out, depth)
             }
             (_, "call_expression" | "call") => {
                 let t = down(field("function")?, out)?;
@@ -1777,14 +1771,8 @@ impl Lang {
                 Some(t)
             }
             (Lang::Rust, "struct_expression") | (Lang::Go, "composite_literal") => {
-                let t = down(
-                    field(if k == "composite_literal" {
-                        "type"
-                    } else {
-                        "name"
-                    })?,
-                    out,
-                )?;
+                // Go's names its type `type`, Rust's `name`.
+                let t = down(field("type").or_else(|| field("name"))?, out)?;
                 out.push("{}".into());
                 Some(t)
             }
@@ -1806,20 +1794,6 @@ impl Lang {
                 down(inner, out)
             }
             (Lang::Rust, "await_expression") => down(n.named_child(0)?, out),
-            // `unsafe { ptr::read(&self.data) }`: the block's value, its
-            // last expression (one that ends in `;` is no value).
-            (Lang::Rust, "unsafe_block") => down(n.named_child(0)?, out),
-            (Lang::Rust, "block") => {
-                let count = u32::try_from(n.named_child_count()).ok()?;
-                let last = n.named_child(count.checked_sub(1)?)?;
-                let k = kind_of(last);
-                if k.ends_with("_statement") || k.ends_with("_declaration") || k.ends_with("_item")
-                {
-                    out.push("?".into());
-                    return None;
-                }
-                down(last, out)
-            }
             (Lang::Rust, "unary_expression" | "index_expression") => self.rust_step(n, src, out),
             // `fns[i]` and `f[*T]` (a generic function instantiated): what
             // is indexed; `v.(T)`: a value of type `T`, written like `T{}`.
@@ -1842,6 +1816,52 @@ impl Lang {
                 None
             }
         }
+    }
+
+    /// A Rust call's or block's value: a std identity's argument
+    /// (`ptr::read(&self.data)`, `mem::take(&mut x)`, `Box::new(v)`), what a
+    /// `map`/`and_then` closure makes of the value held (`THEN`), an `unsafe`
+    /// block's or a block's last expression (one that ends in `;` is no
+    /// value); else the call's result.
+    fn rust_value<'t>(
+        self,
+        n: Node<'t>,
+        src: &str,
+        out: &mut Vec<Step>,
+        depth: usize,
+    ) -> Option<Node<'t>> {
+        let down = |m: Node<'t>, out: &mut Vec<Step>| self.chain_in(m, src, out, depth + 1);
+        match kind_of(n) {
+            "unsafe_block" => return down(n.named_child(0)?, out),
+            "block" => {
+                let count = u32::try_from(n.named_child_count()).ok()?;
+                let last = n.named_child(count.checked_sub(1)?)?;
+                let k = kind_of(last);
+                if k.ends_with("_statement") || k.ends_with("_declaration") || k.ends_with("_item")
+                {
+                    out.push("?".into());
+                    return None;
+                }
+                return down(last, out);
+            }
+            _ => {}
+        }
+        if let Some(arg) = rust_passed_through(n, src) {
+            return down(arg, out);
+        }
+        let f = child(n, "function")?;
+        if let Some(body) = rust_combinator_body(n, src) {
+            let mut closure = Vec::new();
+            let token = down(body, &mut closure)?;
+            down(child(f, "value")?, out)?;
+            out.push(Step::from(text(child(f, "field")?, src)));
+            out.push(Step::const_new(THEN));
+            out.extend(closure.into_iter().skip(1));
+            return Some(token);
+        }
+        let t = down(f, out)?;
+        out.push("()".into());
+        Some(t)
     }
 
     /// Rust steps of a chain: `(**self)` in a trait impl for a pointer, and

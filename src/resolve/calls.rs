@@ -3178,6 +3178,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
         // the struct, which `t` is already.
         let fact = tcx.ix.fields.get(&(ti, name)).copied();
         match fact {
+            // A TS getter without a declared result: what it returns.
+            Some(f) if f.chain.first().is_some_and(|c| c == RETURNS_VALUE) => {
+                let chain = f.chain[1..].to_vec();
+                self.fact_type(&tcx, ti, &chain, depth + 1).map(|(s, _)| s)
+            }
             Some(f) => {
                 let chain = f.chain.clone();
                 self.fact_type(&tcx, ti, &chain, depth + 1).map(|(s, _)| s)

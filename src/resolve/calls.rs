@@ -2643,13 +2643,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
             // What a Rust `map`/`and_then` closure is given: the value held.
             THEN => {
                 let (name, receiver) = chain[..chain.len() - 1].split_last()?;
-                if receiver.is_empty() {
-                    return None;
-                }
-                let (t, tier) = self.value_type(cx, owner, receiver, depth + 1)?;
-                let own = self.member_or_base(t, name, depth + 1).is_some()
-                    || self.in_impl_of(t, "next", "Iterator", depth + 1).is_some();
-                (!own).then_some((t, tier))
+                self.combinator_holds(cx, owner, receiver, name, depth)
             }
             _ if chain.len() == 1 => self.word_type(cx, owner, bare(last), depth),
             field => {
@@ -2737,13 +2731,32 @@ impl<'i, 'a> Resolver<'i, 'a> {
             "map_or" | "map_or_else" => "1",
             _ => return None,
         };
-        if receiver.is_empty() || i != arg || j != "0" {
+        if i != arg || j != "0" {
             return None;
         }
-        let (t, _) = self.value_type(cx, owner, receiver, depth + 1)?;
+        self.combinator_holds(cx, owner, receiver, name, depth)
+            .map(|(t, _)| t)
+    }
+
+    /// The value a Rust `Option`/`Result` combinator `name` on `receiver`
+    /// hands its closure: the receiver's type (`Option`/`Result` are taken
+    /// off where types are written), unless that type has a method of that
+    /// name or is an iterator itself (its `map` gets its items).
+    fn combinator_holds(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        receiver: &[Step],
+        name: &str,
+        depth: usize,
+    ) -> Option<(Sym<'a>, Tier)> {
+        if receiver.is_empty() {
+            return None;
+        }
+        let (t, tier) = self.value_type(cx, owner, receiver, depth + 1)?;
         let own = self.member_or_base(t, name, depth + 1).is_some()
             || self.in_impl_of(t, "next", "Iterator", depth + 1).is_some();
-        (!own).then_some(t)
+        (!own).then_some((t, tier))
     }
 
     /// The type of a value named by one word: `self`, a local (parameter,

@@ -1591,9 +1591,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
             {
                 return Some((*m, Tier::Typed));
             }
-            // Rust: a primitive's method from an extension trait of the repo.
+            // Rust: a method of a type from outside the repo (a primitive,
+            // `core::arch`'s `__m256i`) from an impl of the repo for it.
             return (cx.fam == Family::Rust)
-                .then(|| self.primitive_method(cx, owner, receiver, last, depth))
+                .then(|| self.foreign_method(cx, owner, receiver, last, depth))
                 .flatten()
                 .map(|m| (m, Tier::Typed));
         };
@@ -2320,7 +2321,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if let [p] = head
             && is_rust_primitive(p)
         {
-            return self.primitive_member(p, last).map(|m| (m, Tier::Typed));
+            return self.impl_member(p, last).map(|m| (m, Tier::Typed));
         }
         if head == ["Self"] {
             let t = self.enclosing_type(cx, owner)?;
@@ -2340,7 +2341,12 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 .member_or_base(t, last, depth + 1)
                 .map(|(m, _)| (m, Tier::Dispatch));
         }
-        let t = self.rust_path_item(cx, owner, head)?;
+        let Some(t) = self.rust_path_item(cx, owner, head) else {
+            // `__m256i::splat(b)`: a type from outside the repo (by an
+            // import, or a glob's), with an impl of the repo for it.
+            let [.., p] = head else { return None };
+            return self.impl_member(p, last).map(|m| (m, Tier::Typed));
+        };
         match t {
             Namespace::Module(module, _) => {
                 let s = self.lookup(cx.fam, cx.pkg, &join(&module, "::", last))?;
@@ -2833,11 +2839,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
         Some((t, Tier::Typed))
     }
 
-    /// Rust: method `name` of the primitive type `receiver` is declared with
-    /// (`sid: u32`, `-> u32`, an element of `&[u32]`), when one extension
-    /// trait impl of the repo for that primitive defines it (`impl U32 for
-    /// u32 { fn as_usize(self) … }`).
-    fn primitive_method(
+    /// Rust: method `name` of the type from outside the repo that `receiver`
+    /// is declared with (`sid: u32`, `-> __m256i`, an element of `&[u32]`),
+    /// when one impl of the repo for that type defines it (`impl U32 for u32
+    /// { fn as_usize(self) … }`, `impl Vector for __m256i`).
+    fn foreign_method(
         &self,
         cx: &FileCx<'a>,
         owner: u32,
@@ -2845,14 +2851,14 @@ impl<'i, 'a> Resolver<'i, 'a> {
         name: &str,
         depth: usize,
     ) -> Option<Sym<'a>> {
-        // A method the standard library defines (`s.len()` on a `&str`): an
-        // inherent method is found before any trait's, so a repo's `impl
-        // NixPath for str { fn len }` is not what runs.
-        if super::std_names::is_std_method(Family::Rust, name) {
+        let p = self.foreign_type_of(cx, owner, receiver, depth + 1)?;
+        // A generic parameter (`rdr: R` with `R: io::Read`) is no type's name.
+        if self.bound(cx, owner, &p).is_some() {
             return None;
         }
-        let p = self.primitive_of(cx, owner, receiver, depth + 1)?;
-        self.primitive_member(&p, name)
+        // (`s.len()` on a `&str` is std's, not a repo's `impl NixPath for
+        // str { fn len }`: see `impl_member`.)
+        self.impl_member(&p, name)
     }
 
     /// Rust: whether an extension trait impl of the repo for a primitive
@@ -2860,39 +2866,65 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// primitive may then be the repo's, so it is not left out as the
     /// language's.
     fn primitive_impls_define(&self, cx: &FileCx<'a>, chain: &[Step]) -> bool {
-        cx.fam == Family::Rust && self.primitive_impls(&called_name(chain)).next().is_some()
+        cx.fam == Family::Rust
+            && !self
+                .ix
+                .impl_methods(super::ANY_PRIMITIVE, &called_name(chain))
+                .is_empty()
     }
 
-    /// Method `name` of primitive type `p` that one extension trait impl of
-    /// the repo defines (`impl I8 for i8 { fn from_bits(…) }`).
-    fn primitive_member(&self, p: &str, name: &str) -> Option<Sym<'a>> {
-        let mut found = self.primitive_impls(name).filter(|(_, of, _)| *of == p);
-        let (fi, _, s) = found.next()?;
-        if found.next().is_some() {
+    /// Method `name` of the type named `p`, from outside the repo, that one
+    /// impl block of the repo defines (`impl I8 for i8 { fn from_bits(…) }`,
+    /// `impl Vector for __m256i`). Not a method the standard library's type
+    /// has itself (`Vec::extend_from_slice(self, xs)` in `impl Ext for Vec`):
+    /// an inherent method is found before any trait's.
+    fn impl_member(&self, p: &str, name: &str) -> Option<Sym<'a>> {
+        if builtin_type(Family::Rust, p) && super::std_names::is_std_method(Family::Rust, name) {
             return None;
         }
+        let found = self.ix.impl_methods(p, name);
+        let mut foreign = found.iter().filter(|&&(fi, of, si)| {
+            super::impl_of_method(&self.ix.files[fi as usize], si as usize)
+                .is_some_and(|(at, _)| self.impl_for_foreign(fi as usize, at, of))
+        });
+        let &(fi, _, si) = foreign.next()?;
+        if foreign.next().is_some() {
+            return None;
+        }
+        let s = &self.ix.files[fi as usize].symbols[si as usize];
         Some(Sym {
             id: &s.id,
             qn: &s.qualified_name,
             kind: s.kind,
-            file: fi,
+            file: fi as usize,
         })
     }
 
-    /// The methods named `name` of the repo's impls for primitive types, with
-    /// the primitive (`report::i8::from_bits`: `i8`), as (file, primitive,
-    /// symbol).
-    fn primitive_impls(&self, name: &str) -> impl Iterator<Item = (usize, &'a str, &'a RSymbol)> {
-        let files: &'a [RFile] = self.ix.files;
-        self.ix
-            .primitive_methods_named(name)
-            .into_iter()
-            .map(move |(fi, of, si)| (fi as usize, of, &files[fi as usize].symbols[si as usize]))
+    /// Whether the impl block at `at` of file `fi` is for a type from outside
+    /// the repo: a primitive, or a name its file binds to no type of the repo
+    /// (`use core::arch::x86_64::__m256i;` then `impl Vector for __m256i`).
+    fn impl_for_foreign(&self, fi: usize, at: usize, of: &str) -> bool {
+        if is_rust_primitive(of) {
+            return true;
+        }
+        // A type of the file, in a function or module the impl is not in
+        // (a test's `struct R;` then `impl Read for R`), is the repo's too.
+        let f = &self.ix.files[fi];
+        if f.symbols.iter().any(|s| {
+            is_type_kind(s.kind)
+                && s.kind != "impl"
+                && crate::model::names::last_segment(&s.qualified_name) == of
+        }) {
+            return false;
+        }
+        let icx = self.cx(fi, None);
+        self.rust_path_item(&icx, at as u32, &[of]).is_none()
     }
 
-    /// The primitive type a Rust value chain is declared with, by the facts
-    /// (`primitive_method`).
-    fn primitive_of(
+    /// The type from outside the repo a Rust value chain is declared with, by
+    /// the facts (`foreign_method`): a primitive, or a name the repo does not
+    /// define a type of (else the chain would have been typed).
+    fn foreign_type_of(
         &self,
         cx: &FileCx<'a>,
         owner: u32,
@@ -2903,7 +2935,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
             return None;
         }
         let one = |declared: &[Step]| match declared {
-            [p] if is_rust_primitive(p) => Some(p.clone()),
+            [p] if !is_marker_step(p) => Some(p.clone()),
             _ => None,
         };
         let element = |declared: &[Step]| {
@@ -2931,12 +2963,16 @@ impl<'i, 'a> Resolver<'i, 'a> {
             word if before.is_empty() => {
                 let fact = self.local_fact(cx, owner, bare(word))?;
                 match fact.chain.split_last() {
-                    Some((i, container)) if i == ITERATES => self.primitive_of(
+                    Some((i, container)) if i == ITERATES => self.foreign_type_of(
                         cx,
                         fact.owner,
                         &[container, &[Step::const_new(ITERATES)]].concat(),
                         depth + 1,
                     ),
+                    // What a call made (`let v = load(b)`).
+                    Some((c, _)) if c == "()" => {
+                        self.foreign_type_of(cx, fact.owner, &fact.chain, depth + 1)
+                    }
                     _ => one(&fact.chain),
                 }
             }

@@ -231,7 +231,7 @@ type Key<'a> = (Family, &'a str, &'a str);
 /// Family → a callable's last name segment → (file, symbol) of each
 /// definition (the `name` tier's table).
 type ByName<'a> = FxMap<(Family, bool), FxMap<&'a str, Vec<(u32, u32)>>>;
-type PrimitiveMethods<'a> = Vec<(u32, &'a str, u32)>;
+type ImplMethods<'a> = Vec<(u32, &'a str, u32)>;
 
 /// Lookup tables over one ref, shared by the threads that resolve its files.
 struct Tables<'a> {
@@ -270,10 +270,10 @@ struct Tables<'a> {
     /// The `name` tier's table: (family, a callable's last name segment) →
     /// (file, symbol) of each definition, made on the first ask.
     by_name: std::sync::OnceLock<ByName<'a>>,
-    /// Rust: the methods named `name` an impl for a primitive type defines, as
-    /// (file, that primitive, symbol), by name; made for each name on its
-    /// first ask (`Index::primitive_methods_named`).
-    primitive_methods: std::sync::Mutex<FxMap<Box<str>, PrimitiveMethods<'a>>>,
+    /// Rust: the methods named `name` an impl block defines, as (file, the
+    /// type the impl is for, symbol), by name; made for each name on its
+    /// first ask (`Index::impl_methods`).
+    impl_methods: std::sync::Mutex<FxMap<Box<str>, ImplMethods<'a>>>,
     /// When a run resolves some files only: every name the `name` tier can be
     /// asked (the last step of each of their sites), the only ones `by_name`
     /// then holds. `None`: every name.
@@ -602,7 +602,7 @@ pub fn changed_keys(
     for (f, c, came) in [(old, &o, -1), (new, &n, 1)] {
         let (Some(f), Some(c)) = (f, c) else { continue };
         // `definitions` holds a key per symbol, in order, then Go's package key.
-        for (s, k) in f.symbols.iter().zip(&c.definitions) {
+        for (at, (s, k)) in f.symbols.iter().zip(&c.definitions).enumerate() {
             if kept.is_none_or(|kept| !kept.contains(&*s.id)) {
                 keys.push(*k);
                 let name = last_segment(&s.qualified_name);
@@ -625,9 +625,12 @@ pub fn changed_keys(
                 }
                 if f.language == Language::Rust
                     && s.kind == "method"
-                    && primitive_of_method(&s.qualified_name).is_some()
+                    && let Some(of) = impl_type_of_method(f, at)
                 {
-                    keys.push(primitive_method_key(name));
+                    keys.push(impl_method_key(of, name));
+                    if calls::is_rust_primitive(of) {
+                        keys.push(impl_method_key(ANY_PRIMITIVE, name));
+                    }
                 }
                 any_definition = true;
             }
@@ -750,18 +753,33 @@ fn name_key(fam: Family, name: &str, method: bool) -> u64 {
     key(&["n", fam_str(fam), name, if method { "m" } else { "f" }])
 }
 
-/// The primitive type whose impl a Rust method's qualified name puts it in
-/// (`report::i8::from_bits`: `i8`), if any.
-fn primitive_of_method(qn: &str) -> Option<&str> {
-    qn.rsplit("::")
-        .nth(1)
-        .filter(|p| calls::is_rust_primitive(p))
+/// The type whose impl block a Rust method is defined in, by the name its
+/// qualified name gives it (`vector::__m256i::splat`: `__m256i`), if the
+/// symbol before it of that qualified name is an impl.
+fn impl_type_of_method(f: &RFile, at: usize) -> Option<&str> {
+    impl_of_method(f, at).map(|(_, of)| of)
 }
 
-/// The key of the Rust methods named `name` in impls for primitive types
-/// (`Index::primitive_methods_named`).
-fn primitive_method_key(name: &str) -> u64 {
-    key(&["p", name])
+/// The impl block a Rust method is defined in (its position in the file)
+/// and the name of the type it is for (`impl_type_of_method`).
+pub(super) fn impl_of_method(f: &RFile, at: usize) -> Option<(usize, &str)> {
+    let (parent, _) = f.symbols[at].qualified_name.rsplit_once("::")?;
+    let i = f.symbols[..at]
+        .iter()
+        .rposition(|x| &*x.qualified_name == parent)
+        .filter(|&i| f.symbols[i].kind == "impl")?;
+    Some((i, parent.rsplit("::").next().unwrap_or(parent)))
+}
+
+/// Stands for every primitive type in `impl_method_key`: whether any
+/// primitive's impl defines a method is asked of nearly every call on a
+/// library's value.
+pub(super) const ANY_PRIMITIVE: &str = "#primitive";
+
+/// The key of the Rust methods named `name` in impls for the type named `of`
+/// (`Index::impl_methods`).
+fn impl_method_key(of: &str, name: &str) -> u64 {
+    key(&["p", of, name])
 }
 
 /// The key of a file's facts and heritage clauses (see `changed_keys`).
@@ -865,7 +883,7 @@ impl<'a> Tables<'a> {
             layout,
             by_file_id: std::sync::OnceLock::new(),
             by_name: std::sync::OnceLock::new(),
-            primitive_methods: Default::default(),
+            impl_methods: Default::default(),
             asked: None,
             families: families.to_vec(),
         };
@@ -1221,38 +1239,41 @@ impl<'a> Index<'a> {
         })
     }
 
-    /// Rust: the methods named `name` that an impl for a primitive type
-    /// defines (`impl I8 for i8 { fn from_bits(…) }`), as (file, that
-    /// primitive, symbol). Nearly every call on a library type's value asks
-    /// whether one exists, so the answer is kept per name, and the file asking
-    /// depends on these methods only (`primitive_method_key`), not on every
-    /// method of the name: a file defining `len` or `push` re-resolved every
-    /// file that called them on a `Vec`.
-    fn primitive_methods_named(&self, name: &str) -> PrimitiveMethods<'a> {
-        self.dep_key(primitive_method_key(name));
+    /// Rust: the methods named `name` that an impl block for the type named
+    /// `of` defines (`impl Vector for __m256i { fn splat(…) }`; `of` may be
+    /// `ANY_PRIMITIVE`), as (file, that type, symbol). Nearly every call on a
+    /// library type's value asks whether a primitive's impl defines one, so
+    /// the table is kept per name, and the file asking depends on the methods
+    /// of that name and type only (`impl_method_key`), not on every method of
+    /// the name: a file defining `len` or `push` re-resolved every file that
+    /// called them on a `Vec`.
+    fn impl_methods(&self, of: &str, name: &str) -> ImplMethods<'a> {
+        self.dep_key(impl_method_key(of, name));
         let mut cache = self
             .tables
-            .primitive_methods
+            .impl_methods
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        if let Some(found) = cache.get(name) {
-            return found.clone();
-        }
         let files: &'a [RFile] = self.tables.files;
-        let found: PrimitiveMethods<'a> = self
-            .by_name()
-            .get(&(Family::Rust, true))
-            .and_then(|m| m.get(name))
-            .map_or(&[][..], Vec::as_slice)
-            .iter()
-            .filter_map(|&(fi, si)| {
-                let of =
-                    primitive_of_method(&files[fi as usize].symbols[si as usize].qualified_name)?;
-                Some((fi, of, si))
+        let all = cache.entry(name.into()).or_insert_with(|| {
+            self.by_name()
+                .get(&(Family::Rust, true))
+                .and_then(|m| m.get(name))
+                .map_or(&[][..], Vec::as_slice)
+                .iter()
+                .filter_map(|&(fi, si)| {
+                    let f = &files[fi as usize];
+                    Some((fi, impl_type_of_method(f, si as usize)?, si))
+                })
+                .collect()
+        });
+        all.iter()
+            .filter(|(_, t, _)| match of {
+                ANY_PRIMITIVE => calls::is_rust_primitive(t),
+                _ => *t == of,
             })
-            .collect();
-        cache.insert(name.into(), found.clone());
-        found
+            .copied()
+            .collect()
     }
 
     /// A file's position by its id.

@@ -36,7 +36,9 @@ Definitions (a "site" is one call, keyed by the callee's name token):
   cfg twin        Rust/Go: a cruxe edge to another definition of the oracle's target's qualified
                   name and kind, at a site where cruxe's edge to the oracle's target is there
                   too: a `#[cfg]`/build-tag alternative the oracle's one configuration does not
-                  build (cruxe gives a call of such a name an edge to each): counted apart
+                  build (cruxe gives a call of such a name an edge to each); TypeScript: the
+                  method of a value merged with the interface whose declaration the oracle
+                  names (what runs; cruxe gives the call an edge to both): counted apart
 Per tier: precision of the edges of that tier; recall = share of all oracle-edge sites found by
 an edge of that tier. "first4" = scope+import+self+qualified together.
 """
@@ -316,10 +318,16 @@ def score_corpus(name, lang, cdir, files, syms, calls, top):
                     ok = True
                     c["correct_same_qname"] += 1
                     tier[conf]["correct_same_qname"] += 1
-            if not ok and lang in ("rust", "go") and any(
-                    symidx.by_id[i].get("qname") == e.get("to_qname")
-                    and symidx.by_id[i].get("kind") == e.get("to_kind")
-                    for i in ids & at_site[(e["from_path"], e["line"], e["col"])]):
+            mates = at_site[(e["from_path"], e["line"], e["col"])]
+            twin_of = lambda m: (symidx.by_id.get(m, {}).get("qname") == e.get("to_qname")
+                                 and symidx.by_id.get(m, {}).get("kind") == e.get("to_kind"))
+            if not ok and lang in ("rust", "go", "ts") and (
+                    any(twin_of(i) for i in ids & mates)
+                    # TS: beside cruxe's edge to another overload of the oracle's target
+                    or (lang == "ts" and any(
+                        m != e["to_id"] and twin_of(m)
+                        and any(symidx.adjacent_redeclaration(symidx.by_id[i], m) for i in ids)
+                        for m in mates))):
                 c["cfg_twin"] += 1
                 tier[conf]["cfg_twin"] += 1
                 continue
@@ -597,7 +605,8 @@ def markdown(results, agg):
           "to what that library function runs in the corpus (via library: Rust `it.collect()` runs the corpus's "
           "`Iterator::next`; the target is not the name called); an edge to another `#[cfg]`/build-tag definition "
           "of the oracle's target's name beside cruxe's edge to that target (cfg twin: the oracle builds one "
-          "configuration). Any other edge at a site the oracle resolved "
+          "configuration), or, TypeScript, to the method of a value merged with the interface the oracle "
+          "names (what runs). Any other edge at a site the oracle resolved "
           "outside the corpus (a library's method of the same name) counts as wrong.", ""]
     L += ["### Per tier (precision of the tier's edges; recall = share of all oracle edges the tier found)", "",
           "| language | tier | edges | at oracle edges | correct | wrong | precision % | recall % |",

@@ -1874,6 +1874,36 @@ impl<'i, 'a> Resolver<'i, 'a> {
         }
     }
 
+    /// TS: for a method an interface declares, the methods of the same
+    /// qualified name in its file that are not an interface's: those of the
+    /// value merged with it, which is what a call typed by the interface runs
+    /// (`interface ZodString { uuid(): this }` beside `const ZodString =
+    /// $constructor("ZodString", init, { uuid(params) {…} })`).
+    fn ts_implementations(&self, t: Sym<'a>, defs: &[Definition<'a>]) -> Vec<Sym<'a>> {
+        if t.kind != "method" {
+            return Vec::new();
+        }
+        let cx = self.cx(t.file, None);
+        let parent_kind = |id: &str| {
+            let i = *cx.ix.ids.get(id)?;
+            parent_index(&cx, i as usize).map(|p| cx.syms[p].kind)
+        };
+        if parent_kind(t.id) != Some("interface") {
+            return Vec::new();
+        }
+        let path = self.ix.files[t.file].path.as_str();
+        defs.iter()
+            .filter(|d| d.0 != t.id && d.2 == path && d.3 == "method")
+            .filter(|d| parent_kind(d.0).is_some_and(|k| k != "interface"))
+            .map(|&(id, _, _, kind)| Sym {
+                id,
+                qn: t.qn,
+                kind,
+                file: t.file,
+            })
+            .collect()
+    }
+
     /// The other definitions of `t`'s name when they are built apart
     /// (`built_apart`): a site that names one names them all.
     fn twins(&self, t: Sym<'a>) -> Vec<Sym<'a>> {
@@ -1882,6 +1912,9 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let Some((key, defs)) = self.ix.symbol_entries(fam, pkg, t.qn) else {
             return Vec::new();
         };
+        if fam == Family::Ts && defs.len() > 1 {
+            return self.ts_implementations(t, &defs);
+        }
         if defs.iter().filter(|d| !d.1).count() < 2 || !self.built_apart(fam, pkg, key, &defs) {
             return Vec::new();
         }

@@ -25,6 +25,7 @@
 ; calls (`const f = target[name] as Function; f()`): no name is written for
 ; what it calls (`model::sites::DYNAMIC`). A literal index is left out.
 (call_expression function: (subscript_expression index: (_) @callee)) @dynamic
+(call_expression function: (non_null_expression (subscript_expression index: (_) @callee))) @dynamic
 (variable_declarator name: (identifier) @name value: (subscript_expression index: (_) @callee)) @dynamic
 (variable_declarator name: (identifier) @name value: (as_expression (subscript_expression index: (_) @callee))) @dynamic
 

@@ -14,6 +14,8 @@
 ; Class fields: `json = (…) => …` is a method, `count = 0` / `get: Get` a field.
 (public_field_definition name: (_) @name) @definition.field
 (internal_module name: (_) @name) @definition.namespace
+; `export default function () {…}`, `export default () => …`: a function named `default`.
+(program (export_statement "default" @name value: [(function_expression) (arrow_function)] @definition.fn))
 (module name: (_) @name) @definition.namespace
 ; Top-level (or exported) variables: arrow functions become `fn`, the rest `const`/`var`.
 (program (lexical_declaration (variable_declarator name: (identifier) @name) @definition.variable))

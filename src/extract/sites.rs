@@ -5,7 +5,7 @@
 use tree_sitter::Node;
 
 use crate::model::sites::{
-    CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, Fact, FactKind, FileSites, IN_FILE, ITERATES,
+    CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, Fact, FactKind, FileSites, IN_FILE, ITERATES,
     PROPERTY, RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
 };
 use crate::model::{Language, Symbol, SymbolKind};
@@ -301,14 +301,23 @@ struct Dynamic<'t, 's> {
     at: Node<'t>,
     owner: u32,
     bound: Option<&'s str>,
+    /// The chain of the object indexed (`locales` in `locales[name]()`);
+    /// empty when it has none (`f()[k]()`).
+    object: Vec<Step>,
 }
 
 impl<'t, 's> Dynamic<'t, 's> {
     fn of(m: &CallMatch<'t>, owners: &Owners<'_>, src: &'s str) -> Dynamic<'t, 's> {
+        let mut object = Vec::new();
+        let indexed = m.inner.parent().and_then(|s| child(s, "object"));
+        if indexed.is_none_or(|o| Lang::Ts.chain(o, src, &mut object).is_none()) {
+            object.clear();
+        }
         Dynamic {
             at: m.node,
             owner: owners.of(m.node.start_byte(), true),
             bound: m.name.map(|n| text(n, src)),
+            object,
         }
     }
 }
@@ -324,10 +333,25 @@ fn dynamic_sites(dynamic: &[Dynamic<'_, '_>], src: &str, out: &mut Vec<RawSite>)
         out.iter()
             .any(|s| s.kind == SiteKind::Call && matches!(s.chain.as_slice(), [one] if one == name))
     };
-    let mut at: Vec<(u32, Node<'_>)> = (dynamic.iter())
+    let live: Vec<&Dynamic<'_, '_>> = dynamic
+        .iter()
         .filter(|d| d.bound.is_none_or(called))
-        .map(|d| (d.owner, d.at))
         .collect();
+    // Any member of the object: once per owner and object.
+    let mut every: Vec<&Dynamic<'_, '_>> = live
+        .iter()
+        .copied()
+        .filter(|d| !d.object.is_empty())
+        .collect();
+    every.sort_by(|a, b| {
+        (a.owner, &a.object, a.at.start_byte()).cmp(&(b.owner, &b.object, b.at.start_byte()))
+    });
+    every.dedup_by(|a, b| a.owner == b.owner && a.object == b.object);
+    for d in every {
+        let chain = [d.object.as_slice(), &[Step::const_new(EVERY)]].concat();
+        out.push(raw_site(SiteKind::Call, chain, d.at, d.owner));
+    }
+    let mut at: Vec<(u32, Node<'_>)> = live.iter().map(|d| (d.owner, d.at)).collect();
     at.sort_by_key(|(owner, n)| (*owner, n.start_byte()));
     at.dedup_by_key(|(owner, _)| *owner);
     let Some(&(_, first)) = at.first() else {

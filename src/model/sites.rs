@@ -215,6 +215,13 @@ pub const CALLBACK: &str = "#param";
 /// string, the methods it may call; it is never resolved, only kept as
 /// `UNRESOLVED`, so answers about those methods say they are a lower bound.
 pub const DYNAMIC: &str = "#dyn";
+/// Ends the chain of a TypeScript computed member called on an object the
+/// file names (`locales[name]!()`): `[object…, EVERY]`, any member of it.
+/// When the object is a module namespace (`import * as`, `export * as`, or a
+/// local bound to one), the call is an edge to each function the module
+/// exports (`dispatch`); otherwise it proves nothing (the `DYNAMIC` names say
+/// what it may call).
+pub const EVERY: &str = "#every";
 /// The chain of a TS `Returns` fact whose declared result is an object type
 /// (`_process(): { status: ParseStatus; ctx: ParseContext }`): the function
 /// stands for that type, and its properties are `Field` facts it owns.

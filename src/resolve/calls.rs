@@ -13,8 +13,8 @@ use super::{
     Definition, Family, FxMap, FxSet, Index, RFile, RSymbol, Target, fam_str, family, key,
 };
 use crate::model::sites::{
-    CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, FactKind, FileSites, IN_FILE, ITERATES, PROPERTY,
-    RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
+    CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, FactKind, FileSites, IN_FILE, ITERATES,
+    PROPERTY, RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
 };
 
 /// How a target was proved, in the CONTRACT's order (most certain first).
@@ -734,6 +734,21 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 out.extend(unresolved_edge(cx.fam, from(site.owner), site));
                 continue;
             }
+            // Any member of a module namespace: each function it exports.
+            if let Some((last, object)) = site.chain.split_last()
+                && last == EVERY
+            {
+                for t in self.namespace_functions(&cx, site.owner, object) {
+                    out.push(found_edge(
+                        cx.fam,
+                        from(site.owner),
+                        site,
+                        t,
+                        Tier::Dispatch,
+                    ));
+                }
+                continue;
+            }
             // A site's target depends on its owner, kind and chain only (not
             // on where in the owner it is): a file's repeated sites (`b.Fatalf`
             // in one test, a receiver used as a value before each call on it)
@@ -921,6 +936,40 @@ impl<'i, 'a> Resolver<'i, 'a> {
             };
         }
         Some(fi)
+    }
+
+    /// TS: the functions the module namespace `object` names exports
+    /// (`z.locales`, `export * as locales from "./locales/index.js"`, or a
+    /// local bound to it: `const locales = z.locales as …`), for a computed
+    /// member of it called (`locales[name]!()`, `model::sites::EVERY`). Only
+    /// what the module exports by name from elsewhere or by an `export { … }`
+    /// clause is seen (`typescript::ts_export_names`).
+    fn namespace_functions(&self, cx: &FileCx<'a>, owner: u32, object: &[Step]) -> Vec<Sym<'a>> {
+        if cx.fam != Family::Ts {
+            return Vec::new();
+        }
+        let bound = match object {
+            [one] => self.local_fact(cx, owner, one),
+            _ => None,
+        };
+        let module = match bound {
+            Some(f) if f.kind == FactKind::Local => self.ts_module_of(cx, f.owner, &f.chain),
+            Some(_) => None,
+            None => self.ts_module_of(cx, owner, object),
+        };
+        let Some(mf) = module else {
+            return Vec::new();
+        };
+        let mut names = Vec::new();
+        super::typescript::ts_export_names(self.ix, mf, 0, &mut names);
+        let mut found: Vec<Sym<'a>> = names
+            .iter()
+            .filter_map(|n| self.single_symbol(&super::typescript::ts_export(self.ix, mf, n)))
+            .filter(|s| is_callable(s.kind))
+            .collect();
+        found.sort_by_key(|s| s.id);
+        found.dedup_by_key(|s| s.id);
+        found
     }
 
     /// The one symbol among `targets`, if they name exactly one.
@@ -3585,6 +3634,7 @@ fn written(fam: Family, chain: &[Step]) -> Id {
         match c.as_str() {
             "#new" => out.push_str("new "),
             THEN => out.push_str("(..)"),
+            EVERY => out.push_str("[…]"),
             "()" => out.push_str("()"),
             "{}" => out.push_str("{}"),
             s if s.starts_with("::") => out.push_str(s),

@@ -54,8 +54,17 @@ pub(super) fn ts(
     let Some(mf) = ts_module(ix, fi, specifier) else {
         return Vec::new();
     };
+    let m = &ix.files[mf];
     match name {
-        None | Some("*") | Some("default") => vec![Target::File(ix.files[mf].id.clone())],
+        // An anonymous function exported as the default (`export default
+        // function () {…}`) is a symbol `default`; any other default, the module.
+        Some("default") => {
+            match ix.symbol_in(Family::Ts, "", &format!("{}:default", m.module), &m.path) {
+                Some(id) => vec![Target::Symbol(id.to_string())],
+                None => vec![Target::File(m.id.clone())],
+            }
+        }
+        None | Some("*") => vec![Target::File(m.id.clone())],
         Some(n) => ts_name(ix, mf, n, hops),
     }
 }
@@ -65,6 +74,40 @@ pub(super) fn ts(
 /// has no such name.
 pub(super) fn ts_export(ix: &Index<'_>, mf: usize, n: &str) -> Vec<Target> {
     ts_name(ix, mf, n, 1)
+}
+
+/// The names module `mf` exports from elsewhere or by an `export { … }`
+/// clause (`export { default as en } from "./en.js"`, those of `export *
+/// from`), appended to `out`: what a computed member of its namespace may be.
+pub(super) fn ts_export_names(ix: &Index<'_>, mf: usize, hops: usize, out: &mut Vec<String>) {
+    if hops >= MAX_HOPS {
+        return;
+    }
+    let m = &ix.files[mf];
+    ix.dep_key(super::facts_key(&m.path));
+    out.extend(
+        m.sites
+            .facts
+            .iter()
+            .filter(|f| f.kind == FactKind::Export)
+            .map(|f| f.name.to_string()),
+    );
+    for imp in ix.imports_of(mf).iter().filter(|i| i.reexport) {
+        let ImportSpec::Ts { specifier, name } = &imp.spec else {
+            continue;
+        };
+        match (name.as_deref(), imp.alias.as_str()) {
+            (Some("*"), "") => {
+                if let Some(next) = ts_module(ix, mf, specifier) {
+                    ts_export_names(ix, next, hops + 1, out);
+                }
+            }
+            (Some("*"), _) => {}
+            (_, alias) if !alias.is_empty() => out.push(alias.to_string()),
+            (Some(n), _) => out.push(n.to_string()),
+            (None, _) => {}
+        }
+    }
 }
 
 fn ts_name(ix: &Index<'_>, mf: usize, n: &str, hops: usize) -> Vec<Target> {

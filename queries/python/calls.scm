@@ -62,6 +62,10 @@
 ; targets are left out: a function's last binding of a name is the one read.
 (for_statement left: (identifier) @name right: (_) @ty) @fact.iterates
 (for_in_clause left: (identifier) @name right: (_) @ty) @fact.comprehends
+; A `@property` is read as a field of its result (`def hole(self) -> Circle`,
+; or without a declared result what its body returns first).
+((class_definition body: (block (decorated_definition (decorator (identifier) @_d) definition: (function_definition name: (identifier) @name return_type: (_) @ty)) @fact.field)) (#eq? @_d "property"))
+((class_definition body: (block (decorated_definition (decorator (identifier) @_d) definition: (function_definition name: (identifier) @name !return_type body: (block (return_statement (_) @ty)))) @fact.getter)) (#eq? @_d "property"))
 ; An annotated class attribute (`app: Flask`, a dataclass field): a field of
 ; the class, as `self.app = …` would be.
 (class_definition body: (block (expression_statement (assignment left: (identifier) @name type: (_) @ty) @fact.field)))

@@ -722,6 +722,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let mut memo: FxMap<Key<'a>, Found<'a>> = FxMap::default();
         let mut by_name: FxMap<(u32, &'a [Step]), Option<Sym<'a>>> = FxMap::default();
         let mut receivers: FxMap<(u32, &'a [Step]), Found<'a>> = FxMap::default();
+        let mut reads: FxMap<(u32, &'a [Step]), Found<'a>> = FxMap::default();
         let mut twins: FxMap<&'a str, Vec<Sym<'a>>> = FxMap::default();
         let sites: &'a [RawSite] = &cx.sites.sites;
         // Built the first time a value site lands on a type (Python and
@@ -844,6 +845,30 @@ impl<'i, 'a> Resolver<'i, 'a> {
                         kind: SiteKind::Value,
                         to_name: Id::default(),
                     });
+                }
+            }
+        }
+        // A function read as a property on the way to a call (a getter:
+        // `arr.element.parse(x)`, a Python `@property`; `f.call(…)`): the
+        // read runs it, at the call's position (the chain keeps no other).
+        if matches!(cx.fam, Family::Ts | Family::Python) {
+            for site in sites.iter().filter(|s| s.kind == SiteKind::Call) {
+                for read in read_steps(&site.chain) {
+                    let found = *reads
+                        .entry((site.owner, read))
+                        .or_insert_with(|| self.read_function(&cx, site.owner, read));
+                    if let Some((f, tier)) = found {
+                        out.push(SiteEdge {
+                            rel: Rel::References,
+                            from: cx.owner_id(site.owner),
+                            to: Id::from(f.id),
+                            line: site.line,
+                            col: site.col,
+                            tier,
+                            kind: SiteKind::Value,
+                            to_name: Id::default(),
+                        });
+                    }
                 }
             }
         }
@@ -1361,6 +1386,18 @@ impl<'i, 'a> Resolver<'i, 'a> {
     ) -> Option<(Sym<'a>, Tier)> {
         let (s, tier) = self.value_target(cx, owner, receiver)?;
         matches!(s.kind, "const" | "static" | "var").then_some((s, tier))
+    }
+
+    /// The function or method a property read names (`arr.element` with
+    /// `get element()`), when one does.
+    fn read_function(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        chain: &[Step],
+    ) -> Option<(Sym<'a>, Tier)> {
+        let (s, tier) = self.call_target(cx, owner, chain, 0)?;
+        is_callable(s.kind).then_some((s, tier))
     }
 
     /// The function, constant, static or variable a name used as a value
@@ -3752,6 +3789,16 @@ fn named_receiver(fam: Family, chain: &[Step]) -> Option<&[Step]> {
         && !(fam == Family::Rust && last.starts_with("::"))
         && receiver.iter().all(plain))
     .then_some(receiver)
+}
+
+/// The properties a call's chain reads on the way (`arr.element` in
+/// `arr.element.parse(x)`, `a.b().c` in `a.b().c.d()`), each as the chain up
+/// to it: a member after a receiver, not called, not the callee.
+fn read_steps(chain: &[Step]) -> impl Iterator<Item = &[Step]> {
+    let plain = |c: &Step| !matches!(c.as_str(), "()" | "{}" | "?") && !c.starts_with('#');
+    (2..chain.len())
+        .filter(move |&k| plain(&chain[k - 1]) && chain[k] != "()" && chain[k] != "{}")
+        .map(move |k| &chain[..k])
 }
 
 fn called_name(chain: &[Step]) -> Id {

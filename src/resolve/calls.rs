@@ -722,7 +722,6 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let mut memo: FxMap<Key<'a>, Found<'a>> = FxMap::default();
         let mut by_name: FxMap<(u32, &'a [Step]), Option<Sym<'a>>> = FxMap::default();
         let mut receivers: FxMap<(u32, &'a [Step]), Found<'a>> = FxMap::default();
-        let mut reads: FxMap<(u32, &'a [Step]), Found<'a>> = FxMap::default();
         let mut twins: FxMap<&'a str, Vec<Sym<'a>>> = FxMap::default();
         let sites: &'a [RawSite] = &cx.sites.sites;
         // Built the first time a value site lands on a type (Python and
@@ -848,29 +847,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 }
             }
         }
-        // A function read as a property on the way to a call (a getter:
-        // `arr.element.parse(x)`, a Python `@property`; `f.call(…)`): the
-        // read runs it, at the call's position (the chain keeps no other).
         if matches!(cx.fam, Family::Ts | Family::Python) {
-            for site in sites.iter().filter(|s| s.kind == SiteKind::Call) {
-                for read in read_steps(&site.chain) {
-                    let found = *reads
-                        .entry((site.owner, read))
-                        .or_insert_with(|| self.read_function(&cx, site.owner, read));
-                    if let Some((f, tier)) = found {
-                        out.push(SiteEdge {
-                            rel: Rel::References,
-                            from: cx.owner_id(site.owner),
-                            to: Id::from(f.id),
-                            line: site.line,
-                            col: site.col,
-                            tier,
-                            kind: SiteKind::Value,
-                            to_name: Id::default(),
-                        });
-                    }
-                }
-            }
+            self.property_reads(&cx, sites, &mut out);
         }
         if cx.fam == Family::Go {
             self.go_implements(&cx, &mut out);
@@ -1386,6 +1364,33 @@ impl<'i, 'a> Resolver<'i, 'a> {
     ) -> Option<(Sym<'a>, Tier)> {
         let (s, tier) = self.value_target(cx, owner, receiver)?;
         matches!(s.kind, "const" | "static" | "var").then_some((s, tier))
+    }
+
+    /// A function read as a property on the way to a call (a getter:
+    /// `arr.element.parse(x)`, a Python `@property`; `f.call(…)`): the read
+    /// runs it. A `value` edge at the call's position (the chain keeps no
+    /// other), one per owner and chain read.
+    fn property_reads(&self, cx: &FileCx<'a>, sites: &'a [RawSite], out: &mut Vec<SiteEdge>) {
+        let mut reads: FxMap<(u32, &'a [Step]), Option<(Sym<'a>, Tier)>> = FxMap::default();
+        for site in sites.iter().filter(|s| s.kind == SiteKind::Call) {
+            for read in read_steps(&site.chain) {
+                let found = *reads
+                    .entry((site.owner, read))
+                    .or_insert_with(|| self.read_function(cx, site.owner, read));
+                if let Some((f, tier)) = found {
+                    out.push(SiteEdge {
+                        rel: Rel::References,
+                        from: cx.owner_id(site.owner),
+                        to: Id::from(f.id),
+                        line: site.line,
+                        col: site.col,
+                        tier,
+                        kind: SiteKind::Value,
+                        to_name: Id::default(),
+                    });
+                }
+            }
+        }
     }
 
     /// The function or method a property read names (`arr.element` with

@@ -17,6 +17,9 @@ use crate::model::sites::{
     PROPERTY, RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
 };
 
+/// A target and the tier that proved it, if one did.
+type Proven<'a> = Option<(Sym<'a>, Tier)>;
+
 /// How a target was proved, in the CONTRACT's order (most certain first).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Tier {
@@ -1371,7 +1374,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// runs it. A `value` edge at the call's position (the chain keeps no
     /// other), one per owner and chain read.
     fn property_reads(&self, cx: &FileCx<'a>, sites: &'a [RawSite], out: &mut Vec<SiteEdge>) {
-        let mut reads: FxMap<(u32, &'a [Step]), Option<(Sym<'a>, Tier)>> = FxMap::default();
+        let mut reads: FxMap<(u32, &'a [Step]), Proven<'a>> = FxMap::default();
         for site in sites.iter().filter(|s| s.kind == SiteKind::Call) {
             for read in read_steps(&site.chain) {
                 let found = *reads

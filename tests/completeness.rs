@@ -67,6 +67,20 @@ fn python(root: &Path) {
                 "app/detach.ts",
                 "export class Schema {\n  squeeze(): Schema {\n    return this;\n  }\n\n  widen(): Schema {\n    return this;\n  }\n}\n\nconst probes: Record<string, number[]> = { squeeze: [] };\n\nexport function probeAll(s: Schema): void {\n  for (const name of Object.keys(probes)) {\n    const target: any = s;\n    const m = target[name] as Function;\n    m();\n  }\n}\n\nexport function widenOnce(s: Schema): Schema {\n  return s.widen();\n}\n",
             ),
+            // A module namespace indexed by a name and called: what it
+            // re-exports is proven, a function it defines itself is not.
+            (
+                "app/handlers/index.ts",
+                "export { default as greet } from \"./greet\";\n\nexport function shout(): number {\n  return 2;\n}\n",
+            ),
+            (
+                "app/handlers/greet.ts",
+                "export default function () {\n  return 1;\n}\n",
+            ),
+            (
+                "app/dispatch.ts",
+                "import * as handlers from \"./handlers/index\";\n\nexport function handle(name: string): number {\n  return (handlers as any)[name]();\n}\n",
+            ),
         ],
     );
 }
@@ -347,6 +361,26 @@ fn graph_answers_are_exact_only_when_nothing_could_reach_them_unproven() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("complete: exact"), "{out}");
     assert!(out.contains("widenOnce"), "{out}");
+    // `handlers[name]()`: the re-exported default function is a callee
+    // (`dispatch`); `shout`, defined by the namespace's module, may be one.
+    let o = cli(&["calls", "app/handlers/greet:default", "--depth", "1"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("app/dispatch:handle") && out.contains("[dispatch]"),
+        "{out}"
+    );
+    let o = cli(&["calls", "shout", "--depth", "1"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("lower_bound: ") && out.contains("(handlers as any)[name]()"),
+        "{out}"
+    );
+    let o = cli(&["calls", "handle", "--callees", "--depth", "1"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("app/handlers/greet:default") && out.contains("lower_bound: "),
+        "{out}"
+    );
 }
 
 /// A module-level value computed from a function (`stdout = cached(get)`)

@@ -741,15 +741,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
             if let Some((last, object)) = site.chain.split_last()
                 && last == EVERY
             {
-                for t in self.namespace_functions(&cx, site.owner, object) {
-                    out.push(found_edge(
-                        cx.fam,
-                        from(site.owner),
-                        site,
-                        t,
-                        Tier::Dispatch,
-                    ));
-                }
+                self.namespace_call(&cx, site, object, &mut out);
                 continue;
             }
             // A site's target depends on its owner, kind and chain only (not
@@ -944,15 +936,49 @@ impl<'i, 'a> Resolver<'i, 'a> {
         Some(fi)
     }
 
+    /// A computed member of `object` called (`model::sites::EVERY`): a
+    /// `dispatch` edge to each function a module namespace exports, and the
+    /// functions its modules define that it may export too left unproven.
+    fn namespace_call(
+        &self,
+        cx: &FileCx<'a>,
+        site: &RawSite,
+        object: &[Step],
+        out: &mut Vec<SiteEdge>,
+    ) {
+        let from = cx.owner_id(site.owner);
+        let (found, unproven) = self.namespace_functions(cx, site.owner, object);
+        for t in found {
+            out.push(found_edge(cx.fam, from.clone(), site, t, Tier::Dispatch));
+        }
+        out.extend(unproven.iter().map(|n| SiteEdge {
+            rel: Rel::Unresolved,
+            from: from.clone(),
+            to: Id::from(n.as_str()),
+            line: site.line,
+            col: site.col,
+            tier: Tier::Name,
+            kind: SiteKind::Call,
+            to_name: written(cx.fam, &site.chain),
+        }));
+    }
+
     /// TS: the functions the module namespace `object` names exports
     /// (`z.locales`, `export * as locales from "./locales/index.js"`, or a
     /// local bound to it: `const locales = z.locales as …`), for a computed
     /// member of it called (`locales[name]!()`, `model::sites::EVERY`). Only
     /// what the module exports by name from elsewhere or by an `export { … }`
-    /// clause is seen (`typescript::ts_export_names`).
-    fn namespace_functions(&self, cx: &FileCx<'a>, owner: u32, object: &[Step]) -> Vec<Sym<'a>> {
+    /// clause is proven (`typescript::ts_export_names`); the names of the
+    /// functions its modules define themselves, which it may export, come
+    /// second: left unproven.
+    fn namespace_functions(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        object: &[Step],
+    ) -> (Vec<Sym<'a>>, Vec<String>) {
         if cx.fam != Family::Ts {
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         }
         let bound = match object {
             [one] => self.local_fact(cx, owner, one),
@@ -964,10 +990,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
             None => self.ts_module_of(cx, owner, object),
         };
         let Some(mf) = module else {
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         };
-        let mut names = Vec::new();
-        super::typescript::ts_export_names(self.ix, mf, 0, &mut names);
+        let (mut names, mut own) = (Vec::new(), Vec::new());
+        super::typescript::ts_export_names(self.ix, mf, 0, (&mut names, &mut own));
         let mut found: Vec<Sym<'a>> = names
             .iter()
             .filter_map(|n| self.single_symbol(&super::typescript::ts_export(self.ix, mf, n)))
@@ -975,7 +1001,14 @@ impl<'i, 'a> Resolver<'i, 'a> {
             .collect();
         found.sort_by_key(|s| s.id);
         found.dedup_by_key(|s| s.id);
-        found
+        own.retain(|n| {
+            !found
+                .iter()
+                .any(|s| s.qn.rsplit(':').next() == Some(n.as_str()))
+        });
+        own.sort();
+        own.dedup();
+        (found, own)
     }
 
     /// The one symbol among `targets`, if they name exactly one.

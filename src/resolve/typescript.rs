@@ -79,11 +79,23 @@ pub(super) fn ts_export(ix: &Index<'_>, mf: usize, n: &str) -> Vec<Target> {
 /// The names module `mf` exports from elsewhere or by an `export { … }`
 /// clause (`export { default as en } from "./en.js"`, those of `export *
 /// from`), appended to `out`: what a computed member of its namespace may be.
-pub(super) fn ts_export_names(ix: &Index<'_>, mf: usize, hops: usize, out: &mut Vec<String>) {
+/// `own`: the functions and classes defined at the top of the modules seen,
+/// which it may export too (whether one is exported is not kept).
+pub(super) fn ts_export_names(
+    ix: &Index<'_>,
+    mf: usize,
+    hops: usize,
+    (out, own): (&mut Vec<String>, &mut Vec<String>),
+) {
     if hops >= MAX_HOPS {
         return;
     }
     let m = &ix.files[mf];
+    let prefix = format!("{}:", m.module);
+    own.extend(m.symbols.iter().filter_map(|s| {
+        let name = s.qualified_name.strip_prefix(prefix.as_str())?;
+        (matches!(s.kind, "fn" | "class") && !name.contains('.')).then(|| name.to_string())
+    }));
     ix.dep_key(super::facts_key(&m.path));
     out.extend(
         m.sites
@@ -99,7 +111,7 @@ pub(super) fn ts_export_names(ix: &Index<'_>, mf: usize, hops: usize, out: &mut 
         match (name.as_deref(), imp.alias.as_str()) {
             (Some("*"), "") => {
                 if let Some(next) = ts_module(ix, mf, specifier) {
-                    ts_export_names(ix, next, hops + 1, out);
+                    ts_export_names(ix, next, hops + 1, (&mut *out, &mut *own));
                 }
             }
             (Some("*"), _) => {}

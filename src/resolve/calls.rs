@@ -829,16 +829,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     .entry((site.owner, receiver))
                     .or_insert_with(|| self.held_value(&cx, site.owner, receiver));
                 if let Some((value, tier)) = held {
-                    out.push(SiteEdge {
-                        rel: Rel::References,
-                        from: from(site.owner),
-                        to: Id::from(value.id),
-                        line: site.line,
-                        col: site.col,
-                        tier,
-                        kind: SiteKind::Value,
-                        to_name: Id::default(),
-                    });
+                    out.push(read_edge(from(site.owner), site, value, tier));
                 }
             }
         }
@@ -1414,16 +1405,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     .entry((site.owner, read))
                     .or_insert_with(|| self.read_function(cx, site.owner, read));
                 if let Some((f, tier)) = found {
-                    out.push(SiteEdge {
-                        rel: Rel::References,
-                        from: cx.owner_id(site.owner),
-                        to: Id::from(f.id),
-                        line: site.line,
-                        col: site.col,
-                        tier,
-                        kind: SiteKind::Value,
-                        to_name: Id::default(),
-                    });
+                    out.push(read_edge(cx.owner_id(site.owner), site, f, tier));
                 }
             }
         }
@@ -3772,6 +3754,21 @@ fn loop_edge(fam: Family, from: Id, site: &RawSite, (target, tier): (Sym<'_>, Ti
 }
 
 /// The edge of a site resolved to `target`.
+/// A `value` reference a call makes by reading `target` on its way (a
+/// receiver held in a constant, a getter), at the call's position.
+fn read_edge(from: Id, site: &RawSite, target: Sym<'_>, tier: Tier) -> SiteEdge {
+    SiteEdge {
+        rel: Rel::References,
+        from,
+        to: Id::from(target.id),
+        line: site.line,
+        col: site.col,
+        tier,
+        kind: SiteKind::Value,
+        to_name: Id::default(),
+    }
+}
+
 fn found_edge(fam: Family, from: Id, site: &RawSite, target: Sym<'_>, tier: Tier) -> SiteEdge {
     let (rel, kind) = match site.kind {
         // A constructor call: `new X()`, `X()` of a class.

@@ -85,6 +85,8 @@
 (type_parameter name: (type_identifier) @name bounds: (trait_bounds . (_) @ty)) @fact.bound
 (where_predicate left: (type_identifier) @name bounds: (trait_bounds . (_) @ty)) @fact.bound
 (type_item type: (_) @ty) @fact.alias
+; An impl for a reference type: which impl a method call runs depends on it.
+(impl_item type: (reference_type) @ty) @fact.impl_ref
 
 ; A macro invocation's token tree: its arguments are parsed again as
 ; expressions for the calls written there (src/extract/rust.rs macro_args_only).

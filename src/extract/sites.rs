@@ -5,7 +5,7 @@
 use tree_sitter::Node;
 
 use crate::model::sites::{
-    CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, Fact, FactKind, FileSites, IN_FILE, ITERATES,
+    BORROWED, CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, Fact, FactKind, FileSites, IN_FILE, ITERATES,
     PROPERTY, RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
 };
 use crate::model::{Language, Symbol, SymbolKind};
@@ -81,7 +81,7 @@ impl<'t> CallMatch<'t> {
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 32] = [
+    const NAMES: [&str; 33] = [
         "call",
         "dynamic",
         "iterates",
@@ -113,6 +113,7 @@ fn outer_name(n: &str) -> Option<&'static str> {
         "fact.shape",
         "fact.unpacks",
         "fact.getter",
+        "fact.impl_ref",
         "macro",
     ];
     NAMES.iter().find(|x| **x == n).copied()
@@ -284,6 +285,7 @@ pub(super) fn collect(
                     }
                 }
             }
+            "fact.impl_ref" => out.facts.extend(rust_impl_ref(node, inner, src, &owners)),
             fact if fact.starts_with("fact.") => {
                 if let Some(f) = fact_of(lang, m, src, (symbols, &owners), &out.facts) {
                     out.facts.push(f);
@@ -518,6 +520,7 @@ fn fact_of(
             name: Step::default(),
             chain: vec![Step::const_new(own)].into(),
             byte: node.start_byte() as u32,
+           owned: None,
         });
     }
     // `cast(T, v)`'s first argument, and the class `except T as e` catches,
@@ -600,13 +603,35 @@ fn fact_of(
         }
         _ => {}
     }
+    let owned = match lang {
+        Lang::Rust => rust_owned(what, inner, is_type, src),
+        _ => None,
+    };
     Some(Fact {
         kind,
         owner,
         name,
         chain: chain.into(),
         byte: node.start_byte() as u32,
+        owned,
     })
+}
+
+/// Whether a Rust local, field or result holds a value or a reference
+/// (`Fact::owned`), when what is written says: a type (`v: SmallVec<A>`, `->
+/// &T`; not a wrapper the chain looks into, `Option<T>`) or an initialiser
+/// (`Point { … }`, `&x`).
+fn rust_owned(what: &str, inner: Node<'_>, is_type: bool, src: &str) -> Option<bool> {
+    if !matches!(what, "fact.local" | "fact.field" | "fact.returns") {
+        return None;
+    }
+    match kind_of(inner) {
+        "reference_type" | "reference_expression" => Some(false),
+        "struct_expression" => Some(true),
+        "type_identifier" | "scoped_type_identifier" if is_type => Some(true),
+        "generic_type" if is_type => (rust_unwrapped(inner, src).id() == inner.id()).then_some(true),
+        _ => None,
+    }
 }
 
 /// The chain of a declared type (`fact_of`): the first type it names (`?` if
@@ -738,6 +763,7 @@ fn param_facts(params: Node<'_>, src: &str, owner: u32, out: &mut Vec<Fact>) {
             name,
             chain: chain.into(),
             byte: at.start_byte() as u32,
+            owned: None,
         })
     };
     for (i, p) in positional(params).enumerate() {
@@ -771,12 +797,47 @@ fn param_facts(params: Node<'_>, src: &str, owner: u32, out: &mut Vec<Fact>) {
     }
 }
 
+/// The `ImplForRef` fact of a Rust impl block `imp` for a reference type
+/// `ty` (`impl<'a> IntoIterator for &'a mut V`).
+fn rust_impl_ref(imp: Node<'_>, ty: Node<'_>, src: &str, owners: &Owners<'_>) -> Option<Fact> {
+    let at = imp.start_byte() as u32;
+    let i = owners.innermost(at)?;
+    let s = &owners.symbols[i];
+    if s.kind != SymbolKind::Impl || s.byte_start != at {
+        return None;
+    }
+    let mutable = child(ty, "mutable_specifier").is_some() || text(ty, src).starts_with("&mut");
+    Some(Fact {
+        kind: FactKind::ImplForRef,
+        owner: i as u32,
+        name: Step::const_new(if mutable { "&mut" } else { "&" }),
+        chain: Vec::new().into(),
+        byte: at,
+        owned: Some(false),
+    })
+}
+
 /// The `Param` facts of a Rust function's parameter list `params` (`decl`:
 /// the function item) owned by `owner`: for a parameter whose type is a
 /// closure's (`impl FnMut(&mut LookSet)`, `&dyn Fn(u8)`, `Box<dyn Fn(u8)>`, or
 /// a generic `F` bound by one, in `<F: Fn(u8)>` or a `where` clause), that
 /// closure's parameters' types (`"i.j"`; `self` not counted).
 fn rust_param_facts(decl: Node<'_>, params: Node<'_>, src: &str, owner: u32, out: &mut Vec<Fact>) {
+    // `self`, `mut self`: not `&self`, `&'a mut self` (nor `self: Box<Self>`,
+    // a `parameter`).
+    let receiver = params
+        .named_child(0)
+        .filter(|p| kind_of(*p) == "self_parameter");
+    if let Some(r) = receiver.filter(|r| !text(*r, src).starts_with('&')) {
+        out.push(Fact {
+            kind: FactKind::SelfByValue,
+            owner,
+            name: Step::const_new("self"),
+            chain: Vec::new().into(),
+            byte: r.start_byte() as u32,
+            owned: Some(true),
+        });
+    }
     let mut c = params.walk();
     let all: Vec<Node<'_>> = params
         .named_children(&mut c)
@@ -802,6 +863,7 @@ fn rust_param_facts(decl: Node<'_>, params: Node<'_>, src: &str, owner: u32, out
                     name: compact_str::format_compact!("{i}.{j}"),
                     chain: chain.into(),
                     byte: t.start_byte() as u32,
+                    owned: None,
                 });
             }
         }
@@ -1359,6 +1421,20 @@ fn rust_unwrapped<'t>(mut n: Node<'t>, src: &str) -> Node<'t> {
     n
 }
 
+/// Whether Rust expression `n` is a method call's receiver, in parentheses
+/// (`(&v).into_iter()`).
+fn is_receiver(n: Node<'_>) -> bool {
+    let mut at = n;
+    while let Some(p) = at.parent() {
+        match kind_of(p) {
+            "parenthesized_expression" => at = p,
+            "field_expression" => return child(p, "value").is_some_and(|v| v.id() == at.id()),
+            _ => return false,
+        }
+    }
+    false
+}
+
 /// A grammar's field ids by name and kind names by id, looked up once:
 /// `Node::child_by_field_name` scans the grammar's field names on every call
 /// (a quarter of placing a file's sites), and `Node::kind` measures and checks
@@ -1798,6 +1874,12 @@ impl Lang {
                 // Go's names its type `type`, Rust's `name`.
                 let t = down(field("type").or_else(|| field("name"))?, out)?;
                 out.push("{}".into());
+                Some(t)
+            }
+            // `(&v).into_iter()`: a receiver written as a reference.
+            (Lang::Rust, "reference_expression") if is_receiver(n) => {
+                let t = down(field("value")?, out)?;
+                out.push(BORROWED.into());
                 Some(t)
             }
             // Wrappers that keep the value's type.

@@ -45,7 +45,7 @@ use crate::source::walk::FileStat;
 /// repo iterator's `next` (24 kept lookup keys in 32 bits and compressed
 /// sections with zstd), so an older state is not trusted and its ref is
 /// built again.
-const MAGIC: &[u8; 8] = b"CRUXST35";
+const MAGIC: &[u8; 8] = b"CRUXST36";
 /// Starts each change appended after the whole state.
 const CHANGE: &[u8; 8] = b"CRUXCH20";
 
@@ -1084,7 +1084,13 @@ fn put_sites(buf: &mut Vec<u8>, sites: &Lazy<FileSites>) {
     }
     put_var(buf, sites.facts.len() as u32);
     for x in &sites.facts {
-        buf.push(x.kind as u8);
+        // `owned` in the kind's two high bits (kinds stay below 64).
+        let owned = match x.owned {
+            None => 0,
+            Some(false) => 0x40,
+            Some(true) => 0x80,
+        };
+        buf.push(x.kind as u8 | owned);
         put_var(buf, x.owner);
         put_vstr(buf, &x.name);
         put_vstrs(buf, &x.chain);
@@ -1324,7 +1330,14 @@ impl<'a> Reader<'a> {
         let n = self.var()? as usize;
         out.facts.reserve(n.min(self.buf.len() / 4));
         for _ in 0..n {
-            let kind = FactKind::from_u8(self.byte()?)?;
+            let b = self.byte()?;
+            let kind = FactKind::from_u8(b & 0x3f)?;
+            let owned = match b >> 6 {
+                0 => None,
+                1 => Some(false),
+                2 => Some(true),
+                _ => return None,
+            };
             let owner = self.var()?;
             let name = self.step()?;
             let chain = self.chain()?;
@@ -1335,6 +1348,7 @@ impl<'a> Reader<'a> {
                 name,
                 chain,
                 byte,
+                owned,
             });
         }
         (self.at == self.buf.len()).then_some(out)

@@ -183,6 +183,15 @@ pub enum FactKind {
     /// `Subscriber`). The owner is the function, or a function type's alias
     /// (`"j"`). What a function passed to it gets (`CALLBACK`).
     Param,
+    /// Rust: the owner, a method, takes `self` by value (`fn into_vec(self)`);
+    /// `name` is `self`, the chain empty. Kept for the rarer form only: a
+    /// method without it borrows `self` or has none.
+    SelfByValue,
+    /// Rust: the owner, an impl block, is for a reference type (`impl<'a>
+    /// IntoIterator for &'a SmallVec<A>`); `name` is `&` or `&mut`, the chain
+    /// empty. Which of a type's impls a method call runs depends on it
+    /// (`Resolver::by_value_impl`).
+    ImplForRef,
 }
 
 /// Heads the chain of a `Returns` fact that is an expression the function
@@ -233,6 +242,11 @@ pub const SHAPE: &str = "#shape";
 /// when the receiver's type (taken off its `Option`) has no method of the
 /// combinator's name and is no iterator.
 pub const THEN: &str = "#then";
+/// Follows the steps of a Rust method call's receiver that is written as a
+/// reference (`(&v).into_iter()` → `["v", BORROWED, "into_iter"]`): its type
+/// is the value's, but the call takes `&v` as it is, which decides between a
+/// type's impls for `V` and for `&V` (`Resolver::by_value_impl`).
+pub const BORROWED: &str = "#ref";
 /// Ends the chain of a TS `Local` destructured from a parameter of a declared
 /// type (`({ logger }: Ctx) =>` gives `["Ctx", "logger", PROPERTY]`): the
 /// type, then the property whose declared type the local has.
@@ -253,6 +267,8 @@ impl FactKind {
             6 => FactKind::Export,
             7 => FactKind::Decorator,
             8 => FactKind::Param,
+            9 => FactKind::SelfByValue,
+            10 => FactKind::ImplForRef,
             _ => return None,
         })
     }
@@ -267,6 +283,14 @@ pub struct Fact {
     pub chain: Chain,
     /// Where the binding is made (a local is used after it).
     pub byte: u32,
+    /// Rust: whether a `Local`, `Field` or `Returns` holds a value
+    /// (`Some(true)`: a written type that is no reference, `v: SmallVec<A>`,
+    /// or a struct literal) or a reference (`Some(false)`: `&T`, `&x`); `None`
+    /// when not written (a call's result: its callee's `Returns` says) or
+    /// when the chain is a wrapper's content (`Option<T>`, `Rc<T>`). Method
+    /// calls on values pick impls by it (`impl IntoIterator for V` or `for
+    /// &V`). It fits in the struct's padding.
+    pub owned: Option<bool>,
 }
 
 /// A file's sites and facts.
@@ -345,6 +369,7 @@ mod tests {
             name: "x".into(),
             chain: pushed(&["x"]).into(),
             byte: 7,
+            owned: None,
         });
         let before = out.clone();
         assert!(out.sites.capacity() > out.sites.len());

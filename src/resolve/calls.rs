@@ -13,7 +13,7 @@ use super::{
     Definition, Family, FxMap, FxSet, Index, RFile, RSymbol, Target, fam_str, family, key,
 };
 use crate::model::sites::{
-    CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, FactKind, FileSites, IN_FILE, ITERATES,
+    BORROWED, CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, FactKind, FileSites, IN_FILE, ITERATES,
     PROPERTY, RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
 };
 
@@ -409,6 +409,10 @@ struct FactIndex<'a> {
     /// (function or alias, position) → the parameter type declared there
     /// (`FactKind::Param`).
     params: FxMap<(u32, &'a str), &'a Fact>,
+    /// Rust methods that take `self` by value (`FactKind::SelfByValue`).
+    self_by_value: FxMap<u32, &'a Fact>,
+    /// Rust impl blocks for a reference type (`FactKind::ImplForRef`).
+    impls_for_ref: FxMap<u32, &'a Fact>,
     /// Extends/Implements sites by owner.
     heritage: FxMap<u32, Vec<&'a RawSite>>,
     /// Symbol id → position.
@@ -452,6 +456,12 @@ impl<'a> FactIndex<'a> {
                 }
                 FactKind::Param => {
                     ix.params.entry(key).or_insert(f);
+                }
+                FactKind::SelfByValue => {
+                    ix.self_by_value.insert(f.owner, f);
+                }
+                FactKind::ImplForRef => {
+                    ix.impls_for_ref.insert(f.owner, f);
                 }
                 // Read by module lookups (`typescript::ts_name`), not here.
                 FactKind::Export => {}
@@ -774,7 +784,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     // A name built apart (`built_apart`) is an edge to each.
                     Some((target, tier)) => {
                         let twins = twins.entry(target.id).or_insert_with(|| self.twins(target));
-                        for t in std::iter::once(target).chain(twins.iter().copied()) {
+                        let runs = self.library_runs(&cx, &site.chain, target);
+                        for t in std::iter::once(target).chain(twins.iter().copied()).chain(runs) {
                             out.push(found_edge(cx.fam, from(site.owner), site, t, tier));
                         }
                     }
@@ -1208,9 +1219,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
         }
         if chain.last().is_some_and(|c| c == "()") && chain.first().is_none_or(|c| c != "#new") {
             // A constructor: `Vec::new()`, `Foo()` of a class no tier found.
+            // Not of a type of the repo: `Bag::new()` may make a `Bag` whose
+            // method the call is, unproven.
             let path_call = chain.iter().skip(1).any(|c| c.starts_with("::"));
             if (path_call || chain.len() == 2) && is_type_name(cx.fam, head) {
-                return true;
+                return self.type_target(cx, owner, &chain[..1], depth + 1).is_none();
             }
             // A call on a value: what that value is.
             return chain.len() > 2
@@ -1645,7 +1658,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
         // `self.m()`, `this.m()`, `cls.m()`, a Go receiver's method.
         if receiver.len() == 1 && self.is_self(cx, owner, &receiver[0]) {
             let class = self.impl_target(cx, self.enclosing_type(cx, owner)?);
-            let (m, _) = self.member_or_base(class, last, depth + 1)?;
+            let m = match self.member_or_base(class, last, depth + 1) {
+                Some((m, _)) => m,
+                None => self.by_value_impl(cx, owner, receiver, class, last, depth + 1)?,
+            };
             return Some((m, Tier::SelfTier));
         }
         // A namespace import or an imported module: the member as that import
@@ -1709,7 +1725,9 @@ impl<'i, 'a> Resolver<'i, 'a> {
         };
         let Some(m) = self.member_or_base(t, last, depth + 1) else {
             if cx.fam == Family::Rust
-                && let Some(next) = self.iterator_next(t, last, depth + 1)
+                && let Some(next) = self
+                    .by_value_impl(cx, owner, receiver, t, last, depth + 1)
+                    .or_else(|| self.iterator_next(t, last, depth + 1))
             {
                 return Some((next, Tier::Typed));
             }
@@ -1741,11 +1759,133 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// `Iterator` itself: `ac.find_iter(h).collect()` runs `FindIter::next`.
     /// An adapter (`map`) runs it once consumed; the site is where the
     /// repo's iterator is handed to std, and no later site names it.
+    /// From the back (`rev`, `rfind`, …), std runs the type's `next_back`;
+    /// `len` (`ExactSizeIterator`'s) runs its `size_hint`.
     fn iterator_next(&self, t: Sym<'a>, name: &str, depth: usize) -> Option<Sym<'a>> {
-        if !super::std_names::is_rust_iterator_method(name) {
+        if super::std_names::is_rust_iterator_method(name) {
+            return self.in_impl_of(t, "next", "Iterator", depth);
+        }
+        match name {
+            "rev" | "rfind" | "rfold" | "rposition" | "nth_back" | "try_rfold" => {
+                self.in_impl_of(t, "next_back", "DoubleEndedIterator", depth)
+            }
+            "len" => self.in_impl_of(t, "size_hint", "Iterator", depth),
+            _ => None,
+        }
+    }
+
+    /// Rust: what else std runs of a repo iterator at a site `iterator_next`
+    /// gave its `next`: the `size_hint` of its `impl Iterator`, when the
+    /// method std's collections size themselves by (`collect`, `unzip`).
+    fn library_runs(&self, cx: &FileCx<'a>, chain: &[Step], next: Sym<'a>) -> Option<Sym<'a>> {
+        if cx.fam != Family::Rust || !matches!(called_name(chain).as_str(), "collect" | "unzip") {
             return None;
         }
-        self.in_impl_of(t, "next", "Iterator", depth)
+        let ty = next.qn.strip_suffix("::next")?;
+        let hint = self.lookup(Family::Rust, self.pkg_of(Some(next.file)), &format!("{ty}::size_hint"))?;
+        let block = |s: Sym<'a>| {
+            let scx = self.cx(s.file, None);
+            let at = *scx.ix.ids.get(s.id)?;
+            Some((s.file, parent_index(&scx, at as usize)?))
+        };
+        let here = block(hint)?;
+        (Some(here) == block(next)).then_some(hint)
+    }
+
+    /// Rust: method `name` of type `t` that several impl blocks define
+    /// (`impl IntoIterator for SmallVec<A>`, `for &'a SmallVec<A>`, `for &'a
+    /// mut SmallVec<A>`), called on a receiver proven to hold a `t`, not a
+    /// reference (`holds_value`): the one impl for `t` itself. Method lookup
+    /// tries the receiver's own type first, so that impl's method is found;
+    /// an impl for `&t` takes a `&t`. Two impls for `t` itself (`From<&[T]>`
+    /// and `From<Vec<T>>`, cfg variants) prove nothing.
+    fn by_value_impl(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        receiver: &[Step],
+        t: Sym<'a>,
+        name: &str,
+        depth: usize,
+    ) -> Option<Sym<'a>> {
+        if cx.fam != Family::Rust || !is_type_kind(t.kind) || is_abstract(t.kind) {
+            return None;
+        }
+        let qn = format!("{}::{name}", t.qn);
+        let (key, defs) = self
+            .ix
+            .symbol_entries(Family::Rust, self.pkg_of(Some(t.file)), &qn)?;
+        let mut found = None;
+        for d in defs.iter().filter(|d| d.3 == "method") {
+            let fi = *self.ix.by_path.get(d.2)?;
+            let dcx = self.cx(fi, None);
+            let at = *dcx.ix.ids.get(d.0)?;
+            let imp = parent_index(&dcx, at as usize)?;
+            if dcx.syms[imp].kind != "impl" {
+                return None;
+            }
+            if dcx.ix.impls_for_ref.contains_key(&(imp as u32)) {
+                continue;
+            }
+            if found.is_some() {
+                return None;
+            }
+            found = Some(Sym {
+                id: d.0,
+                qn: key,
+                kind: d.3,
+                file: fi,
+            });
+        }
+        let m = found?;
+        (defs.len() > 1 && self.holds_value(cx, owner, receiver, depth + 1)).then_some(m)
+    }
+
+    /// Whether Rust receiver `chain` is proven to hold a value, not a
+    /// reference (`Fact::owned`): a by-value `self`, a local (each binding of
+    /// it) or a field whose written type is no reference, or a call whose
+    /// declared result is none (`T::new()`, and std's `T::default()`,
+    /// `T::from(x)`, whose result is `Self`).
+    fn holds_value(&self, cx: &FileCx<'a>, owner: u32, chain: &[Step], depth: usize) -> bool {
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        match chain {
+            [word] if self.is_self(cx, owner, word) => cx.ix.self_by_value.contains_key(&owner),
+            [word] => {
+                let Some(fact) = self.local_fact(cx, owner, word) else {
+                    return false;
+                };
+                let all = cx.ix.bindings.get(&(fact.owner, word.as_str()));
+                all.into_iter().flatten().all(|b| match b.owned {
+                    Some(owned) => owned,
+                    None => b.chain.last().is_some_and(|l| l == "()")
+                        && self.holds_value(cx, b.owner, &b.chain, depth + 1),
+                })
+            }
+            [callee @ .., last] if last == "()" => {
+                let Some((f, _)) = self.called(cx, owner, callee, depth + 1) else {
+                    return matches!(callee.split_last(), Some((f, ty))
+                        if !ty.is_empty()
+                            && matches!(f.as_str(), "::default" | "::from" | "::from_iter")
+                            && self.type_target(cx, owner, ty, depth + 1).is_some());
+                };
+                let fcx = self.cx(f.file, None);
+                let at = fcx.ix.ids.get(f.id);
+                is_type_kind(f.kind)
+                    || at.and_then(|at| fcx.ix.returns.get(at)).is_some_and(|r| r.owned == Some(true))
+            }
+            [value @ .., field] if !is_marker_step(field) && !value.is_empty() => {
+                let Some((t, _)) = self.value_type(cx, owner, value, depth + 1) else {
+                    return false;
+                };
+                let tcx = self.cx(t.file, None);
+                let at = tcx.ix.ids.get(t.id);
+                at.and_then(|&at| tcx.ix.fields.get(&(at, bare(field))))
+                    .is_some_and(|f| f.owned == Some(true))
+            }
+            _ => false,
+        }
     }
 
     /// Rust `for x in e` (`chain`: `e`'s): what the loop calls of the repo:
@@ -2653,6 +2793,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
             return Some((self.impl_target(cx, s), tier));
         }
         if cx.fam == Family::Rust {
+            if let [head, assoc] = chain
+                && head == "Self"
+            {
+                return self.own_associated_type(cx, owner, bare(assoc));
+            }
             let segs: Vec<&str> = chain.iter().map(|c| bare(c)).collect();
             return match self.rust_path_item(cx, owner, &segs)? {
                 Namespace::Type(t) => Some((self.impl_target(cx, t), Tier::Qualified)),
@@ -2679,6 +2824,40 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let qn = join(&module, msep, &rest.join(isep));
         let s = self.lookup(cx.fam, self.pkg_of(fam_file), &qn)?;
         is_type_kind(s.kind).then_some((s, Tier::Qualified))
+    }
+
+    /// Rust `Self::IntoIter` in a method of an impl block: the block's own
+    /// `type IntoIter = IntoIter<A>;` (each of a type's impls may define
+    /// one; lookups through it reach its target, as through an alias), else
+    /// the path's item.
+    fn own_associated_type(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        name: &str,
+    ) -> Option<(Sym<'a>, Tier)> {
+        let imp = parent_index(cx, owner as usize).filter(|&i| cx.syms[i].kind == "impl");
+        let own = imp.and_then(|imp| {
+            let qn = format!("{}::{name}", cx.syms[imp].qualified_name);
+            let at = cx.ix.by_qn.get(qn.as_str())?;
+            at.iter()
+                .copied()
+                .find(|&i| parent_index(cx, i as usize) == Some(imp))
+        });
+        if let Some(i) = own {
+            let s = &cx.syms[i as usize];
+            let t = Sym {
+                id: &s.id,
+                qn: &s.qualified_name,
+                kind: s.kind,
+                file: cx.fi,
+            };
+            return Some((t, Tier::SelfTier));
+        }
+        match self.rust_path_item(cx, owner, &["Self", name])? {
+            Namespace::Type(t) => Some((self.impl_target(cx, t), Tier::Qualified)),
+            Namespace::Module(..) => None,
+        }
     }
 
     /// A generic parameter's bound (`T: Shape`), on the owner or its parents.
@@ -2787,6 +2966,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 .type_target(cx, owner, &chain[..chain.len() - 1], depth + 1)
                 .map(|(s, _)| (s, Tier::Typed)),
             "?" | "#new" => None,
+            BORROWED => self.value_type(cx, owner, &chain[..chain.len() - 1], depth + 1),
             ITERATES => self.element_type(cx, owner, &chain[..chain.len() - 1], depth + 1),
             // What a Rust `map`/`and_then` closure is given: the value held.
             THEN => {

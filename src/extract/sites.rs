@@ -5,8 +5,8 @@
 use tree_sitter::Node;
 
 use crate::model::sites::{
-    BORROWED, CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, Fact, FactKind, FileSites, IN_FILE, ITERATES,
-    PROPERTY, RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
+    BORROWED, CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, Fact, FactKind, FileSites, IN_FILE,
+    ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
 };
 use crate::model::{Language, Symbol, SymbolKind};
 
@@ -520,7 +520,7 @@ fn fact_of(
             name: Step::default(),
             chain: vec![Step::const_new(own)].into(),
             byte: node.start_byte() as u32,
-           owned: None,
+            owned: None,
         });
     }
     // `cast(T, v)`'s first argument, and the class `except T as e` catches,
@@ -629,7 +629,9 @@ fn rust_owned(what: &str, inner: Node<'_>, is_type: bool, src: &str) -> Option<b
         "reference_type" | "reference_expression" => Some(false),
         "struct_expression" => Some(true),
         "type_identifier" | "scoped_type_identifier" if is_type => Some(true),
-        "generic_type" if is_type => (rust_unwrapped(inner, src).id() == inner.id()).then_some(true),
+        "generic_type" if is_type => {
+            (rust_unwrapped(inner, src).id() == inner.id()).then_some(true)
+        }
         _ => None,
     }
 }
@@ -1876,12 +1878,6 @@ impl Lang {
                 out.push("{}".into());
                 Some(t)
             }
-            // `(&v).into_iter()`: a receiver written as a reference.
-            (Lang::Rust, "reference_expression") if is_receiver(n) => {
-                let t = down(field("value")?, out)?;
-                out.push(BORROWED.into());
-                Some(t)
-            }
             // Wrappers that keep the value's type.
             (
                 Lang::Rust,
@@ -1896,8 +1892,12 @@ impl Lang {
             )
             | (Lang::Python, "parenthesized_expression" | "await")
             | (Lang::Go, "parenthesized_expression") => {
-                let inner = field("value").or_else(|| n.named_child(0))?;
-                down(inner, out)
+                let t = down(field("value").or_else(|| n.named_child(0))?, out)?;
+                // `(&v).into_iter()`: a receiver written as a reference.
+                if k == "reference_expression" && is_receiver(n) {
+                    out.push(BORROWED.into());
+                }
+                Some(t)
             }
             (Lang::Rust, "await_expression") => down(n.named_child(0)?, out),
             (Lang::Rust, "unary_expression" | "index_expression") => self.rust_step(n, src, out),

@@ -13,8 +13,8 @@ use super::{
     Definition, Family, FxMap, FxSet, Index, RFile, RSymbol, Target, fam_str, family, key,
 };
 use crate::model::sites::{
-    BORROWED, CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, FactKind, FileSites, IN_FILE, ITERATES,
-    PROPERTY, RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
+    BORROWED, CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, FactKind, FileSites, IN_FILE,
+    ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
 };
 
 /// A target and the tier that proved it, if one did.
@@ -785,7 +785,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     Some((target, tier)) => {
                         let twins = twins.entry(target.id).or_insert_with(|| self.twins(target));
                         let runs = self.library_runs(&cx, &site.chain, target);
-                        for t in std::iter::once(target).chain(twins.iter().copied()).chain(runs) {
+                        for t in std::iter::once(target)
+                            .chain(twins.iter().copied())
+                            .chain(runs)
+                        {
                             out.push(found_edge(cx.fam, from(site.owner), site, t, tier));
                         }
                     }
@@ -1223,7 +1226,9 @@ impl<'i, 'a> Resolver<'i, 'a> {
             // method the call is, unproven.
             let path_call = chain.iter().skip(1).any(|c| c.starts_with("::"));
             if (path_call || chain.len() == 2) && is_type_name(cx.fam, head) {
-                return self.type_target(cx, owner, &chain[..1], depth + 1).is_none();
+                return self
+                    .type_target(cx, owner, &chain[..1], depth + 1)
+                    .is_none();
             }
             // A call on a value: what that value is.
             return chain.len() > 2
@@ -1782,7 +1787,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
             return None;
         }
         let ty = next.qn.strip_suffix("::next")?;
-        let hint = self.lookup(Family::Rust, self.pkg_of(Some(next.file)), &format!("{ty}::size_hint"))?;
+        let hint = self.lookup(
+            Family::Rust,
+            self.pkg_of(Some(next.file)),
+            &format!("{ty}::size_hint"),
+        )?;
         let block = |s: Sym<'a>| {
             let scx = self.cx(s.file, None);
             let at = *scx.ix.ids.get(s.id)?;
@@ -1859,8 +1868,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 let all = cx.ix.bindings.get(&(fact.owner, word.as_str()));
                 all.into_iter().flatten().all(|b| match b.owned {
                     Some(owned) => owned,
-                    None => b.chain.last().is_some_and(|l| l == "()")
-                        && self.holds_value(cx, b.owner, &b.chain, depth + 1),
+                    None => {
+                        b.chain.last().is_some_and(|l| l == "()")
+                            && self.holds_value(cx, b.owner, &b.chain, depth + 1)
+                    }
                 })
             }
             [callee @ .., last] if last == "()" => {
@@ -1873,7 +1884,9 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 let fcx = self.cx(f.file, None);
                 let at = fcx.ix.ids.get(f.id);
                 is_type_kind(f.kind)
-                    || at.and_then(|at| fcx.ix.returns.get(at)).is_some_and(|r| r.owned == Some(true))
+                    || at
+                        .and_then(|at| fcx.ix.returns.get(at))
+                        .is_some_and(|r| r.owned == Some(true))
             }
             [value @ .., field] if !is_marker_step(field) && !value.is_empty() => {
                 let Some((t, _)) = self.value_type(cx, owner, value, depth + 1) else {

@@ -646,3 +646,61 @@ fn impact_reaches_the_tests_a_macro_writes() {
     assert!(i["files"].to_string().contains("src/lib.rs"), "{i}");
     assert!(i["tests"].as_array().is_none_or(|t| t.is_empty()), "{i}");
 }
+
+/// `impl IntoIterator for Bag` beside `impl IntoIterator for &'a Bag` (as
+/// smallvec's): a call on a receiver proven to hold a `Bag` is the first's;
+/// on a reference (`&self`, a `&Bag` parameter, `(&b)`) no rule proves the
+/// second, so the answer lists those calls as unproven, never as the first's.
+#[test]
+fn a_call_picks_the_impl_for_a_value_and_leaves_a_reference_unproven() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = tmp.path().join("bags");
+    let lib = "pub struct Bag(Vec<u8>);\npub struct Iter(usize);\npub struct RefIter(usize);\n\n\
+        impl Iterator for Iter {\n    type Item = u8;\n    fn next(&mut self) -> Option<u8> {\n        None\n    }\n}\n\n\
+        impl Iterator for RefIter {\n    type Item = u8;\n    fn next(&mut self) -> Option<u8> {\n        None\n    }\n}\n\n\
+        impl IntoIterator for Bag {\n    type Item = u8;\n    type IntoIter = Iter;\n    fn into_iter(self) -> Iter {\n        Iter(self.0.len())\n    }\n}\n\n\
+        impl<'a> IntoIterator for &'a Bag {\n    type Item = u8;\n    type IntoIter = RefIter;\n    fn into_iter(self) -> RefIter {\n        RefIter(0)\n    }\n}\n\n\
+        impl Bag {\n    pub fn new() -> Bag {\n        Bag(Vec::new())\n    }\n    pub fn consume(self) -> usize {\n        self.into_iter().count()\n    }\n    pub fn peek(&self) -> usize {\n        self.into_iter().count()\n    }\n}\n\n\
+        pub fn both(shared: &Bag) {\n    let held: Bag = Bag::new();\n    held.into_iter();\n    let made = Bag::new();\n    (&made).into_iter();\n    shared.into_iter();\n}\n";
+    write(
+        &root,
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"bags\"\nversion = \"0.1.0\"\n",
+            ),
+            ("src/lib.rs", lib),
+        ],
+    );
+    let cli = |args: &[&str]| crate::common::cruxe_in(&root, args);
+    assert!(cli(&["index", "."]).status.success());
+    // The first `into_iter` is the impl for `Bag`.
+    let o = cli(&["calls", "Bag::into_iter", "--depth", "1"]);
+    let out = crate::common::stdout(&o);
+    let sites: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.starts_with("call sites:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert_eq!(sites.len(), 2, "{out}");
+    let has = |from: &str, at: &str, tier: &str| {
+        sites
+            .iter()
+            .any(|l| l.contains(from) && l.contains(at) && l.contains(tier))
+    };
+    assert!(has("Bag::consume", "src/lib.rs:40", "[self]"), "{out}");
+    assert!(has("both", "src/lib.rs:49", "[typed]"), "{out}");
+    assert!(out.contains("lower_bound: "), "{out}");
+    for unproven in [
+        "self.into_iter().count()",
+        "(&made).into_iter();",
+        "shared.into_iter();",
+    ] {
+        assert!(
+            out.lines()
+                .any(|l| l.contains("[unresolved]") && l.contains(unproven)),
+            "{unproven}: {out}"
+        );
+    }
+}

@@ -813,7 +813,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                             site.owner,
                             &site.chain[..site.chain.len() - 1],
                         )
-                        && !self.primitive_impls_define(&cx, &site.chain) => {}
+                        && !self.repo_may_define(&cx, site.owner, &site.chain) => {}
                     None if site.kind == SiteKind::Call => {
                         let named = *by_name
                             .entry((site.owner, site.chain.as_slice()))
@@ -1221,14 +1221,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
             return true;
         }
         if chain.last().is_some_and(|c| c == "()") && chain.first().is_none_or(|c| c != "#new") {
-            // A constructor: `Vec::new()`, `Foo()` of a class no tier found.
-            // Not of a type of the repo: `Bag::new()` may make a `Bag` whose
-            // method the call is, unproven.
+            // A constructor: `Vec::new()`, `Foo()` of a class no tier found
+            // (of a repo type, `repo_may_define` says).
             let path_call = chain.iter().skip(1).any(|c| c.starts_with("::"));
             if (path_call || chain.len() == 2) && is_type_name(cx.fam, head) {
-                return self
-                    .type_target(cx, owner, &chain[..1], depth + 1)
-                    .is_none();
+                return true;
             }
             // A call on a value: what that value is.
             return chain.len() > 2
@@ -3196,16 +3193,28 @@ impl<'i, 'a> Resolver<'i, 'a> {
         self.impl_member(&p, name)
     }
 
-    /// Rust: whether an extension trait impl of the repo for a primitive
-    /// type (`impl I8 for i8`) defines the method `chain` calls: a call on a
-    /// primitive may then be the repo's, so it is not left out as the
-    /// language's.
-    fn primitive_impls_define(&self, cx: &FileCx<'a>, chain: &[Step]) -> bool {
-        cx.fam == Family::Rust
-            && !self
-                .ix
-                .impl_methods(super::ANY_PRIMITIVE, &called_name(chain))
-                .is_empty()
+    /// Rust: whether the repo may define the method `chain` calls on a
+    /// receiver `typed_outside` says is none of the repo's: an extension
+    /// trait impl of the repo for a primitive type defines it (`impl I8 for
+    /// i8`), or the receiver is typed as a repo type several of whose impls
+    /// define it (`let b = Bag::new(); (&b).into_iter()`, which no tier
+    /// proved). The call is then unresolved, not left out as the language's.
+    fn repo_may_define(&self, cx: &FileCx<'a>, owner: u32, chain: &[Step]) -> bool {
+        if cx.fam != Family::Rust {
+            return false;
+        }
+        let name = called_name(chain);
+        if !self.ix.impl_methods(super::ANY_PRIMITIVE, &name).is_empty() {
+            return true;
+        }
+        let receiver = &chain[..chain.len().saturating_sub(1)];
+        let Some((t, _)) = self.value_type(cx, owner, receiver, 1) else {
+            return false;
+        };
+        let qn = format!("{}::{name}", t.qn);
+        (self.ix)
+            .symbol_entries(Family::Rust, self.pkg_of(Some(t.file)), &qn)
+            .is_some()
     }
 
     /// Method `name` of the type named `p`, from outside the repo, that one

@@ -703,4 +703,14 @@ fn a_call_picks_the_impl_for_a_value_and_leaves_a_reference_unproven() {
             "{unproven}: {out}"
         );
     }
+    // Kept by what is written, the reference left out.
+    let o = cli(&[
+        "cypher",
+        "MATCH ()-[c:UNRESOLVED]->() WHERE c.line = 51 RETURN c.to_name AS t",
+    ]);
+    let out = crate::common::stdout(&o);
+    assert!(
+        out.contains("made.into_iter") && !out.contains('#'),
+        "{out}"
+    );
 }

@@ -3897,6 +3897,8 @@ fn written(fam: Family, chain: &[Step]) -> Id {
             "#new" => out.push_str("new "),
             THEN => out.push_str("(..)"),
             EVERY => out.push_str("[…]"),
+            // `(&made).into_iter()` is written `made.into_iter`.
+            BORROWED => {}
             "()" => out.push_str("()"),
             "{}" => out.push_str("{}"),
             s if s.starts_with("::") => out.push_str(s),

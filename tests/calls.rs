@@ -200,6 +200,29 @@ fn rust_trap_fixture_edges_are_exactly_the_expected_ones() {
     trap_fixture("rust");
 }
 
+/// `Heap::from(x)` in `fixtures/calls/rust/src/owned.rs`: three `From` impls
+/// share the qualified name `owned::Heap::from` (which the trap rows compare),
+/// so which one the argument's type picked is checked by line: `From<Vec<u8>>`
+/// at 125, `From<&'a [u8]>` at 131, `impl<C: Chunk> From<C>` at 137.
+#[test]
+fn rust_from_impl_is_the_one_the_arguments_type_picks() {
+    let ix = index_path(&calls_fixture("rust"), "rust");
+    let rows = ix.rows(
+        "MATCH (a:Symbol {qualified_name: 'owned::heaps'})-[c:CALLS]->(s:Symbol {name: 'from'}) \
+         RETURN c.line AS line, s.line_start AS at ORDER BY line",
+    );
+    let got: Vec<(i64, i64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["line"].as_i64().unwrap_or(0),
+                r["at"].as_i64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(got, vec![(146, 125), (147, 125), (149, 131), (152, 137)]);
+}
+
 #[test]
 fn python_trap_fixture_edges_are_exactly_the_expected_ones() {
     trap_fixture("python");

@@ -87,6 +87,8 @@
 (type_item type: (_) @ty) @fact.alias
 ; An impl for a reference type: which impl a method call runs depends on it.
 (impl_item type: (reference_type) @ty) @fact.impl_ref
+; The first type argument of the trait an impl is of (`impl From<Vec<T>> for V`).
+(impl_item trait: (generic_type type_arguments: (type_arguments . (_) @ty))) @fact.impl_arg
 
 ; A macro invocation's token tree: its arguments are parsed again as
 ; expressions for the calls written there (src/extract/rust.rs macro_args_only).

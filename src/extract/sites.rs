@@ -5,8 +5,9 @@
 use tree_sitter::Node;
 
 use crate::model::sites::{
-    BORROWED, CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, Fact, FactKind, FileSites, IN_FILE,
-    ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
+    ARGUMENT, BORROWED, CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, Fact, FactKind, FileSites,
+    IN_FILE, ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, THEN,
+    VARIANT_FIELD, YIELDS,
 };
 use crate::model::{Language, Symbol, SymbolKind};
 
@@ -81,7 +82,7 @@ impl<'t> CallMatch<'t> {
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 33] = [
+    const NAMES: [&str; 34] = [
         "call",
         "dynamic",
         "iterates",
@@ -114,6 +115,7 @@ fn outer_name(n: &str) -> Option<&'static str> {
         "fact.unpacks",
         "fact.getter",
         "fact.impl_ref",
+        "fact.impl_arg",
         "macro",
     ];
     NAMES.iter().find(|x| **x == n).copied()
@@ -201,6 +203,7 @@ pub(super) fn collect(
                 {
                     chain.splice(0..1, held);
                 }
+                rust_argument(lang, what, node, src, &mut chain);
                 let kind = match what {
                     "call" | "new" => SiteKind::Call,
                     "construct" => SiteKind::Construct,
@@ -285,7 +288,7 @@ pub(super) fn collect(
                     }
                 }
             }
-            "fact.impl_ref" => out.facts.extend(rust_impl_ref(node, inner, src, &owners)),
+            "fact.impl_ref" | "fact.impl_arg" => out.facts.extend(rust_impl_fact(m, src, &owners)),
             fact if fact.starts_with("fact.") => {
                 if let Some(f) = fact_of(lang, m, src, (symbols, &owners), &out.facts) {
                     out.facts.push(f);
@@ -799,24 +802,199 @@ fn param_facts(params: Node<'_>, src: &str, owner: u32, out: &mut Vec<Fact>) {
     }
 }
 
-/// The `ImplForRef` fact of a Rust impl block `imp` for a reference type
-/// `ty` (`impl<'a> IntoIterator for &'a mut V`).
-fn rust_impl_ref(imp: Node<'_>, ty: Node<'_>, src: &str, owners: &Owners<'_>) -> Option<Fact> {
+/// The fact a Rust impl block states of itself (`imp`, `m.node`): that it is
+/// for a reference type (`ImplForRef`: `impl<'a> IntoIterator for &'a mut V`),
+/// or the shape of its trait's first type argument (`ImplTraitArg`: `impl
+/// From<Vec<T>> for V`).
+fn rust_impl_fact(m: &CallMatch<'_>, src: &str, owners: &Owners<'_>) -> Option<Fact> {
+    let (imp, ty) = (m.node, m.inner);
     let at = imp.start_byte() as u32;
     let i = owners.innermost(at)?;
     let s = &owners.symbols[i];
     if s.kind != SymbolKind::Impl || s.byte_start != at {
         return None;
     }
-    let mutable = child(ty, "mutable_specifier").is_some() || text(ty, src).starts_with("&mut");
+    let (kind, name) = if m.what == "fact.impl_arg" {
+        let params = type_parameters(imp, src);
+        (FactKind::ImplTraitArg, type_shape(ty, src, &params, 0)?)
+    } else {
+        let mutable = child(ty, "mutable_specifier").is_some() || text(ty, src).starts_with("&mut");
+        (
+            FactKind::ImplForRef,
+            String::from(if mutable { "&mut" } else { "&" }),
+        )
+    };
     Some(Fact {
-        kind: FactKind::ImplForRef,
+        kind,
         owner: i as u32,
-        name: Step::const_new(if mutable { "&mut" } else { "&" }),
+        name: Step::from(name),
         chain: Vec::new().into(),
         byte: at,
         owned: Some(false),
     })
+}
+
+/// The names of the type parameters of a Rust item (`impl<'a, A: Array>`: `A`).
+fn type_parameters<'s>(item: Node<'_>, src: &'s str) -> Vec<&'s str> {
+    let Some(tps) = child(item, "type_parameters") else {
+        return Vec::new();
+    };
+    let mut c = tps.walk();
+    let all: Vec<Node<'_>> = tps.named_children(&mut c).collect();
+    all.into_iter()
+        .filter_map(|tp| child(tp, "name").map(|n| text(n, src)))
+        .collect()
+}
+
+/// The shape of a Rust type as `ARGUMENT` and `ImplTraitArg` compare them:
+/// a reference's `&` before what it refers to, `[;]` an array, `[]` a slice,
+/// a primitive (`str`), else the type's last name, `#T` for one of `params`.
+fn type_shape(t: Node<'_>, src: &str, params: &[&str], depth: usize) -> Option<String> {
+    if depth > 4 {
+        return None;
+    }
+    match kind_of(t) {
+        "reference_type" => Some(format!(
+            "&{}",
+            type_shape(child(t, "type")?, src, params, depth + 1)?
+        )),
+        "array_type" => Some(String::from(if child(t, "length").is_some() {
+            "[;]"
+        } else {
+            "[]"
+        })),
+        "primitive_type" => Some(text(t, src).to_string()),
+        "type_identifier" | "generic_type" | "scoped_type_identifier" => {
+            let head = if kind_of(t) == "generic_type" {
+                child(t, "type")?
+            } else {
+                t
+            };
+            let name = text(head, src).rsplit("::").next()?;
+            Some(if params.contains(&name) {
+                "#T".into()
+            } else {
+                name.to_string()
+            })
+        }
+        _ => None,
+    }
+}
+
+/// A Rust call by path with one argument (`SmallVec::from(vec)`): the
+/// argument's shape as a last step (`ARGUMENT`), when the code says it.
+fn rust_argument(lang: Lang, what: &str, call: Node<'_>, src: &str, chain: &mut Vec<Step>) {
+    if !matches!(lang, Lang::Rust)
+        || what != "call"
+        || !chain.last().is_some_and(|l| l.starts_with("::"))
+    {
+        return;
+    }
+    let Some(args) = child(call, "arguments").filter(|a| a.named_child_count() == 1) else {
+        return;
+    };
+    if let Some(shape) = args.named_child(0).and_then(|a| arg_shape(a, src, 0)) {
+        chain.push(compact_str::format_compact!("{ARGUMENT}{shape}"));
+    }
+}
+
+/// The shape of a Rust expression's type (`type_shape`), where the code says
+/// it: `&x` (`&` and `x`'s), an array literal (`[;]`), a range of one
+/// (`[1, 2][..]`: `[]`), a string literal (`&str`), `vec![…]` (`Vec`), or a
+/// local whose `let` (the nearest before it in the blocks around it) is
+/// declared with a type or initialised so. A pattern around it that binds the
+/// name again (`for`, `match`, `if let`, a closure's) hides the `let`: none.
+fn arg_shape(n: Node<'_>, src: &str, depth: usize) -> Option<String> {
+    if depth > 4 {
+        return None;
+    }
+    match kind_of(n) {
+        "reference_expression" => Some(format!(
+            "&{}",
+            arg_shape(child(n, "value")?, src, depth + 1)?
+        )),
+        "parenthesized_expression" => arg_shape(n.named_child(0)?, src, depth + 1),
+        "array_expression" => Some("[;]".into()),
+        "index_expression"
+            if n.named_child(1)
+                .is_some_and(|i| kind_of(i) == "range_expression")
+                && arg_shape(n.named_child(0)?, src, depth + 1).is_some_and(|s| s == "[;]") =>
+        {
+            Some("[]".into())
+        }
+        "string_literal" | "raw_string_literal" => Some("&str".into()),
+        "macro_invocation" if child(n, "macro").is_some_and(|m| text(m, src) == "vec") => {
+            Some("Vec".into())
+        }
+        "identifier" => {
+            let bound = rust_let_of(n, text(n, src), src)?;
+            match child(bound, "type") {
+                Some(t) => type_shape(t, src, &[], 0),
+                None => arg_shape(child(bound, "value")?, src, depth + 1),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The `let` that binds local `name` where `at` reads it: the last one before
+/// it in the nearest block around it that has one, else the function's
+/// parameter of that name. `None` when a pattern around `at` binds the name
+/// (the `let` is hidden) or none is found.
+fn rust_let_of<'t>(at: Node<'t>, name: &str, src: &str) -> Option<Node<'t>> {
+    let mut cur = at;
+    while let Some(p) = cur.parent() {
+        match kind_of(p) {
+            // A parameter's declared type (`fn f(v: Vec<u8>)`).
+            "function_item" => {
+                let params = child(p, "parameters")?;
+                let mut c = params.walk();
+                let all: Vec<Node<'t>> = params.named_children(&mut c).collect();
+                return all.into_iter().find(|x| {
+                    kind_of(*x) == "parameter"
+                        && child(*x, "pattern").is_some_and(|pat| {
+                            kind_of(pat) == "identifier" && text(pat, src) == name
+                        })
+                });
+            }
+            "closure_expression" | "macro_definition" => return None,
+            "for_expression" | "match_arm" | "let_condition"
+                if child(p, "pattern").is_some_and(|pat| binds(pat, name, src)) =>
+            {
+                return None;
+            }
+            "block" => {
+                let mut c = p.walk();
+                let before: Vec<Node<'t>> = p
+                    .named_children(&mut c)
+                    .take_while(|s| s.end_byte() <= at.start_byte())
+                    .collect();
+                let found = before.into_iter().rev().find(|s| {
+                    kind_of(*s) == "let_declaration"
+                        && child(*s, "pattern").is_some_and(|pat| binds(pat, name, src))
+                });
+                if let Some(l) = found {
+                    // `let (a, vec) = …`: no type of its own.
+                    return child(l, "pattern")
+                        .filter(|pat| kind_of(*pat) == "identifier")
+                        .map(|_| l);
+                }
+            }
+            _ => {}
+        }
+        cur = p;
+    }
+    None
+}
+
+/// Whether Rust pattern `pat` binds `name` (an identifier in it).
+fn binds(pat: Node<'_>, name: &str, src: &str) -> bool {
+    if kind_of(pat) == "identifier" {
+        return text(pat, src) == name;
+    }
+    let mut c = pat.walk();
+    let all: Vec<Node<'_>> = pat.named_children(&mut c).collect();
+    all.into_iter().any(|k| binds(k, name, src))
 }
 
 /// The `Param` facts of a Rust function's parameter list `params` (`decl`:

@@ -192,6 +192,11 @@ pub enum FactKind {
     /// empty. Which of a type's impls a method call runs depends on it
     /// (`Resolver::by_value_impl`).
     ImplForRef,
+    /// Rust: the owner, an impl block of a generic trait (`impl From<Vec<T>>
+    /// for V`), and the shape of the trait's first type argument as `name`
+    /// (`Vec`; `&[]`, `[;]`, `&str`; `#T` for a parameter of the impl, `impl<A>
+    /// From<A> for V`); the chain empty.
+    ImplTraitArg,
 }
 
 /// Heads the chain of a `Returns` fact that is an expression the function
@@ -247,6 +252,12 @@ pub const THEN: &str = "#then";
 /// is the value's, but the call takes `&v` as it is, which decides between a
 /// type's impls for `V` and for `&V` (`Resolver::by_value_impl`).
 pub const BORROWED: &str = "#ref";
+/// Heads the last step of a Rust call by path with one argument whose type's
+/// shape the code says (`SmallVec::from(vec)` with `let vec = vec![…]` →
+/// `["SmallVec", "::from", "#argVec"]`; `&[]`, `[;]`, `&str`, …: `arg_shape`):
+/// which of the type's impls of a generic trait (`From<Vec<T>>`, `From<&[T]>`,
+/// `From<A>`) the call picks (`Resolver::by_argument`).
+pub const ARGUMENT: &str = "#arg";
 /// Ends the chain of a TS `Local` destructured from a parameter of a declared
 /// type (`({ logger }: Ctx) =>` gives `["Ctx", "logger", PROPERTY]`): the
 /// type, then the property whose declared type the local has.
@@ -269,6 +280,7 @@ impl FactKind {
             8 => FactKind::Param,
             9 => FactKind::SelfByValue,
             10 => FactKind::ImplForRef,
+            11 => FactKind::ImplTraitArg,
             _ => return None,
         })
     }

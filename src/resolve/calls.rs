@@ -13,8 +13,9 @@ use super::{
     Definition, Family, FxMap, FxSet, Index, RFile, RSymbol, Target, fam_str, family, key,
 };
 use crate::model::sites::{
-    BORROWED, CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, FactKind, FileSites, IN_FILE,
-    ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
+    ARGUMENT, BORROWED, CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, FactKind, FileSites,
+    IN_FILE, ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, THEN,
+    VARIANT_FIELD, YIELDS,
 };
 
 /// A target and the tier that proved it, if one did.
@@ -413,6 +414,9 @@ struct FactIndex<'a> {
     self_by_value: FxMap<u32, &'a Fact>,
     /// Rust impl blocks for a reference type (`FactKind::ImplForRef`).
     impls_for_ref: FxMap<u32, &'a Fact>,
+    /// Rust impl blocks of a generic trait: its first type argument's shape
+    /// (`FactKind::ImplTraitArg`).
+    impl_args: FxMap<u32, &'a Fact>,
     /// Extends/Implements sites by owner.
     heritage: FxMap<u32, Vec<&'a RawSite>>,
     /// Symbol id → position.
@@ -462,6 +466,9 @@ impl<'a> FactIndex<'a> {
                 }
                 FactKind::ImplForRef => {
                     ix.impls_for_ref.insert(f.owner, f);
+                }
+                FactKind::ImplTraitArg => {
+                    ix.impl_args.insert(f.owner, f);
                 }
                 // Read by module lookups (`typescript::ts_name`), not here.
                 FactKind::Export => {}
@@ -754,6 +761,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 self.namespace_call(&cx, site, object, &mut out);
                 continue;
             }
+            // What the call is written as, its argument's shape left out.
+            let chain: &'a [Step] = argument(&site.chain).map_or(&site.chain, |(_, p)| p);
             // A site's target depends on its owner, kind and chain only (not
             // on where in the owner it is): a file's repeated sites (`b.Fatalf`
             // in one test, a receiver used as a value before each call on it)
@@ -802,22 +811,18 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     // `super().m()` of a class whose bases are all the
                     // language's or a library's: nothing here can be it.
                     None if site.kind == SiteKind::Call
-                        && self.super_outside(&cx, site.owner, &site.chain) => {}
+                        && self.super_outside(&cx, site.owner, chain) => {}
                     // A call on a module or value outside the repo
                     // (`subprocess.run()`, `self.lines.append()` of a list):
                     // the library's, none of the repo's.
                     None if site.kind == SiteKind::Call
-                        && site.chain.len() > 1
-                        && self.typed_outside(
-                            &cx,
-                            site.owner,
-                            &site.chain[..site.chain.len() - 1],
-                        )
-                        && !self.repo_may_define(&cx, site.owner, &site.chain) => {}
+                        && chain.len() > 1
+                        && self.typed_outside(&cx, site.owner, &chain[..chain.len() - 1])
+                        && !self.repo_may_define(&cx, site.owner, chain) => {}
                     None if site.kind == SiteKind::Call => {
                         let named = *by_name
-                            .entry((site.owner, site.chain.as_slice()))
-                            .or_insert_with(|| self.name_target(&cx, site.owner, &site.chain));
+                            .entry((site.owner, chain))
+                            .or_insert_with(|| self.name_target(&cx, site.owner, chain));
                         if let Some(target) = named {
                             out.push(SiteEdge {
                                 rel: Rel::Calls,
@@ -829,7 +834,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                                 kind: SiteKind::Call,
                                 to_name: written(cx.fam, &site.chain),
                             });
-                        } else if self.may_be_repos(&cx, &site.chain) {
+                        } else if self.may_be_repos(&cx, chain) {
                             out.extend(unresolved_edge(cx.fam, from(site.owner), site));
                         }
                     }
@@ -837,7 +842,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 },
             }
             if site.kind == SiteKind::Call
-                && let Some(receiver) = named_receiver(cx.fam, &site.chain)
+                && let Some(receiver) = named_receiver(cx.fam, chain)
             {
                 let held = *receivers
                     .entry((site.owner, receiver))
@@ -1381,6 +1386,12 @@ impl<'i, 'a> Resolver<'i, 'a> {
         chain: &[Step],
         depth: usize,
     ) -> Option<(Sym<'a>, Tier)> {
+        // Rust `T::from(x)`: the path, else the impl `x`'s shape picks.
+        if let Some((shape, path)) = argument(chain) {
+            return self
+                .call_target(cx, owner, path, depth)
+                .or_else(|| self.by_argument(cx, owner, path, shape));
+        }
         let (sym, tier) = self.call_target(cx, owner, chain, depth)?;
         if cx.fam != Family::Ts || depth > MAX_DEPTH {
             return Some((sym, tier));
@@ -1847,6 +1858,68 @@ impl<'i, 'a> Resolver<'i, 'a> {
         (defs.len() > 1 && self.holds_value(cx, owner, receiver, depth + 1)).then_some(m)
     }
 
+    /// Rust `T::f(x)` (`path`) where several impls of `T` define `f`, each of
+    /// a generic trait (`impl From<&[T]> for V`, `From<Vec<T>>`, `From<A>`):
+    /// the one whose trait argument has `x`'s shape (`ARGUMENT`), else, when
+    /// none of the others can take it, the one whose argument is a parameter
+    /// of its impl. Impls of one trait for one type do not overlap, so the
+    /// impl that takes `x` is the one that runs.
+    fn by_argument(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        path: &[Step],
+        shape: &str,
+    ) -> Option<(Sym<'a>, Tier)> {
+        let segs: Vec<&str> = path.iter().map(|c| bare(c)).collect();
+        let (name, head) = segs.split_last()?;
+        let Namespace::Type(t) = self.rust_path_item(cx, owner, head)? else {
+            return None;
+        };
+        let t = self.impl_target(cx, t);
+        let qn = format!("{}::{name}", t.qn);
+        let (key, defs) = (self.ix).symbol_entries(Family::Rust, self.pkg_of(Some(t.file)), &qn)?;
+        // Each impl block defining `f` (cfg variants in one block are one),
+        // by its trait argument's shape.
+        let mut impls: Vec<(&str, Sym<'a>)> = Vec::new();
+        let mut blocks: Vec<(usize, usize)> = Vec::new();
+        for d in defs.iter().filter(|d| d.3 == "method") {
+            let fi = *self.ix.by_path.get(d.2)?;
+            let dcx = self.cx(fi, None);
+            let at = *dcx.ix.ids.get(d.0)?;
+            let imp = parent_index(&dcx, at as usize)?;
+            let of: &'a str = dcx.ix.impl_args.get(&(imp as u32))?.name.as_str();
+            if !blocks.contains(&(fi, imp)) {
+                blocks.push((fi, imp));
+                let m = Sym {
+                    id: d.0,
+                    qn: key,
+                    kind: d.3,
+                    file: fi,
+                };
+                impls.push((of, m));
+            }
+        }
+        let same: Vec<Sym<'a>> = impls
+            .iter()
+            .filter(|(of, _)| *of == shape)
+            .map(|x| x.1)
+            .collect();
+        let param: Vec<Sym<'a>> = impls
+            .iter()
+            .filter(|(of, _)| *of == "#T")
+            .map(|x| x.1)
+            .collect();
+        // `&[i32; 3]` may be taken as a `&[i32]`.
+        let may_take = |of: &str| of == shape || (of.starts_with("&[") && shape.starts_with("&["));
+        let found = match (same.as_slice(), param.as_slice()) {
+            ([one], _) => *one,
+            ([], [one]) if !impls.iter().any(|(of, _)| *of != "#T" && may_take(of)) => *one,
+            _ => return None,
+        };
+        Some((found, Tier::Qualified))
+    }
+
     /// Whether Rust receiver `chain` is proven to hold a value, not a
     /// reference (`Fact::owned`): a by-value `self`, a local (each binding of
     /// it) or a field whose written type is no reference, or a call whose
@@ -2174,8 +2247,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if fam == Family::Ts && defs.len() > 1 {
             return self.ts_implementations(t, &defs);
         }
-        if defs.iter().filter(|d| !d.1).count() < 2 || !self.built_apart(fam, pkg, key, &defs) {
+        if defs.iter().filter(|d| !d.1).count() < 2 {
             return Vec::new();
+        }
+        if !self.built_apart(fam, pkg, key, &defs) {
+            return self.in_one_block(t, key, &defs);
         }
         defs.iter()
             .filter(|d| !d.1 && d.0 != t.id)
@@ -2186,6 +2262,33 @@ impl<'i, 'a> Resolver<'i, 'a> {
                     kind,
                     file: *self.ix.by_path.get(path)?,
                 })
+            })
+            .collect()
+    }
+
+    /// Rust: the other definitions of method `t`'s name in `t`'s own impl
+    /// block: one block defines a name once unless `#[cfg]` picks (E0201),
+    /// as smallvec's `from` with and without its `specialization` feature.
+    fn in_one_block(&self, t: Sym<'a>, key: &'a str, defs: &[Definition<'a>]) -> Vec<Sym<'a>> {
+        if family(self.ix.files[t.file].language) != Family::Rust || t.kind != "method" {
+            return Vec::new();
+        }
+        let tcx = self.cx(t.file, None);
+        let block = |id: &str| {
+            let at = *tcx.ix.ids.get(id)?;
+            parent_index(&tcx, at as usize)
+        };
+        let Some(own) = block(t.id) else {
+            return Vec::new();
+        };
+        let path = &self.ix.files[t.file].path;
+        defs.iter()
+            .filter(|d| d.0 != t.id && d.2 == path && d.3 == "method" && block(d.0) == Some(own))
+            .map(|&(id, _, _, kind)| Sym {
+                id,
+                qn: key,
+                kind,
+                file: t.file,
             })
             .collect()
     }
@@ -3819,6 +3922,13 @@ fn parent_index(cx: &FileCx<'_>, i: usize) -> Option<usize> {
         .map(|&p| p as usize)
 }
 
+/// A Rust call's chain ending in its argument's shape (`ARGUMENT`): the
+/// shape and the path called.
+fn argument(chain: &[Step]) -> Option<(&str, &[Step])> {
+    let (last, path) = chain.split_last()?;
+    Some((last.strip_prefix(ARGUMENT)?, path))
+}
+
 /// Keeps `t` as what several globs found, `None` (stop) when one found
 /// something else: two globs naming different items is no proof.
 fn found_or_ambiguous(found: &mut Option<Target>, t: Target) -> Option<()> {
@@ -3899,6 +4009,7 @@ fn written(fam: Family, chain: &[Step]) -> Id {
             EVERY => out.push_str("[…]"),
             // `(&made).into_iter()` is written `made.into_iter`.
             BORROWED => {}
+            s if s.starts_with(ARGUMENT) => {}
             "()" => out.push_str("()"),
             "{}" => out.push_str("{}"),
             s if s.starts_with("::") => out.push_str(s),

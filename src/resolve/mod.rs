@@ -1378,8 +1378,13 @@ pub fn resolve_each(
                 .zip(only)
                 .filter(|(_, resolve)| **resolve)
                 .flat_map(|(f, _)| &f.sites.sites)
-                // `::from_bits` of a Rust path is asked as `from_bits`.
-                .filter_map(|s| s.chain.last().map(|c| c.strip_prefix("::").unwrap_or(c)))
+                // `::from_bits` of a Rust path is asked as `from_bits` (its
+                // argument's shape, `ARGUMENT`, passed over).
+                .filter_map(|s| {
+                    let mut names = s.chain.iter().rev();
+                    let last = names.find(|c| !c.starts_with(crate::model::sites::ARGUMENT))?;
+                    Some(last.strip_prefix("::").unwrap_or(last))
+                })
                 .collect(),
         );
     }

@@ -247,24 +247,8 @@ pub(super) fn collect(
                 out.sites
                     .push(raw_site(SiteKind::Iterates, chain, node, owner));
             }
-            // `m!(…)`, `crate::m!(…)`: the macro's name, marked with its `!`
-            // (a macro is no function of that name); the standard library's
-            // need no site.
-            "invokes" => {
-                let mut chain = Vec::new();
-                let Some(token) = lang.chain(inner, src, &mut chain) else {
-                    continue;
-                };
-                if is_std_macro(&chain) {
-                    continue;
-                }
-                if let Some(last) = chain.last_mut() {
-                    last.push('!');
-                }
-                let owner = owners.of(node.start_byte(), true);
-                out.sites
-                    .push(raw_site(SiteKind::Call, chain, token, owner));
-            }
+            // `m!(…)`, `crate::m!(…)` (`invoke_site`).
+            "invokes" => out.sites.extend(invoke_site(lang, m, src, &owners)),
             // Tokens no parse reads (a `macro_rules!` template, a macro's
             // arguments that are not parsed again): the types they name.
             "mentions" | "macro"
@@ -298,6 +282,22 @@ pub(super) fn collect(
         }
     }
     dynamic_sites(&dynamic, src, &mut out.sites);
+}
+
+/// The site of a macro invocation (`m!(…)`, `crate::m!(…)`): the macro's
+/// name, marked with its `!` (a macro is no function of that name); none for
+/// the standard library's.
+fn invoke_site(lang: Lang, m: &CallMatch<'_>, src: &str, owners: &Owners<'_>) -> Option<RawSite> {
+    let mut chain = Vec::new();
+    let token = lang.chain(m.inner, src, &mut chain)?;
+    if is_std_macro(&chain) {
+        return None;
+    }
+    if let Some(last) = chain.last_mut() {
+        last.push('!');
+    }
+    let owner = owners.of(m.node.start_byte(), true);
+    Some(raw_site(SiteKind::Call, chain, token, owner))
 }
 
 /// A computed member called (`target[methodName](…)`), or bound to a local

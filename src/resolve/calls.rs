@@ -1651,13 +1651,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if (receiver == ["super", "()"] && cx.fam == Family::Python)
             || (receiver == ["super"] && cx.fam == Family::Ts)
         {
-            let class = self.enclosing_type(cx, owner)?;
-            for (base, _) in self.bases(class, depth + 1) {
-                if let Some((m, _)) = self.member_or_base(base, last, depth + 1) {
-                    return Some((m, Tier::SelfTier));
-                }
-            }
-            return None;
+            return self.super_call(cx, owner, last, depth);
         }
         // Rust `self.m()` where the caller's own impl block defines `m`: that
         // one (`impl Teddy<1>` and `impl Teddy<2>` each define `find_one`).
@@ -1765,6 +1759,24 @@ impl<'i, 'a> Resolver<'i, 'a> {
             Tier::Typed
         };
         Some((m.0, tier))
+    }
+
+    /// `super().m()` (Python), `super.m()` (TS) in `owner`: method `name` of
+    /// the nearest base of the enclosing class that has one.
+    fn super_call(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        name: &str,
+        depth: usize,
+    ) -> Option<(Sym<'a>, Tier)> {
+        let class = self.enclosing_type(cx, owner)?;
+        for (base, _) in self.bases(class, depth + 1) {
+            if let Some((m, _)) = self.member_or_base(base, name, depth + 1) {
+                return Some((m, Tier::SelfTier));
+            }
+        }
+        None
     }
 
     /// Rust: the `next` that std's `Iterator` method `name` (`collect`,

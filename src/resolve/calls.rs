@@ -1812,11 +1812,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
             self.pkg_of(Some(next.file)),
             &format!("{ty}::size_hint"),
         )?;
-        let block = |s: Sym<'a>| {
-            let scx = self.cx(s.file, None);
-            let at = *scx.ix.ids.get(s.id)?;
-            Some((s.file, parent_index(&scx, at as usize)?))
-        };
+        let block = |s: Sym<'a>| self.block_of(s.file, s.id).map(|(_, b)| (s.file, b));
         let here = block(hint)?;
         (Some(here) == block(next)).then_some(hint)
     }
@@ -1847,9 +1843,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let mut found = None;
         for d in defs.iter().filter(|d| d.3 == "method") {
             let fi = *self.ix.by_path.get(d.2)?;
-            let dcx = self.cx(fi, None);
-            let at = *dcx.ix.ids.get(d.0)?;
-            let imp = parent_index(&dcx, at as usize)?;
+            let (dcx, imp) = self.block_of(fi, d.0)?;
             if dcx.syms[imp].kind != "impl" {
                 return None;
             }
@@ -1897,9 +1891,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let mut blocks: Vec<(usize, usize)> = Vec::new();
         for d in defs.iter().filter(|d| d.3 == "method") {
             let fi = *self.ix.by_path.get(d.2)?;
-            let dcx = self.cx(fi, None);
-            let at = *dcx.ix.ids.get(d.0)?;
-            let imp = parent_index(&dcx, at as usize)?;
+            let (dcx, imp) = self.block_of(fi, d.0)?;
             let of: &'a str = dcx.ix.impl_args.get(&(imp as u32))?.name.as_str();
             if !blocks.contains(&(fi, imp)) {
                 blocks.push((fi, imp));
@@ -1947,8 +1939,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 let Some(fact) = self.local_fact(cx, owner, word) else {
                     return false;
                 };
+                // Each binding (the one found, when none are listed).
                 let all = cx.ix.bindings.get(&(fact.owner, word.as_str()));
-                all.into_iter().flatten().all(|b| match b.owned {
+                let all = all.map_or(std::slice::from_ref(&fact), |v| v.as_slice());
+                all.iter().all(|b| match b.owned {
                     Some(owned) => owned,
                     None => {
                         b.chain.last().is_some_and(|l| l == "()")
@@ -2278,6 +2272,15 @@ impl<'i, 'a> Resolver<'i, 'a> {
             .collect()
     }
 
+    /// Where symbol `id` of file `fi` sits: the file's context and the index
+    /// of its parent symbol there (a method's impl block).
+    fn block_of(&self, fi: usize, id: &str) -> Option<(std::sync::Arc<FileCx<'a>>, usize)> {
+        let fcx = self.cx(fi, None);
+        let at = *fcx.ix.ids.get(id)?;
+        let parent = parent_index(&fcx, at as usize)?;
+        Some((fcx, parent))
+    }
+
     /// Rust: the other definitions of method `t`'s name in `t`'s own impl
     /// block: one block defines a name once unless `#[cfg]` picks (E0201),
     /// as smallvec's `from` with and without its `specialization` feature.
@@ -2285,11 +2288,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         if family(self.ix.files[t.file].language) != Family::Rust || t.kind != "method" {
             return Vec::new();
         }
-        let tcx = self.cx(t.file, None);
-        let block = |id: &str| {
-            let at = *tcx.ix.ids.get(id)?;
-            parent_index(&tcx, at as usize)
-        };
+        let block = |id: &str| self.block_of(t.file, id).map(|(_, b)| b);
         let Some(own) = block(t.id) else {
             return Vec::new();
         };

@@ -5,9 +5,9 @@
 use tree_sitter::Node;
 
 use crate::model::sites::{
-    ARGUMENT, BORROWED, CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, Fact, FactKind, FileSites,
-    IN_FILE, ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, THEN,
-    VARIANT_FIELD, YIELDS,
+    ARGUMENT, BORROWED, CALLBACK, COLLECTED, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, Fact, FactKind,
+    FileSites, IN_FILE, ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SELF_VALUE, SHAPE, SiteKind,
+    Step, THEN, VARIANT_FIELD, YIELDS,
 };
 use crate::model::{Language, Symbol, SymbolKind};
 
@@ -182,6 +182,9 @@ pub(super) fn collect(
         }
         match what {
             "call" | "new" | "construct" | "value" => {
+                if matches!(lang, Lang::Rust) && what == "call" {
+                    out.sites.extend(rust_collect_site(node, src, &owners));
+                }
                 let mut chain = Vec::new();
                 if what == "new" {
                     chain.push(Step::const_new("#new"));
@@ -192,16 +195,8 @@ pub(super) fn collect(
                 if chain.len() > MAX_CHAIN || chain.last().is_some_and(|l| is_marker(l)) {
                     continue;
                 }
-                if matches!(lang, Lang::Rust)
-                    && what == "call"
-                    && chain.len() >= 2
-                    && held
-                        .get_or_insert_with(|| rust_held_names(src))
-                        .binary_search(&chain[0].as_str())
-                        .is_ok()
-                    && let Some(held) = rust_pattern_value(node, &chain[0], src)
-                {
-                    chain.splice(0..1, held);
+                if matches!(lang, Lang::Rust) && what == "call" {
+                    rust_held_receiver(node, src, &mut held, &mut chain);
                 }
                 rust_argument(lang, what, node, src, &mut chain);
                 let kind = match what {
@@ -230,6 +225,9 @@ pub(super) fn collect(
                 {
                     out.sites
                         .push(raw_site(SiteKind::Value, vec![chain[0].clone()], h, owner));
+                }
+                if kind == SiteKind::Call && owners.is_macro(owner) {
+                    template_self(node, src, &mut chain);
                 }
                 out.sites.push(raw_site(kind, chain, token, owner));
             }
@@ -879,6 +877,128 @@ fn type_shape(t: Node<'_>, src: &str, params: &[&str], depth: usize) -> Option<S
         }
         _ => None,
     }
+}
+
+/// A Rust method call whose receiver is a name a pattern binds (`held`: the
+/// file's, read from its text when a call first needs them): the value the
+/// pattern takes apart, where `rust_pattern_value` finds it.
+fn rust_held_receiver<'s>(
+    call: Node<'_>,
+    src: &'s str,
+    held: &mut Option<Vec<&'s str>>,
+    chain: &mut Vec<Step>,
+) {
+    if chain.len() >= 2
+        && held
+            .get_or_insert_with(|| rust_held_names(src))
+            .binary_search(&chain[0].as_str())
+            .is_ok()
+        && let Some(value) = rust_pattern_value(call, &chain[0], src)
+    {
+        chain.splice(0..1, value);
+    }
+}
+
+/// A call in a `macro_rules!` template (its owner is the macro, no method)
+/// on `self` or `Self` inside an `impl` the template writes (`impl SearcherT
+/// for SlimSSSE3<$len> { fn find(&self, …) { self.slim128.find(…) } }`):
+/// `self` is a value of the impl's type (`["SlimSSSE3", SELF_VALUE, …]`),
+/// `Self` that type. A type named by a metavariable
+/// (`impl $t`) names nothing the repo defines.
+fn template_self(call: Node<'_>, src: &str, chain: &mut Vec<Step>) {
+    let value = match chain.first().map(|c| c.as_str()) {
+        Some("self") => true,
+        Some("Self") => false,
+        _ => return,
+    };
+    let mut cur = call;
+    let imp = loop {
+        let Some(p) = cur.parent() else { return };
+        if kind_of(p) == "impl_item" {
+            break p;
+        }
+        cur = p;
+    };
+    let Some(ty) = child(imp, "type") else { return };
+    let mut found = Vec::new();
+    Lang::Rust.type_names(ty, src, &mut found, false);
+    let Some((mut into, _)) = found.into_iter().next() else {
+        return;
+    };
+    if value {
+        into.push(Step::const_new(SELF_VALUE));
+    }
+    chain.splice(0..1, into);
+}
+
+/// A Rust `….collect()` call (`call`, any receiver: `(0..n).collect()`)
+/// into a type the code writes (`rust_collected_type`): a site at `collect`
+/// whose chain is that type's, then `COLLECTED`.
+fn rust_collect_site(call: Node<'_>, src: &str, owners: &Owners<'_>) -> Option<RawSite> {
+    let mut f = child(call, "function")?;
+    if kind_of(f) == "generic_function" {
+        f = child(f, "function")?;
+    }
+    let name = child(f, "field").filter(|_| kind_of(f) == "field_expression")?;
+    if text(name, src) != "collect" {
+        return None;
+    }
+    let mut into = declared_chain(Lang::Rust, rust_collected_type(call)?, src);
+    if into.first().is_none_or(|c| c == "?") {
+        return None;
+    }
+    into.push(Step::const_new(COLLECTED));
+    let owner = owners.of(call.start_byte(), true);
+    Some(raw_site(SiteKind::Call, into, name, owner))
+}
+
+/// The type a Rust `….collect()` call (`call`) makes, where the code writes
+/// it: the turbofish's (`collect::<SmallVec<_>>()`), the `let`'s it
+/// initialises (`let v: SmallVec<_> = ….collect()`), or the function's
+/// return type when the call is its body's tail or a `return`'s value.
+fn rust_collected_type(call: Node<'_>) -> Option<Node<'_>> {
+    let f = child(call, "function")?;
+    if kind_of(f) == "generic_function" {
+        return child(f, "type_arguments")?.named_child(0);
+    }
+    let mut at = call;
+    loop {
+        let p = at.parent()?;
+        match kind_of(p) {
+            "let_declaration" if child(p, "value").is_some_and(|v| v.id() == at.id()) => {
+                return child(p, "type");
+            }
+            "return_expression" => break,
+            // The block's value: its last item, no `;` after it.
+            "block" => {
+                let mut c = p.walk();
+                let last = p
+                    .named_children(&mut c)
+                    .filter(|k| !kind_of(*k).ends_with("comment"))
+                    .last()?;
+                if last.id() != at.id() {
+                    return None;
+                }
+                match p.parent().map(kind_of) {
+                    Some("function_item") => break,
+                    Some("unsafe_block") => at = p.parent()?,
+                    _ => return None,
+                }
+            }
+            "parenthesized_expression" => at = p,
+            _ => return None,
+        }
+    }
+    // The enclosing function's return type (a closure's is not written).
+    let mut cur = at;
+    while let Some(p) = cur.parent() {
+        match kind_of(p) {
+            "function_item" => return child(p, "return_type"),
+            "closure_expression" | "async_block" => return None,
+            _ => cur = p,
+        }
+    }
+    None
 }
 
 /// A Rust call by path with one argument (`SmallVec::from(vec)`): the
@@ -1740,6 +1860,13 @@ impl<'s> Owners<'s> {
             c = self.enclosing[j as usize];
         }
         None
+    }
+
+    /// Whether `owner` is a `macro_rules!` (the site is in its template).
+    fn is_macro(&self, owner: u32) -> bool {
+        self.symbols
+            .get(owner as usize)
+            .is_some_and(|s| s.kind == SymbolKind::Macro)
     }
 
     /// The symbol a site at `byte` belongs to: the innermost fn/method around

@@ -258,6 +258,18 @@ pub const BORROWED: &str = "#ref";
 /// which of the type's impls of a generic trait (`From<Vec<T>>`, `From<&[T]>`,
 /// `From<A>`) the call picks (`Resolver::by_argument`).
 pub const ARGUMENT: &str = "#arg";
+/// Follows the type of the `impl` a `macro_rules!` template writes, in the
+/// chain of a call there on `self` (`self.face.area()` in `impl Dial { … }`
+/// → `["Dial", SELF_VALUE, "face", "area"]`): a value of that type, written
+/// `self`. The template is no method, so nothing else says what `self` is.
+pub const SELF_VALUE: &str = "#self";
+/// Ends the chain of a Rust site at a `collect()` whose result's type the
+/// code writes (`let v: SmallVec<_> = it.collect()`, a turbofish, the
+/// function's return type for its tail or a `return`): the chain before it
+/// is that type. std's `collect` runs its `FromIterator::from_iter`
+/// (`Resolver::collected_into`); a type outside the repo gives no edge and
+/// no `UNRESOLVED` row (the `collect` site itself has its own).
+pub const COLLECTED: &str = "#collect";
 /// Ends the chain of a TS `Local` destructured from a parameter of a declared
 /// type (`({ logger }: Ctx) =>` gives `["Ctx", "logger", PROPERTY]`): the
 /// type, then the property whose declared type the local has.

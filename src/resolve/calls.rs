@@ -13,9 +13,9 @@ use super::{
     Definition, Family, FxMap, FxSet, Index, RFile, RSymbol, Target, fam_str, family, key,
 };
 use crate::model::sites::{
-    ARGUMENT, BORROWED, CALLBACK, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, FactKind, FileSites,
-    IN_FILE, ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SHAPE, SiteKind, Step, THEN,
-    VARIANT_FIELD, YIELDS,
+    ARGUMENT, BORROWED, CALLBACK, COLLECTED, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, FactKind,
+    FileSites, IN_FILE, ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SELF_VALUE, SHAPE, SiteKind,
+    Step, THEN, VARIANT_FIELD, YIELDS,
 };
 
 /// A target and the tier that proved it, if one did.
@@ -759,6 +759,15 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 && last == EVERY
             {
                 self.namespace_call(&cx, site, object, &mut out);
+                continue;
+            }
+            // `collect()` into a type the code writes: its `from_iter`.
+            if let Some((last, into)) = site.chain.split_last()
+                && last == COLLECTED
+            {
+                if let Some((m, tier)) = self.collected_into(&cx, site.owner, into) {
+                    out.push(found_edge(cx.fam, from(site.owner), site, m, tier));
+                }
                 continue;
             }
             // What the call is written as, its argument's shape left out.
@@ -1815,6 +1824,20 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let block = |s: Sym<'a>| self.block_of(s.file, s.id).map(|(_, b)| (s.file, b));
         let here = block(hint)?;
         (Some(here) == block(next)).then_some(hint)
+    }
+
+    /// Rust: the `from_iter` std's `collect` runs for a result of type
+    /// `into` (`COLLECTED`), when the repo's `impl FromIterator` for that
+    /// type defines it; `None` for a type outside the repo (`Vec<_>`).
+    fn collected_into(
+        &self,
+        cx: &FileCx<'a>,
+        owner: u32,
+        into: &[Step],
+    ) -> Option<(Sym<'a>, Tier)> {
+        let (t, tier) = self.type_target(cx, owner, into, 1)?;
+        let m = self.in_impl_of(t, "from_iter", "FromIterator", 2)?;
+        Some((m, tier.max(Tier::Typed)))
     }
 
     /// Rust: method `name` of type `t` that several impl blocks define
@@ -3086,7 +3109,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 let t = self.returns(target, depth + 1)?;
                 Some((t, Tier::Typed))
             }
-            "{}" => self
+            "{}" | SELF_VALUE => self
                 .type_target(cx, owner, &chain[..chain.len() - 1], depth + 1)
                 .map(|(s, _)| (s, Tier::Typed)),
             "?" | "#new" => None,
@@ -4018,6 +4041,13 @@ fn written(fam: Family, chain: &[Step]) -> Id {
             "#new" => out.push_str("new "),
             THEN => out.push_str("(..)"),
             EVERY => out.push_str("[…]"),
+            // `it.collect()` that runs a `from_iter`: the call written.
+            COLLECTED => return Id::from("collect"),
+            // A template's `self.face.area()`: the type before it is not written.
+            SELF_VALUE => {
+                out.clear();
+                out.push_str("self");
+            }
             // `(&made).into_iter()` is written `made.into_iter`.
             BORROWED => {}
             s if s.starts_with(ARGUMENT) => {}

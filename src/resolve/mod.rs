@@ -1379,10 +1379,10 @@ pub fn resolve_each(
                 .filter(|(_, resolve)| **resolve)
                 .flat_map(|(f, _)| &f.sites.sites)
                 // `::from_bits` of a Rust path is asked as `from_bits` (its
-                // argument's shape, `ARGUMENT`, passed over).
+                // argument's shape, `ARGUMENT`, and other markers passed over).
                 .filter_map(|s| {
                     let mut names = s.chain.iter().rev();
-                    let last = names.find(|c| !c.starts_with(crate::model::sites::ARGUMENT))?;
+                    let last = names.find(|c| !c.starts_with('#'))?;
                     Some(last.strip_prefix("::").unwrap_or(last))
                 })
                 .collect(),

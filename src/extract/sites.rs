@@ -538,19 +538,13 @@ fn fact_of(
         }
         chain = vec![Step::const_new("?")];
     }
-    let mut owner = owners.of(node.start_byte(), false);
-    // A Go function value's result (`var f = func() *T {…}`) is
-    // the var's own; `of` passes over vars (they own no sites).
-    if kind == FactKind::Returns && kind_of(node) == "var_spec" {
-        match owners.innermost(node.start_byte() as u32) {
-            Some(i) if symbols[i].kind == SymbolKind::Var => owner = i as u32,
-            _ => return None,
-        }
-    }
+    let mut owner = go_var_owner(kind, node, symbols, owners)?;
     // `self.x = …` / `this.x = …` in a method: a field of its class (a
-    // property of a declared result is the function's own).
+    // property of a declared result is the function's own, as is a Go
+    // field of a struct of no name in a function, `SHAPE`).
     if kind == FactKind::Field
         && what != "fact.shape"
+        && !matches!(lang, Lang::Go)
         && owner != IN_FILE
         && symbols[owner as usize].kind.is_callable()
     {
@@ -574,6 +568,10 @@ fn fact_of(
     }
     if let Some(m) = marker {
         chain.insert(0, Step::const_new(m));
+    }
+    // Go `cases := []struct{ … }{…}`: a struct of no name, the local's.
+    if kind == FactKind::Local && chain.first().is_some_and(|c| c == SHAPE) {
+        chain.insert(1, name.clone());
     }
     // An untyped TS parameter of a function passed as an argument: typed by
     // what the callee declares (contextual typing).
@@ -616,6 +614,48 @@ fn fact_of(
         byte: node.start_byte() as u32,
         owned,
     })
+}
+
+/// What a Go slice, array or map literal's type holds (`[]*T` → `*T`,
+/// `map[K][]T` → `T`): its values' type, which iterating or indexing the
+/// literal gives; any other type as it is. Go chains name a declared slice
+/// by its element type too (`xs []T` → `T`).
+fn go_element(mut ty: Node<'_>) -> Node<'_> {
+    while let Some(element) = match kind_of(ty) {
+        "slice_type" | "array_type" | "implicit_length_array_type" => child(ty, "element"),
+        "map_type" => child(ty, "value"),
+        _ => None,
+    } {
+        ty = element;
+    }
+    ty
+}
+
+/// Who owns a fact (`Owners::of`, which passes over vars: they own no
+/// sites), but for two facts of a Go package-level var, which are the var's:
+/// the result of the function value it holds (`var f = func() *T {…}`; none
+/// elsewhere) and a field of a struct of no name it holds (`var cases =
+/// []struct{ r *Replacer }{…}`, its `SHAPE`).
+fn go_var_owner(
+    kind: FactKind,
+    node: Node<'_>,
+    symbols: &[Symbol],
+    owners: &Owners<'_>,
+) -> Option<u32> {
+    let owner = owners.of(node.start_byte(), false);
+    let var = || {
+        owners
+            .innermost(node.start_byte() as u32)
+            .filter(|&i| symbols[i].kind == SymbolKind::Var)
+            .map(|i| i as u32)
+    };
+    match kind {
+        FactKind::Returns if kind_of(node) == "var_spec" => var(),
+        FactKind::Field if owner == IN_FILE && kind_of(node) == "field_declaration" => {
+            Some(var().unwrap_or(owner))
+        }
+        _ => Some(owner),
+    }
 }
 
 /// Whether a Rust local, field or result holds a value or a reference
@@ -2177,9 +2217,17 @@ impl Lang {
                 out.push("()".into());
                 Some(t)
             }
+            // Go `[]T{…}`, `map[K]T{…}`: its element's type (`go_element`);
+            // `[]struct{ … }{…}`: a struct of no name (`SHAPE`).
             (Lang::Rust, "struct_expression") | (Lang::Go, "composite_literal") => {
                 // Go's names its type `type`, Rust's `name`.
-                let t = down(field("type").or_else(|| field("name"))?, out)?;
+                let ty = go_element(field("type").or_else(|| field("name"))?);
+                let t = if kind_of(ty) == "struct_type" {
+                    out.push(SHAPE.into());
+                    ty
+                } else {
+                    down(ty, out)?
+                };
                 out.push("{}".into());
                 Some(t)
             }

@@ -2925,6 +2925,14 @@ impl<'i, 'a> Resolver<'i, 'a> {
         {
             return None;
         }
+        // Go: a struct of no name (`[]struct{ r *Replacer }{…}`) stands as
+        // its var's or function's own type, whose fields it owns.
+        if let [shape, var] = chain
+            && shape == SHAPE
+            && cx.fam == Family::Go
+        {
+            return self.go_shape(cx, owner, var).map(|s| (s, Tier::Typed));
+        }
         if chain.len() == 1 {
             let name = bare(&chain[0]);
             if name == "Self" && cx.fam == Family::Rust {
@@ -2971,6 +2979,27 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let qn = join(&module, msep, &rest.join(isep));
         let s = self.lookup(cx.fam, self.pkg_of(fam_file), &qn)?;
         is_type_kind(s.kind).then_some((s, Tier::Qualified))
+    }
+
+    /// Go: what stands for the struct of no name a local (`tests :=
+    /// []struct{ … }{…}`) or package-level var (`var cases = …`) holds, whose
+    /// fields are its facts (`extract::sites::go_var_owner`): the function
+    /// the local is in, or the var.
+    fn go_shape(&self, cx: &FileCx<'a>, owner: u32, var: &str) -> Option<Sym<'a>> {
+        let at = if owner == IN_FILE {
+            cx.syms
+                .iter()
+                .position(|s| s.kind == "var" && s.qualified_name.rsplit('.').next() == Some(var))?
+        } else {
+            owner as usize
+        };
+        let s = cx.syms.get(at)?;
+        Some(Sym {
+            id: &s.id,
+            qn: &s.qualified_name,
+            kind: s.kind,
+            file: cx.fi,
+        })
     }
 
     /// Rust `Self::IntoIter` in a method of an impl block: the block's own

@@ -457,7 +457,8 @@ fn the_tools_on_rust_traps() {
             "report::via_root",
             "report::count",
             "report::matched",
-            "templated::area_of"
+            "templated::area_of",
+            "templated::dial_area"
         ],
         "{typed}"
     );

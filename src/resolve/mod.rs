@@ -1389,7 +1389,6 @@ pub fn resolve_each(
         );
     }
     let rust_cache = rust::Cache::default();
-    let contexts = calls::CxCache::new(files.len());
     // Chunks of the files to resolve, not of positions: an incremental run's
     // few hundred files spread over a big ref would go one at a time.
     let todo: Vec<usize> = match only {
@@ -1398,6 +1397,10 @@ pub fn resolve_each(
     };
     let mut done: Vec<(usize, Resolved)> = Vec::new();
     for chunk in todo.chunks(CHUNK) {
+        // Other files' contexts, made for this chunk's lookups: kept for the
+        // whole run they grew with the ref (every file a lookup ever reached,
+        // its facts and symbols indexed), the largest of resolution's tables.
+        let contexts = calls::CxCache::new(files.len());
         let handed = std::mem::take(&mut done);
         let (next, ()) = rayon::join(
             || {
@@ -1423,7 +1426,7 @@ fn hand_on(each: &mut (dyn FnMut(usize, Resolved) + Send), done: Vec<(usize, Res
 fn resolve_file<'a>(
     tables: &'a Tables<'a>,
     rust_cache: &'a rust::Cache<'a>,
-    contexts: &'a calls::CxCache<'a>,
+    contexts: &calls::CxCache<'a>,
     fi: usize,
 ) -> Resolved {
     let f = &tables.files[fi];

@@ -1388,19 +1388,20 @@ pub fn resolve_each(
                 .collect(),
         );
     }
-    let rust_cache = rust::Cache::default();
     // Chunks of the files to resolve, not of positions: an incremental run's
     // few hundred files spread over a big ref would go one at a time.
     let todo: Vec<usize> = match only {
         Some(o) => (0..files.len()).filter(|&fi| o[fi]).collect(),
         None => (0..files.len()).collect(),
     };
+    let rust_cache = rust::Cache::default();
     let mut done: Vec<(usize, Resolved)> = Vec::new();
     for chunk in todo.chunks(CHUNK) {
         // Other files' contexts, made for this chunk's lookups: kept for the
         // whole run they grew with the ref (every file a lookup ever reached,
         // its facts and symbols indexed), the largest of resolution's tables.
         let contexts = calls::CxCache::new(files.len());
+        rust_cache.clear();
         let handed = std::mem::take(&mut done);
         let (next, ()) = rayon::join(
             || {

@@ -40,6 +40,16 @@ pub(super) struct Cache<'a> {
 
 type Answer<'a> = (Option<Found<'a>>, std::sync::Arc<Vec<u64>>);
 
+impl Cache<'_> {
+    /// Forgets every answer (between chunks of files: kept for a whole run,
+    /// the answers grew with the ref).
+    pub(super) fn clear(&self) {
+        if let Ok(mut answers) = self.answers.lock() {
+            *answers = FxMap::default();
+        }
+    }
+}
+
 /// A glob import made absolute once a run, with the lookup keys that took
 /// (`glob_absolute`); `None` when that depended on the file being resolved.
 pub(super) type GlobAbs = Option<(Option<Abs>, Vec<u64>)>;

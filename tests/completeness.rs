@@ -714,3 +714,53 @@ fn a_call_picks_the_impl_for_a_value_and_leaves_a_reference_unproven() {
         "{out}"
     );
 }
+
+/// A method called on what no chain names (`(a + b).reading()`, an `if`'s
+/// value, an element of an array literal) was left out of the graph: the
+/// answer about the method said `exact` with no caller. Now each such call is
+/// an unproven site of its name, in every language.
+#[test]
+fn a_call_on_a_receiver_no_chain_names_leaves_the_answer_a_lower_bound() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = tmp.path().join("meters");
+    let lib = "pub struct Meter(pub u32);\n\n\
+        impl Meter {\n    pub fn reading(&self) -> u32 {\n        self.0\n    }\n}\n\n\
+        impl std::ops::Add for Meter {\n    type Output = Meter;\n    fn add(self, o: Meter) -> Meter {\n        Meter(self.0 + o.0)\n    }\n}\n\n\
+        pub fn total(a: Meter, b: Meter) -> u32 {\n    (a + b).reading()\n}\n\n\
+        pub fn pick(flag: bool, a: Meter, b: Meter) -> u32 {\n    (if flag { a } else { b }).reading()\n}\n\n\
+        pub fn first() -> u32 {\n    [Meter(1)][0].reading() + \"x\".len() as u32\n}\n";
+    write(
+        &root,
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"meters\"\nversion = \"0.1.0\"\n",
+            ),
+            ("src/lib.rs", lib),
+        ],
+    );
+    let cli = |args: &[&str]| crate::common::cruxe_in(&root, args);
+    assert!(cli(&["index", "."]).status.success());
+    let o = cli(&["calls", "Meter::reading", "--depth", "1"]);
+    let out = crate::common::stdout(&o);
+    assert!(out.contains("lower_bound: 3 site(s)"), "{out}");
+    for unproven in [
+        "(a + b).reading()",
+        "(if flag { a } else { b }).reading()",
+        "[Meter(1)][0].reading()",
+    ] {
+        assert!(
+            out.lines()
+                .any(|l| l.contains("[unresolved]") && l.contains(unproven)),
+            "{unproven}: {out}"
+        );
+    }
+    // A name no method of the repo has makes no row (`"x".len()`, and `len`
+    // on the unknown receivers of a big tree).
+    let o = cli(&[
+        "cypher",
+        "MATCH ()-[c:UNRESOLVED]->(n) WHERE n.name = 'len' RETURN count(*) AS n",
+    ]);
+    let out = crate::common::stdout(&o);
+    assert!(out.lines().any(|l| l.trim() == "0"), "{out}");
+}

@@ -190,6 +190,10 @@ pub(super) fn collect(
                     chain.push(Step::const_new("#new"));
                 }
                 let Some(token) = lang.chain(inner, src, &mut chain) else {
+                    if what == "call" {
+                        out.sites
+                            .extend(unknown_receiver(lang, inner, src, &owners));
+                    }
                     continue;
                 };
                 if chain.len() > MAX_CHAIN || chain.last().is_some_and(|l| is_marker(l)) {
@@ -969,6 +973,40 @@ fn template_self(call: Node<'_>, src: &str, chain: &mut Vec<Step>) {
         into.push(Step::const_new(SELF_VALUE));
     }
     chain.splice(0..1, into);
+}
+
+/// A method called on what no chain names (`(a + b).reading()`, `(if c { a }
+/// else { b }).m()`, `f(x)[0].m()` in Rust): a site on an unknown receiver
+/// (`["?", name]`), never proven, so that answers about a repo's method of
+/// that name say they are a lower bound rather than lose it. A literal's
+/// methods are the language's (`", ".join(…)`, `[1, 2].map(…)`): none.
+fn unknown_receiver(
+    lang: Lang,
+    callee: Node<'_>,
+    src: &str,
+    owners: &Owners<'_>,
+) -> Option<RawSite> {
+    let callee = match kind_of(callee) {
+        "generic_function" => child(callee, "function")?,
+        _ => callee,
+    };
+    let (object, name) = match (lang, kind_of(callee)) {
+        (Lang::Rust, "field_expression") => (child(callee, "value")?, child(callee, "field")?),
+        (Lang::Ts, "member_expression") => (child(callee, "object")?, child(callee, "property")?),
+        (Lang::Python, "attribute") => (child(callee, "object")?, child(callee, "attribute")?),
+        (Lang::Go, "selector_expression") => (child(callee, "operand")?, child(callee, "field")?),
+        _ => return None,
+    };
+    let mut object = object;
+    while kind_of(object) == "parenthesized_expression" {
+        object = object.named_child(0)?;
+    }
+    if lang.is_literal(object) {
+        return None;
+    }
+    let chain = vec![Step::const_new("?"), Step::from(text(name, src))];
+    let owner = owners.of(callee.start_byte(), true);
+    Some(raw_site(SiteKind::Call, chain, name, owner))
 }
 
 /// A Rust `….collect()` call (`call`, any receiver: `(0..n).collect()`)

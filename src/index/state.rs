@@ -45,7 +45,7 @@ use crate::source::walk::FileStat;
 /// repo iterator's `next` (24 kept lookup keys in 32 bits and compressed
 /// sections with zstd), so an older state is not trusted and its ref is
 /// built again.
-const MAGIC: &[u8; 8] = b"CRUXST38";
+const MAGIC: &[u8; 8] = b"CRUXST39";
 /// Starts each change appended after the whole state.
 const CHANGE: &[u8; 8] = b"CRUXCH20";
 

@@ -872,7 +872,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
         out
     }
 
-    /// Whether an unproven call is kept (`UNRESOLVED`): any but a bare Rust
+    /// Whether an unproven call is kept (`UNRESOLVED`): any but a method of a
+    /// name the repo defines no method of on an unknown receiver, a bare Rust
     /// `Ok(…)`/`Some(…)` (the prelude's) and a Rust macro no `macro_rules!`
     /// of the caller's crate is named as. Another
     /// crate's (`debug!` of `log` and of `tracing`, `bail!`) is left to the
@@ -880,6 +881,12 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// logging call would be a fifth of all.
     fn may_be_repos(&self, cx: &FileCx<'a>, chain: &[Step]) -> bool {
         match chain.last() {
+            // A method on a receiver no chain names (`(a + b).m()`): kept
+            // when the repo defines a method of that name, the only answers
+            // it could be missing from.
+            Some(l) if chain.len() == 2 && chain[0] == "?" => {
+                !self.ix.callables_named(cx.fam, l, true).is_empty()
+            }
             // The prelude's variants, unless something binds the name.
             Some(l)
                 if cx.fam == Family::Rust
@@ -1051,9 +1058,12 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// calls is left alone: those name things the repo may not define.
     fn name_target(&self, cx: &FileCx<'a>, owner: u32, chain: &[Step]) -> Option<Sym<'a>> {
         let (last, receiver) = chain.split_last()?;
+        // A receiver no chain names (`(a + b).m()`, `["?", m]`) says
+        // nothing of its type: no guess.
         if last.starts_with("::")
             || matches!(last.as_str(), "()" | "{}" | "?" | "#new")
             || receiver.iter().any(|c| c.starts_with("::") || c == "#new")
+            || receiver == ["?"]
         {
             return None;
         }
@@ -1144,7 +1154,9 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// (`x := pkg.Open()`), or of a type the repo may define but no tier
     /// found, is not: nothing is known of it.
     fn typed_outside(&self, cx: &FileCx<'a>, owner: u32, receiver: &[Step]) -> bool {
-        let Some(head) = receiver.first() else {
+        // A receiver no chain names (`["?"]`, `unknown_receiver`): not known
+        // to be a library value (a local's `["?"]` is a literal's, below).
+        let Some(head) = receiver.first().filter(|_| receiver != ["?"]) else {
             return false;
         };
         if receiver.len() >= 2 && self.is_self(cx, owner, head) {

@@ -620,6 +620,20 @@ fn fact_of(
     })
 }
 
+/// The fields of a member access in `lang`'s grammar, for node kind `k`: the
+/// object's and the member's (`a.b`, a qualified type `pkg.T`).
+fn member_fields(lang: Lang, k: &str) -> Option<(&'static str, &'static str)> {
+    Some(match (lang, k) {
+        (Lang::Rust, "field_expression") => ("value", "field"),
+        (Lang::Python, "attribute") => ("object", "attribute"),
+        (Lang::Ts, "member_expression") => ("object", "property"),
+        (Lang::Ts, "nested_type_identifier") => ("module", "name"),
+        (Lang::Go, "selector_expression") => ("operand", "field"),
+        (Lang::Go, "qualified_type") => ("package", "name"),
+        _ => return None,
+    })
+}
+
 /// What a Go slice, array or map literal's type holds (`[]*T` → `*T`,
 /// `map[K][]T` → `T`): its values' type, which iterating or indexing the
 /// literal gives; any other type as it is. Go chains name a declared slice
@@ -990,13 +1004,8 @@ fn unknown_receiver(
         "generic_function" => child(callee, "function")?,
         _ => callee,
     };
-    let (object, name) = match (lang, kind_of(callee)) {
-        (Lang::Rust, "field_expression") => (child(callee, "value")?, child(callee, "field")?),
-        (Lang::Ts, "member_expression") => (child(callee, "object")?, child(callee, "property")?),
-        (Lang::Python, "attribute") => (child(callee, "object")?, child(callee, "attribute")?),
-        (Lang::Go, "selector_expression") => (child(callee, "operand")?, child(callee, "field")?),
-        _ => return None,
-    };
+    let (object, member) = member_fields(lang, kind_of(callee))?;
+    let (object, name) = (child(callee, object)?, child(callee, member)?);
     let mut object = object;
     while kind_of(object) == "parenthesized_expression" {
         object = object.named_child(0)?;
@@ -2205,39 +2214,11 @@ impl Lang {
             (Lang::Rust | Lang::Go | Lang::Ts, "generic_type") => {
                 down(field("type").or_else(|| n.named_child(0))?, out)
             }
-            (Lang::Rust, "field_expression") => {
-                down(field("value")?, out)?;
-                let f = field("field")?;
-                name(out, text(f, src));
-                Some(f)
-            }
-            (Lang::Python, "attribute") => {
-                down(field("object")?, out)?;
-                let f = field("attribute")?;
-                name(out, text(f, src));
-                Some(f)
-            }
-            (Lang::Ts, "member_expression") => {
-                down(field("object")?, out)?;
-                let f = field("property")?;
-                name(out, text(f, src));
-                Some(f)
-            }
-            (Lang::Ts, "nested_type_identifier") => {
-                down(field("module")?, out)?;
-                let f = field("name")?;
-                name(out, text(f, src));
-                Some(f)
-            }
-            (Lang::Go, "selector_expression") => {
-                down(field("operand")?, out)?;
-                let f = field("field")?;
-                name(out, text(f, src));
-                Some(f)
-            }
-            (Lang::Go, "qualified_type") => {
-                down(field("package")?, out)?;
-                let f = field("name")?;
+            // `a.b` in each grammar: the object's chain, then the member's name.
+            _ if member_fields(self, k).is_some() => {
+                let (object, member) = member_fields(self, k)?;
+                down(field(object)?, out)?;
+                let f = field(member)?;
                 name(out, text(f, src));
                 Some(f)
             }

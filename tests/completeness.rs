@@ -85,6 +85,18 @@ fn python(root: &Path) {
     );
 }
 
+/// Asserts `cruxe calls` output `out` lists each of `sites` (its source text)
+/// among the unproven sites, as `[unresolved]`.
+fn assert_unproven(out: &str, sites: &[&str]) {
+    for unproven in sites {
+        assert!(
+            out.lines()
+                .any(|l| l.contains("[unresolved]") && l.contains(unproven)),
+            "{unproven}: {out}"
+        );
+    }
+}
+
 fn reasons(v: &Value) -> Vec<String> {
     v["unproven_sites"]
         .as_array()
@@ -692,17 +704,14 @@ fn a_call_picks_the_impl_for_a_value_and_leaves_a_reference_unproven() {
     assert!(has("Bag::consume", "src/lib.rs:40", "[self]"), "{out}");
     assert!(has("both", "src/lib.rs:49", "[typed]"), "{out}");
     assert!(out.contains("lower_bound: "), "{out}");
-    for unproven in [
-        "self.into_iter().count()",
-        "(&made).into_iter();",
-        "shared.into_iter();",
-    ] {
-        assert!(
-            out.lines()
-                .any(|l| l.contains("[unresolved]") && l.contains(unproven)),
-            "{unproven}: {out}"
-        );
-    }
+    assert_unproven(
+        &out,
+        &[
+            "self.into_iter().count()",
+            "(&made).into_iter();",
+            "shared.into_iter();",
+        ],
+    );
     // Kept by what is written, the reference left out.
     let o = cli(&[
         "cypher",
@@ -744,17 +753,14 @@ fn a_call_on_a_receiver_no_chain_names_leaves_the_answer_a_lower_bound() {
     let o = cli(&["calls", "Meter::reading", "--depth", "1"]);
     let out = crate::common::stdout(&o);
     assert!(out.contains("lower_bound: 3 site(s)"), "{out}");
-    for unproven in [
-        "(a + b).reading()",
-        "(if flag { a } else { b }).reading()",
-        "[Meter(1)][0].reading()",
-    ] {
-        assert!(
-            out.lines()
-                .any(|l| l.contains("[unresolved]") && l.contains(unproven)),
-            "{unproven}: {out}"
-        );
-    }
+    assert_unproven(
+        &out,
+        &[
+            "(a + b).reading()",
+            "(if flag { a } else { b }).reading()",
+            "[Meter(1)][0].reading()",
+        ],
+    );
     // A name no method of the repo has makes no row (`"x".len()`, and `len`
     // on the unknown receivers of a big tree).
     let o = cli(&[

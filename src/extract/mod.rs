@@ -431,7 +431,6 @@ impl Extractor {
                 sites.sites.sort_by_key(|s| (s.line, s.col));
             }
             sites::drop_shadowed_values(&mut sites);
-            sites.shrink();
         }
         Extracted {
             symbols,

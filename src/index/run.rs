@@ -1385,7 +1385,7 @@ fn new_entry(rows: &FileRows, parsed: &mut ForResolution) -> (RFile, FileMeta) {
         package: rows.file.package.clone(),
         path_mods: resolve::declares_path_mods(&imports),
         imports: Lazy::new(imports),
-        sites: Lazy::new(std::mem::take(&mut parsed.sites)),
+        sites: state::encoded_sites(&std::mem::take(&mut parsed.sites)),
         callables: Lazy::new(resolve::Callables::of(&symbols)),
         symbols: Lazy::new(symbols),
     };

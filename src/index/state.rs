@@ -1073,7 +1073,7 @@ fn decode_callables(b: &[u8]) -> Callables {
 }
 
 /// A file's call and reference sites and type facts.
-fn put_sites(buf: &mut Vec<u8>, sites: &Lazy<FileSites>) {
+fn put_sites(buf: &mut Vec<u8>, sites: &FileSites) {
     put_var(buf, sites.sites.len() as u32);
     for x in &sites.sites {
         buf.push(x.kind.as_u8());
@@ -1101,6 +1101,19 @@ fn put_sites(buf: &mut Vec<u8>, sites: &Lazy<FileSites>) {
 fn decode_sites(b: &[u8]) -> FileSites {
     let mut r = Reader { buf: b, at: 0 };
     r.sites().unwrap_or_default()
+}
+
+/// A parsed file's sites and facts kept as the bytes the state saves (a zstd
+/// frame): resolution decodes them for the chunk of files that reads them
+/// (`Lazy::value_or_decoded`). Held decoded, a full build's sites were two
+/// thirds of its memory when the parse ended (1.1 of 1.8 GiB on a 52k-file
+/// tree).
+pub fn encoded_sites(sites: &FileSites) -> Lazy<FileSites> {
+    let mut buf = Vec::with_capacity(sites.sites.len() * 24 + sites.facts.len() * 24 + 8);
+    put_sites(&mut buf, sites);
+    let packed = crate::model::lazy::pack(&buf);
+    let range = 0..packed.len();
+    Lazy::packed(std::sync::Arc::new(packed), range, decode_sites)
 }
 
 /// A file's call-graph edges kept as the bytes the state saves (a zstd

@@ -66,13 +66,24 @@ impl<T> Lazy<T> {
 
     pub fn value(&self) -> &T {
         self.value.get_or_init(|| match &self.encoded {
-            Some(e) if e.packed => {
-                let raw = &(*e.bytes).as_ref()[e.range.clone()];
-                (e.decode)(&unpack(raw).unwrap_or_default())
-            }
-            Some(e) => (e.decode)(&(*e.bytes).as_ref()[e.range.clone()]),
+            Some(e) => e.decode_now(),
             None => unreachable!("a Lazy holds a value or its bytes"),
         })
+    }
+
+    /// The value when it was made already, else what its bytes decode to,
+    /// made now and not kept: a full build reads each file's sites in the
+    /// chunk of files that resolves it (and in those that look into it), and
+    /// kept they were most of its memory.
+    pub fn value_or_decoded(&self) -> std::borrow::Cow<'_, T>
+    where
+        T: Clone,
+    {
+        match (self.value.get(), &self.encoded) {
+            (Some(v), _) => std::borrow::Cow::Borrowed(v),
+            (None, Some(e)) => std::borrow::Cow::Owned(e.decode_now()),
+            (None, None) => unreachable!("a Lazy holds a value or its bytes"),
+        }
     }
 
     /// The bytes the value was read from, if it was: they encode it still
@@ -136,6 +147,16 @@ pub fn unpack(packed: &[u8]) -> Option<Vec<u8>> {
         }
         unpacker.as_mut()?.decompress(packed, MAX).ok()
     })
+}
+
+impl<T> Encoded<T> {
+    fn decode_now(&self) -> T {
+        let raw = &(*self.bytes).as_ref()[self.range.clone()];
+        match self.packed {
+            true => (self.decode)(&unpack(raw).unwrap_or_default()),
+            false => (self.decode)(raw),
+        }
+    }
 }
 
 impl<T> std::ops::Deref for Lazy<T> {
@@ -223,7 +244,14 @@ mod tests {
         let lazy = Lazy::packed(Arc::new(packed), 0..n, words);
         assert!(!lazy.is_decoded());
         assert_eq!(lazy.packed_raw().map(<[u8]>::len), Some(n));
+        // Decoded for a reader that does not keep it: still not decoded.
+        assert_eq!(lazy.value_or_decoded().len(), 12);
+        assert!(!lazy.is_decoded());
         assert_eq!(lazy.len(), 12);
+        assert!(matches!(
+            lazy.value_or_decoded(),
+            std::borrow::Cow::Borrowed(_)
+        ));
         assert_eq!(lazy, Lazy::new(words(plain)));
         // The same bytes read plain are another value.
         let bytes: Shared = Arc::new(pack(plain));

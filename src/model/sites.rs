@@ -324,16 +324,6 @@ pub struct FileSites {
     pub facts: Vec<Fact>,
 }
 
-impl FileSites {
-    /// Lets go of the room the vectors grew into: a full build holds every
-    /// file's sites until resolution (their chains are made to fit as each is
-    /// made, `Chain::from`).
-    pub fn shrink(&mut self) {
-        moved_fit(&mut self.sites);
-        moved_fit(&mut self.facts);
-    }
-}
-
 /// Moves `v`'s items to a block of their size, when it has room to spare
 /// (not shrunk in place: see `Chain::from`).
 fn moved_fit<T>(v: &mut Vec<T>) {
@@ -373,33 +363,5 @@ mod tests {
             Chain::from(pushed(&["a", "b"])),
             Chain::from(pushed(&["a"]))
         );
-    }
-
-    #[test]
-    fn shrinking_keeps_every_site_and_fact_and_no_spare_room() {
-        let mut out = FileSites::default();
-        for line in 1..=5 {
-            out.sites.push(RawSite {
-                kind: SiteKind::Call,
-                chain: pushed(&["self", "a_name_longer_than_twenty_four_bytes"]).into(),
-                line,
-                col: 3,
-                owner: IN_FILE,
-            });
-        }
-        out.facts.push(Fact {
-            kind: FactKind::Local,
-            owner: 0,
-            name: "x".into(),
-            chain: pushed(&["x"]).into(),
-            byte: 7,
-            owned: None,
-        });
-        let before = out.clone();
-        assert!(out.sites.capacity() > out.sites.len());
-        out.shrink();
-        assert_eq!(out, before);
-        assert_eq!(out.sites.capacity(), out.sites.len());
-        assert_eq!(out.facts.capacity(), out.facts.len());
     }
 }

@@ -326,13 +326,13 @@ const MAX_DEPTH: usize = 12;
 
 /// One file as call resolution sees it: its imports' local names bound to
 /// what they resolved to, its symbols, its sites and facts.
-struct FileCx<'a> {
+struct FileCx<'a, 's> {
     fi: usize,
     f: &'a RFile,
     fam: Family,
     pkg: &'a str,
     syms: &'a [RSymbol],
-    sites: &'a FileSites,
+    sites: &'s FileSites,
     /// Local name → the imports that bind it (their positions in the
     /// file's), in file order.
     binders: FxMap<String, Vec<usize>>,
@@ -343,7 +343,7 @@ struct FileCx<'a> {
     globs: std::sync::OnceLock<Vec<GlobHome<'a>>>,
     /// The facts and heritage sites by what they are looked up by (a
     /// file's lookups are per site: scans would make them quadratic).
-    ix: FactIndex<'a>,
+    ix: FactIndex<'s>,
 }
 
 /// A module or enum a Rust glob import names: (its crate, its qualified
@@ -364,7 +364,7 @@ struct Bound {
     found: FxMap<String, (Family, String, String)>,
 }
 
-impl FileCx<'_> {
+impl FileCx<'_, '_> {
     /// The id of the symbol at `owner` (empty: the file).
     fn owner_id(&self, owner: u32) -> Id {
         if owner == IN_FILE {
@@ -495,11 +495,11 @@ impl<'a> FactIndex<'a> {
 
 /// Resolution of one file's sites, with the contexts of other files it
 /// looked into (a callee's return type is written in the callee's file).
-pub(super) struct Resolver<'i, 'a> {
+pub(super) struct Resolver<'i, 'a, 's> {
     ix: &'i Index<'a>,
     /// The file being resolved.
-    own: RefCell<Option<std::sync::Arc<FileCx<'a>>>>,
-    shared: &'i CxCache<'a>,
+    own: RefCell<Option<std::sync::Arc<FileCx<'a, 's>>>>,
+    shared: &'i CxCache<'a, 's>,
     /// The (file, import) of other files whose lookups' keys and finds this
     /// file has taken on already.
     taken: RefCell<FxSet<(usize, usize)>>,
@@ -508,20 +508,52 @@ pub(super) struct Resolver<'i, 'a> {
 /// Other files' contexts, made once a run for every file that looks into
 /// them (a type's file, a callee's); their imports are resolved when asked
 /// (`Resolver::bindings`).
-pub(super) struct CxCache<'a> {
-    slots: Vec<std::sync::OnceLock<std::sync::Arc<FileCx<'a>>>>,
+pub(super) struct CxCache<'a, 's> {
+    slots: Vec<std::sync::OnceLock<std::sync::Arc<FileCx<'a, 's>>>>,
+    sites: &'s ChunkSites<'a>,
 }
 
-impl CxCache<'_> {
-    pub(super) fn new(files: usize) -> Self {
+impl<'a, 's> CxCache<'a, 's> {
+    pub(super) fn new(sites: &'s ChunkSites<'a>) -> Self {
         CxCache {
-            slots: (0..files).map(|_| std::sync::OnceLock::new()).collect(),
+            slots: (0..sites.files.len())
+                .map(|_| std::sync::OnceLock::new())
+                .collect(),
+            sites,
         }
     }
 }
 
-impl<'i, 'a> Resolver<'i, 'a> {
-    pub(super) fn new(ix: &'i Index<'a>, shared: &'i CxCache<'a>) -> Resolver<'i, 'a> {
+/// The files' sites and facts a chunk of files reads: its own files' and
+/// those of the files its lookups look into, decoded once for the chunk
+/// (`Lazy::value_or_decoded`) and let go with it. A file whose sites are
+/// decoded already (made by this run, or read by an earlier ask) lends them.
+pub(super) struct ChunkSites<'a> {
+    files: &'a [RFile],
+    slots: Vec<std::sync::OnceLock<FileSites>>,
+}
+
+impl<'a> ChunkSites<'a> {
+    pub(super) fn new(files: &'a [RFile]) -> ChunkSites<'a> {
+        ChunkSites {
+            files,
+            slots: (0..files.len())
+                .map(|_| std::sync::OnceLock::new())
+                .collect(),
+        }
+    }
+
+    fn of(&self, fi: usize) -> &FileSites {
+        let sites = &self.files[fi].sites;
+        if sites.is_decoded() {
+            return sites;
+        }
+        self.slots[fi].get_or_init(|| sites.value_or_decoded().into_owned())
+    }
+}
+
+impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
+    pub(super) fn new(ix: &'i Index<'a>, shared: &'i CxCache<'a, 's>) -> Resolver<'i, 'a, 's> {
         Resolver {
             ix,
             own: RefCell::new(None),
@@ -530,12 +562,17 @@ impl<'i, 'a> Resolver<'i, 'a> {
         }
     }
 
-    fn cx(&self, fi: usize, own: Option<&[(usize, Vec<Target>)]>) -> std::sync::Arc<FileCx<'a>> {
+    fn cx(
+        &self,
+        fi: usize,
+        own: Option<&[(usize, Vec<Target>)]>,
+    ) -> std::sync::Arc<FileCx<'a, 's>> {
         if let Some(c) = self.own.borrow().as_ref().filter(|c| c.fi == fi) {
             return c.clone();
         }
         if let Some(own) = own {
-            let c = std::sync::Arc::new(Self::make(self.ix.tables, fi, Some(own)));
+            let c =
+                std::sync::Arc::new(Self::make(self.ix.tables, self.shared.sites, fi, Some(own)));
             *self.own.borrow_mut() = Some(c.clone());
             return c;
         }
@@ -548,7 +585,9 @@ impl<'i, 'a> Resolver<'i, 'a> {
             .borrow_mut()
             .extend([key(&["i", path]), super::facts_key(path)]);
         self.shared.slots[fi]
-            .get_or_init(|| std::sync::Arc::new(Self::make(self.ix.tables, fi, None)))
+            .get_or_init(|| {
+                std::sync::Arc::new(Self::make(self.ix.tables, self.shared.sites, fi, None))
+            })
             .clone()
     }
 
@@ -556,7 +595,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// imports may bind one name), resolving another file's on first ask.
     fn bindings<'c>(
         &self,
-        cx: &'c FileCx<'a>,
+        cx: &'c FileCx<'a, 's>,
         name: &str,
     ) -> Option<std::borrow::Cow<'c, [Target]>> {
         let binders = cx.binders.get(name)?;
@@ -575,7 +614,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
 
     /// Import `i` of `cx`'s file resolved, its lookups' keys and finds taken
     /// on by the file being resolved.
-    fn import_bound<'c>(&self, cx: &'c FileCx<'a>, i: usize) -> &'c Vec<Target> {
+    fn import_bound<'c>(&self, cx: &'c FileCx<'a, 's>, i: usize) -> &'c Vec<Target> {
         let b = cx.bound[i].get_or_init(|| {
             let f = cx.f;
             let probe = Index {
@@ -613,9 +652,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// already (the file being resolved).
     fn make(
         tables: &'a super::Tables<'a>,
+        chunk: &'s ChunkSites<'a>,
         fi: usize,
         resolved: Option<&[(usize, Vec<Target>)]>,
-    ) -> FileCx<'a> {
+    ) -> FileCx<'a, 's> {
         let files: &'a [RFile] = tables.files;
         let f = &files[fi];
         let fam = family(f.language);
@@ -647,7 +687,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         } else {
             ""
         };
-        let sites: &'a FileSites = &f.sites;
+        let sites: &'s FileSites = chunk.of(fi);
         let syms: &'a [RSymbol] = &f.symbols;
         FileCx {
             fi,
@@ -668,7 +708,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// EXTENDS or IMPLEMENTS from the type it is about, and a REFERENCES.
     fn heritage(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         site: &RawSite,
         found: Option<(Sym<'a>, Tier)>,
         from: Id,
@@ -739,11 +779,11 @@ impl<'i, 'a> Resolver<'i, 'a> {
         let mut out = Vec::new();
         type Key<'k> = (u32, SiteKind, &'k [Step]);
         type Found<'k> = Option<(Sym<'k>, Tier)>;
-        let mut memo: FxMap<Key<'a>, Found<'a>> = FxMap::default();
-        let mut by_name: FxMap<(u32, &'a [Step]), Option<Sym<'a>>> = FxMap::default();
-        let mut receivers: FxMap<(u32, &'a [Step]), Found<'a>> = FxMap::default();
+        let mut memo: FxMap<Key<'s>, Found<'a>> = FxMap::default();
+        let mut by_name: FxMap<(u32, &'s [Step]), Option<Sym<'a>>> = FxMap::default();
+        let mut receivers: FxMap<(u32, &'s [Step]), Found<'a>> = FxMap::default();
         let mut twins: FxMap<&'a str, Vec<Sym<'a>>> = FxMap::default();
-        let sites: &'a [RawSite] = &cx.sites.sites;
+        let sites: &'s [RawSite] = &cx.sites.sites;
         // Built the first time a value site lands on a type (Python and
         // TypeScript only): most files never need it.
         let stated = std::cell::OnceCell::new();
@@ -771,7 +811,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
                 continue;
             }
             // What the call is written as, its argument's shape left out.
-            let chain: &'a [Step] = argument(&site.chain).map_or(&site.chain, |(_, p)| p);
+            let chain: &'s [Step] = argument(&site.chain).map_or(&site.chain, |(_, p)| p);
             // A site's target depends on its owner, kind and chain only (not
             // on where in the owner it is): a file's repeated sites (`b.Fatalf`
             // in one test, a receiver used as a value before each call on it)
@@ -879,7 +919,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// crate's (`debug!` of `log` and of `tracing`, `bail!`) is left to the
     /// answers about such a macro (`completeness::macro_site`): a row per
     /// logging call would be a fifth of all.
-    fn may_be_repos(&self, cx: &FileCx<'a>, chain: &[Step]) -> bool {
+    fn may_be_repos(&self, cx: &FileCx<'a, 's>, chain: &[Step]) -> bool {
         match chain.last() {
             // A method on a receiver no chain names (`(a + b).m()`): kept
             // when the repo defines a method of that name, the only answers
@@ -909,7 +949,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// The method `name` of the impl block around `owner`, when several
     /// blocks of this file define one of that qualified name (generic impls
     /// for different parameters); `None` when the name is unique or not here.
-    fn in_own_impl(&self, cx: &FileCx<'a>, owner: u32, name: &str) -> Option<Sym<'a>> {
+    fn in_own_impl(&self, cx: &FileCx<'a, 's>, owner: u32, name: &str) -> Option<Sym<'a>> {
         let mut cur = (owner != IN_FILE).then_some(owner as usize);
         let mut guard = 0;
         while let Some(i) = cur {
@@ -944,7 +984,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// TS: the module file `receiver` names, segment by segment: an import
     /// bound to a module file, then members that are modules (`export * as
     /// n from`, `import * as n` exported again). `None` for anything else.
-    fn ts_module_of(&self, cx: &FileCx<'a>, owner: u32, receiver: &[Step]) -> Option<usize> {
+    fn ts_module_of(&self, cx: &FileCx<'a, 's>, owner: u32, receiver: &[Step]) -> Option<usize> {
         let (first, rest) = receiver.split_first()?;
         if self.local_fact(cx, owner, first).is_some() {
             return None;
@@ -967,7 +1007,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// functions its modules define that it may export too left unproven.
     fn namespace_call(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         site: &RawSite,
         object: &[Step],
         out: &mut Vec<SiteEdge>,
@@ -999,7 +1039,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// second: left unproven.
     fn namespace_functions(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         object: &[Step],
     ) -> (Vec<Sym<'a>>, Vec<String>) {
@@ -1056,7 +1096,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// function, `x.m()` only a method. A call through an import (an external
     /// module, a type from elsewhere), a Rust path, `new X` or a chain of
     /// calls is left alone: those name things the repo may not define.
-    fn name_target(&self, cx: &FileCx<'a>, owner: u32, chain: &[Step]) -> Option<Sym<'a>> {
+    fn name_target(&self, cx: &FileCx<'a, 's>, owner: u32, chain: &[Step]) -> Option<Sym<'a>> {
         let (last, receiver) = chain.split_last()?;
         // A receiver no chain names (`(a + b).m()`, `["?", m]`) says
         // nothing of its type: no guess.
@@ -1153,7 +1193,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// the repo names the same. A value returned by a call of unknown type
     /// (`x := pkg.Open()`), or of a type the repo may define but no tier
     /// found, is not: nothing is known of it.
-    fn typed_outside(&self, cx: &FileCx<'a>, owner: u32, receiver: &[Step]) -> bool {
+    fn typed_outside(&self, cx: &FileCx<'a, 's>, owner: u32, receiver: &[Step]) -> bool {
         // A receiver no chain names (`["?"]`, `unknown_receiver`): not known
         // to be a library value (a local's `["?"]` is a literal's, below).
         let Some(head) = receiver.first().filter(|_| receiver != ["?"]) else {
@@ -1183,7 +1223,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// Whether `chain` is `super().m()` (Python) or `super.m()` (TS) in a
     /// class each of whose bases is outside the repo (`object`, `Exception`,
     /// `io.TextIOWrapper`): the method is never one of the repo's.
-    fn super_outside(&self, cx: &FileCx<'a>, owner: u32, chain: &[Step]) -> bool {
+    fn super_outside(&self, cx: &FileCx<'a, 's>, owner: u32, chain: &[Step]) -> bool {
         let receiver = &chain[..chain.len().saturating_sub(1)];
         let is_super = (cx.fam == Family::Python && receiver == ["super", "()"])
             || (cx.fam == Family::Ts && receiver == ["super"]);
@@ -1207,7 +1247,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
 
     /// Whether a written type or value (`chain`, as facts hold them) is of a
     /// type the repo does not define (see `typed_outside`).
-    fn outside_chain(&self, cx: &FileCx<'a>, owner: u32, chain: &[Step], depth: usize) -> bool {
+    fn outside_chain(&self, cx: &FileCx<'a, 's>, owner: u32, chain: &[Step], depth: usize) -> bool {
         let Some(head) = chain.first() else {
             return false;
         };
@@ -1286,7 +1326,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// package whose method set (promoted methods included) holds all of
     /// the interface's (embedded interfaces included): IMPLEMENTS edges,
     /// owned by the interface's file. Within the package only.
-    fn go_implements(&self, cx: &FileCx<'a>, out: &mut Vec<SiteEdge>) {
+    fn go_implements(&self, cx: &FileCx<'a, 's>, out: &mut Vec<SiteEdge>) {
         let interfaces: Vec<&'a RSymbol> =
             cx.syms.iter().filter(|s| s.kind == "interface").collect();
         if interfaces.is_empty() {
@@ -1402,7 +1442,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// function it names, at the weaker of the two tiers.
     fn called(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         chain: &[Step],
         depth: usize,
@@ -1432,7 +1472,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// an edit to its initialiser reaches the caller.
     fn held_value(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         receiver: &[Step],
     ) -> Option<(Sym<'a>, Tier)> {
@@ -1444,8 +1484,8 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// `arr.element.parse(x)`, a Python `@property`; `f.call(…)`): the read
     /// runs it. A `value` edge at the call's position (the chain keeps no
     /// other), one per owner and chain read.
-    fn property_reads(&self, cx: &FileCx<'a>, sites: &'a [RawSite], out: &mut Vec<SiteEdge>) {
-        let mut reads: FxMap<(u32, &'a [Step]), Proven<'a>> = FxMap::default();
+    fn property_reads(&self, cx: &FileCx<'a, 's>, sites: &'s [RawSite], out: &mut Vec<SiteEdge>) {
+        let mut reads: FxMap<(u32, &'s [Step]), Proven<'a>> = FxMap::default();
         for site in sites.iter().filter(|s| s.kind == SiteKind::Call) {
             for read in read_steps(&site.chain) {
                 let found = *reads
@@ -1462,7 +1502,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// `get element()`), when one does.
     fn read_function(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         chain: &[Step],
     ) -> Option<(Sym<'a>, Tier)> {
@@ -1472,7 +1512,12 @@ impl<'i, 'a> Resolver<'i, 'a> {
 
     /// The function, constant, static or variable a name used as a value
     /// names (`f` passed as an argument, a receiver).
-    fn value_target(&self, cx: &FileCx<'a>, owner: u32, chain: &[Step]) -> Option<(Sym<'a>, Tier)> {
+    fn value_target(
+        &self,
+        cx: &FileCx<'a, 's>,
+        owner: u32,
+        chain: &[Step],
+    ) -> Option<(Sym<'a>, Tier)> {
         let (s, tier) = self.call_target(cx, owner, chain, 0)?;
         // A Python or TS class is a value too (`isinstance(x, C)`, `C.K`,
         // `register(C)`): a use of it, though nothing is called.
@@ -1541,7 +1586,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// imported, not a local of the caller's or of a function around it.
     fn bare_call(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         last: &str,
         depth: usize,
@@ -1589,7 +1634,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// file, else `import`: a `#[macro_use]` or `use` brought it), else the
     /// only one of the caller's file; `krate::m!` the only one of that crate
     /// (`qualified`). Another crate's named bare is left to the `name` tier.
-    fn macro_target(&self, cx: &FileCx<'a>, chain: &[Step]) -> Option<(Sym<'a>, Tier)> {
+    fn macro_target(&self, cx: &FileCx<'a, 's>, chain: &[Step]) -> Option<(Sym<'a>, Tier)> {
         let here = self.pkg_of(Some(cx.fi));
         let (name, krate) = match chain {
             [one] => (one.as_str(), here),
@@ -1640,7 +1685,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// callee, with the tier that proved it.
     fn call_target(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         chain: &[Step],
         depth: usize,
@@ -1786,7 +1831,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// the nearest base of the enclosing class that has one.
     fn super_call(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         name: &str,
         depth: usize,
@@ -1823,7 +1868,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// Rust: what else std runs of a repo iterator at a site `iterator_next`
     /// gave its `next`: the `size_hint` of its `impl Iterator`, when the
     /// method std's collections size themselves by (`collect`, `unzip`).
-    fn library_runs(&self, cx: &FileCx<'a>, chain: &[Step], next: Sym<'a>) -> Option<Sym<'a>> {
+    fn library_runs(&self, cx: &FileCx<'a, 's>, chain: &[Step], next: Sym<'a>) -> Option<Sym<'a>> {
         if cx.fam != Family::Rust || !matches!(called_name(chain).as_str(), "collect" | "unzip") {
             return None;
         }
@@ -1843,7 +1888,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// type defines it; `None` for a type outside the repo (`Vec<_>`).
     fn collected_into(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         into: &[Step],
     ) -> Option<(Sym<'a>, Tier)> {
@@ -1861,7 +1906,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// and `From<Vec<T>>`, cfg variants) prove nothing.
     fn by_value_impl(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         receiver: &[Step],
         t: Sym<'a>,
@@ -1907,7 +1952,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// impl that takes `x` is the one that runs.
     fn by_argument(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         path: &[Step],
         shape: &str,
@@ -1927,7 +1972,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         for d in defs.iter().filter(|d| d.3 == "method") {
             let fi = *self.ix.by_path.get(d.2)?;
             let (dcx, imp) = self.block_of(fi, d.0)?;
-            let of: &'a str = dcx.ix.impl_args.get(&(imp as u32))?.name.as_str();
+            let of: &'s str = dcx.ix.impl_args.get(&(imp as u32))?.name.as_str();
             if !blocks.contains(&(fi, imp)) {
                 blocks.push((fi, imp));
                 let m = Sym {
@@ -1964,7 +2009,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// it) or a field whose written type is no reference, or a call whose
     /// declared result is none (`T::new()`, and std's `T::default()`,
     /// `T::from(x)`, whose result is `Self`).
-    fn holds_value(&self, cx: &FileCx<'a>, owner: u32, chain: &[Step], depth: usize) -> bool {
+    fn holds_value(&self, cx: &FileCx<'a, 's>, owner: u32, chain: &[Step], depth: usize) -> bool {
         if depth > MAX_DEPTH {
             return false;
         }
@@ -2016,7 +2061,12 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// the `next` of `e`'s type when it implements `Iterator` (`for m in
     /// ac.find_iter(h)`), else the `into_iter` of its `impl IntoIterator`
     /// (`for x in v` of a repo collection).
-    fn loop_target(&self, cx: &FileCx<'a>, owner: u32, chain: &[Step]) -> Option<(Sym<'a>, Tier)> {
+    fn loop_target(
+        &self,
+        cx: &FileCx<'a, 's>,
+        owner: u32,
+        chain: &[Step],
+    ) -> Option<(Sym<'a>, Tier)> {
         let (t, _) = self.value_type(cx, owner, chain, 1)?;
         let m = self
             .in_impl_of(t, "next", "Iterator", 2)
@@ -2054,7 +2104,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// types are known and one member is found, that is the one called.
     fn rebound_members(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         receiver: &[Step],
         name: &str,
@@ -2093,7 +2143,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// Member `name` of what import-bound `word` names, when that import is a
     /// TS namespace import or a Python module import: resolved as the import
     /// `{ name } from` the same module would be.
-    fn member_of_import(&self, cx: &FileCx<'a>, word: &str, name: &str) -> Option<Sym<'a>> {
+    fn member_of_import(&self, cx: &FileCx<'a, 's>, word: &str, name: &str) -> Option<Sym<'a>> {
         use crate::model::ImportSpec;
         // `import click.types` binds `click` (no edge says so: `local_name`).
         let dotted = |imp: &crate::model::RawImport| {
@@ -2309,7 +2359,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
 
     /// Where symbol `id` of file `fi` sits: the file's context and the index
     /// of its parent symbol there (a method's impl block).
-    fn block_of(&self, fi: usize, id: &str) -> Option<(std::sync::Arc<FileCx<'a>>, usize)> {
+    fn block_of(&self, fi: usize, id: &str) -> Option<(std::sync::Arc<FileCx<'a, 's>>, usize)> {
         let fcx = self.cx(fi, None);
         let at = *fcx.ix.ids.get(id)?;
         let parent = parent_index(&fcx, at as usize)?;
@@ -2359,7 +2409,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// definitions (a Go package's, any file), then an import binding.
     fn bare_name(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         name: &str,
         _call: bool,
@@ -2422,7 +2472,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// names starting with `_` unless `__all__` lists them: those are left
     /// unproven). The name is looked up as an import of it would be, so the
     /// keys it took are the file's (incremental runs see the change).
-    fn through_globs(&self, cx: &FileCx<'a>, owner: u32, name: &str) -> Option<Sym<'a>> {
+    fn through_globs(&self, cx: &FileCx<'a, 's>, owner: u32, name: &str) -> Option<Sym<'a>> {
         match self.glob_target(cx, owner, name)? {
             Target::Symbol(id) => self.by_id(&id),
             _ => None,
@@ -2431,7 +2481,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
 
     /// What the file's glob imports bring in under `name` (a symbol, a
     /// module file), when they all that do name the same (`through_globs`).
-    fn glob_target(&self, cx: &FileCx<'a>, owner: u32, name: &str) -> Option<Target> {
+    fn glob_target(&self, cx: &FileCx<'a, 's>, owner: u32, name: &str) -> Option<Target> {
         let mut found: Option<Target> = None;
         if cx.fam == Family::Python && !name.starts_with('_') {
             for imp in cx.f.imports.iter() {
@@ -2468,7 +2518,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// walking glob fans for all of them cost a third more CPU and memory on
     /// the 10k-file Rust corpus. Asked only while the file itself is resolved,
     /// so the lookups' keys are its own.
-    fn rust_glob_target(&self, cx: &FileCx<'a>, owner: u32, name: &str) -> Option<Target> {
+    fn rust_glob_target(&self, cx: &FileCx<'a, 's>, owner: u32, name: &str) -> Option<Target> {
         let own = self
             .own
             .borrow()
@@ -2532,7 +2582,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// The modules and enums the file's glob imports name (`RustUse` paths
     /// ending in `*`), as (crate, qualified name, the inline module the
     /// import is in, by its qualified name; `None` at the file's top level).
-    fn glob_homes(&self, cx: &FileCx<'a>) -> Vec<GlobHome<'a>> {
+    fn glob_homes(&self, cx: &FileCx<'a, 's>) -> Vec<GlobHome<'a>> {
         let mut homes = Vec::new();
         let imports: &'a [crate::model::RawImport] = &cx.f.imports;
         for imp in imports {
@@ -2562,7 +2612,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         homes
     }
 
-    fn in_inline_modules(&self, cx: &FileCx<'a>, owner: u32, name: &str) -> Option<Sym<'a>> {
+    fn in_inline_modules(&self, cx: &FileCx<'a, 's>, owner: u32, name: &str) -> Option<Sym<'a>> {
         let mut cur = (owner != IN_FILE).then_some(owner as usize);
         while let Some(i) = cur {
             let s = cx.syms.get(i)?;
@@ -2578,7 +2628,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     }
 
     /// A symbol of this file as a `Sym`.
-    fn here(&self, cx: &FileCx<'a>, s: &'a RSymbol) -> Option<Sym<'a>> {
+    fn here(&self, cx: &FileCx<'a, 's>, s: &'a RSymbol) -> Option<Sym<'a>> {
         Some(Sym {
             id: &s.id,
             qn: &s.qualified_name,
@@ -2623,7 +2673,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         })
     }
 
-    fn is_self(&self, cx: &FileCx<'a>, owner: u32, word: &str) -> bool {
+    fn is_self(&self, cx: &FileCx<'a, 's>, owner: u32, word: &str) -> bool {
         match cx.fam {
             Family::Rust => word == "self",
             Family::Ts => word == "this",
@@ -2639,7 +2689,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
 
     /// The type whose method (or field initialiser) the owner is: the owner's
     /// nearest type-like ancestor; a Go method's receiver type.
-    fn enclosing_type(&self, cx: &FileCx<'a>, owner: u32) -> Option<Sym<'a>> {
+    fn enclosing_type(&self, cx: &FileCx<'a, 's>, owner: u32) -> Option<Sym<'a>> {
         if cx.fam == Family::Go {
             let recv = *cx.ix.receivers.get(&owner)?;
             return self.type_target(cx, owner, &recv.chain, 1).map(|(s, _)| s);
@@ -2657,7 +2707,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
 
     /// The type an `impl` block is for (the struct/enum/trait named like it),
     /// else the impl itself.
-    fn type_of_impl(&self, cx: &FileCx<'a>, imp: &'a RSymbol) -> Option<Sym<'a>> {
+    fn type_of_impl(&self, cx: &FileCx<'a, 's>, imp: &'a RSymbol) -> Option<Sym<'a>> {
         let found = self.lookup(cx.fam, cx.pkg, &imp.qualified_name)?;
         Some(if found.kind == "impl" {
             self.here(cx, imp)?
@@ -2668,7 +2718,12 @@ impl<'i, 'a> Resolver<'i, 'a> {
 
     /// What a single receiver word names when it is not a value: a module
     /// (Python/TS import of a module, Go package) or a type.
-    fn namespace(&self, cx: &FileCx<'a>, owner: u32, word: &str) -> Option<(Namespace<'a>, Tier)> {
+    fn namespace(
+        &self,
+        cx: &FileCx<'a, 's>,
+        owner: u32,
+        word: &str,
+    ) -> Option<(Namespace<'a>, Tier)> {
         // A local variable shadows everything.
         if self.local_fact(cx, owner, word).is_some() {
             return None;
@@ -2716,10 +2771,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// else a module-level one.
     fn local_fact(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         name: &str,
-    ) -> Option<&'a crate::model::sites::Fact> {
+    ) -> Option<&'s crate::model::sites::Fact> {
         if let Some(f) = cx.ix.locals.get(&(owner, name)) {
             return Some(*f);
         }
@@ -2744,7 +2799,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// A Rust path call: `Self::new`, `Type::m`, `module::f`, `crate::a::f`.
     fn rust_path_call(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         chain: &[Step],
         depth: usize,
@@ -2800,7 +2855,12 @@ impl<'i, 'a> Resolver<'i, 'a> {
     }
 
     /// What a Rust path names: a module (by its module path) or a type.
-    fn rust_path_item(&self, cx: &FileCx<'a>, owner: u32, segs: &[&str]) -> Option<Namespace<'a>> {
+    fn rust_path_item(
+        &self,
+        cx: &FileCx<'a, 's>,
+        owner: u32,
+        segs: &[&str],
+    ) -> Option<Namespace<'a>> {
         let first = *segs.first()?;
         let rest = &segs[1..];
         let start: Namespace = match first {
@@ -2885,7 +2945,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
 
     /// What a Rust import target names as a path's head: a module of this
     /// crate (its file), or an item (a `mod` symbol is a module).
-    fn rust_namespace(&self, cx: &FileCx<'a>, t: &Target) -> Option<Namespace<'a>> {
+    fn rust_namespace(&self, cx: &FileCx<'a, 's>, t: &Target) -> Option<Namespace<'a>> {
         match t {
             Target::File(id) => {
                 let fi = self.ix.file_by_id(id)?;
@@ -2907,7 +2967,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
 
     /// For an `impl` symbol, the type it is for (struct, enum, trait); any
     /// other type as it is.
-    fn impl_target(&self, cx: &FileCx<'a>, t: Sym<'a>) -> Sym<'a> {
+    fn impl_target(&self, cx: &FileCx<'a, 's>, t: Sym<'a>) -> Sym<'a> {
         if t.kind != "impl" {
             return t;
         }
@@ -2918,7 +2978,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// The type symbol a type chain names, with the tier that proved it.
     fn type_target(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         chain: &[Step],
         depth: usize,
@@ -2997,7 +3057,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// []struct{ … }{…}`) or package-level var (`var cases = …`) holds, whose
     /// fields are its facts (`extract::sites::go_var_owner`): the function
     /// the local is in, or the var.
-    fn go_shape(&self, cx: &FileCx<'a>, owner: u32, var: &str) -> Option<Sym<'a>> {
+    fn go_shape(&self, cx: &FileCx<'a, 's>, owner: u32, var: &str) -> Option<Sym<'a>> {
         let at = if owner == IN_FILE {
             cx.syms
                 .iter()
@@ -3020,7 +3080,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// the path's item.
     fn own_associated_type(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         name: &str,
     ) -> Option<(Sym<'a>, Tier)> {
@@ -3051,10 +3111,10 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// A generic parameter's bound (`T: Shape`), on the owner or its parents.
     fn bound(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         name: &str,
-    ) -> Option<&'a crate::model::sites::Fact> {
+    ) -> Option<&'s crate::model::sites::Fact> {
         let mut cur = (owner != IN_FILE).then_some(owner as usize);
         while let Some(i) = cur {
             if let Some(f) = cx.ix.bounds.get(&(i as u32, name)) {
@@ -3069,7 +3129,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// enclosing object itself and `Typed` otherwise.
     fn value_type(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         chain: &[Step],
         depth: usize,
@@ -3190,7 +3250,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// Handler`). Of `new X(…)`, the constructor's.
     fn callback_type(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         callee: &[Step],
         (i, j): (&str, &str),
@@ -3213,7 +3273,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
         };
         let fcx = self.cx(f.file, None);
         let fi = *fcx.ix.ids.get(f.id)?;
-        let declared = |home: &FileCx<'a>, at: u32, key: &str| {
+        let declared = |home: &FileCx<'a, 's>, at: u32, key: &str| {
             let chain = home.ix.params.get(&(at, key))?.chain.clone();
             self.type_target(home, at, &chain, depth + 1)
                 .map(|(s, _)| s)
@@ -3234,7 +3294,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// is an iterator itself (its `map` gets its items).
     fn held_by_combinator(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         callee: &[Step],
         (i, j): (&str, &str),
@@ -3260,7 +3320,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// name or is an iterator itself (its `map` gets its items).
     fn combinator_holds(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         receiver: &[Step],
         name: &str,
@@ -3280,7 +3340,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// module-level variable.
     fn word_type(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         word: &str,
         depth: usize,
@@ -3355,7 +3415,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// { fn as_usize(self) … }`, `impl Vector for __m256i`).
     fn foreign_method(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         receiver: &[Step],
         name: &str,
@@ -3377,7 +3437,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// i8`), or the receiver is typed as a repo type several of whose impls
     /// define it (`let b = Bag::new(); (&b).into_iter()`, which no tier
     /// proved). The call is then unresolved, not left out as the language's.
-    fn repo_may_define(&self, cx: &FileCx<'a>, owner: u32, chain: &[Step]) -> bool {
+    fn repo_may_define(&self, cx: &FileCx<'a, 's>, owner: u32, chain: &[Step]) -> bool {
         if cx.fam != Family::Rust {
             return false;
         }
@@ -3448,7 +3508,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// define a type of (else the chain would have been typed).
     fn foreign_type_of(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         chain: &[Step],
         depth: usize,
@@ -3509,7 +3569,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
 
     /// The binding of `word` before `fact` in its owner that is no
     /// comprehension's variable.
-    fn binding_before(&self, cx: &FileCx<'a>, fact: &'a Fact, word: &str) -> Option<&'a Fact> {
+    fn binding_before(&self, cx: &FileCx<'a, 's>, fact: &'s Fact, word: &str) -> Option<&'s Fact> {
         cx.ix
             .bindings
             .get(&(fact.owner, word))?
@@ -3524,7 +3584,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// `params: Sequence[Parameter]`, a field's annotation).
     fn element_type(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         iterable: &[Step],
         depth: usize,
@@ -3548,12 +3608,12 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// it (`element_type`).
     fn declared_element(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         iterable: &[Step],
         depth: usize,
     ) -> Option<(Sym<'a>, Tier)> {
-        let element = |home: &FileCx<'a>, at: u32, declared: &[Step]| {
+        let element = |home: &FileCx<'a, 's>, at: u32, declared: &[Step]| {
             let i = declared.iter().position(|c| c == ELEMENT)?;
             self.type_target(home, at, &declared[i + 1..], depth + 1)
                 .map(|(s, _)| (s, Tier::Typed))
@@ -3606,7 +3666,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// from the binding before (`let input = input.clone().span(…)` where
     /// `input: &Input` is a parameter: `Input{}.clone().span(…)`). A local is
     /// its owner's last binding of the name, which names itself here.
-    fn unshadowed(&self, cx: &FileCx<'a>, owner: u32, word: &str, fact: &'a Fact) -> Vec<Step> {
+    fn unshadowed(&self, cx: &FileCx<'a, 's>, owner: u32, word: &str, fact: &'s Fact) -> Vec<Step> {
         let mut chain = fact.chain.to_vec();
         let mut at = fact.byte;
         for _ in 0..4 {
@@ -3645,7 +3705,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// `var defaultReport = New(…)`, `export const app = new Hono()`).
     fn global_type(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         word: &str,
         depth: usize,
@@ -3702,7 +3762,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// A fact's chain: a type, or an initialiser expression.
     fn fact_type(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         chain: &[Step],
         depth: usize,
@@ -3805,7 +3865,7 @@ impl<'i, 'a> Resolver<'i, 'a> {
     /// above, by its return annotation, else by what it returns or yields.
     fn fixture_type(
         &self,
-        cx: &FileCx<'a>,
+        cx: &FileCx<'a, 's>,
         owner: u32,
         word: &str,
         depth: usize,
@@ -3975,14 +4035,14 @@ enum Namespace<'a> {
 
 /// Whether symbol `i` of `cx`'s file is decorated `@fixture` (`pytest.fixture`,
 /// `pytest_asyncio.fixture`, with arguments or without).
-fn is_fixture(cx: &FileCx<'_>, i: u32) -> bool {
+fn is_fixture(cx: &FileCx<'_, '_>, i: u32) -> bool {
     cx.ix.decorators.get(&i).is_some_and(|all| {
         all.iter()
             .any(|d| d.chain.last().is_some_and(|l| l == "fixture"))
     })
 }
 
-fn parent_index(cx: &FileCx<'_>, i: usize) -> Option<usize> {
+fn parent_index(cx: &FileCx<'_, '_>, i: usize) -> Option<usize> {
     // Parents are not in the resolver's view of a file; the qualified name
     // says: the nearest symbol before `i` whose name is a prefix of it.
     let qn = &*cx.syms.get(i)?.qualified_name;

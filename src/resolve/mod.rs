@@ -259,6 +259,9 @@ struct Tables<'a> {
     /// Rust: per module file, what it binds (see `Index::rust_bound`), made on
     /// the first lookup through it.
     rust_bound: Vec<std::sync::OnceLock<RustBound<'a>>>,
+    /// TS/JS: per module file, the names it exports by its own `export`
+    /// lists (`Index::ts_exports`), made on the first lookup through it.
+    ts_exports: Vec<std::sync::OnceLock<Box<[TsExport]>>>,
     /// A file a `#[path]` module points at → the module path it is declared as
     /// (`#[path = "uniform_int.rs"] mod int;` in `distr/uniform.rs`:
     /// `distr::uniform::int`), which its `self`/`super` paths start from.
@@ -304,6 +307,13 @@ struct RustBound<'a> {
 }
 
 /// A symbol by qualified name: (id, is an impl, path, kind).
+/// A name a TS module exports by an `export` list, and the module's own
+/// name it exports when that is another (`export { local as name }`).
+struct TsExport {
+    name: crate::model::sites::Step,
+    local: Option<crate::model::sites::Step>,
+}
+
 type Definition<'a> = (&'a str, bool, &'a str, &'a str);
 
 /// The definitions of one group (family, crate, module: `file_group`),
@@ -879,6 +889,7 @@ impl<'a> Tables<'a> {
             rust_path_crates: FxSet::default(),
             rust_child_modules: FxMap::default(),
             rust_bound: (0..n).map(|_| std::sync::OnceLock::new()).collect(),
+            ts_exports: (0..n).map(|_| std::sync::OnceLock::new()).collect(),
             rust_declared: FxMap::default(),
             layout,
             by_file_id: std::sync::OnceLock::new(),
@@ -1047,6 +1058,29 @@ impl<'a> Index<'a> {
                 !d.is_empty() && o.starts_with(d) && o.as_bytes().get(d.len()) == Some(&b'/')
             })
             .unwrap_or(cands[0])
+    }
+
+    /// The names TS module file `mf` exports by an `export` list (its
+    /// `Export` facts), each with the local name it exports when that is
+    /// another: kept apart from its sites, which a full build holds for one
+    /// chunk of files only (`calls::ChunkSites`).
+    fn ts_exports(&self, mf: usize) -> &'a [TsExport] {
+        let tables: &'a Tables<'a> = self.tables;
+        tables.ts_exports[mf].get_or_init(|| {
+            let sites = tables.files[mf].sites.value_or_decoded();
+            sites
+                .facts
+                .iter()
+                .filter(|f| f.kind == crate::model::sites::FactKind::Export)
+                .map(|f| TsExport {
+                    name: f.name.clone(),
+                    local: match f.chain.as_slice() {
+                        [local] if *local != f.name => Some(local.clone()),
+                        _ => None,
+                    },
+                })
+                .collect()
+        })
     }
 
     /// What module file `pf` binds (see `RustBound`), made on the first ask.
@@ -1400,7 +1434,9 @@ pub fn resolve_each(
         // Other files' contexts, made for this chunk's lookups: kept for the
         // whole run they grew with the ref (every file a lookup ever reached,
         // its facts and symbols indexed), the largest of resolution's tables.
-        let contexts = calls::CxCache::new(files.len());
+        // So are the sites and facts they read.
+        let sites = calls::ChunkSites::new(files);
+        let contexts = calls::CxCache::new(&sites);
         rust_cache.clear();
         let handed = std::mem::take(&mut done);
         let (next, ()) = rayon::join(
@@ -1427,7 +1463,7 @@ fn hand_on(each: &mut (dyn FnMut(usize, Resolved) + Send), done: Vec<(usize, Res
 fn resolve_file<'a>(
     tables: &'a Tables<'a>,
     rust_cache: &'a rust::Cache<'a>,
-    contexts: &calls::CxCache<'a>,
+    contexts: &calls::CxCache<'a, '_>,
     fi: usize,
 ) -> Resolved {
     let f = &tables.files[fi];

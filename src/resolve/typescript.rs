@@ -3,7 +3,6 @@
 
 use super::{Family, Index, MAX_HOPS, Target, dir_of, family};
 use crate::model::ImportSpec;
-use crate::model::sites::FactKind;
 use crate::source::layout::normalize_path;
 
 const TS_EXTS: &[&str] = &[
@@ -97,13 +96,7 @@ pub(super) fn ts_export_names(
         (matches!(s.kind, "fn" | "class") && !name.contains('.')).then(|| name.to_string())
     }));
     ix.dep_key(super::facts_key(&m.path));
-    out.extend(
-        m.sites
-            .facts
-            .iter()
-            .filter(|f| f.kind == FactKind::Export)
-            .map(|f| f.name.to_string()),
-    );
+    out.extend(ix.ts_exports(mf).iter().map(|e| e.name.to_string()));
     for imp in ix.imports_of(mf).iter().filter(|i| i.reexport) {
         let ImportSpec::Ts { specifier, name } = &imp.spec else {
             continue;
@@ -131,10 +124,10 @@ fn ts_name(ix: &Index<'_>, mf: usize, n: &str, hops: usize) -> Vec<Target> {
     // `export { local as n }`: the module's own `local` (or what it imports).
     if hops < MAX_HOPS {
         ix.dep_key(super::facts_key(&m.path));
-        let local = m.sites.facts.iter().find_map(|f| match f.chain.as_slice() {
-            [local] if f.kind == FactKind::Export && f.name == n && local != n => Some(local),
-            _ => None,
-        });
+        let local = ix
+            .ts_exports(mf)
+            .iter()
+            .find_map(|e| e.local.as_ref().filter(|_| e.name == n));
         if let Some(local) = local {
             let t = ts_name(ix, mf, local, hops + 1);
             if !t.is_empty() {

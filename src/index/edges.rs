@@ -116,9 +116,14 @@ impl<'a> EdgeChanges<'a> {
     /// unless it was `parsed` now).
     pub(super) fn add(&mut self, f: &RFile, m: &mut FileMeta, parsed: bool, mut r: Resolved) {
         let fp = state::fingerprint_with_sites(state::fingerprint(&r.edges), &r.sites);
-        let site_edges = match &mut self.whole {
+        let kept = match &mut self.whole {
             Some(whole) => {
-                let kept = state::encoded_site_edges(&r.sites);
+                // Kept as the state saves them: a full build holds every
+                // file's until the state is written.
+                let kept = (
+                    state::encoded_site_edges(&r.sites),
+                    state::encoded_edges(&r.edges),
+                );
                 let sites = std::mem::take(&mut r.sites).into_iter();
                 match whole {
                     Whole::Files(csvs) => {
@@ -141,10 +146,17 @@ impl<'a> EdgeChanges<'a> {
                     false => Some(&*m),
                 };
                 self.add_diff(f, old, fp, &r);
-                Lazy::new(std::mem::take(&mut r.sites))
+                let out_edges = r.edges.iter().map(|e| Edge {
+                    from: String::new(),
+                    ..e.clone()
+                });
+                (
+                    Lazy::new(std::mem::take(&mut r.sites)),
+                    Lazy::new(out_edges.collect()),
+                )
             }
         };
-        record_edges(m, fp, &mut r, site_edges);
+        record_edges(m, fp, &mut r, kept);
     }
 
     /// The difference `add` keeps for a trusted run.
@@ -390,7 +402,7 @@ fn record_edges(
     m: &mut FileMeta,
     fp: Fingerprint,
     r: &mut Resolved,
-    site_edges: Lazy<Vec<SiteEdge>>,
+    (site_edges, out_edges): (Lazy<Vec<SiteEdge>>, Lazy<Vec<Edge>>),
 ) {
     // Resolved to the same edges, through lookups it already depends on: the
     // entry stays as it was read, record included, so the next save appends
@@ -421,13 +433,5 @@ fn record_edges(
         .collect();
     m.externals.dedup();
     m.site_edges = site_edges;
-    m.out_edges = Lazy::new(
-        r.edges
-            .iter()
-            .map(|e| Edge {
-                from: String::new(),
-                ..e.clone()
-            })
-            .collect(),
-    );
+    m.out_edges = out_edges;
 }

@@ -1363,8 +1363,9 @@ fn count_in_package(packages: &mut HashMap<String, (usize, usize)>, path: &str, 
     }
 }
 
-/// A parsed file as resolution and the state see it.
-/// A parsed file's entry of the next state; its imports and sites move into it.
+/// A parsed file's entry of the next state; its imports and sites move into
+/// it, its sites and definitions kept as the state's bytes until resolution
+/// reads them.
 fn new_entry(rows: &FileRows, parsed: &mut ForResolution) -> (RFile, FileMeta) {
     let language = parsed.language;
     let imports = std::mem::take(&mut parsed.imports);
@@ -1387,7 +1388,7 @@ fn new_entry(rows: &FileRows, parsed: &mut ForResolution) -> (RFile, FileMeta) {
         imports: Lazy::new(imports),
         sites: state::encoded_sites(&std::mem::take(&mut parsed.sites)),
         callables: Lazy::new(resolve::Callables::of(&symbols)),
-        symbols: Lazy::new(symbols),
+        symbols: state::encoded_symbols(&symbols),
     };
     let position: HashMap<&str, u32> = rows
         .symbols

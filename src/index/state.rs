@@ -736,11 +736,11 @@ const IDS_PACKED: u8 = 1;
 const NAMES_LEFT_OUT: u8 = 2;
 
 /// A file's definitions, as the bytes of a record hold them (`put_symbols`).
-fn put_symbols(buf: &mut Vec<u8>, f: &RFile) {
-    let packed = f.symbols.iter().all(|s| ids::pack(&s.id).is_some());
+fn put_symbols(buf: &mut Vec<u8>, symbols: &[RSymbol]) {
+    let packed = symbols.iter().all(|s| ids::pack(&s.id).is_some());
     buf.push(if packed { IDS_PACKED } else { 0 });
-    put_u32(buf, f.symbols.len() as u32);
-    for s in f.symbols.iter() {
+    put_u32(buf, symbols.len() as u32);
+    for s in symbols {
         match ids::pack(&s.id) {
             Some(raw) if packed => buf.extend_from_slice(&raw),
             _ => put_str(buf, &s.id),
@@ -768,7 +768,7 @@ fn encode_record(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
     for n in [m.symbols, m.edges, m.unresolved] {
         put_u32(buf, n);
     }
-    put_packed(buf, &f.symbols, |buf| put_symbols(buf, f));
+    put_packed(buf, &f.symbols, |buf| put_symbols(buf, &f.symbols));
     put_u32(buf, m.parents.len() as u32);
     for p in &m.parents {
         // The position of a parent among a file's symbols, or FILE_PARENT:
@@ -1007,7 +1007,7 @@ fn put_strs(buf: &mut Vec<u8>, strs: &[String]) {
 }
 
 /// A file's import edges (`from` left empty), as a record holds them.
-fn put_edges(buf: &mut Vec<u8>, edges: &Lazy<Vec<Edge>>) {
+fn put_edges(buf: &mut Vec<u8>, edges: &[Edge]) {
     put_u32(buf, edges.len() as u32);
     for e in edges.iter() {
         let (label, to) = match &e.target {
@@ -1101,6 +1101,28 @@ fn put_sites(buf: &mut Vec<u8>, sites: &FileSites) {
 fn decode_sites(b: &[u8]) -> FileSites {
     let mut r = Reader { buf: b, at: 0 };
     r.sites().unwrap_or_default()
+}
+
+/// A file's import edges kept as the bytes the state saves (a zstd frame),
+/// as `encoded_site_edges` keeps its call-graph edges.
+pub fn encoded_edges(edges: &[Edge]) -> Lazy<Vec<Edge>> {
+    let mut buf = Vec::with_capacity(edges.len() * 96 + 4);
+    put_edges(&mut buf, edges);
+    let packed = crate::model::lazy::pack(&buf);
+    let range = 0..packed.len();
+    Lazy::packed(std::sync::Arc::new(packed), range, decode_edges)
+}
+
+/// A parsed file's definitions kept as the bytes the state saves (a zstd
+/// frame), decoded on first use: a full build's nodes' `COPY` runs before
+/// resolution reads any (Kuzu's pool and heap beside them are the run's
+/// peak on a big tree).
+pub fn encoded_symbols(symbols: &[RSymbol]) -> Lazy<Vec<RSymbol>> {
+    let mut buf = Vec::with_capacity(symbols.len() * 48 + 8);
+    put_symbols(&mut buf, symbols);
+    let packed = crate::model::lazy::pack(&buf);
+    let range = 0..packed.len();
+    Lazy::packed(std::sync::Arc::new(packed), range, decode_symbols)
 }
 
 /// A parsed file's sites and facts kept as the bytes the state saves (a zstd

@@ -306,7 +306,6 @@ struct RustBound<'a> {
     side_root: bool,
 }
 
-/// A symbol by qualified name: (id, is an impl, path, kind).
 /// A name a TS module exports by an `export` list, and the module's own
 /// name it exports when that is another (`export { local as name }`).
 struct TsExport {
@@ -314,7 +313,35 @@ struct TsExport {
     local: Option<crate::model::sites::Step>,
 }
 
+/// A symbol by qualified name: (id, is an impl, path, kind).
 type Definition<'a> = (&'a str, bool, &'a str, &'a str);
+
+/// The definitions of one qualified name, the one most names have inline: a
+/// `Vec` held room for four (~270 bytes a name, on a 2.75M-symbol tree most
+/// of resolution's tables).
+enum Defined<'a> {
+    One(Definition<'a>),
+    Many(Vec<Definition<'a>>),
+}
+
+impl<'a> Defined<'a> {
+    fn push(&mut self, d: Definition<'a>) {
+        match self {
+            Defined::One(first) => *self = Defined::Many(vec![*first, d]),
+            Defined::Many(all) => all.push(d),
+        }
+    }
+}
+
+impl<'a> std::ops::Deref for Defined<'a> {
+    type Target = [Definition<'a>];
+    fn deref(&self) -> &[Definition<'a>] {
+        match self {
+            Defined::One(d) => std::slice::from_ref(d),
+            Defined::Many(all) => all,
+        }
+    }
+}
 
 /// The definitions of one group (family, crate, module: `file_group`),
 /// indexed on the first lookup: a run that re-resolves one file looks into a
@@ -323,7 +350,7 @@ type Definition<'a> = (&'a str, bool, &'a str, &'a str);
 /// thread; the result does not depend on which.
 struct Definitions<'a> {
     files: Vec<usize>,
-    table: std::sync::OnceLock<FxMap<&'a str, Vec<Definition<'a>>>>,
+    table: std::sync::OnceLock<FxMap<&'a str, Defined<'a>>>,
     /// The group (`file_group`).
     group: &'a str,
     /// Rust: the table's names nested below the group's own items, by the path
@@ -381,18 +408,21 @@ impl<'a> Definitions<'a> {
         })
     }
 
-    fn table(&self, files: &'a [RFile]) -> &FxMap<&'a str, Vec<Definition<'a>>> {
+    fn table(&self, files: &'a [RFile]) -> &FxMap<&'a str, Defined<'a>> {
         self.table.get_or_init(|| {
-            let mut table: FxMap<&'a str, Vec<Definition<'a>>> = FxMap::default();
+            let mut table: FxMap<&'a str, Defined<'a>> = FxMap::default();
             for &fi in &self.files {
                 let f = &files[fi];
                 for s in f.symbols.iter() {
-                    table.entry(&*s.qualified_name).or_default().push((
-                        &*s.id,
-                        s.kind == "impl",
-                        f.path.as_str(),
-                        s.kind,
-                    ));
+                    let d = (&*s.id, s.kind == "impl", f.path.as_str(), s.kind);
+                    match table.entry(&*s.qualified_name) {
+                        std::collections::hash_map::Entry::Occupied(mut all) => {
+                            all.get_mut().push(d)
+                        }
+                        std::collections::hash_map::Entry::Vacant(none) => {
+                            none.insert(Defined::One(d));
+                        }
+                    }
                 }
             }
             // Same-named definitions (`#[cfg]` variants, a type and its impls):
@@ -415,7 +445,14 @@ impl<'a> Definitions<'a> {
                 (is_impl, path, type_only, rebinding)
             };
             for v in table.values_mut() {
-                v.sort_by(|a, b| rank(a).cmp(&rank(b)));
+                if let Defined::Many(all) = v {
+                    all.sort_by(|a, b| rank(a).cmp(&rank(b)));
+                    // In a block of their size: three copies of a crate
+                    // give their names three definitions, room for four.
+                    let mut fit = Vec::with_capacity(all.len());
+                    fit.append(all);
+                    *all = fit;
+                }
             }
             table
         })
@@ -1182,11 +1219,11 @@ impl<'a> Index<'a> {
         Some((
             key,
             match found.next() {
-                None => std::borrow::Cow::Borrowed(first.as_slice()),
+                None => std::borrow::Cow::Borrowed(&first[..]),
                 // Several modules define the name (`a.b` with class `c`, and
                 // `a.b.c`): in the order one table of them all would give.
                 Some(second) => {
-                    let mut all: Vec<Definition<'a>> = first.clone();
+                    let mut all: Vec<Definition<'a>> = first.to_vec();
                     all.extend(second.1.iter().copied());
                     all.extend(found.flat_map(|(_, v)| v.iter().copied()));
                     all.sort_by(|a, b| (a.1, a.2, a.0).cmp(&(b.1, b.2, b.0)));
@@ -1512,7 +1549,12 @@ pub(super) fn sorted_unique(mut keys: Vec<u64>) -> Vec<u64> {
     }
     keys.sort_unstable();
     keys.dedup();
-    keys
+    // Moved to a block of their size: a file's keys are kept with its state
+    // entry for the run, and its lookups push each key once per ask (a
+    // full build held ~340 MiB of room on a 52k-file tree).
+    let mut fit = Vec::with_capacity(keys.len());
+    fit.extend_from_slice(&keys);
+    fit
 }
 
 fn resolve_one(ix: &Index<'_>, fi: usize, imp: &RawImport, hops: usize) -> Vec<Target> {

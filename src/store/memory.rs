@@ -109,8 +109,16 @@ impl Trimmer {
                     // mallinfo2 walks the arenas' free lists: only when traced.
                     if tracing::enabled!(tracing::Level::TRACE) {
                         // SAFETY: mallinfo2 only reads the allocator's counters.
-                        let heap = unsafe { libc::mallinfo2().uordblks } >> 20;
-                        tracing::trace!(heap_mib = heap, "trimmed");
+                        let info = unsafe { libc::mallinfo2() };
+                        // Large blocks are mapped on their own, outside the
+                        // arenas; the rest of RSS is Kuzu's pool, mapped files
+                        // and the binary.
+                        tracing::trace!(
+                            heap_mib = info.uordblks >> 20,
+                            mapped_mib = info.hblkhd >> 20,
+                            rss_mib = resident_mib(),
+                            "trimmed"
+                        );
                     }
                     counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
@@ -137,6 +145,19 @@ impl Drop for Trimmer {
             let _ = t.join();
         }
     }
+}
+
+/// This process's resident set, in MiB (`/proc/self/statm`; 0 if unread).
+fn resident_mib() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    // SAFETY: sysconf only reads a constant of the system.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(0) as u64;
+    (pages * page) >> 20
 }
 
 #[cfg(test)]

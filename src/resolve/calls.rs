@@ -505,9 +505,10 @@ pub(super) struct Resolver<'i, 'a, 's> {
     taken: RefCell<FxSet<(usize, usize)>>,
 }
 
-/// Other files' contexts, made once a run for every file that looks into
-/// them (a type's file, a callee's); their imports are resolved when asked
-/// (`Resolver::bindings`).
+/// Other files' contexts, made once a chunk of files for every file the
+/// chunk looks into (a type's file, a callee's); their imports are resolved
+/// when asked (`Resolver::bindings`). `'s` is the chunk's: the contexts read
+/// its decoded sites (`ChunkSites`), `'a` the run's tables.
 pub(super) struct CxCache<'a, 's> {
     slots: Vec<std::sync::OnceLock<std::sync::Arc<FileCx<'a, 's>>>>,
     sites: &'s ChunkSites<'a>,

@@ -1106,11 +1106,11 @@ fn decode_sites(b: &[u8]) -> FileSites {
 /// A file's import edges kept as the bytes the state saves (a zstd frame),
 /// as `encoded_site_edges` keeps its call-graph edges.
 pub fn encoded_edges(edges: &[Edge]) -> Lazy<Vec<Edge>> {
-    let mut buf = Vec::with_capacity(edges.len() * 96 + 4);
-    put_edges(&mut buf, edges);
-    let packed = crate::model::lazy::pack(&buf);
-    let range = 0..packed.len();
-    Lazy::packed(std::sync::Arc::new(packed), range, decode_edges)
+    packed_as(
+        edges.len() * 96 + 4,
+        |buf| put_edges(buf, edges),
+        decode_edges,
+    )
 }
 
 /// A parsed file's definitions kept as the bytes the state saves (a zstd
@@ -1118,11 +1118,11 @@ pub fn encoded_edges(edges: &[Edge]) -> Lazy<Vec<Edge>> {
 /// resolution reads any (Kuzu's pool and heap beside them are the run's
 /// peak on a big tree).
 pub fn encoded_symbols(symbols: &[RSymbol]) -> Lazy<Vec<RSymbol>> {
-    let mut buf = Vec::with_capacity(symbols.len() * 48 + 8);
-    put_symbols(&mut buf, symbols);
-    let packed = crate::model::lazy::pack(&buf);
-    let range = 0..packed.len();
-    Lazy::packed(std::sync::Arc::new(packed), range, decode_symbols)
+    packed_as(
+        symbols.len() * 48 + 8,
+        |buf| put_symbols(buf, symbols),
+        decode_symbols,
+    )
 }
 
 /// A parsed file's sites and facts kept as the bytes the state saves (a zstd
@@ -1131,11 +1131,8 @@ pub fn encoded_symbols(symbols: &[RSymbol]) -> Lazy<Vec<RSymbol>> {
 /// thirds of its memory when the parse ended (1.1 of 1.8 GiB on a 52k-file
 /// tree).
 pub fn encoded_sites(sites: &FileSites) -> Lazy<FileSites> {
-    let mut buf = Vec::with_capacity(sites.sites.len() * 24 + sites.facts.len() * 24 + 8);
-    put_sites(&mut buf, sites);
-    let packed = crate::model::lazy::pack(&buf);
-    let range = 0..packed.len();
-    Lazy::packed(std::sync::Arc::new(packed), range, decode_sites)
+    let room = (sites.sites.len() + sites.facts.len()) * 24 + 8;
+    packed_as(room, |buf| put_sites(buf, sites), decode_sites)
 }
 
 /// A file's call-graph edges kept as the bytes the state saves (a zstd
@@ -1143,11 +1140,21 @@ pub fn encoded_sites(sites: &FileSites) -> Lazy<FileSites> {
 /// keeps only these (an eighth of the memory, and no copy of each edge's
 /// strings).
 pub fn encoded_site_edges(edges: &[SiteEdge]) -> Lazy<Vec<SiteEdge>> {
-    let mut buf = Vec::with_capacity(edges.len() * 96 + 4);
-    put_site_edge_list(&mut buf, edges);
+    packed_as(
+        edges.len() * 96 + 4,
+        |buf| put_site_edge_list(buf, edges),
+        decode_site_edges,
+    )
+}
+
+/// What `put` writes (about `room` bytes), compressed as a record's section
+/// is (`lazy::pack`), and read back with `decode` when first used.
+fn packed_as<T>(room: usize, put: impl FnOnce(&mut Vec<u8>), decode: fn(&[u8]) -> T) -> Lazy<T> {
+    let mut buf = Vec::with_capacity(room);
+    put(&mut buf);
     let packed = crate::model::lazy::pack(&buf);
     let range = 0..packed.len();
-    Lazy::packed(std::sync::Arc::new(packed), range, decode_site_edges)
+    Lazy::packed(std::sync::Arc::new(packed), range, decode)
 }
 
 /// A file's call-graph edges.

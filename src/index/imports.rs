@@ -76,7 +76,10 @@ pub(super) fn state_from_graph(
             content_hash: hashes.get(&f.path).cloned().unwrap_or_default(),
             imports_text: f.imports.clone(),
             symbols: symbols.len() as u32,
-            parents,
+            nesting: Lazy::new(state::Nesting {
+                parents,
+                marks: Vec::new(),
+            }),
             ..FileMeta::default()
         });
         let imports = decode_imports(&f.imports);

@@ -1172,9 +1172,10 @@ fn resolve_imports(
 
 /// Whether a file whose lookups used `deps` used one of `touched` (`bits`:
 /// the touched keys' low 12 bits).
-fn uses_any(deps: &[u64], touched: &resolve::FxSet<u64>, bits: &[u64; 64]) -> bool {
-    deps.iter()
-        .any(|d| bits[(d >> 6) as usize & 63] & (1 << (d & 63)) != 0 && touched.contains(d))
+fn uses_any(deps: &[u32], touched: &resolve::FxSet<u64>, bits: &[u64; 64]) -> bool {
+    deps.iter().any(|&d| {
+        bits[(d >> 6) as usize & 63] & (1 << (d & 63)) != 0 && touched.contains(&u64::from(d))
+    })
 }
 
 /// `state` with its entries in path order (files are looked up by path).
@@ -1400,21 +1401,23 @@ fn new_entry(rows: &FileRows, parsed: &mut ForResolution) -> (RFile, FileMeta) {
         content_hash: rows.file.content_hash.clone(),
         imports_text: rows.file.imports.clone(),
         symbols: rows.symbols.len() as u32,
-        parents: rows
-            .symbols
-            .iter()
-            .map(|si| {
-                si.parent
-                    .as_deref()
-                    .and_then(|p| position.get(p).copied())
-                    .unwrap_or(state::FILE_PARENT)
-            })
-            .collect(),
-        marks: rows
-            .symbols
-            .iter()
-            .map(crate::store::graph::symbol_marks)
-            .collect(),
+        nesting: Lazy::new(state::Nesting {
+            parents: rows
+                .symbols
+                .iter()
+                .map(|si| {
+                    si.parent
+                        .as_deref()
+                        .and_then(|p| position.get(p).copied())
+                        .unwrap_or(state::FILE_PARENT)
+                })
+                .collect(),
+            marks: rows
+                .symbols
+                .iter()
+                .map(crate::store::graph::symbol_marks)
+                .collect(),
+        }),
         stat: parsed.stat,
         ..FileMeta::default()
     };

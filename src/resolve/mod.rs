@@ -1412,7 +1412,9 @@ pub struct Resolved {
     pub edges: Vec<Edge>,
     /// Call-graph edges of the file's sites (sorted, unique).
     pub sites: Vec<SiteEdge>,
-    pub deps: Vec<u64>,
+    /// The lookup keys (`key`: 32 bits each), kept with the file's state
+    /// entry for the server's life: half the room of a `u64`.
+    pub deps: Vec<u32>,
 }
 
 /// Files resolved in parallel before their results are handed on.
@@ -1534,8 +1536,17 @@ fn resolve_file<'a>(
     edges.sort();
     edges.dedup();
     let sites = calls::Resolver::new(&ix, contexts).resolve_file(fi, &targets);
-    let deps = sorted_unique(ix.deps.into_inner());
+    let deps = sorted_unique(ix.deps.into_inner())
+        .into_iter()
+        .map(narrow_key)
+        .collect();
     Resolved { edges, sites, deps }
+}
+
+/// A lookup key as a state keeps it (`key` makes 32-bit keys).
+pub fn narrow_key(k: u64) -> u32 {
+    debug_assert!(k <= u64::from(u32::MAX), "a lookup key has 32 bits");
+    k as u32
 }
 
 /// Lookup keys sorted, each once. A file whose lookups went through a glob

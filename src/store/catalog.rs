@@ -13,8 +13,8 @@
 //! returns ids (`store::graph::read`), and the catalog turns the ids into rows.
 //!
 //! Rows are compact: fixed-size records in chunks of 4,096, their strings in the
-//! chunk's text, ids and stable ids as bytes (~190 bytes a symbol, maps
-//! included).
+//! chunk's text, ids as bytes, stable ids made again when asked (~200 bytes a
+//! symbol, maps included, on a 2.75M-symbol ref).
 //!
 //! Architecture invariant: built from the graph's committed state; after an index
 //! run a copy is patched with the run's changes (`apply`) and replaces it whole.
@@ -65,9 +65,10 @@ impl IdKey {
 #[derive(Debug, Clone, Default)]
 struct Row {
     /// `s_` + 24 hex digits as 12 bytes (see `Packed`), else in the text.
+    /// The stable id is not kept: it is a hash of the row's language,
+    /// qualified name, kind and signature (`model::stable_id_of`), made again
+    /// when asked; one that is not is kept in the text.
     id: [u8; ids::PACKED],
-    /// `b3:` + 64 hex digits as 32 bytes, else in the text.
-    stable: [u8; 32],
     line_start: u32,
     line_end: u32,
     byte_start: u32,
@@ -129,16 +130,21 @@ impl Chunk {
             self.text.push_str(cut(&r.id));
             [0; ids::PACKED]
         });
-        let stable = pack_hex::<32>(&r.stable_id, "b3:").unwrap_or_else(|| {
+        let (kind, language) = (vocab.code(&r.kind), vocab.code(&r.language));
+        let derived = crate::model::stable_id_of(
+            vocab.word(language),
+            &r.qualified_name,
+            vocab.word(kind),
+            &r.signature,
+        );
+        if derived != r.stable_id {
             flags |= STABLE_TEXT;
             stable_len = cut(&r.stable_id).len() as u16;
             self.text.push_str(cut(&r.stable_id));
-            [0; 32]
-        });
+        }
         let clamp = |v: i64| v.clamp(0, i64::from(u32::MAX)) as u32;
         self.rows.push(Row {
             id,
-            stable,
             line_start: clamp(r.line_start),
             line_end: clamp(r.line_end),
             byte_start: clamp(r.byte_start),
@@ -151,8 +157,8 @@ impl Chunk {
             id_len,
             stable_len,
             path,
-            kind: vocab.code(&r.kind),
-            language: vocab.code(&r.language),
+            kind,
+            language,
             visibility: vocab.code(&r.visibility),
             flags,
         });
@@ -178,34 +184,10 @@ impl Vocab {
         self.words.push(Arc::from(s));
         (self.words.len() - 1) as u8
     }
-}
 
-/// `prefix` + lower-case hex digits, as bytes; `None` when `s` has another form
-/// (which is then kept as text).
-fn pack_hex<const N: usize>(s: &str, prefix: &str) -> Option<[u8; N]> {
-    let hex = s.strip_prefix(prefix).filter(|h| h.len() == 2 * N)?;
-    if !hex
-        .bytes()
-        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    {
-        return None;
+    fn word(&self, code: u8) -> &str {
+        self.words.get(usize::from(code)).map_or("", |w| w)
     }
-    let mut out = [0u8; N];
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
-    }
-    Some(out)
-}
-
-fn unpack_hex(prefix: &str, bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(prefix.len() + 2 * bytes.len());
-    s.push_str(prefix);
-    for b in bytes {
-        s.push(HEX[usize::from(b >> 4)] as char);
-        s.push(HEX[usize::from(b & 15)] as char);
-    }
-    s
 }
 
 /// Entries under one name, usually one.
@@ -253,6 +235,65 @@ fn shard_of(key: &impl Hash) -> usize {
 
 type Shards<K, V> = Vec<Arc<HashMap<K, V>>>;
 
+/// Entries by packed id, in shards (a patch copies those it touches): each a
+/// table of entry numbers, hashed by their rows' ids. An id is a hash already,
+/// so its bits are the table's hash; 5 bytes an entry, where a map from keys
+/// took 17 (59 MiB of a 2.75M-symbol catalog).
+#[derive(Debug, Clone)]
+struct IdIndex(Vec<Arc<hashbrown::HashTable<u32>>>);
+
+impl Default for IdIndex {
+    fn default() -> Self {
+        IdIndex((0..SHARDS).map(|_| Arc::default()).collect())
+    }
+}
+
+impl IdIndex {
+    /// The table's hash of a packed id: its last 8 bytes (the first holds the
+    /// id's top 2 bits), as a 64-bit hash.
+    fn hash(key: &[u8; ids::PACKED]) -> u64 {
+        u64::from_le_bytes(key[1..].try_into().expect("8 bytes"))
+    }
+
+    /// Shards by bits the table does not use for buckets (the low ones) or
+    /// tags (the top 7).
+    fn shard(hash: u64) -> usize {
+        (hash >> 32) as usize % SHARDS
+    }
+
+    fn id_of(chunks: &[Arc<Chunk>], i: u32) -> &[u8; ids::PACKED] {
+        let i = i as usize;
+        &chunks[i / CHUNK].rows[i % CHUNK].id
+    }
+
+    fn get(&self, chunks: &[Arc<Chunk>], key: &[u8; ids::PACKED]) -> Option<&u32> {
+        let h = Self::hash(key);
+        self.0[Self::shard(h)].find(h, |&i| Self::id_of(chunks, i) == key)
+    }
+
+    /// Points `key` at entry `i` (whose row holds it), in place of any entry
+    /// it pointed at.
+    fn insert(&mut self, chunks: &[Arc<Chunk>], key: [u8; ids::PACKED], i: u32) {
+        let h = Self::hash(&key);
+        let table = Arc::make_mut(&mut self.0[Self::shard(h)]);
+        match table.find_mut(h, |&j| *Self::id_of(chunks, j) == key) {
+            Some(slot) => *slot = i,
+            None => {
+                table.insert_unique(h, i, |&j| Self::hash(Self::id_of(chunks, j)));
+            }
+        }
+    }
+
+    /// Forgets `key` if it points at entry `i`.
+    fn remove(&mut self, key: &[u8; ids::PACKED], i: u32) {
+        let h = Self::hash(key);
+        let table = Arc::make_mut(&mut self.0[Self::shard(h)]);
+        if let Ok(found) = table.find_entry(h, |&j| j == i) {
+            found.remove();
+        }
+    }
+}
+
 /// A ref's files, sorted by path; entries shared between patched catalogs.
 pub type Files = Arc<Vec<Arc<FileInfo>>>;
 
@@ -268,7 +309,7 @@ pub struct Catalog {
     alive: Vec<bool>,
     dead: usize,
     /// By id: packed ids (all of cruxe's own), and the rest by text.
-    by_id: Shards<[u8; ids::PACKED], u32>,
+    by_id: IdIndex,
     by_text_id: Arc<HashMap<Box<str>, u32>>,
     /// By lower-cased name, in (path, line) order.
     by_lower: Shards<Arc<str>, Postings>,
@@ -305,7 +346,7 @@ impl Default for Catalog {
             len: 0,
             alive: Vec::new(),
             dead: 0,
-            by_id: shards(),
+            by_id: IdIndex::default(),
             by_text_id: Arc::default(),
             by_lower: shards(),
             by_file: Arc::default(),
@@ -366,7 +407,12 @@ impl<'a> Entry<'a> {
             let from = self.doc_end() + usize::from(self.row.id_len);
             return self.at(from, u32::from(self.row.stable_len)).to_string();
         }
-        unpack_hex("b3:", &self.row.stable)
+        crate::model::stable_id_of(
+            self.language(),
+            self.qualified_name(),
+            self.kind(),
+            self.signature(),
+        )
     }
 
     pub fn name(&self) -> &'a str {
@@ -540,6 +586,7 @@ impl Builder {
 
     fn finish(self) -> Catalog {
         let mut c = self.catalog;
+        c.seal_last_chunk();
         if !self.in_order {
             // Batches split by a path order the graph compares differently:
             // numbered again in position order (every list follows it).
@@ -583,7 +630,7 @@ impl Catalog {
     }
 
     fn word(&self, code: u8) -> &str {
-        self.vocab.words.get(usize::from(code)).map_or("", |w| w)
+        self.vocab.word(code)
     }
 
     /// Appends a row as a new entry and indexes it; its lower-cased name is
@@ -591,6 +638,7 @@ impl Catalog {
     fn push(&mut self, r: &NameRow, touched: Option<&mut HashSet<Arc<str>>>) {
         let path = self.path_code(&r.path);
         if self.len.is_multiple_of(CHUNK) {
+            self.seal_last_chunk();
             self.chunks.push(Arc::new(Chunk {
                 rows: Vec::with_capacity(CHUNK),
                 text: String::new(),
@@ -604,7 +652,7 @@ impl Catalog {
         self.alive.push(true);
         match ids::pack(&r.id) {
             Some(key) => {
-                Arc::make_mut(&mut self.by_id[shard_of(&key)]).insert(key, i);
+                self.by_id.insert(&self.chunks, key, i);
             }
             None => {
                 Arc::make_mut(&mut self.by_text_id).insert(r.id.as_str().into(), i);
@@ -630,6 +678,16 @@ impl Catalog {
                 .or_default()
                 .push(i);
             Arc::make_mut(&mut self.parent_of).insert(i, key);
+        }
+    }
+
+    /// Gives back the room the last chunk's text grew into: a text grows by
+    /// doubling, and a full chunk's spare room was a third of the text (93 MiB
+    /// of a 2.75M-symbol catalog). A chunk shared with another catalog is a
+    /// clone, already at its size.
+    fn seal_last_chunk(&mut self) {
+        if let Some(last) = self.chunks.last_mut().and_then(Arc::get_mut) {
+            last.text.shrink_to_fit();
         }
     }
 
@@ -780,7 +838,7 @@ impl Catalog {
 
     fn by_key(&self, key: &IdKey) -> Option<usize> {
         let found = match key {
-            IdKey::Packed(k) => self.by_id[shard_of(k)].get(k),
+            IdKey::Packed(k) => self.by_id.get(&self.chunks, k),
             IdKey::Text(t) => self.by_text_id.get(&**t),
         };
         found.map(|&i| i as usize)
@@ -1020,7 +1078,7 @@ impl Catalog {
                 if self.by_id(&id) == Some(i as usize) {
                     match ids::pack(&id) {
                         Some(key) => {
-                            Arc::make_mut(&mut self.by_id[shard_of(&key)]).remove(&key);
+                            self.by_id.remove(&key, i);
                         }
                         None => {
                             Arc::make_mut(&mut self.by_text_id).remove(id.as_str());
@@ -1182,5 +1240,20 @@ mod tests {
         assert_eq!(c.named("run").len(), 1);
         assert_eq!(c.named_ignoring_case("RUN").len(), 2);
         assert_eq!(c.in_file("src/a.rs").len(), 1);
+    }
+
+    #[test]
+    fn a_stable_id_made_from_the_row_is_made_again_not_kept() {
+        let mut own = row("sABCDEFGHIJ-", "run", "app::run", "src/a.rs", 3);
+        own.stable_id = crate::model::stable_id_of("rust", "app::run", "fn", "fn  run()");
+        let other = row("sABCDEFGHIK-", "go", "app::go", "src/a.rs", 5);
+        let c = Catalog::build(vec![own.clone(), other.clone()], Vec::new());
+        let text = |i: usize| c.chunks[0].rows[i].flags & STABLE_TEXT != 0;
+        let a = c.by_id(&own.id).expect("own");
+        let b = c.by_id(&other.id).expect("other");
+        assert_eq!(c.entry(a).stable_id(), own.stable_id);
+        assert!(!text(a), "a stable id the row makes is not kept");
+        assert_eq!(c.entry(b).stable_id(), other.stable_id);
+        assert!(text(b), "another one is kept as it was");
     }
 }

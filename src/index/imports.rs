@@ -74,7 +74,7 @@ pub(super) fn state_from_graph(
             .collect();
         state.meta.push(FileMeta {
             content_hash: hashes.get(&f.path).cloned().unwrap_or_default(),
-            imports_text: f.imports.clone(),
+            imports_text: Lazy::new(f.imports.clone()),
             symbols: symbols.len() as u32,
             nesting: Lazy::new(state::Nesting {
                 parents,

@@ -849,7 +849,7 @@ fn sort_parsed(plan: &Plan, sorted: &mut Sorted, path: &str, parsed: Parsed) {
                 f.language == language
                     && f.module == rows.file.module
                     && f.package == rows.file.package
-                    && m.imports_text == rows.file.imports
+                    && *m.imports_text.value_or_decoded() == rows.file.imports
             })
         });
     }
@@ -1399,7 +1399,7 @@ fn new_entry(rows: &FileRows, parsed: &mut ForResolution) -> (RFile, FileMeta) {
         .collect();
     let m = FileMeta {
         content_hash: rows.file.content_hash.clone(),
-        imports_text: rows.file.imports.clone(),
+        imports_text: Lazy::new(rows.file.imports.clone()),
         symbols: rows.symbols.len() as u32,
         nesting: Lazy::new(state::Nesting {
             parents: rows

@@ -88,19 +88,12 @@ struct Row {
     stable_len: u16,
     /// Index into the catalog's paths.
     path: u32,
-    /// The entry of its CONTAINS parent when that is in the same file and
-    /// came before it (all but 282 of 888k on the 52k-file tree), else
-    /// `NO_PARENT` (see `Catalog::far_parent_of`).
-    parent: u32,
     /// Indexes into the catalog's vocabulary.
     kind: u8,
     language: u8,
     visibility: u8,
     flags: u8,
 }
-
-/// `Row::parent` of an entry without one in its file.
-const NO_PARENT: u32 = u32::MAX;
 
 /// The name is a separate string, not the end of the qualified name.
 const NAME_APART: u8 = 1;
@@ -164,7 +157,6 @@ impl Chunk {
             id_len,
             stable_len,
             path,
-            parent: NO_PARENT,
             kind,
             language,
             visibility: vocab.code(&r.visibility),
@@ -329,14 +321,13 @@ pub struct Catalog {
     vocab: Arc<Vocab>,
     /// How many import edges point at each entry.
     imported_by: Arc<Vec<u32>>,
-    /// The CONTAINS parent of each entry whose row does not hold it (a parent
-    /// later in the file, or in another), by id: a patch that re-indexes the
-    /// parent's file leaves the key valid. Maps of every parent took 48 MiB of
-    /// a 2.75M-symbol catalog, each patch copying them whole.
-    far_parent_of: Arc<HashMap<u32, IdKey>>,
-    /// The entries of `far_parent_of` under each parent's id, in no
+    /// The symbol directly enclosing each nested entry (its CONTAINS parent,
+    /// always in the same file), by id: a patch that re-indexes the parent's
+    /// file leaves its children's keys valid.
+    parent_of: Arc<HashMap<u32, IdKey>>,
+    /// The entries directly inside each symbol, by the symbol's id, in no
     /// particular order (sorted when asked).
-    far_members_of: Arc<HashMap<IdKey, Vec<u32>>>,
+    members_of: Arc<HashMap<IdKey, Vec<u32>>>,
     /// Names this catalog's entries (a hash of their ids in order, or of the
     /// catalog it was patched from and the patch): caches derived from one (the
     /// search index's term-to-entry maps) are keyed by it.
@@ -363,8 +354,8 @@ impl Default for Catalog {
             path_index: Arc::default(),
             vocab: Arc::default(),
             imported_by: Arc::default(),
-            far_parent_of: Arc::default(),
-            far_members_of: Arc::default(),
+            parent_of: Arc::default(),
+            members_of: Arc::default(),
             generation: 0,
             files: Arc::default(),
             state: GraphState::default(),
@@ -601,7 +592,7 @@ impl Builder {
             // numbered again in position order (every list follows it).
             let mut rows: Vec<NameRow> = (0..c.len)
                 .map(|i| NameRow {
-                    parent: c.parent_id(i),
+                    parent: c.parent_key(i).map(IdKey::id),
                     ..c.entry(i).name_row()
                 })
                 .collect();
@@ -682,23 +673,11 @@ impl Catalog {
         Arc::make_mut(files.entry(path).or_default()).push(i);
         if let Some(p) = &r.parent {
             let key = IdKey::of(p);
-            match self
-                .by_key(&key)
-                .filter(|&k| self.entry(k).row.path == path)
-            {
-                Some(k) => {
-                    let last = self.chunks.last_mut().expect("a chunk");
-                    let row = Arc::make_mut(last).rows.last_mut().expect("a row");
-                    row.parent = k as u32;
-                }
-                None => {
-                    Arc::make_mut(&mut self.far_members_of)
-                        .entry(key.clone())
-                        .or_default()
-                        .push(i);
-                    Arc::make_mut(&mut self.far_parent_of).insert(i, key);
-                }
-            }
+            Arc::make_mut(&mut self.members_of)
+                .entry(key.clone())
+                .or_default()
+                .push(i);
+            Arc::make_mut(&mut self.parent_of).insert(i, key);
         }
     }
 
@@ -865,42 +844,23 @@ impl Catalog {
         found.map(|&i| i as usize)
     }
 
-    /// The id of entry `i`'s CONTAINS parent, as its row was given it.
-    fn parent_id(&self, i: usize) -> Option<String> {
-        match self.entry(i).row.parent {
-            NO_PARENT => self.far_parent_of.get(&(i as u32)).map(IdKey::id),
-            p => Some(self.entry(p as usize).id()),
-        }
+    fn parent_key(&self, i: usize) -> Option<&IdKey> {
+        self.parent_of.get(&(i as u32))
     }
 
     /// The symbol directly enclosing entry `i` (where the CONTAINS edge into
     /// it comes from), if it has one.
     pub fn parent(&self, i: usize) -> Option<usize> {
-        match self.entry(i).row.parent {
-            NO_PARENT => self
-                .far_parent_of
-                .get(&(i as u32))
-                .and_then(|k| self.by_key(k)),
-            p => Some(p as usize),
-        }
+        self.parent_key(i).and_then(|k| self.by_key(k))
     }
 
     /// The entries directly inside entry `i` (its CONTAINS children), in
-    /// position order: those of its file whose row names it, and those of
-    /// `far_members_of`.
+    /// position order.
     pub fn members(&self, i: usize) -> Vec<usize> {
-        let mut list: Vec<usize> =
-            self.by_file
-                .get(&self.entry(i).row.path)
-                .map_or_else(Vec::new, |l| {
-                    l.iter()
-                        .filter(|&&m| self.entry(m as usize).row.parent == i as u32)
-                        .map(|&m| m as usize)
-                        .collect()
-                });
-        if let Some(far) = self.far_members_of.get(&IdKey::of(&self.entry(i).id())) {
-            list.extend(far.iter().map(|&m| m as usize));
-        }
+        let mut list: Vec<usize> = self
+            .members_of
+            .get(&IdKey::of(&self.entry(i).id()))
+            .map_or_else(Vec::new, |l| l.iter().map(|&m| m as usize).collect());
         self.sort_by_position(&mut list);
         list
     }
@@ -1132,8 +1092,8 @@ impl Catalog {
                     names.remove(&lower);
                 }
                 touched.insert(lower);
-                if let Some(key) = Arc::make_mut(&mut self.far_parent_of).remove(&i) {
-                    let members = Arc::make_mut(&mut self.far_members_of);
+                if let Some(key) = Arc::make_mut(&mut self.parent_of).remove(&i) {
+                    let members = Arc::make_mut(&mut self.members_of);
                     if let Some(list) = members.get_mut(&key) {
                         list.retain(|&m| m != i);
                         if list.is_empty() {

@@ -6,7 +6,7 @@ use std::path::Path;
 use cruxe::index::{Silent, index_repo};
 use cruxe::store::catalog::{self, Catalog};
 use cruxe::store::datadir::DataDir;
-use cruxe::store::search::{self, Filters, SearchIndex};
+use cruxe::store::search::{self, EntryMaps, Filters, SearchIndex};
 
 use crate::common::{copy_tree, fixture, opts, small_graph};
 
@@ -162,4 +162,92 @@ fn incremental_runs_keep_the_search_index_to_a_few_segments() {
         .expect("ids");
     assert_eq!(kept, rebuilt);
     assert_eq!(names(&data, "grown 11")[0], "auth.grow.grown_11");
+}
+
+/// A server opens a ref's search index again after each change and patches
+/// its catalog: the index's maps of ids to catalog entries for the segments
+/// the change left are brought up to date by the patch (`EntryMaps`), not
+/// made again, and a search then names what a fresh catalog and map name.
+#[test]
+fn entry_maps_patched_with_the_catalog_name_what_fresh_ones_name() {
+    let (_tmp, repo, data) = indexed_fixture();
+    // Enough files that a change of three leaves the main segment unmerged.
+    for k in 0..60 {
+        std::fs::write(
+            repo.join(format!("auth/gen_{k}.py")),
+            format!("def gen_fn_{k}():\n    return {k}\n\n\nclass GenKind{k}:\n    pass\n"),
+        )
+        .expect("write");
+    }
+    index_repo(&repo, &data, &opts("py"), &Silent).expect("index");
+    let dir = data.search_dir("py", "test");
+    let store = data.open_graph_read_only(&small_graph()).expect("open");
+    let before: Catalog = catalog::load(&store, "py", "test").expect("catalog");
+    drop(store);
+    let maps = std::sync::Arc::new(EntryMaps::default());
+    let hits = |index: &SearchIndex, cat: &Catalog| -> Vec<(String, String)> {
+        index
+            .search(cat, "gen fn", &Filters::default(), 200)
+            .expect("search")
+            .iter()
+            .map(|h| {
+                let e = cat.entry(h.entry);
+                (e.qualified_name().to_string(), e.path().to_string())
+            })
+            .collect()
+    };
+    let first = SearchIndex::open_dir(&dir)
+        .expect("open")
+        .with_entry_maps(maps.clone());
+    assert_eq!(hits(&first, &before).len(), 120, "each function and class");
+    drop(first);
+
+    // An edit (a function renamed), a deletion and an addition.
+    std::fs::write(
+        repo.join("auth/gen_3.py"),
+        "def gen_fn_renamed():\n    return 3\n",
+    )
+    .expect("edit");
+    std::fs::remove_file(repo.join("auth/gen_5.py")).expect("delete");
+    std::fs::write(
+        repo.join("auth/gen_new.py"),
+        "def gen_fn_new():\n    return 0\n",
+    )
+    .expect("add");
+    let r = index_repo(&repo, &data, &opts("py"), &Silent).expect("re-index");
+    let changes = r
+        .changes
+        .as_ref()
+        .expect("an in-place run reports its changes");
+    let store = data.open_graph_read_only(&small_graph()).expect("open");
+    let patched = before.apply(changes, &store).expect("patch");
+    let loaded: Catalog = catalog::load(&store, "py", "test").expect("catalog");
+    drop(store);
+
+    let reopened = SearchIndex::open_dir(&dir)
+        .expect("open")
+        .with_entry_maps(maps.clone());
+    assert!(
+        reopened.segment_count().expect("count") > 1,
+        "the main segment was merged"
+    );
+    let kept = reopened.entry_maps_of(&patched).expect("maps");
+    assert_eq!(maps.patched(), 1, "the main segment's map was patched");
+    let made = SearchIndex::open_dir(&dir)
+        .expect("open")
+        .entry_maps_of(&patched)
+        .expect("maps");
+    assert_eq!(kept, made);
+    let mut found = hits(&reopened, &patched);
+    let mut fresh = hits(&SearchIndex::open_dir(&dir).expect("open"), &loaded);
+    // Equal scores are ordered by entry, and a patch appends its entries.
+    found.sort();
+    fresh.sort();
+    assert_eq!(found, fresh);
+    let names: Vec<&str> = found.iter().map(|(q, _)| q.as_str()).collect();
+    assert!(names.contains(&"auth.gen_3.gen_fn_renamed"));
+    assert!(names.contains(&"auth.gen_new.gen_fn_new"));
+    assert!(!names.contains(&"auth.gen_5.gen_fn_5"));
+    assert!(!names.contains(&"auth.gen_3.gen_fn_3"));
+    assert!(names.contains(&"auth.gen_4.gen_fn_4"));
 }

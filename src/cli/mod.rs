@@ -257,6 +257,7 @@ impl Serving {
                 },
                 graph: graph.clone(),
                 search_writer_mb: Some(resources.search_writer_mb_within(budget)),
+                search_then_load: budget.search_then_load(),
                 ..IndexOptions::default()
             },
             query_timeout_ms: self
@@ -735,6 +736,7 @@ fn cmd_index(a: IndexArgs) -> Result<i32> {
         },
         graph: a.resources.graph_config_within(budget),
         search_writer_mb: Some(a.resources.search_writer_mb_within(budget)),
+        search_then_load: budget.search_then_load(),
         skip_imports: a.no_imports,
         exits_after: true,
         ..IndexOptions::default()

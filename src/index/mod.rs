@@ -64,6 +64,10 @@ pub struct IndexOptions {
     pub changed_paths: Option<Vec<String>>,
     /// Memory of the search index writer, in MiB [default: `search::DEFAULT_WRITER_MB`].
     pub search_writer_mb: Option<usize>,
+    /// A full build waits for its search index writer before it loads the
+    /// parsed files and symbols into the graph, instead of doing both at once
+    /// (`MemoryBudget::search_then_load`).
+    pub search_then_load: bool,
     /// Asks a run to give up before it commits (a server shutting down).
     pub stop: Stop,
     /// The process exits right after the run (the CLI's): what the run holds in

@@ -201,6 +201,12 @@ pub fn index_repo_with(
     let (early_graph, early_search) = match sink.take().map(FreshSink::finish) {
         Some(finished) => {
             let (nodes, search) = finished?;
+            // The search writer's last merge and the nodes' COPY were a cold
+            // index's peak together (`MemoryBudget::search_then_load`).
+            let search = match opts.search_then_load {
+                true => search.settle(),
+                false => search,
+            };
             let graph = FreshGraph::start(data, opts, sorted.changes.clone(), nodes);
             (Some(graph), Some(search))
         }

@@ -100,18 +100,43 @@ impl Iterator for Received<'_> {
 /// A full build's search index writer (`search_from_parse` on a thread). Dropped
 /// without `join` (the run failed), it is still waited for: no writer outlives
 /// the run.
-pub(super) struct SearchThread(pub(super) Option<std::thread::JoinHandle<Result<(), IndexError>>>);
+pub(super) struct SearchThread {
+    handle: Option<std::thread::JoinHandle<Result<(), IndexError>>>,
+    /// Its result, when it was waited for before the run needed it (`settle`).
+    settled: Option<Option<Result<(), IndexError>>>,
+}
 
 impl SearchThread {
+    pub(super) fn spawn(
+        work: impl FnOnce() -> Result<(), IndexError> + Send + 'static,
+    ) -> SearchThread {
+        SearchThread {
+            handle: Some(std::thread::spawn(work)),
+            settled: None,
+        }
+    }
+
+    /// Waits for the writer now (its last merge among the run's peaks), keeping
+    /// its result for `join`.
+    pub(super) fn settle(mut self) -> SearchThread {
+        if self.settled.is_none() {
+            self.settled = Some(self.handle.take().and_then(|h| h.join().ok()));
+        }
+        self
+    }
+
     /// Its result; `None` when it panicked.
     pub(super) fn join(mut self) -> Option<Result<(), IndexError>> {
-        self.0.take().and_then(|h| h.join().ok())
+        match self.settled.take() {
+            Some(result) => result,
+            None => self.handle.take().and_then(|h| h.join().ok()),
+        }
     }
 }
 
 impl Drop for SearchThread {
     fn drop(&mut self) {
-        if let Some(h) = self.0.take() {
+        if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
     }

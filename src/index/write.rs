@@ -252,9 +252,7 @@ impl FreshSink {
         let (tx, rx) = std::sync::mpsc::sync_channel(Self::SEARCH_QUEUE);
         let (root, dir) = (root.to_path_buf(), data.search_dir(repo, ref_name));
         let writer_mb = opts.writer_mb();
-        let searching = SearchThread(Some(std::thread::spawn(move || {
-            search_from_parse(&root, &dir, rx, writer_mb)
-        })));
+        let searching = SearchThread::spawn(move || search_from_parse(&root, &dir, rx, writer_mb));
         Ok(FreshSink {
             nodes,
             search: Some(tx),

@@ -21,7 +21,7 @@ use crate::query::cypher::{self, CypherPool};
 use crate::store::catalog::{self, Catalog};
 use crate::store::datadir::{DataDir, DataDirError, WriterLock};
 use crate::store::graph::{GraphStore, RefStatus};
-use crate::store::search::{self, RefSearch, SearchIndex};
+use crate::store::search::{self, EntryMaps, RefSearch, SearchIndex};
 
 /// What to serve: a working tree and where its index lives.
 #[derive(Debug, Clone, Default)]
@@ -164,6 +164,9 @@ pub struct Store {
     catalogs: RwLock<HashMap<RepoRef, Arc<Catalog>>>,
     /// Search indexes per (repo, ref), built from the catalog on first use.
     searches: RwLock<HashMap<RepoRef, Arc<RefSearch>>>,
+    /// The term-to-entry maps of each ref's search indexes, kept across the
+    /// reopening of an index after a change (see `search::EntryMaps`).
+    entry_maps: Mutex<HashMap<RepoRef, Arc<EntryMaps>>>,
     /// Serialises catalog loads so concurrent first calls load once.
     loading: Mutex<()>,
     /// A catalog load or a big run filled the graph's buffer pool since it was
@@ -305,7 +308,9 @@ impl Store {
             repo,
             ref_name,
             || {
-                let index = self.open_search(graph, repo, ref_name, root)?;
+                let index = self
+                    .open_search(graph, repo, ref_name, root)?
+                    .with_entry_maps(self.entry_maps(repo, ref_name));
                 Ok(RefSearch {
                     catalog: catalog.clone(),
                     index,
@@ -313,6 +318,16 @@ impl Store {
             },
             |s| of_now(graph, repo, ref_name, &s.catalog),
         )
+    }
+
+    /// The term-to-entry maps shared by the search indexes of a repo/ref.
+    fn entry_maps(&self, repo: &str, ref_name: &str) -> Arc<EntryMaps> {
+        let Ok(mut maps) = self.entry_maps.lock() else {
+            return Arc::default();
+        };
+        maps.entry((repo.to_string(), ref_name.to_string()))
+            .or_default()
+            .clone()
     }
 
     /// The ref's index from the data dir when its tag matches the graph; otherwise
@@ -485,6 +500,9 @@ impl Store {
         }
         if let Ok(mut s) = self.searches.write() {
             s.clear();
+        }
+        if let Ok(mut m) = self.entry_maps.lock() {
+            m.clear();
         }
     }
 }
@@ -1070,6 +1088,7 @@ impl Service {
                         refs: RwLock::new(Vec::new()),
                         catalogs: RwLock::new(HashMap::new()),
                         searches: RwLock::new(HashMap::new()),
+                        entry_maps: Mutex::new(HashMap::new()),
                         loading: Mutex::new(()),
                         pool_filled: AtomicBool::new(false),
                     });

@@ -301,6 +301,20 @@ fn shards<K, V>() -> Shards<K, V> {
     (0..SHARDS).map(|_| Arc::new(HashMap::new())).collect()
 }
 
+/// What a patch changed (`Catalog::apply`): it only kills entries and appends
+/// new ones, so every other entry keeps its number and id. Caches derived from
+/// the catalog it was made from are brought up to date with it instead of made
+/// again (the search index's term-to-entry maps: `search::EntryMaps`).
+#[derive(Debug)]
+pub struct Patch {
+    /// The generation of the catalog patched.
+    pub from: u64,
+    /// The entries it killed (a changed file's, even when added again).
+    pub killed: Vec<u32>,
+    /// The first entry it added; every later one is new too.
+    pub first_added: u32,
+}
+
 #[derive(Debug, Clone)]
 pub struct Catalog {
     chunks: Vec<Arc<Chunk>>,
@@ -332,6 +346,8 @@ pub struct Catalog {
     /// catalog it was patched from and the patch): caches derived from one (the
     /// search index's term-to-entry maps) are keyed by it.
     generation: u64,
+    /// What the patch that made this catalog changed (`None`: loaded whole).
+    patch: Option<Arc<Patch>>,
     /// The ref's files, by path: of the same state as the symbols, so an answer
     /// about a file never pairs one state's file with another's symbols.
     files: Files,
@@ -357,6 +373,7 @@ impl Default for Catalog {
             parent_of: Arc::default(),
             members_of: Arc::default(),
             generation: 0,
+            patch: None,
             files: Arc::default(),
             state: GraphState::default(),
         }
@@ -799,6 +816,17 @@ impl Catalog {
         self.generation
     }
 
+    /// What the patch that made this catalog changed, if one did.
+    pub fn patch(&self) -> Option<&Patch> {
+        self.patch.as_deref()
+    }
+
+    /// How many entries there are, dead ones included (entry numbers run
+    /// below it).
+    pub fn entries(&self) -> usize {
+        self.len
+    }
+
     /// The graph state the rows are of: a walk of the graph in that state
     /// names only symbols this catalog holds.
     pub fn state(&self) -> &GraphState {
@@ -1035,10 +1063,20 @@ impl Catalog {
             .map(|i| (self.entry(i).id(), self.imported_by(i)))
             .filter(|(_, n)| *n > 0)
             .collect();
+        let killed: Vec<u32> = removed
+            .iter()
+            .flat_map(|p| self.in_file(p))
+            .map(|i| i as u32)
+            .collect();
         c.kill_files(&removed, &mut touched);
         for f in changes.add.iter() {
             c.add_file(f, &mut touched);
         }
+        c.patch = Some(Arc::new(Patch {
+            from: self.generation,
+            killed,
+            first_added: self.len as u32,
+        }));
         // Name lists read in (path, line) order, as a fresh build numbers them.
         for lower in &touched {
             let shard = shard_of(lower);
@@ -1129,24 +1167,37 @@ impl Catalog {
     }
 }
 
-/// Files per statement when a catalog is loaded: a statement's rows are held
-/// whole by Kuzu (in its buffer pool) and by the loader; this keeps either to a
-/// few tens of MiB on large repositories. A range whose rows do not fit the
-/// buffer pool is read in halves.
+/// Symbols per statement when a catalog is loaded, at most (a file's are never
+/// split): a statement's rows are held whole by Kuzu and by the loader, ~1 KB
+/// each. Ranges of a number of files held anything from a few thousand rows to
+/// 417k on the crates corpus (generated bindings), and that one statement took
+/// a server of 320 MiB at rest to a 997 MiB peak (docs/BENCHMARKS.md, "Memory
+/// and scale"). A range whose rows do not fit the buffer pool is read in halves.
+const LOAD_ROWS: u64 = 50_000;
+
+/// Files per statement, at most: each statement also scans the ref's paths.
 const LOAD_FILES: usize = 2000;
 
-/// Loads a ref's catalog from the graph: its rows a range of paths at a time,
-/// then the import counts.
+/// Loads a ref's catalog from the graph: its rows a range of paths at a time
+/// (`LOAD_ROWS`, sized by each path's count of symbols), then the import counts.
 pub fn load(store: &GraphStore, repo: &str, ref_name: &str) -> Result<Catalog, GraphError> {
     // Taken first: a write committed during the load leaves the label older than
     // the rows, which readers take for stale (and wait for the next catalog),
     // never the other way round.
     let state = store.state(repo, ref_name);
     let files = store.files(repo, ref_name)?;
+    let counts: HashMap<String, u64> = store
+        .path_symbol_counts(repo, ref_name)?
+        .into_iter()
+        .collect();
     let mut b = Builder::new(files.clone());
     let mut lo = 0;
     while lo < files.len() {
-        let hi = (lo + LOAD_FILES).min(files.len());
+        let (mut hi, mut rows) = (lo, 0);
+        while hi < files.len() && hi - lo < LOAD_FILES && rows < LOAD_ROWS {
+            rows += counts.get(&files[hi].path).copied().unwrap_or(0);
+            hi += 1;
+        }
         load_range(store, repo, ref_name, &files, lo, hi, &mut b)?;
         lo = hi;
     }
@@ -1172,6 +1223,7 @@ fn load_range(
     let to = files.get(hi).map(|f| f.path.as_str());
     match store.symbol_names(repo, ref_name, from, to) {
         Ok(mut rows) => {
+            tracing::trace!(files = hi - lo, rows = rows.len(), "catalog statement");
             rows.sort_by(row_order);
             b.add(&rows);
             Ok(())

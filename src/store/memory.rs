@@ -62,6 +62,15 @@ impl MemoryBudget {
         ((self.mb / 16) as usize).max(15)
     }
 
+    /// Whether a full build waits for its search index writer (its last
+    /// merge) before the nodes' COPY: the two together were a cold index's
+    /// peak. On the crates corpus at 512 MiB, 560–581 MiB one beside the
+    /// other, 465–483 one after the other (docs/BENCHMARKS.md, "Memory and
+    /// scale"); a budget of the default or more keeps the time instead.
+    pub fn search_then_load(&self) -> bool {
+        self.mb < DEFAULT_MEMORY_MB
+    }
+
     /// The largest part of one bulk COPY of edges: a sixteenth in bytes
     /// (64 MiB of the default), a million rows.
     pub fn copy_part(&self) -> CopyPart {

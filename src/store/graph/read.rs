@@ -445,7 +445,8 @@ impl GraphStore {
     }
 
     /// The catalog's rows of the symbols of a repo/ref in a range of paths
-    /// (`from` ≤ path < `to`; no `to`: no end), in no particular order.
+    /// (`from` ≤ path < `to`; no `to`: no end), in no particular order, each
+    /// with its parent's id.
     pub fn symbol_names(
         &self,
         repo: &str,
@@ -454,20 +455,37 @@ impl GraphStore {
         to: Option<&str>,
     ) -> Result<Vec<NameRow>> {
         let conn = self.conn()?;
+        let params = || {
+            vec![
+                ("repo", s(repo)),
+                ("ref", s(ref_name)),
+                ("from", s(from)),
+                ("to", s(to.unwrap_or(""))),
+            ]
+        };
+        let mut stmt = conn.prepare(q("ref_range_parents"))?;
+        let mut parents: HashMap<String, String> = conn
+            .execute(&mut stmt, params())?
+            .map(|r| (string(&r[0]), string(&r[1])))
+            .collect();
         let mut stmt = conn.prepare(q("ref_symbol_names"))?;
-        let params = vec![
-            ("repo", s(repo)),
-            ("ref", s(ref_name)),
-            ("from", s(from)),
-            ("to", s(to.unwrap_or(""))),
-        ];
-        let rows = conn.execute(&mut stmt, params)?;
+        let rows = conn.execute(&mut stmt, params())?;
         Ok(rows
             .map(|r| {
                 let (row, byte_start, byte_end) = with_range(&r);
-                let parent = Some(string(&r[14])).filter(|p| !p.is_empty());
+                let parent = parents.remove(row.id.as_str());
                 NameRow::of(&row, byte_start as i64, byte_end as i64, parent)
             })
+            .collect())
+    }
+
+    /// How many symbols each path of a repo/ref holds.
+    pub fn path_symbol_counts(&self, repo: &str, ref_name: &str) -> Result<Vec<(String, u64)>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(q("ref_path_symbol_counts"))?;
+        let rows = conn.execute(&mut stmt, vec![("repo", s(repo)), ("ref", s(ref_name))])?;
+        Ok(rows
+            .map(|r| (string(&r[0]), int(&r[1]).max(0) as u64))
             .collect())
     }
 

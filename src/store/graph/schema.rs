@@ -280,6 +280,14 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/ref_symbol_names.cypher"),
     ),
     (
+        "ref_path_symbol_counts",
+        include_str!("../../../queries/ref_path_symbol_counts.cypher"),
+    ),
+    (
+        "ref_range_parents",
+        include_str!("../../../queries/ref_range_parents.cypher"),
+    ),
+    (
         "ref_import_in_degree",
         include_str!("../../../queries/ref_import_in_degree.cypher"),
     ),

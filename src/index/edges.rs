@@ -3,6 +3,7 @@
 //! written as they are for a whole ref (straight to a full build's COPY files),
 //! or as the difference from before for a run that trusts its state.
 
+use super::spill::Spill;
 use std::collections::{HashMap, HashSet};
 
 use super::imports::import_row;
@@ -34,7 +35,7 @@ pub(super) fn recreated_symbols(rows: &[FileRows], changes: &Changes) -> HashSet
 /// Where a whole ref's edges go: a full build's COPY files, or rows kept for
 /// a load beside other refs (or an in-place run without a state).
 pub(super) enum Whole {
-    Files(EdgeCsvs),
+    Files(Box<EdgeCsvs>),
     Rows {
         imports: Vec<ImportRow>,
         sites: Vec<SiteRow>,
@@ -58,6 +59,8 @@ pub(super) struct EdgeChanges<'a> {
     gone_files: HashSet<String>,
     /// The External names the re-resolved files held before (trusted only).
     externals_before: resolve::FxSet<String>,
+    /// Where a full build keeps each file's packed edges (`Spill`).
+    spill: Option<std::sync::Arc<Spill>>,
     diff: ImportDiff,
     site_stale: Vec<SiteRow>,
     site_missing: Vec<SiteRow>,
@@ -105,11 +108,18 @@ impl<'a> EdgeChanges<'a> {
             old_meta,
             gone_files,
             externals_before,
+            spill: None,
             diff: ImportDiff::default(),
             site_stale: Vec::new(),
             site_missing: Vec::new(),
             names_gone: Vec::new(),
         }
+    }
+
+    /// Keeps a full build's packed edges in `spill`.
+    pub(super) fn spilling_to(mut self, spill: Option<std::sync::Arc<Spill>>) -> Self {
+        self.spill = spill;
+        self
     }
 
     /// One re-resolved file `f`: `m` its metadata (what it held before,
@@ -120,9 +130,10 @@ impl<'a> EdgeChanges<'a> {
             Some(whole) => {
                 // Kept as the state saves them: a full build holds every
                 // file's until the state is written.
+                let spill = self.spill.as_deref();
                 let kept = (
-                    state::encoded_site_edges(&r.sites),
-                    state::encoded_edges(&r.edges),
+                    state::encoded_site_edges(&r.sites, spill),
+                    state::encoded_edges(&r.edges, spill),
                 );
                 let sites = std::mem::take(&mut r.sites).into_iter();
                 match whole {

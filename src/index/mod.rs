@@ -11,6 +11,7 @@ mod imports;
 mod parse;
 mod run;
 mod searching;
+mod spill;
 pub mod state;
 mod write;
 

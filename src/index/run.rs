@@ -17,6 +17,7 @@ use super::edges::{EdgeChanges, Whole, recreated_symbols};
 use super::imports::state_from_graph;
 use super::parse::{FileContext, Known, Outcome, Parsed, process_file};
 use super::searching::{SearchThread, search_beside, update_search};
+use super::spill::Spill;
 use super::state::{self, FileMeta, RefState, SavedAside};
 use super::write::{FreshGraph, FreshSink, open_for_write};
 use super::{
@@ -121,6 +122,8 @@ struct Sorted {
     restat: Vec<(String, FileStat)>,
     /// A full build's edges, written to its COPY files as resolved.
     edge_files: Option<EdgeFiles>,
+    /// Where a full build keeps its files' packed sections (`Spill`).
+    spill: Option<std::sync::Arc<Spill>>,
 }
 
 /// What resolution and the next state need of a parsed file besides its rows.
@@ -179,7 +182,9 @@ pub fn index_repo_with(
         )?),
         false => None,
     };
+    let spill = sink.as_ref().and_then(FreshSink::spilled);
     let mut sorted = parse(&run, &plan, &mut opened, sink.as_mut())?;
+    sorted.spill = spill.clone();
     stop.check()?;
     if let Some(st) = store
         && nothing_to_write(&run, store, &plan, &sorted)?
@@ -232,6 +237,10 @@ pub fn index_repo_with(
     )?;
     if let Some(st) = next_state.as_mut() {
         restat(st, &sorted.restat);
+    }
+    // Resolution read every parsed file's sections from the spill.
+    if let Some(s) = &spill {
+        s.drop_pages();
     }
     stop.check()?;
     let saved_early = save_early(&run, &plan, &mut next_state);
@@ -296,6 +305,10 @@ pub fn index_repo_with(
     );
     if opts.exits_after {
         written.graph().leave_to_exit();
+    }
+    // The state's writing copied them all again.
+    if let Some(s) = &spill {
+        s.drop_pages();
     }
     report
 }
@@ -704,6 +717,7 @@ fn parse(
         entries: Vec::new(),
         restat: Vec::new(),
         edge_files: None,
+        spill: None,
     };
     // Borrowed paths, hashed cheaply: a server's run of one changed file
     // goes through every file of the tree here (17k on Python's lib/).
@@ -815,7 +829,9 @@ fn in_order<'s>(
 fn stream_parsed(sink: &mut FreshSink, sorted: &mut Sorted, parsed: Parsed) {
     let (rows, mut for_resolution) = split_parsed(parsed);
     sorted.report.parsed += 1;
-    sorted.entries.push(new_entry(&rows, &mut for_resolution));
+    sorted
+        .entries
+        .push(new_entry(&rows, &mut for_resolution, sink.spill()));
     sink.add(rows);
 }
 
@@ -1117,11 +1133,11 @@ fn resolve_imports(
     );
     // A full build's edges go to its COPY files as each file is resolved.
     let whole = match (fresh_graph, trusted) {
-        (Some(_), _) => Some(Whole::Files(EdgeCsvs::create(
+        (Some(_), _) => Some(Whole::Files(Box::new(EdgeCsvs::create(
             run.opts.graph.copy_part,
             &run.repo,
             &run.ref_name,
-        )?)),
+        )?))),
         (None, false) => Some(Whole::Rows {
             imports: Vec::new(),
             sites: Vec::new(),
@@ -1131,16 +1147,26 @@ fn resolve_imports(
     let re_resolved = only
         .clone()
         .unwrap_or_else(|| vec![true; input.rfiles.len()]);
-    let mut edges = EdgeChanges::new(
+    let edges = EdgeChanges::new(
         whole,
         (&input.meta, &input.old_meta),
         (&re_resolved, &input.parsed_now),
         (&recreated, &input.gone_symbols),
         &sorted.changes,
     );
+    let mut edges = edges.spilling_to(sorted.spill.clone());
     let (rfiles, meta, parsed_now) = (&input.rfiles, &mut input.meta, &input.parsed_now);
+    let mut handed = 0usize;
     resolve::resolve_each(rfiles, &plan.layout, only.as_deref(), &mut |fi, r| {
         edges.add(&rfiles[fi], &mut meta[fi], parsed_now[fi], r);
+        // The sections read so far leave the process now and then: read
+        // through the mapping, they stayed resident (~40 MB on the crates).
+        handed += 1;
+        if handed.is_multiple_of(1024)
+            && let Some(s) = &sorted.spill
+        {
+            s.drop_pages();
+        }
     });
     tracing::debug!(
         ms = t_resolve.elapsed().as_millis() as u64,
@@ -1244,7 +1270,7 @@ fn resolution_input(
     let mut parsed_now: Vec<(RFile, FileMeta)> = Vec::with_capacity(rows.len());
     let mut new_paths: HashSet<&str> = HashSet::new();
     for (rows, parsed) in rows.iter().zip(for_resolution.iter_mut()) {
-        let (f, m) = new_entry(rows, parsed);
+        let (f, m) = new_entry(rows, parsed, None);
         let old = old_at(&f.path)
             .filter(|_| replaced.contains(f.path.as_str()))
             .map(|at| &base.files[at]);
@@ -1373,7 +1399,11 @@ fn count_in_package(packages: &mut HashMap<String, (usize, usize)>, path: &str, 
 /// A parsed file's entry of the next state; its imports and sites move into
 /// it, its sites and definitions kept as the state's bytes until resolution
 /// reads them.
-fn new_entry(rows: &FileRows, parsed: &mut ForResolution) -> (RFile, FileMeta) {
+fn new_entry(
+    rows: &FileRows,
+    parsed: &mut ForResolution,
+    spill: Option<&Spill>,
+) -> (RFile, FileMeta) {
     let language = parsed.language;
     let imports = std::mem::take(&mut parsed.imports);
     let symbols: Vec<RSymbol> = rows
@@ -1393,9 +1423,9 @@ fn new_entry(rows: &FileRows, parsed: &mut ForResolution) -> (RFile, FileMeta) {
         package: rows.file.package.clone(),
         path_mods: resolve::declares_path_mods(&imports),
         imports: Lazy::new(imports),
-        sites: state::encoded_sites(&std::mem::take(&mut parsed.sites)),
+        sites: state::encoded_sites(&std::mem::take(&mut parsed.sites), spill),
         callables: Lazy::new(resolve::Callables::of(&symbols)),
-        symbols: state::encoded_symbols(&symbols),
+        symbols: state::encoded_symbols(&symbols, spill),
     };
     let position: HashMap<&str, u32> = rows
         .symbols

@@ -34,6 +34,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
+use super::spill::Spill;
 use crate::model::lazy::{Lazy, Shared};
 use crate::model::sites::{Chain, Fact, FactKind, FileSites, RawSite, SiteKind, Step};
 use crate::model::{Language, RawImport, ids};
@@ -1135,11 +1136,12 @@ fn decode_sites(b: &[u8]) -> FileSites {
 
 /// A file's import edges kept as the bytes the state saves (a zstd frame),
 /// as `encoded_site_edges` keeps its call-graph edges.
-pub fn encoded_edges(edges: &[Edge]) -> Lazy<Vec<Edge>> {
+pub fn encoded_edges(edges: &[Edge], spill: Option<&Spill>) -> Lazy<Vec<Edge>> {
     packed_as(
         edges.len() * 96 + 4,
         |buf| put_edges(buf, edges),
         decode_edges,
+        spill,
     )
 }
 
@@ -1147,11 +1149,12 @@ pub fn encoded_edges(edges: &[Edge]) -> Lazy<Vec<Edge>> {
 /// frame), decoded on first use: a full build's nodes' `COPY` runs before
 /// resolution reads any (Kuzu's pool and heap beside them are the run's
 /// peak on a big tree).
-pub fn encoded_symbols(symbols: &[RSymbol]) -> Lazy<Vec<RSymbol>> {
+pub fn encoded_symbols(symbols: &[RSymbol], spill: Option<&Spill>) -> Lazy<Vec<RSymbol>> {
     packed_as(
         symbols.len() * 48 + 8,
         |buf| put_symbols(buf, symbols),
         decode_symbols,
+        spill,
     )
 }
 
@@ -1160,29 +1163,39 @@ pub fn encoded_symbols(symbols: &[RSymbol]) -> Lazy<Vec<RSymbol>> {
 /// (`Lazy::value_or_decoded`). Held decoded, a full build's sites were two
 /// thirds of its memory when the parse ended (1.1 of 1.8 GiB on a 52k-file
 /// tree).
-pub fn encoded_sites(sites: &FileSites) -> Lazy<FileSites> {
+pub fn encoded_sites(sites: &FileSites, spill: Option<&Spill>) -> Lazy<FileSites> {
     let room = (sites.sites.len() + sites.facts.len()) * 24 + 8;
-    packed_as(room, |buf| put_sites(buf, sites), decode_sites)
+    packed_as(room, |buf| put_sites(buf, sites), decode_sites, spill)
 }
 
 /// A file's call-graph edges kept as the bytes the state saves (a zstd
 /// frame): a full build hands the edges themselves to the graph writer and
 /// keeps only these (an eighth of the memory, and no copy of each edge's
 /// strings).
-pub fn encoded_site_edges(edges: &[SiteEdge]) -> Lazy<Vec<SiteEdge>> {
+pub fn encoded_site_edges(edges: &[SiteEdge], spill: Option<&Spill>) -> Lazy<Vec<SiteEdge>> {
     packed_as(
         edges.len() * 96 + 4,
         |buf| put_site_edge_list(buf, edges),
         decode_site_edges,
+        spill,
     )
 }
 
 /// What `put` writes (about `room` bytes), compressed as a record's section
-/// is (`lazy::pack`), and read back with `decode` when first used.
-fn packed_as<T>(room: usize, put: impl FnOnce(&mut Vec<u8>), decode: fn(&[u8]) -> T) -> Lazy<T> {
+/// is (`lazy::pack`), and read back with `decode` when first used: from the
+/// `spill` file when there is one and it takes them, else from the heap.
+fn packed_as<T>(
+    room: usize,
+    put: impl FnOnce(&mut Vec<u8>),
+    decode: fn(&[u8]) -> T,
+    spill: Option<&Spill>,
+) -> Lazy<T> {
     let mut buf = Vec::with_capacity(room);
     put(&mut buf);
     let packed = crate::model::lazy::pack(&buf);
+    if let Some(Ok((bytes, range))) = spill.map(|s| s.put(&packed)) {
+        return Lazy::packed(bytes, range, decode);
+    }
     let range = 0..packed.len();
     Lazy::packed(std::sync::Arc::new(packed), range, decode)
 }

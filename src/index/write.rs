@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use super::searching::{FileSymbols, SearchThread, search_from_parse};
+use super::spill::Spill;
 use super::{IndexError, IndexOptions};
 use crate::store::datadir::{DataDir, DataDirError, WriterLock};
 use crate::store::graph::{
@@ -235,6 +236,9 @@ pub(super) struct FreshSink {
     /// rather than the rows in memory.
     search: Option<std::sync::mpsc::SyncSender<FileSymbols>>,
     searching: SearchThread,
+    /// Where the parsed files' packed sections go (`None`: the data dir's
+    /// disk took no such file; they stay in the heap).
+    spill: Option<std::sync::Arc<Spill>>,
 }
 
 impl FreshSink {
@@ -253,11 +257,29 @@ impl FreshSink {
         let (root, dir) = (root.to_path_buf(), data.search_dir(repo, ref_name));
         let writer_mb = opts.writer_mb();
         let searching = SearchThread::spawn(move || search_from_parse(&root, &dir, rx, writer_mb));
+        let spill = match Spill::create_in(data.root()) {
+            Ok(s) => Some(std::sync::Arc::new(s)),
+            Err(e) => {
+                tracing::debug!("no spill file for the parsed files ({e}); kept in memory");
+                None
+            }
+        };
         Ok(FreshSink {
             nodes,
             search: Some(tx),
             searching,
+            spill,
         })
+    }
+
+    /// Where the parsed files' packed sections go.
+    pub(super) fn spill(&self) -> Option<&Spill> {
+        self.spill.as_deref()
+    }
+
+    /// The spill, kept to drop its pages once read (`Spill::drop_pages`).
+    pub(super) fn spilled(&self) -> Option<std::sync::Arc<Spill>> {
+        self.spill.clone()
     }
 
     /// One parsed file's rows, written and handed on.

@@ -28,7 +28,10 @@ impl GraphStore {
         nodes: NodeFiles,
         abandon: &dyn Fn() -> bool,
     ) -> Result<()> {
-        let conn = self.conn()?;
+        let mut conn = self.conn()?;
+        if let Some(threads) = self.copy_part.node_threads {
+            conn.set_max_num_threads_for_exec(threads.max(1));
+        }
         let mut stmts = std::collections::HashMap::new();
         let mut session = Session::new(&conn, &mut stmts);
         upsert_repo_and_ref(&mut session, header)?;

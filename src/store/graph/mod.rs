@@ -119,11 +119,16 @@ pub struct GraphConfig {
     pub copy_part: CopyPart,
 }
 
-/// The largest part of one bulk COPY statement (`GraphConfig::copy_part`).
+/// The largest part of one bulk COPY statement (`GraphConfig::copy_part`), and
+/// the threads a full build's COPY of its nodes may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CopyPart {
     pub rows: usize,
     pub bytes: usize,
+    /// Kuzu's worker threads for the nodes' COPY (`None`: the database's):
+    /// each holds a node group of rows at a time, and that COPY is a cold
+    /// index's peak (`MemoryBudget::copy_part`).
+    pub node_threads: Option<u64>,
 }
 
 impl Default for CopyPart {
@@ -134,6 +139,7 @@ impl Default for CopyPart {
         CopyPart {
             rows: 1_000_000,
             bytes: 64 << 20,
+            node_threads: None,
         }
     }
 }
@@ -270,6 +276,12 @@ impl<'a> std::ops::Deref for GatedConnection<'a> {
     type Target = Connection<'a>;
     fn deref(&self) -> &Connection<'a> {
         &self.conn
+    }
+}
+
+impl<'a> std::ops::DerefMut for GatedConnection<'a> {
+    fn deref_mut(&mut self) -> &mut Connection<'a> {
+        &mut self.conn
     }
 }
 

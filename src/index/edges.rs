@@ -59,8 +59,9 @@ pub(super) struct EdgeChanges<'a> {
     gone_files: HashSet<String>,
     /// The External names the re-resolved files held before (trusted only).
     externals_before: resolve::FxSet<String>,
-    /// Where a full build keeps each file's packed edges (`Spill`).
-    spill: Option<std::sync::Arc<Spill>>,
+    /// Where a full build keeps each file's packed edges (`Spill`), and the
+    /// files added since its pages last left the process.
+    spill: Option<(std::sync::Arc<Spill>, usize)>,
     diff: ImportDiff,
     site_stale: Vec<SiteRow>,
     site_missing: Vec<SiteRow>,
@@ -118,19 +119,27 @@ impl<'a> EdgeChanges<'a> {
 
     /// Keeps a full build's packed edges in `spill`.
     pub(super) fn spilling_to(mut self, spill: Option<std::sync::Arc<Spill>>) -> Self {
-        self.spill = spill;
+        self.spill = spill.map(|s| (s, 0));
         self
     }
 
     /// One re-resolved file `f`: `m` its metadata (what it held before,
     /// unless it was `parsed` now).
     pub(super) fn add(&mut self, f: &RFile, m: &mut FileMeta, parsed: bool, mut r: Resolved) {
+        // The sections read so far leave the process now and then: read
+        // through the mapping, they stayed resident (~40 MB on the crates).
+        if let Some((spill, added)) = &mut self.spill {
+            *added += 1;
+            if added.is_multiple_of(1024) {
+                spill.drop_pages();
+            }
+        }
         let fp = state::fingerprint_with_sites(state::fingerprint(&r.edges), &r.sites);
         let kept = match &mut self.whole {
             Some(whole) => {
                 // Kept as the state saves them: a full build holds every
                 // file's until the state is written.
-                let spill = self.spill.as_deref();
+                let spill = self.spill.as_ref().map(|(s, _)| &**s);
                 let kept = (
                     state::encoded_site_edges(&r.sites, spill),
                     state::encoded_edges(&r.edges, spill),
@@ -221,6 +230,10 @@ impl<'a> EdgeChanges<'a> {
         meta: &[FileMeta],
         re_resolved: &[bool],
     ) -> Result<(ImportChanges, SiteChanges, Option<EdgeFiles>), GraphError> {
+        // Resolution read every file's sections from the spill.
+        if let Some((spill, _)) = &self.spill {
+            spill.drop_pages();
+        }
         match self.whole.take() {
             Some(Whole::Files(csvs)) => Ok((
                 ImportChanges::All(Vec::new()),

@@ -182,9 +182,7 @@ pub fn index_repo_with(
         )?),
         false => None,
     };
-    let spill = sink.as_ref().and_then(FreshSink::spilled);
     let mut sorted = parse(&run, &plan, &mut opened, sink.as_mut())?;
-    sorted.spill = spill.clone();
     stop.check()?;
     if let Some(st) = store
         && nothing_to_write(&run, store, &plan, &sorted)?
@@ -237,10 +235,6 @@ pub fn index_repo_with(
     )?;
     if let Some(st) = next_state.as_mut() {
         restat(st, &sorted.restat);
-    }
-    // Resolution read every parsed file's sections from the spill.
-    if let Some(s) = &spill {
-        s.drop_pages();
     }
     stop.check()?;
     let saved_early = save_early(&run, &plan, &mut next_state);
@@ -305,10 +299,6 @@ pub fn index_repo_with(
     );
     if opts.exits_after {
         written.graph().leave_to_exit();
-    }
-    // The state's writing copied them all again.
-    if let Some(s) = &spill {
-        s.drop_pages();
     }
     report
 }
@@ -717,7 +707,7 @@ fn parse(
         entries: Vec::new(),
         restat: Vec::new(),
         edge_files: None,
-        spill: None,
+        spill: sink.as_ref().and_then(|s| s.spilled()),
     };
     // Borrowed paths, hashed cheaply: a server's run of one changed file
     // goes through every file of the tree here (17k on Python's lib/).
@@ -1156,17 +1146,8 @@ fn resolve_imports(
     );
     let mut edges = edges.spilling_to(sorted.spill.clone());
     let (rfiles, meta, parsed_now) = (&input.rfiles, &mut input.meta, &input.parsed_now);
-    let mut handed = 0usize;
     resolve::resolve_each(rfiles, &plan.layout, only.as_deref(), &mut |fi, r| {
         edges.add(&rfiles[fi], &mut meta[fi], parsed_now[fi], r);
-        // The sections read so far leave the process now and then: read
-        // through the mapping, they stayed resident (~40 MB on the crates).
-        handed += 1;
-        if handed.is_multiple_of(1024)
-            && let Some(s) = &sorted.spill
-        {
-            s.drop_pages();
-        }
     });
     tracing::debug!(
         ms = t_resolve.elapsed().as_millis() as u64,
@@ -1564,6 +1545,7 @@ fn publish(
     let Sorted {
         mut report,
         changes,
+        spill,
         ..
     } = sorted;
     let store = written.graph();
@@ -1600,6 +1582,10 @@ fn publish(
         }
         result
     });
+    // Writing the state copied every spilled section again.
+    if let Some(s) = &spill {
+        s.drop_pages();
+    }
     if let Err(e) = result {
         // The search index is derived from the graph: without its tag it is
         // rebuilt when next opened, so this run still counts.

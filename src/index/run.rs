@@ -1585,6 +1585,7 @@ fn publish(
     // Writing the state copied every spilled section again.
     if let Some(s) = &spill {
         s.drop_pages();
+        tracing::debug!(mib = s.len() >> 20, "spilled sections");
     }
     if let Err(e) = result {
         // The search index is derived from the graph: without its tag it is

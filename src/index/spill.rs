@@ -1,10 +1,10 @@
 //! Where a full build keeps its parsed files' packed sections (each file's
-//! sites and definitions, zstd frames: ~45 MB on the crates corpus, ~500 MB on
-//! a 52k-file tree) from the parse to resolution: written to an unlinked file
-//! as each file is parsed and read back through one mapping of it. Held in the
-//! heap they were there through the nodes' `COPY`, a cold index's peak, where
-//! in the file they are the page cache's: resident in the process only once
-//! resolution reads them, and not after `drop_pages`.
+//! sites, facts and definitions, then its edges: zstd frames, 50 MiB on the
+//! crates corpus) from the parse until the state is written: written to an
+//! unlinked file as they come and read back through one mapping of it. Held in
+//! the heap they were there through the nodes' `COPY`, a cold index's peak,
+//! where in the file they are the page cache's: resident in the process only
+//! once resolution reads them, and not after `drop_pages`.
 
 use std::ops::Range;
 use std::path::Path;

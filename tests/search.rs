@@ -251,3 +251,33 @@ fn entry_maps_patched_with_the_catalog_name_what_fresh_ones_name() {
     assert!(!names.contains(&"auth.gen_3.gen_fn_3"));
     assert!(names.contains(&"auth.gen_4.gen_fn_4"));
 }
+
+/// A full build that waits for its search writer before loading its nodes
+/// (`search_then_load`, as under a small `--memory-mb`) writes the same index:
+/// tagged with the graph's run, answering the same searches.
+#[test]
+fn a_build_that_settles_the_search_writer_first_writes_the_same_index() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("py");
+    copy_tree(&fixture("python"), &repo);
+    let data = DataDir::new(tmp.path().join("data"));
+    let settled = cruxe::index::IndexOptions {
+        search_then_load: true,
+        ..opts("py")
+    };
+    index_repo(&repo, &data, &settled, &Silent).expect("index");
+    assert!(tag_matches_graph(&data));
+    let (_other, _, beside) = indexed_fixture();
+    let ids = |d: &DataDir| {
+        SearchIndex::open_dir(&d.search_dir("py", "test"))
+            .expect("open")
+            .symbol_ids()
+            .expect("ids")
+    };
+    assert!(!ids(&data).is_empty());
+    assert_eq!(ids(&data), ids(&beside));
+    assert_eq!(
+        names(&data, "user service")[0],
+        "services.user_service.UserService"
+    );
+}

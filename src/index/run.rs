@@ -1121,19 +1121,7 @@ fn resolve_imports(
         touched = input.touched.len(),
         "loaded the ref"
     );
-    // A full build's edges go to its COPY files as each file is resolved.
-    let whole = match (fresh_graph, trusted) {
-        (Some(_), _) => Some(Whole::Files(Box::new(EdgeCsvs::create(
-            run.opts.graph.copy_part,
-            &run.repo,
-            &run.ref_name,
-        )?))),
-        (None, false) => Some(Whole::Rows {
-            imports: Vec::new(),
-            sites: Vec::new(),
-        }),
-        (None, true) => None,
-    };
+    let whole = whole_edges(run, fresh_graph.is_some(), trusted)?;
     let re_resolved = only
         .clone()
         .unwrap_or_else(|| vec![true; input.rfiles.len()]);
@@ -1524,6 +1512,24 @@ fn write<'s>(
     let reopened = data.open_graph(&opts.graph)?;
     tracing::debug!(ms = t_write.elapsed().as_millis() as u64, "wrote the graph");
     Ok((Written::Own(Box::new(reopened)), search))
+}
+
+/// Where a run's edges go when it writes them all (`None`: a trusted state's
+/// run writes the difference): a full build's to its COPY files as each file
+/// is resolved, else rows.
+fn whole_edges(run: &Run<'_>, fresh: bool, trusted: bool) -> Result<Option<Whole>, IndexError> {
+    Ok(match (fresh, trusted) {
+        (true, _) => Some(Whole::Files(Box::new(EdgeCsvs::create(
+            run.opts.graph.copy_part,
+            &run.repo,
+            &run.ref_name,
+        )?))),
+        (false, false) => Some(Whole::Rows {
+            imports: Vec::new(),
+            sites: Vec::new(),
+        }),
+        (false, true) => None,
+    })
 }
 
 /// After the graph: the resolution state (saved while the search index is

@@ -19,7 +19,7 @@ CORPUS ?= .
 CLIENTS ?= 32
 SECONDS ?= 60
 
-.PHONY: run test deps venv browser build install lint bench bench-tools bench-load bench-fresh bench-accuracy bench-impact bench-hostile bench-scale index status
+.PHONY: run test test-s3 deps venv browser haproxy build install lint bench bench-tools bench-load bench-fresh bench-accuracy bench-impact bench-hostile bench-scale index status
 
 # Kuzu 0.11.3 with our nine changes (patches/*.patch, one section each in
 # patches/README.md): its crate, checked against Cargo.lock's old checksum,
@@ -57,6 +57,13 @@ browser:
 	  echo "cruxe: installing chromium and chromium-driver (for the console's browser tests)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium chromium-driver >/dev/null; }
+
+# The replicas' test puts Debian's HAProxy in front of them (docs/DEPLOY.md).
+haproxy:
+	@command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || { \
+	  echo "cruxe: installing haproxy (for the replicas' load-balancer test)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq haproxy >/dev/null; }
 
 venv:
 	@$(VENV)/bin/python -c "import mcp" 2>/dev/null || { \
@@ -100,8 +107,18 @@ lint: deps
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 
-test: lint venv browser
+test: lint venv browser haproxy
 	cargo test
+
+# The replicas' tests against a real S3 server: Garage (`cargo install garage`,
+# 20-40 min the first time on 2 cores, so not part of `make test`), one node on
+# loopback (tests/s3/garage.sh).
+GARAGE_VERSION := 2.5.0
+test-s3: build venv haproxy
+	@command -v garage >/dev/null 2>&1 || [ -x $(HOME)/.cargo/bin/garage ] || { \
+	  echo "cruxe: installing garage $(GARAGE_VERSION) (an S3 server; builds for 20-40 min)"; \
+	  cargo install --locked --target-dir $(CARGO_TARGET_DIR)/garage garage@$(GARAGE_VERSION); }
+	tests/s3/garage.sh cargo test --test tests replicas::
 
 bench: deps
 	cargo bench --profile dev --bench index

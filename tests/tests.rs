@@ -20,6 +20,7 @@ mod incremental;
 mod mcp;
 mod queries;
 mod recovery;
+mod replicas;
 mod relevance;
 mod search;
 mod security;

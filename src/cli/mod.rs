@@ -22,7 +22,7 @@ use crate::mcp::server::{self, HttpOptions};
 use crate::mcp::sessions::SessionLimits;
 use crate::query::cypher;
 use crate::service::config::{Config, ServerSection};
-use crate::service::{RepoSpec, Service, ServiceConfig};
+use crate::service::{RepoSpec, Service, ServiceConfig, ServiceSlot};
 use crate::source::walk::WalkOptions;
 use crate::store::datadir::{DataDir, DataDirError};
 use crate::store::graph::{GraphConfig, QueryRows, RefStatus};
@@ -141,6 +141,16 @@ pub struct ServeArgs {
     /// Address to listen on [default: 127.0.0.1:7411].
     #[arg(long)]
     pub listen: Option<std::net::SocketAddr>,
+    /// Also publish each committed index state as a generation to an object
+    /// store: s3://bucket/prefix (endpoint, region and keys from the AWS_*
+    /// variables) or file:///dir (docs/DEPLOY.md).
+    #[arg(long, value_name = "URL", conflicts_with = "replica")]
+    pub publish: Option<String>,
+    /// Serve, read-only, the newest generation published under URL, swapping
+    /// to each newer one; --data is where generations are kept [default:
+    /// ~/.cache/cruxe/replica-<hash of URL>].
+    #[arg(long, value_name = "URL", conflicts_with_all = ["paths", "config"])]
+    pub replica: Option<String>,
     /// File holding the bearer token clients must send (required off loopback).
     #[arg(long)]
     pub token_file: Option<PathBuf>,
@@ -500,6 +510,10 @@ fn cmd_serve(a: ServeArgs) -> Result<i32> {
         (None, None) => None,
     }
     .filter(|t| !t.is_empty());
+    let opts = http_options(&a, &file, token);
+    if let Some(url) = &a.replica {
+        return serve_replica(url, a.data.as_deref(), a.serving.config(&file.server), opts);
+    }
     let recorded = match (&a.data, a.paths.is_empty() && config_path.is_none()) {
         (Some(dir), true) => recorded_repos(dir)?,
         _ => Vec::new(),
@@ -523,13 +537,34 @@ fn cmd_serve(a: ServeArgs) -> Result<i32> {
             })
             .collect()
     };
-    let svc = Service::new(&specs, a.serving.config(&file.server))?;
+    let mut cfg = a.serving.config(&file.server);
+    cfg.publish = a.publish.clone();
+    let svc = Service::new(&specs, cfg)?;
+    server::check_exposure(&opts)?;
+    svc.start();
+    let serving = ServiceSlot::new(svc.clone());
+    let rt = runtime()?;
+    let served =
+        rt.block_on(
+            async move { server::serve_http(serving, opts, server::shutdown_signal()).await },
+        );
+    // Calls still running were cancelled at shutdown and end at their next
+    // check; the runtime does not wait for their threads.
+    rt.shutdown_timeout(std::time::Duration::from_millis(300));
+    served?;
+    // Closing the graphs checkpoints them, so the next open has no log to replay.
+    svc.close();
+    Ok(0)
+}
+
+/// The HTTP settings of `cruxe serve`: flags first, then the config file's.
+fn http_options(a: &ServeArgs, file: &Config, token: Option<String>) -> HttpOptions {
     let default_listen: std::net::SocketAddr = ([127, 0, 0, 1], 7411).into();
-    let opts = HttpOptions {
+    HttpOptions {
         listen: a.listen.or(file.server.listen).unwrap_or(default_listen),
         token,
-        allowed_hosts: [a.allow_hosts, file.server.allow_hosts].concat(),
-        allowed_origins: [a.allow_origins, file.server.allow_origins].concat(),
+        allowed_hosts: [a.allow_hosts.clone(), file.server.allow_hosts.clone()].concat(),
+        allowed_origins: [a.allow_origins.clone(), file.server.allow_origins.clone()].concat(),
         sessions: SessionLimits {
             max: a
                 .max_sessions
@@ -557,21 +592,39 @@ fn cmd_serve(a: ServeArgs) -> Result<i32> {
                 }),
             ..ConnLimits::DEFAULT
         },
-    };
+    }
+}
+
+/// `cruxe serve --replica URL`: answers from the newest generation under URL
+/// (`service::follow` fetches and swaps them), never writing an index.
+fn serve_replica(
+    url: &str,
+    dir: Option<&Path>,
+    cfg: ServiceConfig,
+    opts: HttpOptions,
+) -> Result<i32> {
+    use crate::replicate::replica::Follower;
     server::check_exposure(&opts)?;
-    svc.start();
-    let serving = svc.clone();
+    let dir = dir.map_or_else(|| crate::service::default_replica_dir(url), Path::to_path_buf);
+    let follower = Follower::new(url, &dir)?;
+    let slot = ServiceSlot::new(Service::awaiting(cfg.clone(), follower.status.clone()));
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let following = {
+        let (slot, stop) = (slot.clone(), stop.clone());
+        std::thread::Builder::new()
+            .name("cruxe-follow".into())
+            .spawn(move || crate::service::follow(follower, cfg, slot, stop))?
+    };
+    let serving = slot.clone();
     let rt = runtime()?;
-    let served =
-        rt.block_on(
-            async move { server::serve_http(serving, opts, server::shutdown_signal()).await },
-        );
-    // Calls still running were cancelled at shutdown and end at their next
-    // check; the runtime does not wait for their threads.
+    let served = rt.block_on(async move {
+        server::serve_http(serving, opts, server::shutdown_signal()).await
+    });
     rt.shutdown_timeout(std::time::Duration::from_millis(300));
+    stop.store(true, Ordering::SeqCst);
+    let _ = following.join();
+    slot.get().close();
     served?;
-    // Closing the graphs checkpoints them, so the next open has no log to replay.
-    svc.close();
     Ok(0)
 }
 

@@ -32,7 +32,8 @@ pub struct StateCache {
 #[derive(Clone, Copy)]
 pub struct Held<'a> {
     pub graph: Option<&'a GraphStore>,
-    pub lock: &'a WriterLock,
+    /// The data dir's writer lock (a replica holds none, and never runs).
+    pub lock: Option<&'a WriterLock>,
     pub states: &'a StateCache,
 }
 

@@ -250,7 +250,7 @@ pub fn index_git_ref(
             own_states = StateCache::default();
             Held {
                 graph: None,
-                lock: &own_lock,
+                lock: Some(&own_lock),
                 states: &own_states,
             }
         }

@@ -168,7 +168,7 @@ pub fn index_repo_with(
     let run = start(root, data, opts, progress, states)?;
     let shared = held.and_then(|h| h.graph);
     let stop = &opts.stop;
-    let mut opened = walk_and_open(&run, shared, held.map(|h| h.lock))?;
+    let mut opened = walk_and_open(&run, shared, held.and_then(|h| h.lock))?;
     stop.check()?;
     let owned = opened.owned.take();
     let store: Option<&GraphStore> = shared.or(owned.as_ref());

@@ -39,7 +39,7 @@ use crate::mcp::sessions::{SessionLimits, Sessions};
 use crate::mcp::tools::{self, Reply};
 use crate::model::cancel::Cancel;
 use crate::query::error::ToolError;
-use crate::service::Service;
+use crate::service::{Service, ServiceSlot};
 
 /// Concurrent tool calls on blocking threads.
 const READERS: usize = 8;
@@ -65,7 +65,9 @@ interface or class (find_implementations), what a change can break and which tes
 
 #[derive(Clone)]
 pub struct CruxeMcp {
-    svc: Arc<Service>,
+    /// The service calls answer from, taken once per call (a replica swaps it
+    /// for each new generation).
+    slot: Arc<ServiceSlot>,
     /// Tool calls at once (`READERS`).
     permits: Arc<Semaphore>,
     /// Call-graph walks at once (`WALKS`), within `permits`' count: a flood of
@@ -104,14 +106,18 @@ impl Drop for CancelOnDrop {
 }
 
 impl CruxeMcp {
-    pub fn new(svc: Arc<Service>, stop: Cancel) -> CruxeMcp {
+    pub fn new(slot: Arc<ServiceSlot>, stop: Cancel) -> CruxeMcp {
         CruxeMcp {
-            svc,
+            slot,
             permits: Arc::new(Semaphore::new(READERS)),
             walk_permits: Arc::new(Semaphore::new(WALKS)),
             stop,
             tool_router: Arc::new(with_output_schemas(Self::tool_router())),
         }
+    }
+
+    fn svc(&self) -> Arc<Service> {
+        self.slot.get()
     }
 
     /// How long a call of `class` may take, from its arrival (none: as long
@@ -120,11 +126,11 @@ impl CruxeMcp {
         match class {
             // The pool waits up to the timeout for a worker, runs the query
             // up to the timeout and kills the worker a second after.
-            Class::Cypher => match self.svc.cfg.query_timeout_ms {
+            Class::Cypher => match self.svc().cfg.query_timeout_ms {
                 0 => None,
                 ms => Some(Duration::from_millis(ms.saturating_mul(2)) + Duration::from_secs(3)),
             },
-            _ => Some(self.svc.cfg.call_timeout),
+            _ => Some(self.svc().cfg.call_timeout),
         }
     }
 
@@ -150,11 +156,11 @@ impl CruxeMcp {
             cancel.cancel();
             let ms = limit.map_or(0, |d| d.as_millis() as u64);
             Ok(tool_error(tools::stopped(
-                &self.svc,
+                &self.svc(),
                 ToolError::deadline(ms),
             )))
         };
-        let cancelled = || tool_error(tools::stopped(&self.svc, ToolError::cancelled()));
+        let cancelled = || tool_error(tools::stopped(&self.svc(), ToolError::cancelled()));
         let until = async {
             match deadline {
                 Some(d) => tokio::time::sleep_until(d).await,
@@ -175,7 +181,7 @@ impl CruxeMcp {
                 _ = ct.cancelled() => return Ok(cancelled()),
             },
         };
-        let svc = self.svc.clone();
+        let svc = self.svc();
         let outcome = if class == Class::Inline {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&svc, &cancel)))
                 .map_err(|_| "panicked".to_string())
@@ -416,7 +422,7 @@ impl ServerHandler for CruxeMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if let Some(why) = oversized_argument(&request) {
-            let body = tools::invalid_arguments(&self.svc, &why);
+            let body = tools::invalid_arguments(&self.svc(), &why);
             return Ok(tool_error(body).into());
         }
         let tcc = ToolCallContext::new(self, request, context);
@@ -428,7 +434,7 @@ impl ServerHandler for CruxeMcp {
                     .ok()
                     .and_then(|c| c[0]["text"].as_str().map(str::to_string))
                     .unwrap_or_else(|| "invalid arguments".to_string());
-                let body = tools::invalid_arguments(&self.svc, &text);
+                let body = tools::invalid_arguments(&self.svc(), &text);
                 Ok(tool_error(body).into())
             }
             other => Ok(other),
@@ -584,7 +590,7 @@ pub enum ServerError {
 
 #[derive(Clone)]
 struct HttpState {
-    svc: Arc<Service>,
+    slot: Arc<ServiceSlot>,
     token: Option<Arc<String>>,
     peers: Arc<Peers>,
     sessions: Arc<Sessions>,
@@ -605,7 +611,7 @@ struct Peers {
 /// Host/Origin and token checks (the console's files need no token). Kept
 /// apart from the socket so tests and embedders can drive it directly.
 pub fn app(
-    svc: Arc<Service>,
+    slot: Arc<ServiceSlot>,
     opts: &HttpOptions,
     sessions: Arc<Sessions>,
     stop: &Cancel,
@@ -643,14 +649,14 @@ pub fn app(
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .with_sse_keep_alive(Some(std::time::Duration::from_secs(15)))
         .with_cancellation_token(ct);
-    let handler = CruxeMcp::new(svc.clone(), stop.clone());
+    let handler = CruxeMcp::new(slot.clone(), stop.clone());
     let mcp: StreamableHttpService<CruxeMcp, LocalSessionManager> = StreamableHttpService::new(
         move || Ok(handler.clone()),
         sessions.manager.clone(),
         config,
     );
     let state = HttpState {
-        svc,
+        slot,
         token: opts.token.clone().map(Arc::new),
         peers: Arc::new(Peers { hosts, origins }),
         sessions,
@@ -894,8 +900,8 @@ fn host_name() -> Option<String> {
 /// The detailed health (behind the token). `ready`: every tool answers from
 /// each repository's first index, as the "is ready" line says.
 async fn health(State(state): State<HttpState>) -> impl IntoResponse {
-    let repos: Vec<serde_json::Value> = state
-        .svc
+    let svc = state.slot.get();
+    let repos: Vec<serde_json::Value> = svc
         .repos
         .iter()
         .map(|r| {
@@ -903,13 +909,19 @@ async fn health(State(state): State<HttpState>) -> impl IntoResponse {
                    "ready": r.answers_all_tools()})
         })
         .collect();
-    let ready = state.svc.repos.iter().all(|r| r.answers_all_tools());
+    // A replica is ready once it serves a generation.
+    let ready = svc.replica.as_ref().is_none_or(|r| r.generation > 0)
+        && svc.repos.iter().all(|r| r.answers_all_tools());
     let sessions =
         json!({"open": state.sessions.count().await, "max": state.sessions.limits().max});
-    axum::Json(
-        json!({"status": "ok", "ready": ready, "version": env!("CARGO_PKG_VERSION"),
-               "repos": repos, "sessions": sessions}),
-    )
+    let mut body = json!({"status": "ok", "ready": ready, "version": env!("CARGO_PKG_VERSION"),
+                          "repos": repos, "sessions": sessions});
+    if let Some(r) = &svc.replica {
+        body["generation"] = json!(r.generation);
+        body["newest_generation"] = json!(r.status.newest());
+        body["store_reachable"] = json!(r.status.reachable());
+    }
+    axum::Json(body)
 }
 
 /// A 401's body: what is missing, and how to send it.
@@ -946,7 +958,7 @@ fn bearer_matches(headers: &HeaderMap, token: &str) -> bool {
 /// Serves HTTP until `shutdown` resolves. Refuses a non-loopback address
 /// without a token of at least `MIN_TOKEN_CHARS` characters.
 pub async fn serve_http(
-    svc: Arc<Service>,
+    slot: Arc<ServiceSlot>,
     opts: HttpOptions,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
@@ -964,14 +976,14 @@ pub async fn serve_http(
     } else {
         addr
     };
-    svc.announce(&format!("http://{reach}/mcp"));
+    slot.get().announce(&format!("http://{reach}/mcp"));
     let ct = CancellationToken::new();
     let sessions = Arc::new(Sessions::new(opts.sessions));
     let sweeper = tokio::spawn(sessions.clone().sweep(crate::service::release_freed_memory));
     // Raised at shutdown: calls running stop where they run (graph reads
     // interrupted, Cypher workers killed), so the server exits at once.
     let stop = Cancel::new();
-    let router = app(svc, &opts, sessions, &stop, ct.child_token());
+    let router = app(slot, &opts, sessions, &stop, ct.child_token());
     // One line on stderr that scripts (and tests) wait for.
     eprintln!("cruxe: serving MCP at http://{addr}/mcp");
     listen::serve(listener, router, opts.connections, async move {
@@ -1075,7 +1087,7 @@ pub async fn serve_stdio(svc: Arc<Service>) -> Result<(), ServerError> {
         }
         // End of input: rmcp sees it and the session ends.
     });
-    let running = CruxeMcp::new(svc, Cancel::new())
+    let running = CruxeMcp::new(ServiceSlot::new(svc), Cancel::new())
         .serve((rmcp_in, rmcp_out))
         .await
         .map_err(|e| ServerError::Stdio(e.to_string()))?;

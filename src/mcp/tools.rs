@@ -58,6 +58,9 @@ fn view<'a>(
     repo: Option<&str>,
     ref_name: Option<&str>,
 ) -> Result<View<'a>, ToolError> {
+    if svc.replica.as_ref().is_some_and(|r| r.generation == 0) {
+        return Err(ToolError::no_generation());
+    }
     let served = svc
         .repo(repo)
         .cloned()
@@ -288,6 +291,11 @@ fn fill_protocol(
         "not_indexed"
     }
     .to_string();
+    if let Some(r) = svc.replica.as_ref().filter(|r| r.generation > 0) {
+        p.generation = Some(r.generation);
+        p.published_at = r.published_at.clone();
+        p.generations_behind = Some(r.status.newest().saturating_sub(r.generation));
+    }
 }
 
 /// Wraps a tool's outcome: the answer gets its protocol metadata; an error

@@ -28,6 +28,15 @@ pub struct ProtocolMeta {
     pub ref_name: Option<String>,
     /// `compatible`, `not_indexed` or `reindex_required`.
     pub schema_status: String,
+    /// On a replica: the generation that answered, when it was published, and
+    /// how many newer ones the replica has seen in its store (`cruxe serve
+    /// --replica`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generation: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub published_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generations_behind: Option<u64>,
     /// A freshness the tool knows better than the service (a file that changed
     /// since it was indexed, a snapshot behind the graph).
     #[serde(skip)]

@@ -170,6 +170,15 @@ impl ToolError {
             json!({"repo": repo, "ref": ref_name, "indexed_refs": indexed}),
         )
     }
+    /// A replica (`cruxe serve --replica`) that has no generation to serve yet.
+    pub fn no_generation() -> ToolError {
+        Self::new(
+            "index_not_ready",
+            "this replica serves no generation yet: none is published in its store, or the store does not answer (index_status and /health say which)".to_string(),
+            json!({"indexing_status": "not_indexed"}),
+        )
+    }
+
     pub fn index_not_ready(repo: &str, status: &str, error: Option<&str>) -> ToolError {
         let message = match error {
             Some(e) => format!("indexing {repo} failed: {e}"),

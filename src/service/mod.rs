@@ -8,6 +8,9 @@
 //! full rebuild is published aside and swapped in.
 
 pub mod config;
+mod generations;
+
+pub use generations::{ReplicaOf, ServiceSlot, default_replica_dir, follow};
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -63,6 +66,9 @@ pub struct ServiceConfig {
     pub cypher: cypher::Limits,
     /// The binary run as `cypher-worker` [default: this process's own].
     pub worker_exe: Option<PathBuf>,
+    /// Publish each committed state as a generation to this object store
+    /// (`--publish URL`; see `replicate`).
+    pub publish: Option<String>,
 }
 
 /// The default of `ServiceConfig::serving_buffer_pool_bytes`: a 600k-symbol
@@ -85,6 +91,7 @@ impl Default for ServiceConfig {
             checkpoint_after: Duration::from_millis(500),
             cypher: cypher::Limits::default(),
             worker_exe: None,
+            publish: None,
         }
     }
 }
@@ -146,8 +153,9 @@ type RepoRef = (String, String);
 pub struct Store {
     pub data: DataDir,
     /// This server is the data dir's one writer for as long as it runs: an index
-    /// run from elsewhere is refused instead of writing under it.
-    lock: WriterLock,
+    /// run from elsewhere is refused instead of writing under it. A replica's
+    /// store (a generation's directory, never written) holds none.
+    lock: Option<WriterLock>,
     /// Memory of the search index writer when an index is rebuilt, in MiB.
     search_writer_mb: usize,
     /// The resolution states of this data dir's refs, kept between runs.
@@ -175,6 +183,29 @@ pub struct Store {
 }
 
 impl Store {
+    fn new(
+        data: DataDir,
+        lock: Option<WriterLock>,
+        cypher: CypherPool,
+        cfg: &ServiceConfig,
+    ) -> Store {
+        Store {
+            data,
+            lock,
+            states: index::StateCache::default(),
+            search_writer_mb: cfg.index.writer_mb(),
+            cypher,
+            version: AtomicU64::new(0),
+            graph: RwLock::new(None),
+            refs: RwLock::new(Vec::new()),
+            catalogs: RwLock::new(HashMap::new()),
+            searches: RwLock::new(HashMap::new()),
+            entry_maps: Mutex::new(HashMap::new()),
+            loading: Mutex::new(()),
+            pool_filled: AtomicBool::new(false),
+        }
+    }
+
     pub fn graph(&self) -> Option<Arc<GraphStore>> {
         self.graph.read().ok().and_then(|g| g.clone())
     }
@@ -187,7 +218,7 @@ impl Store {
     fn held<'a>(&'a self, graph: Option<&'a GraphStore>) -> index::Held<'a> {
         index::Held {
             graph,
-            lock: &self.lock,
+            lock: self.lock.as_ref(),
             states: &self.states,
         }
     }
@@ -588,6 +619,9 @@ pub struct Served {
     ready_line: Mutex<Option<String>>,
     /// Whether that line was said (`/health`'s `ready`).
     announced: AtomicBool,
+    /// On a replica: the generation it answers from, and what the replica
+    /// knows of the store (see `freshness`).
+    replica: Option<(u64, Arc<crate::replicate::replica::ReplicaStatus>)>,
 }
 
 /// How current the answers about one ref are.
@@ -629,6 +663,43 @@ pub struct IndexSummary {
 }
 
 impl Served {
+    fn new(
+        name: String,
+        root: PathBuf,
+        ref_name: String,
+        git_refs: Vec<String>,
+        store: Arc<Store>,
+        replica: Option<(u64, Arc<crate::replicate::replica::ReplicaStatus>)>,
+    ) -> Served {
+        Served {
+            name,
+            root,
+            ref_name,
+            git_seen: Arc::new(Mutex::new(
+                git_refs.iter().map(|r| (r.clone(), 1)).collect(),
+            )),
+            git_refs,
+            store,
+            state: RwLock::new(RepoState {
+                status: IndexingStatus::NotIndexed,
+                error: None,
+                last: None,
+            }),
+            progress: JobProgress::default(),
+            changes_seen: Arc::new(AtomicU64::new(0)),
+            changed: Arc::new(Mutex::new(ChangedPaths {
+                everything: true,
+                paths: std::collections::BTreeSet::new(),
+            })),
+            changes_indexed: AtomicU64::new(0),
+            watch_error: Mutex::new(None),
+            git_indexed: Mutex::new(HashMap::new()),
+            ready_line: Mutex::new(None),
+            announced: AtomicBool::new(false),
+            replica,
+        }
+    }
+
     /// Whether every tool answers from its first index (the ready line was said).
     pub fn answers_all_tools(&self) -> bool {
         self.announced.load(Ordering::SeqCst)
@@ -677,8 +748,17 @@ impl Served {
         self.root.clone()
     }
 
-    /// How current answers about `ref_name` are.
+    /// How current answers about `ref_name` are. On a replica: fresh while it
+    /// serves the newest generation it has seen, syncing while it fetches a
+    /// newer one, stale when the store does not answer.
     pub fn freshness(&self, ref_name: &str) -> Freshness {
+        if let Some((generation, status)) = &self.replica {
+            return match (status.reachable(), status.newest() > *generation) {
+                (false, _) => Freshness::Stale,
+                (true, true) => Freshness::Syncing,
+                (true, false) => Freshness::Fresh,
+            };
+        }
         if ref_name != self.ref_name {
             let seen = self
                 .git_seen
@@ -729,6 +809,8 @@ impl Served {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServiceError {
+    #[error("cannot publish: {0}")]
+    Publish(crate::replicate::objects::ObjectsError),
     #[error(transparent)]
     Graph(#[from] crate::store::graph::GraphError),
     #[error(transparent)]
@@ -868,6 +950,10 @@ struct ChangedPaths {
 pub struct Service {
     pub repos: Vec<Arc<Served>>,
     pub cfg: ServiceConfig,
+    /// Uploads each committed state (`--publish`).
+    publisher: Option<crate::replicate::publish::Publisher>,
+    /// On a replica: the generation served (`--replica`).
+    pub replica: Option<ReplicaOf>,
     /// What answers share: the tokenizer (loaded once, on first use or by
     /// `start`) and the source texts kept between answers.
     pub shared: crate::query::view::Shared,
@@ -1001,6 +1087,7 @@ fn finish_all(
         let failed = match finished {
             Ok(()) => {
                 u.store.publish_snapshot();
+                service.publish_generation(&u.store);
                 false
             }
             Err(e) => {
@@ -1077,21 +1164,12 @@ impl Service {
                         timeout_ms: cfg.query_timeout_ms,
                         ..cfg.cypher.clone()
                     };
-                    let s = Arc::new(Store {
+                    let s = Arc::new(Store::new(
                         data,
-                        lock,
-                        states: index::StateCache::default(),
-                        search_writer_mb: cfg.index.writer_mb(),
-                        cypher: CypherPool::new(exe, limits),
-                        version: AtomicU64::new(0),
-                        graph: RwLock::new(None),
-                        refs: RwLock::new(Vec::new()),
-                        catalogs: RwLock::new(HashMap::new()),
-                        searches: RwLock::new(HashMap::new()),
-                        entry_maps: Mutex::new(HashMap::new()),
-                        loading: Mutex::new(()),
-                        pool_filled: AtomicBool::new(false),
-                    });
+                        Some(lock),
+                        CypherPool::new(exe, limits),
+                        &cfg,
+                    ));
                     stores.push(s.clone());
                     s
                 }
@@ -1114,41 +1192,37 @@ impl Service {
                     return Err(ServiceError::UnknownGitRef(rev.clone(), root.clone()));
                 }
             }
-            repos.push(Arc::new(Served {
+            repos.push(Arc::new(Served::new(
                 name,
                 root,
                 ref_name,
-                git_refs: spec.git_refs.clone(),
+                spec.git_refs.clone(),
                 store,
-                state: RwLock::new(RepoState {
-                    status: IndexingStatus::NotIndexed,
-                    error: None,
-                    last: None,
-                }),
-                progress: JobProgress::default(),
-                changes_seen: Arc::new(AtomicU64::new(0)),
-                changed: Arc::new(Mutex::new(ChangedPaths {
-                    everything: true,
-                    paths: std::collections::BTreeSet::new(),
-                })),
-                changes_indexed: AtomicU64::new(0),
-                watch_error: Mutex::new(None),
-                git_seen: Arc::new(Mutex::new(
-                    spec.git_refs.iter().map(|r| (r.clone(), 1)).collect(),
-                )),
-                git_indexed: Mutex::new(HashMap::new()),
-                ready_line: Mutex::new(None),
-                announced: AtomicBool::new(false),
-            }));
+                None,
+            )));
         }
-        Ok(Arc::new(Service {
+        let publisher = match &cfg.publish {
+            Some(url) => Some(
+                crate::replicate::publish::Publisher::start(url).map_err(ServiceError::Publish)?,
+            ),
+            None => None,
+        };
+        let mut svc = Service::with_repos(repos, cfg, None);
+        svc.publisher = publisher;
+        Ok(Arc::new(svc))
+    }
+
+    fn with_repos(repos: Vec<Arc<Served>>, cfg: ServiceConfig, replica: Option<ReplicaOf>) -> Service {
+        Service {
             repos,
             cfg,
+            publisher: None,
+            replica,
             shared: Default::default(),
             jobs: Mutex::new(None),
             watchers: Mutex::new(Vec::new()),
             stopped: Mutex::new(None),
-        }))
+        }
     }
 
     /// Opens what is indexed already (so queries are answered at once), then
@@ -1162,6 +1236,10 @@ impl Service {
             let store = &served.store;
             // This server holds the writer lock (`Service::new`).
             store.data.clear_query_snapshots();
+            if self.publisher.is_some() {
+                // Stages a killed publisher left (see `publish_generation`).
+                let _ = std::fs::remove_dir_all(store.data.root().join("publish"));
+            }
             self.open_recovering(store);
         }
         let (tx, rx) = std::sync::mpsc::channel::<Job>();
@@ -1511,6 +1589,14 @@ impl Service {
     /// Stops watching and indexing, and lets go of every open graph (each closes,
     /// and checkpoints, once the last reader or a running index job is done with it).
     pub fn close(&self) {
+        if self.replica.is_some() {
+            // Nothing runs and nothing is written: the graph closes.
+            for served in &self.repos {
+                served.store.cypher.clear_source("the server is shutting down");
+                served.store.refresh(None);
+            }
+            return;
+        }
         // A run under way gives up before it commits (its changes are taken up
         // again by the next start); one committing finishes.
         self.cfg.index.stop.request();
@@ -1561,6 +1647,9 @@ impl Service {
     /// Records in every data dir served that this server answers at `url`
     /// (`close` takes it away).
     pub fn announce(&self, url: &str) {
+        if self.replica.is_some() {
+            return;
+        }
         let record = crate::store::datadir::ServerRecord {
             url: url.to_string(),
             pid: std::process::id(),

@@ -300,6 +300,46 @@ impl DataDir {
         Ok(Some(path))
     }
 
+    /// What a replica needs of this data dir's state, as hard links in `dir`
+    /// (made anew; on the data dir's filesystem), so that later runs cannot
+    /// change them: the database as its copy for the query workers holds it
+    /// (`link_query_snapshot`), a manifest naming it, and the search index of
+    /// each of `refs`. `None` when that copy is not the current state (a run
+    /// since): the next copy is staged instead. The files, by their path in a
+    /// data dir. Call between runs (a server's indexer thread).
+    pub fn stage(
+        &self,
+        dir: &Path,
+        refs: &[(String, String)],
+    ) -> Result<Option<Vec<String>>, DataDirError> {
+        let Some(m) = self.manifest()? else {
+            return Ok(None);
+        };
+        let Some(snapshot) = self.link_query_snapshot()? else {
+            return Ok(None);
+        };
+        let _ = std::fs::remove_dir_all(dir);
+        std::fs::create_dir_all(dir).map_err(self.io())?;
+        std::fs::rename(&snapshot, dir.join(&m.graph)).map_err(self.io())?;
+        let mut names = vec![m.graph.clone(), MANIFEST.to_string()];
+        let text = serde_json::to_string_pretty(&ManifestFile {
+            built_bytes: None,
+            ..m
+        })
+        .unwrap_or_default();
+        std::fs::write(dir.join(MANIFEST), text).map_err(self.io())?;
+        for (repo, ref_name) in refs {
+            let from = self.search_dir(repo, ref_name);
+            let Ok(rel) = from.strip_prefix(&self.root) else {
+                continue;
+            };
+            for name in link_consistent(&from, &dir.join(rel)).map_err(self.io())? {
+                names.push(format!("{}/{name}", rel.display()));
+            }
+        }
+        Ok(Some(names))
+    }
+
     /// Removes every query snapshot (left by a server that was killed).
     pub fn clear_query_snapshots(&self) {
         if let Ok(entries) = std::fs::read_dir(self.root.join(SNAPSHOTS)) {
@@ -965,6 +1005,46 @@ fn repair_of(graph: &Path) -> PathBuf {
 
 fn bak_of(file: &Path) -> PathBuf {
     PathBuf::from(format!("{}.bak", file.display()))
+}
+
+
+/// Hard links to the files of a Tantivy index directory in `to`, as of one
+/// `meta.json`: a merge that ends meanwhile (the writer's threads) rewrites it
+/// and removes the files it merged, so the links are made again until the
+/// meta is the same before and after. Lock files are left out. Their names.
+fn link_consistent(from: &Path, to: &Path) -> std::io::Result<Vec<String>> {
+    let meta = from.join("meta.json");
+    let mut last = None;
+    for _ in 0..8 {
+        let _ = std::fs::remove_dir_all(to);
+        std::fs::create_dir_all(to)?;
+        let before = std::fs::read(&meta).ok();
+        let mut names = Vec::new();
+        let mut vanished = false;
+        for e in std::fs::read_dir(from)?.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".lock") || !e.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
+            match std::fs::hard_link(e.path(), to.join(&name)) {
+                Ok(()) => names.push(name),
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                    vanished = true;
+                    break;
+                }
+                Err(err) => return Err(err),
+            }
+        }
+        if !vanished && std::fs::read(&meta).ok() == before {
+            names.sort();
+            return Ok(names);
+        }
+        last = Some(from.display().to_string());
+    }
+    Err(std::io::Error::other(format!(
+        "the search index {} kept changing while it was staged",
+        last.unwrap_or_default()
+    )))
 }
 
 #[cfg(test)]

@@ -17,7 +17,9 @@ use crate::mcp::{Server, call, call_all, client, http, results, serve_paths, wai
 fn store_url(dir: &Path) -> String {
     match std::env::var("CRUXE_TEST_S3") {
         Ok(bucket) if !bucket.is_empty() => {
-            let name = dir.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+            let name = dir
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
             format!("{}/{name}", bucket.trim_end_matches('/'))
         }
         _ => file_url(dir),
@@ -82,10 +84,16 @@ const READS: &[(&str, &str)] = &[
     ("locate_symbol", r#"{"name": "validate_token"}"#),
     ("get_file_outline", r#"{"path": "auth/handler.py"}"#),
     ("search_code", r#"{"query": "token"}"#),
-    ("get_call_graph", r#"{"symbol_name": "validate_token", "direction": "both", "depth": 2}"#),
+    (
+        "get_call_graph",
+        r#"{"symbol_name": "validate_token", "direction": "both", "depth": 2}"#,
+    ),
     ("find_references", r#"{"symbol_name": "validate_token"}"#),
     ("explore_tree", r#"{}"#),
-    ("run_cypher", r#"{"query": "MATCH (s:Symbol) RETURN count(s) AS n"}"#),
+    (
+        "run_cypher",
+        r#"{"query": "MATCH (s:Symbol) RETURN count(s) AS n"}"#,
+    ),
 ];
 
 fn reads() -> Vec<(&'static str, Value)> {
@@ -116,7 +124,11 @@ fn replicas_answer_as_their_publisher_and_follow_its_edits() {
             assert!(t["metadata"]["published_at"].is_string(), "{t}");
         }
     }
-    let before = generation_of(&call(&a, "locate_symbol", json!({"name": "validate_token"})));
+    let before = generation_of(&call(
+        &a,
+        "locate_symbol",
+        json!({"name": "validate_token"}),
+    ));
 
     // An edit on the publisher reaches both replicas.
     std::fs::write(
@@ -140,7 +152,11 @@ fn replicas_answer_as_their_publisher_and_follow_its_edits() {
         started.elapsed().as_millis()
     );
     // And the source texts came along: the new function's body.
-    let node = call(&a, "get_file_outline", json!({"path": "auth/replicated.py"}));
+    let node = call(
+        &a,
+        "get_file_outline",
+        json!({"path": "auth/replicated.py"}),
+    );
     assert!(node.to_string().contains("replicated_probe"), "{node}");
 }
 
@@ -151,7 +167,11 @@ fn a_replica_of_an_empty_store_answers_index_not_ready() {
     let (status, _, health) = http(&r.addr, "GET", "/health", &[], b"");
     assert_eq!(status, 200, "{health}");
     let h: Value = serde_json::from_str(&health).expect("json");
-    assert_eq!((h["ready"].clone(), h["generation"].clone()), (json!(false), json!(0)), "{h}");
+    assert_eq!(
+        (h["ready"].clone(), h["generation"].clone()),
+        (json!(false), json!(0)),
+        "{h}"
+    );
     let (v, err) = call_all(&r, &[("locate_symbol", json!({"name": "validate_token"}))]).remove(0);
     assert!(err, "{v}");
     assert_eq!(v["error"]["code"], "index_not_ready", "{v}");
@@ -169,7 +189,11 @@ fn a_corrupted_or_truncated_object_is_refused_and_the_replica_keeps_serving() {
     wait_ready(&r);
     // No more generations from the publisher: the store is ours to spoil.
     publisher.kill9();
-    let served = generation_of(&call(&r, "locate_symbol", json!({"name": "validate_token"})));
+    let served = generation_of(&call(
+        &r,
+        "locate_symbol",
+        json!({"name": "validate_token"}),
+    ));
     let gens = store.path().join("generations");
     let newest = std::fs::read_dir(&gens)
         .expect("generations")
@@ -177,7 +201,8 @@ fn a_corrupted_or_truncated_object_is_refused_and_the_replica_keeps_serving() {
         .map(|e| e.path())
         .max()
         .expect("a manifest");
-    let manifest: Value = serde_json::from_slice(&std::fs::read(&newest).expect("read")).expect("json");
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(&newest).expect("read")).expect("json");
     let n = manifest["generation"].as_u64().expect("number");
 
     for (i, spoil) in ["corrupted", "truncated"].iter().enumerate() {
@@ -201,18 +226,29 @@ fn a_corrupted_or_truncated_object_is_refused_and_the_replica_keeps_serving() {
         let started = Instant::now();
         loop {
             let v = call(&r, "locate_symbol", json!({"name": "validate_token"}));
-            assert_eq!(generation_of(&v), served, "a {spoil} generation was served: {v}");
+            assert_eq!(
+                generation_of(&v),
+                served,
+                "a {spoil} generation was served: {v}"
+            );
             if v["metadata"]["generations_behind"].as_u64() == Some(g - served) {
                 assert_eq!(v["metadata"]["freshness_status"], "syncing", "{v}");
                 break;
             }
-            assert!(started.elapsed() < Duration::from_secs(60), "never saw generation {g}: {v}");
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "never saw generation {g}: {v}"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
         // Long enough for a fetch to have been tried and refused.
         std::thread::sleep(Duration::from_millis(2500));
         let v = call(&r, "locate_symbol", json!({"name": "validate_token"}));
-        assert_eq!(generation_of(&v), served, "a {spoil} generation was served: {v}");
+        assert_eq!(
+            generation_of(&v),
+            served,
+            "a {spoil} generation was served: {v}"
+        );
     }
 }
 
@@ -227,10 +263,17 @@ fn a_publisher_killed_mid_upload_leaves_replicas_on_the_last_complete_generation
     wait_published(&url);
     let r = replica(&url);
     wait_ready(&r);
-    let served = generation_of(&call(&r, "locate_symbol", json!({"name": "validate_token"})));
+    let served = generation_of(&call(
+        &r,
+        "locate_symbol",
+        json!({"name": "validate_token"}),
+    ));
     publisher.kill9();
     // What a killed upload leaves: blobs no manifest names.
-    let orphan = store.path().join("blobs").join(blake3::hash(b"orphan").to_hex().to_string());
+    let orphan = store
+        .path()
+        .join("blobs")
+        .join(blake3::hash(b"orphan").to_hex().to_string());
     std::fs::write(&orphan, b"orphan").expect("blob");
     std::thread::sleep(Duration::from_millis(1500));
     let v = call(&r, "locate_symbol", json!({"name": "validate_token"}));
@@ -241,7 +284,11 @@ fn a_publisher_killed_mid_upload_leaves_replicas_on_the_last_complete_generation
     let tmp = tempfile::tempdir().expect("tmp");
     let again = serve_paths(tmp, std::slice::from_ref(&repo), &["--publish", &url], &[]);
     wait_ready(&again);
-    std::fs::write(repo.join("auth/after.py"), "def after_restart():\n    return 1\n").expect("write");
+    std::fs::write(
+        repo.join("auth/after.py"),
+        "def after_restart():\n    return 1\n",
+    )
+    .expect("write");
     let report = client(json!({
         "transport": "http", "url": r.url(),
         "calls": [["get_symbol_hierarchy", {"symbol_name": "after_restart"}, {"until": "ok", "timeout_s": 120}]],
@@ -249,7 +296,10 @@ fn a_publisher_killed_mid_upload_leaves_replicas_on_the_last_complete_generation
     let (v, err) = results(&report).remove(0);
     assert!(!err, "{v}");
     assert!(generation_of(&v) > served, "{v}");
-    assert!(!orphan.exists(), "the killed upload's blob is still in the store");
+    assert!(
+        !orphan.exists(),
+        "the killed upload's blob is still in the store"
+    );
 }
 
 /// One raw HTTP/1.1 exchange, or `None` when the connection fails (a
@@ -353,7 +403,10 @@ fn behind_haproxy_a_replica_killed_mid_load_loses_no_retried_call() {
         .expect("start haproxy");
     let started = Instant::now();
     while initialize(&front).is_none() {
-        assert!(started.elapsed() < Duration::from_secs(30), "haproxy never answered");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "haproxy never answered"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 

@@ -605,7 +605,10 @@ fn serve_replica(
 ) -> Result<i32> {
     use crate::replicate::replica::Follower;
     server::check_exposure(&opts)?;
-    let dir = dir.map_or_else(|| crate::service::default_replica_dir(url), Path::to_path_buf);
+    let dir = dir.map_or_else(
+        || crate::service::default_replica_dir(url),
+        Path::to_path_buf,
+    );
     let follower = Follower::new(url, &dir)?;
     let slot = ServiceSlot::new(Service::awaiting(cfg.clone(), follower.status.clone()));
     let stop = std::sync::Arc::new(AtomicBool::new(false));
@@ -617,9 +620,10 @@ fn serve_replica(
     };
     let serving = slot.clone();
     let rt = runtime()?;
-    let served = rt.block_on(async move {
-        server::serve_http(serving, opts, server::shutdown_signal()).await
-    });
+    let served =
+        rt.block_on(
+            async move { server::serve_http(serving, opts, server::shutdown_signal()).await },
+        );
     rt.shutdown_timeout(std::time::Duration::from_millis(300));
     stop.store(true, Ordering::SeqCst);
     let _ = following.join();

@@ -228,7 +228,10 @@ impl Uploader {
             if let Some(e) = self.sources.get(&key)
                 && e.chunks.iter().all(|c| self.known.contains(c))
             {
-                files.push(FileEntry { path: name, ..e.clone() });
+                files.push(FileEntry {
+                    path: name,
+                    ..e.clone()
+                });
                 continue;
             }
             let Some(bytes) = crate::query::texts::read_bytes(&s.root, path) else {
@@ -238,7 +241,10 @@ impl Uploader {
                 continue;
             }
             let mut chunks = Vec::new();
-            for part in bytes.chunks(CHUNK).chain(bytes.is_empty().then_some(&[][..])) {
+            for part in bytes
+                .chunks(CHUNK)
+                .chain(bytes.is_empty().then_some(&[][..]))
+            {
                 let h = generation::hash_hex(part);
                 uploaded += self.upload(&h, part)?;
                 chunks.push(h);
@@ -278,7 +284,10 @@ impl Uploader {
 }
 
 fn named_blobs(m: &Manifest) -> HashSet<String> {
-    m.files.iter().flat_map(|f| f.chunks.iter().cloned()).collect()
+    m.files
+        .iter()
+        .flat_map(|f| f.chunks.iter().cloned())
+        .collect()
 }
 
 fn io_error(objects: &Objects, path: &Path, e: std::io::Error) -> ObjectsError {

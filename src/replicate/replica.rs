@@ -111,7 +111,10 @@ impl Follower {
             generation: n,
             reason,
         };
-        let bytes = self.objects.get(&manifest_key(n))?.ok_or(FetchError::Gone(n))?;
+        let bytes = self
+            .objects
+            .get(&manifest_key(n))?
+            .ok_or(FetchError::Gone(n))?;
         let m: Manifest = serde_json::from_slice(&bytes)
             .map_err(|e| refused(format!("its manifest does not parse: {e}")))?;
         if m.format != FORMAT || m.generation != n {
@@ -137,7 +140,10 @@ impl Follower {
         for f in &m.files {
             if !safe_relative(&f.path) {
                 let _ = std::fs::remove_dir_all(&part);
-                return Err(refused(format!("a file path leaves its directory: {:?}", f.path)));
+                return Err(refused(format!(
+                    "a file path leaves its directory: {:?}",
+                    f.path
+                )));
             }
             if let Err(e) = self.assemble(f, &part, &reuse) {
                 let _ = std::fs::remove_dir_all(&part);

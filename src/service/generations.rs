@@ -79,7 +79,10 @@ impl Service {
             sources.push(Sources {
                 dir: dir.clone(),
                 root: served.source_root(&st.ref_name),
-                files: files.into_iter().map(|f| (f.path, f.content_hash)).collect(),
+                files: files
+                    .into_iter()
+                    .map(|f| (f.path, f.content_hash))
+                    .collect(),
             });
             refs.push(PublishedRef {
                 repo: st.repo,
@@ -92,7 +95,11 @@ impl Service {
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        let dir = store.data.root().join("publish").join(format!("stage-{stamp}"));
+        let dir = store
+            .data
+            .root()
+            .join("publish")
+            .join(format!("stage-{stamp}"));
         let keys: Vec<(String, String)> = refs
             .iter()
             .map(|r| (r.repo.clone(), r.ref_name.clone()))
@@ -291,5 +298,7 @@ pub fn default_replica_dir(url: &str) -> std::path::PathBuf {
         .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
     let key = blake3::hash(url.as_bytes()).to_hex();
-    cache.join("cruxe").join(format!("replica-{}", &key.as_str()[..16]))
+    cache
+        .join("cruxe")
+        .join(format!("replica-{}", &key.as_str()[..16]))
 }

@@ -1212,7 +1212,11 @@ impl Service {
         Ok(Arc::new(svc))
     }
 
-    fn with_repos(repos: Vec<Arc<Served>>, cfg: ServiceConfig, replica: Option<ReplicaOf>) -> Service {
+    fn with_repos(
+        repos: Vec<Arc<Served>>,
+        cfg: ServiceConfig,
+        replica: Option<ReplicaOf>,
+    ) -> Service {
         Service {
             repos,
             cfg,
@@ -1592,7 +1596,10 @@ impl Service {
         if self.replica.is_some() {
             // Nothing runs and nothing is written: the graph closes.
             for served in &self.repos {
-                served.store.cypher.clear_source("the server is shutting down");
+                served
+                    .store
+                    .cypher
+                    .clear_source("the server is shutting down");
                 served.store.refresh(None);
             }
             return;

@@ -1007,7 +1007,6 @@ fn bak_of(file: &Path) -> PathBuf {
     PathBuf::from(format!("{}.bak", file.display()))
 }
 
-
 /// Hard links to the files of a Tantivy index directory in `to`, as of one
 /// `meta.json`: a merge that ends meanwhile (the writer's threads) rewrites it
 /// and removes the files it merged, so the links are made again until the

@@ -19,7 +19,7 @@ CORPUS ?= .
 CLIENTS ?= 32
 SECONDS ?= 60
 
-.PHONY: run test test-s3 deps venv browser haproxy build install lint bench bench-tools bench-load bench-fresh bench-accuracy bench-impact bench-hostile bench-scale index status
+.PHONY: run test test-s3 deps venv browser haproxy build install lint bench bench-tools bench-load bench-fresh bench-accuracy bench-impact bench-hostile bench-scale bench-replicas index status
 
 # Kuzu 0.11.3 with our nine changes (patches/*.patch, one section each in
 # patches/README.md): its crate, checked against Cargo.lock's old checksum,
@@ -162,6 +162,13 @@ bench-hostile: build
 # (benches/scale.py; minutes, outside `make test`).
 bench-scale: build
 	python3 benches/scale.py $(CRUXE)
+
+# A publisher and a replica of CORPUS (benches/replicas.py): first generation,
+# a replica ready from an empty disk, save -> answered by the replica (EDITS
+# edits, p50/p95), the bytes a 10-file edit uploads, the replica's RSS.
+EDITS ?= 20
+bench-replicas: build
+	python3 benches/replicas.py $(CRUXE) $(CORPUS) $(EDITS)
 
 # 32 concurrent MCP sessions for 60 s over a mix of every tool (a std-only Rust
 # client: benches/load.rs).

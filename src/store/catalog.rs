@@ -1199,11 +1199,6 @@ pub fn load(store: &GraphStore, repo: &str, ref_name: &str) -> Result<Catalog, G
             hi += 1;
         }
         load_range(store, repo, ref_name, &files, lo, hi, &mut b)?;
-        // Kuzu's pool keeps every page a statement read until the database
-        // closes: over a whole load, most of the ref's symbol table (560 MiB
-        // on a 2.75M-symbol graph) beside the catalog being built. The next
-        // statement reads few of the same pages.
-        store.release_pool_if_idle();
         lo = hi;
     }
     let mut c = b.finish();

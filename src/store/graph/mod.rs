@@ -504,21 +504,6 @@ impl Shared {
         Ok(Connection::new(&self.db)?.release_pool())
     }
 
-    /// `release_pool` when nothing else holds the gate now, else nothing
-    /// (`None`): for work that reads many pages between statements of its own,
-    /// like a catalog load, which must neither wait for running calls nor
-    /// hold new ones back (an index run holds the gate for its whole write
-    /// and may itself wait for a reader: waiting here could deadlock).
-    pub fn release_pool_if_idle(&self) -> Option<u64> {
-        let _exclusive = match self.gate.try_write() {
-            Ok(g) => g,
-            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return None,
-        };
-        self.check_usable().ok()?;
-        Some(Connection::new(&self.db).ok()?.release_pool())
-    }
-
     /// Whether runs committed through this handle wait in the log for a
     /// checkpoint.
     pub fn log_pending(&self) -> bool {

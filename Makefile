@@ -1,6 +1,6 @@
 # cruxe — `make run` indexes this checkout and serves it over MCP (`make index`
 # shows what is in the graph); `make test` runs everything CI runs. Both install
-# what is missing (cmake; for the tests also Chromium and chromedriver).
+# what is missing (cmake; for the tests also Chromium, chromedriver and HAProxy).
 #
 # One cargo profile (dev, with optimised dependencies: see Cargo.toml) serves the
 # binary, the tests, clippy and the benchmarks, so the Kuzu C++ library is built

@@ -180,7 +180,7 @@ fn a_replica_of_an_empty_store_answers_index_not_ready() {
 /// A generation whose objects do not match their hashes is refused whole; the
 /// replica keeps answering from the one it has, and says it is behind.
 #[test]
-fn a_corrupted_or_truncated_object_is_refused_and_the_replica_keeps_serving() {
+fn a_corrupted_truncated_or_escaping_object_is_refused_and_the_replica_keeps_serving() {
     let store = tempfile::tempdir().expect("store");
     let url = file_url(store.path());
     let (mut publisher, _repo) = publisher(&url);
@@ -205,20 +205,28 @@ fn a_corrupted_or_truncated_object_is_refused_and_the_replica_keeps_serving() {
         serde_json::from_slice(&std::fs::read(&newest).expect("read")).expect("json");
     let n = manifest["generation"].as_u64().expect("number");
 
-    for (i, spoil) in ["corrupted", "truncated"].iter().enumerate() {
-        // A new file whose blob is not what its name says.
+    for (i, spoil) in ["corrupted", "truncated", "escaping"].iter().enumerate() {
+        // A new file whose blob is not what its name says, or whose path
+        // leaves the generation's directory.
         let text = format!("def spoiled_{i}():\n    return {i}\n");
         let hash = blake3::hash(text.as_bytes()).to_hex().to_string();
-        let stored = match *spoil {
-            "corrupted" => text.replace("return", "raise"),
-            _ => text[..text.len() / 2].to_string(),
+        let (stored, path) = match *spoil {
+            "corrupted" => (
+                text.replace("return", "raise"),
+                format!("sources/spoiled/{i}.py"),
+            ),
+            "truncated" => (
+                text[..text.len() / 2].to_string(),
+                format!("sources/spoiled/{i}.py"),
+            ),
+            _ => (text.clone(), format!("../../spoiled-{i}.py")),
         };
         std::fs::write(store.path().join("blobs").join(&hash), stored).expect("blob");
         let mut m = manifest.clone();
         let g = n + 1 + i as u64;
         m["generation"] = json!(g);
         m["files"].as_array_mut().expect("files").push(json!({
-            "path": format!("sources/spoiled/{i}.py"), "size": text.len(),
+            "path": path, "size": text.len(),
             "blake3": hash, "chunks": [hash],
         }));
         std::fs::write(gens.join(format!("{g:020}.json")), m.to_string()).expect("manifest");

@@ -129,6 +129,13 @@ pub fn chunk_file(
     })
 }
 
+/// Whether `name` is a blob's name as this cruxe makes them: a blake3 hash, 64
+/// lowercase hex digits (a manifest names blobs; a replica asks the store for
+/// nothing else).
+pub fn is_hash(name: &str) -> bool {
+    name.len() == 64 && name.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
 /// A relative path that stays inside the directory it is joined to: no
 /// absolute path, no `..`, no empty or `.` part. A manifest's paths come from
 /// the store, which a replica does not trust.
@@ -181,6 +188,14 @@ mod tests {
         std::fs::write(&p, b"").expect("write");
         let e = chunk_file(&p, "f", &mut |_, _| Ok(())).expect("chunk");
         assert_eq!((e.size, e.chunks.len()), (0, 1));
+    }
+
+    #[test]
+    fn only_hashes_name_blobs() {
+        assert!(is_hash(&hash_hex(b"x")));
+        for bad in ["", "../../etc/passwd", &"A".repeat(64), &"a".repeat(63)] {
+            assert!(!is_hash(bad), "{bad}");
+        }
     }
 
     #[test]

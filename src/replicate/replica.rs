@@ -138,10 +138,10 @@ impl Follower {
         std::fs::create_dir_all(&part).map_err(|e| io(&part, e))?;
         let reuse = from.map(reusable).unwrap_or_default();
         for f in &m.files {
-            if !safe_relative(&f.path) {
+            if !safe_relative(&f.path) || !f.chunks.iter().all(|c| generation::is_hash(c)) {
                 let _ = std::fs::remove_dir_all(&part);
                 return Err(refused(format!(
-                    "a file path leaves its directory: {:?}",
+                    "{:?}: a path that leaves its directory, or a chunk that is no hash",
                     f.path
                 )));
             }

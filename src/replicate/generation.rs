@@ -4,7 +4,7 @@
 //! - `blobs/<blake3 hex>`: file contents in chunks of at most `CHUNK` bytes,
 //!   named by their hash, so a chunk that did not change since an earlier
 //!   generation is not uploaded again (Kuzu writes its file in place, page by
-//!   page: most of a database's chunks survive a small run);
+//!   page: most of a database's chunks survive a small run, see `CHUNK`);
 //! - `generations/<number, 20 digits>.json`: a [`Manifest`], written after
 //!   every blob it names. A generation without its manifest is invisible, so a
 //!   reader sees a generation complete or not at all.
@@ -14,8 +14,11 @@ use serde::{Deserialize, Serialize};
 /// The manifest format this cruxe writes and reads.
 pub const FORMAT: u32 = 1;
 
-/// The most bytes one blob holds.
-pub const CHUNK: usize = 4 << 20;
+/// The most bytes one blob holds. A 10-file run on the crates corpus (287 MB
+/// database) changed 0.7% of its 4 KiB pages, spread out: 23% of its 4 MiB
+/// chunks, 11% of 1 MiB, 5.1% of 256 KiB, 1.9% of 64 KiB. 256 KiB keeps an
+/// edit's upload near a twentieth of the file at ~1,100 objects for it.
+pub const CHUNK: usize = 256 << 10;
 
 pub const GENERATIONS: &str = "generations";
 pub const BLOBS: &str = "blobs";

@@ -13,7 +13,7 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use super::{IndexingStatus, Served, Service, ServiceConfig, ServiceError, Store};
-use crate::query::cypher::{self, CypherPool};
+use crate::query::cypher;
 use crate::replicate::generation::PublishedRef;
 use crate::replicate::publish::{Sources, Stage};
 use crate::replicate::replica::{FetchError, Follower, Local, ReplicaStatus};
@@ -139,15 +139,7 @@ impl Service {
         status: Arc<ReplicaStatus>,
     ) -> Result<Arc<Service>, ServiceError> {
         let data = DataDir::new(local.dir.clone());
-        let exe = match &cfg.worker_exe {
-            Some(p) => p.clone(),
-            None => std::env::current_exe().map_err(ServiceError::Exe)?,
-        };
-        let limits = cypher::Limits {
-            timeout_ms: cfg.query_timeout_ms,
-            ..cfg.cypher.clone()
-        };
-        let store = Arc::new(Store::new(data, None, CypherPool::new(exe, limits), &cfg));
+        let store = Arc::new(Store::new(data, None, &cfg)?);
         let generation = local.manifest.generation;
         let mut by_repo: HashMap<&str, Vec<&PublishedRef>> = HashMap::new();
         for r in &local.manifest.refs {
@@ -266,6 +258,7 @@ pub fn follow(
                     Err(e) => {
                         tracing::warn!(generation = n, "not served: {e}");
                         refused.insert(n, Instant::now());
+                        status.refused.store(n, Ordering::SeqCst);
                     }
                 }
             }

@@ -183,13 +183,23 @@ pub struct Store {
 }
 
 impl Store {
+    /// A store of `data`, with its query workers (this process's own binary
+    /// unless `cfg.worker_exe` names another).
     fn new(
         data: DataDir,
         lock: Option<WriterLock>,
-        cypher: CypherPool,
         cfg: &ServiceConfig,
-    ) -> Store {
-        Store {
+    ) -> Result<Store, ServiceError> {
+        let exe = match &cfg.worker_exe {
+            Some(p) => p.clone(),
+            None => std::env::current_exe().map_err(ServiceError::Exe)?,
+        };
+        let limits = cypher::Limits {
+            timeout_ms: cfg.query_timeout_ms,
+            ..cfg.cypher.clone()
+        };
+        let cypher = CypherPool::new(exe, limits);
+        Ok(Store {
             data,
             lock,
             states: index::StateCache::default(),
@@ -203,7 +213,7 @@ impl Store {
             entry_maps: Mutex::new(HashMap::new()),
             loading: Mutex::new(()),
             pool_filled: AtomicBool::new(false),
-        }
+        })
     }
 
     pub fn graph(&self) -> Option<Arc<GraphStore>> {
@@ -1156,20 +1166,7 @@ impl Service {
                 None => {
                     let data = DataDir::new(data_root);
                     let lock = data.lock_writer()?;
-                    let exe = match &cfg.worker_exe {
-                        Some(p) => p.clone(),
-                        None => std::env::current_exe().map_err(ServiceError::Exe)?,
-                    };
-                    let limits = cypher::Limits {
-                        timeout_ms: cfg.query_timeout_ms,
-                        ..cfg.cypher.clone()
-                    };
-                    let s = Arc::new(Store::new(
-                        data,
-                        Some(lock),
-                        CypherPool::new(exe, limits),
-                        &cfg,
-                    ));
+                    let s = Arc::new(Store::new(data, Some(lock), &cfg)?);
                     stores.push(s.clone());
                     s
                 }
@@ -1593,17 +1590,33 @@ impl Service {
     /// Stops watching and indexing, and lets go of every open graph (each closes,
     /// and checkpoints, once the last reader or a running index job is done with it).
     pub fn close(&self) {
+        // A replica runs nothing and writes nothing: its graphs just close.
+        let finished = self.replica.is_none() && self.stop_indexer();
+        for served in &self.repos {
+            served
+                .store
+                .cypher
+                .clear_source("the server is shutting down");
+            served.store.refresh(None);
+        }
         if self.replica.is_some() {
-            // Nothing runs and nothing is written: the graph closes.
-            for served in &self.repos {
-                served
-                    .store
-                    .cypher
-                    .clear_source("the server is shutting down");
-                served.store.refresh(None);
-            }
             return;
         }
+        // Everything is checkpointed and no run is under way: the copy for
+        // the query workers goes with them.
+        if finished {
+            for served in &self.repos {
+                served.store.data.discard_saved();
+            }
+        }
+        for served in &self.repos {
+            served.store.data.clear_query_snapshots();
+            served.store.data.forget_server();
+        }
+    }
+
+    /// Stops the watchers and the indexer thread; whether it ended in time.
+    fn stop_indexer(&self) -> bool {
         // A run under way gives up before it commits (its changes are taken up
         // again by the next start); one committing finishes.
         self.cfg.index.stop.request();
@@ -1617,8 +1630,7 @@ impl Service {
         // a process that exits while a thread still writes to Kuzu can leave a
         // log the next open cannot read. (A stopped run ends at its next check,
         // within a phase: seconds, not minutes.)
-        let finished = self
-            .stopped
+        self.stopped
             .lock()
             .ok()
             .and_then(|mut s| s.take())
@@ -1630,25 +1642,7 @@ impl Service {
                     );
                     false
                 }
-            });
-        for served in &self.repos {
-            served
-                .store
-                .cypher
-                .clear_source("the server is shutting down");
-            served.store.refresh(None);
-        }
-        // Everything is checkpointed and no run is under way: the copy for
-        // the query workers goes with them.
-        if finished {
-            for served in &self.repos {
-                served.store.data.discard_saved();
-            }
-        }
-        for served in &self.repos {
-            served.store.data.clear_query_snapshots();
-            served.store.data.forget_server();
-        }
+            })
     }
 
     /// Records in every data dir served that this server answers at `url`

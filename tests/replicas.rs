@@ -249,8 +249,21 @@ fn a_corrupted_truncated_or_escaping_object_is_refused_and_the_replica_keeps_ser
             );
             std::thread::sleep(Duration::from_millis(100));
         }
-        // Long enough for a fetch to have been tried and refused.
-        std::thread::sleep(Duration::from_millis(2500));
+        // Refused (so fetched and checked), and the replica answers as before.
+        let started = Instant::now();
+        loop {
+            let (_, _, health) = http(&r.addr, "GET", "/health", &[], b"");
+            let h: Value = serde_json::from_str(&health).expect("health json");
+            if h["refused_generation"] == g {
+                assert_eq!(h["generation"], served, "{h}");
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "never refused {g}: {h}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
         let v = call(&r, "locate_symbol", json!({"name": "validate_token"}));
         assert_eq!(
             generation_of(&v),

@@ -920,6 +920,7 @@ async fn health(State(state): State<HttpState>) -> impl IntoResponse {
         body["generation"] = json!(r.generation);
         body["newest_generation"] = json!(r.status.newest());
         body["store_reachable"] = json!(r.status.reachable());
+        body["refused_generation"] = json!(r.status.refused());
     }
     axum::Json(body)
 }

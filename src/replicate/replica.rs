@@ -51,6 +51,8 @@ pub struct ReplicaStatus {
     pub newest: AtomicU64,
     /// Whether the last look at the store succeeded.
     pub reachable: AtomicBool,
+    /// The last generation refused (a check failed; 0: none).
+    pub refused: AtomicU64,
 }
 
 impl ReplicaStatus {
@@ -60,6 +62,10 @@ impl ReplicaStatus {
 
     pub fn reachable(&self) -> bool {
         self.reachable.load(Ordering::SeqCst)
+    }
+
+    pub fn refused(&self) -> u64 {
+        self.refused.load(Ordering::SeqCst)
     }
 }
 

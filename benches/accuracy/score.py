@@ -646,7 +646,7 @@ def read_corpora():
         if l.startswith("#") or not l.strip():
             continue
         name, lang, srcspec = l.rstrip("\n").split("\t")[:3]
-        rows.append((name, lang, srcspec))
+        rows.append((name, lang.removesuffix("ws"), srcspec))  # rustws: a Rust workspace
     return rows
 
 

@@ -88,6 +88,24 @@ prep_rust() { # NAME CRATE
   SRC=$(ls -d ~/.cargo/registry/src/*/"$2" | head -1)
   export CARGO_HOME=$CACHE/cargo-home CARGO_NET_OFFLINE=true CARGO_TARGET_DIR=$CACHE/cargo-target
   "$PY" "$ORACLES/rust-go/prepare_crate.py" "$SRC" "$D/tree" --force >&2
+  scip_rust "$D"
+  echo "rust-analyzer $(rust-analyzer --version | cut -d' ' -f2), crate $2, all features" > "$D/oracle.version"
+}
+prep_rustws() { # NAME "CRATE-VERSION..."  (one workspace; .crate files from crates.io, cached)
+  local D=$CACHE/corpora/$1 c
+  export CARGO_HOME=$CACHE/cargo-home CARGO_TARGET_DIR=$CACHE/cargo-target
+  mkdir -p "$CACHE/crates"
+  for c in $2; do
+    [ -f "$CACHE/crates/$c.crate" ] || curl -sSfL -o "$CACHE/crates/$c.crate" \
+      "https://static.crates.io/crates/${c%-*}/$c.crate"
+  done
+  # shellcheck disable=SC2086  # the list is words
+  (cd "$ORACLES/rust-go" && "$PY" prepare_workspace.py "$D/tree" "$CACHE/crates" $2 >&2)
+  scip_rust "$D"
+  echo "rust-analyzer $(rust-analyzer --version | cut -d' ' -f2), workspace $2, all features" > "$D/oracle.version"
+}
+scip_rust() { # D: rust-analyzer's SCIP index of D/tree, as call sites
+  local D=$1
   rm -f "$D/oracle.time"
   timed "$D/oracle.time" rust-analyzer scip "$D/tree" --output "$D/oracle.scip" \
     --config-path "$CACHE/ra-allfeatures.json" > "$D/ra.log" 2>&1
@@ -96,7 +114,6 @@ prep_rust() { # NAME CRATE
   "$PY" "$ORACLES/rust-go/rust_coverage.py" "$D/tree" "$D/oracle.scip" "$D/oracle.edges.jsonl" \
     --annotate "$D/oracle.raw.jsonl" > "$D/oracle.coverage.json"
   rm -f "$D/oracle.edges.jsonl" "$D/tree/Cargo.lock"
-  echo "rust-analyzer $(rust-analyzer --version | cut -d' ' -f2), crate $2, all features" > "$D/oracle.version"
 }
 prep_go() { # NAME PKGDIR
   local D=$CACHE/corpora/$1 SRC=$GOROOT_DIR/src/$2
@@ -113,7 +130,16 @@ prep_go() { # NAME PKGDIR
 prep_py() { # NAME REQUIREMENT
   local D=$CACHE/corpora/$1
   rm -rf "$D/tree"; mkdir -p "$D"
-  "$VENV/bin/pip" install -q --no-deps --no-compile --target "$D/tree" "$2"
+  case $2 in
+    sdist:*)
+      # the package (src/ layout) and its tests, as the project's repository has them
+      rm -rf "$D/sdist"; mkdir -p "$D/sdist"
+      "$VENV/bin/pip" download -q --no-deps --no-binary :all: -d "$D/sdist" "${2#sdist:}"
+      tar xzf "$D"/sdist/*.tar.gz -C "$D/sdist" --strip-components=1
+      mkdir -p "$D/tree"; mv "$D"/sdist/src/* "$D/sdist/tests" "$D/tree/"; rm -rf "$D/sdist"
+      find "$D/tree" -name '*.egg-info' -prune -exec rm -rf {} + ;;
+    *) "$VENV/bin/pip" install -q --no-deps --no-compile --target "$D/tree" "$2" ;;
+  esac
   rm -rf "$D/tree"/*.dist-info "$D/tree/bin"
   # stubs beside their modules (attr/*.pyi): jedi would answer with the stub's lines
   find "$D/tree" -name '*.pyi' -delete
@@ -126,8 +152,8 @@ prep_py() { # NAME REQUIREMENT
   echo "jedi 0.20.1 (+ pyright 1.1.414 cross-check), $2" > "$D/oracle.version"
 }
 prep_ts() { # NAME PKG@VER
-  local D=$CACHE/corpora/$1 PKG=${2%@*} VER=${2#*@} TGZ
-  TGZ=$CACHE/pkgs/$PKG-$VER.tgz
+  local D=$CACHE/corpora/$1 PKG=${2%@*} VER=${2##*@} TGZ
+  TGZ=$CACHE/pkgs/$(echo "$PKG" | tr -d @ | tr / -)-$VER.tgz   # npm pack's name: @a/b -> a-b
   [ -f "$TGZ" ] || (cd "$CACHE/pkgs" && npm pack -s "$2" >/dev/null)
   rm -rf "$D/tree" "$D/pkg"; mkdir -p "$D/pkg"
   tar xzf "$TGZ" -C "$D/pkg" --strip-components=1
@@ -145,6 +171,15 @@ prep_ts() { # NAME PKG@VER
       (cd "$D" && { [ -f package.json ] || echo '{"private":true}' > package.json; } && \
         npm install -s --no-audit --no-fund --ignore-scripts vitest@4.1.12 @types/node@26.6.6 \
           @types/benchmark@2.1.5 benchmark@2.1.4)
+      PROJECT=$D/tree/tsconfig.json ;;
+    @trpc/server)
+      # src/ only (dist/ removed); its types come from Node's and the adapters' typings,
+      # installed beside the tree; tsconfig.json maps @trpc/server/* to src (trpc.tsconfig.json)
+      mkdir -p "$D/tree"; mv "$D/pkg/src" "$D/pkg/package.json" "$D/tree/"; rm -rf "$D/pkg"
+      cp "$HERE/trpc.tsconfig.json" "$D/tree/tsconfig.json"
+      (cd "$D" && { [ -f package.json ] || echo '{"private":true}' > package.json; } && \
+        npm install -s --no-audit --no-fund --ignore-scripts @types/node@24.19.4 \
+          @types/express@5.0.4 @types/ws@8.18.2 @types/aws-lambda@8.10.164 fastify@5.12.8)
       PROJECT=$D/tree/tsconfig.json ;;
     *) echo "no recipe for $PKG" >&2; exit 1 ;;
   esac
@@ -167,10 +202,11 @@ for row in "${ROWS[@]}"; do
   log "$name ($lang $src)"
   case $lang in
     rust) tools_rust; prep_rust "$name" "$src" ;;
+    rustws) tools_rust; prep_rustws "$name" "$src" ;;
     go)   tools_go;   prep_go "$name" "$src" ;;
     py)   prep_py "$name" "$src" ;;
     ts)   tools_ts;   prep_ts "$name" "$src" ;;
   esac
-  "$PY" "$HERE/normalize_oracle.py" "$lang" "$D"
+  "$PY" "$HERE/normalize_oracle.py" "${lang%ws}" "$D"
   log "$name: oracle $(head -1 "$D/oracle.time" | awk '{print $1 " s, " int($2/1024) " MB"}')"
 done

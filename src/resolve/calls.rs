@@ -1115,6 +1115,9 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
             if cx.ix.locals.contains_key(&(owner, last.as_str()))
                 || cx.binds(last)
                 || (cx.fam == Family::Rust && matches!(last.as_str(), "Ok" | "Err" | "Some"))
+                // A builtin the file does not bind: the language's (flask's
+                // tests nest a `def set()` in a test, which took every `set()`).
+                || (cx.fam == Family::Python && super::std_names::is_python_builtin(last))
             {
                 return None;
             }
@@ -1314,6 +1317,9 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
             .map(|c| bare(c))
             .unwrap_or_default();
         builtin_type(cx.fam, name)
+            || (cx.fam == Family::Ts
+                && !cx.binds(name)
+                && super::std_names::is_ts_global_type(name))
             || (cx.binds(name) && self.bindings(cx, name).is_none_or(|t| t.is_empty()))
             // A path from the language's own crates (`core::mem::ManuallyDrop`):
             // a module of the crate cannot take those names unless imported.
@@ -1703,7 +1709,14 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         }
         let last = bare(chain.last()?);
         // `cls(…)` in a classmethod: the class itself.
-        if cx.fam == Family::Python && chain.len() == 1 && last == "cls" {
+        // Not a local of that name (`cls = self.test_client_class`).
+        if cx.fam == Family::Python
+            && chain.len() == 1
+            && last == "cls"
+            && self
+                .local_fact(cx, owner, "cls")
+                .is_none_or(|f| f.chain.len() <= 1 && f.chain.first().is_none_or(|c| c == "cls"))
+        {
             return self.enclosing_type(cx, owner).map(|t| (t, Tier::SelfTier));
         }
         if chain.len() == 1 {

@@ -43,6 +43,55 @@ pub(super) fn is_go_predeclared(name: &str) -> bool {
     GO_UNIVERSE.contains(&name)
 }
 
+/// Whether `name` is a class or interface the JavaScript runtimes declare
+/// globally (ECMAScript's, the web platform's that Node and Deno share,
+/// Node's `Buffer`): a value of one that the file does not import or declare
+/// itself (`new ReadableStream(…)`, `signal: AbortSignal`) has the runtime's
+/// methods, whatever the repo names the same (tRPC's one `getReader`, an
+/// object literal's, took every `stream.getReader()`).
+pub(super) fn is_ts_global_type(name: &str) -> bool {
+    TS_GLOBAL_TYPES.contains(&name)
+}
+
+#[rustfmt::skip]
+const TS_GLOBAL_TYPES: &[&str] = &[
+    // ECMAScript
+    "AggregateError", "ArrayBuffer", "AsyncGenerator", "AsyncIterable", "AsyncIterableIterator",
+    "AsyncIterator", "BigInt", "BigInt64Array", "BigUint64Array", "DataView", "EvalError",
+    "FinalizationRegistry", "Float32Array", "Float64Array", "Generator", "Int16Array",
+    "Int32Array", "Int8Array", "Iterable", "IterableIterator", "Iterator", "PromiseLike",
+    "RangeError", "ReferenceError", "SharedArrayBuffer", "Symbol", "SyntaxError", "TypeError",
+    "URIError", "Uint16Array", "Uint32Array", "Uint8Array", "Uint8ClampedArray", "WeakRef",
+    // the web platform's, global in Node and Deno too
+    "AbortController", "AbortSignal", "Blob", "BroadcastChannel", "CustomEvent", "DOMException",
+    "Event", "EventTarget", "File", "FormData", "Headers", "MessageChannel", "MessageEvent",
+    "MessagePort", "ReadableByteStreamController", "ReadableStream", "ReadableStreamBYOBReader",
+    "ReadableStreamDefaultController", "ReadableStreamDefaultReader", "Request", "Response",
+    "TextDecoder", "TextDecoderStream", "TextEncoder", "TextEncoderStream", "TransformStream",
+    "TransformStreamDefaultController", "URL", "URLSearchParams", "WebSocket",
+    "WritableStream", "WritableStreamDefaultController", "WritableStreamDefaultWriter",
+    // Node's
+    "Buffer",
+];
+
+/// Whether `name` is a function or class of Python's `builtins` module: a
+/// bare call of it that the file binds no other way is the builtin.
+pub(super) fn is_python_builtin(name: &str) -> bool {
+    PYTHON_BUILTINS.contains(&name) || is_python_builtin_exception(name)
+}
+
+#[rustfmt::skip]
+const PYTHON_BUILTINS: &[&str] = &[
+    "__import__", "abs", "aiter", "all", "anext", "any", "ascii", "bin", "bool", "breakpoint",
+    "bytearray", "bytes", "callable", "chr", "classmethod", "compile", "complex", "delattr",
+    "dict", "dir", "divmod", "enumerate", "eval", "exec", "filter", "float", "format",
+    "frozenset", "getattr", "globals", "hasattr", "hash", "help", "hex", "id", "input", "int",
+    "isinstance", "issubclass", "iter", "len", "list", "locals", "map", "max", "memoryview",
+    "min", "next", "object", "oct", "open", "ord", "pow", "print", "property", "range", "repr",
+    "reversed", "round", "set", "setattr", "slice", "sorted", "staticmethod", "str", "sum",
+    "super", "tuple", "type", "vars", "zip",
+];
+
 /// Whether `name` is one of Python's built-in exception classes (`except
 /// OSError as e`), whose attributes are all in `PYTHON_EXCEPTION_MEMBERS`.
 pub(super) fn is_python_builtin_exception(name: &str) -> bool {

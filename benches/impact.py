@@ -49,6 +49,13 @@ CORPORA = {
     "py-click": {"lang": "python", "pip": "click==8.4.0", "src": "src",
                  "cmd": ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
                          "--tb=no", "-rfE", "tests"]},
+    # A web framework and its tests: proxy globals (`current_app`, `request`),
+    # route callbacks, pytest fixtures; its dependencies in a venv of its own.
+    "py-flask": {"lang": "python", "pip": "flask==3.1.3", "src": "src",
+                 "deps": ["werkzeug==3.1.9", "jinja2==3.1.6", "itsdangerous==2.2.0",
+                          "blinker==1.9.0", "click==8.4.0", "markupsafe==3.0.4"],
+                 "cmd": ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                         "--tb=no", "-rfE", "tests"]},
     "rust-smallvec": {"lang": "rust", "crate": "smallvec", "version": "1.16.5", "src": "src"},
     "rust-aho-corasick": {"lang": "rust", "crate": "aho-corasick", "version": "1.1.5", "src": "src"},
     "ts-zod": {"lang": "ts", "npm": "zod@4.6.7", "src": "src"},
@@ -187,11 +194,13 @@ def setup(cache, name):
             open(os.path.join(tree, "vitest.config.mjs"), "w").write(ZOD_VITEST)
             commit(tree)
         return None, tree
-    venv = os.path.join(cache, "venv")
+    # A corpus with dependencies has a venv of its own (click's tests must not
+    # see another click installed).
+    venv = os.path.join(cache, name, "venv") if c.get("deps") else os.path.join(cache, "venv")
     py = os.path.join(venv, "bin", "python")
     if not os.path.exists(py):
         sh([sys.executable, "-m", "venv", venv])
-        sh([py, "-m", "pip", "install", "-q", *RUNNER])
+        sh([py, "-m", "pip", "install", "-q", *RUNNER, *c.get("deps", [])])
     if sh([py, "-c", "import pytest_cov"], check=False).returncode != 0:
         # With the runner's pin: pytest-cov alone let pip move pytest on
         # (9.x, whose collection errors fail click's suite).

@@ -3892,17 +3892,20 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         if !own_name.starts_with("test") && !is_fixture(cx, owner) {
             return None;
         }
+        // pytest's rule: the `conftest.py` of the test's folder and of each
+        // folder above it, by path (flask's examples/*/tests/conftest.py are
+        // modules `tests.conftest` too).
         let mut places = vec![cx.fi];
-        let mut pkg = cx.f.package.as_str();
+        let mut dir = super::dir_of(&cx.f.path);
         loop {
-            let conftest = join(pkg, ".", "conftest");
-            if let Some(i) = self.ix.module_file(Family::Python, "", &conftest) {
+            let conftest = join(dir, "/", "conftest.py");
+            if let Some(i) = self.ix.path(&conftest) {
                 places.push(i);
             }
-            if pkg.is_empty() {
+            if dir.is_empty() {
                 break;
             }
-            pkg = pkg.rsplit_once('.').map_or("", |(up, _)| up);
+            dir = dir.rsplit_once('/').map_or("", |(up, _)| up);
         }
         for fi in places {
             let fcx = self.cx(fi, None);

@@ -19,7 +19,7 @@ CORPUS ?= .
 CLIENTS ?= 32
 SECONDS ?= 60
 
-.PHONY: run test test-s3 deps venv browser haproxy build install lint bench bench-tools bench-load bench-fresh bench-accuracy bench-impact bench-hostile bench-scale bench-replicas index status
+.PHONY: run test test-s3 deps venv browser haproxy build install lint bench bench-tools bench-load bench-fresh bench-accuracy bench-impact bench-hostile bench-scale bench-replicas bench-replicas-load index status
 
 # Kuzu 0.11.3 with our nine changes (patches/*.patch, one section each in
 # patches/README.md): its crate, checked against Cargo.lock's old checksum,
@@ -169,6 +169,12 @@ bench-scale: build
 EDITS ?= 20
 bench-replicas: build
 	python3 benches/replicas.py $(CRUXE) $(CORPUS) $(EDITS)
+
+# bench-load's client through HAProxy in front of two replicas of a publisher
+# of CORPUS: one replica, two, and two with one killed and started again
+# (benches/replicas_load.py; minutes, outside `make test`).
+bench-replicas-load: build haproxy
+	python3 benches/replicas_load.py $(CRUXE) $(CORPUS) $(CLIENTS) $(SECONDS)
 
 # 32 concurrent MCP sessions for 60 s over a mix of every tool (a std-only Rust
 # client: benches/load.rs).

@@ -28,20 +28,37 @@ struct Session {
 
 impl Session {
     fn connect(addr: &str) -> Session {
-        let stream = TcpStream::connect(addr).expect("connect");
-        stream.set_nodelay(true).expect("nodelay");
+        Session::try_connect(addr).expect("connect")
+    }
+
+    fn try_connect(addr: &str) -> std::io::Result<Session> {
+        let stream = TcpStream::connect(addr)?;
+        stream.set_nodelay(true)?;
         let mut s = Session {
             reader: BufReader::new(stream),
             session: None,
             next_id: 0,
         };
-        s.request(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "cruxe-load", "version": "1"}}),
-        );
-        s.post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        s
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "cruxe-load", "version": "1"}}});
+        match s.try_exchange(&init)? {
+            (200, _) => {}
+            (status, _) => return Err(std::io::Error::other(format!("initialize: {status}"))),
+        }
+        s.try_exchange(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        Ok(s)
+    }
+
+    /// A new session, as an MCP client makes one when its server is gone or
+    /// answers 404 for its session (behind a balancer: on another replica).
+    /// Tried for up to 10 s, while the balancer notices a dead server.
+    fn reconnect(addr: &str) -> Option<Session> {
+        (0..100).find_map(|_| {
+            Session::try_connect(addr)
+                .inspect_err(|_| std::thread::sleep(Duration::from_millis(100)))
+                .ok()
+        })
     }
 
     /// One POST; returns the JSON-RPC message of the reply, if it has one.
@@ -57,27 +74,36 @@ impl Session {
     /// A timed `tools/call`: whether it failed, and its error code. The reply is
     /// checked without building it as a tree (most of it is skipped), so that
     /// the load generator takes little of the CPU the server needs.
-    fn call_light(&mut self, tool: &str, args: &Value) -> (bool, Option<String>) {
+    fn call_light(&mut self, tool: &str, args: &Value) -> std::io::Result<(bool, Option<String>)> {
         self.next_id += 1;
         let msg = json!({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
                          "params": {"name": tool, "arguments": args}});
-        let data = self.exchange(&msg);
+        let data = match self.try_exchange(&msg)? {
+            (404, _) => return Err(std::io::Error::other("404: unknown session")),
+            (_, data) => data,
+        };
         let message = data
             .split(|&b| b == b'\n')
             .filter_map(|l| l.strip_prefix(b"data: "))
             .chain(std::iter::once(data.trim_ascii()).filter(|t| t.starts_with(b"{")))
             .find_map(|l| serde_json::from_slice::<LightReply>(l).ok());
-        match message.and_then(|m| m.result) {
+        Ok(match message.and_then(|m| m.result) {
             Some(r) => (
                 r.is_error.unwrap_or(false),
                 r.structured.and_then(|s| s.error).and_then(|e| e.code),
             ),
             None => (true, Some("no result".into())),
-        }
+        })
     }
 
     /// Sends one POST and returns the body of the reply (SSE or JSON).
     fn exchange(&mut self, message: &Value) -> Vec<u8> {
+        self.try_exchange(message).expect("exchange").1
+    }
+
+    /// One POST: the reply's status and body; an error when the connection
+    /// fails or closes.
+    fn try_exchange(&mut self, message: &Value) -> std::io::Result<(u16, Vec<u8>)> {
         let body = message.to_string();
         let mut head = format!(
             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
@@ -90,15 +116,22 @@ impl Session {
         }
         head.push_str("\r\n");
         let stream = self.reader.get_mut();
-        stream.write_all(head.as_bytes()).expect("write");
-        stream.write_all(body.as_bytes()).expect("write");
+        stream.write_all(head.as_bytes())?;
+        stream.write_all(body.as_bytes())?;
 
         let mut line = String::new();
-        self.reader.read_line(&mut line).expect("status line");
+        if self.reader.read_line(&mut line)? == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        let status: u16 = line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .ok_or_else(|| std::io::Error::other(format!("status line {line:?}")))?;
         let (mut length, mut chunked) = (None, false);
         loop {
             line.clear();
-            self.reader.read_line(&mut line).expect("header");
+            self.reader.read_line(&mut line)?;
             let l = line.trim_end();
             if l.is_empty() {
                 break;
@@ -116,10 +149,10 @@ impl Session {
         if chunked {
             loop {
                 line.clear();
-                self.reader.read_line(&mut line).expect("chunk size");
-                let size = usize::from_str_radix(line.trim(), 16).expect("chunk size");
+                self.reader.read_line(&mut line)?;
+                let size = usize::from_str_radix(line.trim(), 16).map_err(std::io::Error::other)?;
                 let mut chunk = vec![0; size + 2];
-                self.reader.read_exact(&mut chunk).expect("chunk");
+                self.reader.read_exact(&mut chunk)?;
                 if size == 0 {
                     break;
                 }
@@ -127,9 +160,9 @@ impl Session {
             }
         } else if let Some(n) = length {
             data.resize(n, 0);
-            self.reader.read_exact(&mut data).expect("body");
+            self.reader.read_exact(&mut data)?;
         }
-        data
+        Ok((status, data))
     }
 
     fn request(&mut self, method: &str, params: Value) -> Value {
@@ -173,8 +206,9 @@ struct LightError {
     code: Option<String>,
 }
 
-/// What one client saw: (tool, milliseconds) per call, and its errors.
-type ClientLog = (Vec<(&'static str, f64)>, Vec<String>);
+/// What one client saw: (tool, milliseconds) per call, its errors, and how
+/// many times it started a new session (its server or session gone).
+type ClientLog = (Vec<(&'static str, f64)>, Vec<String>, usize);
 
 /// xorshift: deterministic per client, no dependency.
 struct Rng(u64);
@@ -274,27 +308,16 @@ fn cpu_seconds(pid: u32) -> f64 {
         .map_or(0.0, |ticks| ticks / 100.0)
 }
 
-fn main() {
-    // `cargo bench` passes `--bench`; everything else is ours.
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    let corpus = args.first().cloned().unwrap_or_else(|| ".".into());
-    let clients: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(32);
-    let seconds: u64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(60);
-    // CRUXE_BIN measures another build (a before/after comparison).
-    let cruxe = std::env::var("CRUXE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_cruxe").into());
-    let cruxe = cruxe.as_str();
-    let tmp = tempfile::tempdir().expect("tmp");
-    // CRUXE_LOAD_DATA: a data dir that holds CORPUS as repo `bench`, ref
-    // `bench` already (`make bench-scale`'s): the index below is then a no-op.
+/// Indexes CORPUS into a scratch data dir (or CRUXE_LOAD_DATA's: a data dir
+/// that holds CORPUS as repo `bench`, ref `bench` already, `make
+/// bench-scale`'s) and starts `cruxe serve` on it: its address and process.
+fn start_server(cruxe: &str, corpus: &str, tmp: &std::path::Path) -> (String, std::process::Child) {
     let data = std::env::var_os("CRUXE_LOAD_DATA")
-        .map_or_else(|| tmp.path().join("data"), std::path::PathBuf::from);
+        .map_or_else(|| tmp.join("data"), std::path::PathBuf::from);
     let started = Instant::now();
     let status = Command::new(cruxe)
         .args([
-            "index", &corpus, "--repo", "bench", "--ref", "bench", "--data",
+            "index", corpus, "--repo", "bench", "--ref", "bench", "--data",
         ])
         .arg(&data)
         .stdout(Stdio::null())
@@ -304,7 +327,7 @@ fn main() {
     assert!(status.success(), "indexing {corpus} failed");
     eprintln!("indexed in {:.1} s", started.elapsed().as_secs_f64());
     let mut server = Command::new(cruxe)
-        .args(["serve", &corpus, "--repo", "bench", "--ref", "bench"])
+        .args(["serve", corpus, "--repo", "bench", "--ref", "bench"])
         .args(["--listen", "127.0.0.1:0", "--data"])
         .arg(&data)
         .stdout(Stdio::null())
@@ -319,7 +342,39 @@ fn main() {
         }
     };
     std::thread::spawn(move || for _ in lines {});
+    (addr, server)
+}
 
+fn main() {
+    // `cargo bench` passes `--bench`; everything else is ours.
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let corpus = args.first().cloned().unwrap_or_else(|| ".".into());
+    let clients: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(32);
+    let seconds: u64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(60);
+    // CRUXE_BIN measures another build (a before/after comparison).
+    let cruxe = std::env::var("CRUXE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_cruxe").into());
+    let cruxe = cruxe.as_str();
+    let tmp = tempfile::tempdir().expect("tmp");
+    // CRUXE_LOAD_URL=host:port: servers already running (replicas behind a
+    // balancer, `make bench-replicas-load`); CRUXE_LOAD_PIDS: theirs, for RSS.
+    let (addr, mut server, pids) = match std::env::var("CRUXE_LOAD_URL") {
+        Ok(url) => {
+            let pids: Vec<u32> = std::env::var("CRUXE_LOAD_PIDS")
+                .unwrap_or_default()
+                .split(',')
+                .filter_map(|p| p.parse().ok())
+                .collect();
+            (url.trim_start_matches("http://").trim_end_matches("/mcp").to_string(), None, pids)
+        }
+        Err(_) => {
+            let (addr, server) = start_server(cruxe, &corpus, tmp.path());
+            let pid = server.id();
+            (addr, Some(server), vec![pid])
+        }
+    };
     let mut s = Session::connect(&addr);
     loop {
         let (v, _) = s.call("index_status", json!({}));
@@ -364,14 +419,16 @@ fn main() {
         let (tool, a) = mixed_call(&mut rng, &syms, &dirs);
         s.call(tool, a);
     }
-    let rss_before = rss_mib(server.id());
+    let rss = |pids: &[u32]| -> Vec<u64> { pids.iter().map(|&p| rss_mib(p)).collect() };
+    let rss_before = rss(&pids);
 
     // CRUXE_LOAD_TOOLS=search_code,get_node narrows the mix (to cost one tool).
     let only: Vec<String> = std::env::var("CRUXE_LOAD_TOOLS")
         .map(|v| v.split(',').map(str::to_string).collect())
         .unwrap_or_default();
     let only = &only;
-    let (server_cpu0, own_cpu0) = (cpu_seconds(server.id()), cpu_seconds(std::process::id()));
+    let server_cpu = |pids: &[u32]| -> f64 { pids.iter().map(|&p| cpu_seconds(p)).sum() };
+    let (server_cpu0, own_cpu0) = (server_cpu(&pids), cpu_seconds(std::process::id()));
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let t0 = Instant::now();
     let results: Vec<ClientLog> = std::thread::scope(|scope| {
@@ -381,20 +438,31 @@ fn main() {
                 scope.spawn(move || {
                     let mut rng = Rng(1000 + k as u64);
                     let mut s = Session::connect(addr);
-                    let (mut times, mut errors) = (Vec::new(), Vec::new());
+                    let (mut times, mut errors, mut sessions) = (Vec::new(), Vec::new(), 0);
                     while Instant::now() < deadline {
                         let (tool, a) = mixed_call(&mut rng, syms, dirs);
                         if !only.is_empty() && !only.iter().any(|t| t == tool) {
                             continue;
                         }
                         let t = Instant::now();
-                        let (is_error, code) = s.call_light(tool, &a);
+                        // A call whose server or session is gone is asked
+                        // again once, in a new session, as a client retries.
+                        let outcome = s.call_light(tool, &a).or_else(|_| {
+                            sessions += 1;
+                            s = Session::reconnect(addr)
+                                .ok_or_else(|| std::io::Error::other("no server"))?;
+                            s.call_light(tool, &a)
+                        });
                         times.push((tool, t.elapsed().as_secs_f64() * 1000.0));
-                        if is_error && code.as_deref() != Some("ambiguous_symbol") {
-                            errors.push(format!("{tool} {a}: {code:?}"));
+                        match outcome {
+                            Ok((true, code)) if code.as_deref() != Some("ambiguous_symbol") => {
+                                errors.push(format!("{tool} {a}: {code:?}"))
+                            }
+                            Ok(_) => {}
+                            Err(e) => errors.push(format!("{tool} {a}: {e}")),
                         }
                     }
-                    (times, errors)
+                    (times, errors, sessions)
                 })
             })
             .collect();
@@ -404,7 +472,7 @@ fn main() {
             .collect()
     });
     let wall = t0.elapsed().as_secs_f64();
-    let server_cpu = cpu_seconds(server.id()) - server_cpu0;
+    let server_cpu = server_cpu(&pids) - server_cpu0;
     let own_cpu = cpu_seconds(std::process::id()) - own_cpu0;
     let mut per_tool: std::collections::BTreeMap<&str, Vec<f64>> = Default::default();
     for &(tool, ms) in results.iter().flat_map(|r| r.0.iter()) {
@@ -448,10 +516,16 @@ fn main() {
         );
     }
     println!(
-        "server RSS before the load: {rss_before} MiB, after: {} MiB, peak: {} MiB",
-        rss_mib(server.id()),
-        status_mib(server.id(), "VmHWM")
+        "sessions started again (server or session gone, the call retried): {}",
+        results.iter().map(|r| r.2).sum::<usize>()
     );
-    let _ = server.kill();
-    let _ = server.wait();
+    let peaks: Vec<u64> = pids.iter().map(|&p| status_mib(p, "VmHWM")).collect();
+    println!(
+        "server RSS before the load: {rss_before:?} MiB, after: {:?} MiB, peak: {peaks:?} MiB",
+        rss(&pids)
+    );
+    if let Some(server) = server.as_mut() {
+        let _ = server.kill();
+        let _ = server.wait();
+    }
 }

@@ -367,7 +367,13 @@ fn main() {
                 .split(',')
                 .filter_map(|p| p.parse().ok())
                 .collect();
-            (url.trim_start_matches("http://").trim_end_matches("/mcp").to_string(), None, pids)
+            (
+                url.trim_start_matches("http://")
+                    .trim_end_matches("/mcp")
+                    .to_string(),
+                None,
+                pids,
+            )
         }
         Err(_) => {
             let (addr, server) = start_server(cruxe, &corpus, tmp.path());

@@ -179,6 +179,54 @@ fn a_replica_of_an_empty_store_answers_index_not_ready() {
 
 /// A generation whose objects do not match their hashes is refused whole; the
 /// replica keeps answering from the one it has, and says it is behind.
+/// Two replicas on one host would share the default directory, and the
+/// second would remove the generations the first serves: it is refused, and
+/// says what to do.
+#[test]
+fn a_second_replica_on_the_same_directory_is_refused_and_the_first_serves_on() {
+    let store = tempfile::tempdir().expect("store");
+    let url = store_url(store.path());
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir = tmp
+        .path()
+        .join("generations")
+        .to_string_lossy()
+        .into_owned();
+    let first = serve_paths(tmp, &[], &["--replica", &url, "--data", &dir], &[]);
+    let mut second = std::process::Command::new(crate::common::cruxe_bin())
+        .args([
+            "serve",
+            "--replica",
+            &url,
+            "--data",
+            &dir,
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run a second replica");
+    // It ends at once; one still running after a minute was not refused.
+    let until = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        match second.try_wait().expect("wait") {
+            Some(status) => break Some(status),
+            None if Instant::now() > until => break None,
+            None => std::thread::sleep(Duration::from_millis(50)),
+        }
+    };
+    let _ = second.kill();
+    let second = second.wait_with_output().expect("its output");
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(status.is_some_and(|s| !s.success()), "not refused: {err}");
+    assert!(
+        err.contains("in use by another replica") && err.contains("its own `--data DIR`"),
+        "{err}"
+    );
+    let (status, _, health) = http(&first.addr, "GET", "/health", &[], b"");
+    assert_eq!(status, 200, "{health}");
+}
+
 #[test]
 fn a_corrupted_truncated_or_escaping_object_is_refused_and_the_replica_keeps_serving() {
     let store = tempfile::tempdir().expect("store");

@@ -609,6 +609,15 @@ fn serve_replica(
         || crate::service::default_replica_dir(url),
         Path::to_path_buf,
     );
+    // One replica per directory: a second one would remove the generations
+    // the first serves (two on one host share the default directory).
+    let _lock = DataDir::new(&dir).lock_writer().map_err(|e| match e {
+        DataDirError::Locked(dir, who) => anyhow::anyhow!(
+            "the replica directory {} is in use by another replica ({who}); give each replica on this host its own `--data DIR`",
+            dir.display()
+        ),
+        e => e.into(),
+    })?;
     let follower = Follower::new(url, &dir)?;
     let slot = ServiceSlot::new(Service::awaiting(cfg.clone(), follower.status.clone()));
     let stop = std::sync::Arc::new(AtomicBool::new(false));

@@ -884,7 +884,9 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                                 kind: SiteKind::Call,
                                 to_name: written(cx.fam, &site.chain),
                             });
-                        } else if self.may_be_repos(&cx, chain) {
+                        } else if self.may_be_repos(&cx, chain)
+                            && !self.python_builtin_call(&cx, site.owner, chain)
+                        {
                             out.extend(unresolved_edge(cx.fam, from(site.owner), site));
                         }
                     }
@@ -911,6 +913,21 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// Python: a bare call of a builtin (`len(x)`, `set()`) that nothing in
+    /// the file binds, a local, an import or a glob import: the language's,
+    /// never the repo's. Kept as unproven, it made every repo function of
+    /// that name a lower bound.
+    fn python_builtin_call(&self, cx: &FileCx<'a, 's>, owner: u32, chain: &[Step]) -> bool {
+        let [name] = chain else {
+            return false;
+        };
+        cx.fam == Family::Python
+            && super::std_names::is_python_builtin(name)
+            && !cx.binds(name)
+            && self.local_fact(cx, owner, name).is_none()
+            && self.glob_target(cx, owner, name).is_none()
     }
 
     /// Whether an unproven call is kept (`UNRESOLVED`): any but a method of a

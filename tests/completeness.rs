@@ -770,3 +770,42 @@ fn a_call_on_a_receiver_no_chain_names_leaves_the_answer_a_lower_bound() {
     let out = crate::common::stdout(&o);
     assert!(out.lines().any(|l| l.trim() == "0"), "{out}");
 }
+
+/// A Python builtin called bare that nothing in its file binds is the
+/// language's: the callers of a repo function of that name (a test's nested
+/// `def set()`) are exact. One the file binds (a local holding a function) stays
+/// unproven.
+#[test]
+fn a_python_builtin_nothing_binds_leaves_a_same_named_function_exact() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = tmp.path().join("views");
+    write(
+        &root,
+        &[
+            ("pkg/__init__.py", ""),
+            (
+                "pkg/util.py",
+                "def distinct(values):\n    return set(values)\n\n\ndef via(make):\n    set = make()\n    return set()\n",
+            ),
+            (
+                "tests/test_views.py",
+                "def test_nested():\n    def set():\n        return 1\n\n    assert set() == 1\n",
+            ),
+        ],
+    );
+    let cli = |args: &[&str]| crate::common::cruxe_in(&root, args);
+    assert!(cli(&["index", "."]).status.success());
+    let o = cli(&[
+        "cypher",
+        "MATCH (a)-[:UNRESOLVED]->(n) WHERE n.name = 'set' RETURN a.name ORDER BY a.name",
+    ]);
+    let out = crate::common::stdout(&o);
+    assert!(
+        out.contains("via"),
+        "a call through a local stays unproven: {out}"
+    );
+    assert!(
+        !out.contains("distinct"),
+        "the builtin `set` is no unproven site: {out}"
+    );
+}

@@ -38,6 +38,16 @@
 (boolean_operator operator: "or" right: (identifier) @callee) @value
 (lambda body: [(identifier) (attribute)] @callee) @value
 
+; `with e:` and `with e as x:` call `e`'s `__enter__` and `__exit__`.
+(with_statement (with_clause (with_item value: (as_pattern . [(call) (identifier) (attribute)] @callee)))) @enters
+(with_statement (with_clause (with_item value: [(call) (identifier) (attribute)] @callee))) @enters
+; `with e as x:`: `x` is what `e.__enter__()` returns.
+(with_item value: (as_pattern . [(call) (identifier) (attribute)] @ty alias: (as_pattern_target (identifier) @name))) @fact.entered
+; A pytest test's or fixture's parameter requests the fixture of its name,
+; which pytest runs first (`def test_x(client)`, `def client(app)`).
+((function_definition name: (identifier) @_fn parameters: (parameters [(identifier) @callee (typed_parameter (identifier) @callee)])) @requests (#match? @_fn "^test"))
+((decorated_definition (decorator) @_d definition: (function_definition parameters: (parameters [(identifier) @callee (typed_parameter (identifier) @callee)])) @requests) (#match? @_d "fixture"))
+
 (typed_parameter (identifier) @name type: (_) @ty) @fact.local
 (typed_default_parameter name: (identifier) @name type: (_) @ty) @fact.local
 (assignment left: (identifier) @name type: (_) @ty) @fact.local

@@ -5,9 +5,9 @@
 use tree_sitter::Node;
 
 use crate::model::sites::{
-    ARGUMENT, BORROWED, CALLBACK, COLLECTED, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, Fact, FactKind,
-    FileSites, IN_FILE, ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SELF_VALUE, SHAPE, SiteKind,
-    Step, THEN, VARIANT_FIELD, YIELDS,
+    ARGUMENT, BORROWED, CALLBACK, COLLECTED, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, FIXTURE, Fact,
+    FactKind, FileSites, IN_FILE, ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SELF_VALUE, SHAPE,
+    SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
 };
 use crate::model::{Language, Symbol, SymbolKind};
 
@@ -82,7 +82,7 @@ impl<'t> CallMatch<'t> {
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 34] = [
+    const NAMES: [&str; 37] = [
         "call",
         "dynamic",
         "iterates",
@@ -95,6 +95,8 @@ fn outer_name(n: &str) -> Option<&'static str> {
         "mentions",
         "extends",
         "implements",
+        "requests",
+        "enters",
         "fact.local",
         "fact.receiver",
         "fact.field",
@@ -109,6 +111,7 @@ fn outer_name(n: &str) -> Option<&'static str> {
         "fact.comprehends",
         "fact.cast",
         "fact.caught",
+        "fact.entered",
         "fact.params",
         "fact.variant",
         "fact.shape",
@@ -248,6 +251,28 @@ pub(super) fn collect(
                 let owner = owners.of(node.start_byte(), true);
                 out.sites
                     .push(raw_site(SiteKind::Iterates, chain, node, owner));
+            }
+            // Python `with e:` calls `e`'s `__enter__` and `__exit__`: two
+            // sites at the `with` (no name is written for them).
+            "enters" => {
+                let mut chain = Vec::new();
+                if lang.chain(inner, src, &mut chain).is_none() || chain.len() >= MAX_CHAIN {
+                    continue;
+                }
+                let owner = owners.of(node.start_byte(), true);
+                for method in ["__enter__", "__exit__"] {
+                    let mut called = chain.clone();
+                    called.push(Step::from(method));
+                    out.sites
+                        .push(raw_site(SiteKind::Call, called, node, owner));
+                }
+            }
+            // A pytest test's or fixture's parameter: the fixture it requests.
+            "requests" => {
+                let chain = vec![Step::const_new(FIXTURE), Step::from(text(inner, src))];
+                let owner = owners.of(inner.start_byte(), true);
+                out.sites
+                    .push(raw_site(SiteKind::Value, chain, inner, owner));
             }
             // `m!(…)`, `crate::m!(…)` (`invoke_site`).
             "invokes" => out.sites.extend(invoke_site(lang, m, src, &owners)),
@@ -483,9 +508,8 @@ fn fact_of(
 ) -> Option<Fact> {
     let (what, node, inner, name) = (m.what, m.node, m.inner, m.name);
     let kind = match &what[5..] {
-        "local" | "iterates" | "comprehends" | "cast" | "caught" | "variant" | "unpacks" => {
-            FactKind::Local
-        }
+        "local" | "iterates" | "comprehends" | "cast" | "caught" | "variant" | "unpacks"
+        | "entered" => FactKind::Local,
         "receiver" => FactKind::Receiver,
         "field" | "shape" | "getter" => FactKind::Field,
         "alias" => FactKind::Alias,
@@ -593,6 +617,8 @@ fn fact_of(
         "fact.iterates" => chain.push(Step::const_new(ITERATES)),
         "fact.comprehends" => chain.push(Step::const_new(COMPREHENDS)),
         "fact.variant" => chain.push(Step::const_new(VARIANT_FIELD)),
+        // `with e as x:` binds what `e.__enter__()` returns.
+        "fact.entered" => chain.extend([Step::from("__enter__"), Step::const_new("()")]),
         // `{ ctx: c }` reads property `ctx`; `{ status }` property `status`;
         // of a parameter, the property of its declared type.
         "fact.unpacks" => {

@@ -42,11 +42,10 @@ use crate::resolve::{Callables, Edge, Id, RFile, RSymbol, Rel, SiteEdge, Target,
 use crate::source::walk::FileStat;
 
 /// The format, and the resolution rules its edges and lookup keys were made
-/// by: 25 has Rust `for` loops as sites and std's iterator methods reaching a
-/// repo iterator's `next` (24 kept lookup keys in 32 bits and compressed
-/// sections with zstd), so an older state is not trusted and its ref is
-/// built again.
-const MAGIC: &[u8; 8] = b"CRUXST39";
+/// by: 40 adds the `UNRESOLVED` rows of kind `library` (a call a library
+/// base answers on a repo class's instance), which an older state's unchanged
+/// files lack; so an older state is not trusted and its ref is built again.
+const MAGIC: &[u8; 8] = b"CRUXST40";
 /// Starts each change appended after the whole state.
 const CHANGE: &[u8; 8] = b"CRUXCH20";
 

@@ -97,6 +97,11 @@ pub enum SiteKind {
     /// Rust `for x in e`, at the `for`: the loop runs `e`'s iterator (the
     /// chain is `e`'s). A `CALLS` edge when resolved, never a reference.
     Iterates,
+    /// Never extracted: the kind of an `UNRESOLVED` row a resolved call
+    /// adds when it runs a method a repo class inherits from a library base
+    /// (`client.get()` of `class AppClient(werkzeug.test.Client)`); its
+    /// `Name` is that class's qualified name (`resolve::calls`).
+    Library,
 }
 
 impl SiteKind {
@@ -110,6 +115,7 @@ impl SiteKind {
             SiteKind::Extends => "extends",
             SiteKind::Implements => "implements",
             SiteKind::Iterates => "iterates",
+            SiteKind::Library => "library",
         }
     }
 
@@ -122,6 +128,7 @@ impl SiteKind {
             4 => SiteKind::Extends,
             5 => SiteKind::Implements,
             6 => SiteKind::Iterates,
+            7 => SiteKind::Library,
             _ => return None,
         })
     }
@@ -274,6 +281,11 @@ pub const COLLECTED: &str = "#collect";
 /// type (`({ logger }: Ctx) =>` gives `["Ctx", "logger", PROPERTY]`): the
 /// type, then the property whose declared type the local has.
 pub const PROPERTY: &str = "#prop";
+/// Heads the chain of a Python `Value` site that is a pytest test's or
+/// fixture's parameter (`def test_x(client)`: `[FIXTURE, "client"]`): pytest
+/// runs the fixture of that name first, the test's own module's, else the
+/// nearest `conftest.py`'s. Resolved, a `value` reference of the fixture.
+pub const FIXTURE: &str = "#fixture";
 /// Heads the chain of a `Returns` fact that is an expression a Python
 /// function yields (a pytest fixture's value), not what a call returns.
 pub const YIELDS: &str = "#yield";

@@ -13,9 +13,9 @@ use super::{
     Definition, Family, FxMap, FxSet, Index, RFile, RSymbol, Target, fam_str, family, key,
 };
 use crate::model::sites::{
-    ARGUMENT, BORROWED, CALLBACK, COLLECTED, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, FactKind,
-    FileSites, IN_FILE, ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SELF_VALUE, SHAPE, SiteKind,
-    Step, THEN, VARIANT_FIELD, YIELDS,
+    ARGUMENT, BORROWED, CALLBACK, COLLECTED, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, FIXTURE,
+    FactKind, FileSites, IN_FILE, ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SELF_VALUE, SHAPE,
+    SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
 };
 
 /// A target and the tier that proved it, if one did.
@@ -784,12 +784,17 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         let mut by_name: FxMap<(u32, &'s [Step]), Option<Sym<'a>>> = FxMap::default();
         let mut receivers: FxMap<(u32, &'s [Step]), Found<'a>> = FxMap::default();
         let mut twins: FxMap<&'a str, Vec<Sym<'a>>> = FxMap::default();
+        let mut library: FxMap<(u32, &'s [Step]), Vec<Sym<'a>>> = FxMap::default();
         let sites: &'s [RawSite] = &cx.sites.sites;
         // Built the first time a value site lands on a type (Python and
         // TypeScript only): most files never need it.
         let stated = std::cell::OnceCell::new();
         for site in sites {
             let from = |owner: u32| cx.owner_id(owner);
+            if site.chain.first().is_some_and(|c| c == FIXTURE) {
+                out.extend(self.fixture_request(&cx, site));
+                continue;
+            }
             // A name a computed member call may call: never proven.
             if site.chain.first().is_some_and(|c| c == DYNAMIC) {
                 out.extend(unresolved_edge(cx.fam, from(site.owner), site));
@@ -825,6 +830,21 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                     SiteKind::Iterates => self.loop_target(&cx, site.owner, &site.chain),
                     _ => self.type_target(&cx, site.owner, &site.chain, 0),
                 });
+            if found.is_none() && site.kind == SiteKind::Call {
+                let classes = library
+                    .entry((site.owner, chain))
+                    .or_insert_with(|| self.library_receivers(&cx, site.owner, chain));
+                out.extend(classes.iter().map(|t| SiteEdge {
+                    rel: Rel::Unresolved,
+                    from: from(site.owner),
+                    to: Id::from(t.qn),
+                    line: site.line,
+                    col: site.col,
+                    tier: Tier::Name,
+                    kind: SiteKind::Library,
+                    to_name: written(cx.fam, &site.chain),
+                }));
+            }
             match site.kind {
                 SiteKind::Extends | SiteKind::Implements => {
                     self.heritage(&cx, site, found, from(site.owner), &mut out);
@@ -1263,6 +1283,82 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                 || (site.chain.len() == 1
                     && !cx.binds(name)
                     && self.bare_name(cx, site.owner, name, false).is_none())
+        })
+    }
+
+    /// Python and TypeScript: the repo classes a call runs on when it calls a
+    /// method that none of them defines and a library base provides
+    /// (`client.get()` with `client: AppClient` and `class
+    /// AppClient(werkzeug.test.Client)`; `super().open()` in it): the
+    /// receiver's class and its repo ancestors, when one of them extends a
+    /// type outside the repo. The library runs the call and may call back
+    /// the class's own methods (its overrides) and what the instance holds
+    /// (`application: App`, whose `__call__` the library calls), so
+    /// `analyze_impact` steps from those to this site. Empty otherwise.
+    fn library_receivers(&self, cx: &FileCx<'a, 's>, owner: u32, chain: &[Step]) -> Vec<Sym<'a>> {
+        if !matches!(cx.fam, Family::Python | Family::Ts) || chain.len() < 2 {
+            return Vec::new();
+        }
+        let (last, receiver) = chain.split_last().expect("two steps");
+        let on_super = (cx.fam == Family::Python && receiver == ["super", "()"])
+            || (cx.fam == Family::Ts && receiver == ["super"]);
+        let class = if on_super || (receiver.len() == 1 && self.is_self(cx, owner, &receiver[0])) {
+            self.enclosing_type(cx, owner)
+        } else {
+            self.value_type(cx, owner, receiver, 1).map(|(t, _)| t)
+        };
+        let Some(class) = class.filter(|t| t.kind == "class") else {
+            return Vec::new();
+        };
+        // `super().open()` in the `open` a class overrides: its bases' only.
+        let repos = if on_super {
+            self.super_call(cx, owner, bare(last), 1).is_some()
+        } else {
+            self.member_or_base(class, bare(last), 1).is_some()
+        };
+        if repos {
+            return Vec::new();
+        }
+        let mut line = vec![class];
+        let mut at = 0;
+        while at < line.len() && line.len() <= MAX_DEPTH {
+            for (base, _) in self.bases(line[at], 1) {
+                if base.kind == "class" && !line.iter().any(|t| t.id == base.id) {
+                    line.push(base);
+                }
+            }
+            at += 1;
+        }
+        if line.iter().any(|&t| self.library_based(t)) {
+            line
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Whether class `t` names a base class the repo does not define
+    /// (`werkzeug.test.Client`, `Exception`), past the language's markers
+    /// that bring no methods to call (`object`, `Generic[T]`, `Protocol`).
+    fn library_based(&self, t: Sym<'a>) -> bool {
+        let tcx = self.cx(t.file, None);
+        let Some(&ti) = tcx.ix.ids.get(t.id) else {
+            return false;
+        };
+        tcx.ix.heritage.get(&ti).into_iter().flatten().any(|site| {
+            let marker = site
+                .chain
+                .iter()
+                .rev()
+                .find(|c| !is_marker_step(c))
+                .is_some_and(|c| {
+                    matches!(
+                        bare(c),
+                        "object" | "Generic" | "Protocol" | "ABC" | "TypedDict" | "NamedTuple"
+                    )
+                });
+            site.kind == SiteKind::Extends
+                && !marker
+                && self.type_target(&tcx, site.owner, &site.chain, 1).is_none()
         })
     }
 
@@ -3891,9 +3987,8 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
     }
 
     /// The value of pytest fixture `word` as a parameter of `owner`, a test
-    /// (`test…`) or a fixture: the fixture function of that name in this
-    /// file, else in the `conftest.py` of this package or the nearest one
-    /// above, by its return annotation, else by what it returns or yields.
+    /// (`test…`) or a fixture (`fixture_of`), by its return annotation, else
+    /// by what it returns or yields.
     fn fixture_type(
         &self,
         cx: &FileCx<'a, 's>,
@@ -3904,14 +3999,34 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         if depth > MAX_DEPTH {
             return None;
         }
+        let (fi, at) = self.fixture_of(cx, owner, word)?;
+        let fcx = self.cx(fi, None);
+        if let Some(fact) = fcx.ix.returns.get(&at) {
+            let declared = self.here(&fcx, &fcx.syms[at as usize])?;
+            if let Some(t) = self.returns(declared, depth + 1) {
+                return Some(t);
+            }
+            if fact.chain.first().is_some_and(|c| c == RETURNS_VALUE) {
+                return None;
+            }
+        }
+        let fact = *fcx.ix.yields.get(&at)?;
+        let chain = fact.chain[1..].to_vec();
+        self.fact_type(&fcx, at, &chain, depth + 1).map(|(s, _)| s)
+    }
+
+    /// The pytest fixture `word` names as a parameter of `owner`, a test
+    /// (`test…`) or a fixture, as (file, symbol position): the fixture
+    /// function of that name in this file, else in the `conftest.py` of the
+    /// test's folder or the nearest one above (pytest's rule, by path:
+    /// flask's examples/*/tests/conftest.py are modules `tests.conftest`
+    /// too). A fixture that requests its own name gets the one it overrides.
+    fn fixture_of(&self, cx: &FileCx<'a, 's>, owner: u32, word: &str) -> Option<(usize, u32)> {
         let s = cx.syms.get(owner as usize)?;
         let own_name = s.qualified_name.rsplit('.').next().unwrap_or("");
         if !own_name.starts_with("test") && !is_fixture(cx, owner) {
             return None;
         }
-        // pytest's rule: the `conftest.py` of the test's folder and of each
-        // folder above it, by path (flask's examples/*/tests/conftest.py are
-        // modules `tests.conftest` too).
         let mut places = vec![cx.fi];
         let mut dir = super::dir_of(&cx.f.path);
         loop {
@@ -3924,31 +4039,38 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
             }
             dir = dir.rsplit_once('/').map_or("", |(up, _)| up);
         }
-        for fi in places {
+        places.into_iter().find_map(|fi| {
             let fcx = self.cx(fi, None);
             let qn = join(&fcx.f.module, ".", word);
-            let Some(&at) = fcx
-                .ix
-                .by_qn
-                .get(qn.as_str())
-                .and_then(|all| all.iter().find(|&&i| is_fixture(&fcx, i)))
-            else {
-                continue;
-            };
-            if let Some(fact) = fcx.ix.returns.get(&at) {
-                let declared = self.here(&fcx, &fcx.syms[at as usize])?;
-                if let Some(t) = self.returns(declared, depth + 1) {
-                    return Some(t);
-                }
-                if fact.chain.first().is_some_and(|c| c == RETURNS_VALUE) {
-                    return None;
-                }
-            }
-            let fact = *fcx.ix.yields.get(&at)?;
-            let chain = fact.chain[1..].to_vec();
-            return self.fact_type(&fcx, at, &chain, depth + 1).map(|(s, _)| s);
-        }
-        None
+            let all = fcx.ix.by_qn.get(qn.as_str())?;
+            let at = all
+                .iter()
+                .find(|&&i| is_fixture(&fcx, i) && !(fi == cx.fi && i == owner))?;
+            Some((fi, *at))
+        })
+    }
+
+    /// A pytest test's or fixture's parameter (`[FIXTURE, word]`): a `value`
+    /// reference of the fixture pytest runs for it (`scope` in its own
+    /// module, `import` from a `conftest.py`).
+    fn fixture_request(&self, cx: &FileCx<'a, 's>, site: &RawSite) -> Option<SiteEdge> {
+        let (fi, at) = self.fixture_of(cx, site.owner, site.chain.get(1)?)?;
+        let fcx = self.cx(fi, None);
+        let f = self.here(&fcx, &fcx.syms[at as usize])?;
+        Some(SiteEdge {
+            rel: Rel::References,
+            from: cx.owner_id(site.owner),
+            to: Id::from(f.id),
+            line: site.line,
+            col: site.col,
+            tier: if fi == cx.fi {
+                Tier::Scope
+            } else {
+                Tier::Import
+            },
+            kind: SiteKind::Value,
+            to_name: Id::default(),
+        })
     }
 
     /// Method (or member) `name` of type `t`, else of its bases, nearest

@@ -226,8 +226,24 @@ fn macro_site(cat: &Catalog, lines: &mut Lines, i: usize) -> Option<UnprovenSite
 /// readers are not call sites, so its callers cannot all be listed.
 fn accessor(cat: &Catalog, lines: &mut Lines, i: usize) -> Option<UnprovenSite> {
     let e = cat.entry(i);
+    is_accessor(cat, i).then(|| UnprovenSite {
+        text: lines.line(e.path(), e.line_start()),
+        path: e.path().to_string(),
+        line: e.line_start(),
+        col: 1,
+        name: e.name().to_string(),
+        reason: "accessor".to_string(),
+        from: None,
+    })
+}
+
+/// Whether method `i` is a getter or setter: TS `get x()`, `set x(v)`; a
+/// decorated Python method (`@property`, `@x.setter`; the signature keeps
+/// the decorator).
+pub(super) fn is_accessor(cat: &Catalog, i: usize) -> bool {
+    let e = cat.entry(i);
     let sig = e.signature();
-    let is_accessor = e.kind() == "method"
+    e.kind() == "method"
         && match e.language() {
             "python" => sig.starts_with('@'),
             // `get element()`, `static set value(v)`: the word before the name.
@@ -240,16 +256,7 @@ fn accessor(cat: &Catalog, lines: &mut Lines, i: usize) -> Option<UnprovenSite> 
                     .collect();
                 matches!(head.as_slice(), [.., "get" | "set", n] if *n == e.name())
             }
-        };
-    is_accessor.then(|| UnprovenSite {
-        text: lines.line(e.path(), e.line_start()),
-        path: e.path().to_string(),
-        line: e.line_start(),
-        col: 1,
-        name: e.name().to_string(),
-        reason: "accessor".to_string(),
-        from: None,
-    })
+        }
 }
 
 /// The calls of the catalog entries `owners` that no tier proved (and those
@@ -353,12 +360,7 @@ fn outside_override(cat: &Catalog, lines: &mut Lines, i: usize) -> Option<Unprov
     if !matches!(e.kind(), "method" | "fn") {
         return None;
     }
-    let runtime_calls = (e.language() == "python"
-        && e.name().len() > 4
-        && e.name().starts_with("__")
-        && e.name().ends_with("__")
-        && !matches!(e.name(), "__init__" | "__new__"))
-        || (e.kind() == "method" && protocol_method(e.language(), e.name()));
+    let runtime_calls = runtime_calls(cat, i);
     let parent = cat.parent(i)?;
     let p = cat.entry(parent);
     let outside = runtime_calls
@@ -378,6 +380,20 @@ fn outside_override(cat: &Catalog, lines: &mut Lines, i: usize) -> Option<Unprov
         reason: "outside_override".to_string(),
         from: None,
     })
+}
+
+/// Whether the language's runtime or a library calls function or method `i`
+/// by its name: a Python dunder (`__call__`, `__iter__`; not `__init__` or
+/// `__new__`, which a construction runs) or a protocol method (`read`,
+/// `write`, `next`).
+pub(super) fn runtime_calls(cat: &Catalog, i: usize) -> bool {
+    let e = cat.entry(i);
+    (e.language() == "python"
+        && e.name().len() > 4
+        && e.name().starts_with("__")
+        && e.name().ends_with("__")
+        && !matches!(e.name(), "__init__" | "__new__"))
+        || (e.kind() == "method" && protocol_method(e.language(), e.name()))
 }
 
 /// Whether the repo defines a type (trait, interface, class, struct…) named

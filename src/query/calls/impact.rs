@@ -40,7 +40,7 @@ const MAX_ROUNDS: usize = 8;
 
 /// How a dependent is reached, strongest first (the `via` picked when several
 /// edges lead one step closer to the change).
-const RELATIONS: [&str; 8] = [
+const RELATIONS: [&str; 9] = [
     "calls",
     "dispatch",
     "overload",
@@ -49,6 +49,7 @@ const RELATIONS: [&str; 8] = [
     "extends",
     "references",
     "encloses",
+    "library",
 ];
 
 /// A node an impact walk returned: (id, is a file, distance along every tier,
@@ -560,6 +561,7 @@ fn past_edges(
         }
         cut |= through_module_values(c, cat, reached, from, round)?;
         cut |= through_enclosing(c, cat, reached, from, round)?;
+        cut |= through_library(c, cat, reached, from, round)?;
     }
     Ok(cut)
 }
@@ -738,6 +740,141 @@ fn through_enclosing(
         }
     }
     walk_further(c, reached, skip, &starts, round)
+}
+
+/// Library code calls the repo back through the objects the repo hands it. A
+/// method of a class whose base is a library's may run inside any call that
+/// base answers on an instance of the class, when the library may call it:
+/// it overrides the base's method of its name (it calls `super().open(…)`),
+/// the runtime calls it by name (`__iter__`), or nothing in the repo calls
+/// it (a hook: `Handler.handle`; not a getter, which reads run). A method the runtime calls on an object
+/// (`__call__`) may also run inside any call a library base answers on a
+/// class that holds such an object (`application: App`, which werkzeug's
+/// `Client` calls). Those calls (`UNRESOLVED` of kind `library`, kept per
+/// receiver class) are reached one step further (`library`), and walked on
+/// from. They stay unproven: such methods are `outside_override`, so the
+/// answer is a lower bound. Whether a walk was cut.
+fn through_library(
+    c: &View,
+    cat: &Catalog,
+    reached: &mut HashMap<String, Reach>,
+    from: From<'_>,
+    round: Round<'_>,
+) -> Result<bool, ToolError> {
+    let From { skip, changed, .. } = from;
+    let mut methods = from.symbols(cat, reached, round.depth);
+    methods.extend(changed.iter().map(|&i| (i, 0)));
+    // Class → the methods reached in it (distance, entry), and whether the
+    // library surely may call them (held objects' runtime-called methods).
+    let mut classes: BTreeMap<usize, Vec<(usize, usize, bool)>> = BTreeMap::new();
+    let mut called_by_name: Vec<(usize, usize, usize)> = Vec::new();
+    for (m, d) in methods {
+        let Some(class) = cat.parent(m).filter(|&p| cat.entry(p).kind() == "class") else {
+            continue;
+        };
+        if cat.entry(m).kind() != "method" {
+            continue;
+        }
+        let runtime = completeness::runtime_calls(cat, m);
+        classes.entry(class).or_default().push((d, m, runtime));
+        if runtime {
+            called_by_name.push((class, d, m));
+        }
+    }
+    if !called_by_name.is_empty() {
+        let ids = called_by_name
+            .iter()
+            .map(|&(k, _, _)| cat.entry(k).id())
+            .collect();
+        let holders = c.graph.holders(ids).map_err(ToolError::internal)?;
+        for (&(_, d, m), found) in called_by_name.iter().zip(holders) {
+            for (id, kind) in found {
+                let Some(h) = cat.by_id(&id) else { continue };
+                // A field's class holds what the field does.
+                let h = if kind == "field" {
+                    cat.parent(h)
+                } else {
+                    Some(h)
+                };
+                if let Some(h) = h.filter(|&h| cat.entry(h).kind() == "class") {
+                    classes.entry(h).or_default().push((d, m, true));
+                }
+            }
+        }
+    }
+    if classes.is_empty() {
+        return Ok(false);
+    }
+    let names: Vec<String> = classes
+        .keys()
+        .map(|&k| cat.entry(k).qualified_name().to_string())
+        .collect();
+    let calls = c
+        .graph
+        .library_calls(&c.repo, &c.ref_name, &names)
+        .map_err(ToolError::internal)?;
+    let mut starts: Vec<(String, usize)> = Vec::new();
+    for (found, callers) in classes.into_values().zip(calls) {
+        if callers.is_empty() {
+            continue;
+        }
+        let Some((d, m)) = library_may_call(c, cat, &found, &callers)? else {
+            continue;
+        };
+        for (id, is_file, callee) in callers {
+            // A library's constructor keeps what it is given (`super().__init__
+            // (app)`); the calls back come from its other methods.
+            let constructs = callee.ends_with(".__init__") || callee.ends_with(".constructor");
+            if constructs || skip.contains(&id) || reached.contains_key(&id) {
+                continue;
+            }
+            let distance = d + 1;
+            let mut r = Reach::step(distance, cat.entry(m).id(), "LIBRARY");
+            r.is_file = is_file;
+            reached.insert(id.clone(), r);
+            if distance < round.depth && !is_file {
+                starts.push((id, distance));
+            }
+        }
+    }
+    walk_further(c, reached, skip, &starts, round)
+}
+
+/// The nearest of a class's reached methods (distance, entry) that its
+/// library base may call (`through_library`), given the calls that base
+/// answers on the class's instances (`callers`: id, is a file, callee).
+fn library_may_call(
+    c: &View,
+    cat: &Catalog,
+    found: &[(usize, usize, bool)],
+    callers: &[(String, bool, String)],
+) -> Result<Option<(usize, usize)>, ToolError> {
+    let overrides = |m: usize| {
+        let (id, name) = (cat.entry(m).id(), cat.entry(m).name());
+        callers.iter().any(|(from, _, callee)| {
+            *from == id
+                && (callee.strip_prefix("super().") == Some(name)
+                    || callee.strip_prefix("super.") == Some(name))
+        })
+    };
+    let mut open: Vec<(usize, usize)> = Vec::new();
+    let mut best: Option<(usize, usize)> = None;
+    for &(d, m, sure) in found {
+        if sure || overrides(m) {
+            best = Some(best.map_or((d, m), |b| b.min((d, m))));
+        } else if !completeness::is_accessor(cat, m) {
+            open.push((d, m));
+        }
+    }
+    // A method nothing in the repo points at is there for the library.
+    let ids = open.iter().map(|&(_, m)| cat.entry(m).id()).collect();
+    let counts = c.graph.dependents_count(ids).map_err(ToolError::internal)?;
+    for (&(d, m), n) in open.iter().zip(counts) {
+        if n == 0 {
+            best = Some(best.map_or((d, m), |b| b.min((d, m))));
+        }
+    }
+    Ok(best)
 }
 
 /// The nearest function or method around entry `i`, past classes (a method of
@@ -1054,6 +1191,7 @@ fn rel_name(rel: &str) -> String {
         "OVERLOAD" => "overload",
         "CONSTRUCTS" => "constructs",
         "ENCLOSES" => "encloses",
+        "LIBRARY" => "library",
         other => other,
     }
     .to_string()

@@ -364,6 +364,38 @@ impl GraphStore {
         Ok(found.into_iter().flatten().collect())
     }
 
+    /// Per class (by qualified name): the symbols and files whose calls a
+    /// library base answers on an instance of it (`UNRESOLVED` of kind
+    /// `library`), each as (id, is a file, the callee as written).
+    pub fn library_calls(
+        &self,
+        repo: &str,
+        ref_name: &str,
+        classes: &[String],
+    ) -> Result<Vec<Vec<(String, bool, String)>>> {
+        let ids = classes.iter().map(|q| name_id(repo, ref_name, q)).collect();
+        self.each_cached("calls/library_calls", ids, |r, id| {
+            let rows = r.execute("calls/library_calls", vec![("id", s(id))])?;
+            Ok(rows
+                .map(|row| {
+                    let is_file = matches!(row[1], Value::Bool(true));
+                    (string(&row[0]), is_file, string(&row[2]))
+                })
+                .collect::<Vec<_>>())
+        })
+    }
+
+    /// Per type (by id): the classes and fields that declare an attribute of
+    /// it, each as (id, kind).
+    pub fn holders(&self, ids: Vec<String>) -> Result<Vec<Vec<(String, String)>>> {
+        self.each_cached("calls/holders", ids, |r, id| {
+            let rows = r.execute("calls/holders", vec![("id", s(id))])?;
+            Ok(rows
+                .map(|row| (string(&row[0]), string(&row[1])))
+                .collect::<Vec<_>>())
+        })
+    }
+
     /// The calls of `ids` that no tier proved (second column false) or that a
     /// unique name alone did (true), each with the name called.
     pub fn loose_out(&self, ids: &[String]) -> Result<Vec<Loose>> {

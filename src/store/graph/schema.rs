@@ -421,6 +421,14 @@ pub const CALL_READ_QUERIES: &[(&str, &str)] = &[
         include_str!("../../../queries/calls/loose_into.cypher"),
     ),
     (
+        "calls/library_calls",
+        include_str!("../../../queries/calls/library_calls.cypher"),
+    ),
+    (
+        "calls/holders",
+        include_str!("../../../queries/calls/holders.cypher"),
+    ),
+    (
         "calls/loose_out",
         include_str!("../../../queries/calls/loose_out.cypher"),
     ),

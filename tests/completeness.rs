@@ -659,6 +659,84 @@ fn impact_reaches_the_tests_a_macro_writes() {
     assert!(i["tests"].as_array().is_none_or(|t| t.is_empty()), "{i}");
 }
 
+/// Library code calls the repo back: a test's `client.get("/")` runs
+/// werkzeug's `Client.get`, which calls the application its `AppClient`
+/// holds (`application: App`), whose `__call__` reaches the change. The test
+/// is listed, one step past the library (`via: library`), and the answer
+/// stays a lower bound; a test that makes no such call is not listed. Its
+/// `client` comes from the fixture it requests, and `with client:` runs the
+/// class's own `__enter__`.
+#[test]
+fn impact_reaches_tests_through_a_library_base_that_calls_back() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = tmp.path().join("wsgi");
+    write(
+        &root,
+        &[
+            (
+                "app/wsgi.py",
+                "from werkzeug.test import Client\n\n\ndef handle(environ):\n    return [b\"ok\"]\n\n\ndef opened():\n    return 1\n\n\nclass App:\n    def __call__(self, environ, start_response):\n        return handle(environ)\n\n\nclass AppClient(Client):\n    application: App\n\n    def __enter__(self):\n        return opened()\n",
+            ),
+            (
+                "tests/conftest.py",
+                "import pytest\n\nfrom app.wsgi import App, AppClient\n\n\n@pytest.fixture\ndef client():\n    return AppClient(App())\n",
+            ),
+            (
+                "tests/test_wsgi.py",
+                "def test_get(client):\n    assert client.get(\"/\") == [b\"ok\"]\n\n\ndef test_entered(client):\n    with client:\n        pass\n\n\ndef test_nothing():\n    assert True\n",
+            ),
+        ],
+    );
+    let server = serve_paths(tmp, std::slice::from_ref(&root), &[], &[]);
+    wait_ready(&server);
+    let runs = |i: &Value| -> Vec<String> {
+        i["tests"]
+            .as_array()
+            .expect("tests")
+            .iter()
+            .map(|t| s(&t["run"]))
+            .collect()
+    };
+    let i = call(
+        &server,
+        "analyze_impact",
+        json!({"symbol_name": "handle", "depth": 10}),
+    );
+    let tests = runs(&i);
+    assert!(
+        tests.contains(&"tests/test_wsgi.py::test_get".to_string()),
+        "{i}"
+    );
+    assert!(
+        !tests.contains(&"tests/test_wsgi.py::test_nothing".to_string()),
+        "{i}"
+    );
+    let get = i["affected"]
+        .as_array()
+        .expect("affected")
+        .iter()
+        .find(|a| s(&a["qualified_name"]) == "tests.test_wsgi.test_get")
+        .expect("test_get affected");
+    assert_eq!(s(&get["via"]["relation"]), "library", "{i}");
+    assert_eq!(s(&i["completeness"]), "lower_bound", "{i}");
+    // `with client:` calls the class's own `__enter__`, and the fixture the
+    // test requests leads to it.
+    let i = call(
+        &server,
+        "analyze_impact",
+        json!({"symbol_name": "opened", "depth": 10}),
+    );
+    let tests = runs(&i);
+    assert!(
+        tests.contains(&"tests/test_wsgi.py::test_entered".to_string()),
+        "{i}"
+    );
+    assert!(
+        !tests.contains(&"tests/test_wsgi.py::test_nothing".to_string()),
+        "{i}"
+    );
+}
+
 /// `impl IntoIterator for Bag` beside `impl IntoIterator for &'a Bag` (as
 /// smallvec's): a call on a receiver proven to hold a `Bag` is the first's;
 /// on a reference (`&self`, a `&Bag` parameter, `(&b)`) no rule proves the

@@ -921,6 +921,14 @@ async fn health(State(state): State<HttpState>) -> impl IntoResponse {
         body["newest_generation"] = json!(r.status.newest());
         body["store_reachable"] = json!(r.status.reachable());
         body["refused_generation"] = json!(r.status.refused());
+        body["error"] = json!(r.status.error());
+    }
+    // A publisher says what it last put in the store: a deployment checks an
+    // edit reached it here (`generation` grows; `error` is the last failure,
+    // cleared by the next upload that works).
+    if let Some((url, p)) = svc.published() {
+        body["publish"] = json!({"url": url, "generation": p.generation,
+                                 "published_at": p.published_at, "error": p.error});
     }
     axum::Json(body)
 }

@@ -457,7 +457,8 @@ fn repo_status(svc: &Service, s: &Served) -> RepoStatus {
         root: s.root.to_string_lossy().into_owned(),
         data_dir: s.store.data.root().to_string_lossy().into_owned(),
         default_ref: s.ref_name.clone(),
-        watching: svc.cfg.watch && s.watch_error().is_none(),
+        // A replica watches no tree: it follows the store.
+        watching: svc.cfg.watch && svc.replica.is_none() && s.watch_error().is_none(),
         cypher_sandbox: s.store.cypher.sandbox(),
         watch_error: s.watch_error(),
         indexing_status: status.as_str().into(),

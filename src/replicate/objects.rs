@@ -5,6 +5,7 @@
 //! follower each run on a thread of their own, so an `Objects` owns a
 //! one-thread runtime and blocks on it (never call it from async code).
 
+use std::path::Path;
 use std::sync::Arc;
 
 use futures::TryStreamExt;
@@ -50,13 +51,33 @@ impl std::fmt::Debug for Objects {
 }
 
 impl Objects {
-    /// Opens the store `url` names; a `file://` directory is made if missing.
+    /// Opens the store `url` names to write to it (the publisher): a
+    /// `file://` directory is made if missing.
     pub fn open(url: &str) -> Result<Objects> {
+        Objects::open_with(url, true)
+    }
+
+    /// Opens the store `url` names to read it (a replica, which never writes
+    /// there): a `file://` directory that is missing is an error that says
+    /// so, not an empty store.
+    pub fn open_existing(url: &str) -> Result<Objects> {
+        Objects::open_with(url, false)
+    }
+
+    fn open_with(url: &str, create: bool) -> Result<Objects> {
         let bad = || ObjectsError::Url(url.to_string());
         let (store, base): (Arc<dyn ObjectStore>, String) =
             if let Some(dir) = url.strip_prefix("file://") {
                 if !dir.starts_with('/') {
                     return Err(bad());
+                }
+                if !create && !Path::new(dir).is_dir() {
+                    return Err(ObjectsError::Store {
+                        url: url.into(),
+                        message: format!(
+                            "the directory {dir} does not exist; a replica never makes it: start the publisher first (it does), or check the path and that a shared filesystem is mounted"
+                        ),
+                    });
                 }
                 std::fs::create_dir_all(dir).map_err(|e| ObjectsError::Store {
                     url: url.into(),

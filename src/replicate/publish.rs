@@ -20,6 +20,12 @@ use super::objects::{Objects, ObjectsError};
 /// meanwhile starts again from the newest.
 pub const RETAIN: usize = 5;
 
+/// The pause before a failed upload is tried again, doubled after each
+/// failure up to `RETRY_MAX`: an edit made while the store is down is
+/// published once it answers, not only with the next edit.
+const RETRY_FIRST: std::time::Duration = std::time::Duration::from_secs(2);
+const RETRY_MAX: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// One ref's sources as indexed: where they are and each file's content hash.
 #[derive(Debug, Clone)]
 pub struct Sources {
@@ -73,9 +79,10 @@ impl Publisher {
         std::thread::Builder::new()
             .name("cruxe-publish".into())
             .spawn(move || {
+                let mut pause = RETRY_FIRST;
                 loop {
+                    let (m, cv) = &*w;
                     let stage = {
-                        let (m, cv) = &*w;
                         let mut slot = m.lock().unwrap_or_else(|e| e.into_inner());
                         while slot.is_none() {
                             slot = cv.wait(slot).unwrap_or_else(|e| e.into_inner());
@@ -84,15 +91,38 @@ impl Publisher {
                     };
                     let Some(stage) = stage else { continue };
                     let result = uploader.publish(&stage);
-                    drop(stage);
-                    let mut last = l.lock().unwrap_or_else(|e| e.into_inner());
-                    match result {
-                        Ok(p) => *last = p,
-                        Err(e) => {
-                            tracing::warn!("publishing a generation failed: {e}");
-                            last.error = Some(e.to_string());
+                    let failed = {
+                        let mut last = l.lock().unwrap_or_else(|e| e.into_inner());
+                        match result {
+                            Ok(p) => {
+                                *last = p;
+                                false
+                            }
+                            Err(e) => {
+                                tracing::warn!(
+                                    "publishing a generation failed (tried again in {} s): {e}",
+                                    pause.as_secs()
+                                );
+                                last.error = Some(e.to_string());
+                                true
+                            }
                         }
+                    };
+                    if !failed {
+                        pause = RETRY_FIRST;
+                        continue;
                     }
+                    // The state stays due: tried again after a pause (a store
+                    // that is down for a while gets fewer attempts), or at
+                    // once when a newer state replaces it.
+                    let mut slot = m.lock().unwrap_or_else(|e| e.into_inner());
+                    if slot.is_none() {
+                        *slot = Some(stage);
+                        let (_slot, _) = cv
+                            .wait_timeout(slot, pause)
+                            .unwrap_or_else(|e| e.into_inner());
+                    }
+                    pause = (pause * 2).min(RETRY_MAX);
                 }
             })
             .map_err(ObjectsError::Runtime)?;

@@ -51,8 +51,13 @@ pub struct ReplicaStatus {
     pub newest: AtomicU64,
     /// Whether the last look at the store succeeded.
     pub reachable: AtomicBool,
-    /// The last generation refused (a check failed; 0: none).
+    /// The last generation refused because a check failed (0: none, or a
+    /// newer one has been served since).
     pub refused: AtomicU64,
+    /// Why the last generation tried was not served, when it was not the
+    /// generation's fault (this replica's disk, opening it); cleared when one
+    /// is served.
+    pub error: std::sync::Mutex<Option<String>>,
 }
 
 impl ReplicaStatus {
@@ -67,6 +72,29 @@ impl ReplicaStatus {
     pub fn refused(&self) -> u64 {
         self.refused.load(Ordering::SeqCst)
     }
+
+    pub fn error(&self) -> Option<String> {
+        self.error.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn set_error(&self, e: Option<String>) {
+        *self.error.lock().unwrap_or_else(|e| e.into_inner()) = e;
+    }
+
+    /// A generation was served: what was refused before is history.
+    pub fn served(&self) {
+        self.refused.store(0, Ordering::SeqCst);
+        self.set_error(None);
+    }
+
+    /// Generation `n` was not served: refused by a check, or for `why`.
+    pub fn not_served(&self, n: u64, checked: bool, why: String) {
+        if checked {
+            self.refused.store(n, Ordering::SeqCst);
+        } else {
+            self.set_error(Some(why));
+        }
+    }
 }
 
 pub struct Follower {
@@ -79,7 +107,7 @@ impl Follower {
     /// A follower of the store at `url`, keeping generations under `dir`
     /// (what an earlier replica left there is removed).
     pub fn new(url: &str, dir: &Path) -> Result<Follower, FetchError> {
-        let objects = Objects::open(url)?;
+        let objects = Objects::open_existing(url)?;
         if let Ok(entries) = std::fs::read_dir(dir) {
             for e in entries.flatten() {
                 if e.file_name().to_string_lossy().starts_with("gen-") {

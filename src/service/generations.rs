@@ -247,6 +247,7 @@ pub fn follow(
                     Ok((local, svc)) => {
                         slot.swap(svc);
                         current = Some(local);
+                        status.served();
                         tracing::info!(
                             generation = n,
                             ms = started.elapsed().as_millis() as u64,
@@ -258,7 +259,8 @@ pub fn follow(
                     Err(e) => {
                         tracing::warn!(generation = n, "not served: {e}");
                         refused.insert(n, Instant::now());
-                        status.refused.store(n, Ordering::SeqCst);
+                        let checked = matches!(e, ServeError::Fetch(FetchError::Refused { .. }));
+                        status.not_served(n, checked, e.to_string());
                     }
                 }
             }

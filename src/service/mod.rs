@@ -1645,6 +1645,12 @@ impl Service {
             })
     }
 
+    /// With `--publish`: the store and what its last upload did (`/health`).
+    pub fn published(&self) -> Option<(String, crate::replicate::publish::Published)> {
+        let p = self.publisher.as_ref()?;
+        Some((p.url().to_string(), p.last()))
+    }
+
     /// Records in every data dir served that this server answers at `url`
     /// (`close` takes it away).
     pub fn announce(&self, url: &str) {

@@ -158,6 +158,19 @@ fn replicas_answer_as_their_publisher_and_follow_its_edits() {
         json!({"path": "auth/replicated.py"}),
     );
     assert!(node.to_string().contains("replicated_probe"), "{node}");
+    // The publisher's /health says what it put in the store: at least the
+    // generation that answered, and no failure.
+    let (status, _, health) = http(&publisher.addr, "GET", "/health", &[], b"");
+    assert_eq!(status, 200, "{health}");
+    let h: Value = serde_json::from_str(&health).expect("json");
+    assert!(
+        h["publish"]["generation"].as_u64().unwrap_or(0) >= generation_of(&node),
+        "{h}"
+    );
+    assert_eq!(h["publish"]["error"], Value::Null, "{h}");
+    // A replica follows the store, not a tree.
+    let st = call(&a, "index_status", json!({}));
+    assert!(!st.to_string().contains("\"watching\":true"), "{st}");
 }
 
 #[test]
@@ -175,6 +188,42 @@ fn a_replica_of_an_empty_store_answers_index_not_ready() {
     let (v, err) = call_all(&r, &[("locate_symbol", json!({"name": "validate_token"}))]).remove(0);
     assert!(err, "{v}");
     assert_eq!(v["error"]["code"], "index_not_ready", "{v}");
+}
+
+/// A `file://` store whose directory does not exist is no empty store (a
+/// typo, a shared filesystem not mounted): a replica stops and says so, and
+/// makes no directory there (it never writes the store).
+#[test]
+fn a_replica_of_a_missing_store_directory_stops_and_says_so() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let missing = tmp.path().join("no-such-store");
+    let mut child = std::process::Command::new(crate::common::cruxe_bin())
+        .args(["serve", "--replica", &file_url(&missing), "--listen", "127.0.0.1:0"])
+        .arg("--data")
+        .arg(tmp.path().join("r"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run cruxe");
+    // A replica that serves instead would never exit: a minute bounds the
+    // wait (it times nothing; the refusal comes at start).
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the replica of a missing directory kept running");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut err)
+        .expect("read stderr");
+    assert!(!status.success(), "{err}");
+    assert!(err.contains("does not exist"), "{err}");
+    assert!(!missing.exists(), "the replica made the store's directory");
 }
 
 /// A generation whose objects do not match their hashes is refused whole; the

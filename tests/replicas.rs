@@ -198,7 +198,13 @@ fn a_replica_of_a_missing_store_directory_stops_and_says_so() {
     let tmp = tempfile::tempdir().expect("tmp");
     let missing = tmp.path().join("no-such-store");
     let mut child = std::process::Command::new(crate::common::cruxe_bin())
-        .args(["serve", "--replica", &file_url(&missing), "--listen", "127.0.0.1:0"])
+        .args([
+            "serve",
+            "--replica",
+            &file_url(&missing),
+            "--listen",
+            "127.0.0.1:0",
+        ])
         .arg("--data")
         .arg(tmp.path().join("r"))
         .stdout(std::process::Stdio::null())

@@ -66,45 +66,46 @@ impl Objects {
 
     fn open_with(url: &str, create: bool) -> Result<Objects> {
         let bad = || ObjectsError::Url(url.to_string());
-        let (store, base): (Arc<dyn ObjectStore>, String) =
-            if let Some(dir) = url.strip_prefix("file://") {
-                if !dir.starts_with('/') {
-                    return Err(bad());
-                }
-                if !create && !Path::new(dir).is_dir() {
-                    return Err(ObjectsError::Store {
-                        url: url.into(),
-                        message: format!(
-                            "the directory {dir} does not exist; a replica never makes it: start the publisher first (it does), or check the path and that a shared filesystem is mounted"
-                        ),
-                    });
-                }
-                std::fs::create_dir_all(dir).map_err(|e| ObjectsError::Store {
-                    url: url.into(),
-                    message: e.to_string(),
-                })?;
-                let local = object_store::local::LocalFileSystem::new_with_prefix(dir)
-                    .map_err(|e| store_error(url, e))?;
-                (Arc::new(local), String::new())
-            } else if let Some(rest) = url.strip_prefix("s3://") {
-                let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
-                if bucket.is_empty() {
-                    return Err(bad());
-                }
-                // reqwest's TLS has no provider of its own here: ring's, once per
-                // process (a second install is refused, harmlessly). rustls marks it
-                // deprecated for want of post-quantum key exchange, which only
-                // aws-lc-rs has, a C build of its own.
-                #[allow(deprecated)]
-                let _ = rustls::crypto::ring::default_provider().install_default();
-                let s3 = object_store::aws::AmazonS3Builder::from_env()
-                    .with_bucket_name(bucket)
-                    .build()
-                    .map_err(|e| store_error(url, e))?;
-                (Arc::new(s3), prefix.trim_matches('/').to_string())
-            } else {
+        let (store, base): (Arc<dyn ObjectStore>, String) = if let Some(dir) =
+            url.strip_prefix("file://")
+        {
+            if !dir.starts_with('/') {
                 return Err(bad());
-            };
+            }
+            if !create && !Path::new(dir).is_dir() {
+                return Err(ObjectsError::Store {
+                    url: url.into(),
+                    message: format!(
+                        "the directory {dir} does not exist; a replica never makes it: start the publisher first (it does), or check the path and that a shared filesystem is mounted"
+                    ),
+                });
+            }
+            std::fs::create_dir_all(dir).map_err(|e| ObjectsError::Store {
+                url: url.into(),
+                message: e.to_string(),
+            })?;
+            let local = object_store::local::LocalFileSystem::new_with_prefix(dir)
+                .map_err(|e| store_error(url, e))?;
+            (Arc::new(local), String::new())
+        } else if let Some(rest) = url.strip_prefix("s3://") {
+            let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+            if bucket.is_empty() {
+                return Err(bad());
+            }
+            // reqwest's TLS has no provider of its own here: ring's, once per
+            // process (a second install is refused, harmlessly). rustls marks it
+            // deprecated for want of post-quantum key exchange, which only
+            // aws-lc-rs has, a C build of its own.
+            #[allow(deprecated)]
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let s3 = object_store::aws::AmazonS3Builder::from_env()
+                .with_bucket_name(bucket)
+                .build()
+                .map_err(|e| store_error(url, e))?;
+            (Arc::new(s3), prefix.trim_matches('/').to_string())
+        } else {
+            return Err(bad());
+        };
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

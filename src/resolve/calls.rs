@@ -834,16 +834,11 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                 let classes = library
                     .entry((site.owner, chain))
                     .or_insert_with(|| self.library_receivers(&cx, site.owner, chain));
-                out.extend(classes.iter().map(|t| SiteEdge {
-                    rel: Rel::Unresolved,
-                    from: from(site.owner),
-                    to: Id::from(t.qn),
-                    line: site.line,
-                    col: site.col,
-                    tier: Tier::Name,
-                    kind: SiteKind::Library,
-                    to_name: written(cx.fam, &site.chain),
-                }));
+                out.extend(
+                    classes
+                        .iter()
+                        .map(|t| library_edge(cx.fam, from(site.owner), site, *t)),
+                );
             }
             match site.kind {
                 SiteKind::Extends | SiteKind::Implements => {
@@ -4411,6 +4406,21 @@ fn found_edge(fam: Family, from: Id, site: &RawSite, target: Sym<'_>, tier: Tier
         tier,
         kind,
         to_name,
+    }
+}
+
+/// A call a library base answers on an instance of repo class `class`
+/// (`Resolver::library_receivers`): kept by the class's qualified name.
+fn library_edge(fam: Family, from: Id, site: &RawSite, class: Sym<'_>) -> SiteEdge {
+    SiteEdge {
+        rel: Rel::Unresolved,
+        from,
+        to: Id::from(class.qn),
+        line: site.line,
+        col: site.col,
+        tier: Tier::Name,
+        kind: SiteKind::Library,
+        to_name: written(fam, &site.chain),
     }
 }
 

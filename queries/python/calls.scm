@@ -38,7 +38,8 @@
 (boolean_operator operator: "or" right: (identifier) @callee) @value
 (lambda body: [(identifier) (attribute)] @callee) @value
 
-; `with e:` and `with e as x:` call `e`'s `__enter__` and `__exit__`.
+; `with e:` and `with e as x:` call `e`'s `__enter__` and `__exit__` (`async
+; with`: `__aenter__` and `__aexit__`).
 (with_statement (with_clause (with_item value: (as_pattern . [(call) (identifier) (attribute)] @callee)))) @enters
 (with_statement (with_clause (with_item value: [(call) (identifier) (attribute)] @callee))) @enters
 ; `with e as x:`: `x` is what `e.__enter__()` returns.

@@ -260,7 +260,12 @@ pub(super) fn collect(
                     continue;
                 }
                 let owner = owners.of(node.start_byte(), true);
-                for method in ["__enter__", "__exit__"] {
+                let methods = if is_async_with(node) {
+                    ["__aenter__", "__aexit__"]
+                } else {
+                    ["__enter__", "__exit__"]
+                };
+                for method in methods {
                     let mut called = chain.clone();
                     called.push(Step::from(method));
                     out.sites
@@ -485,6 +490,11 @@ fn type_sites(
 }
 
 /// A site at `at`'s name token (1-based line, byte column).
+/// Whether a Python `with_statement` is `async with`.
+fn is_async_with(statement: Node<'_>) -> bool {
+    statement.child(0).is_some_and(|c| c.kind() == "async")
+}
+
 fn raw_site(kind: SiteKind, chain: Vec<Step>, at: Node<'_>, owner: u32) -> RawSite {
     let pos = at.start_position();
     RawSite {
@@ -617,8 +627,17 @@ fn fact_of(
         "fact.iterates" => chain.push(Step::const_new(ITERATES)),
         "fact.comprehends" => chain.push(Step::const_new(COMPREHENDS)),
         "fact.variant" => chain.push(Step::const_new(VARIANT_FIELD)),
-        // `with e as x:` binds what `e.__enter__()` returns.
-        "fact.entered" => chain.extend([Step::from("__enter__"), Step::const_new("()")]),
+        // `with e as x:` binds what `e.__enter__()` returns (`async with`:
+        // what `__aenter__` gives once awaited).
+        "fact.entered" => {
+            let statement = node.parent().and_then(|clause| clause.parent());
+            let enter = if statement.is_some_and(is_async_with) {
+                "__aenter__"
+            } else {
+                "__enter__"
+            };
+            chain.extend([Step::from(enter), Step::const_new("()")]);
+        }
         // `{ ctx: c }` reads property `ctx`; `{ status }` property `status`;
         // of a parameter, the property of its declared type.
         "fact.unpacks" => {

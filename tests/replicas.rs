@@ -151,6 +151,26 @@ fn replicas_answer_as_their_publisher_and_follow_its_edits() {
         "an edit was answered by both replicas {} ms after it was saved",
         started.elapsed().as_millis()
     );
+    // The replicas made their catalogs from the previous generation's,
+    // reading the changed file again: the same answers as the publisher's.
+    let mut after = reads();
+    after.extend([
+        ("locate_symbol", json!({"name": "replicated_probe"})),
+        ("search_code", json!({"query": "replicated probe"})),
+        ("get_file_outline", json!({"path": "auth/replicated.py"})),
+    ]);
+    let mine = call_all(&publisher, &after);
+    for r in [&a, &b] {
+        let theirs = call_all(r, &after);
+        for ((p, p_err), (t, t_err)) in mine.iter().zip(&theirs) {
+            assert!(!p_err && !t_err, "{p}\n{t}");
+            assert_eq!(
+                body(p),
+                body(t),
+                "a replica answered differently after the edit"
+            );
+        }
+    }
     // And the source texts came along: the new function's body.
     let node = call(
         &a,

@@ -137,6 +137,7 @@ impl Service {
         local: Arc<Local>,
         cfg: ServiceConfig,
         status: Arc<ReplicaStatus>,
+        previous: &Service,
     ) -> Result<Arc<Service>, ServiceError> {
         let data = DataDir::new(local.dir.clone());
         let store = Arc::new(Store::new(data, None, &cfg)?);
@@ -177,11 +178,14 @@ impl Service {
                 _local: Some(local),
             }),
         );
-        svc.open_replica(&store)?;
+        svc.open_replica(&store, previous)?;
         Ok(Arc::new(svc))
     }
 
-    fn open_replica(&self, store: &Store) -> Result<(), ServiceError> {
+    /// Opens a generation's graph and makes its catalogs: each from the
+    /// catalog `previous` (the generation served until now) holds of the same
+    /// ref, when it does, reading again only the files that changed.
+    fn open_replica(&self, store: &Store, previous: &Service) -> Result<(), ServiceError> {
         let graph = Arc::new(store.data.open_graph_read_only(&self.served_graph())?);
         store.refresh(Some(graph.clone()));
         if let Ok(path) = store.data.graph_path()
@@ -195,7 +199,10 @@ impl Service {
             });
         }
         for r in store.refs() {
-            store.catalog(&graph, &r.repo, &r.ref_name)?;
+            let older = (previous.repos.iter())
+                .find(|s| s.name == r.repo)
+                .and_then(|s| s.store.loaded_catalog(&r.repo, &r.ref_name));
+            store.catalog_from(&graph, &r.repo, &r.ref_name, older.as_deref())?;
         }
         super::give_back_pool(store);
         for served in &self.repos {
@@ -239,7 +246,8 @@ pub fn follow(
                     .map_err(ServeError::Fetch)
                     .and_then(|local| {
                         let local = Arc::new(local);
-                        Service::replica(local.clone(), cfg.clone(), status.clone())
+                        let previous = slot.get();
+                        Service::replica(local.clone(), cfg.clone(), status.clone(), &previous)
                             .map(|svc| (local, svc))
                             .map_err(ServeError::Open)
                     });

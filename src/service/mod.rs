@@ -298,13 +298,29 @@ impl Store {
         repo: &str,
         ref_name: &str,
     ) -> Result<Arc<Catalog>, crate::store::graph::GraphError> {
+        self.catalog_from(graph, repo, ref_name, None)
+    }
+
+    /// The symbol catalog of a repo/ref, made on first use from `older` (a
+    /// catalog of an earlier state of the ref: a replica's previous
+    /// generation's, `Catalog::refreshed`) when given, else loaded whole.
+    pub fn catalog_from(
+        &self,
+        graph: &GraphStore,
+        repo: &str,
+        ref_name: &str,
+        older: Option<&Catalog>,
+    ) -> Result<Arc<Catalog>, crate::store::graph::GraphError> {
         self.cached(
             &self.catalogs,
             repo,
             ref_name,
             || {
                 let started = std::time::Instant::now();
-                let c = catalog::load(graph, repo, ref_name)?;
+                let c = match older {
+                    Some(older) => older.refreshed(graph, repo, ref_name)?,
+                    None => catalog::load(graph, repo, ref_name)?,
+                };
                 release_freed_memory();
                 self.pool_filled.store(true, Ordering::SeqCst);
                 tracing::info!(
@@ -312,12 +328,19 @@ impl Store {
                     r#ref = ref_name,
                     symbols = c.len(),
                     ms = started.elapsed().as_millis() as u64,
+                    from_older = older.is_some(),
                     "loaded the symbol catalog"
                 );
                 Ok(c)
             },
             |c| of_now(graph, repo, ref_name, c),
         )
+    }
+
+    /// The catalog of a repo/ref this store holds now, if one is loaded.
+    pub fn loaded_catalog(&self, repo: &str, ref_name: &str) -> Option<Arc<Catalog>> {
+        let key = (repo.to_string(), ref_name.to_string());
+        self.catalogs.read().ok()?.get(&key).cloned()
     }
 
     /// Whether a call on the ref now would read a catalog of the graph's

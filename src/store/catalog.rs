@@ -1077,17 +1077,7 @@ impl Catalog {
             killed,
             first_added: self.len as u32,
         }));
-        // Name lists read in (path, line) order, as a fresh build numbers them.
-        for lower in &touched {
-            let shard = shard_of(lower);
-            let Some(Postings::Many(list)) = c.by_lower[shard].get(lower).cloned() else {
-                continue;
-            };
-            let mut list: Vec<usize> = list.iter().map(|&i| i as usize).collect();
-            c.sort_by_position(&mut list);
-            let sorted = Postings::Many(Arc::new(list.into_iter().map(|i| i as u32).collect()));
-            Arc::make_mut(&mut c.by_lower[shard]).insert(lower.clone(), sorted);
-        }
+        c.sort_touched(&touched);
         match &changes.in_degree {
             // The write counted what it changed; other counts stay.
             Some(changed) => c.update_in_degree(carried.iter().chain(changed)),
@@ -1096,6 +1086,96 @@ impl Catalog {
         // Patched right after the commit, by the only writer.
         c.state = graph.state(&changes.repo, &changes.ref_name);
         Ok(c)
+    }
+
+    /// The catalog of `graph`'s state of a ref this catalog holds an older
+    /// state of (a replica's next generation, a patch of this one): the files
+    /// whose rows in the graph differ (content hash, module, package,
+    /// language, lines) or that came or went are read again, the others'
+    /// entries kept; import counts are read again. Equal to loading the ref
+    /// from `graph`; its cost follows the number of changed files, plus the
+    /// file list and the count statement.
+    pub fn refreshed(
+        &self,
+        graph: &GraphStore,
+        repo: &str,
+        ref_name: &str,
+    ) -> Result<Catalog, GraphError> {
+        let state = graph.state(repo, ref_name);
+        let listed = graph.files(repo, ref_name)?;
+        let old: HashMap<&str, &Arc<FileInfo>> =
+            self.files.iter().map(|f| (f.path.as_str(), f)).collect();
+        // Kept files share the old entries (a 17k-file list's strings).
+        let mut files: Vec<Arc<FileInfo>> = Vec::with_capacity(listed.len());
+        let mut changed: Vec<String> = Vec::new();
+        for f in listed {
+            match old.get(f.path.as_str()) {
+                Some(o) if same_file(o, &f) => files.push(Arc::clone(o)),
+                _ => {
+                    changed.push(f.path.clone());
+                    files.push(Arc::new(f));
+                }
+            }
+        }
+        let listed: HashSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        let removed: HashSet<&str> = (self.files.iter())
+            .map(|f| f.path.as_str())
+            .filter(|p| !listed.contains(p))
+            .chain(changed.iter().map(String::as_str))
+            .collect();
+        let dying: usize = removed.iter().map(|p| self.in_file(p).len()).sum();
+        if changed.len() > LOAD_FILES || (self.dead + dying) * 4 > self.len.max(1024) {
+            return load(graph, repo, ref_name);
+        }
+        let rows = graph.symbol_names_in(repo, ref_name, &changed)?;
+        let mut c = self.clone();
+        c.generation = stamp(
+            [self.generation.to_string().as_str(), "refreshed"]
+                .into_iter()
+                .chain(
+                    files
+                        .iter()
+                        .filter(|f| removed.contains(f.path.as_str()))
+                        .map(|f| f.content_hash.as_str()),
+                )
+                .chain(removed.iter().copied()),
+        );
+        c.files = Arc::new(files);
+        let killed: Vec<u32> = (removed.iter())
+            .flat_map(|p| self.in_file(p))
+            .map(|i| i as u32)
+            .collect();
+        let mut touched = HashSet::new();
+        c.kill_files(&removed, &mut touched);
+        let mut rows = rows;
+        rows.sort_by(row_order);
+        for r in &rows {
+            c.push(r, Some(&mut touched));
+        }
+        c.patch = Some(Arc::new(Patch {
+            from: self.generation,
+            killed,
+            first_added: self.len as u32,
+        }));
+        c.sort_touched(&touched);
+        c.set_in_degree(graph.import_in_degree(repo, ref_name)?);
+        c.state = state;
+        Ok(c)
+    }
+
+    /// Name lists read in (path, line) order, as a fresh build numbers them:
+    /// those a patch `touched` are sorted again.
+    fn sort_touched(&mut self, touched: &HashSet<Arc<str>>) {
+        for lower in touched {
+            let shard = shard_of(lower);
+            let Some(Postings::Many(list)) = self.by_lower[shard].get(lower).cloned() else {
+                continue;
+            };
+            let mut list: Vec<usize> = list.iter().map(|&i| i as usize).collect();
+            self.sort_by_position(&mut list);
+            let sorted = Postings::Many(Arc::new(list.into_iter().map(|i| i as u32).collect()));
+            Arc::make_mut(&mut self.by_lower[shard]).insert(lower.clone(), sorted);
+        }
     }
 
     /// The removed files' entries die (slots stay, marked dead: ids are
@@ -1165,6 +1245,24 @@ impl Catalog {
             self.push(row, Some(&mut *touched));
         }
     }
+}
+
+/// Whether a file's row in two states of the graph says its symbols are the
+/// same: what extraction reads of it is its content and where it sits.
+fn same_file(a: &FileInfo, b: &FileInfo) -> bool {
+    (
+        &a.content_hash,
+        &a.module,
+        &a.package,
+        &a.language,
+        a.line_count,
+    ) == (
+        &b.content_hash,
+        &b.module,
+        &b.package,
+        &b.language,
+        b.line_count,
+    )
 }
 
 /// Symbols per statement when a catalog is loaded, at most (a file's are never

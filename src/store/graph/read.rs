@@ -454,7 +454,6 @@ impl GraphStore {
         from: &str,
         to: Option<&str>,
     ) -> Result<Vec<NameRow>> {
-        let conn = self.conn()?;
         let params = || {
             vec![
                 ("repo", s(repo)),
@@ -463,12 +462,41 @@ impl GraphStore {
                 ("to", s(to.unwrap_or(""))),
             ]
         };
-        let mut stmt = conn.prepare(q("ref_range_parents"))?;
+        self.name_rows(("ref_range_parents", "ref_symbol_names"), params)
+    }
+
+    /// The catalog's rows of the symbols of a repo/ref in the files `paths`
+    /// (as `symbol_names`).
+    pub fn symbol_names_in(
+        &self,
+        repo: &str,
+        ref_name: &str,
+        paths: &[String],
+    ) -> Result<Vec<NameRow>> {
+        let params = || {
+            vec![
+                ("repo", s(repo)),
+                ("ref", s(ref_name)),
+                ("paths", list_of_strings(paths.iter().cloned())),
+            ]
+        };
+        self.name_rows(("ref_parents_in", "ref_symbol_names_in"), params)
+    }
+
+    /// The rows of statement `names`, each with its parent from statement
+    /// `parents` (both given the same parameters).
+    fn name_rows(
+        &self,
+        (parents, names): (&str, &str),
+        params: impl Fn() -> Vec<(&'static str, Value)>,
+    ) -> Result<Vec<NameRow>> {
+        let conn = self.conn()?;
+        let mut stmt = conn.prepare(q(parents))?;
         let mut parents: HashMap<String, String> = conn
             .execute(&mut stmt, params())?
             .map(|r| (string(&r[0]), string(&r[1])))
             .collect();
-        let mut stmt = conn.prepare(q("ref_symbol_names"))?;
+        let mut stmt = conn.prepare(q(names))?;
         let rows = conn.execute(&mut stmt, params())?;
         Ok(rows
             .map(|r| {

@@ -288,6 +288,14 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/ref_range_parents.cypher"),
     ),
     (
+        "ref_symbol_names_in",
+        include_str!("../../../queries/ref_symbol_names_in.cypher"),
+    ),
+    (
+        "ref_parents_in",
+        include_str!("../../../queries/ref_parents_in.cypher"),
+    ),
+    (
         "ref_import_in_degree",
         include_str!("../../../queries/ref_import_in_degree.cypher"),
     ),

@@ -554,6 +554,9 @@ def run(args, name):
     except BlockingIOError:
         sys.exit(f"another bench-impact run is editing {args.cache}/{name}: wait for it")
     py, tree = setup(args.cache, name)
+    # A run killed mid-edit (a signal skips `finally`) left its edit in the
+    # tree: every later answer would include it. The commit is the pristine tree.
+    sh(["git", "checkout", "-q", "--", "."], cwd=tree)
     srcdir = CORPORA[name]["src"]
     if CORPORA[name]["lang"] == "go":
         GO_WHERE.update(go_tests(tree))

@@ -747,10 +747,10 @@ fn through_enclosing(
 /// base answers on an instance of the class, when the library may call it:
 /// it overrides the base's method of its name (it calls `super().open(…)`),
 /// the runtime calls it by name (`__iter__`), or nothing in the repo calls
-/// it (a hook: `Handler.handle`; not a getter, which reads run). A method the runtime calls on an object
-/// (`__call__`) may also run inside any call a library base answers on a
-/// class that holds such an object (`application: App`, which werkzeug's
-/// `Client` calls). Those calls (`UNRESOLVED` of kind `library`, kept per
+/// it (a hook: `Handler.handle`; not a getter, which reads run). A method the
+/// runtime calls on an object (`__call__`) may also run inside any call a
+/// library base answers on a class that holds such an object (`application:
+/// App`, which werkzeug's `Client` calls). Those calls (`UNRESOLVED` of kind `library`, kept per
 /// receiver class) are reached one step further (`library`), and walked on
 /// from. They stay unproven: such methods are `outside_override`, so the
 /// answer is a lower bound. Whether a walk was cut.
@@ -822,8 +822,9 @@ fn through_library(
             continue;
         };
         for (id, is_file, callee) in callers {
-            // A library's constructor keeps what it is given (`super().__init__
-            // (app)`); the calls back come from its other methods.
+            // A library's constructor keeps what it is given
+            // (`super().__init__(app)`): the calls back come from its other
+            // methods.
             let constructs = callee.ends_with(".__init__") || callee.ends_with(".constructor");
             if constructs || skip.contains(&id) || reached.contains_key(&id) {
                 continue;

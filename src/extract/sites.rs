@@ -489,12 +489,12 @@ fn type_sites(
     }
 }
 
-/// A site at `at`'s name token (1-based line, byte column).
 /// Whether a Python `with_statement` is `async with`.
 fn is_async_with(statement: Node<'_>) -> bool {
     statement.child(0).is_some_and(|c| c.kind() == "async")
 }
 
+/// A site at `at`'s name token (1-based line, byte column).
 fn raw_site(kind: SiteKind, chain: Vec<Step>, at: Node<'_>, owner: u32) -> RawSite {
     let pos = at.start_position();
     RawSite {

@@ -1,8 +1,9 @@
 //! The reading side (`cruxe serve --replica URL`): finds the newest complete
 //! generation in the store, downloads what it lacks into a directory of its
 //! own, checks every byte against the manifest's hashes, and hands back the
-//! directory, a data dir ready to open read-only. Chunks the generation it
-//! serves already holds are copied from there, not downloaded again. A
+//! directory, a data dir ready to open read-only. Files the generation it
+//! serves holds whole are linked from there, and chunks it holds copied, not
+//! downloaded again. A
 //! generation that fails a check is refused whole: the replica keeps the one
 //! it serves.
 

@@ -1009,6 +1009,10 @@ const FINISH_WITHIN: Duration = Duration::from_secs(10);
 /// before the copy for the query workers (see `Service::run_jobs`).
 const COPY_AFTER: Duration = Duration::from_secs(2);
 
+/// The same wait on a publishing server: a generation is staged from that
+/// copy, and every replica waits for it (a burst of saves makes more copies).
+const PUBLISH_COPY_AFTER: Duration = Duration::from_millis(500);
+
 /// Runs committed to a data dir's graph whose checkpoint, or the snapshot for
 /// `run_cypher` after it, is still to come.
 struct Unfinished {
@@ -1336,13 +1340,19 @@ impl Service {
     /// checkpoint cannot be interrupted, and one run's pages are checkpointed
     /// in ~45 ms on Go's tree where ten runs' took 100–280 ms, which a change
     /// landing meanwhile waited for. The copy for the query workers
-    /// (`index::finish_write`) waits for `COPY_AFTER` of quiet and gives way to
-    /// new work. Both are made at the latest after `FINISH_WITHIN`, and when
+    /// (`index::finish_write`) waits for `COPY_AFTER` of quiet (a publisher's
+    /// `PUBLISH_COPY_AFTER`) and gives way to new work. Both are made at the
+    /// latest after `FINISH_WITHIN`, and when
     /// the server closes. A kill before the checkpoint leaves the graph at the
     /// previous one (`DataDir::settle_log`); the next start re-indexes what
     /// changed since.
     fn run_jobs(&self, rx: &Receiver<Job>) {
         let debounce = self.cfg.debounce;
+        let copy_after = if self.publisher.is_some() {
+            PUBLISH_COPY_AFTER
+        } else {
+            COPY_AFTER
+        };
         let mut unfinished: Vec<Unfinished> = Vec::new();
         // Jobs that arrived while a finish was under way.
         let carry = std::cell::RefCell::new(Vec::new());
@@ -1365,7 +1375,7 @@ impl Service {
                     false => unfinished
                         .iter()
                         .map(|u| due(u.since))
-                        .fold(COPY_AFTER, Duration::min),
+                        .fold(copy_after, Duration::min),
                 };
                 match rx.recv_timeout(quiet) {
                     Ok(job) => job,
@@ -1374,7 +1384,7 @@ impl Service {
                         continue;
                     }
                     Err(RecvTimeoutError::Timeout) => {
-                        let quiet_enough = quiet == COPY_AFTER;
+                        let quiet_enough = quiet == copy_after;
                         finish_all(self, &mut unfinished, Some(rx), &carry, quiet_enough);
                         continue;
                     }

@@ -214,7 +214,7 @@ impl Service {
 }
 
 /// How often a replica looks for a newer generation.
-pub const POLL: Duration = Duration::from_secs(1);
+pub const POLL: Duration = Duration::from_millis(250);
 
 /// How long a generation that failed its checks is left alone before it is
 /// tried again (a publisher that uploads it again fixes it).

@@ -252,33 +252,10 @@ pub(super) fn collect(
                 out.sites
                     .push(raw_site(SiteKind::Iterates, chain, node, owner));
             }
-            // Python `with e:` calls `e`'s `__enter__` and `__exit__`: two
-            // sites at the `with` (no name is written for them).
-            "enters" => {
-                let mut chain = Vec::new();
-                if lang.chain(inner, src, &mut chain).is_none() || chain.len() >= MAX_CHAIN {
-                    continue;
-                }
-                let owner = owners.of(node.start_byte(), true);
-                let methods = if is_async_with(node) {
-                    ["__aenter__", "__aexit__"]
-                } else {
-                    ["__enter__", "__exit__"]
-                };
-                for method in methods {
-                    let mut called = chain.clone();
-                    called.push(Step::from(method));
-                    out.sites
-                        .push(raw_site(SiteKind::Call, called, node, owner));
-                }
-            }
-            // A pytest test's or fixture's parameter: the fixture it requests.
-            "requests" => {
-                let chain = vec![Step::const_new(FIXTURE), Step::from(text(inner, src))];
-                let owner = owners.of(inner.start_byte(), true);
-                out.sites
-                    .push(raw_site(SiteKind::Value, chain, inner, owner));
-            }
+            "enters" => out
+                .sites
+                .extend(with_sites(lang, node, inner, src, &owners)),
+            "requests" => out.sites.push(fixture_site(inner, src, &owners)),
             // `m!(…)`, `crate::m!(…)` (`invoke_site`).
             "invokes" => out.sites.extend(invoke_site(lang, m, src, &owners)),
             // Tokens no parse reads (a `macro_rules!` template, a macro's
@@ -489,6 +466,60 @@ fn type_sites(
     }
 }
 
+/// Python `with e:` calls `e`'s `__enter__` and `__exit__` (`async with`:
+/// `__aenter__`, `__aexit__`): two sites at the `with` (no name is written
+/// for them).
+fn with_sites(
+    lang: Lang,
+    statement: Node<'_>,
+    item: Node<'_>,
+    src: &str,
+    owners: &Owners<'_>,
+) -> Vec<RawSite> {
+    let mut chain = Vec::new();
+    if lang.chain(item, src, &mut chain).is_none() || chain.len() >= MAX_CHAIN {
+        return Vec::new();
+    }
+    let owner = owners.of(statement.start_byte(), true);
+    let methods = if is_async_with(statement) {
+        ["__aenter__", "__aexit__"]
+    } else {
+        ["__enter__", "__exit__"]
+    };
+    methods
+        .into_iter()
+        .map(|method| {
+            let mut called = chain.clone();
+            called.push(Step::from(method));
+            raw_site(SiteKind::Call, called, statement, owner)
+        })
+        .collect()
+}
+
+/// A pytest test's or fixture's parameter: the fixture it requests
+/// (`[FIXTURE, name]`).
+fn fixture_site(param: Node<'_>, src: &str, owners: &Owners<'_>) -> RawSite {
+    let chain = vec![Step::const_new(FIXTURE), Step::from(text(param, src))];
+    raw_site(
+        SiteKind::Value,
+        chain,
+        param,
+        owners.of(param.start_byte(), true),
+    )
+}
+
+/// What `x` is in `with e as x:` (`with_item` `node`): what `e.__enter__()`
+/// returns (`async with`: what `__aenter__` gives once awaited).
+fn entered(node: Node<'_>, chain: &mut Vec<Step>) {
+    let statement = node.parent().and_then(|clause| clause.parent());
+    let enter = if statement.is_some_and(is_async_with) {
+        "__aenter__"
+    } else {
+        "__enter__"
+    };
+    chain.extend([Step::from(enter), Step::const_new("()")]);
+}
+
 /// Whether a Python `with_statement` is `async with`.
 fn is_async_with(statement: Node<'_>) -> bool {
     statement.child(0).is_some_and(|c| c.kind() == "async")
@@ -627,17 +658,7 @@ fn fact_of(
         "fact.iterates" => chain.push(Step::const_new(ITERATES)),
         "fact.comprehends" => chain.push(Step::const_new(COMPREHENDS)),
         "fact.variant" => chain.push(Step::const_new(VARIANT_FIELD)),
-        // `with e as x:` binds what `e.__enter__()` returns (`async with`:
-        // what `__aenter__` gives once awaited).
-        "fact.entered" => {
-            let statement = node.parent().and_then(|clause| clause.parent());
-            let enter = if statement.is_some_and(is_async_with) {
-                "__aenter__"
-            } else {
-                "__enter__"
-            };
-            chain.extend([Step::from(enter), Step::const_new("()")]);
-        }
+        "fact.entered" => entered(node, &mut chain),
         // `{ ctx: c }` reads property `ctx`; `{ status }` property `status`;
         // of a parameter, the property of its declared type.
         "fact.unpacks" => {

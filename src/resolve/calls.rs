@@ -834,11 +834,7 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                 let classes = library
                     .entry((site.owner, chain))
                     .or_insert_with(|| self.library_receivers(&cx, site.owner, chain));
-                out.extend(
-                    classes
-                        .iter()
-                        .map(|t| library_edge(cx.fam, from(site.owner), site, *t)),
-                );
+                out.extend(classes.iter().map(|t| library_edge(&cx, site, *t)));
             }
             match site.kind {
                 SiteKind::Extends | SiteKind::Implements => {
@@ -4411,16 +4407,16 @@ fn found_edge(fam: Family, from: Id, site: &RawSite, target: Sym<'_>, tier: Tier
 
 /// A call a library base answers on an instance of repo class `class`
 /// (`Resolver::library_receivers`): kept by the class's qualified name.
-fn library_edge(fam: Family, from: Id, site: &RawSite, class: Sym<'_>) -> SiteEdge {
+fn library_edge(cx: &FileCx<'_, '_>, site: &RawSite, class: Sym<'_>) -> SiteEdge {
     SiteEdge {
         rel: Rel::Unresolved,
-        from,
+        from: cx.owner_id(site.owner),
         to: Id::from(class.qn),
         line: site.line,
         col: site.col,
         tier: Tier::Name,
         kind: SiteKind::Library,
-        to_name: written(fam, &site.chain),
+        to_name: written(cx.fam, &site.chain),
     }
 }
 

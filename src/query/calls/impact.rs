@@ -593,6 +593,18 @@ impl From<'_> {
             .filter_map(|(id, r)| Some((cat.by_id(id)?, r.distance)))
             .collect()
     }
+
+    /// `symbols`, and the changed symbols at distance 0.
+    fn symbols_and_changed(
+        &self,
+        cat: &Catalog,
+        reached: &HashMap<String, Reach>,
+        depth: usize,
+    ) -> Vec<(usize, usize)> {
+        let mut out = self.symbols(cat, reached, depth);
+        out.extend(self.changed.iter().map(|&i| (i, 0)));
+        out
+    }
 }
 
 /// Walks on from `starts` (each with its distance), adding what they reach
@@ -718,8 +730,7 @@ fn through_enclosing(
     round: Round<'_>,
 ) -> Result<bool, ToolError> {
     let From { skip, changed, .. } = from;
-    let mut inner = from.symbols(cat, reached, round.depth);
-    inner.extend(changed.iter().map(|&i| (i, 0)));
+    let mut inner = from.symbols_and_changed(cat, reached, round.depth);
     inner.sort_unstable();
     let mut starts: Vec<(String, usize)> = Vec::new();
     for (i, d) in inner {
@@ -761,9 +772,8 @@ fn through_library(
     from: From<'_>,
     round: Round<'_>,
 ) -> Result<bool, ToolError> {
-    let From { skip, changed, .. } = from;
-    let mut methods = from.symbols(cat, reached, round.depth);
-    methods.extend(changed.iter().map(|&i| (i, 0)));
+    let skip = from.skip;
+    let methods = from.symbols_and_changed(cat, reached, round.depth);
     // Class → the methods reached in it (distance, entry), and whether the
     // library surely may call them (held objects' runtime-called methods).
     let mut classes: BTreeMap<usize, Vec<(usize, usize, bool)>> = BTreeMap::new();

@@ -16,6 +16,18 @@
 (assignment type: (_) @callee) @type
 
 (argument_list (identifier) @callee) @value
+; An attribute read where no call follows (`x = app.jinja_env`,
+; `app.config["X"]`): a `value` reference when it is a `@property`.
+(subscript value: (attribute) @callee) @value
+(assignment right: (attribute) @callee) @value
+(return_statement (attribute) @callee) @value
+(comparison_operator (attribute) @callee) @value
+; An attribute assigned (`app.debug = True`): a property's setter, if it is one.
+(assignment left: (attribute) @callee) @writes
+(augmented_assignment left: (attribute) @callee) @writes
+; An object handed to a call, which a library may call back (`handed`).
+(call arguments: (argument_list [(identifier) (attribute)] @callee)) @handed
+(call arguments: (argument_list (keyword_argument value: [(identifier) (attribute)] @callee))) @handed
 (argument_list (attribute) @callee) @value
 (keyword_argument value: [(identifier) (attribute)] @callee) @value
 ; A function or class named as a value where no call says so: returned,
@@ -80,6 +92,9 @@
 ; An annotated class attribute (`app: Flask`, a dataclass field): a field of
 ; the class, as `self.app = …` would be.
 (class_definition body: (block (expression_statement (assignment left: (identifier) @name type: (_) @ty) @fact.field)))
+; An unannotated class attribute is what it is assigned (`serializer =
+; session_serializer`, read as `self.serializer`).
+(class_definition body: (block (expression_statement (assignment left: (identifier) @name !type right: (_) @ty) @fact.field)))
 ; What a function without a return annotation returns (`return CliRunner()`,
 ; `return app`) and what a fixture yields: read for pytest fixtures and calls
 ; of the function (`resolve/calls.rs`, `returns`, `fixture_type`).

@@ -6,8 +6,8 @@ use tree_sitter::Node;
 
 use crate::model::sites::{
     ARGUMENT, BORROWED, CALLBACK, COLLECTED, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, FIXTURE, Fact,
-    FactKind, FileSites, IN_FILE, ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SELF_VALUE, SHAPE,
-    SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
+    FactKind, FileSites, HANDED, IN_FILE, ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SELF_VALUE,
+    SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, WRITTEN, YIELDS,
 };
 use crate::model::{Language, Symbol, SymbolKind};
 
@@ -82,8 +82,10 @@ impl<'t> CallMatch<'t> {
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 37] = [
+    const NAMES: [&str; 39] = [
         "call",
+        "handed",
+        "writes",
         "dynamic",
         "iterates",
         "invokes",
@@ -256,6 +258,22 @@ pub(super) fn collect(
                 .sites
                 .extend(with_sites(lang, node, inner, src, &owners)),
             "requests" => out.sites.push(fixture_site(inner, src, &owners)),
+            "handed" => out
+                .sites
+                .extend(handed_site(lang, node, inner, src, &owners)),
+            // `o.p = v`: `[o…, p, WRITTEN]`, the setter if `p` is a property.
+            "writes" => {
+                let mut chain = Vec::new();
+                if lang.chain(inner, src, &mut chain).is_some()
+                    && (2..MAX_CHAIN).contains(&chain.len())
+                    && !chain.iter().any(|c| c == "?")
+                {
+                    chain.push(Step::const_new(WRITTEN));
+                    let owner = owners.of(node.start_byte(), true);
+                    out.sites
+                        .push(raw_site(SiteKind::Value, chain, inner, owner));
+                }
+            }
             // `m!(…)`, `crate::m!(…)` (`invoke_site`).
             "invokes" => out.sites.extend(invoke_site(lang, m, src, &owners)),
             // Tokens no parse reads (a `macro_rules!` template, a macro's
@@ -506,6 +524,32 @@ fn fixture_site(param: Node<'_>, src: &str, owners: &Owners<'_>) -> RawSite {
         param,
         owners.of(param.start_byte(), true),
     )
+}
+
+/// An object handed to a call (`Signer(key, serializer=self.serializer)`,
+/// `call`'s argument `arg`): `[HANDED, arg…, HANDED, callee…]`. When the
+/// callee is a library's, the library may call the object's methods back
+/// (`Resolver::handed`). `self` is left out: handing itself over is how an
+/// object registers, and it would tie every method of its class to the call.
+fn handed_site(
+    lang: Lang,
+    call: Node<'_>,
+    arg: Node<'_>,
+    src: &str,
+    owners: &Owners<'_>,
+) -> Option<RawSite> {
+    let mut chain = vec![Step::const_new(HANDED)];
+    lang.chain(arg, src, &mut chain)?;
+    if chain.len() == 2 && is_self_word(&chain[1]) {
+        return None;
+    }
+    chain.push(Step::const_new(HANDED));
+    lang.chain(call.child_by_field_name("function")?, src, &mut chain)?;
+    if chain.len() > MAX_CHAIN || chain.iter().any(|c| c == "?") {
+        return None;
+    }
+    let owner = owners.of(arg.start_byte(), true);
+    Some(raw_site(SiteKind::Value, chain, arg, owner))
 }
 
 /// What `x` is in `with e as x:` (`with_item` `node`): what `e.__enter__()`

@@ -45,7 +45,7 @@ use crate::source::walk::FileStat;
 /// by: 40 adds the `UNRESOLVED` rows of kind `library` (a call a library
 /// base answers on a repo class's instance), which an older state's unchanged
 /// files lack; so an older state is not trusted and its ref is built again.
-const MAGIC: &[u8; 8] = b"CRUXST40";
+const MAGIC: &[u8; 8] = b"CRUXST41";
 /// Starts each change appended after the whole state.
 const CHANGE: &[u8; 8] = b"CRUXCH20";
 

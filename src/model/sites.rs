@@ -102,6 +102,10 @@ pub enum SiteKind {
     /// (`client.get()` of `class AppClient(werkzeug.test.Client)`); its
     /// `Name` is that class's qualified name (`resolve::calls`).
     Library,
+    /// Never extracted: the kind of an `UNRESOLVED` row for an object of a
+    /// repo class handed to a library's call (`Signer(serializer=s)`); its
+    /// `Name` is that class's qualified name (`resolve::calls`).
+    Handed,
 }
 
 impl SiteKind {
@@ -116,6 +120,7 @@ impl SiteKind {
             SiteKind::Implements => "implements",
             SiteKind::Iterates => "iterates",
             SiteKind::Library => "library",
+            SiteKind::Handed => "handed",
         }
     }
 
@@ -129,6 +134,7 @@ impl SiteKind {
             5 => SiteKind::Implements,
             6 => SiteKind::Iterates,
             7 => SiteKind::Library,
+            8 => SiteKind::Handed,
             _ => return None,
         })
     }
@@ -286,6 +292,17 @@ pub const PROPERTY: &str = "#prop";
 /// runs the fixture of that name first, the test's own module's, else the
 /// nearest `conftest.py`'s. Resolved, a `value` reference of the fixture.
 pub const FIXTURE: &str = "#fixture";
+/// Heads the chain of a Python `Value` site that is an object handed to a
+/// call, and parts it from the callee (`lib.Signer(key, serializer=s)`:
+/// `[HANDED, "s", HANDED, "lib", "Signer"]`, at `s`). Never a reference; a
+/// library's callee gives an `UNRESOLVED` row of kind `handed` per repo class
+/// the object is of (`Resolver::handed`).
+pub const HANDED: &str = "#handed";
+/// Ends the chain of a Python `Value` site that is an attribute assigned
+/// (`app.debug = True`: `["app", "debug", WRITTEN]`): when the attribute is a
+/// `@property`, the assignment runs its setter, a `value` reference of the
+/// property's definitions (`Resolver::written_property`); else nothing.
+pub const WRITTEN: &str = "#written";
 /// Heads the chain of a `Returns` fact that is an expression a Python
 /// function yields (a pytest fixture's value), not what a call returns.
 pub const YIELDS: &str = "#yield";

@@ -14,8 +14,8 @@ use super::{
 };
 use crate::model::sites::{
     ARGUMENT, BORROWED, CALLBACK, COLLECTED, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, FIXTURE,
-    FactKind, FileSites, IN_FILE, ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SELF_VALUE, SHAPE,
-    SiteKind, Step, THEN, VARIANT_FIELD, YIELDS,
+    FactKind, FileSites, HANDED, IN_FILE, ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SELF_VALUE,
+    SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, WRITTEN, YIELDS,
 };
 
 /// A target and the tier that proved it, if one did.
@@ -795,6 +795,14 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                 out.extend(self.fixture_request(&cx, site));
                 continue;
             }
+            if site.chain.last().is_some_and(|c| c == WRITTEN) {
+                self.written_property(&cx, site, &mut out);
+                continue;
+            }
+            if site.chain.first().is_some_and(|c| c == HANDED) {
+                out.extend(self.handed(&cx, site));
+                continue;
+            }
             // A name a computed member call may call: never proven.
             if site.chain.first().is_some_and(|c| c == DYNAMIC) {
                 out.extend(unresolved_edge(cx.fam, from(site.owner), site));
@@ -1320,7 +1328,12 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
             }
             at += 1;
         }
-        if line.iter().any(|&t| self.library_based(t)) {
+        // An attribute the repo's classes set (`self.x = …`, `x: T`) is theirs.
+        let declared = |t: Sym<'a>| {
+            let tcx = self.cx(t.file, None);
+            (tcx.ix.ids.get(t.id)).is_some_and(|&ti| tcx.ix.fields.contains_key(&(ti, bare(last))))
+        };
+        if line.iter().any(|&t| self.library_based(t)) && !line.iter().any(|&t| declared(t)) {
             line
         } else {
             Vec::new()
@@ -1609,6 +1622,47 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         }
     }
 
+    /// `o.p = v` (a `WRITTEN` site): when `p` is a method (a `@property`,
+    /// whose `@p.setter` the assignment runs), a `value` reference of each
+    /// definition of its name in the class, the setter among them. A plain
+    /// attribute gives nothing.
+    fn written_property(&self, cx: &FileCx<'a, 's>, site: &RawSite, out: &mut Vec<SiteEdge>) {
+        let chain = &site.chain[..site.chain.len() - 1];
+        let Some((f, tier)) = self.read_function(cx, site.owner, chain) else {
+            return;
+        };
+        if f.kind != "method" {
+            return;
+        }
+        let from = cx.owner_id(site.owner);
+        out.push(read_edge(from.clone(), site, f, tier));
+        for t in self.same_name_methods(f) {
+            out.push(read_edge(from.clone(), site, t, tier));
+        }
+    }
+
+    /// The other methods defined under method `f`'s qualified name in its
+    /// file (a property's getter, setter and deleter).
+    fn same_name_methods(&self, f: Sym<'a>) -> Vec<Sym<'a>> {
+        let fam = family(self.ix.files[f.file].language);
+        let pkg = self.pkg_of(Some(f.file));
+        let Some((key, defs)) = self.ix.symbol_entries(fam, pkg, f.qn) else {
+            return Vec::new();
+        };
+        defs.iter()
+            .filter(|d| d.0 != f.id && d.3 == "method")
+            .filter_map(|&(id, _, path, kind)| {
+                let file = *self.ix.by_path.get(path)?;
+                (file == f.file).then_some(Sym {
+                    id,
+                    qn: key,
+                    kind,
+                    file,
+                })
+            })
+            .collect()
+    }
+
     /// The function or method a property read names (`arr.element` with
     /// `get element()`), when one does.
     fn read_function(
@@ -1861,6 +1915,15 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         if receiver.len() == 1
             && self.local_fact(cx, owner, &receiver[0]).is_none()
             && let Some(found) = self.member_of_import(cx, &receiver[0], last)
+        {
+            return Some((found, Tier::Qualified));
+        }
+        // Python: a submodule of an imported package (`import flask`, then
+        // `flask.json.load()`), as `from flask.json import load` would name it.
+        if cx.fam == Family::Python
+            && (2..=4).contains(&receiver.len())
+            && self.local_fact(cx, owner, &receiver[0]).is_none()
+            && let Some(found) = self.in_submodule(cx, receiver, last)
         {
             return Some((found, Tier::Qualified));
         }
@@ -2298,6 +2361,28 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         if it.next().is_some() {
             return None;
         }
+        self.by_id(id)
+    }
+
+    /// Python: what `pkg.sub.name` names when `pkg` is bound by `import pkg`
+    /// (or `import pkg as p`) and `sub` is a module of it.
+    fn in_submodule(&self, cx: &FileCx<'a, 's>, receiver: &[Step], name: &str) -> Option<Sym<'a>> {
+        let imp = cx.f.imports.get(cx.binder(&receiver[0])?)?;
+        let crate::model::ImportSpec::Python { module, name: None } = &imp.spec else {
+            return None;
+        };
+        let mut path = module.clone();
+        for seg in &receiver[1..] {
+            if seg.starts_with('#') || matches!(seg.as_str(), "()" | "?") {
+                return None;
+            }
+            path.push('.');
+            path.push_str(seg);
+        }
+        let targets = super::python::python(self.ix, cx.fi, &path, Some(name), 0);
+        let [Target::Symbol(id)] = targets.as_slice() else {
+            return None;
+        };
         self.by_id(id)
     }
 
@@ -3297,6 +3382,9 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                     return Some(found);
                 }
                 let Some((target, _)) = self.called(cx, owner, callee, depth + 1) else {
+                    if let Some(found) = self.proxied(cx, owner, callee, depth) {
+                        return Some(found);
+                    }
                     // Rust: a constructor of a std trait the type derives or
                     // implements without the repo writing it down
                     // (`LookSet::default()`, `Span::from(r)`): the type.
@@ -3353,12 +3441,75 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                     })?;
                     return self.const_type(var, depth + 1);
                 }
+                // Python: a module's global (`flask.session`, `import flask`).
+                if cx.fam == Family::Python
+                    && self.local_fact(cx, owner, &chain[0]).is_none()
+                    && let Some((var, _)) = self.call_target(cx, owner, chain, depth + 1)
+                    && matches!(var.kind, "var" | "const")
+                {
+                    return self.const_type(var, depth + 1);
+                }
                 // `a.b`: the field `b` of `a`'s type.
                 let (t, _) = self.value_type(cx, owner, &chain[..chain.len() - 1], depth + 1)?;
                 let t = self.field_type(t, bare(field), depth + 1)?;
                 Some((t, Tier::Typed))
             }
         }
+    }
+
+    /// A Python object of a repo class handed to a library's function or
+    /// class (`URLSafeTimedSerializer(key, serializer=self.serializer)`, a
+    /// `HANDED` site): the library keeps or uses it and may call its methods
+    /// back, so `analyze_impact` steps from them to this call. Only when the
+    /// callee is surely the library's: a name imported from outside the repo,
+    /// or a member of a module or value from there (not a builtin: `str(x)`,
+    /// `len(x)` call back only the runtime's dunders, which answers about
+    /// those already say are unproven).
+    fn handed(&self, cx: &FileCx<'a, 's>, site: &RawSite) -> Option<SiteEdge> {
+        let rest = &site.chain[1..];
+        let k = rest.iter().position(|c| c == HANDED)?;
+        let (arg, callee) = (&rest[..k], &rest[k + 1..]);
+        let (head, owner) = (bare(callee.first()?), site.owner);
+        // A constructor keeps what it hands over (`weakref.proxy(app)`), and
+        // `cast` gives its argument back.
+        let in_constructor = cx
+            .syms
+            .get(owner as usize)
+            .is_some_and(|s| s.qualified_name.ends_with(".__init__"));
+        if in_constructor || callee.last().is_some_and(|c| c == "cast") {
+            return None;
+        }
+        let outside = cx.binds(head)
+            && self.local_fact(cx, owner, head).is_none()
+            && self.outside_chain(cx, owner, callee, 0);
+        let on_outside =
+            callee.len() > 1 && self.typed_outside(cx, owner, &callee[..callee.len() - 1]);
+        if !(outside || on_outside) || self.called(cx, owner, callee, 0).is_some() {
+            return None;
+        }
+        let (t, _) = self.value_type(cx, owner, arg, 1)?;
+        (t.kind == "class").then(|| handed_edge(cx, site, t, callee))
+    }
+
+    /// Python: `p._get_current_object()` on a proxy global the code types as
+    /// a repo class it is not (`current_app: Flask = LocalProxy(…)`, werkzeug's
+    /// proxies, which Flask-style apps are built on): the object behind the
+    /// proxy, of the declared class. Only when that class has no method of the
+    /// name, so a repo's own `_get_current_object` is still called.
+    fn proxied(
+        &self,
+        cx: &FileCx<'a, 's>,
+        owner: u32,
+        callee: &[Step],
+        depth: usize,
+    ) -> Option<(Sym<'a>, Tier)> {
+        let (method, receiver) = callee.split_last()?;
+        if cx.fam != Family::Python || method != "_get_current_object" || receiver.is_empty() {
+            return None;
+        }
+        let (t, _) = self.value_type(cx, owner, receiver, depth + 1)?;
+        (t.kind == "class" && self.member_or_base(t, method, depth + 1).is_none())
+            .then_some((t, Tier::Typed))
     }
 
     /// The type of parameter `j` of the function passed as argument `i` of
@@ -3495,10 +3646,11 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         }
         if fact.chain.len() == 1 && fact.chain[0] == word {
             // An untyped parameter: a pytest fixture's value when
-            // its owner is a test or a fixture.
-            if cx.fam == Family::Python && fact.owner == owner {
+            // its owner is a test or a fixture (seen from a function
+            // nested in it too: `@app.teardown_request def f(e):`).
+            if cx.fam == Family::Python {
                 return self
-                    .fixture_type(cx, owner, word, depth + 1)
+                    .fixture_type(cx, fact.owner, word, depth + 1)
                     .map(|s| (s, Tier::Typed));
             }
             return None;
@@ -4402,6 +4554,17 @@ fn found_edge(fam: Family, from: Id, site: &RawSite, target: Sym<'_>, tier: Tier
         tier,
         kind,
         to_name,
+    }
+}
+
+/// An object of repo class `class` handed to a library's call
+/// (`Resolver::handed`): kept by the class's qualified name, named by the
+/// callee.
+fn handed_edge(cx: &FileCx<'_, '_>, site: &RawSite, class: Sym<'_>, callee: &[Step]) -> SiteEdge {
+    SiteEdge {
+        kind: SiteKind::Handed,
+        to_name: written(cx.fam, callee),
+        ..library_edge(cx, site, class)
     }
 }
 

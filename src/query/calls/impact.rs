@@ -25,7 +25,7 @@ use super::{
     completeness, constructed_by, declarations_of, depth, dispatches, file_path_of, tiers,
 };
 use crate::store::catalog::Catalog;
-use crate::store::graph::{GraphStore, WalkBudget};
+use crate::store::graph::{GraphStore, LibraryCall, WalkBudget};
 
 /// Nodes one walk may return: the answer's totals are exact below it.
 const WALK_CAP: usize = 5_000;
@@ -828,41 +828,64 @@ fn through_library(
         if callers.is_empty() {
             continue;
         }
-        let Some((d, m)) = library_may_call(c, cat, &found, &callers)? else {
-            continue;
+        let (handed, based): (Vec<LibraryCall>, Vec<LibraryCall>) =
+            callers.into_iter().partition(|l| l.handed);
+        let based_best = match based.is_empty() {
+            true => None,
+            false => library_may_call(c, cat, &found, &based)?,
         };
-        for (id, is_file, callee) in callers {
+        let handed_best = handed_may_call(cat, &found);
+        for (best, call) in based
+            .into_iter()
+            .map(|l| (based_best, l))
+            .chain(handed.into_iter().map(|l| (handed_best, l)))
+        {
+            let Some((d, m)) = best else { continue };
             // A library's constructor keeps what it is given
             // (`super().__init__(app)`): the calls back come from its other
             // methods.
-            let constructs = callee.ends_with(".__init__") || callee.ends_with(".constructor");
-            if constructs || skip.contains(&id) || reached.contains_key(&id) {
+            let constructs =
+                call.callee.ends_with(".__init__") || call.callee.ends_with(".constructor");
+            if constructs || skip.contains(&call.from) || reached.contains_key(&call.from) {
                 continue;
             }
             let distance = d + 1;
             let mut r = Reach::step(distance, cat.entry(m).id(), "LIBRARY");
-            r.is_file = is_file;
-            reached.insert(id.clone(), r);
-            if distance < round.depth && !is_file {
-                starts.push((id, distance));
+            r.is_file = call.is_file;
+            reached.insert(call.from.clone(), r);
+            if distance < round.depth && !call.is_file {
+                starts.push((call.from, distance));
             }
         }
     }
     walk_further(c, reached, skip, &starts, round)
 }
 
+/// The nearest of a class's reached methods (distance, entry) that a library
+/// handed an instance may call (`through_library`): its public methods and the
+/// runtime's (`sure`), not accessors.
+fn handed_may_call(cat: &Catalog, found: &[(usize, usize, bool)]) -> Option<(usize, usize)> {
+    found
+        .iter()
+        .filter(|&&(_, m, sure)| {
+            sure || (!cat.entry(m).name().starts_with('_') && !completeness::is_accessor(cat, m))
+        })
+        .map(|&(d, m, _)| (d, m))
+        .min()
+}
+
 /// The nearest of a class's reached methods (distance, entry) that its
 /// library base may call (`through_library`), given the calls that base
-/// answers on the class's instances (`callers`: id, is a file, callee).
+/// answers on the class's instances.
 fn library_may_call(
     c: &View,
     cat: &Catalog,
     found: &[(usize, usize, bool)],
-    callers: &[(String, bool, String)],
+    callers: &[LibraryCall],
 ) -> Result<Option<(usize, usize)>, ToolError> {
     let overrides = |m: usize| {
         let (id, name) = (cat.entry(m).id(), cat.entry(m).name());
-        callers.iter().any(|(from, _, callee)| {
+        callers.iter().any(|LibraryCall { from, callee, .. }| {
             *from == id
                 && (callee.strip_prefix("super().") == Some(name)
                     || callee.strip_prefix("super.") == Some(name))

@@ -365,21 +365,23 @@ impl GraphStore {
     }
 
     /// Per class (by qualified name): the symbols and files whose calls a
-    /// library base answers on an instance of it (`UNRESOLVED` of kind
-    /// `library`), each as (id, is a file, the callee as written).
+    /// library answers holding an instance of it (`UNRESOLVED` of kind
+    /// `library` or `handed`).
     pub fn library_calls(
         &self,
         repo: &str,
         ref_name: &str,
         classes: &[String],
-    ) -> Result<Vec<Vec<(String, bool, String)>>> {
+    ) -> Result<Vec<Vec<LibraryCall>>> {
         let ids = classes.iter().map(|q| name_id(repo, ref_name, q)).collect();
         self.each_cached("calls/library_calls", ids, |r, id| {
             let rows = r.execute("calls/library_calls", vec![("id", s(id))])?;
             Ok(rows
-                .map(|row| {
-                    let is_file = matches!(row[1], Value::Bool(true));
-                    (string(&row[0]), is_file, string(&row[2]))
+                .map(|row| LibraryCall {
+                    from: string(&row[0]),
+                    is_file: matches!(row[1], Value::Bool(true)),
+                    callee: string(&row[2]),
+                    handed: matches!(row[3], Value::Bool(true)),
                 })
                 .collect::<Vec<_>>())
         })
@@ -572,6 +574,18 @@ impl GraphStore {
             .map(|v| v.ok_or_else(|| GraphError::Kuzu("a graph reader gave no answer".into())))
             .collect()
     }
+}
+
+/// A call a library answers that holds an instance of a repo class.
+#[derive(Debug, Clone)]
+pub struct LibraryCall {
+    /// The caller's id: a symbol's, or a file's for top-level code.
+    pub from: String,
+    pub is_file: bool,
+    /// The callee as written (`client.get`, `super().open`, `Signer`).
+    pub callee: String,
+    /// The instance is an argument (kind `handed`), not the receiver.
+    pub handed: bool,
 }
 
 /// An edge collected beside a walked node, as compact as the walks keep it

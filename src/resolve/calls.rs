@@ -1604,14 +1604,27 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         matches!(s.kind, "const" | "static" | "var").then_some((s, tier))
     }
 
-    /// A function read as a property on the way to a call (a getter:
-    /// `arr.element.parse(x)`, a Python `@property`; `f.call(…)`): the read
-    /// runs it. A `value` edge at the call's position (the chain keeps no
-    /// other), one per owner and chain read.
+    /// A function read as a property on the way to a call, a read or a write
+    /// (a getter: `arr.element.parse(x)`, a Python `@property`; `f.call(…)`;
+    /// `self.jinja_env.auto_reload = v`): the read runs it. A `value` edge at
+    /// the site's position (the chain keeps no other), one per owner and
+    /// chain read.
     fn property_reads(&self, cx: &FileCx<'a, 's>, sites: &'s [RawSite], out: &mut Vec<SiteEdge>) {
         let mut reads: FxMap<(u32, &'s [Step]), Proven<'a>> = FxMap::default();
-        for site in sites.iter().filter(|s| s.kind == SiteKind::Call) {
-            for read in read_steps(&site.chain) {
+        for site in sites {
+            // What a call or a read is made on (`self.jinja_env` in
+            // `self.jinja_env.auto_reload = v`); not a marked site's parts.
+            let chain: &'s [Step] = match site.chain.split_last() {
+                Some((last, before)) if last == WRITTEN => before,
+                _ if site.kind == SiteKind::Value
+                    && site.chain.first().is_some_and(|c| c.starts_with('#')) =>
+                {
+                    continue;
+                }
+                _ if matches!(site.kind, SiteKind::Call | SiteKind::Value) => &site.chain,
+                _ => continue,
+            };
+            for read in read_steps(chain) {
                 let found = *reads
                     .entry((site.owner, read))
                     .or_insert_with(|| self.read_function(cx, site.owner, read));

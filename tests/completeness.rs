@@ -737,6 +737,60 @@ fn impact_reaches_tests_through_a_library_base_that_calls_back() {
     );
 }
 
+/// A repo object handed to a library's call (`Signer(key, serializer=…)`, as
+/// Flask hands its session serializer to itsdangerous) may be called back from
+/// there: an edit to its `dumps` reaches the tests that sign, through the
+/// function that hands it over, as a lower bound. A test that only writes a
+/// property reaches the property's setter; one whose nested function uses the
+/// test's fixture reaches what that function calls.
+#[test]
+fn impact_reaches_tests_through_an_object_handed_to_a_library() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = tmp.path().join("signing");
+    write(
+        &root,
+        &[
+            (
+                "app/sessions.py",
+                "import json\n\nfrom itsdangerous import Signer\n\n\nclass Tagged:\n    def dumps(self, value):\n        return json.dumps(value)\n\n\nclass Interface:\n    serializer = Tagged()\n\n    def signer(self, key):\n        return Signer(key, serializer=self.serializer)\n\n    def save(self, key, value):\n        return self.signer(key).sign(value)\n\n\nclass Settings:\n    @property\n    def debug(self):\n        return False\n\n    @debug.setter\n    def debug(self, value):\n        Tagged().dumps(value)\n",
+            ),
+            (
+                "tests/conftest.py",
+                "import pytest\n\nfrom app.sessions import Interface, Settings\n\n\n@pytest.fixture\ndef iface():\n    return Interface()\n\n\n@pytest.fixture\ndef settings():\n    return Settings()\n",
+            ),
+            (
+                "tests/test_sessions.py",
+                "def test_save(iface):\n    def save():\n        return iface.save(\"k\", \"v\")\n\n    assert save()\n\n\ndef test_debug(settings):\n    settings.debug = True\n\n\ndef test_nothing():\n    assert True\n",
+            ),
+        ],
+    );
+    let server = serve_paths(tmp, std::slice::from_ref(&root), &[], &[]);
+    wait_ready(&server);
+    let i = call(
+        &server,
+        "analyze_impact",
+        json!({"symbol_name": "dumps", "depth": 10}),
+    );
+    let tests: Vec<String> = (i["tests"].as_array().expect("tests").iter())
+        .map(|t| s(&t["run"]))
+        .collect();
+    for want in [
+        "tests/test_sessions.py::test_save",
+        "tests/test_sessions.py::test_debug",
+    ] {
+        assert!(tests.contains(&want.to_string()), "{want}: {i}");
+    }
+    assert!(
+        !tests.contains(&"tests/test_sessions.py::test_nothing".to_string()),
+        "{i}"
+    );
+    let signer = (i["affected"].as_array().expect("affected").iter())
+        .find(|a| s(&a["qualified_name"]) == "app.sessions.Interface.signer")
+        .expect("signer affected");
+    assert_eq!(s(&signer["via"]["relation"]), "library", "{i}");
+    assert_eq!(s(&i["completeness"]), "lower_bound", "{i}");
+}
+
 /// `impl IntoIterator for Bag` beside `impl IntoIterator for &'a Bag` (as
 /// smallvec's): a call on a receiver proven to hold a `Bag` is the first's;
 /// on a reference (`&self`, a `&Bag` parameter, `(&b)`) no rule proves the

@@ -2377,14 +2377,26 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         self.by_id(id)
     }
 
-    /// Python: what `pkg.sub.name` names when `pkg` is bound by `import pkg`
-    /// (or `import pkg as p`) and `sub` is a module of it.
+    /// Python: what `pkg.sub.name` names when `pkg` is bound by `import pkg`,
+    /// `import pkg.sub` or `import pkg as p`, and `sub` is a module of it.
     fn in_submodule(&self, cx: &FileCx<'a, 's>, receiver: &[Step], name: &str) -> Option<Sym<'a>> {
-        let imp = cx.f.imports.get(cx.binder(&receiver[0])?)?;
-        let crate::model::ImportSpec::Python { module, name: None } = &imp.spec else {
-            return None;
+        use crate::model::ImportSpec;
+        let word = receiver[0].as_str();
+        let mut path = match cx.binder(word) {
+            Some(i) => match &cx.f.imports.get(i)?.spec {
+                ImportSpec::Python { module, name: None } => module.clone(),
+                _ => return None,
+            },
+            // `import pkg.sub` binds `pkg` (no edge says so: `local_name`).
+            None => {
+                let dotted = |imp: &crate::model::RawImport| {
+                    imp.alias.is_empty()
+                        && matches!(&imp.spec, ImportSpec::Python { module, name: None }
+                            if module.strip_prefix(word).is_some_and(|r| r.starts_with('.')))
+                };
+                cx.f.imports.iter().any(dotted).then(|| word.to_string())?
+            }
         };
-        let mut path = module.clone();
         for seg in &receiver[1..] {
             if seg.starts_with('#') || matches!(seg.as_str(), "()" | "?") {
                 return None;

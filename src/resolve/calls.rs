@@ -3486,30 +3486,31 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
     /// class (`URLSafeTimedSerializer(key, serializer=self.serializer)`, a
     /// `HANDED` site): the library keeps or uses it and may call its methods
     /// back, so `analyze_impact` steps from them to this call. Only when the
-    /// callee is surely the library's: a name imported from outside the repo,
-    /// or a member of a module or value from there (not a builtin: `str(x)`,
-    /// `len(x)` call back only the runtime's dunders, which answers about
-    /// those already say are unproven).
+    /// callee is a name imported from outside the repo, or a member of a
+    /// module from there: not a builtin (`str(x)`, `len(x)` call back only
+    /// the runtime's dunders, which answers about those already say are
+    /// unproven), not a method of a value (`self.items.append(x)` keeps it).
     fn handed(&self, cx: &FileCx<'a, 's>, site: &RawSite) -> Option<SiteEdge> {
         let rest = &site.chain[1..];
         let k = rest.iter().position(|c| c == HANDED)?;
         let (arg, callee) = (&rest[..k], &rest[k + 1..]);
         let (head, owner) = (bare(callee.first()?), site.owner);
         // A constructor keeps what it hands over (`weakref.proxy(app)`), and
-        // `cast` gives its argument back.
+        // the typing helpers give their argument back.
         let in_constructor = cx
             .syms
             .get(owner as usize)
             .is_some_and(|s| s.qualified_name.ends_with(".__init__"));
-        if in_constructor || callee.last().is_some_and(|c| c == "cast") {
+        let identity = callee
+            .last()
+            .is_some_and(|c| matches!(c.as_str(), "cast" | "assert_type" | "reveal_type"));
+        if in_constructor || identity {
             return None;
         }
         let outside = cx.binds(head)
             && self.local_fact(cx, owner, head).is_none()
             && self.outside_chain(cx, owner, callee, 0);
-        let on_outside =
-            callee.len() > 1 && self.typed_outside(cx, owner, &callee[..callee.len() - 1]);
-        if !(outside || on_outside) || self.called(cx, owner, callee, 0).is_some() {
+        if !outside || self.called(cx, owner, callee, 0).is_some() {
             return None;
         }
         let (t, _) = self.value_type(cx, owner, arg, 1)?;

@@ -261,19 +261,9 @@ pub(super) fn collect(
             "handed" => out
                 .sites
                 .extend(handed_site(lang, node, inner, src, &owners)),
-            // `o.p = v`: `[o…, p, WRITTEN]`, the setter if `p` is a property.
-            "writes" => {
-                let mut chain = Vec::new();
-                if lang.chain(inner, src, &mut chain).is_some()
-                    && (2..MAX_CHAIN).contains(&chain.len())
-                    && !chain.iter().any(|c| c == "?")
-                {
-                    chain.push(Step::const_new(WRITTEN));
-                    let owner = owners.of(node.start_byte(), true);
-                    out.sites
-                        .push(raw_site(SiteKind::Value, chain, inner, owner));
-                }
-            }
+            "writes" => out
+                .sites
+                .extend(written_site(lang, node, inner, src, &owners)),
             // `m!(…)`, `crate::m!(…)` (`invoke_site`).
             "invokes" => out.sites.extend(invoke_site(lang, m, src, &owners)),
             // Tokens no parse reads (a `macro_rules!` template, a macro's
@@ -550,6 +540,25 @@ fn handed_site(
     }
     let owner = owners.of(arg.start_byte(), true);
     Some(raw_site(SiteKind::Value, chain, arg, owner))
+}
+
+/// `o.p = v` (`attribute` of the assignment `node`): `[o…, p, WRITTEN]`, the
+/// setter if `p` is a property.
+fn written_site(
+    lang: Lang,
+    node: Node<'_>,
+    attribute: Node<'_>,
+    src: &str,
+    owners: &Owners<'_>,
+) -> Option<RawSite> {
+    let mut chain = Vec::new();
+    lang.chain(attribute, src, &mut chain)?;
+    if !(2..MAX_CHAIN).contains(&chain.len()) || chain.iter().any(|c| c == "?") {
+        return None;
+    }
+    chain.push(Step::const_new(WRITTEN));
+    let owner = owners.of(node.start_byte(), true);
+    Some(raw_site(SiteKind::Value, chain, attribute, owner))
 }
 
 /// What `x` is in `with e as x:` (`with_item` `node`): what `e.__enter__()`

@@ -791,37 +791,8 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         let stated = std::cell::OnceCell::new();
         for site in sites {
             let from = |owner: u32| cx.owner_id(owner);
-            if site.chain.first().is_some_and(|c| c == FIXTURE) {
-                out.extend(self.fixture_request(&cx, site));
-                continue;
-            }
-            if site.chain.last().is_some_and(|c| c == WRITTEN) {
-                self.written_property(&cx, site, &mut out);
-                continue;
-            }
-            if site.chain.first().is_some_and(|c| c == HANDED) {
-                out.extend(self.handed(&cx, site));
-                continue;
-            }
-            // A name a computed member call may call: never proven.
-            if site.chain.first().is_some_and(|c| c == DYNAMIC) {
-                out.extend(unresolved_edge(cx.fam, from(site.owner), site));
-                continue;
-            }
-            // Any member of a module namespace: each function it exports.
-            if let Some((last, object)) = site.chain.split_last()
-                && last == EVERY
-            {
-                self.namespace_call(&cx, site, object, &mut out);
-                continue;
-            }
-            // `collect()` into a type the code writes: its `from_iter`.
-            if let Some((last, into)) = site.chain.split_last()
-                && last == COLLECTED
-            {
-                if let Some((m, tier)) = self.collected_into(&cx, site.owner, into) {
-                    out.push(found_edge(cx.fam, from(site.owner), site, m, tier));
-                }
+            // A marked chain is resolved by a rule of its own.
+            if self.marked_site(&cx, site, &mut out) {
                 continue;
             }
             // What the call is written as, its argument's shape left out.
@@ -932,6 +903,39 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// A site whose chain a marker heads or ends (a fixture request, an
+    /// attribute written, an object handed over, a computed member, a
+    /// namespace's any member, a `collect()`), resolved by its own rule into
+    /// `out`. Whether it was one.
+    fn marked_site(&self, cx: &FileCx<'a, 's>, site: &'s RawSite, out: &mut Vec<SiteEdge>) -> bool {
+        let from = |owner: u32| cx.owner_id(owner);
+        let (first, last) = match (site.chain.first(), site.chain.last()) {
+            (Some(f), Some(l)) => (f.as_str(), l.as_str()),
+            _ => return false,
+        };
+        match (first, last) {
+            (FIXTURE, _) => out.extend(self.fixture_request(cx, site)),
+            (_, WRITTEN) => self.written_property(cx, site, out),
+            (HANDED, _) => out.extend(self.handed(cx, site)),
+            // A name a computed member call may call: never proven.
+            (DYNAMIC, _) => out.extend(unresolved_edge(cx.fam, from(site.owner), site)),
+            // Any member of a module namespace: each function it exports.
+            (_, EVERY) => {
+                let object = &site.chain[..site.chain.len() - 1];
+                self.namespace_call(cx, site, object, out);
+            }
+            // `collect()` into a type the code writes: its `from_iter`.
+            (_, COLLECTED) => {
+                let into = &site.chain[..site.chain.len() - 1];
+                if let Some((m, tier)) = self.collected_into(cx, site.owner, into) {
+                    out.push(found_edge(cx.fam, from(site.owner), site, m, tier));
+                }
+            }
+            _ => return false,
+        }
+        true
     }
 
     /// Python: a bare call of a builtin (`len(x)`, `set()`) that nothing in
@@ -1922,22 +1926,7 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
             };
             return Some((m, Tier::SelfTier));
         }
-        // A namespace import or an imported module: the member as that import
-        // would name it (`import * as z` then `z.string()`; `import pkg` then
-        // `pkg.f`, re-exports followed like an import's).
-        if receiver.len() == 1
-            && self.local_fact(cx, owner, &receiver[0]).is_none()
-            && let Some(found) = self.member_of_import(cx, &receiver[0], last)
-        {
-            return Some((found, Tier::Qualified));
-        }
-        // Python: a submodule of an imported package (`import flask`, then
-        // `flask.json.load()`), as `from flask.json import load` would name it.
-        if cx.fam == Family::Python
-            && (2..=4).contains(&receiver.len())
-            && self.local_fact(cx, owner, &receiver[0]).is_none()
-            && let Some(found) = self.in_submodule(cx, receiver, last)
-        {
+        if let Some(found) = self.imported_member(cx, owner, receiver, last) {
             return Some((found, Tier::Qualified));
         }
         // TS: a receiver naming a module through imports and namespace
@@ -2375,6 +2364,28 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
             return None;
         }
         self.by_id(id)
+    }
+
+    /// A member of a namespace import or an imported module, as that import
+    /// would name it (`import * as z` then `z.string()`; `import pkg` then
+    /// `pkg.f`, re-exports followed like an import's); Python, of a submodule
+    /// of an imported package (`import flask`, then `flask.json.load()`), as
+    /// `from flask.json import load` would name it.
+    fn imported_member(
+        &self,
+        cx: &FileCx<'a, 's>,
+        owner: u32,
+        receiver: &[Step],
+        last: &str,
+    ) -> Option<Sym<'a>> {
+        let dotted = cx.fam == Family::Python && receiver.len() <= 4;
+        if !(receiver.len() == 1 || dotted) || self.local_fact(cx, owner, &receiver[0]).is_some() {
+            return None;
+        }
+        match receiver.len() {
+            1 => self.member_of_import(cx, &receiver[0], last),
+            _ => self.in_submodule(cx, receiver, last),
+        }
     }
 
     /// Python: what `pkg.sub.name` names when `pkg` is bound by `import pkg`,

@@ -1160,3 +1160,39 @@ fn a_function_added_leaves_the_users_of_its_files_facts_alone() {
         "usage.rs was not re-resolved ({resolved} files)"
     );
 }
+
+/// A Python local bound again and again from itself (`line = line.strip()`,
+/// forty times): each call on it weighs every binding's type, and a binding
+/// that names the local weighed them all again, at each depth: exponential
+/// in the bindings (a real tree with such a function took minutes; forty
+/// bindings, days). Each local's bindings are weighed once per call now.
+#[test]
+fn python_a_local_rebound_many_times_from_itself_is_weighed_once() {
+    let work = tempfile::tempdir().expect("tmp");
+    let tree = work.path().join("repo");
+    let mut text = String::from(
+        "class Text:\n    def strip(self) -> \"Text\":\n        return self\n\n    \
+         def shout(self) -> \"Text\":\n        return self\n\n\n\
+         def clean(line: Text) -> Text:\n    line = line.strip()\n    return line.shout()\n\n\n\
+         def scrub(line: Text) -> Text:\n",
+    );
+    for _ in 0..40 {
+        text.push_str("    line = line.strip()\n");
+    }
+    text.push_str("    return line.shout()\n");
+    std::fs::create_dir_all(tree.join("pkg")).expect("mkdir");
+    std::fs::write(tree.join("pkg/text.py"), text).expect("write");
+    let calls: Vec<_> = dump(&index_path(&tree, "python"))
+        .into_iter()
+        .filter(|e| e.0 == "CALLS" && e.1.starts_with("pkg.text.clean"))
+        .map(|e| (e.2.split('#').next().unwrap_or("").to_string(), e.3))
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            ("pkg.text.Text.shout".to_string(), 11),
+            ("pkg.text.Text.strip".to_string(), 10)
+        ],
+        "a local bound twice still resolves"
+    );
+}

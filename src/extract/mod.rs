@@ -373,7 +373,10 @@ impl Extractor {
         // Sites with imports: a run that skips imports resolves neither.
         let mut sites = FileSites::default();
         if with_imports {
-            let packages: Vec<&str> = imports.iter().filter_map(RawImport::go_name).collect();
+            // What the file's imports bind: Go package names, Python names.
+            let packages: Vec<&str> = (imports.iter())
+                .filter_map(|i| i.go_name().or_else(|| i.python_name()))
+                .collect();
             sites::collect(language, &calls, source, &symbols, &packages, &mut sites);
             for ((m, _), found) in layers.iter().zip(&layer_calls) {
                 sites::collect(language, found, m, &symbols, &packages, &mut sites);

@@ -153,7 +153,8 @@ pub(super) fn call_match<'t>(
 
 /// The sites and facts of one tree's matches (the file's, or a re-parsed
 /// macro body's, which keeps the file's byte positions), placed in the
-/// symbols around them. `packages`: the names the file's Go imports bind.
+/// symbols around them. `packages`: the names the file's imports bind (Go package
+/// names, Python names).
 pub(super) fn collect(
     language: Language,
     found: &[CallMatch<'_>],
@@ -226,7 +227,7 @@ pub(super) fn collect(
                     && !is_marker(&chain[0])
                     && !is_self_word(&chain[0])
                     && !chain[1].starts_with("::")
-                    && !packages.contains(&chain[0].as_str());
+                    && !(matches!(lang, Lang::Go) && packages.contains(&chain[0].as_str()));
                 if kind == SiteKind::Call
                     && head_named
                     && let Some(h) = head(inner)
@@ -260,7 +261,7 @@ pub(super) fn collect(
             "requests" => out.sites.push(fixture_site(inner, src, &owners)),
             "handed" => out
                 .sites
-                .extend(handed_site(lang, node, inner, src, &owners)),
+                .extend(handed_site(lang, node, inner, src, packages, &owners)),
             "writes" => out
                 .sites
                 .extend(written_site(lang, node, inner, src, &owners)),
@@ -526,8 +527,20 @@ fn handed_site(
     call: Node<'_>,
     arg: Node<'_>,
     src: &str,
+    imported: &[&str],
     owners: &Owners<'_>,
 ) -> Option<RawSite> {
+    // Only a name an import binds can be a library's (`Resolver::handed`).
+    let head = call.child_by_field_name("function").map(|f| {
+        let mut at = f;
+        while let Some(object) = at.child_by_field_name("object") {
+            at = object;
+        }
+        text(at, src)
+    });
+    if !head.is_some_and(|h| imported.contains(&h)) {
+        return None;
+    }
     let mut chain = vec![Step::const_new(HANDED)];
     lang.chain(arg, src, &mut chain)?;
     if chain.len() == 2 && is_self_word(&chain[1]) {

@@ -256,6 +256,24 @@ impl RawImport {
             a => Some(a),
         }
     }
+
+    /// The name a Python import binds: the alias, else the name imported
+    /// (`from m import n`), else the module when it has no dot (`import a.b`
+    /// binds `a`, but its edge is to `a.b`, which does not say what `a` is);
+    /// a star import binds none.
+    pub fn python_name(&self) -> Option<&str> {
+        let ImportSpec::Python { module, name } = &self.spec else {
+            return None;
+        };
+        if !self.alias.is_empty() {
+            return Some(&self.alias);
+        }
+        match name.as_deref() {
+            Some("*") => None,
+            Some(n) => Some(n),
+            None => (!module.contains('.')).then_some(module.as_str()),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -344,6 +344,11 @@ struct FileCx<'a, 's> {
     /// The facts and heritage sites by what they are looked up by (a
     /// file's lookups are per site: scans would make them quadratic).
     ix: FactIndex<'s>,
+    /// Python: the locals (owner, name) whose bindings' types are being
+    /// worked out (`Resolver::rebound_members`). A binding that names its
+    /// own local (`line = line.strip()`) would work them all out again, at
+    /// each depth: exponential in how often the name is bound.
+    rebinding: std::sync::Mutex<Vec<(u32, String)>>,
 }
 
 /// A module or enum a Rust glob import names: (its crate, its qualified
@@ -701,6 +706,7 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
             bound,
             globs: std::sync::OnceLock::new(),
             ix: FactIndex::new(sites, syms),
+            rebinding: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -2303,10 +2309,33 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         if all.len() < 2 {
             return None;
         }
+        let key = (fact.owner, word.to_string());
+        {
+            let mut open = cx.rebinding.lock().unwrap_or_else(|e| e.into_inner());
+            if open.contains(&key) {
+                return None;
+            }
+            open.push(key.clone());
+        }
+        let found = self.members_of_bindings(cx, fact.owner, all, name, depth);
+        let mut open = cx.rebinding.lock().unwrap_or_else(|e| e.into_inner());
+        open.retain(|k| *k != key);
+        Some(found)
+    }
+
+    /// `rebound_members`' answer from each binding's type.
+    fn members_of_bindings(
+        &self,
+        cx: &FileCx<'a, 's>,
+        owner: u32,
+        all: &[&'s Fact],
+        name: &str,
+        depth: usize,
+    ) -> (Vec<Sym<'a>>, bool) {
         let mut found: Vec<Sym<'a>> = Vec::new();
         let mut unknown = false;
         for b in all {
-            let Some((t, _)) = self.fact_type(cx, fact.owner, &b.chain, depth + 1) else {
+            let Some((t, _)) = self.fact_type(cx, owner, &b.chain, depth + 1) else {
                 // A built-in exception (not one of the repo's: the type
                 // would be found) has no attribute of the repo's making.
                 unknown |= !matches!(b.chain.as_slice(), [ty]
@@ -2320,7 +2349,7 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                 found.push(m);
             }
         }
-        Some((found, unknown))
+        (found, unknown)
     }
 
     /// Member `name` of what import-bound `word` names, when that import is a
@@ -4437,18 +4466,7 @@ fn local_name(fam: Family, imp: &crate::model::RawImport) -> Option<String> {
         } else {
             alias.to_string()
         }),
-        ImportSpec::Python { module, name } => {
-            if !alias.is_empty() {
-                return Some(alias.to_string());
-            }
-            match name.as_deref() {
-                Some("*") => None,
-                Some(n) => Some(n.to_string()),
-                // `import a.b` binds `a`; its edge is to `a.b`, which does
-                // not name what `a` is: only `import a` binds by its edge.
-                None => (!module.contains('.')).then(|| module.clone()),
-            }
-        }
+        ImportSpec::Python { .. } => imp.python_name().map(str::to_string),
         ImportSpec::Ts { name, .. } => {
             if !alias.is_empty() {
                 return Some(alias.to_string());

@@ -223,11 +223,15 @@ pub(super) fn collect(
                 // when it resolves to a module-level value or function. A Go
                 // package name is never a value (nothing in the package may
                 // share an imported name), and it heads most Go calls.
+                let go_package = matches!(lang, Lang::Go)
+                    && chain
+                        .first()
+                        .is_some_and(|h| packages.contains(&h.as_str()));
                 let head_named = chain.len() > 1
                     && !is_marker(&chain[0])
                     && !is_self_word(&chain[0])
                     && !chain[1].starts_with("::")
-                    && !(matches!(lang, Lang::Go) && packages.contains(&chain[0].as_str()));
+                    && !go_package;
                 if kind == SiteKind::Call
                     && head_named
                     && let Some(h) = head(inner)

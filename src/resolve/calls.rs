@@ -390,6 +390,16 @@ impl FileCx<'_, '_> {
     fn binder(&self, name: &str) -> Option<usize> {
         self.binders.get(name).and_then(|v| v.last().copied())
     }
+
+    /// Python: whether an `import word.sub` binds `word` (no edge says so:
+    /// `local_name`).
+    fn dotted_import(&self, word: &str) -> bool {
+        self.f.imports.iter().any(|imp| {
+            imp.alias.is_empty()
+                && matches!(&imp.spec, crate::model::ImportSpec::Python { module, name: None }
+                    if module.strip_prefix(word).is_some_and(|r| r.starts_with('.')))
+        })
+    }
 }
 
 type Fact = crate::model::sites::Fact;
@@ -2358,13 +2368,8 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
     fn member_of_import(&self, cx: &FileCx<'a, 's>, word: &str, name: &str) -> Option<Sym<'a>> {
         use crate::model::ImportSpec;
         // `import click.types` binds `click` (no edge says so: `local_name`).
-        let dotted = |imp: &crate::model::RawImport| {
-            imp.alias.is_empty()
-                && matches!(&imp.spec, ImportSpec::Python { module, name: None }
-                    if module.strip_prefix(word).is_some_and(|r| r.starts_with('.')))
-        };
         let Some(i) = cx.binder(word) else {
-            if cx.fam != Family::Python || !cx.f.imports.iter().any(dotted) {
+            if cx.fam != Family::Python || !cx.dotted_import(word) {
                 return None;
             }
             let targets = super::python::python(self.ix, cx.fi, word, Some(name), 0);
@@ -2428,14 +2433,7 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                 _ => return None,
             },
             // `import pkg.sub` binds `pkg` (no edge says so: `local_name`).
-            None => {
-                let dotted = |imp: &crate::model::RawImport| {
-                    imp.alias.is_empty()
-                        && matches!(&imp.spec, ImportSpec::Python { module, name: None }
-                            if module.strip_prefix(word).is_some_and(|r| r.starts_with('.')))
-                };
-                cx.f.imports.iter().any(dotted).then(|| word.to_string())?
-            }
+            None => cx.dotted_import(word).then(|| word.to_string())?,
         };
         for seg in &receiver[1..] {
             if seg.starts_with('#') || matches!(seg.as_str(), "()" | "?") {

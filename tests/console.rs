@@ -12,7 +12,7 @@ use fantoccini::actions::{InputSource, MOUSE_BUTTON_LEFT, MouseActions, PointerA
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
 
-use crate::mcp::{Server, call, serve, serve_paths, wait_ready};
+use crate::mcp::{Server, call, serve, serve_paths, wait_ready, wait_ready_with};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
@@ -125,7 +125,8 @@ async fn settled(c: &Client) {
     .await;
 }
 
-/// Waits for `script` (a JS expression) to be true.
+/// Waits for `script` (a JS expression) to be true. The deadline guards
+/// against a hang; it is not a speed bound (CI machines are busy).
 async fn until(c: &Client, what: &str, script: &str) {
     let started = Instant::now();
     loop {
@@ -137,7 +138,7 @@ async fn until(c: &Client, what: &str, script: &str) {
             return;
         }
         assert!(
-            started.elapsed() < Duration::from_secs(30),
+            started.elapsed() < Duration::from_secs(120),
             "timed out waiting for {what}"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -465,6 +466,9 @@ fn a_300_node_graph_lays_out_and_the_page_stays_responsive() {
 #[test]
 fn with_a_token_the_console_shows_nothing_until_it_is_given() {
     let server = serve(&["python"], &[], &[("CRUXE_TOKEN", "c0ns0le-t0ken")]);
+    // Ready first: a query sent while the repo is still indexed is answered
+    // `index_not_ready`, and the page shows that instead of rows.
+    wait_ready_with(&server, &[("Authorization", "Bearer c0ns0le-t0ken")]);
     let d = driver();
     block_on(async {
         let c = browser(&d).await;

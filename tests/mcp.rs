@@ -143,9 +143,15 @@ pub fn serve_paths(
 
 /// Waits until /health says every tool answers from every repo's index.
 pub fn wait_ready(server: &Server) {
+    wait_ready_with(server, &[]);
+}
+
+/// `wait_ready` for a server that wants `headers` (its bearer token): without
+/// them `/health` says only that it is up, never whether it is ready.
+pub fn wait_ready_with(server: &Server, headers: &[(&str, &str)]) {
     let started = Instant::now();
     loop {
-        let (status, _, body) = http(&server.addr, "GET", "/health", &[], b"");
+        let (status, _, body) = http(&server.addr, "GET", "/health", headers, b"");
         assert_eq!(status, 200, "{body}");
         let v: Value = serde_json::from_str(&body).expect("health json");
         let repos = v["repos"].as_array().expect("repos");

@@ -297,6 +297,7 @@ function showError(e) {
       query_timeout: 'The query ran past the time limit and was stopped.',
       query_invalid: 'The query is not valid Cypher:',
       query_too_large: 'The answer passed the size limit: narrow the query or lower the row cap.',
+      index_not_ready: 'The repository is still being indexed: run the query again in a moment.',
     }[e.code];
     text.textContent = (hint ? hint + '\n' : '') + e.message;
   } else {

@@ -791,6 +791,52 @@ fn impact_reaches_tests_through_an_object_handed_to_a_library() {
     assert_eq!(s(&i["completeness"]), "lower_bound", "{i}");
 }
 
+/// Flask's templates: the app makes its environment through a class attribute
+/// (`jinja_environment = Environment`), whose constructor stores a loader it
+/// makes in `**options` for jinja's base class, which calls the loader back.
+/// An edit the loader reaches reaches the tests that render.
+#[test]
+fn impact_reaches_tests_through_a_loader_stored_for_a_library_base() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = tmp.path().join("templates");
+    write(
+        &root,
+        &[
+            (
+                "app/templating.py",
+                "from __future__ import annotations\n\nfrom jinja2 import Environment as BaseEnvironment\n\n\nclass Loader:\n    def __init__(self, app: App):\n        self.app = app\n\n    def get_source(self, environment, name):\n        for bp in self.app.iter_blueprints():\n            return bp\n\n\nclass Environment(BaseEnvironment):\n    def __init__(self, app: App, **options):\n        if \"loader\" not in options:\n            options[\"loader\"] = app.create_loader()\n        BaseEnvironment.__init__(self, **options)\n\n\nclass App:\n    jinja_environment = Environment\n\n    def iter_blueprints(self):\n        return []\n\n    def create_loader(self) -> Loader:\n        return Loader(self)\n\n    def render(self, name):\n        return self.jinja_environment(self).get_template(name)\n",
+            ),
+            (
+                "tests/test_render.py",
+                "from app.templating import App\n\n\ndef test_render():\n    assert App().render(\"index.html\")\n\n\ndef test_nothing():\n    assert True\n",
+            ),
+        ],
+    );
+    let server = serve_paths(tmp, std::slice::from_ref(&root), &[], &[]);
+    wait_ready(&server);
+    let i = call(
+        &server,
+        "analyze_impact",
+        json!({"symbol_name": "iter_blueprints", "depth": 10}),
+    );
+    let tests: Vec<String> = (i["tests"].as_array().expect("tests").iter())
+        .map(|t| s(&t["run"]))
+        .collect();
+    assert!(
+        tests.contains(&"tests/test_render.py::test_render".to_string()),
+        "{i}"
+    );
+    assert!(
+        !tests.contains(&"tests/test_render.py::test_nothing".to_string()),
+        "{i}"
+    );
+    let init = (i["affected"].as_array().expect("affected").iter())
+        .find(|a| s(&a["qualified_name"]) == "app.templating.Environment.__init__")
+        .expect("the constructor that hands the loader over is affected");
+    assert_eq!(s(&init["via"]["relation"]), "library", "{i}");
+    assert_eq!(s(&i["completeness"]), "lower_bound", "{i}");
+}
+
 /// `impl IntoIterator for Bag` beside `impl IntoIterator for &'a Bag` (as
 /// smallvec's): a call on a receiver proven to hold a `Bag` is the first's;
 /// on a reference (`&self`, a `&Bag` parameter, `(&b)`) no rule proves the

@@ -28,6 +28,8 @@
 ; An object handed to a call, which a library may call back (`handed`).
 (call arguments: (argument_list [(identifier) (attribute)] @callee)) @handed
 (call arguments: (argument_list (keyword_argument value: [(identifier) (attribute)] @callee))) @handed
+; `**options`: what the function stores in it (`options["loader"] = x`).
+(call arguments: (argument_list (dictionary_splat (identifier) @callee))) @handed
 (argument_list (attribute) @callee) @value
 (keyword_argument value: [(identifier) (attribute)] @callee) @value
 ; A function or class named as a value where no call says so: returned,

@@ -265,7 +265,7 @@ pub(super) fn collect(
             "requests" => out.sites.push(fixture_site(inner, src, &owners)),
             "handed" => out
                 .sites
-                .extend(handed_site(lang, node, inner, src, packages, &owners)),
+                .extend(handed_sites(lang, node, inner, src, packages, &owners)),
             "writes" => out
                 .sites
                 .extend(written_site(lang, node, inner, src, &owners)),
@@ -521,19 +521,19 @@ fn fixture_site(param: Node<'_>, src: &str, owners: &Owners<'_>) -> RawSite {
     )
 }
 
-/// An object handed to a call (`Signer(key, serializer=self.serializer)`,
-/// `call`'s argument `arg`): `[HANDED, arg…, HANDED, callee…]`. When the
-/// callee is a library's, the library may call the object's methods back
-/// (`Resolver::handed`). `self` is left out: handing itself over is how an
-/// object registers, and it would tie every method of its class to the call.
-fn handed_site(
+/// Objects handed to a call (`Signer(key, serializer=self.serializer)`,
+/// `call`'s argument `arg`): `[HANDED, arg…, HANDED, callee…]` each. When
+/// the callee is a library's, the library may call the objects' methods back
+/// (`Resolver::handed`). `**options` hands what the function stores in the
+/// dict (`options["loader"] = app.create_loader()`, `stored_in`).
+fn handed_sites(
     lang: Lang,
     call: Node<'_>,
     arg: Node<'_>,
     src: &str,
     imported: &[&str],
     owners: &Owners<'_>,
-) -> Option<RawSite> {
+) -> Vec<RawSite> {
     // Only a name an import binds can be a library's (`Resolver::handed`).
     let head = call.child_by_field_name("function").map(|f| {
         let mut at = f;
@@ -543,8 +543,55 @@ fn handed_site(
         text(at, src)
     });
     if !head.is_some_and(|h| imported.contains(&h)) {
-        return None;
+        return Vec::new();
     }
+    let args = match arg.parent() {
+        Some(p) if kind_of(p) == "dictionary_splat" => stored_in(arg, src),
+        _ => vec![arg],
+    };
+    args.into_iter()
+        .filter_map(|a| handed_site(lang, call, a, src, owners))
+        .collect()
+}
+
+/// The values a Python function stores in its dict `dict` (a name) by
+/// subscript (`options["loader"] = x`), in the function `dict` is used in.
+fn stored_in<'t>(dict: Node<'t>, src: &str) -> Vec<Node<'t>> {
+    let name = text(dict, src);
+    let mut scope = dict;
+    while let Some(p) = scope.parent() {
+        scope = p;
+        if kind_of(p) == "function_definition" {
+            break;
+        }
+    }
+    let mut found = Vec::new();
+    let mut cursor = scope.walk();
+    let mut stack = vec![scope];
+    while let Some(n) = stack.pop() {
+        if kind_of(n) == "assignment"
+            && let (Some(left), Some(right)) = (child(n, "left"), child(n, "right"))
+            && kind_of(left) == "subscript"
+            && child(left, "value")
+                .is_some_and(|v| kind_of(v) == "identifier" && text(v, src) == name)
+        {
+            found.push(right);
+        }
+        stack.extend(n.named_children(&mut cursor));
+    }
+    found
+}
+
+/// One object handed to a call (`handed_sites`). `self` is left out:
+/// handing itself over is how an object registers, and it would tie every
+/// method of its class to the call.
+fn handed_site(
+    lang: Lang,
+    call: Node<'_>,
+    arg: Node<'_>,
+    src: &str,
+    owners: &Owners<'_>,
+) -> Option<RawSite> {
     let mut chain = vec![Step::const_new(HANDED)];
     lang.chain(arg, src, &mut chain)?;
     if chain.len() == 2 && is_self_word(&chain[1]) {
@@ -744,6 +791,7 @@ fn fact_of(
     }
     let owned = match lang {
         Lang::Rust => rust_owned(what, inner, is_type, src),
+        Lang::Python if kind == FactKind::Field => python_holds(node, inner, src, &mut chain),
         _ => None,
     };
     Some(Fact {
@@ -754,6 +802,43 @@ fn fact_of(
         byte: node.start_byte() as u32,
         owned,
     })
+}
+
+/// Python: `Some(true)` when field `node` holds the class or function its
+/// chain names, itself, not an instance of it: a class attribute assigned a
+/// name (`response_class = Response`) or declared `type[T]` (`context_class:
+/// type[Context] = Context`; the chain becomes `T`'s). Calling it through an
+/// instance calls what it holds (`Resolver::held_callable`).
+fn python_holds(node: Node<'_>, inner: Node<'_>, src: &str, chain: &mut Vec<Step>) -> Option<bool> {
+    if kind_of(node) != "assignment"
+        || child(node, "left").is_none_or(|l| kind_of(l) != "identifier")
+    {
+        return None;
+    }
+    if kind_of(inner) != "type" {
+        let words = chain
+            .iter()
+            .all(|c| c.chars().all(|ch| ch.is_alphanumeric() || ch == '_'));
+        return (words && !chain.is_empty()).then_some(true);
+    }
+    // `type[T]`, `t.Type[T]`, `type[T] | None`.
+    let mut at = inner.named_child(0)?;
+    if kind_of(at) == "binary_operator" {
+        at = child(at, "left")?;
+    }
+    let (head, arg) = match kind_of(at) {
+        "generic_type" => (at.named_child(0)?, at.named_child(1)?.named_child(0)?),
+        "subscript" => (child(at, "value")?, child(at, "subscript")?),
+        _ => return None,
+    };
+    let head = text(head, src);
+    if !matches!(head.rsplit('.').next(), Some("type" | "Type")) {
+        return None;
+    }
+    let mut held = Vec::new();
+    Lang::Python.type_names(arg, src, &mut held, false);
+    *chain = held.into_iter().next()?.0;
+    Some(true)
 }
 
 /// The fields of a member access in `lang`'s grammar, for node kind `k`: the

@@ -1938,6 +1938,7 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
             let class = self.impl_target(cx, self.enclosing_type(cx, owner)?);
             let m = match self.member_or_base(class, last, depth + 1) {
                 Some((m, _)) => m,
+                None if cx.fam == Family::Python => self.held_callable(class, last, depth + 1)?,
                 None => self.by_value_impl(cx, owner, receiver, class, last, depth + 1)?,
             };
             return Some((m, Tier::SelfTier));
@@ -1996,6 +1997,11 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                 .map(|m| (m, Tier::Typed));
         };
         let Some(m) = self.member_or_base(t, last, depth + 1) else {
+            if cx.fam == Family::Python
+                && let Some(held) = self.held_callable(t, last, depth + 1)
+            {
+                return Some((held, Tier::Typed));
+            }
             if cx.fam == Family::Rust
                 && let Some(next) = self
                     .by_value_impl(cx, owner, receiver, t, last, depth + 1)
@@ -3533,12 +3539,16 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         let k = rest.iter().position(|c| c == HANDED)?;
         let (arg, callee) = (&rest[..k], &rest[k + 1..]);
         let (head, owner) = (bare(callee.first()?), site.owner);
-        // A constructor keeps what it hands over (`weakref.proxy(app)`), and
-        // the typing helpers give their argument back.
+        // A constructor keeps what it is given and hands it on
+        // (`weakref.proxy(app)`): only an object it makes counts there
+        // (`options["loader"] = app.create_loader()`, then
+        // `Base.__init__(self, **options)`). The typing helpers give their
+        // argument back.
         let in_constructor = cx
             .syms
             .get(owner as usize)
-            .is_some_and(|s| s.qualified_name.ends_with(".__init__"));
+            .is_some_and(|s| s.qualified_name.ends_with(".__init__"))
+            && arg.last().is_none_or(|a| a != "()");
         let identity = callee
             .last()
             .is_some_and(|c| matches!(c.as_str(), "cast" | "assert_type" | "reveal_type"));
@@ -4129,6 +4139,30 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         } else {
             self.type_target(cx, owner, chain, depth)
                 .or_else(|| self.value_type(cx, owner, chain, depth))
+        }
+    }
+
+    /// Python: what class attribute `name` of class `t` (or of a base) holds
+    /// itself, when it holds a class or function (`Fact::owned`, set by
+    /// `extract::sites::python_holds`): `self.response_class()` calls
+    /// `Response` (its constructor), as `Response()` would.
+    fn held_callable(&self, t: Sym<'a>, name: &str, depth: usize) -> Option<Sym<'a>> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let tcx = self.cx(t.file, None);
+        let ti = *tcx.ix.ids.get(t.id)?;
+        match tcx.ix.fields.get(&(ti, name)) {
+            Some(f) if f.owned == Some(true) => {
+                let (s, _) = self.call_target(&tcx, f.owner, &f.chain, depth + 1)?;
+                matches!(s.kind, "class" | "fn").then_some(s)
+            }
+            // Assigned anything else, or an instance's attribute.
+            Some(_) => None,
+            None => self
+                .bases(t, depth + 1)
+                .into_iter()
+                .find_map(|(base, _)| self.held_callable(base, name, depth + 1)),
         }
     }
 

@@ -843,9 +843,11 @@ fn through_library(
             let Some((d, m)) = best else { continue };
             // A library's constructor keeps what it is given
             // (`super().__init__(app)`): the calls back come from its other
-            // methods.
-            let constructs =
-                call.callee.ends_with(".__init__") || call.callee.ends_with(".constructor");
+            // methods. An object handed to one is the library's to call back
+            // for as long as it lives (`Base.__init__(self, loader=l)`), as
+            // one handed to `Signer(…)` is.
+            let constructs = !call.handed
+                && (call.callee.ends_with(".__init__") || call.callee.ends_with(".constructor"));
             if constructs || skip.contains(&call.from) || reached.contains_key(&call.from) {
                 continue;
             }

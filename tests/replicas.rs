@@ -446,6 +446,69 @@ fn a_publisher_killed_mid_upload_leaves_replicas_on_the_last_complete_generation
     );
 }
 
+/// An edit made while the store refuses writes is published once it takes
+/// them again, with no edit after it: the publisher tries the upload again.
+/// The store's `blobs` folder turned into a file makes every new blob fail
+/// (a root test user can write anywhere, so permissions would not).
+#[test]
+fn an_edit_published_while_the_store_fails_is_uploaded_once_it_answers() {
+    let store = tempfile::tempdir().expect("store");
+    let url = file_url(store.path());
+    let (publisher, repo) = publisher(&url);
+    wait_published(&url);
+    let r = replica(&url);
+    wait_ready(&r);
+    let served = generation_of(&call(
+        &r,
+        "locate_symbol",
+        json!({"name": "validate_token"}),
+    ));
+    let blobs = store.path().join("blobs");
+    let away = store.path().join("blobs.away");
+    std::fs::rename(&blobs, &away).expect("move the blobs away");
+    std::fs::write(&blobs, b"not a folder").expect("block the blobs");
+    std::fs::write(
+        repo.join("auth/while_down.py"),
+        "def while_down():\n    return 1\n",
+    )
+    .expect("write");
+    // The run indexes the edit and its upload fails: no new generation.
+    let gens = store.path().join("generations");
+    let count = || std::fs::read_dir(&gens).map_or(0, |d| d.count());
+    let before = count();
+    let started = Instant::now();
+    loop {
+        let (status, _, health) = http(&publisher.addr, "GET", "/health", &[], b"");
+        assert_eq!(status, 200, "{health}");
+        let v: Value = serde_json::from_str(&health).expect("health json");
+        if v["publish"]["error"].is_string() {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the publisher never said its upload failed: {v}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        count(),
+        before,
+        "a generation was published without its blobs"
+    );
+    std::fs::remove_file(&blobs).expect("unblock");
+    std::fs::rename(&away, &blobs).expect("the blobs back");
+    let report = client(json!({
+        "transport": "http", "url": r.url(),
+        "calls": [["get_symbol_hierarchy", {"symbol_name": "while_down"}, {"until": "ok", "timeout_s": 120}]],
+    }));
+    let (v, err) = results(&report).remove(0);
+    assert!(!err, "{v}");
+    assert!(generation_of(&v) > served, "{v}");
+    let (_, _, health) = http(&publisher.addr, "GET", "/health", &[], b"");
+    let v: Value = serde_json::from_str(&health).expect("health json");
+    assert!(v["publish"]["error"].is_null(), "{v}");
+}
+
 /// One raw HTTP/1.1 exchange, or `None` when the connection fails (a
 /// replica, or the balancer's backend, gone).
 fn try_http(addr: &str, headers: &[(&str, &str)], body: &[u8]) -> Option<(u16, String, String)> {

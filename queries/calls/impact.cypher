@@ -3,13 +3,10 @@
 // distance, with its own edges of those kinds by the internal id of their
 // target (the client picks the one toward the change: `via`). Filtering or
 // joining those edges here made the statement far slower (see callers.cypher).
-// `held`: a class attribute that holds a class (`response_class = Response`),
-// which carries no impact of its own (`impact::HELD`).
 MATCH (c)-[p:CALLS|REFERENCES|IMPLEMENTS|EXTENDS* SHORTEST 1..{depth} (r, n | WHERE list_contains({tiers}, r.confidence))]->(x:Symbol {id: $id})
 WITH c, length(p) AS depth
 ORDER BY depth, c.id
 LIMIT $max
 OPTIONAL MATCH (c)-[e:CALLS|REFERENCES|IMPLEMENTS|EXTENDS]->(b)
 RETURN c.id, label(c) = 'File', id(c), depth,
-       collect({to: id(b), rel: label(e), confidence: e.confidence,
-                held: c.kind = 'class' AND e.kind = 'value' AND b.kind = 'class'})
+       collect({to: id(b), rel: label(e), confidence: e.confidence})

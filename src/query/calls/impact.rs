@@ -25,7 +25,7 @@ use super::{
     completeness, constructed_by, declarations_of, depth, dispatches, file_path_of, tiers,
 };
 use crate::store::catalog::Catalog;
-use crate::store::graph::{GraphStore, HELD, LibraryCall, WalkBudget};
+use crate::store::graph::{GraphStore, LibraryCall, WalkBudget};
 
 /// Nodes one walk may return: the answer's totals are exact below it.
 const WALK_CAP: usize = 5_000;
@@ -87,7 +87,7 @@ impl Reach {
     ) -> Reach {
         let edges = edges
             .into_iter()
-            .filter(|(_, rel, confidence)| *rel != HELD && allowed.contains(confidence))
+            .filter(|(_, _, confidence)| allowed.contains(confidence))
             .map(|(to, rel, _)| (to, rel))
             .collect();
         Reach {
@@ -254,8 +254,8 @@ pub fn analyze_impact(
 fn within(start: &str, walk: &[Walked], allowed: &[&str], depth: usize) -> HashMap<String, usize> {
     let mut pointing: HashMap<&str, Vec<&str>> = HashMap::new();
     for (id, _, _, edges) in walk {
-        for (to, rel, confidence) in edges {
-            if *rel != HELD && allowed.contains(confidence) {
+        for (to, _, confidence) in edges {
+            if allowed.contains(confidence) {
                 pointing.entry(to.as_str()).or_default().push(id.as_str());
             }
         }
@@ -436,17 +436,12 @@ fn first_round(
         cut |= walk.len() >= WALK_CAP || walk_cut;
         unwalked += usize::from(walk_cut);
         let distances = within(start, &walk, round.allowed, round.depth);
-        // What the weaker tiers reach: the walk follows every tier, and
-        // class attributes that hold a class, which `within` passes by.
-        let by_any_tier = within(start, &walk, &GraphStore::CALL_TIERS, round.depth);
         for (id, is_file, _, edges) in walk {
             if skip.contains(&id) {
                 continue;
             }
             let Some(&d) = distances.get(&id) else {
-                if by_any_tier.contains_key(&id) {
-                    only_by_name.insert(id);
-                }
+                only_by_name.insert(id);
                 continue;
             };
             match reached.get_mut(&id) {

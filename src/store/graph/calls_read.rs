@@ -731,8 +731,7 @@ fn edges(v: &Value) -> Vec<Edge> {
                     ("line", v) => e.line = int(v),
                     ("col", v) => e.col = int(v),
                     ("confidence", v) => e.confidence = interned(&string(v), &TIERS),
-                    ("rel", v) if e.rel != HELD => e.rel = interned(&string(v), &RELS),
-                    ("held", Value::Bool(true)) => e.rel = HELD,
+                    ("rel", v) => e.rel = interned(&string(v), &RELS),
                     _ => {}
                 }
             }
@@ -743,13 +742,6 @@ fn edges(v: &Value) -> Vec<Edge> {
 
 /// The relationships an impact walk follows.
 const RELS: [&str; 4] = ["CALLS", "REFERENCES", "IMPLEMENTS", "EXTENDS"];
-
-/// The relationship of a class attribute that holds a class (`response_class
-/// = Response`, a `value` reference from a class to a class): its uses are
-/// the calls and reads of the attribute, each an edge of its own
-/// (`Resolver::held_callable`), so the class around it is no dependent of
-/// what it holds; an impact walk passes it by.
-pub const HELD: &str = "HELD";
 
 /// `text` as the entry of `vocabulary` it equals ("" for none).
 /// A target of a file's top-level code: its id, the line, `CALLS` or

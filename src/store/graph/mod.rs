@@ -25,7 +25,7 @@ mod sites;
 mod values;
 mod write;
 
-pub use calls_read::{HELD, LibraryCall, WalkBudget};
+pub use calls_read::{LibraryCall, WalkBudget};
 pub use edge_csvs::{EdgeCsvs, EdgeFiles};
 pub use load::{NodeCsvs, NodeFiles};
 pub use rows::*;

@@ -1195,4 +1195,17 @@ fn python_a_local_rebound_many_times_from_itself_is_weighed_once() {
         ],
         "a local bound twice still resolves"
     );
+    // Bound 40 times from itself: each call is on a `Text` still (typed from
+    // the left, `folded_type`, not 40 levels deep).
+    let scrub: Vec<_> = dump(&index_path(&tree, "python"))
+        .into_iter()
+        .filter(|e| e.0 == "CALLS" && e.1.starts_with("pkg.text.scrub"))
+        .map(|e| e.2.split('#').next().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(scrub.len(), 41, "{scrub:?}");
+    assert_eq!(
+        scrub.iter().filter(|t| *t == "pkg.text.Text.strip").count(),
+        40,
+        "{scrub:?}"
+    );
 }

@@ -276,6 +276,10 @@ fn builtin_type(fam: Family, word: &str) -> bool {
     }
 }
 
+/// Calls in a Python chain past which `Resolver::folded_type` types it from
+/// the left (each call typed recursively costs a few levels of `MAX_DEPTH`).
+const FOLD_CALLS: usize = 3;
+
 fn is_type_kind(kind: &str) -> bool {
     matches!(
         kind,
@@ -3409,6 +3413,12 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         if depth > MAX_DEPTH || chain.is_empty() {
             return None;
         }
+        if cx.fam == Family::Python
+            && chain.iter().filter(|c| *c == "()").count() > FOLD_CALLS
+            && let Some(found) = self.folded_type(cx, owner, chain, depth)
+        {
+            return Some(found);
+        }
         let last = chain.last()?.as_str();
         match last {
             "()" => {
@@ -3524,6 +3534,44 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                 Some((t, Tier::Typed))
             }
         }
+    }
+
+    /// Python: the type of a long chain of calls on one value (`x.a().b()…`,
+    /// what a local rebound from itself many times is: `line =
+    /// line.strip()`), typed from the left, one method or field at a time,
+    /// so that its length costs no depth. The head is the chain up to the
+    /// first call's method; `None` where a step is not a plain method or
+    /// field (the recursive typing answers then).
+    fn folded_type(
+        &self,
+        cx: &FileCx<'a, 's>,
+        owner: u32,
+        chain: &[Step],
+        depth: usize,
+    ) -> Option<(Sym<'a>, Tier)> {
+        // `x.a().b()…`: `x`, then `a()`; `f().a()…`: `f()`, then `a()`.
+        let first = chain.iter().position(|c| c == "()")?;
+        let at = if first >= 2 { first - 1 } else { first + 1 };
+        let (mut t, _) = self.value_type(cx, owner, &chain[..at], depth + 1)?;
+        let mut rest = &chain[at..];
+        while let Some((step, tail)) = rest.split_first() {
+            if is_marker_step(step) {
+                return None;
+            }
+            if tail.first().is_some_and(|c| c == "()") {
+                let (m, _) = self.member_or_base(t, bare(step), depth + 1)?;
+                t = if is_type_kind(m.kind) {
+                    m
+                } else {
+                    self.returns(m, depth + 1)?
+                };
+                rest = &tail[1..];
+            } else {
+                t = self.field_type(t, bare(step), depth + 1)?;
+                rest = tail;
+            }
+        }
+        Some((t, Tier::Typed))
     }
 
     /// A Python object of a repo class handed to a library's function or
@@ -4013,7 +4061,19 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
     fn unshadowed(&self, cx: &FileCx<'a, 's>, owner: u32, word: &str, fact: &'s Fact) -> Vec<Step> {
         let mut chain = fact.chain.to_vec();
         let mut at = fact.byte;
-        for _ in 0..4 {
+        // Each step goes to an earlier binding: at most one per binding.
+        // (Python's long chains are typed from the left: `folded_type`.)
+        let bound = cx
+            .ix
+            .bindings
+            .get(&(fact.owner, word))
+            .map_or(0, |all| all.len());
+        let bound = if cx.fam == Family::Python {
+            bound
+        } else {
+            bound.min(4)
+        };
+        for _ in 0..bound {
             // `[word]` alone is a Rust rebinding to the value before (`if
             // let Some(pre) = pre`); longer chains call on it.
             if chain.is_empty() || bare(&chain[0]) != word {

@@ -1,11 +1,10 @@
 //! The reading side (`cruxe serve --replica URL`): finds the newest complete
 //! generation in the store, downloads what it lacks into a directory of its
-//! own, checks every byte against the manifest's hashes, and hands back the
-//! directory, a data dir ready to open read-only. Files the generation it
-//! serves holds whole are linked from there, and chunks it holds copied, not
-//! downloaded again. A
-//! generation that fails a check is refused whole: the replica keeps the one
-//! it serves.
+//! own, checks it against the manifest's hashes (each chunk downloaded, each
+//! file whole), and hands back the directory, a data dir ready to open
+//! read-only. Files the generation it serves holds whole are linked from
+//! there, and chunks it holds copied, not downloaded again. A generation that
+//! fails a check is refused whole: the replica keeps the one it serves.
 
 use std::collections::HashMap;
 use std::io::{Read, Seek, Write};

@@ -19,6 +19,25 @@ fn write(root: &Path, files: &[(&str, &str)]) {
     }
 }
 
+/// `analyze_impact` of `symbol` (depth 10) on a repo `name` of `files`,
+/// served: the answer and the tests it names to run.
+fn impact_on(name: &str, files: &[(&str, &str)], symbol: &str) -> (Value, Vec<String>) {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = tmp.path().join(name);
+    write(&root, files);
+    let server = serve_paths(tmp, std::slice::from_ref(&root), &[], &[]);
+    wait_ready(&server);
+    let i = call(
+        &server,
+        "analyze_impact",
+        json!({"symbol_name": symbol, "depth": 10}),
+    );
+    let tests = (i["tests"].as_array().expect("tests").iter())
+        .map(|t| s(&t["run"]))
+        .collect();
+    (i, tests)
+}
+
 /// A Python package where each way a caller hides appears once.
 fn python(root: &Path) {
     write(
@@ -745,10 +764,8 @@ fn impact_reaches_tests_through_a_library_base_that_calls_back() {
 /// test's fixture reaches what that function calls.
 #[test]
 fn impact_reaches_tests_through_an_object_handed_to_a_library() {
-    let tmp = tempfile::tempdir().expect("tmp");
-    let root = tmp.path().join("signing");
-    write(
-        &root,
+    let (i, tests) = impact_on(
+        "signing",
         &[
             (
                 "app/sessions.py",
@@ -763,17 +780,8 @@ fn impact_reaches_tests_through_an_object_handed_to_a_library() {
                 "def test_save(iface):\n    def save():\n        return iface.save(\"k\", \"v\")\n\n    assert save()\n\n\ndef test_debug(settings):\n    settings.debug = True\n\n\ndef test_nothing():\n    assert True\n",
             ),
         ],
+        "dumps",
     );
-    let server = serve_paths(tmp, std::slice::from_ref(&root), &[], &[]);
-    wait_ready(&server);
-    let i = call(
-        &server,
-        "analyze_impact",
-        json!({"symbol_name": "dumps", "depth": 10}),
-    );
-    let tests: Vec<String> = (i["tests"].as_array().expect("tests").iter())
-        .map(|t| s(&t["run"]))
-        .collect();
     for want in [
         "tests/test_sessions.py::test_save",
         "tests/test_sessions.py::test_debug",
@@ -797,10 +805,8 @@ fn impact_reaches_tests_through_an_object_handed_to_a_library() {
 /// An edit the loader reaches reaches the tests that render.
 #[test]
 fn impact_reaches_tests_through_a_loader_stored_for_a_library_base() {
-    let tmp = tempfile::tempdir().expect("tmp");
-    let root = tmp.path().join("templates");
-    write(
-        &root,
+    let (i, tests) = impact_on(
+        "templates",
         &[
             (
                 "app/templating.py",
@@ -811,17 +817,8 @@ fn impact_reaches_tests_through_a_loader_stored_for_a_library_base() {
                 "from app.templating import App\n\n\ndef test_render():\n    assert App().render(\"index.html\")\n\n\ndef test_nothing():\n    assert True\n",
             ),
         ],
+        "iter_blueprints",
     );
-    let server = serve_paths(tmp, std::slice::from_ref(&root), &[], &[]);
-    wait_ready(&server);
-    let i = call(
-        &server,
-        "analyze_impact",
-        json!({"symbol_name": "iter_blueprints", "depth": 10}),
-    );
-    let tests: Vec<String> = (i["tests"].as_array().expect("tests").iter())
-        .map(|t| s(&t["run"]))
-        .collect();
     assert!(
         tests.contains(&"tests/test_render.py::test_render".to_string()),
         "{i}"
@@ -843,10 +840,8 @@ fn impact_reaches_tests_through_a_loader_stored_for_a_library_base() {
 /// body's reference (the base's call resolves to the base's class).
 #[test]
 fn impact_reaches_tests_through_a_class_attribute_a_subclass_overrides() {
-    let tmp = tempfile::tempdir().expect("tmp");
-    let root = tmp.path().join("custom");
-    write(
-        &root,
+    let (i, tests) = impact_on(
+        "custom",
         &[
             (
                 "app/core.py",
@@ -861,17 +856,8 @@ fn impact_reaches_tests_through_a_class_attribute_a_subclass_overrides() {
                 "from app.custom import MyApp\n\n\ndef test_respond():\n    assert MyApp().respond(\"x\").body == \"X\"\n",
             ),
         ],
+        "MyResponse.__init__",
     );
-    let server = serve_paths(tmp, std::slice::from_ref(&root), &[], &[]);
-    wait_ready(&server);
-    let i = call(
-        &server,
-        "analyze_impact",
-        json!({"symbol_name": "MyResponse.__init__", "depth": 10}),
-    );
-    let tests: Vec<String> = (i["tests"].as_array().expect("tests").iter())
-        .map(|t| s(&t["run"]))
-        .collect();
     assert!(
         tests.contains(&"tests/test_custom.py::test_respond".to_string()),
         "{i}"

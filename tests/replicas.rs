@@ -80,6 +80,23 @@ fn wait_published(url: &str) {
     }
 }
 
+/// The generation replica `r` answers from now.
+fn served_generation(r: &Server) -> u64 {
+    generation_of(&call(r, "locate_symbol", json!({"name": "validate_token"})))
+}
+
+/// `r`'s answer once it knows the function `name` (an edit published and
+/// served there), asked until it does, 2 minutes at most.
+fn once_served(r: &Server, name: &str) -> Value {
+    let report = client(json!({
+        "transport": "http", "url": r.url(),
+        "calls": [["get_symbol_hierarchy", {"symbol_name": name}, {"until": "ok", "timeout_s": 120}]],
+    }));
+    let (v, err) = results(&report).remove(0);
+    assert!(!err, "the edit never reached the replica: {v}");
+    v
+}
+
 const READS: &[(&str, &str)] = &[
     ("locate_symbol", r#"{"name": "validate_token"}"#),
     ("get_file_outline", r#"{"path": "auth/handler.py"}"#),
@@ -124,11 +141,7 @@ fn replicas_answer_as_their_publisher_and_follow_its_edits() {
             assert!(t["metadata"]["published_at"].is_string(), "{t}");
         }
     }
-    let before = generation_of(&call(
-        &a,
-        "locate_symbol",
-        json!({"name": "validate_token"}),
-    ));
+    let before = served_generation(&a);
 
     // An edit on the publisher reaches both replicas.
     std::fs::write(
@@ -138,12 +151,7 @@ fn replicas_answer_as_their_publisher_and_follow_its_edits() {
     .expect("write");
     let started = Instant::now();
     for r in [&a, &b] {
-        let report = client(json!({
-            "transport": "http", "url": r.url(),
-            "calls": [["get_symbol_hierarchy", {"symbol_name": "replicated_probe"}, {"until": "ok", "timeout_s": 120}]],
-        }));
-        let (v, err) = results(&report).remove(0);
-        assert!(!err, "the edit never reached a replica: {v}");
+        let v = once_served(r, "replicated_probe");
         assert!(generation_of(&v) > before, "{v}");
         assert_eq!(v["metadata"]["freshness_status"], "fresh", "{v}");
     }
@@ -312,11 +320,7 @@ fn a_corrupted_truncated_or_escaping_object_is_refused_and_the_replica_keeps_ser
     wait_ready(&r);
     // No more generations from the publisher: the store is ours to spoil.
     publisher.kill9();
-    let served = generation_of(&call(
-        &r,
-        "locate_symbol",
-        json!({"name": "validate_token"}),
-    ));
+    let served = served_generation(&r);
     let gens = store.path().join("generations");
     let newest = std::fs::read_dir(&gens)
         .expect("generations")
@@ -407,11 +411,7 @@ fn a_publisher_killed_mid_upload_leaves_replicas_on_the_last_complete_generation
     wait_published(&url);
     let r = replica(&url);
     wait_ready(&r);
-    let served = generation_of(&call(
-        &r,
-        "locate_symbol",
-        json!({"name": "validate_token"}),
-    ));
+    let served = served_generation(&r);
     publisher.kill9();
     // What a killed upload leaves: blobs no manifest names.
     let orphan = store
@@ -433,12 +433,7 @@ fn a_publisher_killed_mid_upload_leaves_replicas_on_the_last_complete_generation
         "def after_restart():\n    return 1\n",
     )
     .expect("write");
-    let report = client(json!({
-        "transport": "http", "url": r.url(),
-        "calls": [["get_symbol_hierarchy", {"symbol_name": "after_restart"}, {"until": "ok", "timeout_s": 120}]],
-    }));
-    let (v, err) = results(&report).remove(0);
-    assert!(!err, "{v}");
+    let v = once_served(&r, "after_restart");
     assert!(generation_of(&v) > served, "{v}");
     assert!(
         !orphan.exists(),
@@ -458,11 +453,7 @@ fn an_edit_published_while_the_store_fails_is_uploaded_once_it_answers() {
     wait_published(&url);
     let r = replica(&url);
     wait_ready(&r);
-    let served = generation_of(&call(
-        &r,
-        "locate_symbol",
-        json!({"name": "validate_token"}),
-    ));
+    let served = served_generation(&r);
     let blobs = store.path().join("blobs");
     let away = store.path().join("blobs.away");
     std::fs::rename(&blobs, &away).expect("move the blobs away");
@@ -497,12 +488,7 @@ fn an_edit_published_while_the_store_fails_is_uploaded_once_it_answers() {
     );
     std::fs::remove_file(&blobs).expect("unblock");
     std::fs::rename(&away, &blobs).expect("the blobs back");
-    let report = client(json!({
-        "transport": "http", "url": r.url(),
-        "calls": [["get_symbol_hierarchy", {"symbol_name": "while_down"}, {"until": "ok", "timeout_s": 120}]],
-    }));
-    let (v, err) = results(&report).remove(0);
-    assert!(!err, "{v}");
+    let v = once_served(&r, "while_down");
     assert!(generation_of(&v) > served, "{v}");
     let (_, _, health) = http(&publisher.addr, "GET", "/health", &[], b"");
     let v: Value = serde_json::from_str(&health).expect("health json");

@@ -835,9 +835,11 @@ fn python_holds(node: Node<'_>, inner: Node<'_>, src: &str, chain: &mut Vec<Step
     if !matches!(head.rsplit('.').next(), Some("type" | "Type")) {
         return None;
     }
-    let mut held = Vec::new();
-    Lang::Python.type_names(arg, src, &mut held, false);
-    *chain = held.into_iter().next()?.0;
+    let held = declared_chain(Lang::Python, arg, src);
+    if held == ["?"] {
+        return None;
+    }
+    *chain = held;
     Some(true)
 }
 

@@ -4061,17 +4061,16 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
     fn unshadowed(&self, cx: &FileCx<'a, 's>, owner: u32, word: &str, fact: &'s Fact) -> Vec<Step> {
         let mut chain = fact.chain.to_vec();
         let mut at = fact.byte;
-        // Each step goes to an earlier binding: at most one per binding.
-        // (Python's long chains are typed from the left: `folded_type`.)
-        let bound = cx
+        let all = cx
             .ix
             .bindings
             .get(&(fact.owner, word))
-            .map_or(0, |all| all.len());
-        let bound = if cx.fam == Family::Python {
-            bound
-        } else {
-            bound.min(4)
+            .map_or(&[][..], |all| all.as_slice());
+        // Each step goes to an earlier binding: at most one per binding.
+        // (Python's long chains are typed from the left: `folded_type`.)
+        let bound = match cx.fam {
+            Family::Python => all.len(),
+            _ => all.len().min(4),
         };
         for _ in 0..bound {
             // `[word]` alone is a Rust rebinding to the value before (`if
@@ -4079,12 +4078,7 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
             if chain.is_empty() || bare(&chain[0]) != word {
                 break;
             }
-            let Some(before) = cx
-                .ix
-                .bindings
-                .get(&(fact.owner, word))
-                .and_then(|all| all.iter().rev().find(|f| f.byte < at))
-            else {
+            let Some(before) = all.iter().rev().find(|f| f.byte < at) else {
                 break;
             };
             let marked = before

@@ -803,7 +803,7 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         let mut memo: FxMap<Key<'s>, Found<'a>> = FxMap::default();
         let mut by_name: FxMap<(u32, &'s [Step]), Option<Sym<'a>>> = FxMap::default();
         let mut receivers: FxMap<(u32, &'s [Step]), Found<'a>> = FxMap::default();
-        let mut twins: FxMap<&'a str, Vec<Sym<'a>>> = FxMap::default();
+        let mut twins: FxMap<&'a str, (Vec<Sym<'a>>, bool)> = FxMap::default();
         let mut library: FxMap<(u32, &'s [Step]), Vec<Sym<'a>>> = FxMap::default();
         let sites: &'s [RawSite] = &cx.sites.sites;
         // Built the first time a value site lands on a type (Python and
@@ -852,7 +852,14 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                 _ => match found {
                     // A name built apart (`built_apart`) is an edge to each.
                     Some((target, tier)) => {
-                        let twins = twins.entry(target.id).or_insert_with(|| self.twins(target));
+                        let (twins, by_argument) =
+                            twins.entry(target.id).or_insert_with(|| self.twins(target));
+                        // One of impls told apart by a type argument runs:
+                        // each is an edge, none proven the one.
+                        let tier = match by_argument {
+                            true => tier.max(Tier::Dispatch),
+                            false => tier,
+                        };
                         let runs = self.library_runs(&cx, &site.chain, target);
                         for t in std::iter::once(target)
                             .chain(twins.iter().copied())
@@ -2488,6 +2495,7 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                 && kind == "method"
                 && defs.iter().filter(|d| d.3 == "method").count() > 1))
             && !self.built_apart(fam, pkg, key, &defs)
+            && !self.by_type_argument(fam, &defs)
         {
             return None;
         }
@@ -2603,24 +2611,56 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
             .collect()
     }
 
+    /// Rust: whether the definitions of a method's name are each in an
+    /// inherent impl block (of no trait) of one type, one per block. Blocks of
+    /// one type may each define a name only for type arguments that do not
+    /// overlap (E0592: `impl<V> Slim<V, 1>` … `impl<V> Slim<V, 4>`, `impl
+    /// Teddy<8>` beside `impl Teddy<16>`), so a call runs exactly one of them,
+    /// picked by the receiver's type argument, which resolution does not
+    /// follow: a site that names one names them all (`dispatch`).
+    fn by_type_argument(&self, fam: Family, defs: &[Definition<'a>]) -> bool {
+        let methods: Vec<&Definition<'a>> = defs.iter().filter(|d| !d.1).collect();
+        if fam != Family::Rust || methods.len() < 2 || methods.iter().any(|d| d.3 != "method") {
+            return false;
+        }
+        let mut blocks = Vec::with_capacity(methods.len());
+        for d in methods {
+            let Some(&fi) = self.ix.by_path.get(d.2) else {
+                return false;
+            };
+            let Some((cx, imp)) = self.block_of(fi, d.0) else {
+                return false;
+            };
+            let of_trait = cx.ix.heritage.get(&(imp as u32)).is_some_and(|h| !h.is_empty());
+            if cx.syms[imp].kind != "impl" || of_trait || blocks.contains(&(fi, imp)) {
+                return false;
+            }
+            blocks.push((fi, imp));
+        }
+        true
+    }
+
     /// The other definitions of `t`'s name when they are built apart
-    /// (`built_apart`): a site that names one names them all.
-    fn twins(&self, t: Sym<'a>) -> Vec<Sym<'a>> {
+    /// (`built_apart`) or impls told apart by a type argument (then the flag:
+    /// `by_type_argument`): a site that names one names them all.
+    fn twins(&self, t: Sym<'a>) -> (Vec<Sym<'a>>, bool) {
         let fam = family(self.ix.files[t.file].language);
         let pkg = self.pkg_of(Some(t.file));
         let Some((key, defs)) = self.ix.symbol_entries(fam, pkg, t.qn) else {
-            return Vec::new();
+            return (Vec::new(), false);
         };
         if fam == Family::Ts && defs.len() > 1 {
-            return self.ts_implementations(t, &defs);
+            return (self.ts_implementations(t, &defs), false);
         }
         if defs.iter().filter(|d| !d.1).count() < 2 {
-            return Vec::new();
+            return (Vec::new(), false);
         }
-        if !self.built_apart(fam, pkg, key, &defs) {
-            return self.in_one_block(t, key, &defs);
+        let by_argument = !self.built_apart(fam, pkg, key, &defs);
+        if by_argument && !self.by_type_argument(fam, &defs) {
+            return (self.in_one_block(t, key, &defs), false);
         }
-        defs.iter()
+        let others = defs
+            .iter()
             .filter(|d| !d.1 && d.0 != t.id)
             .filter_map(|&(id, _, path, kind)| {
                 Some(Sym {
@@ -2630,7 +2670,8 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                     file: *self.ix.by_path.get(path)?,
                 })
             })
-            .collect()
+            .collect();
+        (others, by_argument)
     }
 
     /// Where symbol `id` of file `fi` sits: the file's context and the index

@@ -855,10 +855,12 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                         let (twins, by_argument) =
                             twins.entry(target.id).or_insert_with(|| self.twins(target));
                         // One of impls told apart by a type argument runs:
-                        // each is an edge, none proven the one.
-                        let tier = match by_argument {
-                            true => tier.max(Tier::Dispatch),
-                            false => tier,
+                        // each is an edge, none proven the one. Not for a call
+                        // on `self`, whose block's own arguments pick it.
+                        let (twins, tier) = match (*by_argument, tier) {
+                            (true, Tier::SelfTier) => (&[][..], tier),
+                            (true, _) => (&twins[..], tier.max(Tier::Dispatch)),
+                            (false, _) => (&twins[..], tier),
                         };
                         let runs = self.library_runs(&cx, &site.chain, target);
                         for t in std::iter::once(target)

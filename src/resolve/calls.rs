@@ -345,6 +345,9 @@ struct FileCx<'a, 's> {
     /// Rust: the modules and enums the file's glob imports name: made on
     /// the first ask while the file is resolved (`Resolver::glob_homes`).
     globs: std::sync::OnceLock<Vec<GlobHome<'a>>>,
+    /// Rust: what the globs bring in, by name and the globs an owner sees
+    /// (`Resolver::rust_glob_target`).
+    glob_found: std::sync::Mutex<FxMap<(String, u64), Option<Target>>>,
     /// The facts and heritage sites by what they are looked up by (a
     /// file's lookups are per site: scans would make them quadratic).
     ix: FactIndex<'s>,
@@ -719,6 +722,7 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
             binders,
             bound,
             globs: std::sync::OnceLock::new(),
+            glob_found: std::sync::Mutex::new(FxMap::default()),
             ix: FactIndex::new(sites, syms),
             rebinding: std::sync::Mutex::new(Vec::new()),
         }
@@ -2497,7 +2501,7 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                 && kind == "method"
                 && defs.iter().filter(|d| d.3 == "method").count() > 1))
             && !self.built_apart(fam, pkg, key, &defs)
-            && !self.by_type_argument(fam, &defs)
+            && !self.by_type_argument(fam, pkg, key, &defs)
         {
             return None;
         }
@@ -2620,9 +2624,19 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
     /// Teddy<8>` beside `impl Teddy<16>`), so a call runs exactly one of them,
     /// picked by the receiver's type argument, which resolution does not
     /// follow: a site that names one names them all (`dispatch`).
-    fn by_type_argument(&self, fam: Family, defs: &[Definition<'a>]) -> bool {
+    fn by_type_argument(&self, fam: Family, pkg: &str, qn: &str, defs: &[Definition<'a>]) -> bool {
         let methods: Vec<&Definition<'a>> = defs.iter().filter(|d| !d.1).collect();
         if fam != Family::Rust || methods.len() < 2 || methods.iter().any(|d| d.3 != "method") {
+            return false;
+        }
+        // One type: not two of one name (two versions of a crate side by
+        // side, `#[cfg]` variants), whose impls are no such choice.
+        let one_type = qn.rsplit_once("::").is_some_and(|(ty, _)| {
+            self.ix.symbol_entries(fam, pkg, ty).is_some_and(|(_, tdefs)| {
+                tdefs.iter().filter(|d| !d.1 && is_type_kind(d.3)).count() == 1
+            })
+        });
+        if !one_type {
             return false;
         }
         let mut blocks = Vec::with_capacity(methods.len());
@@ -2658,7 +2672,7 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
             return (Vec::new(), false);
         }
         let by_argument = !self.built_apart(fam, pkg, key, &defs);
-        if by_argument && !self.by_type_argument(fam, &defs) {
+        if by_argument && !self.by_type_argument(fam, pkg, key, &defs) {
             return (self.in_one_block(t, key, &defs), false);
         }
         let others = defs
@@ -2857,8 +2871,30 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                 })
             })
         };
+        let seen: Vec<&GlobHome<'a>> = homes.iter().filter(|h| within(&h.2)).collect();
+        // The answer depends on the name and the globs the owner sees only:
+        // a file's other sites naming it (each owner's `Vec::new()`, `Ok(…)`)
+        // ask once. The lookups' keys were recorded at the first ask.
+        let Some(mask) = (homes.len() <= 64).then(|| {
+            (homes.iter().enumerate())
+                .filter(|(_, h)| within(&h.2))
+                .fold(0u64, |m, (i, _)| m | 1 << i)
+        }) else {
+            return self.rust_glob_found(&seen, name);
+        };
+        let key = (name.to_string(), mask);
+        if let Some(known) = cx.glob_found.lock().expect("not poisoned").get(&key) {
+            return known.clone();
+        }
+        let found = self.rust_glob_found(&seen, name);
+        (cx.glob_found.lock().expect("not poisoned")).insert(key, found.clone());
+        found
+    }
+
+    /// What the glob homes `homes` bring in under `name` (`rust_glob_target`).
+    fn rust_glob_found(&self, homes: &[&GlobHome<'a>], name: &str) -> Option<Target> {
         let mut found: Option<Target> = None;
-        for (pkg, home, _) in homes.iter().filter(|h| within(&h.2)) {
+        for (pkg, home, _) in homes.iter().copied() {
             // A `mod x;` beside `pub use x::x;` (rayon's `iter::repeat`, nix's
             // `posix_fadvise`): a module and a function share the name, and the
             // binding is what a call or a path through the glob names.

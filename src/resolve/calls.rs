@@ -345,9 +345,6 @@ struct FileCx<'a, 's> {
     /// Rust: the modules and enums the file's glob imports name: made on
     /// the first ask while the file is resolved (`Resolver::glob_homes`).
     globs: std::sync::OnceLock<Vec<GlobHome<'a>>>,
-    /// Rust: what the globs bring in, by name and the globs an owner sees
-    /// (`Resolver::rust_glob_target`).
-    glob_found: std::sync::Mutex<FxMap<(String, u64), Option<Target>>>,
     /// The facts and heritage sites by what they are looked up by (a
     /// file's lookups are per site: scans would make them quadratic).
     ix: FactIndex<'s>,
@@ -722,7 +719,6 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
             binders,
             bound,
             globs: std::sync::OnceLock::new(),
-            glob_found: std::sync::Mutex::new(FxMap::default()),
             ix: FactIndex::new(sites, syms),
             rebinding: std::sync::Mutex::new(Vec::new()),
         }
@@ -2871,30 +2867,8 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                 })
             })
         };
-        let seen: Vec<&GlobHome<'a>> = homes.iter().filter(|h| within(&h.2)).collect();
-        // The answer depends on the name and the globs the owner sees only:
-        // a file's other sites naming it (each owner's `Vec::new()`, `Ok(…)`)
-        // ask once. The lookups' keys were recorded at the first ask.
-        let Some(mask) = (homes.len() <= 64).then(|| {
-            (homes.iter().enumerate())
-                .filter(|(_, h)| within(&h.2))
-                .fold(0u64, |m, (i, _)| m | 1 << i)
-        }) else {
-            return self.rust_glob_found(&seen, name);
-        };
-        let key = (name.to_string(), mask);
-        if let Some(known) = cx.glob_found.lock().expect("not poisoned").get(&key) {
-            return known.clone();
-        }
-        let found = self.rust_glob_found(&seen, name);
-        (cx.glob_found.lock().expect("not poisoned")).insert(key, found.clone());
-        found
-    }
-
-    /// What the glob homes `homes` bring in under `name` (`rust_glob_target`).
-    fn rust_glob_found(&self, homes: &[&GlobHome<'a>], name: &str) -> Option<Target> {
         let mut found: Option<Target> = None;
-        for (pkg, home, _) in homes.iter().copied() {
+        for (pkg, home, _) in homes.iter().filter(|h| within(&h.2)) {
             // A `mod x;` beside `pub use x::x;` (rayon's `iter::repeat`, nix's
             // `posix_fadvise`): a module and a function share the name, and the
             // binding is what a call or a path through the glob names.

@@ -369,6 +369,22 @@ impl Extractor {
             let (before, _, _) = self.collect(language, t.root_node(), source, false);
             defs.len().saturating_sub(before.len())
         });
+        // The items Rust `macro_rules!` templates write (`impl SearcherT for
+        // SlimSSSE3<$len> { fn find … }`), parsed as functions' bodies at
+        // their own positions: definitions of the module the macro is in.
+        let template = match language {
+            Language::Rust => {
+                let macros = defs.iter().filter(|d| d.kind == SymbolKind::Macro);
+                rust::macro_templates_only(rust::templates_of(macros.map(|d| d.range_node)).into_iter(), source)
+            }
+            _ => None,
+        };
+        let template_tree = (template.as_ref())
+            .and_then(|t| self.parse_ranges(parser, Language::Rust, &t.text, &t.ranges));
+        if let (Some(t), Some(tt)) = (&template, &template_tree) {
+            let (written, _, _) = self.collect(language, tt.root_node(), &t.text, false);
+            defs.extend(rust::template_items(written, t));
+        }
         let symbols = build_symbols(language, defs, module);
         // Sites with imports: a run that skips imports resolves neither.
         let mut sites = FileSites::default();
@@ -397,13 +413,10 @@ impl Extractor {
                     })
                     .collect();
             let mut parsed_again = false;
-            if language == Language::Rust {
-                let templates = calls.iter().filter_map(|c| c.template());
-                if let Some(t) = rust::macro_templates_only(templates, source) {
-                    parsed_again = true;
-                    let next = self.template_sites(parser, &t, (&symbols, &packages), &mut sites);
-                    pending.extend(next);
-                }
+            if let (Some(t), Some(tt)) = (&template, &template_tree) {
+                parsed_again = true;
+                let next = self.template_sites(tt, t, (&symbols, &packages), &mut sites);
+                pending.extend(next);
             }
             let argument_facts = sites.facts.len();
             for _ in 0..MACRO_DEPTH {
@@ -445,22 +458,30 @@ impl Extractor {
         }
     }
 
-    /// The sites and facts of a file's `macro_rules!` templates (`t`), with
-    /// the arguments of the macros they invoke for another round.
+
+    /// The sites and facts of a file's `macro_rules!` templates (`t`, parsed
+    /// as `tree`), with the arguments of the macros they invoke for another
+    /// round. An impl a template writes is the heritage of the impl it keeps
+    /// as a symbol (`rust::template_items`), not of the macro's.
     fn template_sites(
         &self,
-        parser: &mut Parser,
+        tree: &Tree,
         t: &rust::Template,
         (symbols, packages): (&[Symbol], &[&str]),
         sites: &mut FileSites,
     ) -> Option<(String, Vec<tree_sitter::Range>)> {
-        let tree = self.parse_ranges(parser, Language::Rust, &t.text, &t.ranges)?;
         let (_, _, matches) = self.collect(Language::Rust, tree.root_node(), &t.text, true);
         let next = rust::macro_args_only(matches.iter().filter_map(|c| c.macro_args()), &t.text);
+        let impl_at = |byte: usize| {
+            symbols.iter().any(|s| {
+                s.kind == SymbolKind::Impl && (s.byte_start as usize..s.byte_end as usize).contains(&byte)
+            })
+        };
         let kept: Vec<_> = matches
             .into_iter()
             .filter(|c| {
-                c.in_template() && !(c.is_call_or_value() && t.reads_arguments(c.inner_node()))
+                (c.in_template() || (c.in_template_item() && impl_at(c.inner_node().start_byte())))
+                    && !(c.is_call_or_value() && t.reads_arguments(c.inner_node()))
             })
             .collect();
         sites::collect(Language::Rust, &kept, &t.text, symbols, packages, sites);
@@ -747,7 +768,12 @@ fn build_symbols(language: Language, mut defs: Vec<Def<'_>>, module: &ModuleInfo
                 break;
             }
         }
-        let parent = stack.last().map(|&(i, _)| i);
+        // What a Rust `macro_rules!` template writes is the module's (where
+        // the macro is invoked), not the macro's: nothing else nests in one.
+        let mut parent = stack.last().map(|&(i, _)| i);
+        while let Some(p) = parent.filter(|&p| symbols[p].kind == SymbolKind::Macro) {
+            parent = symbols[p].parent;
+        }
         let mut kind = def.kind;
         if let Some(p) = parent {
             let pk = symbols[p].kind;

@@ -339,6 +339,55 @@ pub(super) fn macro_templates_only<'t>(
     })
 }
 
+/// The templates of `macro_rules!` definitions (the token trees right of
+/// each rule's `=>`).
+pub(super) fn templates_of<'t>(macros: impl Iterator<Item = Node<'t>>) -> Vec<Node<'t>> {
+    let mut out = Vec::new();
+    for m in macros {
+        let mut c = m.walk();
+        for rule in m.named_children(&mut c) {
+            if rule.kind() == "macro_rule"
+                && let Some(right) = rule.child_by_field_name("right")
+            {
+                out.push(right);
+            }
+        }
+    }
+    out
+}
+
+/// The items a template writes (`defs`, found in its parse): not the
+/// function `macro_templates_only` wraps it in, nor one a metavariable names
+/// (`fn $name`, `impl Trait for $t`: the invocation's to say), nor what is
+/// inside one of those.
+pub(super) fn template_items<'t>(defs: Vec<super::Def<'t>>, t: &Template) -> Vec<super::Def<'t>> {
+    let wrapper = |d: &super::Def<'_>| {
+        let at = d.range_node.start_byte();
+        t.text.as_bytes().get(at..at + TEMPLATE_FN.len()) == Some(TEMPLATE_FN)
+    };
+    let named_by_metavariable = |d: &super::Def<'_>| {
+        let n = d.range_node;
+        let Some(name) = n.child_by_field_name("name").or_else(|| n.child_by_field_name("type"))
+        else {
+            return true;
+        };
+        let (start, end) = (name.start_byte(), name.start_byte() + d.name.len());
+        let at = t.metavariables.partition_point(|&b| b < start);
+        t.metavariables.get(at).is_some_and(|&b| b < end)
+    };
+    let dropped: Vec<(usize, usize)> = (defs.iter())
+        .filter(|d| !wrapper(d) && named_by_metavariable(d))
+        .map(|d| (d.range_node.start_byte(), d.range_node.end_byte()))
+        .collect();
+    defs.into_iter()
+        .filter(|d| !wrapper(d))
+        .filter(|d| {
+            let (s, e) = (d.range_node.start_byte(), d.range_node.end_byte());
+            !dropped.iter().any(|&(ds, de)| ds <= s && e <= de)
+        })
+        .collect()
+}
+
 /// A source blanked but for its macro templates (`macro_templates_only`).
 pub(super) struct Template {
     pub text: String,

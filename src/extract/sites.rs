@@ -51,16 +51,17 @@ impl<'t> CallMatch<'t> {
         (self.what == "macro").then_some(self.inner)
     }
 
-    /// A `macro_rules!` template (`@mentions`).
-    pub(super) fn template(&self) -> Option<Node<'t>> {
-        (self.what == "mentions").then_some(self.inner)
-    }
-
     /// What a macro template, parsed as a function's body, is read for:
     /// calls, functions named as values, macros invoked (and their
     /// arguments), and the locals those read. The types a template names are
     /// read from its tokens (`mentions`); the items it writes (an `impl` of a
     /// metavariable's type, a `fn` named by one) are the expansion's.
+    /// What a template is read for besides (`in_template`) within an item
+    /// it writes: an impl's trait, a function's parameters and result.
+    pub(super) fn in_template_item(&self) -> bool {
+        matches!(self.what, "implements" | "fact.params" | "fact.returns")
+    }
+
     pub(super) fn in_template(&self) -> bool {
         matches!(
             self.what,

@@ -42,11 +42,11 @@ use crate::resolve::{Callables, Edge, Id, RFile, RSymbol, Rel, SiteEdge, Target,
 use crate::source::walk::FileStat;
 
 /// The format, and the resolution rules its edges and lookup keys were made
-/// by: 42 adds Python facts of class attributes that hold a class
-/// (`Fact::owned`) and objects handed through `**options`, which an older
-/// state's unchanged files lack; so an older state is not trusted and its ref
-/// is built again.
-const MAGIC: &[u8; 8] = b"CRUXST42";
+/// by: 43 adds the items Rust `macro_rules!` templates write (symbols, and
+/// their sites and facts) and `dispatch` edges to the inherent impls a type
+/// argument picks from, which an older state's unchanged files lack; so an
+/// older state is not trusted and its ref is built again.
+const MAGIC: &[u8; 8] = b"CRUXST43";
 /// Starts each change appended after the whole state.
 const CHANGE: &[u8; 8] = b"CRUXCH20";
 

@@ -375,7 +375,10 @@ impl Extractor {
         let template = match language {
             Language::Rust => {
                 let macros = defs.iter().filter(|d| d.kind == SymbolKind::Macro);
-                rust::macro_templates_only(rust::templates_of(macros.map(|d| d.range_node)).into_iter(), source)
+                rust::macro_templates_only(
+                    rust::templates_of(macros.map(|d| d.range_node)).into_iter(),
+                    source,
+                )
             }
             _ => None,
         };
@@ -458,7 +461,6 @@ impl Extractor {
         }
     }
 
-
     /// The sites and facts of a file's `macro_rules!` templates (`t`, parsed
     /// as `tree`), with the arguments of the macros they invoke for another
     /// round. An impl a template writes is the heritage of the impl it keeps
@@ -474,7 +476,8 @@ impl Extractor {
         let next = rust::macro_args_only(matches.iter().filter_map(|c| c.macro_args()), &t.text);
         let impl_at = |byte: usize| {
             symbols.iter().any(|s| {
-                s.kind == SymbolKind::Impl && (s.byte_start as usize..s.byte_end as usize).contains(&byte)
+                s.kind == SymbolKind::Impl
+                    && (s.byte_start as usize..s.byte_end as usize).contains(&byte)
             })
         };
         let kept: Vec<_> = matches

@@ -367,7 +367,9 @@ pub(super) fn template_items<'t>(defs: Vec<super::Def<'t>>, t: &Template) -> Vec
     };
     let named_by_metavariable = |d: &super::Def<'_>| {
         let n = d.range_node;
-        let Some(name) = n.child_by_field_name("name").or_else(|| n.child_by_field_name("type"))
+        let Some(name) = n
+            .child_by_field_name("name")
+            .or_else(|| n.child_by_field_name("type"))
         else {
             return true;
         };

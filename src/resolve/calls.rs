@@ -2628,9 +2628,11 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         // One type: not two of one name (two versions of a crate side by
         // side, `#[cfg]` variants), whose impls are no such choice.
         let one_type = qn.rsplit_once("::").is_some_and(|(ty, _)| {
-            self.ix.symbol_entries(fam, pkg, ty).is_some_and(|(_, tdefs)| {
-                tdefs.iter().filter(|d| !d.1 && is_type_kind(d.3)).count() == 1
-            })
+            self.ix
+                .symbol_entries(fam, pkg, ty)
+                .is_some_and(|(_, tdefs)| {
+                    tdefs.iter().filter(|d| !d.1 && is_type_kind(d.3)).count() == 1
+                })
         });
         if !one_type {
             return false;
@@ -2643,7 +2645,11 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
             let Some((cx, imp)) = self.block_of(fi, d.0) else {
                 return false;
             };
-            let of_trait = cx.ix.heritage.get(&(imp as u32)).is_some_and(|h| !h.is_empty());
+            let of_trait = cx
+                .ix
+                .heritage
+                .get(&(imp as u32))
+                .is_some_and(|h| !h.is_empty());
             if cx.syms[imp].kind != "impl" || of_trait || blocks.contains(&(fi, imp)) {
                 return false;
             }

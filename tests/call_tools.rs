@@ -458,7 +458,9 @@ fn the_tools_on_rust_traps() {
             "report::count",
             "report::matched",
             "templated::area_of",
-            "templated::dial_area"
+            // The methods `macro_rules!` templates write are the callers.
+            "templated::Dial::scaled",
+            "templated::Gauge::area"
         ],
         "{typed}"
     );
@@ -508,6 +510,16 @@ fn the_tools_on_rust_traps() {
                 1,
                 vec!["shapes::Square::area".into(), "shapes::Square::name".into()]
             ),
+            // An impl a `macro_rules!` template writes.
+            (
+                "templated::Gauge".into(),
+                "implements".into(),
+                1,
+                vec![
+                    "templated::Gauge::area".into(),
+                    "templated::Gauge::name".into()
+                ]
+            ),
         ],
         "{imps}"
     );
@@ -529,7 +541,14 @@ fn the_tools_on_rust_traps() {
         .flat_map(|t| t["methods"].as_array().expect("methods").clone())
         .map(|m| s(&m["qualified_name"]))
         .collect();
-    assert_eq!(methods, ["shapes::Circle::area", "shapes::Square::area"]);
+    assert_eq!(
+        methods,
+        [
+            "shapes::Circle::area",
+            "shapes::Square::area",
+            "templated::Gauge::area"
+        ]
+    );
 
     // Impact of a change, by distance, with the step toward it.
     let impact = call(
@@ -788,7 +807,7 @@ fn call_tools_refuse_bad_input_with_contract_codes() {
     let (amb, _) = call_all(&server, &calls[..1]).remove(0);
     assert_eq!(
         amb["error"]["data"]["candidates"].as_array().map(Vec::len),
-        Some(3)
+        Some(4)
     );
 }
 
@@ -889,7 +908,12 @@ fn readme_call_queries_answer_on_the_rust_fixture() {
     );
     assert_eq!(
         first_column(queries[3], "type"),
-        ["shapes::Circle", "shapes::Solid", "shapes::Square"]
+        [
+            "shapes::Circle",
+            "shapes::Solid",
+            "shapes::Square",
+            "templated::Gauge"
+        ]
     );
 }
 

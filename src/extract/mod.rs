@@ -422,29 +422,8 @@ impl Extractor {
                 pending.extend(next);
             }
             let argument_facts = sites.facts.len();
-            for _ in 0..MACRO_DEPTH {
-                if pending.is_empty() {
-                    break;
-                }
-                parsed_again = true;
-                let mut next = Vec::new();
-                for (m, ranges) in pending {
-                    let Some(t) = self.parse_ranges(parser, language, &m, &ranges) else {
-                        continue;
-                    };
-                    let (_, _, found) = self.collect(language, t.root_node(), &m, true);
-                    next.extend(rust::macro_args_only(
-                        found.iter().filter_map(|c| c.macro_args()),
-                        &m,
-                    ));
-                    let found: Vec<_> = found
-                        .into_iter()
-                        .filter(|c| c.is_expression_site())
-                        .collect();
-                    sites::collect(language, &found, &m, &symbols, &packages, &mut sites);
-                }
-                pending = next;
-            }
+            let rounds = (&symbols[..], &packages[..]);
+            parsed_again |= self.argument_rounds(parser, language, pending, rounds, &mut sites);
             sites::drop_argument_shadows(&mut sites, argument_facts);
             if !layers.is_empty() || parsed_again {
                 sites.sites.sort_by_key(|s| (s.line, s.col));
@@ -459,6 +438,43 @@ impl Extractor {
             error_lines,
             recovered,
         }
+    }
+
+    /// The calls written in macro arguments (`pending`: texts blanked but for
+    /// them), parsed again as expressions, and the macros in those arguments
+    /// in further rounds, a few deep. Whether anything was parsed.
+    fn argument_rounds(
+        &self,
+        parser: &mut Parser,
+        language: Language,
+        mut pending: Vec<(String, Vec<tree_sitter::Range>)>,
+        (symbols, packages): (&[Symbol], &[&str]),
+        sites: &mut FileSites,
+    ) -> bool {
+        let parsed = !pending.is_empty();
+        for _ in 0..MACRO_DEPTH {
+            if pending.is_empty() {
+                break;
+            }
+            let mut next = Vec::new();
+            for (m, ranges) in pending {
+                let Some(t) = self.parse_ranges(parser, language, &m, &ranges) else {
+                    continue;
+                };
+                let (_, _, found) = self.collect(language, t.root_node(), &m, true);
+                next.extend(rust::macro_args_only(
+                    found.iter().filter_map(|c| c.macro_args()),
+                    &m,
+                ));
+                let found: Vec<_> = found
+                    .into_iter()
+                    .filter(|c| c.is_expression_site())
+                    .collect();
+                sites::collect(language, &found, &m, symbols, packages, sites);
+            }
+            pending = next;
+        }
+        parsed
     }
 
     /// The sites and facts of a file's `macro_rules!` templates (`t`, parsed

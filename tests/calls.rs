@@ -535,7 +535,8 @@ fn a_lost_resolution_state_keeps_the_call_graph() {
 /// to each: the trap fixture's `variants.rs`), but the same names in two
 /// copies of one crate (two versions side by side, as in a vendor folder or
 /// the cargo registry) are no build alternatives: a call in one copy gets no
-/// edge into the other, and stays unproven.
+/// edge into the other, and stays unproven. Nor are a type's inherent methods
+/// in the two copies impls told apart by a type argument (`dispatch` to each).
 #[test]
 fn copies_of_a_crate_are_no_build_alternatives() {
     let work = tempfile::tempdir().expect("tmp");
@@ -549,7 +550,10 @@ fn copies_of_a_crate_are_no_build_alternatives() {
         write(
             &format!("{v}/src/lib.rs"),
             "pub fn caller() {\n    os();\n}\n\n\
-             #[cfg(unix)]\nfn os() {}\n\n#[cfg(not(unix))]\nfn os() {}\n",
+             #[cfg(unix)]\nfn os() {}\n\n#[cfg(not(unix))]\nfn os() {}\n\n\
+             pub struct P;\n\nimpl P {\n    pub fn new() -> P {\n        P\n    }\n\n    \
+             pub fn get(&self) -> u8 {\n        0\n    }\n}\n\n\
+             pub fn make(p: P) -> P {\n    let _ = p.get();\n    P::new()\n}\n",
         );
     }
     let all = dump(&index_path(&tree, "twice"));

@@ -490,12 +490,11 @@ impl Extractor {
     ) -> Option<(String, Vec<tree_sitter::Range>)> {
         let (_, _, matches) = self.collect(Language::Rust, tree.root_node(), &t.text, true);
         let next = rust::macro_args_only(matches.iter().filter_map(|c| c.macro_args()), &t.text);
-        let impl_at = |byte: usize| {
-            symbols.iter().any(|s| {
-                s.kind == SymbolKind::Impl
-                    && (s.byte_start as usize..s.byte_end as usize).contains(&byte)
-            })
-        };
+        let impls: Vec<std::ops::Range<usize>> = (symbols.iter())
+            .filter(|s| s.kind == SymbolKind::Impl)
+            .map(|s| s.byte_start as usize..s.byte_end as usize)
+            .collect();
+        let impl_at = |byte: usize| impls.iter().any(|r| r.contains(&byte));
         let kept: Vec<_> = matches
             .into_iter()
             .filter(|c| {

@@ -2568,15 +2568,8 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                     .iter()
                     .all(|p| p.0 == parents[0].0 && p.1 == parents[0].1);
                 let same_trait = parents.iter().all(|p| p.2 == parents[0].2);
-                let type_twice = qn.rsplit_once("::").is_some_and(|(ty, _)| {
-                    self.ix
-                        .symbol_entries(fam, pkg, ty)
-                        .is_some_and(|(_, tdefs)| {
-                            let types: Vec<_> =
-                                tdefs.iter().filter(|d| !d.1 && is_type_kind(d.3)).collect();
-                            types.len() > 1 && types.iter().all(|d| d.2 == first.2)
-                        })
-                });
+                let types = self.types_of_method(fam, pkg, qn);
+                let type_twice = types.len() > 1 && types.iter().all(|d| d.2 == first.2);
                 same_block || (same_trait && type_twice)
             }
             _ => false,
@@ -2627,14 +2620,7 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         }
         // One type: not two of one name (two versions of a crate side by
         // side, `#[cfg]` variants), whose impls are no such choice.
-        let one_type = qn.rsplit_once("::").is_some_and(|(ty, _)| {
-            self.ix
-                .symbol_entries(fam, pkg, ty)
-                .is_some_and(|(_, tdefs)| {
-                    tdefs.iter().filter(|d| !d.1 && is_type_kind(d.3)).count() == 1
-                })
-        });
-        if !one_type {
+        if self.types_of_method(fam, pkg, qn).len() != 1 {
             return false;
         }
         let mut blocks = Vec::with_capacity(methods.len());
@@ -2656,6 +2642,23 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
             blocks.push((fi, imp));
         }
         true
+    }
+
+    /// The type definitions (not impls) under the name a method's qualified
+    /// name `qn` is in (`T` of `T::f`).
+    fn types_of_method(&self, fam: Family, pkg: &str, qn: &str) -> Vec<Definition<'a>> {
+        let Some((ty, _)) = qn.rsplit_once("::") else {
+            return Vec::new();
+        };
+        self.ix
+            .symbol_entries(fam, pkg, ty)
+            .map_or(Vec::new(), |(_, tdefs)| {
+                tdefs
+                    .iter()
+                    .filter(|d| !d.1 && is_type_kind(d.3))
+                    .copied()
+                    .collect()
+            })
     }
 
     /// The other definitions of `t`'s name when they are built apart

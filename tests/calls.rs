@@ -223,6 +223,23 @@ fn rust_from_impl_is_the_one_the_arguments_type_picks() {
     assert_eq!(got, vec![(146, 125), (147, 125), (149, 131), (152, 137)]);
 }
 
+/// A call on `self` in the one of a type's impl blocks told apart by a type
+/// argument that defines the method is that block's (`impl Pair<1>`'s `one`,
+/// line 122), not another block's.
+#[test]
+fn rust_self_call_in_a_block_told_apart_by_its_argument_is_that_blocks() {
+    let ix = index_path(&calls_fixture("rust"), "rust");
+    let rows = ix.rows(
+        "MATCH (a:Symbol {qualified_name: 'variants::Pair::again'})-[c:CALLS]->(s:Symbol) \
+         RETURN s.line_start AS at, c.confidence AS conf",
+    );
+    let got: Vec<(i64, String)> = rows
+        .iter()
+        .map(|r| (r["at"].as_i64().unwrap_or(0), s(&r["conf"])))
+        .collect();
+    assert_eq!(got, vec![(122, "self".to_string())]);
+}
+
 #[test]
 fn python_trap_fixture_edges_are_exactly_the_expected_ones() {
     trap_fixture("python");

@@ -856,9 +856,14 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                             twins.entry(target.id).or_insert_with(|| self.twins(target));
                         // One of impls told apart by a type argument runs:
                         // each is an edge, none proven the one. Not for a call
-                        // on `self`, whose block's own arguments pick it.
+                        // on `self` of the method's own block, whose arguments
+                        // pick it.
                         let (twins, tier) = match (*by_argument, tier) {
-                            (true, Tier::SelfTier) => (&[][..], tier),
+                            (true, Tier::SelfTier)
+                                if self.in_own_block(&cx, site.owner, target) =>
+                            {
+                                (&[][..], tier)
+                            }
                             (true, _) => (&twins[..], tier.max(Tier::Dispatch)),
                             (false, _) => (&twins[..], tier),
                         };
@@ -2693,6 +2698,15 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
             })
             .collect();
         (others, by_argument)
+    }
+
+    /// Whether `target` is defined in the impl block that method `owner` of
+    /// `cx`'s file is in.
+    fn in_own_block(&self, cx: &FileCx<'a, 's>, owner: u32, target: Sym<'a>) -> bool {
+        cx.fi == target.file
+            && parent_index(cx, owner as usize).is_some_and(|own| {
+                (self.block_of(target.file, target.id)).is_some_and(|(_, block)| block == own)
+            })
     }
 
     /// Where symbol `id` of file `fi` sits: the file's context and the index

@@ -3,4 +3,4 @@ UNWIND $rows AS r
 MATCH (f:File) WHERE f.id = r.id
 SET f.language = r.language, f.module = r.module, f.package = r.package,
     f.content_hash = r.content_hash, f.line_count = r.line_count, f.size = r.size,
-    f.imports = r.imports, f.error_lines = r.error_lines, f.recovered = r.recovered
+    f.error_lines = r.error_lines, f.recovered = r.recovered

@@ -74,7 +74,7 @@ fn contents(data: &DataDir) -> Vec<String> {
     for (what, q) in [
         (
             "file",
-            "MATCH (r:Ref)-[:HAS_FILE]->(f:File) RETURN r.id AS a, f.path AS b, f.content_hash AS c, f.imports AS d",
+            "MATCH (r:Ref)-[:HAS_FILE]->(f:File) RETURN r.id AS a, f.path AS b, f.content_hash AS c, f.error_lines AS d",
         ),
         (
             "symbol",

@@ -8,13 +8,14 @@ use cruxe::store::datadir::DataDir;
 
 use crate::common::{copy_tree, fixture, opts, rows, s, small_graph};
 
-/// Every file and symbol of the ref, with the properties that matter, sorted.
+/// Every file, symbol and import edge of the ref, with the properties that
+/// matter, sorted.
 fn snapshot(data: &DataDir) -> Vec<String> {
     let store = data.open_graph_read_only(&small_graph()).expect("open");
     let mut out: Vec<String> = rows(
         &store,
         "MATCH (:Ref)-[:HAS_FILE]->(f:File) RETURN f.path AS p, f.content_hash AS h, f.module AS m, \
-         f.package AS pk, f.language AS l, f.line_count AS n, f.size AS z, f.imports AS i",
+         f.package AS pk, f.language AS l, f.line_count AS n, f.size AS z, f.error_lines AS i",
     )
     .iter()
     .map(|r| {
@@ -41,6 +42,18 @@ fn snapshot(data: &DataDir) -> Vec<String> {
                 s(&r["b"]),
                 s(&r["parent"])
             )
+        }),
+    );
+    out.extend(
+        rows(
+            &store,
+            "MATCH (f:File)-[e:IMPORTS]->(t) RETURN f.path AS f, label(t) AS l, t.id AS t, \
+             e.line AS n, e.to_name AS name",
+        )
+        .iter()
+        .map(|r| {
+            let cols = ["f", "l", "t", "n", "name"];
+            format!("import {}", cols.map(|c| s(&r[c])).join(" "))
         }),
     );
     // Orphans would be a bug: every symbol has exactly one parent.
@@ -179,11 +192,11 @@ fn edits_deletes_and_additions_match_a_fresh_index() {
             .expect("the file's line")
     };
     assert_ne!(line_of(&changed), line_of(&kept));
-    assert!(
-        line_of(&changed).contains("\"os\""),
-        "{}",
-        line_of(&changed)
-    );
+    let imports_os = |snap: &[String]| {
+        snap.iter()
+            .any(|l| l.starts_with("import services/user_service.py ") && l.ends_with(" os"))
+    };
+    assert!(imports_os(&changed) && !imports_os(&kept), "{changed:#?}");
     let fresh_data = DataDir::new(tmp.path().join("fresh-changed"));
     index(&repo, &fresh_data);
     assert_eq!(changed, snapshot(&fresh_data));
@@ -716,7 +729,7 @@ fn ref_dump(data: &DataDir, repo: &str, ref_name: &str) -> Vec<String> {
         (
             "file",
             format!(
-                "MATCH (f:File {at}) RETURN f.path AS a, f.content_hash AS b, f.module AS c, f.imports AS d"
+                "MATCH (f:File {at}) RETURN f.path AS a, f.content_hash AS b, f.module AS c, f.package AS d"
             ),
         ),
         (

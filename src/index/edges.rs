@@ -6,7 +6,6 @@
 use super::spill::Spill;
 use std::collections::{HashMap, HashSet};
 
-use super::imports::import_row;
 use super::state::{self, FileMeta, Fingerprint};
 use crate::model::lazy::Lazy;
 use crate::resolve::{self, Edge, RFile, Resolved, SiteEdge, Target};
@@ -458,4 +457,22 @@ fn record_edges(
     m.externals.dedup();
     m.site_edges = site_edges;
     m.out_edges = out_edges;
+}
+
+/// A resolved edge as a graph row.
+fn import_row(e: &Edge) -> ImportRow {
+    let (label, to) = match &e.target {
+        Target::Symbol(id) => (ImportLabel::Symbol, id.clone()),
+        Target::File(id) => (ImportLabel::File, id.clone()),
+        Target::Package(dir) => (ImportLabel::Package, dir.clone()),
+        Target::External(name) => (ImportLabel::External, name.clone()),
+    };
+    ImportRow {
+        from: e.from.clone(),
+        label,
+        to,
+        to_name: e.to_name.clone(),
+        line: e.line,
+        alias: e.alias.clone(),
+    }
 }

@@ -7,7 +7,6 @@
 
 mod cache;
 mod edges;
-mod imports;
 mod parse;
 mod run;
 mod searching;

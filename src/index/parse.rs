@@ -141,15 +141,23 @@ pub(super) fn file_rows(
     let fid = file_id(ctx.repo, ctx.ref_name, &src.path);
     let mut symbols = symbols;
     cap_nesting(&mut symbols, crate::store::graph::MAX_DEPTH);
-    let mut seen: HashMap<(String, &'static str), u32> = HashMap::new();
+    let ordinals = model::ids::ordinals(
+        symbols
+            .iter()
+            .map(|s| (&*s.qualified_name, s.kind.as_str())),
+    );
     let ids: Vec<String> = symbols
         .iter()
-        .map(|s| {
-            let n = seen
-                .entry((s.qualified_name.clone(), s.kind.as_str()))
-                .or_insert(0);
-            *n += 1;
-            symbol_id(ctx.repo, ctx.ref_name, &src.path, s, *n)
+        .zip(ordinals)
+        .map(|(s, n)| {
+            model::ids::definition_id(
+                ctx.repo,
+                ctx.ref_name,
+                &src.path,
+                s.kind.as_str(),
+                &s.qualified_name,
+                n,
+            )
         })
         .collect();
     let inserts = symbols
@@ -228,24 +236,6 @@ pub(super) fn cap_nesting(symbols: &mut [model::Symbol], max: usize) {
             symbols[i].parent = symbols[p].parent;
         }
     }
-}
-
-/// `s_` + 24 hex digits of blake3 over where the definition is and what it is;
-/// `ordinal` separates same-named definitions of one file.
-pub(super) fn symbol_id(
-    repo: &str,
-    ref_name: &str,
-    path: &str,
-    s: &model::Symbol,
-    ordinal: u32,
-) -> String {
-    let mut h = blake3::Hasher::new();
-    for part in [repo, ref_name, path, s.kind.as_str(), &s.qualified_name] {
-        h.update(part.as_bytes());
-        h.update(&[0]);
-    }
-    h.update(&ordinal.to_le_bytes());
-    model::ids::symbol_id(h.finalize().as_bytes())
 }
 
 /// A file's raw imports as stored on its `File` node (compact JSON arrays), so an

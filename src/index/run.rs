@@ -14,7 +14,6 @@ use tree_sitter::Parser;
 
 use super::cache::{StateCache, WalkFound, quick_walk, remember, set_totals};
 use super::edges::{EdgeChanges, Whole, recreated_symbols};
-use super::imports::state_from_graph;
 use super::parse::{FileContext, Known, Outcome, Parsed, process_file};
 use super::searching::{SearchThread, search_beside, update_search};
 use super::spill::Spill;
@@ -86,9 +85,10 @@ struct Plan {
     /// Without `prior`: the content hash of every file the graph holds for
     /// the ref, by path.
     existing: HashMap<String, String>,
-    /// The state set aside when the layout moved: the call sites of the
-    /// files it keeps (the graph holds edges, not sites).
-    sites_from: Option<RefState>,
+    /// The state set aside when the layout moved: it describes the stored
+    /// ref still (its files, definitions, imports and sites), but none of its
+    /// resolution is trusted.
+    set_aside: Option<RefState>,
 }
 
 impl Plan {
@@ -227,7 +227,6 @@ pub fn index_repo_with(
     };
     let mut next_state = resolve_imports(
         &run,
-        store,
         &mut plan,
         (rows, &mut for_resolution),
         &mut sorted,
@@ -554,8 +553,7 @@ fn plan(
         "opened the graph"
     );
     // Without a trusted state (a damaged or lagging state file, a data dir from
-    // an older cruxe) the run reads the ref back from the graph and diffs every
-    // import edge instead.
+    // an older cruxe) the ref is rebuilt (below).
     let preloaded: Option<Option<RefState>> = opened.preloaded.take().and_then(|h| h.join().ok());
     let prior: Option<RefState> = match &stored_tag {
         Some(tag) if !force && !opts.skip_imports => {
@@ -571,10 +569,10 @@ fn plan(
     let mut prior = prior.map(in_path_order);
     // The layout moved (a manifest came, went or renamed something): the files
     // whose module or package it changes are re-indexed, and every import is
-    // resolved again, from the graph (as without a state). A `setup.py` renamed
+    // resolved again, from the state set aside. A `setup.py` renamed
     // in one directory re-indexed all 17k files of Python's `lib/` (56 s).
     let mut renamed_by_layout: Option<HashSet<String>> = None;
-    let mut sites_from: Option<RefState> = None;
+    let mut set_aside: Option<RefState> = None;
     if layout_moved {
         match &prior {
             Some(p) => {
@@ -584,7 +582,7 @@ fn plan(
                     "the manifests name some files differently: re-indexing those, resolving every import"
                 );
                 renamed_by_layout = Some(stale);
-                sites_from = prior.take();
+                set_aside = prior.take();
             }
             None => {
                 tracing::info!("manifests changed since the last run: re-indexing every file");
@@ -596,7 +594,7 @@ fn plan(
     // is parsed again and every edge resolved again: a rebuild, as `--force`,
     // whose bulk load is what a big ref needs (rewriting 9.5k files' edges in
     // place ran Kuzu's buffer pool out, and the run failed again each time).
-    if store.is_some() && prior.is_none() && sites_from.is_none() && !force {
+    if store.is_some() && prior.is_none() && set_aside.is_none() && !force {
         tracing::info!("no resolution state to trust: rebuilding this ref");
         force = true;
     }
@@ -617,7 +615,7 @@ fn plan(
     };
     // Without a state, the call sites of unchanged files are not known (the
     // graph keeps edges, not sites): every file is read and parsed again.
-    if prior.is_none() && sites_from.is_none() {
+    if prior.is_none() && set_aside.is_none() {
         for hash in existing.values_mut() {
             hash.clear();
         }
@@ -650,7 +648,7 @@ fn plan(
         tag: stored_tag,
         prior,
         existing,
-        sites_from,
+        set_aside,
     })
 }
 
@@ -1033,7 +1031,6 @@ impl ResolutionInput {
 /// on the first saved change). The state the run leaves, if any.
 fn resolve_imports(
     run: &Run<'_>,
-    store: Option<&GraphStore>,
     plan: &mut Plan,
     (rows, for_resolution): (std::sync::Arc<Vec<FileRows>>, &mut [ForResolution]),
     sorted: &mut Sorted,
@@ -1053,22 +1050,10 @@ fn resolve_imports(
     }
     run.progress.phase("resolving imports", 0);
     let t_resolve = Instant::now();
-    let (mut base, trusted) = match (plan.prior.take(), store) {
+    // The layout moved (`Plan::set_aside`): every import is resolved again.
+    let (mut base, trusted) = match (plan.prior.take(), plan.set_aside.take()) {
         (Some(p), _) => (p, true),
-        (None, Some(st)) if !plan.force => {
-            let mut base = state_from_graph(st, &run.repo, &run.ref_name, &plan.existing)?;
-            // The sites of the files the state set aside describes as they are.
-            if let Some(old) = plan.sites_from.take().map(in_path_order) {
-                for (f, m) in base.files.iter_mut().zip(&base.meta) {
-                    if let Some(at) = old.position(&f.path)
-                        && old.meta[at].content_hash == m.content_hash
-                    {
-                        f.sites = old.files[at].sites.clone();
-                    }
-                }
-            }
-            (base, false)
-        }
+        (None, Some(p)) if !plan.force => (p, false),
         _ => (RefState::default(), false),
     };
     // The state file the next save appends to, if it was read from one.
@@ -1205,8 +1190,7 @@ fn resolution_input(
     let replaced: HashSet<&str> = changes.remove_paths.iter().map(String::as_str).collect();
     let mut touched: resolve::FxSet<u64> = Default::default();
     let mut methods = resolve::MethodChanges::default();
-    // A state's entries are in path order; one read back from the graph may
-    // not be.
+    // A state's entries are in path order (`plan` sorted them).
     base = in_path_order(base);
     let old_at = |path: &str| base.position(path);
     // Go packages a changed file belongs to, with their file counts before and
@@ -1394,7 +1378,7 @@ fn new_entry(
         imports: Lazy::new(imports),
         sites: state::encoded_sites(&std::mem::take(&mut parsed.sites), spill),
         callables: Lazy::new(resolve::Callables::of(&symbols)),
-        symbols: state::encoded_symbols(&symbols, spill),
+        symbols: state::encoded_symbols(&symbols, (&rows.file.id, &rows.file.path), spill),
     };
     let position: HashMap<&str, u32> = rows
         .symbols

@@ -40,13 +40,14 @@ use crate::model::sites::{Chain, Fact, FactKind, FileSites, RawSite, SiteKind, S
 use crate::model::{Language, RawImport, ids};
 use crate::resolve::{Callables, Edge, Id, RFile, RSymbol, Rel, SiteEdge, Target, Tier};
 use crate::source::walk::FileStat;
+use crate::store::graph::MARK_BYTES;
 
 /// The format, and the resolution rules its edges and lookup keys were made
 /// by: 43 adds the items Rust `macro_rules!` templates write (symbols, and
 /// their sites and facts) and `dispatch` edges to the inherent impls a type
 /// argument picks from, which an older state's unchanged files lack; so an
 /// older state is not trusted and its ref is built again.
-const MAGIC: &[u8; 8] = b"CRUXST43";
+const MAGIC: &[u8; 8] = b"CRUXST44";
 /// Starts each change appended after the whole state.
 const CHANGE: &[u8; 8] = b"CRUXCH20";
 
@@ -90,9 +91,9 @@ const PATCHES_BEFORE_WHOLE: usize = 4096;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FileMeta {
     pub content_hash: String,
-    /// The raw imports as stored on the File node: read when the file
-    /// changes, so kept as the state's bytes until then (26 MiB of a server's
-    /// 52k-file state).
+    /// The raw imports (`parse::encode_imports`): read when the file
+    /// changes, so kept as the state's packed bytes until then (8.6 MB
+    /// unpacked on the crates, a tenth of their state).
     pub imports_text: Lazy<String>,
     pub fingerprint: Fingerprint,
     /// The lookup keys its resolution used (see `resolve::key`), sorted.
@@ -229,8 +230,7 @@ pub const FILE_PARENT: u32 = u32::MAX;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Nesting {
     /// For each of the file's `RFile::symbols`, the position of its parent
-    /// among them (`FILE_PARENT`: the file). Empty when not known (a state
-    /// read back from the graph).
+    /// among them (`FILE_PARENT`: the file). Empty when not known.
     pub parents: Vec<u32>,
     /// For each symbol, `graph::symbol_marks` (empty when not known).
     pub marks: Vec<crate::store::graph::SymbolMarks>,
@@ -742,13 +742,31 @@ impl std::fmt::Debug for Record {
     }
 }
 
-/// Symbol ids are kept as their 9 bytes (`model::ids`). Every file's names are kept (calls look Go's definitions up by name
-/// too); a record without them (`NAMES_LEFT_OUT`) is still read.
+/// Symbol ids are kept as their 9 bytes (`model::ids`), or not at all when
+/// they are what `ids::definition_id` makes of the file and each definition
+/// (`IDS_DERIVED`: the repo, ref and path are kept instead, once): random,
+/// 9 bytes do not compress, and they were 6 of the crates' 13 MB of
+/// definitions. Every file's names are kept (calls look Go's definitions up
+/// by name too); a record without them (`NAMES_LEFT_OUT`) is still read.
 const IDS_PACKED: u8 = 1;
 const NAMES_LEFT_OUT: u8 = 2;
+const IDS_DERIVED: u8 = 4;
 
-/// A file's definitions, as the bytes of a record hold them (`put_symbols`).
-fn put_symbols(buf: &mut Vec<u8>, symbols: &[RSymbol]) {
+/// A file's definitions, as the bytes of a record hold them (`put_symbols`);
+/// `file` is its id and path.
+fn put_symbols(buf: &mut Vec<u8>, symbols: &[RSymbol], (file_id, path): (&str, &str)) {
+    if let Some((repo, ref_name)) = derived_from(symbols, file_id, path) {
+        buf.push(IDS_DERIVED);
+        put_u32(buf, symbols.len() as u32);
+        for s in [repo, ref_name, path] {
+            put_str(buf, s);
+        }
+        for s in symbols {
+            put_str(buf, &s.qualified_name);
+            put_str(buf, s.kind);
+        }
+        return;
+    }
     let packed = symbols.iter().all(|s| ids::pack(&s.id).is_some());
     buf.push(if packed { IDS_PACKED } else { 0 });
     put_u32(buf, symbols.len() as u32);
@@ -762,6 +780,28 @@ fn put_symbols(buf: &mut Vec<u8>, symbols: &[RSymbol]) {
     }
 }
 
+/// The repo and ref of a file (`graph::file_id`: `repo@ref:path`) whose
+/// definitions' ids are all `ids::definition_id`'s, if they are. Checked, not
+/// assumed: an `@` in a repo name splits the id more than one way, and a kind
+/// that is no word of the contract's is kept as "".
+fn derived_from<'a>(
+    symbols: &[RSymbol],
+    file_id: &'a str,
+    path: &str,
+) -> Option<(&'a str, &'a str)> {
+    let at = file_id.strip_suffix(path)?.strip_suffix(':')?;
+    let ordinals = ids::ordinals(symbols.iter().map(|s| (&*s.qualified_name, s.kind)));
+    at.match_indices('@')
+        .map(|(i, _)| (&at[..i], &at[i + 1..]))
+        .find(|(repo, ref_name)| {
+            symbols.iter().zip(&ordinals).all(|(s, &n)| {
+                !s.kind.is_empty()
+                    && *s.id
+                        == ids::definition_id(repo, ref_name, path, s.kind, &s.qualified_name, n)
+            })
+        })
+}
+
 /// One file's record: its length, then what is read at every load, then its
 /// definitions (length-prefixed, decoded when used), its nesting and its stat.
 fn encode_record(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
@@ -772,7 +812,9 @@ fn encode_record(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
     }
     buf.push(language_code(f.language));
     put_str(buf, &m.content_hash);
-    put_str(buf, &m.imports_text.value_or_decoded());
+    put_packed(buf, &m.imports_text, |buf| {
+        buf.extend_from_slice(m.imports_text.value_or_decoded().as_bytes())
+    });
     buf.push(u8::from(f.path_mods));
     buf.extend_from_slice(&m.fingerprint);
     put_keys(buf, &m.deps);
@@ -780,7 +822,9 @@ fn encode_record(buf: &mut Vec<u8>, f: &RFile, m: &FileMeta) {
     for n in [m.symbols, m.edges, m.unresolved] {
         put_u32(buf, n);
     }
-    put_packed(buf, &f.symbols, |buf| put_symbols(buf, &f.symbols));
+    put_packed(buf, &f.symbols, |buf| {
+        put_symbols(buf, &f.symbols, (&f.id, &f.path))
+    });
     put_nesting(buf, &m.nesting);
     match &m.stat {
         None => buf.push(0),
@@ -810,9 +854,12 @@ fn decode_record(r: &mut Reader<'_>, bytes: &Shared) -> Option<(RFile, FileMeta)
     let package = r.string()?;
     let language = language_from_code(r.byte()?)?;
     let content_hash = r.string()?;
-    let imports_at = r.at + 4;
-    let imports_range = imports_at..imports_at + r.str()?.len();
-    let imports_text = Lazy::encoded(bytes.clone(), imports_range.clone(), decode_text);
+    // Packed: the raw imports' JSON was a tenth of the state (8.6 MB on
+    // the crates), and a run reads only its changed files'.
+    let imports_len = r.u32()? as usize;
+    let imports_range = r.at..r.at + imports_len;
+    r.bytes(imports_len)?;
+    let imports_text = Lazy::packed(bytes.clone(), imports_range.clone(), decode_text);
     let path_mods = r.byte()? != 0;
     let fingerprint: Fingerprint = r.bytes(16)?.try_into().ok()?;
     let deps = r.keys()?;
@@ -832,7 +879,7 @@ fn decode_record(r: &mut Reader<'_>, bytes: &Shared) -> Option<(RFile, FileMeta)
         r.var()?;
     }
     let nm = r.u32()? as usize;
-    r.bytes(nm.checked_mul(16)?)?;
+    r.bytes(nm.checked_mul(2 * MARK_BYTES)?)?;
     let nesting = Lazy::encoded(bytes.clone(), nesting_at..r.at, decode_nesting);
     let stat = match r.byte()? {
         0 => None,
@@ -853,7 +900,7 @@ fn decode_record(r: &mut Reader<'_>, bytes: &Shared) -> Option<(RFile, FileMeta)
         language,
         module,
         package,
-        imports: Lazy::encoded(bytes.clone(), imports_range, decode_imports),
+        imports: Lazy::packed(bytes.clone(), imports_range, decode_imports),
         path_mods,
         symbols: Lazy::packed(bytes.clone(), sym_at..sym_at + sym_len, decode_symbols),
         callables,
@@ -977,9 +1024,8 @@ fn sorted_difference(a: &[u32], b: &[u32]) -> (Vec<u32>, Vec<u32>) {
     (only_a, only_b)
 }
 
-/// A record's imports text, in the format of the File node's `imports`
-/// property (`parse::encode_imports`; checked UTF-8 when the record was read).
-/// A string a record holds (checked as UTF-8 when the record was read).
+/// A record's imports text (`parse::encode_imports`), unpacked; it was
+/// written as UTF-8 and its checksum checked when the record was read.
 fn decode_text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -994,11 +1040,16 @@ fn put_edges_section(buf: &mut Vec<u8>, edges: &Lazy<Vec<Edge>>) {
     put_packed(buf, edges, |buf| put_edges(buf, edges));
 }
 
-/// Lookup keys (`resolve::key`: 32 bits), a count first.
+/// Lookup keys (`resolve::key`: 32 bits, sorted), a count first, then each
+/// as its difference from the one before (LEB128): ~300 keys a file spread
+/// over 32 bits are 3.5 bytes each, not 4 (13.7 → 11.8 MB on the crates;
+/// zstd does no better on them). Wrapping, so any order reads back.
 fn put_keys(buf: &mut Vec<u8>, keys: &[u32]) {
     put_u32(buf, keys.len() as u32);
-    for k in keys {
-        buf.extend_from_slice(&k.to_le_bytes());
+    let mut last = 0u32;
+    for &k in keys {
+        put_var(buf, k.wrapping_sub(last));
+        last = k;
     }
 }
 
@@ -1075,8 +1126,9 @@ fn put_nesting(buf: &mut Vec<u8>, nesting: &Lazy<Nesting>) {
     }
     put_u32(buf, marks.len() as u32);
     for m in marks {
-        buf.extend_from_slice(&m[0].to_le_bytes());
-        buf.extend_from_slice(&m[1].to_le_bytes());
+        for part in m {
+            buf.extend_from_slice(&part.to_le_bytes()[..MARK_BYTES]);
+        }
     }
 }
 
@@ -1149,10 +1201,14 @@ pub fn encoded_edges(edges: &[Edge], spill: Option<&Spill>) -> Lazy<Vec<Edge>> {
 /// frame), decoded on first use: a full build's nodes' `COPY` runs before
 /// resolution reads any (Kuzu's pool and heap beside them are the run's
 /// peak on a big tree).
-pub fn encoded_symbols(symbols: &[RSymbol], spill: Option<&Spill>) -> Lazy<Vec<RSymbol>> {
+pub fn encoded_symbols(
+    symbols: &[RSymbol],
+    file: (&str, &str),
+    spill: Option<&Spill>,
+) -> Lazy<Vec<RSymbol>> {
     packed_as(
         symbols.len() * 48 + 8,
-        |buf| put_symbols(buf, symbols),
+        |buf| put_symbols(buf, symbols, file),
         decode_symbols,
         spill,
     )
@@ -1368,17 +1424,24 @@ impl<'a> Reader<'a> {
             parents.push(self.var()?.wrapping_sub(1));
         }
         let nm = self.u32()? as usize;
-        let mut marks = Vec::with_capacity(nm.min(self.buf.len() / 16));
+        let mut marks = Vec::with_capacity(nm.min(self.buf.len() / (2 * MARK_BYTES)));
         for _ in 0..nm {
-            marks.push([self.u64()?, self.u64()?]);
+            marks.push([self.mark()?, self.mark()?]);
         }
         Some(Nesting { parents, marks })
     }
+    fn mark(&mut self) -> Option<u64> {
+        let mut b = [0u8; 8];
+        b[..MARK_BYTES].copy_from_slice(self.bytes(MARK_BYTES)?);
+        Some(u64::from_le_bytes(b))
+    }
     fn keys(&mut self) -> Option<Vec<u32>> {
         let n = self.u32()? as usize;
-        let mut out = Vec::with_capacity(n.min(self.buf.len() / 4));
+        let mut out = Vec::with_capacity(n.min(self.buf.len()));
+        let mut last = 0u32;
         for _ in 0..n {
-            out.push(self.u32()?);
+            last = last.wrapping_add(self.var()?);
+            out.push(last);
         }
         Some(out)
     }
@@ -1508,6 +1571,25 @@ impl<'a> Reader<'a> {
     fn symbols(&mut self) -> Option<Vec<RSymbol>> {
         let flags = self.byte()?;
         let n = self.u32()? as usize;
+        if flags & IDS_DERIVED != 0 {
+            let (repo, ref_name, path) = (self.str()?, self.str()?, self.str()?);
+            let mut defs = Vec::with_capacity(n.min(self.buf.len()));
+            for _ in 0..n {
+                defs.push((self.str()?, self.str()?));
+            }
+            let ordinals = ids::ordinals(defs.iter().copied());
+            return Some(
+                defs.into_iter()
+                    .zip(ordinals)
+                    .map(|((qualified_name, kind), n)| RSymbol {
+                        id: ids::definition_id(repo, ref_name, path, kind, qualified_name, n)
+                            .into(),
+                        qualified_name: qualified_name.into(),
+                        kind: crate::model::SymbolKind::word(kind),
+                    })
+                    .collect(),
+            );
+        }
         let mut out = Vec::with_capacity(n.min(self.buf.len()));
         for _ in 0..n {
             let id = if flags & IDS_PACKED != 0 {
@@ -1665,6 +1747,34 @@ mod tests {
                 },
             ],
             origin: None,
+        }
+    }
+
+    /// Definitions whose ids `ids::definition_id` makes are kept without them,
+    /// and read back the same; one id that is not (or an `@` that splits the
+    /// file id two ways) keeps them all.
+    #[test]
+    fn definitions_keep_their_ids_only_when_they_cannot_be_derived() {
+        let (file, path) = ("r@p@main:src/a.rs", "src/a.rs");
+        let defs = [("a::f", "fn"), ("a::T", "struct"), ("a::f", "fn")];
+        let ordinals = ids::ordinals(defs.iter().copied());
+        let derived: Vec<RSymbol> = defs
+            .iter()
+            .zip(ordinals)
+            .map(|(&(q, k), n)| RSymbol {
+                id: ids::definition_id("r@p", "main", path, k, q, n).into(),
+                qualified_name: q.into(),
+                kind: k,
+            })
+            .collect();
+        assert_ne!(derived[0].id, derived[2].id, "the ordinal tells them apart");
+        let mut other = derived.clone();
+        other[1].id = "sABCDEFGHIJ9".into();
+        for (symbols, flag) in [(derived, IDS_DERIVED), (other, IDS_PACKED)] {
+            let mut buf = Vec::new();
+            put_symbols(&mut buf, &symbols, (file, path));
+            assert_eq!(buf[0], flag);
+            assert_eq!(decode_symbols(&buf), symbols);
         }
     }
 

@@ -15,6 +15,37 @@ pub fn symbol_id(hash: &[u8]) -> String {
     id_text(&id_bytes(hash)).to_string()
 }
 
+/// The id of a file's definition: blake3 over where it is and what it is;
+/// `ordinal` (`ordinals`) separates same-named definitions of one file.
+pub fn definition_id(
+    repo: &str,
+    ref_name: &str,
+    path: &str,
+    kind: &str,
+    qualified_name: &str,
+    ordinal: u32,
+) -> String {
+    let mut h = blake3::Hasher::new();
+    for part in [repo, ref_name, path, kind, qualified_name] {
+        h.update(part.as_bytes());
+        h.update(&[0]);
+    }
+    h.update(&ordinal.to_le_bytes());
+    symbol_id(h.finalize().as_bytes())
+}
+
+/// For each of a file's definitions (qualified name, kind), in order, how
+/// many before it and it have that name and kind (1 for the first).
+pub fn ordinals<'a>(defs: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<u32> {
+    let mut seen: std::collections::HashMap<(&str, &str), u32> = Default::default();
+    defs.map(|d| {
+        let n = seen.entry(d).or_insert(0);
+        *n += 1;
+        *n
+    })
+    .collect()
+}
+
 /// `symbol_id`'s 12 bytes.
 fn id_bytes(hash: &[u8]) -> [u8; 12] {
     let mut n = 0u128;

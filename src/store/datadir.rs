@@ -29,7 +29,7 @@ use crate::store::graph::{GraphConfig, GraphError, GraphStore, checkpoint_marker
 /// expressions; Python class attributes) and unresolved supertypes kept as
 /// `UNRESOLVED`: an older graph's unchanged files lack them. 10: the calls
 /// of Rust `macro_rules!` templates and the invocations of the repo's macros.
-pub const SCHEMA_VERSION: u32 = 10;
+pub const SCHEMA_VERSION: u32 = 11;
 
 const MANIFEST: &str = "manifest.json";
 const LOCK: &str = "writer.lock";

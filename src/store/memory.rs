@@ -72,14 +72,10 @@ impl MemoryBudget {
     }
 
     /// The largest part of one bulk COPY of edges: a sixteenth in bytes
-    /// (64 MiB of the default), a million rows. Under the default budget the
-    /// nodes' COPY, a cold index's peak, runs on one of Kuzu's threads: on the
-    /// crates corpus at 512 MiB, 483 / 521 MiB with two and 459 / 475 with
-    /// one, its wall 53 → 56 s (docs/BENCHMARKS.md, "Memory and scale").
+    /// (64 MiB of the default), a million rows.
     pub fn copy_part(&self) -> CopyPart {
         CopyPart {
             bytes: ((self.mb / 16) as usize) << 20,
-            node_threads: (self.mb < DEFAULT_MEMORY_MB).then_some(1),
             ..CopyPart::default()
         }
     }

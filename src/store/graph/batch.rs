@@ -102,6 +102,9 @@ pub(super) fn write_batches(
         Ok(())
     };
     for row in rows {
+        // Kuzu reads a struct of the wrong shape out of bounds (a SIGSEGV,
+        // not an error): a row must fill the layout exactly.
+        assert_eq!(row.len(), fields.len(), "a row for {fields:?}");
         let value = Value::Struct(fields.iter().map(|f| f.to_string()).zip(row).collect());
         batch.push(value);
         count += 1;

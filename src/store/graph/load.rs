@@ -402,7 +402,6 @@ impl NodeCsvs {
             .int(super::write::hash_value(&r.content_hash))
             .int(r.line_count)
             .int(r.size)
-            .text(&r.imports)
             .int(r.error_lines)
             .int(r.recovered)
             .end();

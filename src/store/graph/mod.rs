@@ -125,9 +125,13 @@ pub struct GraphConfig {
 pub struct CopyPart {
     pub rows: usize,
     pub bytes: usize,
-    /// Kuzu's worker threads for the nodes' COPY (`None`: the database's):
-    /// each holds a node group of rows at a time, and that COPY is a cold
-    /// index's peak (`MemoryBudget::copy_part`).
+    /// Kuzu's worker threads for the nodes' COPY (`None`: the database's).
+    /// One by default: each thread holds a node group of rows at a time, and
+    /// that COPY is a cold index's peak (on the crates corpus at 512 MiB,
+    /// 483 / 521 MiB with two threads, 459 / 475 with one); the node groups
+    /// one thread fills are also fuller (the crates' graph 304 → 297 MB). It
+    /// runs beside resolution, which keeps the other cores busy: the cold
+    /// index's wall did not move (docs/BENCHMARKS.md, "Memory and scale").
     pub node_threads: Option<u64>,
 }
 
@@ -139,7 +143,7 @@ impl Default for CopyPart {
         CopyPart {
             rows: 1_000_000,
             bytes: 64 << 20,
-            node_threads: None,
+            node_threads: Some(1),
         }
     }
 }

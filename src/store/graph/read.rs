@@ -10,10 +10,7 @@ use super::readers::{Lane, Reader};
 /// How much memory a walk result holds, and whether it may be kept in the
 /// walk cache (a walk cut short by its budget is not).
 pub(super) type Sizing<T> = (fn(&T) -> usize, fn(&T) -> bool);
-use super::rows::{
-    Ancestor, ContainsEdge, FileInfo, NameRow, Nested, RefStatus, StoredFile, StoredSymbol,
-    SymbolRow, SymbolWithRange,
-};
+use super::rows::{Ancestor, FileInfo, NameRow, Nested, RefStatus, SymbolRow, SymbolWithRange};
 use super::schema::q;
 use super::values::s;
 use super::values::{int, list_of_strings, string};
@@ -74,39 +71,6 @@ impl GraphStore {
         Ok(rows
             .map(|r| (string(&r[0]), super::write::hash_text(int(&r[1]))))
             .collect::<HashMap<_, _>>())
-    }
-
-    /// Every file and symbol of a repo/ref, for import resolution.
-    pub fn load_ref(
-        &self,
-        repo: &str,
-        ref_name: &str,
-    ) -> Result<(Vec<StoredFile>, Vec<StoredSymbol>)> {
-        let conn = self.conn()?;
-        let params = || vec![("repo", s(repo)), ("ref", s(ref_name))];
-        let mut stmt = conn.prepare(q("ref_files"))?;
-        let files = conn
-            .execute(&mut stmt, params())?
-            .map(|r| StoredFile {
-                id: string(&r[0]),
-                path: string(&r[1]),
-                language: string(&r[2]),
-                module: string(&r[3]),
-                package: string(&r[4]),
-                imports: string(&r[5]),
-            })
-            .collect();
-        let mut stmt = conn.prepare(q("ref_symbols"))?;
-        let symbols = conn
-            .execute(&mut stmt, params())?
-            .map(|r| StoredSymbol {
-                id: string(&r[0]),
-                path: string(&r[1]),
-                qualified_name: string(&r[2]),
-                kind: string(&r[3]),
-            })
-            .collect();
-        Ok((files, symbols))
     }
 
     /// The (repo, ref) pairs this database holds.
@@ -233,22 +197,6 @@ impl GraphStore {
         let mut stmt = conn.prepare(q("ref_indexed_at"))?;
         let mut rows = conn.execute(&mut stmt, vec![("id", s(&ref_id(repo, ref_name)))])?;
         Ok(rows.next().map(|r| (string(&r[0]), string(&r[1]))))
-    }
-
-    /// Each symbol's direct parent: (parent id, symbol id, the parent is a file).
-    pub fn symbol_parents(&self, repo: &str, ref_name: &str) -> Result<Vec<ContainsEdge>> {
-        let conn = self.conn()?;
-        let mut stmt = conn.prepare(q("ref_symbol_parents"))?;
-        Ok(conn
-            .execute(&mut stmt, vec![("repo", s(repo)), ("ref", s(ref_name))])?
-            .map(|r| {
-                (
-                    string(&r[0]),
-                    string(&r[1]),
-                    matches!(r[2], Value::Bool(true)),
-                )
-            })
-            .collect())
     }
 
     /// Every symbol of a repo/ref with its byte range (what a search index is

@@ -136,14 +136,6 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
         include_str!("../../../queries/delete_ref_externals.cypher"),
     ),
     (
-        "ref_files",
-        include_str!("../../../queries/ref_files.cypher"),
-    ),
-    (
-        "ref_symbols",
-        include_str!("../../../queries/ref_symbols.cypher"),
-    ),
-    (
         "ref_imports",
         include_str!("../../../queries/ref_imports.cypher"),
     ),
@@ -314,10 +306,6 @@ pub const QUERY_FILES: &[(&str, &str)] = &[
     (
         "ref_indexed_at",
         include_str!("../../../queries/ref_indexed_at.cypher"),
-    ),
-    (
-        "ref_symbol_parents",
-        include_str!("../../../queries/ref_symbol_parents.cypher"),
     ),
     (
         "ref_file_list",

@@ -1347,11 +1347,10 @@ pub(super) fn file_layout() -> (Vec<&'static str>, LogicalType) {
         "content_hash",
         "line_count",
         "size",
-        "imports",
         "error_lines",
         "recovered",
     ];
-    let ty = struct_type(&fields, &[7, 8, 9, 11, 12]);
+    let ty = struct_type(&fields, &[7, 8, 9, 10, 11]);
     (fields, ty)
 }
 
@@ -1380,7 +1379,6 @@ pub(super) fn file_values(c: &Changes, r: &FileRow) -> Vec<Value> {
         Value::Int64(hash_value(&r.content_hash)),
         Value::Int64(r.line_count),
         Value::Int64(r.size),
-        s(&r.imports),
         Value::Int64(r.error_lines),
         Value::Int64(r.recovered),
     ]

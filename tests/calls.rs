@@ -928,14 +928,12 @@ fn a_local_rebound_from_itself_keeps_a_type() {
 }
 
 /// A bulk load whose edge tables go in many small COPY parts (as a big ref's
-/// do, `GraphConfig::copy_part`), its nodes copied on one thread (as by
-/// default), holds exactly what a load in one part does.
+/// do, `GraphConfig::copy_part`) holds exactly what a load in one part does.
 #[test]
 fn a_load_in_many_copy_parts_equals_one_in_a_single_part() {
     let part = cruxe::store::graph::CopyPart {
         rows: 5,
         bytes: 400,
-        node_threads: Some(1),
     };
     for lang in ["rust", "python", "typescript", "go"] {
         let whole = index_path(&calls_fixture(lang), lang);

@@ -43,10 +43,10 @@ use crate::source::walk::FileStat;
 use crate::store::graph::MARK_BYTES;
 
 /// The format, and the resolution rules its edges and lookup keys were made
-/// by: 43 adds the items Rust `macro_rules!` templates write (symbols, and
-/// their sites and facts) and `dispatch` edges to the inherent impls a type
-/// argument picks from, which an older state's unchanged files lack; so an
-/// older state is not trusted and its ref is built again.
+/// by: 44 packs the raw imports, keeps definitions without the ids it can
+/// derive (`IDS_DERIVED`), lookup keys as differences and marks in
+/// `MARK_BYTES`; an older state does not read as one, so its ref is built
+/// again.
 const MAGIC: &[u8; 8] = b"CRUXST44";
 /// Starts each change appended after the whole state.
 const CHANGE: &[u8; 8] = b"CRUXCH20";

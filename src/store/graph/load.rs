@@ -29,9 +29,13 @@ impl GraphStore {
         abandon: &dyn Fn() -> bool,
     ) -> Result<()> {
         let mut conn = self.conn()?;
-        if let Some(threads) = self.copy_part.node_threads {
-            conn.set_max_num_threads_for_exec(threads.max(1));
-        }
+        // On one of Kuzu's threads: each holds a node group of rows at a
+        // time, and this COPY is a cold index's peak (on the crates corpus at
+        // 512 MiB, 483 / 521 MiB with two threads, 459 / 475 with one); the
+        // node groups one thread fills are also fuller (the crates' graph
+        // 304 → 297 MB). It runs beside resolution, which keeps the other
+        // cores busy: the cold index's wall did not move (docs/BENCHMARKS.md).
+        conn.set_max_num_threads_for_exec(1);
         let mut stmts = std::collections::HashMap::new();
         let mut session = Session::new(&conn, &mut stmts);
         upsert_repo_and_ref(&mut session, header)?;

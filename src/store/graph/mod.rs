@@ -119,20 +119,11 @@ pub struct GraphConfig {
     pub copy_part: CopyPart,
 }
 
-/// The largest part of one bulk COPY statement (`GraphConfig::copy_part`), and
-/// the threads a full build's COPY of its nodes may use.
+/// The largest part of one bulk COPY statement (`GraphConfig::copy_part`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CopyPart {
     pub rows: usize,
     pub bytes: usize,
-    /// Kuzu's worker threads for the nodes' COPY (`None`: the database's).
-    /// One by default: each thread holds a node group of rows at a time, and
-    /// that COPY is a cold index's peak (on the crates corpus at 512 MiB,
-    /// 483 / 521 MiB with two threads, 459 / 475 with one); the node groups
-    /// one thread fills are also fuller (the crates' graph 304 → 297 MB). It
-    /// runs beside resolution, which keeps the other cores busy: the cold
-    /// index's wall did not move (docs/BENCHMARKS.md, "Memory and scale").
-    pub node_threads: Option<u64>,
 }
 
 impl Default for CopyPart {
@@ -143,7 +134,6 @@ impl Default for CopyPart {
         CopyPart {
             rows: 1_000_000,
             bytes: 64 << 20,
-            node_threads: Some(1),
         }
     }
 }

@@ -142,8 +142,8 @@ pub type SymbolMarks = [u64; 2];
 /// The bytes of each mark. A changed symbol whose new mark equals the old one
 /// would keep stale properties: at 48 bits the odds are 2^-48 (4e-15) a kept
 /// symbol of an edited file, far below those of two symbol ids (66 bits)
-/// colliding in a big repo. The state keeps two marks a symbol (8.1 of the
-/// crates' 91 MB at 48 bits, 10.8 at 64).
+/// colliding in a big repo. The state keeps two marks a symbol (on the
+/// crates, 8.1 MB of its 80 at 48 bits, 10.8 MB at 64).
 pub const MARK_BYTES: usize = 6;
 
 /// Hashes of a symbol's properties (everything but its position) and of its

@@ -240,6 +240,23 @@ fn rust_self_call_in_a_block_told_apart_by_its_argument_is_that_blocks() {
     assert_eq!(got, vec![(122, "self".to_string())]);
 }
 
+/// A call by path with a turbofish (`Pair::<2>::made()`) among a type's
+/// impl blocks told apart by a type argument is the block it names (`impl
+/// Pair<2>`'s `made`, line 147), not `impl Pair<1>`'s (line 141).
+#[test]
+fn rust_turbofish_call_is_the_block_its_type_arguments_name() {
+    let ix = index_path(&calls_fixture("rust"), "rust");
+    let rows = ix.rows(
+        "MATCH (a:Symbol {qualified_name: 'variants::made_two'})-[c:CALLS]->(s:Symbol) \
+         RETURN s.line_start AS at, c.confidence AS conf",
+    );
+    let got: Vec<(i64, String)> = rows
+        .iter()
+        .map(|r| (r["at"].as_i64().unwrap_or(0), s(&r["conf"])))
+        .collect();
+    assert_eq!(got, vec![(147, "qualified".to_string())]);
+}
+
 #[test]
 fn python_trap_fixture_edges_are_exactly_the_expected_ones() {
     trap_fixture("python");

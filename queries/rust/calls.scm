@@ -89,6 +89,8 @@
 (impl_item type: (reference_type) @ty) @fact.impl_ref
 ; The first type argument of the trait an impl is of (`impl From<Vec<T>> for V`).
 (impl_item trait: (generic_type type_arguments: (type_arguments . (_) @ty))) @fact.impl_arg
+; The type arguments of an inherent impl's type (`impl ExactlyNDigits<2>`).
+(impl_item !trait type: (generic_type type_arguments: (type_arguments) @ty)) @fact.impl_self
 
 ; A macro invocation's token tree: its arguments are parsed again as
 ; expressions for the calls written there (src/extract/rust.rs macro_args_only).

@@ -901,6 +901,41 @@ pub fn qualify(language: Language, module: &str, chain: &[&str]) -> String {
 mod tests {
     use super::*;
 
+    /// A turbofish on a call's type and an inherent impl's type arguments
+    /// are written alike (`TYPE_ARGS`, `ImplSelfArgs`): spaces out, `|`
+    /// between arguments (a `,` inside one does not part it), the impl's
+    /// own parameters `_`, lifetimes left out.
+    #[test]
+    fn turbofish_and_impl_type_arguments_are_written_alike() {
+        use crate::model::sites::{FactKind, TYPE_ARGS};
+        let src = "struct Foo<'a, T, const N: usize>(&'a T);\n\
+            impl<'a, T> Foo<'a, T, { 2 }> { fn f() {} }\n\
+            impl<'a> Foo<'a, HashMap<K, V>, 4> { fn f() {} }\n\
+            fn g() { Foo::<HashMap<K, V>, 4>::f(); Foo::<_, 2>::f(); Foo::f(); }\n";
+        let ex = Extractor::new().unwrap();
+        let mut parser = Parser::new();
+        let module = ModuleInfo {
+            module: String::new(),
+            package: "c".into(),
+        };
+        let out = ex.extract(&mut parser, Language::Rust, src, &module);
+        let mut blocks: Vec<&str> = (out.sites.facts.iter())
+            .filter(|f| f.kind == FactKind::ImplSelfArgs)
+            .map(|f| f.name.as_str())
+            .collect();
+        blocks.sort();
+        assert_eq!(blocks, ["HashMap<K,V>|4", "_|{2}"]);
+        let calls: Vec<Option<&str>> = (out.sites.sites.iter())
+            .filter(|s| {
+                s.chain
+                    .last()
+                    .is_some_and(|c| c == "::f" || c.starts_with('#'))
+            })
+            .map(|s| s.chain.last().and_then(|c| c.strip_prefix(TYPE_ARGS)))
+            .collect();
+        assert_eq!(calls, [Some("HashMap<K,V>|4"), Some("_|2"), None]);
+    }
+
     /// Where the text rules out a leading comment, walking the siblings
     /// finds none either: every node of sources laid out every which way.
     #[test]

@@ -7,7 +7,7 @@ use tree_sitter::Node;
 use crate::model::sites::{
     ARGUMENT, BORROWED, CALLBACK, COLLECTED, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, FIXTURE, Fact,
     FactKind, FileSites, HANDED, IN_FILE, ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SELF_VALUE,
-    SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, WRITTEN, YIELDS,
+    SHAPE, SiteKind, Step, THEN, TYPE_ARGS, VARIANT_FIELD, WRITTEN, YIELDS,
 };
 use crate::model::{Language, Symbol, SymbolKind};
 
@@ -83,7 +83,7 @@ impl<'t> CallMatch<'t> {
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 39] = [
+    const NAMES: [&str; 40] = [
         "call",
         "handed",
         "writes",
@@ -122,6 +122,7 @@ fn outer_name(n: &str) -> Option<&'static str> {
         "fact.getter",
         "fact.impl_ref",
         "fact.impl_arg",
+        "fact.impl_self",
         "macro",
     ];
     NAMES.iter().find(|x| **x == n).copied()
@@ -210,6 +211,7 @@ pub(super) fn collect(
                     rust_held_receiver(node, src, &mut held, &mut chain);
                 }
                 rust_argument(lang, what, node, src, &mut chain);
+                rust_turbofish(lang, what, node, src, &mut chain);
                 let kind = match what {
                     "call" | "new" => SiteKind::Call,
                     "construct" => SiteKind::Construct,
@@ -295,7 +297,9 @@ pub(super) fn collect(
                     }
                 }
             }
-            "fact.impl_ref" | "fact.impl_arg" => out.facts.extend(rust_impl_fact(m, src, &owners)),
+            "fact.impl_ref" | "fact.impl_arg" | "fact.impl_self" => {
+                out.facts.extend(rust_impl_fact(m, src, &owners))
+            }
             fact if fact.starts_with("fact.") => {
                 if let Some(f) = fact_of(lang, m, src, (symbols, &owners), &out.facts) {
                     out.facts.push(f);
@@ -1097,6 +1101,12 @@ fn rust_impl_fact(m: &CallMatch<'_>, src: &str, owners: &Owners<'_>) -> Option<F
     let (kind, name) = if m.what == "fact.impl_arg" {
         let params = type_parameters(imp, src);
         (FactKind::ImplTraitArg, type_shape(ty, src, &params, 0)?)
+    } else if m.what == "fact.impl_self" {
+        let params = type_parameters(imp, src);
+        (
+            FactKind::ImplSelfArgs,
+            type_arguments_key(ty, src, &params)?,
+        )
     } else {
         let mutable = child(ty, "mutable_specifier").is_some() || text(ty, src).starts_with("&mut");
         (
@@ -1112,6 +1122,51 @@ fn rust_impl_fact(m: &CallMatch<'_>, src: &str, owners: &Owners<'_>) -> Option<F
         byte: at,
         owned: Some(false),
     })
+}
+
+/// Rust type arguments (`<V, 1>`, a turbofish's `::<2>`) as `TYPE_ARGS` and
+/// `ImplSelfArgs` compare them: each argument's text without its spaces,
+/// `_` for one of `params` (the impl's own, which any argument may be) or
+/// one inferred, lifetimes left out, joined by `|` (which no type writes:
+/// a `,` inside an argument, `HashMap<K, V>`, would part it).
+fn type_arguments_key(args: Node<'_>, src: &str, params: &[&str]) -> Option<String> {
+    let mut key = String::new();
+    let mut c = args.walk();
+    for a in args.named_children(&mut c) {
+        let written = text(a, src);
+        if kind_of(a) == "lifetime" {
+            continue;
+        }
+        if !key.is_empty() {
+            key.push('|');
+        }
+        if params.contains(&written) {
+            key.push('_');
+        } else {
+            key.extend(written.chars().filter(|c| !c.is_whitespace()));
+        }
+    }
+    (!key.is_empty() && key.len() <= 64).then_some(key)
+}
+
+/// A Rust call by path whose type has a turbofish (`ExactlyNDigits::<2>::
+/// parse(x)`): its type arguments as a last step (`TYPE_ARGS`).
+fn rust_turbofish(lang: Lang, what: &str, call: Node<'_>, src: &str, chain: &mut Vec<Step>) {
+    if !matches!(lang, Lang::Rust) || what != "call" {
+        return;
+    }
+    let Some(f) = child(call, "function").filter(|f| kind_of(*f) == "scoped_identifier") else {
+        return;
+    };
+    let Some(args) = child(f, "path")
+        .filter(|p| kind_of(*p) == "generic_type")
+        .and_then(|p| child(p, "type_arguments"))
+    else {
+        return;
+    };
+    if let Some(key) = type_arguments_key(args, src, &[]) {
+        chain.push(compact_str::format_compact!("{TYPE_ARGS}{key}"));
+    }
 }
 
 /// The names of the type parameters of a Rust item (`impl<'a, A: Array>`: `A`).

@@ -43,11 +43,10 @@ use crate::source::walk::FileStat;
 use crate::store::graph::MARK_BYTES;
 
 /// The format, and the resolution rules its edges and lookup keys were made
-/// by: 44 packs the raw imports, keeps definitions without the ids it can
-/// derive (`IDS_DERIVED`), lookup keys as differences and marks in
-/// `MARK_BYTES`; an older state does not read as one, so its ref is built
-/// again.
-const MAGIC: &[u8; 8] = b"CRUXST44";
+/// by: 45 keeps the type arguments of inherent impls and turbofish calls
+/// (`FactKind::ImplSelfArgs`, `TYPE_ARGS`); an older state does not read as
+/// one, so its ref is built again.
+const MAGIC: &[u8; 8] = b"CRUXST45";
 /// Starts each change appended after the whole state.
 const CHANGE: &[u8; 8] = b"CRUXCH20";
 

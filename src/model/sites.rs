@@ -210,6 +210,12 @@ pub enum FactKind {
     /// (`Vec`; `&[]`, `[;]`, `&str`; `#T` for a parameter of the impl, `impl<A>
     /// From<A> for V`); the chain empty.
     ImplTraitArg,
+    /// Rust: the owner, an inherent impl block of a type with type arguments
+    /// (`impl ExactlyNDigits<2>`, `impl<V> Slim<V, 1>`), and those arguments
+    /// as `name`, as `TYPE_ARGS` writes a turbofish's (`type_arguments_key`):
+    /// which of the type's blocks a call by path with a turbofish runs
+    /// (`Resolver::by_turbofish`). The chain empty.
+    ImplSelfArgs,
 }
 
 /// Heads the chain of a `Returns` fact that is an expression the function
@@ -271,6 +277,13 @@ pub const BORROWED: &str = "#ref";
 /// which of the type's impls of a generic trait (`From<Vec<T>>`, `From<&[T]>`,
 /// `From<A>`) the call picks (`Resolver::by_argument`).
 pub const ARGUMENT: &str = "#arg";
+/// Heads the last step of a Rust call by path whose type is written with a
+/// turbofish (`ExactlyNDigits::<2>::parse(x)` → `["ExactlyNDigits",
+/// "::parse", "#tyargs2"]`), after an `ARGUMENT` step: the type arguments,
+/// each with its spaces taken out, joined by `|`, `_` where inferred. Which of
+/// the type's inherent impl blocks told apart by a type argument the call
+/// runs (`FactKind::ImplSelfArgs`).
+pub const TYPE_ARGS: &str = "#tyargs";
 /// Follows the type of the `impl` a `macro_rules!` template writes, in the
 /// chain of a call there on `self` (`self.face.area()` in `impl Dial { … }`
 /// → `["Dial", SELF_VALUE, "face", "area"]`): a value of that type, written
@@ -322,6 +335,7 @@ impl FactKind {
             9 => FactKind::SelfByValue,
             10 => FactKind::ImplForRef,
             11 => FactKind::ImplTraitArg,
+            12 => FactKind::ImplSelfArgs,
             _ => return None,
         })
     }

@@ -15,7 +15,7 @@ use super::{
 use crate::model::sites::{
     ARGUMENT, BORROWED, CALLBACK, COLLECTED, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, FIXTURE,
     FactKind, FileSites, HANDED, IN_FILE, ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SELF_VALUE,
-    SHAPE, SiteKind, Step, THEN, VARIANT_FIELD, WRITTEN, YIELDS,
+    SHAPE, SiteKind, Step, THEN, TYPE_ARGS, VARIANT_FIELD, WRITTEN, YIELDS,
 };
 
 /// A target and the tier that proved it, if one did.
@@ -436,6 +436,9 @@ struct FactIndex<'a> {
     /// Rust impl blocks of a generic trait: its first type argument's shape
     /// (`FactKind::ImplTraitArg`).
     impl_args: FxMap<u32, &'a Fact>,
+    /// Rust inherent impl blocks of a type with type arguments: those
+    /// arguments (`FactKind::ImplSelfArgs`).
+    impl_self_args: FxMap<u32, &'a Fact>,
     /// Extends/Implements sites by owner.
     heritage: FxMap<u32, Vec<&'a RawSite>>,
     /// Symbol id → position.
@@ -488,6 +491,9 @@ impl<'a> FactIndex<'a> {
                 }
                 FactKind::ImplTraitArg => {
                     ix.impl_args.insert(f.owner, f);
+                }
+                FactKind::ImplSelfArgs => {
+                    ix.impl_self_args.insert(f.owner, f);
                 }
                 // Read by module lookups (`typescript::ts_name`), not here.
                 FactKind::Export => {}
@@ -815,8 +821,10 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
             if self.marked_site(&cx, site, &mut out) {
                 continue;
             }
-            // What the call is written as, its argument's shape left out.
-            let chain: &'s [Step] = argument(&site.chain).map_or(&site.chain, |(_, p)| p);
+            // What the call is written as, its turbofish and its argument's
+            // shape left out.
+            let (turbofish, chain) = type_args(&site.chain);
+            let chain: &'s [Step] = argument(chain).map_or(chain, |(_, p)| p);
             // A site's target depends on its owner, kind and chain only (not
             // on where in the owner it is): a file's repeated sites (`b.Fatalf`
             // in one test, a receiver used as a value before each call on it)
@@ -858,14 +866,19 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                         // each is an edge, none proven the one. Not for a call
                         // on `self` of the method's own block, whose arguments
                         // pick it.
-                        let (twins, tier) = match (*by_argument, tier) {
+                        let written = (*by_argument)
+                            .then(|| turbofish.and_then(|a| self.by_turbofish(target, twins, a)))
+                            .flatten();
+                        let (target, twins, tier) = match (*by_argument, tier) {
                             (true, Tier::SelfTier)
                                 if self.in_own_block(&cx, site.owner, target) =>
                             {
-                                (&[][..], tier)
+                                (target, &[][..], tier)
                             }
-                            (true, _) => (&twins[..], tier.max(Tier::Dispatch)),
-                            (false, _) => (&twins[..], tier),
+                            // The turbofish names the block (`T::<2>::f`).
+                            (true, _) if let Some(one) = written => (one, &[][..], tier),
+                            (true, _) => (target, &twins[..], tier.max(Tier::Dispatch)),
+                            (false, _) => (target, &twins[..], tier),
                         };
                         let runs = self.library_runs(&cx, &site.chain, target);
                         for t in std::iter::once(target)
@@ -1609,6 +1622,8 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         chain: &[Step],
         depth: usize,
     ) -> Option<(Sym<'a>, Tier)> {
+        // Rust `T::<2>::f(x)`: the turbofish is for `resolve_file` to read.
+        let (_, chain) = type_args(chain);
         // Rust `T::from(x)`: the path, else the impl `x`'s shape picks.
         if let Some((shape, path)) = argument(chain) {
             return self
@@ -2647,6 +2662,37 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
             blocks.push((fi, imp));
         }
         true
+    }
+
+    /// Of a method (`target`) and its `twins`, each in an inherent impl block
+    /// told apart by a type argument (`by_type_argument`), the one whose
+    /// block's type arguments are those a call's turbofish writes (`args`,
+    /// `TYPE_ARGS`): an argument that is the block's parameter, or `_` in
+    /// the turbofish, agrees with any. Blocks of one type do not overlap, so
+    /// one that agrees is the one that runs; none, or several, prove nothing.
+    fn by_turbofish(&self, target: Sym<'a>, twins: &[Sym<'a>], args: &str) -> Option<Sym<'a>> {
+        let agrees = |block: &str| {
+            let (mut b, mut w) = (block.split('|'), args.split('|'));
+            loop {
+                match (b.next(), w.next()) {
+                    (None, None) => return true,
+                    (Some(x), Some(y)) if x == y || x == "_" || y == "_" => {}
+                    _ => return false,
+                }
+            }
+        };
+        let mut found = None;
+        for m in std::iter::once(target).chain(twins.iter().copied()) {
+            let (cx, imp) = self.block_of(m.file, m.id)?;
+            let block = cx.ix.impl_self_args.get(&(imp as u32))?;
+            if agrees(&block.name) {
+                if found.is_some() {
+                    return None;
+                }
+                found = Some(m);
+            }
+        }
+        found
     }
 
     /// The type definitions (not impls) under the name a method's qualified
@@ -4584,6 +4630,15 @@ fn parent_index(cx: &FileCx<'_, '_>, i: usize) -> Option<usize> {
         .map(|&p| p as usize)
 }
 
+/// A Rust call's chain ending in its turbofish's type arguments
+/// (`TYPE_ARGS`): those and the chain before them; else the whole chain.
+fn type_args(chain: &[Step]) -> (Option<&str>, &[Step]) {
+    match chain.split_last() {
+        Some((last, path)) if last.starts_with(TYPE_ARGS) => (Some(&last[TYPE_ARGS.len()..]), path),
+        _ => (None, chain),
+    }
+}
+
 /// A Rust call's chain ending in its argument's shape (`ARGUMENT`): the
 /// shape and the path called.
 fn argument(chain: &[Step]) -> Option<(&str, &[Step])> {
@@ -4667,7 +4722,7 @@ fn written(fam: Family, chain: &[Step]) -> Id {
             }
             // `(&made).into_iter()` is written `made.into_iter`.
             BORROWED => {}
-            s if s.starts_with(ARGUMENT) => {}
+            s if s.starts_with(ARGUMENT) || s.starts_with(TYPE_ARGS) => {}
             "()" => out.push_str("()"),
             "{}" => out.push_str("{}"),
             s if s.starts_with("::") => out.push_str(s),

@@ -240,21 +240,26 @@ fn rust_self_call_in_a_block_told_apart_by_its_argument_is_that_blocks() {
     assert_eq!(got, vec![(122, "self".to_string())]);
 }
 
-/// A call by path with a turbofish (`Pair::<2>::made()`) among a type's
-/// impl blocks told apart by a type argument is the block it names (`impl
-/// Pair<2>`'s `made`, line 147), not `impl Pair<1>`'s (line 141).
+/// A call by path with a turbofish among a type's impl blocks told apart by
+/// a type argument is the block it names: `Pair::<2>::made()` in `made_two`
+/// is `impl Pair<2>`'s `made` (line 147), `Pair::<1>::made()` in `split`
+/// `impl Pair<1>`'s (line 141), never both.
 #[test]
 fn rust_turbofish_call_is_the_block_its_type_arguments_name() {
     let ix = index_path(&calls_fixture("rust"), "rust");
     let rows = ix.rows(
-        "MATCH (a:Symbol {qualified_name: 'variants::made_two'})-[c:CALLS]->(s:Symbol) \
-         RETURN s.line_start AS at, c.confidence AS conf",
+        "MATCH (a:Symbol)-[c:CALLS]->(s:Symbol {name: 'made'}) \
+         RETURN a.name AS from, s.line_start AS at, c.confidence AS conf ORDER BY from",
     );
-    let got: Vec<(i64, String)> = rows
+    let got: Vec<(String, i64, String)> = rows
         .iter()
-        .map(|r| (r["at"].as_i64().unwrap_or(0), s(&r["conf"])))
+        .map(|r| (s(&r["from"]), r["at"].as_i64().unwrap_or(0), s(&r["conf"])))
         .collect();
-    assert_eq!(got, vec![(147, "qualified".to_string())]);
+    let qualified = |from: &str, at| (from.to_string(), at, "qualified".to_string());
+    assert_eq!(
+        got,
+        vec![qualified("made_two", 147), qualified("split", 141)]
+    );
 }
 
 #[test]

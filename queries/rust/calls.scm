@@ -82,6 +82,11 @@
 (let_condition pattern: (tuple_struct_pattern type: (scoped_identifier) @ty . [(identifier) @name (ref_pattern (identifier) @name) (mut_pattern (identifier) @name)])) @fact.variant
 (function_item return_type: (_) @ty) @fact.returns
 (function_signature_item return_type: (_) @ty) @fact.returns
+; A tuple returned (`-> (V, V)`, `-> Result<(V, V), E>`), element by element; and a tuple a `let`
+; takes apart (`let (a, b) = f();`), name by name.
+(function_item return_type: (_) @ty) @fact.tuple_returns
+(function_signature_item return_type: (_) @ty) @fact.tuple_returns
+(let_declaration pattern: (tuple_pattern) value: (_) @ty) @fact.tuple_let
 (type_parameter name: (type_identifier) @name bounds: (trait_bounds . (_) @ty)) @fact.bound
 (where_predicate left: (type_identifier) @name bounds: (trait_bounds . (_) @ty)) @fact.bound
 (type_item type: (_) @ty) @fact.alias

@@ -7,7 +7,7 @@ use tree_sitter::Node;
 use crate::model::sites::{
     ARGUMENT, BORROWED, CALLBACK, COLLECTED, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, FIXTURE, Fact,
     FactKind, FileSites, HANDED, IN_FILE, ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SELF_VALUE,
-    SHAPE, SiteKind, Step, THEN, TYPE_ARGS, VARIANT_FIELD, WRITTEN, YIELDS,
+    SHAPE, SiteKind, Step, THEN, TUPLE_ELEMENT, TYPE_ARGS, VARIANT_FIELD, WRITTEN, YIELDS,
 };
 use crate::model::{Language, Symbol, SymbolKind};
 
@@ -83,7 +83,7 @@ impl<'t> CallMatch<'t> {
 
 /// The outer capture names of `calls.scm`.
 fn outer_name(n: &str) -> Option<&'static str> {
-    const NAMES: [&str; 40] = [
+    const NAMES: [&str; 42] = [
         "call",
         "handed",
         "writes",
@@ -123,6 +123,8 @@ fn outer_name(n: &str) -> Option<&'static str> {
         "fact.impl_ref",
         "fact.impl_arg",
         "fact.impl_self",
+        "fact.tuple_returns",
+        "fact.tuple_let",
         "macro",
     ];
     NAMES.iter().find(|x| **x == n).copied()
@@ -176,6 +178,8 @@ pub(super) fn collect(
     // Read from the text when a Rust call first needs them (below).
     let mut held: Option<Vec<&str>> = None;
     let mut dynamic: Vec<Dynamic<'_, '_>> = Vec::new();
+    // Names Rust `let`s take out of tuples: kept once the calls are known.
+    let mut untupled: Vec<Fact> = Vec::new();
     for m in facts.into_iter().chain(sites) {
         let (what, node, inner) = (m.what, m.node, m.inner);
         if !what.starts_with("fact.") && locals.is_none() {
@@ -297,6 +301,8 @@ pub(super) fn collect(
                     }
                 }
             }
+            "fact.tuple_returns" => rust_tuple_facts(m, src, &owners, &mut out.facts),
+            "fact.tuple_let" => rust_tuple_facts(m, src, &owners, &mut untupled),
             "fact.impl_ref" | "fact.impl_arg" | "fact.impl_self" => {
                 out.facts.extend(rust_impl_fact(m, src, &owners))
             }
@@ -309,6 +315,19 @@ pub(super) fn collect(
         }
     }
     dynamic_sites(&dynamic, src, &mut out.sites);
+    // Locals go by owner, not by position: `let (w, rx) = w();` would make
+    // the call in its own initialiser a call of the local. A name its owner
+    // also calls stays unknown, as before.
+    if !untupled.is_empty() {
+        let called: std::collections::HashSet<(u32, &str)> = (out.sites.iter())
+            .filter_map(|s| match s.chain.as_slice() {
+                [one] if s.kind == SiteKind::Call => Some((s.owner, one.as_str())),
+                _ => None,
+            })
+            .collect();
+        untupled.retain(|f| !called.contains(&(f.owner, f.name.as_str())));
+        out.facts.append(&mut untupled);
+    }
 }
 
 /// The site of a macro invocation (`m!(…)`, `crate::m!(…)`): the macro's
@@ -1166,6 +1185,114 @@ fn rust_turbofish(lang: Lang, what: &str, call: Node<'_>, src: &str, chain: &mut
     };
     if let Some(key) = type_arguments_key(args, src, &[]) {
         chain.push(compact_str::format_compact!("{TYPE_ARGS}{key}"));
+    }
+}
+
+/// Rust tuples taken apart, element by element. `fn f() -> (A, B)` (or a
+/// `Result`/`Option` of one): a `Returns` fact per element, named by its
+/// position. `let (a, mut b) =
+/// f();`: a `Local` per name, element i of the call's result
+/// (`TUPLE_ELEMENT`), or of a tuple written there (`(x, y)`) the element's
+/// own chain. A name whose element is not known gets none: a local of `?`
+/// would say its value is the language's, and its calls none of the repo's.
+fn rust_tuple_facts(m: &CallMatch<'_>, src: &str, owners: &Owners<'_>, out: &mut Vec<Fact>) {
+    let (node, value) = (m.node, m.inner);
+    let at = node.start_byte() as u32;
+    if m.what == "fact.tuple_returns" {
+        // What `?`, `.unwrap()` and the like take out: the tuple in a
+        // `Result<(A, B), E>`, an `Option<(A, B)>`.
+        let value = rust_unwrapped(value, src);
+        if kind_of(value) != "tuple_type" {
+            return;
+        }
+        let mut c = value.walk();
+        let Some(f) = owners.innermost(at).filter(|&i| {
+            let s = &owners.symbols[i];
+            s.byte_start == at && s.kind.is_callable()
+        }) else {
+            return;
+        };
+        for (i, element) in value.named_children(&mut c).enumerate() {
+            out.push(Fact {
+                kind: FactKind::Returns,
+                owner: f as u32,
+                name: compact_str::format_compact!("{i}"),
+                chain: declared_chain(Lang::Rust, element, src).into(),
+                byte: at,
+                owned: rust_owned("fact.returns", element, true, src),
+            });
+        }
+        return;
+    }
+    let Some(pattern) = child(node, "pattern") else {
+        return;
+    };
+    let mut c = value.walk();
+    let written: Option<Vec<Node<'_>>> =
+        (kind_of(value) == "tuple_expression").then(|| value.named_children(&mut c).collect());
+    let mut whole = Vec::new();
+    if written.is_none() && Lang::Rust.chain(value, src, &mut whole).is_none() {
+        return;
+    }
+    let owner = owners.of(node.start_byte(), false);
+    let mut p = pattern.walk();
+    let names: Vec<Option<&str>> = pattern
+        .named_children(&mut p)
+        .map(|element| {
+            let bound = match kind_of(element) {
+                "identifier" => Some(element),
+                "ref_pattern" | "mut_pattern" => (element
+                    .named_child((element.named_child_count() as u32).saturating_sub(1)))
+                .filter(|n| kind_of(*n) == "identifier"),
+                _ => None,
+            };
+            bound.map(|b| text(b, src))
+        })
+        .collect();
+    // Bindings go by owner, not by position, and must all agree: a value
+    // made from a name the pattern binds again (`let (input, rest) =
+    // input.split_at(i)`, `let (a, b) = (b, a)`) would make the earlier
+    // binding's uses, this one's own initialiser among them, of no type.
+    let rebinds = |chain: &[Step]| {
+        chain
+            .first()
+            .is_some_and(|h| names.contains(&Some(h.as_str())))
+    };
+    if written.is_none() && rebinds(&whole) {
+        return;
+    }
+    for (i, name) in names.iter().enumerate() {
+        let Some(name) = *name else { continue };
+        let chain = match &written {
+            Some(elements) => {
+                let mut chain = Vec::new();
+                let known = elements
+                    .get(i)
+                    .and_then(|e| Lang::Rust.chain(*e, src, &mut chain));
+                if known.is_none()
+                    || chain.len() > MAX_CHAIN
+                    || chain.iter().any(|c| c == "?")
+                    || rebinds(&chain)
+                {
+                    continue;
+                }
+                chain
+            }
+            None if whole.len() < MAX_CHAIN && whole.last().is_some_and(|l| l == "()") => {
+                let mut chain = whole.clone();
+                chain.push(compact_str::format_compact!("{TUPLE_ELEMENT}{i}"));
+                chain
+            }
+            None => continue,
+        };
+        out.push(Fact {
+            kind: FactKind::Local,
+            owner,
+            name: Step::from(name),
+            chain: chain.into(),
+            byte: at,
+            owned: None,
+        });
     }
 }
 

@@ -171,7 +171,9 @@ pub enum FactKind {
     Local,
     /// A field of the owner (a struct/class): its declared type or initialiser.
     Field,
-    /// The owner's (a fn/method's) declared return type; `name` is empty.
+    /// The owner's (a fn/method's) declared return type; `name` is empty,
+    /// or, Rust, an element's position in a tuple returned (`-> (V, V)`:
+    /// `"0"`, `"1"`; `TUPLE_ELEMENT`).
     Returns,
     /// A generic parameter of the owner and its first bound (`T: Shape`).
     Bound,
@@ -277,6 +279,12 @@ pub const BORROWED: &str = "#ref";
 /// which of the type's impls of a generic trait (`From<Vec<T>>`, `From<&[T]>`,
 /// `From<A>`) the call picks (`Resolver::by_argument`).
 pub const ARGUMENT: &str = "#arg";
+/// Heads the last step of the chain of a Rust `Local` that a `let` takes out
+/// of a tuple (`let (a, b) = f();` gives `b` the chain `["f", "()",
+/// "#tuple1"]`): element i of the value before it, by the tuple its callee
+/// declares it returns (`Returns` facts named by position). A tuple written
+/// there (`let (a, b) = (x, y)`) gives each name its element's own chain.
+pub const TUPLE_ELEMENT: &str = "#tuple";
 /// Heads the last step of a Rust call by path whose type is written with a
 /// turbofish (`ExactlyNDigits::<2>::parse(x)` → `["ExactlyNDigits",
 /// "::parse", "#tyargs2"]`), after an `ARGUMENT` step: the type arguments,

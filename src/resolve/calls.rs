@@ -15,7 +15,7 @@ use super::{
 use crate::model::sites::{
     ARGUMENT, BORROWED, CALLBACK, COLLECTED, COMPREHENDS, DYNAMIC, ELEMENT, EVERY, FIXTURE,
     FactKind, FileSites, HANDED, IN_FILE, ITERATES, PROPERTY, RETURNS_VALUE, RawSite, SELF_VALUE,
-    SHAPE, SiteKind, Step, THEN, TYPE_ARGS, VARIANT_FIELD, WRITTEN, YIELDS,
+    SHAPE, SiteKind, Step, THEN, TUPLE_ELEMENT, TYPE_ARGS, VARIANT_FIELD, WRITTEN, YIELDS,
 };
 
 /// A target and the tier that proved it, if one did.
@@ -419,6 +419,9 @@ struct FactIndex<'a> {
     receivers: FxMap<u32, &'a Fact>,
     fields: FxMap<(u32, &'a str), &'a Fact>,
     returns: FxMap<u32, &'a Fact>,
+    /// Rust: (function, position) → the type of that element of the tuple
+    /// it returns (`Returns` facts named by position).
+    tuple_returns: FxMap<(u32, &'a str), &'a Fact>,
     /// What a Python function yields first (a pytest fixture's value).
     yields: FxMap<u32, &'a Fact>,
     /// A Python function's or class's decorators.
@@ -467,6 +470,9 @@ impl<'a> FactIndex<'a> {
                 }
                 FactKind::Returns if f.chain.first().is_some_and(|c| c == YIELDS) => {
                     ix.yields.entry(f.owner).or_insert(f);
+                }
+                FactKind::Returns if !f.name.is_empty() => {
+                    ix.tuple_returns.insert(key, f);
                 }
                 FactKind::Returns => {
                     ix.returns.entry(f.owner).or_insert(f);
@@ -3903,18 +3909,33 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
         // around this one's).
         let from_owner = fact.owner;
         let chain = self.unshadowed(cx, from_owner, word, fact);
-        let (t, _) = self.fact_type(cx, from_owner, &chain, depth + 1)?;
+        // A Rust name a `let` takes out of a tuple whose element's type is
+        // not known (`let (rh, wh) = io::split(s)`, a library's) says
+        // nothing: the name's other bindings do (`TUPLE_ELEMENT`).
+        let all = cx.ix.bindings.get(&(fact.owner, word));
+        let (t, _) = match self.fact_type(cx, from_owner, &chain, depth + 1) {
+            Some(found) => found,
+            None if untupled(fact) => {
+                fact = all?.iter().copied().find(|b| !untupled(b))?;
+                let chain = self.unshadowed(cx, from_owner, word, fact);
+                self.fact_type(cx, from_owner, &chain, depth + 1)?
+            }
+            None => return None,
+        };
         // Rust shadows a name with values of other types (`if let
         // Some(e) = self.dfa.get(…) {…} else if let Some(e) =
         // self.hybrid.get(…)`), and which binding a site sees is not
         // kept: every binding must agree.
         if cx.fam == Family::Rust
-            && let Some(all) = cx.ix.bindings.get(&(fact.owner, word))
+            && let Some(all) = all
             && all.len() > 1
         {
             for b in all.iter().filter(|b| !std::ptr::eq(**b, fact)) {
                 let chain = self.unshadowed(cx, from_owner, word, b);
                 let other = self.fact_type(cx, from_owner, &chain, depth + 1);
+                if other.is_none() && untupled(b) {
+                    continue;
+                }
                 if other.is_none_or(|(o, _)| o.id != t.id) {
                     return None;
                 }
@@ -4298,6 +4319,19 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                 .field_type(t, &field, depth + 1)
                 .map(|s| (s, Tier::Typed));
         }
+        // `let (a, b) = f();`: element i of the tuple `f` declares it returns.
+        if let [call @ .., last, mark] = chain
+            && last == "()"
+            && let Some(i) = mark.strip_prefix(TUPLE_ELEMENT)
+        {
+            let (f, _) = self.called(cx, owner, call, depth + 1)?;
+            let fcx = self.cx(f.file, None);
+            let fi = *fcx.ix.ids.get(f.id)?;
+            let element = fcx.ix.tuple_returns.get(&(fi, i))?.chain.clone();
+            return self
+                .fact_type(&fcx, fi, &element, depth + 1)
+                .map(|(s, _)| (s, Tier::Typed));
+        }
         // `({ logger }: Ctx) =>`: the property of the declared type.
         if let [path @ .., property, mark] = chain
             && mark == PROPERTY
@@ -4628,6 +4662,14 @@ fn parent_index(cx: &FileCx<'_, '_>, i: usize) -> Option<usize> {
         .rev()
         .find(|&&p| (p as usize) < i)
         .map(|&p| p as usize)
+}
+
+/// Whether a Rust local is a name a `let` takes out of a tuple
+/// (`TUPLE_ELEMENT`).
+fn untupled(fact: &Fact) -> bool {
+    fact.chain
+        .last()
+        .is_some_and(|c| c.starts_with(TUPLE_ELEMENT))
 }
 
 /// A Rust call's chain ending in its turbofish's type arguments

@@ -1194,7 +1194,8 @@ fn rust_turbofish(lang: Lang, what: &str, call: Node<'_>, src: &str, chain: &mut
 /// f();`: a `Local` per name, element i of the call's result
 /// (`TUPLE_ELEMENT`), or of a tuple written there (`(x, y)`) the element's
 /// own chain. A name whose element is not known gets none: a local of `?`
-/// would say its value is the language's, and its calls none of the repo's.
+/// would say its value is the language's, and its calls none of the repo's;
+/// nor does one its owner also binds by `Err(name)`.
 fn rust_tuple_facts(m: &CallMatch<'_>, src: &str, owners: &Owners<'_>, out: &mut Vec<Fact>) {
     let (node, value) = (m.node, m.inner);
     let at = node.start_byte() as u32;
@@ -1261,8 +1262,20 @@ fn rust_tuple_facts(m: &CallMatch<'_>, src: &str, owners: &Owners<'_>, out: &mut
     if written.is_none() && rebinds(&whole) {
         return;
     }
+    // A match arm's `Err(e)` binds no local (`rust_pattern_value` reads
+    // `Some`/`Ok` only): the tuple's `e` would be taken for it.
+    let errs = match owners.innermost(at) {
+        Some(o) => {
+            let s = &owners.symbols[o];
+            rust_variant_names(&src[s.byte_start as usize..s.byte_end as usize], &["Err"])
+        }
+        None => Vec::new(),
+    };
     for (i, name) in names.iter().enumerate() {
         let Some(name) = *name else { continue };
+        if errs.binary_search(&name).is_ok() {
+            continue;
+        }
         let chain = match &written {
             Some(elements) => {
                 let mut chain = Vec::new();
@@ -1763,8 +1776,14 @@ fn callback_chain(mut chain: Vec<Step>, i: usize, j: usize) -> Option<Vec<Step>>
 /// can find (and more). Only a call whose head is one of them climbs the
 /// tree for its binding: climbing for every call was ~2.5% of a cold index.
 fn rust_held_names(src: &str) -> Vec<&str> {
+    rust_variant_names(src, &["Some", "Ok"])
+}
+
+/// Every name a pattern of one of the `variants` could bind in `src`
+/// (`Err(e)`: `e`), as `rust_held_names` reads them, sorted.
+fn rust_variant_names<'s>(src: &'s str, variants: &[&str]) -> Vec<&'s str> {
     let mut names = Vec::new();
-    for word in ["Some", "Ok"] {
+    for &word in variants {
         for (at, _) in src.match_indices(word) {
             let mut rest = skip_trivia(&src[at + word.len()..]);
             let Some(after) = rest.strip_prefix('(') else {

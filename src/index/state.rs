@@ -44,9 +44,10 @@ use crate::store::graph::MARK_BYTES;
 
 /// The format, and the resolution rules its edges and lookup keys were made
 /// by: 45 keeps the type arguments of inherent impls and turbofish calls
-/// (`FactKind::ImplSelfArgs`, `TYPE_ARGS`); an older state does not read as
-/// one, so its ref is built again.
-const MAGIC: &[u8; 8] = b"CRUXST45";
+/// (`FactKind::ImplSelfArgs`, `TYPE_ARGS`), 46 the elements of tuples
+/// (`TUPLE_ELEMENT`, `Returns` facts by position); an older state does not
+/// read as one, so its ref is built again.
+const MAGIC: &[u8; 8] = b"CRUXST46";
 /// Starts each change appended after the whole state.
 const CHANGE: &[u8; 8] = b"CRUXCH20";
 

@@ -212,10 +212,8 @@ pub(super) fn collect(
                     continue;
                 }
                 if matches!(lang, Lang::Rust) && what == "call" {
-                    rust_held_receiver(node, src, &mut held, &mut chain);
+                    rust_call_steps(node, src, &mut held, &mut chain);
                 }
-                rust_argument(lang, what, node, src, &mut chain);
-                rust_turbofish(lang, what, node, src, &mut chain);
                 let kind = match what {
                     "call" | "new" => SiteKind::Call,
                     "construct" => SiteKind::Construct,
@@ -225,27 +223,9 @@ pub(super) fn collect(
                     continue;
                 }
                 let owner = owners.of(node.start_byte(), true);
-                // A receiver named by a plain name (`DEFAULT.summary()`,
-                // `report.flush()`): a use of that name as a value too, kept
-                // when it resolves to a module-level value or function. A Go
-                // package name is never a value (nothing in the package may
-                // share an imported name), and it heads most Go calls.
-                let go_package = matches!(lang, Lang::Go)
-                    && chain
-                        .first()
-                        .is_some_and(|h| packages.contains(&h.as_str()));
-                let head_named = chain.len() > 1
-                    && !is_marker(&chain[0])
-                    && !is_self_word(&chain[0])
-                    && !chain[1].starts_with("::")
-                    && !go_package;
-                if kind == SiteKind::Call
-                    && head_named
-                    && let Some(h) = head(inner)
-                    && !shadowed(owner, &chain[0])
-                {
+                if kind == SiteKind::Call && chain.first().is_some_and(|h| !shadowed(owner, h)) {
                     out.sites
-                        .push(raw_site(SiteKind::Value, vec![chain[0].clone()], h, owner));
+                        .extend(head_value_site(lang, &chain, inner, owner, packages));
                 }
                 if kind == SiteKind::Call && owners.is_macro(owner) {
                     template_self(node, src, &mut chain);
@@ -301,8 +281,8 @@ pub(super) fn collect(
                     }
                 }
             }
-            "fact.tuple_returns" => rust_tuple_facts(m, src, &owners, &mut out.facts),
-            "fact.tuple_let" => rust_tuple_facts(m, src, &owners, &mut untupled),
+            "fact.tuple_returns" => rust_tuple_returns(m, src, &owners, &mut out.facts),
+            "fact.tuple_let" => rust_untupled_locals(m, src, &owners, &mut untupled),
             "fact.impl_ref" | "fact.impl_arg" | "fact.impl_self" => {
                 out.facts.extend(rust_impl_fact(m, src, &owners))
             }
@@ -315,19 +295,65 @@ pub(super) fn collect(
         }
     }
     dynamic_sites(&dynamic, src, &mut out.sites);
-    // Locals go by owner, not by position: `let (w, rx) = w();` would make
-    // the call in its own initialiser a call of the local. A name its owner
-    // also calls stays unknown, as before.
-    if !untupled.is_empty() {
-        let called: std::collections::HashSet<(u32, &str)> = (out.sites.iter())
-            .filter_map(|s| match s.chain.as_slice() {
-                [one] if s.kind == SiteKind::Call => Some((s.owner, one.as_str())),
-                _ => None,
-            })
-            .collect();
-        untupled.retain(|f| !called.contains(&(f.owner, f.name.as_str())));
-        out.facts.append(&mut untupled);
+    keep_uncalled(untupled, out);
+}
+
+/// Adds the `locals` of `rust_untupled_locals` whose owner does not call
+/// them by name. Locals go by owner, not by position: `let (w, rx) = w();`
+/// would make the call in its own initialiser a call of the local; such a
+/// name stays unknown, as before tuples were read.
+fn keep_uncalled(mut locals: Vec<Fact>, out: &mut FileSites) {
+    if locals.is_empty() {
+        return;
     }
+    let called: std::collections::HashSet<(u32, &str)> = called_by_name(&out.sites).collect();
+    locals.retain(|f| !called.contains(&(f.owner, f.name.as_str())));
+    out.facts.append(&mut locals);
+}
+
+/// The (owner, name) of each call of a bare name (`f(…)`).
+fn called_by_name(sites: &[RawSite]) -> impl Iterator<Item = (u32, &str)> {
+    sites.iter().filter_map(|s| match s.chain.as_slice() {
+        [one] if s.kind == SiteKind::Call => Some((s.owner, one.as_str())),
+        _ => None,
+    })
+}
+
+/// A call's receiver named by a plain name (`DEFAULT.summary()`,
+/// `report.flush()`): a use of that name as a value too, kept when it
+/// resolves to a module-level value or function. A Go package name is never
+/// a value (nothing in the package may share an imported name), and it heads
+/// most Go calls.
+fn head_value_site(
+    lang: Lang,
+    chain: &[Step],
+    inner: Node<'_>,
+    owner: u32,
+    packages: &[&str],
+) -> Option<RawSite> {
+    let first = chain.first()?;
+    let go_package = matches!(lang, Lang::Go) && packages.contains(&first.as_str());
+    let named = chain.len() > 1
+        && !is_marker(first)
+        && !is_self_word(first)
+        && !chain[1].starts_with("::")
+        && !go_package;
+    let h = head(inner).filter(|_| named)?;
+    Some(raw_site(SiteKind::Value, vec![first.clone()], h, owner))
+}
+
+/// The steps a Rust call's chain takes from what is around it: the value a
+/// pattern holding its receiver takes apart (`rust_held_receiver`), its one
+/// argument's shape (`rust_argument`), its turbofish (`rust_turbofish`).
+fn rust_call_steps<'s>(
+    call: Node<'_>,
+    src: &'s str,
+    held: &mut Option<Vec<&'s str>>,
+    chain: &mut Vec<Step>,
+) {
+    rust_held_receiver(call, src, held, chain);
+    rust_argument(call, src, chain);
+    rust_turbofish(call, src, chain);
 }
 
 /// The site of a macro invocation (`m!(…)`, `crate::m!(…)`): the macro's
@@ -1170,10 +1196,7 @@ fn type_arguments_key(args: Node<'_>, src: &str, params: &[&str]) -> Option<Stri
 
 /// A Rust call by path whose type has a turbofish (`ExactlyNDigits::<2>::
 /// parse(x)`): its type arguments as a last step (`TYPE_ARGS`).
-fn rust_turbofish(lang: Lang, what: &str, call: Node<'_>, src: &str, chain: &mut Vec<Step>) {
-    if !matches!(lang, Lang::Rust) || what != "call" {
-        return;
-    }
+fn rust_turbofish(call: Node<'_>, src: &str, chain: &mut Vec<Step>) {
     let Some(f) = child(call, "function").filter(|f| kind_of(*f) == "scoped_identifier") else {
         return;
     };
@@ -1188,43 +1211,44 @@ fn rust_turbofish(lang: Lang, what: &str, call: Node<'_>, src: &str, chain: &mut
     }
 }
 
-/// Rust tuples taken apart, element by element. `fn f() -> (A, B)` (or a
-/// `Result`/`Option` of one): a `Returns` fact per element, named by its
-/// position. `let (a, mut b) =
-/// f();`: a `Local` per name, element i of the call's result
-/// (`TUPLE_ELEMENT`), or of a tuple written there (`(x, y)`) the element's
-/// own chain. A name whose element is not known gets none: a local of `?`
-/// would say its value is the language's, and its calls none of the repo's;
-/// nor does one its owner also binds by `Err(name)`.
-fn rust_tuple_facts(m: &CallMatch<'_>, src: &str, owners: &Owners<'_>, out: &mut Vec<Fact>) {
-    let (node, value) = (m.node, m.inner);
-    let at = node.start_byte() as u32;
-    if m.what == "fact.tuple_returns" {
-        // What `?`, `.unwrap()` and the like take out: the tuple in a
-        // `Result<(A, B), E>`, an `Option<(A, B)>`.
-        let value = rust_unwrapped(value, src);
-        if kind_of(value) != "tuple_type" {
-            return;
-        }
-        let mut c = value.walk();
-        let Some(f) = owners.innermost(at).filter(|&i| {
-            let s = &owners.symbols[i];
-            s.byte_start == at && s.kind.is_callable()
-        }) else {
-            return;
-        };
-        for (i, element) in value.named_children(&mut c).enumerate() {
-            out.push(Fact {
-                kind: FactKind::Returns,
-                owner: f as u32,
-                name: compact_str::format_compact!("{i}"),
-                chain: declared_chain(Lang::Rust, element, src).into(),
-                byte: at,
-                owned: rust_owned("fact.returns", element, true, src),
-            });
-        }
+/// `fn f() -> (A, B)` (or a `Result`/`Option` of one, `m`): a `Returns`
+/// fact per element, named by its position (`TUPLE_ELEMENT`).
+fn rust_tuple_returns(m: &CallMatch<'_>, src: &str, owners: &Owners<'_>, out: &mut Vec<Fact>) {
+    let at = m.node.start_byte() as u32;
+    // What `?`, `.unwrap()` and the like take out: the tuple in a
+    // `Result<(A, B), E>`, an `Option<(A, B)>`.
+    let value = rust_unwrapped(m.inner, src);
+    if kind_of(value) != "tuple_type" {
         return;
     }
+    let Some(f) = owners.innermost(at).filter(|&i| {
+        let s = &owners.symbols[i];
+        s.byte_start == at && s.kind.is_callable()
+    }) else {
+        return;
+    };
+    let mut c = value.walk();
+    for (i, element) in value.named_children(&mut c).enumerate() {
+        out.push(Fact {
+            kind: FactKind::Returns,
+            owner: f as u32,
+            name: compact_str::format_compact!("{i}"),
+            chain: declared_chain(Lang::Rust, element, src).into(),
+            byte: at,
+            owned: rust_owned("fact.returns", element, true, src),
+        });
+    }
+}
+
+/// `let (a, mut b) = f();` (`m`): a `Local` per name, element i of the
+/// call's result (`TUPLE_ELEMENT`), or of a tuple written there (`(x, y)`)
+/// the element's own chain. A name whose element is not known gets none: a
+/// local of `?` would say its value is the language's, and its calls none of
+/// the repo's; nor does one its owner also binds by `Err(name)`. `collect`
+/// then drops the names their owner calls (`keep_uncalled`).
+fn rust_untupled_locals(m: &CallMatch<'_>, src: &str, owners: &Owners<'_>, out: &mut Vec<Fact>) {
+    let (node, value) = (m.node, m.inner);
+    let at = node.start_byte() as u32;
     let Some(pattern) = child(node, "pattern") else {
         return;
     };
@@ -1509,11 +1533,8 @@ fn rust_collected_type(call: Node<'_>) -> Option<Node<'_>> {
 
 /// A Rust call by path with one argument (`SmallVec::from(vec)`): the
 /// argument's shape as a last step (`ARGUMENT`), when the code says it.
-fn rust_argument(lang: Lang, what: &str, call: Node<'_>, src: &str, chain: &mut Vec<Step>) {
-    if !matches!(lang, Lang::Rust)
-        || what != "call"
-        || !chain.last().is_some_and(|l| l.starts_with("::"))
-    {
+fn rust_argument(call: Node<'_>, src: &str, chain: &mut Vec<Step>) {
+    if !chain.last().is_some_and(|l| l.starts_with("::")) {
         return;
     }
     let Some(args) = child(call, "arguments").filter(|a| a.named_child_count() == 1) else {
@@ -2439,10 +2460,7 @@ pub(super) fn drop_argument_shadows(out: &mut FileSites, from: usize) {
     if facts.len() == from {
         return;
     }
-    let called = sites.iter().filter_map(|s| match s.chain.as_slice() {
-        [one] if s.kind == SiteKind::Call => Some((s.owner, one.as_str())),
-        _ => None,
-    });
+    let called = called_by_name(sites);
     let outside: std::collections::HashSet<(u32, &str)> = facts[..from]
         .iter()
         .filter(|f| f.kind == FactKind::Local)

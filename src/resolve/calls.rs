@@ -1312,8 +1312,10 @@ impl<'i, 'a: 's, 's> Resolver<'i, 'a, 's> {
                 .is_some_and(|f| self.outside_chain(&tcx, ti, &f.chain, 0));
         }
         match self.local_fact(cx, owner, head) {
-            Some(f) => self.outside_chain(cx, f.owner, &f.chain, 0),
-            None => self.outside_chain(cx, owner, receiver, 0),
+            // A name taken out of a tuple of no known element type proves
+            // no library value: the name is read as before tuples were.
+            Some(f) if !untupled(f) => self.outside_chain(cx, f.owner, &f.chain, 0),
+            _ => self.outside_chain(cx, owner, receiver, 0),
         }
     }
 

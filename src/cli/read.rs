@@ -22,6 +22,11 @@ use crate::query::view::View;
 /// `cruxe impact`'s exit status when its answer is a lower bound: a script
 /// that runs the tests it prints runs every test instead.
 pub const LOWER_BOUND: i32 = 3;
+/// `cruxe impact --coverage`'s exit status when the coverage report chose
+/// the tests: measured, not proven (a test run in a subprocess, or whose
+/// failure another test's leftovers cause, is not in a report), so a script
+/// decides whether to trust it.
+pub const MEASURED: i32 = 4;
 use crate::query::{calls, context, hierarchy, locate, outline, related, search};
 use crate::store::catalog;
 use crate::store::datadir::DataDir;

@@ -855,6 +855,14 @@ pub struct ImpactAnswer {
     /// `exact` only when no site that could reach any changed or affected
     /// symbol was left unproven, else `lower_bound` (see `notes`).
     pub completeness: String,
+    /// Where `tests` come from: `graph` (the walks), `coverage` (the
+    /// `coverage` report measured every changed function: the tests that ran
+    /// them), or `graph and coverage` (it measured some).
+    pub tests_from: String,
+    /// `completeness` for the tests: `measured` when they come from the
+    /// coverage report alone (all of them, provided it was recorded on the
+    /// diff's base and the tests are deterministic), else `completeness`.
+    pub tests_completeness: String,
     /// How many such sites.
     pub unproven: usize,
     /// The first of them.

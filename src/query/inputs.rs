@@ -387,9 +387,12 @@ pub struct ImpactInput {
     /// A git ref (branch, tag, commit): the working tree's diff against it (uncommitted and untracked files included) gives the changed lines, and the symbols around them.
     #[serde(default)]
     pub diff_base: Option<String>,
-    /// Steps to follow from a change, 1 to 5 (default 3).
+    /// Steps to follow from a change, 1 to 30 (default 3; 30 to choose the tests a change can break).
     #[serde(default, deserialize_with = "int_or_text")]
     pub depth: Option<i64>,
+    /// A per-test coverage report inside the repository, recorded on the diff's base: coverage.py's JSON with contexts (`pytest --cov --cov-context=test`, then `coverage json --show-contexts`) or LCOV with a `TN:` record per test. Where it measured every changed function, `tests` are the tests that ran them (`tests_from: coverage`).
+    #[serde(default)]
+    pub coverage: Option<String>,
     /// Weakest resolution tier followed (default `dispatch`: `name`-tier edges are left out, and the answer says `lower_bound` when one was).
     #[serde(default)]
     pub min_confidence: Option<Tier>,

@@ -30,6 +30,28 @@ pub struct Hunk {
     pub start: i64,
     pub end: i64,
     pub deletion: bool,
+    /// The base's side: its first line and how many lines it had there.
+    pub old_start: i64,
+    pub old_count: i64,
+}
+
+impl FileChange {
+    /// Where a line of the working tree's file was in the base: lines after
+    /// a hunk move by what it added or took away; a line a hunk added maps to
+    /// the base's lines it replaced (their first, or last for `last`).
+    pub fn base_line(&self, line: i64, last: bool) -> i64 {
+        let mut shift = 0;
+        for h in &self.hunks {
+            let new_count = if h.deletion { 0 } else { h.end - h.start + 1 };
+            if line >= h.start + new_count.max(1) {
+                shift += new_count - h.old_count;
+            } else if !h.deletion && line >= h.start {
+                let end = h.old_start + (h.old_count - 1).max(0);
+                return if last { end } else { h.old_start };
+            }
+        }
+        line - shift
+    }
 }
 
 /// The changes of the working tree at `root` against the commit `base`,
@@ -109,6 +131,19 @@ fn verified_diff(root: &Path, base: &str) -> Result<String, ToolError> {
         ],
     )?
     .ok_or_else(|| ToolError::invalid_input(format!("`git diff {base}` failed")))
+}
+
+/// The bytes of `path` in the commit `base` (checked by [`changes`]), or
+/// `None` when it has no such file.
+pub fn base_bytes(root: &Path, base: &str, path: &str) -> Option<Vec<u8>> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["cat-file", "blob", &format!("{}:{path}", base.trim())])
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .output()
+        .ok()?;
+    out.status.success().then_some(out.stdout)
 }
 
 /// Runs git in `root`: its standard output, or `None` when it exits non-zero;
@@ -209,27 +244,36 @@ fn unquote(p: &str) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// `@@ -a[,b] +c[,d] @@`: the working tree's side.
+/// `@@ -a[,b] +c[,d] @@`: both sides.
 fn hunk(line: &str) -> Option<Hunk> {
-    let new = line.split(' ').find(|w| w.starts_with('+'))?;
-    let mut parts = new[1..].splitn(2, ',');
-    let start: i64 = parts.next()?.parse().ok()?;
-    let count: i64 = match parts.next() {
-        Some(c) => c.parse().ok()?,
-        None => 1,
+    let side = |sign: char| -> Option<(i64, i64)> {
+        let range = line.split(' ').find(|w| w.starts_with(sign))?;
+        let mut parts = range[1..].splitn(2, ',');
+        let start: i64 = parts.next()?.parse().ok()?;
+        let count: i64 = match parts.next() {
+            Some(c) => c.parse().ok()?,
+            None => 1,
+        };
+        Some((start, count))
     };
+    let (old_start, old_count) = side('-')?;
+    let (start, count) = side('+')?;
     Some(if count == 0 {
         // Lines deleted after line `start` (0: at the top).
         Hunk {
             start,
             end: start + 1,
             deletion: true,
+            old_start,
+            old_count,
         }
     } else {
         Hunk {
             start,
             end: start + count - 1,
             deletion: false,
+            old_start,
+            old_count,
         }
     })
 }
@@ -286,17 +330,23 @@ diff --git \"a/src/sp ace\\303\\251.rs\" \"b/src/sp ace\\303\\251.rs\"
                 Hunk {
                     start: 3,
                     end: 3,
-                    deletion: false
+                    deletion: false,
+                    old_start: 3,
+                    old_count: 1,
                 },
                 Hunk {
                     start: 9,
                     end: 10,
-                    deletion: true
+                    deletion: true,
+                    old_start: 10,
+                    old_count: 2,
                 },
                 Hunk {
                     start: 19,
                     end: 21,
-                    deletion: false
+                    deletion: false,
+                    old_start: 20,
+                    old_count: 0,
                 },
             ]
         );
@@ -305,5 +355,16 @@ diff --git \"a/src/sp ace\\303\\251.rs\" \"b/src/sp ace\\303\\251.rs\"
         assert_eq!(files[2].path, "src/gone.rs");
         assert!(files[2].deleted);
         assert_eq!(files[3].path, "src/sp aceé.rs");
+        // Back to the base's lines: 3 was 3; 5 is before the deletion (5);
+        // 9 follows the two lines taken out after it, so 9 is 9, 11 was 13;
+        // 19..=21 were added where the base's 20 ended (mapped to 20, its
+        // last 19: no line was replaced); 22 was 21.
+        let a = &files[0];
+        assert_eq!(a.base_line(3, false), 3);
+        assert_eq!(a.base_line(5, false), 5);
+        assert_eq!(a.base_line(9, false), 9);
+        assert_eq!(a.base_line(11, false), 13);
+        assert_eq!(a.base_line(20, false), 20);
+        assert_eq!(a.base_line(22, false), 21);
     }
 }

@@ -19,6 +19,7 @@ use super::super::budget::keep_within;
 use super::super::error::ToolError;
 use super::super::inputs::ImpactInput;
 use super::super::view::View;
+use super::coverage;
 use super::diff::{self, FileChange};
 use super::tests::{is_test_file, is_test_maker, is_test_symbol};
 use super::{
@@ -109,7 +110,17 @@ pub fn analyze_impact(
     let (tiers, tier) = tiers(input.min_confidence);
     let cat = c.catalog()?;
     let mut notes: Vec<String> = Vec::new();
-    let changed = changed_symbols(c, &cat, &input, &mut notes)?;
+    let mut change = Change::default();
+    changed_symbols(c, &cat, &input, &mut notes, &mut change)?;
+    let changed = change.symbols.clone();
+    // Read before the walks: a bad report is the caller's error, found fast.
+    let report = match input.coverage.as_deref() {
+        Some(p) => Some(coverage::Report::read(
+            &c.root(),
+            non_empty("coverage", p)?,
+        )?),
+        None => None,
+    };
     let changed_ids: HashSet<String> = changed.iter().map(|&i| cat.entry(i).id()).collect();
 
     // The walks start at the changed symbols and at the declarations changed
@@ -205,6 +216,13 @@ pub fn analyze_impact(
     let changed_rows: Vec<ChangedSymbol> = changed.iter().map(|&i| changed_row(&cat, i)).collect();
     let mut files = files_of(&changed_rows, &affected);
     let mut tests = tests_of(c, &cat, &changed_rows, &affected, &files);
+    let (tests_from, tests_completeness) = match &report {
+        Some(report) => {
+            let picked = coverage::select(c, &cat, report, &change);
+            picked.apply(&mut tests, completeness, &mut notes)
+        }
+        None => ("graph", completeness),
+    };
     let (total_affected, total_files, total_tests) = (affected.len(), files.len(), tests.len());
     let total_changed = changed_rows.len();
     let mut changed_rows = changed_rows;
@@ -233,6 +251,8 @@ pub fn analyze_impact(
         files,
         tests,
         completeness: completeness.into(),
+        tests_from: tests_from.into(),
+        tests_completeness: tests_completeness.into(),
         unproven: unproven.count,
         unproven_sites: unproven.sites,
         notes,
@@ -988,12 +1008,28 @@ const FRONTIER_ASKED: usize = 2000;
 const SYMBOLS_PER_HOP: usize = 8;
 
 /// The changed symbols the input names, in position order.
+/// What a change touches: its symbols, and with a diff, each file's hunks and
+/// the changed lines no symbol holds (top-level code).
+#[derive(Default)]
+pub(super) struct Change {
+    pub symbols: Vec<usize>,
+    pub files: Vec<FileChange>,
+    pub outside: Vec<(String, i64)>,
+    /// Changed files indexed as the base has them (not yet indexed again):
+    /// their symbols' lines are the base's already.
+    pub indexed_base: HashSet<String>,
+    /// Changed files indexed as neither the working tree nor the base has
+    /// them: their symbols' lines match neither side.
+    pub indexed_neither: Vec<String>,
+}
+
 fn changed_symbols(
     c: &View,
     cat: &Catalog,
     input: &ImpactInput,
     notes: &mut Vec<String>,
-) -> Result<Vec<usize>, ToolError> {
+    change: &mut Change,
+) -> Result<(), ToolError> {
     let given = [
         input.symbol_name.is_some(),
         input.paths.is_some(),
@@ -1053,13 +1089,15 @@ fn changed_symbols(
         }
     } else if let Some(base) = &input.diff_base {
         let base = non_empty("diff_base", base)?;
-        for change in diff::changes(&c.root(), base)? {
-            out.extend(diffed(c, cat, &change, notes)?);
+        for file in diff::changes(&c.root(), base)? {
+            out.extend(diffed(c, cat, (&file, base), notes, change)?);
+            change.files.push(file);
         }
     }
     cat.sort_by_position(&mut out);
     out.dedup();
-    Ok(out)
+    change.symbols = out;
+    Ok(())
 }
 
 /// The symbols one file's change touches: every symbol of an added file, else
@@ -1068,8 +1106,9 @@ fn changed_symbols(
 fn diffed(
     c: &View,
     cat: &Catalog,
-    change: &FileChange,
+    (change, base): (&FileChange, &str),
     notes: &mut Vec<String>,
+    found: &mut Change,
 ) -> Result<Vec<usize>, ToolError> {
     if change.deleted {
         notes.push(format!(
@@ -1088,6 +1127,13 @@ fn diffed(
             "{} changed since it was indexed: its lines may not match its symbols",
             change.path
         ));
+        let base_hash =
+            diff::base_bytes(&c.root(), base, &change.path).map(|b| crate::model::content_hash(&b));
+        if base_hash.as_deref() == Some(file.content_hash.as_str()) {
+            found.indexed_base.insert(change.path.clone());
+        } else {
+            found.indexed_neither.push(change.path.clone());
+        }
     }
     let symbols: Vec<usize> = cat
         .in_file(&change.path)
@@ -1116,12 +1162,16 @@ fn diffed(
             })
     };
     let mut out = Vec::new();
+    let mut held = |lines: &[i64]| match innermost(lines) {
+        Some(i) => out.push(i),
+        None => found.outside.push((change.path.clone(), lines[0])),
+    };
     for h in &change.hunks {
         if h.deletion {
-            out.extend(innermost(&[h.start, h.end]));
+            held(&[h.start, h.end]);
         } else {
             for line in h.start..=h.end {
-                out.extend(innermost(&[line]));
+                held(&[line]);
             }
         }
     }
@@ -1383,7 +1433,7 @@ fn outermost_test(cat: &Catalog, i: usize) -> usize {
 /// `cargo test` command with the package and the test's path, or, for
 /// TypeScript and JavaScript (whose tests are callbacks with no name of
 /// their own here), the file for vitest or jest.
-fn run_id(c: &View, cat: &Catalog, path: &str, test: Option<usize>) -> String {
+pub(super) fn run_id(c: &View, cat: &Catalog, path: &str, test: Option<usize>) -> String {
     let e = test.map(|i| cat.entry(i));
     if path.ends_with(".py") {
         let Some(e) = e else { return path.to_string() };

@@ -11,6 +11,7 @@
 //! callers too, labelled as such.
 
 mod completeness;
+mod coverage;
 pub mod diff;
 mod graph;
 mod impact;

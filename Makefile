@@ -151,6 +151,7 @@ bench-accuracy: build
 # them from PyPI, npm and crates.io, and keeps each edit's test outcome).
 bench-impact: build
 	python3 benches/impact.py $(CRUXE)
+	python3 benches/impact.py $(CRUXE) --coverage --corpora py-click,py-flask,go-strings,ts-zod
 
 # A server under hostile load: a flood of 50,000 sessions (RSS, /health), 8 deep
 # impacts beside lookups (locate_symbol p95, RSS), SIGTERM with work in flight.

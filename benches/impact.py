@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Test selection measured by running tests (`make bench-impact`).
 
-    impact.py CRUXE [--corpora a,b] [--samples N] [--seed S] [--depth N] [--cache DIR] [--out DIR]
+    impact.py CRUXE [--corpora a,b] [--samples N] [--seed S] [--depth N] [--cache DIR] [--out DIR] [--coverage]
 
 For each corpus (a real project whose tests run offline here), it samples library
 functions, makes one edit per function that fails at its entry (Python: `raise` as
@@ -26,6 +26,12 @@ The tests' outcome of an edit depends only on the project and the edit, so it is
 kept under --cache (`outcomes.json`, keyed by the edit and a hash of the file it
 edits): a second run with another cruxe binary runs only `cruxe impact` per edit.
 `--rerun-tests` runs the tests again.
+
+`--coverage` scores `cruxe impact --coverage REPORT` instead: a per-test coverage
+report of the pristine tree, kept under --cache (Python: coverage.py's JSON with
+contexts; Go: each test run alone under `-cover`; TypeScript: each test file run
+alone under vitest's V8 coverage; the last two as LCOV with a `TN:` per test). Its
+answers exit 4 (measured), counted apart from `exact`.
 
 Python corpora are also run once under coverage.py with per-test contexts: the
 tests that execute each sampled function, scored as a selection of their own,

@@ -20,7 +20,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
-use serde::Deserialize;
+use std::io::BufRead;
 
 use super::super::answers::TestHit;
 use super::super::error::ToolError;
@@ -28,6 +28,8 @@ use super::super::view::View;
 use super::impact::{Change, run_id};
 use super::tests::is_test_symbol;
 use crate::store::catalog::Catalog;
+
+mod python;
 
 /// The largest report read (coverage.py's JSON for ~1,600 tests of a
 /// 10k-line package is ~5 MB).
@@ -45,6 +47,29 @@ pub struct Report {
     /// their `def` lines, which run at import). LCOV: none, every line counts.
     bodies: Option<HashMap<String, HashSet<i64>>>,
     tests: Vec<String>,
+}
+
+/// Test ids by index, each kept once however often the report repeats it.
+#[derive(Default)]
+struct Interner {
+    ids: HashMap<String, u32>,
+    names: Vec<String>,
+}
+
+impl Interner {
+    /// `id`'s index; [`OUTSIDE`] for the empty id (code run outside any test).
+    fn index(&mut self, id: &str) -> u32 {
+        if id.is_empty() {
+            return OUTSIDE;
+        }
+        if let Some(&i) = self.ids.get(id) {
+            return i;
+        }
+        let i = self.names.len() as u32;
+        self.names.push(id.to_string());
+        self.ids.insert(id.to_string(), i);
+        i
+    }
 }
 
 /// Why the report cannot say which tests run a function.
@@ -93,67 +118,42 @@ impl Report {
                 "is {size} bytes; at most {MAX_BYTES} are read"
             )));
         }
-        let text =
-            std::fs::read_to_string(&real).map_err(|e| bad(format!("is not UTF-8 text: {e}")))?;
+        let file = std::fs::File::open(&real).map_err(|e| bad(format!("cannot be read: {e}")))?;
+        let mut input = std::io::BufReader::new(file);
         let root_text = root.to_string_lossy().into_owned();
-        let report = if text.trim_start().starts_with('{') {
-            Report::from_coverage_py(&text, &root_text)
+        // JSON opens with `{`; LCOV with a record's key.
+        let json = loop {
+            let buf = input
+                .fill_buf()
+                .map_err(|e| bad(format!("cannot be read: {e}")))?;
+            match buf.iter().position(|b| !b.is_ascii_whitespace()) {
+                Some(at) => break buf[at] == b'{',
+                None if buf.is_empty() => break false,
+                None => {
+                    let n = buf.len();
+                    input.consume(n);
+                }
+            }
+        };
+        let report = if json {
+            python::read(input, &root_text)
         } else {
-            Report::from_lcov(&text, &root_text)
+            Report::from_lcov(input, &root_text)
         };
         report.map_err(bad)
     }
 
-    fn from_coverage_py(text: &str, root: &str) -> Result<Report, String> {
-        let json: PyReport = serde_json::from_str(text)
-            .map_err(|e| format!("is not a coverage.py JSON report: {e}"))?;
-        if !json.meta.show_contexts {
-            return Err("has no per-test contexts: record it with `pytest --cov \
-                 --cov-context=test` and write it with `coverage json --show-contexts`"
-                .into());
-        }
-        let mut report = Report::empty(true);
-        let mut ids: HashMap<String, u32> = HashMap::new();
-        for (file, f) in json.files {
-            let Some(functions) = f.functions else {
-                return Err(
-                    "lists no functions per file: write it with coverage.py 7.5 or later".into(),
-                );
-            };
-            let path = relative(&file, root);
-            let body: HashSet<i64> = functions
-                .into_iter()
-                .filter(|(name, _)| !name.is_empty())
-                .flat_map(|(_, r)| r.executed_lines.into_iter().chain(r.missing_lines))
-                .collect();
-            let mut lines: HashMap<i64, Vec<u32>> = HashMap::new();
-            for (line, contexts) in f.contexts {
-                let Ok(line) = line.parse::<i64>() else {
-                    continue;
-                };
-                let tests = contexts
-                    .iter()
-                    .map(|c| report.test_index(&mut ids, node_id(c)))
-                    .collect();
-                lines.insert(line, tests);
-            }
-            report.lines.insert(path.clone(), lines);
-            if let Some(b) = report.bodies.as_mut() {
-                b.insert(path, body);
-            }
-        }
-        Ok(report)
-    }
-
-    fn from_lcov(text: &str, root: &str) -> Result<Report, String> {
+    /// Reads LCOV line by line.
+    fn from_lcov(input: impl BufRead, root: &str) -> Result<Report, String> {
         let mut report = Report::empty(false);
-        let mut ids: HashMap<String, u32> = HashMap::new();
+        let mut ids = Interner::default();
         let (mut test, mut file): (Option<u32>, Option<String>) = (None, None);
         let mut records = 0;
-        for (n, line) in text.lines().enumerate() {
+        for (n, line) in input.lines().enumerate() {
+            let line = line.map_err(|e| format!("line {}: {e}", n + 1))?;
             let line = line.trim();
             if let Some(name) = line.strip_prefix("TN:") {
-                test = (!name.is_empty()).then(|| report.test_index(&mut ids, name));
+                test = (!name.is_empty()).then(|| ids.index(name));
             } else if let Some(p) = line.strip_prefix("SF:") {
                 file = Some(relative(p, root));
             } else if let Some(da) = line.strip_prefix("DA:") {
@@ -184,6 +184,7 @@ impl Report {
         if records == 0 {
             return Err("is neither coverage.py's JSON nor LCOV (no `end_of_record`)".into());
         }
+        report.tests = ids.names;
         if report.tests.is_empty() {
             return Err("names no test (`TN:` records): record one test at a time".into());
         }
@@ -198,16 +199,6 @@ impl Report {
         }
     }
 
-    fn test_index(&mut self, ids: &mut HashMap<String, u32>, id: &str) -> u32 {
-        if id.is_empty() {
-            return OUTSIDE;
-        }
-        *ids.entry(id.to_string()).or_insert_with(|| {
-            self.tests.push(id.to_string());
-            (self.tests.len() - 1) as u32
-        })
-    }
-
     /// The tests that ran any line of `path`'s `first..=last` (the base's
     /// lines of a function), by the ids the report gives them.
     pub fn tests_of(
@@ -220,6 +211,10 @@ impl Report {
         let body = self.bodies.as_ref().map(|b| b.get(path));
         let mut measured = false;
         let mut out = BTreeSet::new();
+        // Without the report's own function bodies (LCOV), the header line
+        // is left out: the statement around a function value runs when its
+        // module loads (`const f = () => {`), in every test that imports it.
+        let first = if body.is_none() { first + 1 } else { first };
         for line in first..=last {
             if let Some(Some(body)) = body
                 && !body.contains(&line)
@@ -245,13 +240,6 @@ impl Report {
             Err(Unmeasured::NoLines)
         }
     }
-}
-
-/// A pytest node id from a coverage.py context: the phase
-/// (`|run`, `|setup`) and the parameters (`[1-a]`) dropped.
-fn node_id(context: &str) -> &str {
-    let id = context.split('|').next().unwrap_or(context);
-    id.split('[').next().unwrap_or(id)
 }
 
 /// A report's path as the index has it: relative to the repository.
@@ -446,33 +434,6 @@ fn unknown(id: &str, path: &str, name: &str) -> TestHit {
     }
 }
 
-#[derive(Deserialize)]
-struct PyReport {
-    meta: PyMeta,
-    files: HashMap<String, PyFile>,
-}
-
-#[derive(Deserialize)]
-struct PyMeta {
-    #[serde(default)]
-    show_contexts: bool,
-}
-
-#[derive(Deserialize)]
-struct PyFile {
-    #[serde(default)]
-    contexts: HashMap<String, Vec<String>>,
-    functions: Option<HashMap<String, PyRegion>>,
-}
-
-#[derive(Deserialize)]
-struct PyRegion {
-    #[serde(default)]
-    executed_lines: Vec<i64>,
-    #[serde(default)]
-    missing_lines: Vec<i64>,
-}
-
 #[cfg(test)]
 mod unit {
     use super::*;
@@ -481,18 +442,20 @@ mod unit {
     fn lcov_lines_are_the_tests_that_ran_them() {
         let lcov = "TN:TestA\nSF:/r/a.go\nDA:3,1\nDA:4,0\nend_of_record\n\
                     TN:TestB\nSF:a.go\nDA:3,2\nDA:9,1\nend_of_record\n";
-        let r = Report::from_lcov(lcov, "/r").unwrap();
+        let r = Report::from_lcov(lcov.as_bytes(), "/r").unwrap();
         let tests = |a, b| {
             r.tests_of("a.go", a, b)
                 .map(|s| s.into_iter().collect::<Vec<_>>())
         };
         assert_eq!(tests(1, 5), Ok(vec!["TestA", "TestB"]));
-        // Measured, run by no test.
-        assert_eq!(tests(4, 4), Ok(vec![]));
-        assert_eq!(tests(9, 9), Ok(vec!["TestB"]));
+        // A function's first line is its header, run where it is declared:
+        // left out, so 3..=4 is measured and run by no test.
+        assert_eq!(tests(3, 4), Ok(vec![]));
+        assert_eq!(tests(8, 9), Ok(vec!["TestB"]));
+        assert_eq!(tests(9, 9), Err(Unmeasured::NoLines));
         assert_eq!(tests(20, 30), Err(Unmeasured::NoLines));
         assert_eq!(r.tests_of("b.go", 1, 5), Err(Unmeasured::File));
-        assert!(Report::from_lcov("SF:a.go\nDA:1,1\n", "/r").is_err());
+        assert!(Report::from_lcov("SF:a.go\nDA:1,1\n".as_bytes(), "/r").is_err());
     }
 
     #[test]
@@ -505,12 +468,12 @@ mod unit {
             "functions": {"f": {"executed_lines": [2], "missing_lines": [3]},
                           "g": {"executed_lines": [5], "missing_lines": []},
                           "": {"executed_lines": [1, 4], "missing_lines": []}}}}}"#;
-        let r = Report::from_coverage_py(json, "/r").unwrap();
+        let r = python::read(json.as_bytes(), "/r").unwrap();
         let f: Vec<&str> = r.tests_of("m.py", 1, 3).unwrap().into_iter().collect();
         assert_eq!(f, vec!["t.py::T::test_a", "t.py::test_b"]);
         assert_eq!(r.tests_of("m.py", 4, 5), Err(Unmeasured::Outside));
         let no_contexts = r#"{"meta": {"show_contexts": false}, "files": {}}"#;
-        let err = Report::from_coverage_py(no_contexts, "/r").err().unwrap();
+        let err = python::read(no_contexts.as_bytes(), "/r").err().unwrap();
         assert!(err.contains("--cov-context=test"), "{err}");
     }
 }

@@ -366,7 +366,7 @@ impl CruxeMcp {
     }
 
     #[tool(
-        description = "What a change can break: from a symbol, changed files (`paths`) or the working tree's git diff against `diff_base`, everything that calls, references, implements or extends it up to `depth` (3), ranked by distance, with the files and the tests among them. completeness says exact or lower_bound. Use it before and after editing, to know what to re-check and which tests to run."
+        description = "What a change can break: from a symbol, changed files (`paths`) or the working tree's git diff against `diff_base`, everything that calls, references, implements or extends it up to `depth` (3), ranked by distance, with the files and the tests among them. completeness says exact or lower_bound. With `coverage` (a per-test coverage report in the repo), the tests are the ones that ran each changed function (tests_completeness: measured). Use it before and after editing, to know what to re-check and which tests to run."
     )]
     async fn analyze_impact(
         &self,

@@ -7,6 +7,7 @@
 //! has no working-tree diff. The base is checked to be a commit first and is
 //! never read as an option.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::process::Command;
 
@@ -52,6 +53,21 @@ impl FileChange {
         }
         line - shift
     }
+}
+
+/// What a change touches: its symbols, and with a diff, each file's hunks and
+/// the changed lines no symbol holds (top-level code).
+#[derive(Default)]
+pub struct Change {
+    pub symbols: Vec<usize>,
+    pub files: Vec<FileChange>,
+    pub outside: Vec<(String, i64)>,
+    /// Changed files indexed as the base has them (not yet indexed again):
+    /// their symbols' lines are the base's already.
+    pub indexed_base: HashSet<String>,
+    /// Changed files indexed as neither the working tree nor the base has
+    /// them: their symbols' lines match neither side.
+    pub indexed_neither: Vec<String>,
 }
 
 /// The changes of the working tree at `root` against the commit `base`,

@@ -20,8 +20,8 @@ use super::super::error::ToolError;
 use super::super::inputs::ImpactInput;
 use super::super::view::View;
 use super::coverage;
-use super::diff::{self, FileChange};
-use super::tests::{is_test_file, is_test_maker, is_test_symbol};
+use super::diff::{self, Change, FileChange};
+use super::tests::{is_test_file, is_test_maker, is_test_symbol, run_id};
 use super::{
     completeness, constructed_by, declarations_of, depth, dispatches, file_path_of, tiers,
 };
@@ -1007,22 +1007,8 @@ const FRONTIER_ASKED: usize = 2000;
 /// one statement for the file rather than a hop each.
 const SYMBOLS_PER_HOP: usize = 8;
 
-/// The changed symbols the input names, in position order.
-/// What a change touches: its symbols, and with a diff, each file's hunks and
-/// the changed lines no symbol holds (top-level code).
-#[derive(Default)]
-pub(super) struct Change {
-    pub symbols: Vec<usize>,
-    pub files: Vec<FileChange>,
-    pub outside: Vec<(String, i64)>,
-    /// Changed files indexed as the base has them (not yet indexed again):
-    /// their symbols' lines are the base's already.
-    pub indexed_base: HashSet<String>,
-    /// Changed files indexed as neither the working tree nor the base has
-    /// them: their symbols' lines match neither side.
-    pub indexed_neither: Vec<String>,
-}
-
+/// The changed symbols the input names, in position order, into `change`
+/// with what the diff says of them.
 fn changed_symbols(
     c: &View,
     cat: &Catalog,
@@ -1426,80 +1412,4 @@ fn outermost_test(cat: &Catalog, i: usize) -> usize {
         up = p;
     }
     at
-}
-
-/// How a runner runs a test (entry `test`) or a whole test file: a pytest
-/// node id, a `go test` command with the package and a `-run` pattern, a
-/// `cargo test` command with the package and the test's path, or, for
-/// TypeScript and JavaScript (whose tests are callbacks with no name of
-/// their own here), the file for vitest or jest.
-pub(super) fn run_id(c: &View, cat: &Catalog, path: &str, test: Option<usize>) -> String {
-    let e = test.map(|i| cat.entry(i));
-    if path.ends_with(".py") {
-        let Some(e) = e else { return path.to_string() };
-        // `test_x`, or `TestX::test_y` for a method of a test class.
-        let mut parts = vec![e.name().to_string()];
-        if let Some(p) = test.and_then(|i| cat.parent(i))
-            && cat.entry(p).kind() == "class"
-        {
-            parts.insert(0, cat.entry(p).name().to_string());
-        }
-        return format!("{path}::{}", parts.join("::"));
-    }
-    if path.ends_with(".go") {
-        let dir = path
-            .rsplit_once('/')
-            .map_or(".".to_string(), |(d, _)| format!("./{d}"));
-        return match e {
-            // A benchmark runs only when asked for by `-bench`.
-            Some(e) if e.kind() == "fn" && e.name().starts_with("Benchmark") => {
-                format!("go test {dir} -run '^$' -bench '^{}$'", e.name())
-            }
-            Some(e) if e.kind() == "fn" => format!("go test {dir} -run '^{}$'", e.name()),
-            _ => format!("go test {dir}"),
-        };
-    }
-    if path.ends_with(".rs") {
-        let package = c
-            .file(path)
-            .ok()
-            .flatten()
-            .map(|f| f.package)
-            .unwrap_or_default();
-        let p = if package.is_empty() {
-            String::new()
-        } else {
-            format!(" -p {package}")
-        };
-        // An integration test file is a target of its own (`--test NAME`).
-        let target = path
-            .strip_prefix("tests/")
-            .or_else(|| path.split_once("/tests/").map(|(_, rest)| rest))
-            .filter(|rest| !rest.contains('/'))
-            .and_then(|file| file.strip_suffix(".rs"))
-            .map(|name| format!(" --test {name}"))
-            .unwrap_or_default();
-        let within = |qn: &'_ str| -> String {
-            // A path within its crate: the qualified name without the
-            // crate's own name.
-            qn.strip_prefix(&format!("{package}::"))
-                .or_else(|| qn.strip_prefix("crate::"))
-                .unwrap_or(qn)
-                .to_string()
-        };
-        return match e {
-            // A test-writing macro: every test of the module it is in (a
-            // filter, matched anywhere in a test's path).
-            Some(e) if e.kind() == "macro" => match within(e.qualified_name()).rsplit_once("::") {
-                Some((module, _)) => format!("cargo test{p}{target} -- {module}::"),
-                None => format!("cargo test{p}{target}"),
-            },
-            Some(e) => format!(
-                "cargo test{p}{target} -- {} --exact",
-                within(e.qualified_name())
-            ),
-            None => format!("cargo test{p}{target}"),
-        };
-    }
-    path.to_string()
 }

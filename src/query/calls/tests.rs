@@ -7,6 +7,11 @@
 //! - a test function: a function or method in a test file, or (Rust) one named
 //!   `test_*` or inside a test module (`mod tests`, `mod test`, `mod
 //!   tests_avx2`: a module so named, or the file `tests.rs` behind `mod tests;`).
+//!
+//! And how a runner runs one (`run_id`).
+
+use super::super::view::View;
+use crate::store::catalog::Catalog;
 
 /// Whether `path` (repo-relative) is a test file.
 pub fn is_test_file(path: &str) -> bool {
@@ -56,6 +61,82 @@ fn in_test_module(qualified_name: &str) -> bool {
     modules.iter().any(|m| {
         matches!(*m, "test" | "tests") || m.starts_with("tests_") || m.starts_with("test_")
     })
+}
+
+/// How a runner runs a test (entry `test`) or a whole test file: a pytest
+/// node id, a `go test` command with the package and a `-run` pattern, a
+/// `cargo test` command with the package and the test's path, or, for
+/// TypeScript and JavaScript (whose tests are callbacks with no name of
+/// their own here), the file for vitest or jest.
+pub fn run_id(c: &View, cat: &Catalog, path: &str, test: Option<usize>) -> String {
+    let e = test.map(|i| cat.entry(i));
+    if path.ends_with(".py") {
+        let Some(e) = e else { return path.to_string() };
+        // `test_x`, or `TestX::test_y` for a method of a test class.
+        let mut parts = vec![e.name().to_string()];
+        if let Some(p) = test.and_then(|i| cat.parent(i))
+            && cat.entry(p).kind() == "class"
+        {
+            parts.insert(0, cat.entry(p).name().to_string());
+        }
+        return format!("{path}::{}", parts.join("::"));
+    }
+    if path.ends_with(".go") {
+        let dir = path
+            .rsplit_once('/')
+            .map_or(".".to_string(), |(d, _)| format!("./{d}"));
+        return match e {
+            // A benchmark runs only when asked for by `-bench`.
+            Some(e) if e.kind() == "fn" && e.name().starts_with("Benchmark") => {
+                format!("go test {dir} -run '^$' -bench '^{}$'", e.name())
+            }
+            Some(e) if e.kind() == "fn" => format!("go test {dir} -run '^{}$'", e.name()),
+            _ => format!("go test {dir}"),
+        };
+    }
+    if path.ends_with(".rs") {
+        let package = c
+            .file(path)
+            .ok()
+            .flatten()
+            .map(|f| f.package)
+            .unwrap_or_default();
+        let p = if package.is_empty() {
+            String::new()
+        } else {
+            format!(" -p {package}")
+        };
+        // An integration test file is a target of its own (`--test NAME`).
+        let target = path
+            .strip_prefix("tests/")
+            .or_else(|| path.split_once("/tests/").map(|(_, rest)| rest))
+            .filter(|rest| !rest.contains('/'))
+            .and_then(|file| file.strip_suffix(".rs"))
+            .map(|name| format!(" --test {name}"))
+            .unwrap_or_default();
+        let within = |qn: &'_ str| -> String {
+            // A path within its crate: the qualified name without the
+            // crate's own name.
+            qn.strip_prefix(&format!("{package}::"))
+                .or_else(|| qn.strip_prefix("crate::"))
+                .unwrap_or(qn)
+                .to_string()
+        };
+        return match e {
+            // A test-writing macro: every test of the module it is in (a
+            // filter, matched anywhere in a test's path).
+            Some(e) if e.kind() == "macro" => match within(e.qualified_name()).rsplit_once("::") {
+                Some((module, _)) => format!("cargo test{p}{target} -- {module}::"),
+                None => format!("cargo test{p}{target}"),
+            },
+            Some(e) => format!(
+                "cargo test{p}{target} -- {} --exact",
+                within(e.qualified_name())
+            ),
+            None => format!("cargo test{p}{target}"),
+        };
+    }
+    path.to_string()
 }
 
 #[cfg(test)]

@@ -25,8 +25,8 @@ use std::io::BufRead;
 use super::super::answers::TestHit;
 use super::super::error::ToolError;
 use super::super::view::View;
-use super::impact::{Change, run_id};
-use super::tests::is_test_symbol;
+use super::diff::Change;
+use super::tests::{is_test_symbol, run_id};
 use crate::store::catalog::Catalog;
 
 mod python;

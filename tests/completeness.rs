@@ -1014,3 +1014,58 @@ fn a_python_builtin_nothing_binds_leaves_a_same_named_function_exact() {
         "the builtin `set` is no unproven site: {out}"
     );
 }
+
+/// Integration tests in both of cargo's layouts: `tests/alone.rs`, a target
+/// of its own, and `tests/it.rs`, a module of the one binary `tests/tests.rs`
+/// declares (its `mod it;` is the file, not an outside name). Each test's
+/// `run` is the cargo command that runs it: its target, and its path within
+/// that target.
+#[test]
+fn impact_runs_integration_tests_by_their_target() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = tmp.path().join("pk");
+    write(
+        &root,
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"pk\"\nversion = \"0.1.0\"\nedition = \"2021\"\nautotests = false\n\n[[test]]\nname = \"tests\"\npath = \"tests/tests.rs\"\n\n[[test]]\nname = \"alone\"\npath = \"tests/alone.rs\"\n",
+            ),
+            (
+                "src/lib.rs",
+                "pub fn check(x: u32) -> u32 {\n    x + 1\n}\n",
+            ),
+            ("tests/tests.rs", "mod it;\n"),
+            (
+                "tests/it.rs",
+                "#[test]\nfn checks() {\n    assert_eq!(pk::check(1), 2);\n}\n",
+            ),
+            (
+                "tests/alone.rs",
+                "#[test]\nfn direct() {\n    assert_eq!(pk::check(2), 3);\n}\n",
+            ),
+        ],
+    );
+    let server = serve_paths(tmp, std::slice::from_ref(&root), &[], &[]);
+    wait_ready(&server);
+    let i = call(
+        &server,
+        "analyze_impact",
+        json!({"symbol_name": "check", "depth": 10}),
+    );
+    let runs: Vec<String> = (i["tests"].as_array().expect("tests").iter())
+        .map(|t| s(&t["run"]))
+        .collect();
+    for want in [
+        "cargo test -p pk --test tests -- it::checks --exact",
+        "cargo test -p pk --test alone -- direct --exact",
+    ] {
+        assert!(runs.contains(&want.to_string()), "{want}: {runs:?} {i}");
+    }
+    let imports = call(
+        &server,
+        "run_cypher",
+        json!({"query": "MATCH (f:File {path: 'tests/tests.rs'})-[:IMPORTS]->(t:File) RETURN t.path AS p"}),
+    );
+    assert_eq!(imports["rows"], json!([["tests/it.rs"]]), "{imports}");
+}

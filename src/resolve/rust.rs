@@ -527,7 +527,22 @@ pub(super) fn rust_mod(ix: &Index<'_>, fi: usize, name: &str, paths: &[String]) 
             .map(|i| vec![Target::File(ix.files[i].id.clone())])
             .unwrap_or_default();
     }
-    ix.rust_module(&f.package, &rust_child(&f.module, name))
+    if let Some(i) = ix.rust_module(&f.package, &rust_child(&f.module, name)) {
+        return vec![Target::File(ix.files[i].id.clone())];
+    }
+    // A file directly in `tests/`, `benches/` or `examples/` is a crate root
+    // (`tests/it.rs`, or `[[test]] path = "tests/tests.rs"` with `autotests =
+    // false`): its `mod helpers;` is `tests/helpers.rs` or
+    // `tests/helpers/mod.rs`, as for `src/lib.rs`, though the file's module
+    // is named by its stem.
+    let dir = dir_of(&f.path);
+    let folder = dir.rsplit('/').next().unwrap_or(dir);
+    if !is_rust_side_root(&f.path) || !matches!(folder, "tests" | "benches" | "examples") {
+        return Vec::new();
+    }
+    [format!("{dir}/{name}.rs"), format!("{dir}/{name}/mod.rs")]
+        .iter()
+        .find_map(|p| ix.path(p))
         .map(|i| vec![Target::File(ix.files[i].id.clone())])
         .unwrap_or_default()
 }

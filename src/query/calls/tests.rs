@@ -106,21 +106,23 @@ pub fn run_id(c: &View, cat: &Catalog, path: &str, test: Option<usize>) -> Strin
         } else {
             format!(" -p {package}")
         };
-        // An integration test file is a target of its own (`--test NAME`).
-        let target = path
-            .strip_prefix("tests/")
-            .or_else(|| path.split_once("/tests/").map(|(_, rest)| rest))
-            .filter(|rest| !rest.contains('/'))
-            .and_then(|file| file.strip_suffix(".rs"))
-            .map(|name| format!(" --test {name}"))
-            .unwrap_or_default();
+        let (target, own_stem) = match integration_target(cat, path) {
+            Some((name, stem)) => (format!(" --test {name}"), stem),
+            None => (String::new(), None),
+        };
         let within = |qn: &'_ str| -> String {
             // A path within its crate: the qualified name without the
-            // crate's own name.
-            qn.strip_prefix(&format!("{package}::"))
+            // crate's own name, or, in a test target of its own, without
+            // the file's module (`it::check` of `tests/it.rs` is `check`).
+            let qn = qn
+                .strip_prefix(&format!("{package}::"))
                 .or_else(|| qn.strip_prefix("crate::"))
-                .unwrap_or(qn)
-                .to_string()
+                .unwrap_or(qn);
+            match &own_stem {
+                Some(stem) => qn.strip_prefix(&format!("{stem}::")).unwrap_or(qn),
+                None => qn,
+            }
+            .to_string()
         };
         return match e {
             // A test-writing macro: every test of the module it is in (a
@@ -137,6 +139,30 @@ pub fn run_id(c: &View, cat: &Catalog, path: &str, test: Option<usize>) -> Strin
         };
     }
     path.to_string()
+}
+
+/// The integration-test target a file directly under a `tests/` folder is
+/// built in: the root that declares it as a module (`mod it;` in
+/// `tests/tests.rs`, the one-binary layout: `tests`, and the file's tests keep
+/// their `it::` path), else its own (`tests/it.rs` is `it`, returned as the
+/// module its tests' paths start without).
+fn integration_target(cat: &Catalog, path: &str) -> Option<(String, Option<String>)> {
+    let (dir, file) = path.rsplit_once('/')?;
+    if dir != "tests" && !dir.ends_with("/tests") {
+        return None;
+    }
+    let stem = file.strip_suffix(".rs")?;
+    let root = cat.named(stem).into_iter().find_map(|i| {
+        let e = cat.entry(i);
+        let (d, f) = e.path().rsplit_once('/')?;
+        (e.kind() == "mod" && d == dir && e.path() != path)
+            .then(|| f.strip_suffix(".rs").map(str::to_string))
+            .flatten()
+    });
+    Some(match root {
+        Some(root) => (root, None),
+        None => (stem.to_string(), Some(stem.to_string())),
+    })
 }
 
 #[cfg(test)]

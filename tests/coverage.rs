@@ -9,6 +9,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 use crate::common::{cruxe, stderr, stdout};
+use crate::mcp::python;
 
 /// `entry(0)` never calls `special`; `entry(1)` does. Each test takes one.
 const MODULE: &str = "\
@@ -37,19 +38,6 @@ def test_plain():
 def test_special():
     assert entry(1) == 10
 ";
-
-fn python() -> String {
-    if let Ok(p) = std::env::var("CRUXE_MCP_PYTHON") {
-        return p;
-    }
-    let home = std::env::var("HOME").unwrap_or_default();
-    let p = format!("{home}/.cache/cruxe-venv/bin/python");
-    assert!(
-        Path::new(&p).exists(),
-        "pytest and coverage.py are missing: run `make test` (it creates {p}) or set CRUXE_MCP_PYTHON"
-    );
-    p
-}
 
 fn run(dir: &Path, program: &str, args: &[&str]) -> Output {
     let o = Command::new(program)

@@ -170,8 +170,9 @@ pub fn wait_ready_with(server: &Server, headers: &[(&str, &str)]) {
     }
 }
 
-/// The Python interpreter that has the official MCP SDK (`make test` installs it).
-fn python() -> String {
+/// The Python interpreter that has the official MCP SDK, pytest and coverage.py
+/// (`make test` installs them).
+pub fn python() -> String {
     if let Ok(p) = std::env::var("CRUXE_MCP_PYTHON") {
         return p;
     }

@@ -114,13 +114,7 @@ pub fn analyze_impact(
     changed_symbols(c, &cat, &input, &mut notes, &mut change)?;
     let changed = change.symbols.clone();
     // Read before the walks: a bad report is the caller's error, found fast.
-    let report = match input.coverage.as_deref() {
-        Some(p) => Some(coverage::Report::read(
-            &c.root(),
-            non_empty("coverage", p)?,
-        )?),
-        None => None,
-    };
+    let report = read_report(c, input.coverage.as_deref())?;
     let changed_ids: HashSet<String> = changed.iter().map(|&i| cat.entry(i).id()).collect();
 
     // The walks start at the changed symbols and at the declarations changed
@@ -173,13 +167,9 @@ pub fn analyze_impact(
     only_by_name.retain(|id| !reached.contains_key(id));
 
     // Why the answer may be a lower bound.
-    let mut lower = Vec::new();
-    if !only_by_name.is_empty() {
-        lower.push(format!(
-            "edges resolved only by a unique name (tier `name`) reach {} more symbol(s) within depth {depth}; pass min_confidence: name to follow them",
-            only_by_name.len()
-        ));
-    }
+    let mut lower: Vec<String> = name_only_note(only_by_name.len(), depth)
+        .into_iter()
+        .collect();
     // Every site no tier proved that could reach a changed or affected
     // symbol short of `depth` (its callers would be in the answer).
     let nodes = short_of_depth(&cat, &changed, &declared, &reached, depth);
@@ -198,12 +188,7 @@ pub fn analyze_impact(
     // The walk stops at `depth`: what reaches a symbol there from further
     // away (a test three calls up) is in no list of this answer.
     let beyond = beyond_depth(c, &reached, depth)?;
-    if beyond > 0 {
-        lower.push(format!(
-            "{beyond} symbol(s) at depth {depth} are reached from further away: their callers and tests are not listed; ask for a greater depth (at most {})",
-            GraphStore::MAX_IMPACT_DEPTH
-        ));
-    }
+    lower.extend(beyond_note(beyond, depth));
     let completeness = if unproven.is_exact() && !cut && beyond == 0 {
         "exact"
     } else {
@@ -216,13 +201,9 @@ pub fn analyze_impact(
     let changed_rows: Vec<ChangedSymbol> = changed.iter().map(|&i| changed_row(&cat, i)).collect();
     let mut files = files_of(&changed_rows, &affected);
     let mut tests = tests_of(c, &cat, &changed_rows, &affected, &files);
-    let (tests_from, tests_completeness) = match &report {
-        Some(report) => {
-            let picked = coverage::select(c, &cat, report, &change);
-            picked.apply(&mut tests, completeness, &mut notes)
-        }
-        None => ("graph", completeness),
-    };
+    let (tests_from, tests_completeness) = report.as_ref().map_or(("graph", completeness), |r| {
+        coverage::select(c, &cat, r, &change).apply(&mut tests, completeness, &mut notes)
+    });
     let (total_affected, total_files, total_tests) = (affected.len(), files.len(), tests.len());
     let total_changed = changed_rows.len();
     let mut changed_rows = changed_rows;
@@ -1006,6 +987,27 @@ const FRONTIER_ASKED: usize = 2000;
 /// Changed symbols of one file above which their dependents are found with
 /// one statement for the file rather than a hop each.
 const SYMBOLS_PER_HOP: usize = 8;
+
+/// The coverage report `coverage` names, if any.
+fn read_report(c: &View, path: Option<&str>) -> Result<Option<coverage::Report>, ToolError> {
+    path.map(|p| coverage::Report::read(&c.root(), non_empty("coverage", p)?))
+        .transpose()
+}
+
+/// Why an answer leaves out what only `name`-tier edges reach.
+fn name_only_note(count: usize, depth: usize) -> Option<String> {
+    (count > 0).then(|| format!(
+        "edges resolved only by a unique name (tier `name`) reach {count} more symbol(s) within depth {depth}; pass min_confidence: name to follow them"
+    ))
+}
+
+/// Why an answer stopped at `depth` with callers beyond it.
+fn beyond_note(beyond: usize, depth: usize) -> Option<String> {
+    (beyond > 0).then(|| format!(
+        "{beyond} symbol(s) at depth {depth} are reached from further away: their callers and tests are not listed; ask for a greater depth (at most {})",
+        GraphStore::MAX_IMPACT_DEPTH
+    ))
+}
 
 /// The changed symbols the input names, in position order, into `change`
 /// with what the diff says of them.
